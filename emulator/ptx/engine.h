@@ -1,0 +1,134 @@
+// The PTX engine: the contract between the emulator's driver layer (emulator/driver: contexts,
+// memory, streams, modules) and its PTX execution (emulator/ptx: parser, lowering, SIMT
+// interpreter). The driver layer owns every device allocation; the engine owns shared memory,
+// local memory and the per-module pre-decoded program.
+//
+// Device addresses are host addresses. The engine dereferences global/generic addresses directly
+// after asking MemoryHost whether the access is inside a live allocation, so an out-of-bounds
+// access is reported as CUDA_ERROR_ILLEGAL_ADDRESS instead of corrupting the host process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cusnap::emu::ptx {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t{x} * y * z; }
+};
+
+// One kernel parameter as the PTX `.entry` signature declares it.
+struct ParamDesc {
+  uint32_t offset = 0;  // byte offset inside the parameter buffer (natural alignment applied)
+  uint32_t size = 0;    // bytes
+  uint32_t align = 1;
+};
+
+struct KernelDesc {
+  std::string name;  // the `.entry` name (mangled)
+  std::vector<ParamDesc> params;
+  uint32_t param_bytes = 0;            // total size of the parameter buffer
+  uint32_t static_shared_bytes = 0;    // `.shared` declared in/for this kernel
+  uint32_t local_bytes_per_thread = 0; // `.local` frame (incl. __local_depot)
+  uint32_t num_regs = 0;               // virtual registers declared (reported as NUM_REGS, capped)
+  uint32_t max_threads_per_block = 0;  // `.maxntid` product, 0 when not declared
+  Dim3 reqntid{0, 0, 0};               // `.reqntid`, zeros when not declared
+  bool uses_dynamic_shared = false;    // refers to an `.extern .shared` array
+};
+
+enum class VariableSpace : uint8_t { kGlobal, kConst };
+
+// A module-scope `.global` or `.const` variable. The driver layer allocates device memory for it
+// (size/align), copies `initializer` (zero-filled when shorter than size) and then binds the
+// address with Program::bind_variable before any launch.
+struct VariableDesc {
+  std::string name;
+  VariableSpace space = VariableSpace::kGlobal;
+  uint64_t size = 0;
+  uint32_t align = 1;
+  std::vector<uint8_t> initializer;
+  bool is_extern = false;  // `.extern` declarations are not allocated
+};
+
+// Implemented by the driver layer: the allocation table the engine checks every global,
+// constant and generic access against (shared/local windows are checked by the engine itself).
+class MemoryHost {
+ public:
+  virtual ~MemoryHost() = default;
+  // True when [address, address + size) lies entirely inside one live allocation that device
+  // code may access (device, managed, mapped pinned or registered host memory, module variables).
+  virtual bool accessible(uint64_t address, uint64_t size, bool write) const = 0;
+};
+
+enum class LaunchStatus : uint8_t {
+  kSuccess,
+  kIllegalAddress,      // CUDA_ERROR_ILLEGAL_ADDRESS
+  kMisalignedAddress,   // CUDA_ERROR_MISALIGNED_ADDRESS
+  kAssert,              // CUDA_ERROR_ASSERT (device assert; message already printed)
+  kIllegalInstruction,  // CUDA_ERROR_ILLEGAL_INSTRUCTION (trap, unsupported opcode at run time)
+  kInvalidValue,        // bad launch configuration (CUDA_ERROR_INVALID_VALUE)
+  kOutOfResources,      // too many threads / too much shared memory (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
+  kCooperativeTooLarge, // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+  kHung,                // a barrier that can never complete (deadlock detected)
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  uint32_t dynamic_shared_bytes = 0;
+  const void* params = nullptr;  // the packed parameter buffer, KernelDesc::param_bytes long
+  size_t params_size = 0;
+  bool cooperative = false;      // all blocks co-resident: grid-wide barriers must work
+  Dim3 cluster{1, 1, 1};
+};
+
+struct LaunchResult {
+  LaunchStatus status = LaunchStatus::kSuccess;
+  std::string message;        // what failed and where (kernel, pc/line, block, thread, address)
+  uint64_t instructions = 0;  // warp-instructions executed
+  uint64_t emulated_ns = 0;   // modelled device time, used for event timing
+};
+
+struct Limits {
+  uint32_t max_threads_per_block = 1024;
+  uint32_t max_shared_per_block = 48 * 1024;         // without opt-in
+  uint32_t max_shared_per_block_optin = 227 * 1024;  // sm_90
+  uint32_t max_grid_x = 0x7fffffff, max_grid_y = 65535, max_grid_z = 65535;
+  uint32_t max_block_x = 1024, max_block_y = 1024, max_block_z = 64;
+  uint32_t sm_count = 132;                           // bounds cooperative launch sizes
+  size_t printf_fifo_bytes = 1 << 20;
+  size_t stack_bytes_per_thread = 1024;
+};
+
+// A parsed, lowered PTX module. Thread-safe for concurrent launches once variables are bound.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual const std::vector<KernelDesc>& kernels() const = 0;
+  virtual const std::vector<VariableDesc>& variables() const = 0;
+  // Index into kernels()/variables(), or -1.
+  virtual int find_kernel(std::string_view name) const = 0;
+  virtual int find_variable(std::string_view name) const = 0;
+  virtual void bind_variable(int index, uint64_t device_address) = 0;
+  // Runs the whole grid to completion on the engine's worker threads (blocking).
+  virtual LaunchResult launch(int kernel_index, const LaunchConfig& config, MemoryHost& memory,
+                              const Limits& limits) = 0;
+  // PTX ISA version and target of the source (e.g. 90 and 75 for `.version 9.0 .target sm_75`).
+  virtual uint32_t ptx_version() const = 0;
+  virtual uint32_t target_sm() const = 0;
+};
+
+struct CompileResult {
+  std::unique_ptr<Program> program;  // null on error
+  std::string error;                 // "line L: what was expected, what was found"
+};
+
+// Parses and lowers one PTX module (text, NUL-terminated or not).
+CompileResult compile(std::string_view ptx_text);
+
+}  // namespace cusnap::emu::ptx
