@@ -44,6 +44,9 @@ struct Mods {
   bool cc = false;      // .cc: write the carry flag (add.cc, sub.cc, mad.cc)
   bool use_carry = false;  // addc/subc/madc: consume the carry flag
   bool b_signed = false;   // dp4a/dp2a: type of the second source is .s32
+  // Additions:
+  bool satfinite = false;  // cvt .satfinite: overflow/inf -> largest finite value, NaN stays NaN
+                           // (implied for the fp8 destinations e4m3x2/e5m2x2)
 };
 
 enum class AluOp : uint8_t {
@@ -79,7 +82,10 @@ struct CarryFlags {
 
 // d = op(a, b, c) for every active lane. Operands a/b/c may alias d. Unused operands may be null.
 // For kMulWide/kMadWide `type` is the source type and d receives the double-width result.
-// For kBfe: a=value, b=pos, c=len. kBfi: a=insert, b=base, c=pos, e=len. kLop3: c=LUT.
+// For kBfe: a=value, b=pos, c=len. kBfi: a=insert, b=base, c=pos, e=len.
+// kLop3: a, b, c are the three sources and e holds the immediate LUT (`lop3.b32 d, a, b, c, lut`).
+// (An earlier draft said "c=LUT"; that cannot express the third source. For compatibility, a
+// kLop3 call with e == nullptr treats c as the LUT and uses 0 for the third source.)
 // kPrmt*: a, b = the two source words, c = selector. kDp4a/kDp2a*: a, b sources, c accumulator,
 // `type` is the type of a; Mods::b_signed gives the signedness of b.
 void alu(AluOp op, Type type, const Mods& mods, uint32_t mask, const uint64_t* a,
@@ -100,5 +106,29 @@ uint32_t compare(CmpOp cmp, Type type, const Mods& mods, uint32_t mask, const ui
 // other host threads (the engine runs blocks on several threads). Returns the old value.
 enum class AtomOp : uint8_t { kAdd, kMin, kMax, kInc, kDec, kAnd, kOr, kXor, kExch, kCas };
 uint64_t atomic_rmw(AtomOp op, Type type, void* address, uint64_t operand, uint64_t compare_value);
+
+// ---- Capability queries (additions) -------------------------------------------------------
+// The interpreter calls these once per instruction at decode time. When one returns false the
+// combination is not implemented (or not valid PTX) and the module must be rejected or the launch
+// fail with CUDA_ERROR_ILLEGAL_INSTRUCTION, naming the instruction. Calling alu/cvt/compare/
+// atomic_rmw with a combination for which the query returns false is a contract violation: the
+// call writes all-ones bit patterns to the active lanes' results (compare returns 0, atomic_rmw
+// does not touch memory and returns all ones) so that the error is at least visible.
+bool alu_supported(AluOp op, Type type, const Mods& mods);
+bool cvt_supported(Type dst, Type src, const Mods& mods);
+bool compare_supported(CmpOp cmp, Type type, const Mods& mods);
+bool atomic_supported(AtomOp op, Type type);
+
+// setp on packed types (f16x2, bf16x2) yields two predicates: `lo` receives the comparison of
+// the low halves (bits 15..0) and `hi` of the high halves. In `setp.lt.f16x2 p|q, a, b` the
+// first destination p is `lo` and q is `hi`. Bit i = lane i. compare() on a packed type
+// returns `lo`.
+void compare_x2(CmpOp cmp, Type type, const Mods& mods, uint32_t mask, const uint64_t* a,
+                const uint64_t* b, uint32_t* lo, uint32_t* hi);
+
+// Names for diagnostics ("add.f32"-style messages): "f32", "add", "lt".
+const char* type_name(Type t);
+const char* alu_op_name(AluOp op);
+const char* cmp_op_name(CmpOp op);
 
 }  // namespace cusnap::emu::ptx
