@@ -1,0 +1,277 @@
+// Context entry points: primary context, created contexts, the current-context stack, limits.
+#include "driver/api.h"
+#include "driver/context.h"
+#include "driver/state.h"
+
+using namespace cusnap::emu::driver;
+
+namespace {
+
+std::mutex g_primary_mutex;
+unsigned g_primary_refcount = 0;
+unsigned g_primary_flags = 0;
+
+constexpr unsigned kValidContextFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX |
+                                        CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE |
+                                        CU_CTX_SYNC_MEMOPS;
+
+CUresult create_context(CUcontext* pctx, unsigned flags, CUdevice dev) {
+  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (pctx == nullptr || (flags & ~kValidContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+  auto* ctx = new Context(flags, false);
+  push_context(ctx);
+  *pctx = ctx->handle();
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  return guarded("cuDevicePrimaryCtxRetain", [&] {
+    if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(g_primary_mutex);
+    Context* ctx = primary_context(true);
+    if (g_primary_refcount++ == 0) ctx->set_flags(g_primary_flags);
+    *pctx = ctx->handle();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  return guarded("cuDevicePrimaryCtxRelease", [&] {
+    if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(g_primary_mutex);
+    if (g_primary_refcount == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (--g_primary_refcount == 0) {
+      // The real driver tears the context down here; the emulator keeps the object (its handle
+      // may still sit in some thread's stack) but drains its work and forgets its errors.
+      Context* ctx = primary_context(false);
+      ctx->synchronize();
+      ctx->reset_errors();
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  return guarded("cuDevicePrimaryCtxReset", [&] {
+    if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(g_primary_mutex);
+    if (Context* ctx = primary_context(false)) {
+      ctx->synchronize();
+      ctx->reset_errors();
+    }
+    g_primary_refcount = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  return guarded("cuDevicePrimaryCtxSetFlags", [&] {
+    if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+    if ((flags & ~kValidContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(g_primary_mutex);
+    g_primary_flags = flags;
+    if (Context* ctx = primary_context(false)) ctx->set_flags(flags);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  return guarded("cuDevicePrimaryCtxGetState", [&] {
+    if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+    if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(g_primary_mutex);
+    *flags = g_primary_flags;
+    *active = g_primary_refcount > 0 ? 1 : 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  return guarded("cuCtxCreate", [&] { return create_context(pctx, flags, dev); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
+                                              unsigned int flags, CUdevice dev) {
+  return guarded("cuCtxCreate_v3", [&] {
+    if (numParams < 0 || (numParams > 0 && paramsArray == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+    if (numParams > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+    return create_context(pctx, flags, dev);
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags,
+                                              CUdevice dev) {
+  return guarded("cuCtxCreate_v4", [&] {
+    if (ctxCreateParams != nullptr &&
+        (ctxCreateParams->numExecAffinityParams > 0 || ctxCreateParams->cigParams != nullptr)) {
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return create_context(pctx, flags, dev);
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
+  return guarded("cuCtxDestroy", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    Context* context = context_from_handle(ctx);
+    if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    if (context->primary()) return CUDA_ERROR_INVALID_CONTEXT;
+    if (current_context() == context) pop_context();
+    delete context;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
+  return guarded("cuCtxPushCurrent", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    Context* context = context_from_handle(ctx);
+    if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    push_context(context);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
+  return guarded("cuCtxPopCurrent", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    Context* top = pop_context();
+    if (top == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx != nullptr) *pctx = top->handle();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
+  return guarded("cuCtxSetCurrent", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    Context* context = nullptr;
+    if (ctx != nullptr && (context = context_from_handle(ctx)) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    set_current_context(context);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Context* ctx = current_context();
+  *pctx = ctx != nullptr ? ctx->handle() : nullptr;
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+  Context* ctx;
+  if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetFlags(unsigned int* flags) {
+  Context* ctx;
+  if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+  if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *flags = ctx->flags();
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetFlags(unsigned int flags) {
+  Context* ctx;
+  if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+  if ((flags & ~kValidContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+  ctx->set_flags(flags);
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  Context* context = ctx != nullptr ? context_from_handle(ctx) : current_context();
+  if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (ctxId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *ctxId = context->id();
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  Context* context = ctx != nullptr ? context_from_handle(ctx) : current_context();
+  if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *version = 3020;  // the context API version every CUDA >= 3.2 context reports
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
+  return guarded("cuCtxSynchronize", [&] {
+    Context* ctx;
+    if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+    return ctx->synchronize();
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+  Context* ctx;
+  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  if (pvalue == nullptr || static_cast<unsigned>(limit) > CU_LIMIT_PERSISTING_L2_CACHE_SIZE) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *pvalue = ctx->limit(limit);
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
+  Context* ctx;
+  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  if (limit == CU_LIMIT_STACK_SIZE && value > 1024 * 1024) return CUDA_ERROR_INVALID_VALUE;
+  if (limit == CU_LIMIT_PERSISTING_L2_CACHE_SIZE && value != 0) return CUDA_ERROR_INVALID_VALUE;
+  return ctx->set_limit(limit, value) ? CUDA_SUCCESS : CUDA_ERROR_UNSUPPORTED_LIMIT;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
+  Context* ctx;
+  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  if (pconfig == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pconfig = ctx->cache_config;
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config) {
+  Context* ctx;
+  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  if (static_cast<unsigned>(config) > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+  ctx->cache_config = config;  // a hint without effect on the emulator
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
+  Context* ctx;
+  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  if (pConfig == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pConfig = ctx->shared_config;
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config) {
+  Context* ctx;
+  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  if (static_cast<unsigned>(config) > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) return CUDA_ERROR_INVALID_VALUE;
+  ctx->shared_config = config;
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  Context* ctx;
+  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  if (leastPriority != nullptr) *leastPriority = 0;
+  if (greatestPriority != nullptr) *greatestPriority = -5;
+  return CUDA_SUCCESS;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxResetPersistingL2Cache(void) {
+  Context* ctx;
+  return require_context(&ctx);
+}

@@ -1,0 +1,343 @@
+// Every 1D, 2D and 3D cuMemcpy* and cuMemset* entry point (sync and async, legacy and
+// per-thread default stream). CUDA arrays are not emulated: array copies stay unsupported.
+//
+// Synchronous calls queue their work on the default stream and wait for it, so they are
+// ordered with kernels exactly as on a GPU. An asynchronous copy from pageable host memory
+// reads its source at call time (the real driver stages such copies too), so the caller may
+// reuse the buffer as soon as the call returns.
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "driver/api.h"
+#include "driver/context.h"
+#include "driver/memory.h"
+#include "driver/state.h"
+
+using namespace cusnap::emu::driver;
+
+namespace {
+
+// Modelled transfer rates (bytes per ns = GB/s) for event timing.
+constexpr uint64_t kHostLinkBytesPerNs = 25;
+constexpr uint64_t kDeviceBytesPerNs = 1000;
+
+struct Side {
+  uint8_t* origin = nullptr;  // first byte of the region
+  size_t pitch = 0;           // bytes between rows
+  size_t rows = 0;            // rows between slices
+  bool device = false;        // checked against the allocation table
+  bool staged_ok = false;     // pinned/registered host memory (no staging needed)
+};
+
+struct Region {
+  Side src, dst;
+  size_t width = 0, height = 1, depth = 1;
+  std::shared_ptr<std::vector<uint8_t>> staging;  // keeps staged host data alive
+
+  size_t span(const Side& s) const {
+    if (width == 0 || height == 0 || depth == 0) return 0;
+    return (depth - 1) * s.pitch * s.rows + (height - 1) * s.pitch + width;
+  }
+  uint64_t bytes() const { return uint64_t{width} * height * depth; }
+  uint64_t modelled_ns() const {
+    bool link = !src.device || !dst.device;
+    return bytes() / (link ? kHostLinkBytesPerNs : kDeviceBytesPerNs) + 1;
+  }
+  void run() const {
+    for (size_t z = 0; z < depth; ++z) {
+      for (size_t y = 0; y < height; ++y) {
+        std::memmove(dst.origin + z * dst.pitch * dst.rows + y * dst.pitch,
+                     src.origin + z * src.pitch * src.rows + y * src.pitch, width);
+      }
+    }
+  }
+};
+
+bool host_memory_known(const void* p) {
+  auto a = allocations().find(reinterpret_cast<uint64_t>(p));
+  return a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered ||
+               a->kind == AllocationKind::kManaged);
+}
+
+Side host_side(const void* p) { return Side{static_cast<uint8_t*>(const_cast<void*>(p)), 0, 0, false, host_memory_known(p)}; }
+Side device_side(CUdeviceptr p) { return Side{reinterpret_cast<uint8_t*>(p), 0, 0, true, true}; }
+// cuMemcpy / UNIFIED: a pointer the table knows is device-visible memory, anything else is host.
+Side unified_side(uint64_t p) {
+  auto a = allocations().find(p);
+  bool known = a.has_value();
+  return Side{reinterpret_cast<uint8_t*>(p), 0, 0, known, known};
+}
+
+CUresult validate(Region& r) {
+  for (Side* s : {&r.src, &r.dst}) {
+    if (s->pitch == 0) s->pitch = r.width;
+    if (s->rows == 0) s->rows = r.height;
+    if ((r.height > 1 || r.depth > 1) && s->pitch < r.width) return CUDA_ERROR_INVALID_VALUE;
+    if (r.depth > 1 && s->rows < r.height) return CUDA_ERROR_INVALID_VALUE;
+    if (s->origin == nullptr && r.bytes() != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (s->device && r.bytes() != 0 && !allocations().contains(reinterpret_cast<uint64_t>(s->origin), r.span(*s))) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+// Copies a pageable host source now, for asynchronous copies.
+void stage_source(Region& r) {
+  if (r.src.device || r.src.staged_ok || r.bytes() == 0) return;
+  r.staging = std::make_shared<std::vector<uint8_t>>(r.bytes());
+  Side packed{r.staging->data(), r.width, r.height, false, true};
+  Region to_staging = r;
+  to_staging.dst = packed;
+  to_staging.run();
+  r.src = packed;
+}
+
+CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) {
+  Context* ctx;
+  Stream* stream;
+  if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
+  if (CUresult e = validate(r); e != CUDA_SUCCESS) return e;
+  if (r.bytes() == 0) return CUDA_SUCCESS;
+  if (async) stage_source(r);
+  auto work = [r, ctx] {
+    if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
+    r.run();
+    return r.modelled_ns();
+  };
+  if (!async) return ctx->submit_and_wait(stream, work);
+  ctx->submit(stream, work);
+  return CUDA_SUCCESS;
+}
+
+Region linear(Side dst, Side src, size_t bytes) {
+  Region r;
+  r.src = src;
+  r.dst = dst;
+  r.width = bytes;
+  return r;
+}
+
+// A CUDA_MEMCPY2D/3D/3D_PEER side. Arrays are not emulated.
+template <class Host>
+CUresult make_side(CUmemorytype type, Host host, CUdeviceptr device, CUarray array, size_t x, size_t y, size_t z,
+                   size_t pitch, size_t rows, Side* out) {
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      *out = host_side(host);
+      break;
+    case CU_MEMORYTYPE_DEVICE:
+      *out = device_side(device);
+      break;
+    case CU_MEMORYTYPE_UNIFIED:
+      *out = unified_side(device);
+      break;
+    case CU_MEMORYTYPE_ARRAY:
+      (void)array;
+      return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  out->pitch = pitch;
+  out->rows = rows;
+  // Apply the offset after choosing pitch and rows; the pitch of a 1-row copy may be 0.
+  out->origin += x + y * pitch + z * pitch * rows;
+  return CUDA_SUCCESS;
+}
+
+CUresult region_2d(const CUDA_MEMCPY2D* p, Region* r) {
+  if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  r->width = p->WidthInBytes;
+  r->height = p->Height;
+  r->depth = 1;
+  if (CUresult e = make_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY, 0,
+                             p->srcPitch, p->Height, &r->src);
+      e != CUDA_SUCCESS) {
+    return e;
+  }
+  return make_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY, 0, p->dstPitch,
+                   p->Height, &r->dst);
+}
+
+template <class Params>
+CUresult region_3d(const Params* p, Region* r) {
+  if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (p->srcLOD != 0 || p->dstLOD != 0) return CUDA_ERROR_INVALID_VALUE;
+  r->width = p->WidthInBytes;
+  r->height = p->Height;
+  r->depth = p->Depth;
+  size_t src_rows = p->srcHeight != 0 ? p->srcHeight : p->Height;
+  size_t dst_rows = p->dstHeight != 0 ? p->dstHeight : p->Height;
+  if (CUresult e = make_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY,
+                             p->srcZ, p->srcPitch, src_rows, &r->src);
+      e != CUDA_SUCCESS) {
+    return e;
+  }
+  return make_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY, p->dstZ,
+                   p->dstPitch, dst_rows, &r->dst);
+}
+
+CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream s, bool per_thread, bool async) {
+  Region r;
+  if (CUresult e = region_2d(p, &r); e != CUDA_SUCCESS) return e;
+  return submit_region(r, s, per_thread, async);
+}
+
+CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream s, bool per_thread, bool async) {
+  if (p != nullptr && (p->reserved0 != nullptr || p->reserved1 != nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  Region r;
+  if (CUresult e = region_3d(p, &r); e != CUDA_SUCCESS) return e;
+  return submit_region(r, s, per_thread, async);
+}
+
+CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream s, bool per_thread, bool async) {
+  Region r;
+  if (CUresult e = region_3d(p, &r); e != CUDA_SUCCESS) return e;
+  return submit_region(r, s, per_thread, async);
+}
+
+// cuMemsetD* and cuMemsetD2D*: `element` bytes of `value` repeated `width` times per row.
+CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element, size_t width, size_t height,
+                   CUstream hStream, bool per_thread, bool async) {
+  Context* ctx;
+  Stream* stream;
+  if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  size_t row_bytes = width * element;
+  if (height > 1 && pitch < row_bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (dst % element != 0 || (height > 1 && pitch % element != 0)) return CUDA_ERROR_INVALID_VALUE;
+  if (!allocations().contains(dst, (height - 1) * pitch + row_bytes)) return CUDA_ERROR_INVALID_VALUE;
+  auto work = [=] {
+    if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
+    for (size_t y = 0; y < height; ++y) {
+      uint8_t* row = reinterpret_cast<uint8_t*>(dst + y * pitch);
+      if (element == 1) {
+        std::memset(row, static_cast<int>(value & 0xff), width);
+      } else if (element == 2) {
+        uint16_t v = static_cast<uint16_t>(value);
+        for (size_t i = 0; i < width; ++i) std::memcpy(row + 2 * i, &v, 2);
+      } else {
+        for (size_t i = 0; i < width; ++i) std::memcpy(row + 4 * i, &value, 4);
+      }
+    }
+    return uint64_t{row_bytes * height / kDeviceBytesPerNs + 1};
+  };
+  if (!async) return ctx->submit_and_wait(stream, work);
+  ctx->submit(stream, work);
+  return CUDA_SUCCESS;
+}
+
+constexpr bool kSync = false;
+constexpr bool kAsync = true;
+
+}  // namespace
+
+// ---- 1D copies ---------------------------------------------------------------------------------
+
+#define CUSNAP_COPY(name, body) return guarded(name, [&] { return body; })
+
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpy", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpy_ptds", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyAsync", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyAsync_ptsz", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer_ptds", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync_ptsz", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyHtoD", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyHtoD_ptds", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoH", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoH_ptds", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoD", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoD_ptds", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyHtoDAsync", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyHtoDAsync_ptsz", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoHAsync", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoHAsync_ptsz", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoDAsync", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoDAsync_ptsz", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kPerThreadDefault, kAsync));
+}
+
+// ---- 2D and 3D copies --------------------------------------------------------------------------
+
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2D", copy_2d(pCopy, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2D_ptds", copy_2d(pCopy, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2DUnaligned", copy_2d(pCopy, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2DUnaligned_ptds", copy_2d(pCopy, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy2DAsync", copy_2d(pCopy, hStream, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy2DAsync_ptsz", copy_2d(pCopy, hStream, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D* pCopy) { CUSNAP_COPY("cuMemcpy3D", copy_3d(pCopy, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* pCopy) { CUSNAP_COPY("cuMemcpy3D_ptds", copy_3d(pCopy, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DAsync", copy_3d(pCopy, hStream, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DAsync_ptsz", copy_3d(pCopy, hStream, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) { CUSNAP_COPY("cuMemcpy3DPeer", copy_3d_peer(pCopy, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* pCopy) { CUSNAP_COPY("cuMemcpy3DPeer_ptds", copy_3d_peer(pCopy, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DPeerAsync", copy_3d_peer(pCopy, hStream, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DPeerAsync_ptsz", copy_3d_peer(pCopy, hStream, kPerThreadDefault, kAsync)); }
+
+// ---- memsets -----------------------------------------------------------------------------------
+
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr d, unsigned char uc, size_t N) { CUSNAP_COPY("cuMemsetD8", memset_2d(d, N, uc, 1, N, 1, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char uc, size_t N) { CUSNAP_COPY("cuMemsetD8_ptds", memset_2d(d, N, uc, 1, N, 1, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr d, unsigned short us, size_t N) { CUSNAP_COPY("cuMemsetD16", memset_2d(d, 2 * N, us, 2, N, 1, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short us, size_t N) { CUSNAP_COPY("cuMemsetD16_ptds", memset_2d(d, 2 * N, us, 2, N, 1, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr d, unsigned int ui, size_t N) { CUSNAP_COPY("cuMemsetD32", memset_2d(d, 4 * N, ui, 4, N, 1, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int ui, size_t N) { CUSNAP_COPY("cuMemsetD32_ptds", memset_2d(d, 4 * N, ui, 4, N, 1, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char uc, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD8Async", memset_2d(d, N, uc, 1, N, 1, s, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char uc, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD8Async_ptsz", memset_2d(d, N, uc, 1, N, 1, s, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr d, unsigned short us, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD16Async", memset_2d(d, 2 * N, us, 2, N, 1, s, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short us, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD16Async_ptsz", memset_2d(d, 2 * N, us, 2, N, 1, s, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD32Async", memset_2d(d, 4 * N, ui, 4, N, 1, s, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int ui, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD32Async_ptsz", memset_2d(d, 4 * N, ui, 4, N, 1, s, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D8", memset_2d(d, pitch, uc, 1, w, h, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D8_ptds", memset_2d(d, pitch, uc, 1, w, h, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D16", memset_2d(d, pitch, us, 2, w, h, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D16_ptds", memset_2d(d, pitch, us, 2, w, h, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D32", memset_2d(d, pitch, ui, 4, w, h, nullptr, kLegacyDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D32_ptds", memset_2d(d, pitch, ui, 4, w, h, nullptr, kPerThreadDefault, kSync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D8Async", memset_2d(d, pitch, uc, 1, w, h, s, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D8Async_ptsz", memset_2d(d, pitch, uc, 1, w, h, s, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D16Async", memset_2d(d, pitch, us, 2, w, h, s, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D16Async_ptsz", memset_2d(d, pitch, us, 2, w, h, s, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D32Async", memset_2d(d, pitch, ui, 4, w, h, s, kLegacyDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D32Async_ptsz", memset_2d(d, pitch, ui, 4, w, h, s, kPerThreadDefault, kAsync)); }

@@ -1,0 +1,217 @@
+// Kernel launches: cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel (+ _ptsz).
+// The configuration and parameters are checked and copied at call time (errors there are
+// returned synchronously, as on a GPU); the kernel then runs on the stream's worker thread and
+// a failure poisons the context (see context.h).
+#include <cstring>
+#include <vector>
+
+#include "driver/api.h"
+#include "driver/context.h"
+#include "driver/device.h"
+#include "driver/memory.h"
+#include "driver/module.h"
+#include "driver/state.h"
+
+namespace cusnap::emu::driver {
+int max_dynamic_shared(const Function& f);
+int max_threads_per_block(const Function& f);
+}  // namespace cusnap::emu::driver
+
+using namespace cusnap::emu::driver;
+namespace ptx = cusnap::emu::ptx;
+
+namespace {
+
+struct LaunchRequest {
+  ptx::Dim3 grid, block;
+  unsigned shared = 0;
+  CUstream stream = nullptr;
+  bool cooperative = false;
+  ptx::Dim3 cluster{1, 1, 1};
+};
+
+CUresult status_to_result(ptx::LaunchStatus status) {
+  switch (status) {
+    case ptx::LaunchStatus::kSuccess: return CUDA_SUCCESS;
+    case ptx::LaunchStatus::kIllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case ptx::LaunchStatus::kMisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
+    case ptx::LaunchStatus::kAssert: return CUDA_ERROR_ASSERT;
+    case ptx::LaunchStatus::kIllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+    case ptx::LaunchStatus::kInvalidValue: return CUDA_ERROR_INVALID_VALUE;
+    case ptx::LaunchStatus::kOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    case ptx::LaunchStatus::kCooperativeTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    case ptx::LaunchStatus::kHung: return CUDA_ERROR_LAUNCH_TIMEOUT;
+  }
+  return CUDA_ERROR_UNKNOWN;
+}
+
+CUresult pack_params(const Function& f, void** kernelParams, void** extra, std::vector<uint8_t>* out) {
+  const ptx::KernelDesc& d = *f.desc;
+  if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
+  out->assign(d.param_bytes, 0);
+  if (kernelParams != nullptr) {
+    for (size_t i = 0; i < d.params.size(); ++i) {
+      if (kernelParams[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      std::memcpy(out->data() + d.params[i].offset, kernelParams[i], d.params[i].size);
+    }
+    return CUDA_SUCCESS;
+  }
+  if (extra != nullptr) {
+    const void* buffer = nullptr;
+    size_t size = 0;
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+        buffer = extra[i + 1];
+      } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+        if (extra[i + 1] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        size = *static_cast<const size_t*>(extra[i + 1]);
+      } else {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    if (d.param_bytes > 0 && (buffer == nullptr || size < d.param_bytes)) return CUDA_ERROR_INVALID_VALUE;
+    if (d.param_bytes > 0) std::memcpy(out->data(), buffer, d.param_bytes);
+    return CUDA_SUCCESS;
+  }
+  return d.params.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelParams, void** extra, bool per_thread) {
+  Context* ctx;
+  Stream* stream;
+  if (CUresult r = stream_argument(request.stream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
+  Function* f = function_from_handle(handle);
+  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  ptx::Limits limits = engine_limits();
+  const auto& g = request.grid;
+  const auto& b = request.block;
+  if (g.count() == 0 || b.count() == 0 || g.x > limits.max_grid_x || g.y > limits.max_grid_y ||
+      g.z > limits.max_grid_z || b.x > limits.max_block_x || b.y > limits.max_block_y || b.z > limits.max_block_z ||
+      b.count() > static_cast<uint64_t>(max_threads_per_block(*f))) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (request.shared > static_cast<unsigned>(max_dynamic_shared(*f))) return CUDA_ERROR_INVALID_VALUE;
+  limits.max_shared_per_block = std::max<uint32_t>(limits.max_shared_per_block,
+                                                   f->desc->static_shared_bytes + request.shared);
+  if (request.cooperative) {
+    int per_sm = 0, threads_per_sm = 0;
+    device_attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, &per_sm);
+    device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &threads_per_sm);
+    uint64_t resident = std::min<uint64_t>(per_sm, threads_per_sm / b.count()) * limits.sm_count;
+    if (g.count() > resident) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  }
+  auto params = std::make_shared<std::vector<uint8_t>>();
+  if (CUresult r = pack_params(*f, kernelParams, extra, params.get()); r != CUDA_SUCCESS) return r;
+
+  ptx::LaunchConfig config;
+  config.grid = g;
+  config.block = b;
+  config.dynamic_shared_bytes = request.shared;
+  config.cooperative = request.cooperative;
+  config.cluster = request.cluster;
+  Module* module = f->module;
+  int index = f->index;
+  ctx->submit(stream, [ctx, module, index, config, params, limits]() mutable -> uint64_t {
+    if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
+    config.params = params->data();
+    config.params_size = params->size();
+    ptx::LaunchResult result = module->program->launch(index, config, allocations(), limits);
+    if (result.status != ptx::LaunchStatus::kSuccess) {
+      CUresult error = status_to_result(result.status);
+      const char* name = module->program->kernels()[index].name.c_str();
+      log(LogLevel::kError, "kernel %s failed (%d): %s", name, static_cast<int>(error), result.message.c_str());
+      ctx->set_sticky_error(error);
+    }
+    return result.emulated_ns;
+  });
+  return CUDA_SUCCESS;
+}
+
+LaunchRequest request_from(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                           unsigned shared, CUstream stream) {
+  LaunchRequest r;
+  r.grid = {gx, gy, gz};
+  r.block = {bx, by, bz};
+  r.shared = shared;
+  r.stream = stream;
+  return r;
+}
+
+CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra, bool per_thread) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  LaunchRequest r = request_from(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                                 config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream);
+  if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute& a = config->attrs[i];
+    switch (a.id) {
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        r.cooperative = a.value.cooperative != 0;
+        break;
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        r.cluster = {a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
+        if (r.cluster.count() == 0 || r.grid.x % r.cluster.x || r.grid.y % r.cluster.y || r.grid.z % r.cluster.z) {
+          return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        }
+        break;
+      default:
+        break;  // scheduling hints (priority, access policy, PDL, ...) do not change results here
+    }
+  }
+  return launch(f, r, kernelParams, extra, per_thread);
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                              unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                              unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                              void** kernelParams, void** extra) {
+  return guarded("cuLaunchKernel", [&] {
+    return launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
+                  kernelParams, extra, kLegacyDefault);
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                                   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                                   void** kernelParams, void** extra) {
+  return guarded("cuLaunchKernel_ptsz", [&] {
+    return launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
+                  kernelParams, extra, kPerThreadDefault);
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                         unsigned int gridDimZ, unsigned int blockDimX,
+                                                         unsigned int blockDimY, unsigned int blockDimZ,
+                                                         unsigned int sharedMemBytes, CUstream hStream,
+                                                         void** kernelParams) {
+  return guarded("cuLaunchCooperativeKernel", [&] {
+    LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
+    r.cooperative = true;
+    return launch(f, r, kernelParams, nullptr, kLegacyDefault);
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                              unsigned int gridDimZ, unsigned int blockDimX,
+                                                              unsigned int blockDimY, unsigned int blockDimZ,
+                                                              unsigned int sharedMemBytes, CUstream hStream,
+                                                              void** kernelParams) {
+  return guarded("cuLaunchCooperativeKernel_ptsz", [&] {
+    LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
+    r.cooperative = true;
+    return launch(f, r, kernelParams, nullptr, kPerThreadDefault);
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
+  return guarded("cuLaunchKernelEx", [&] { return launch_ex(config, f, kernelParams, extra, kLegacyDefault); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
+                                                     void** extra) {
+  return guarded("cuLaunchKernelEx_ptsz", [&] { return launch_ex(config, f, kernelParams, extra, kPerThreadDefault); });
+}

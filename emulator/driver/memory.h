@@ -1,0 +1,70 @@
+// Device memory: every range device code may touch, in one table.
+//
+// Device addresses are host addresses (mmap'd), so pointers embedded in data just work. The
+// table is the emulator's MMU: the PTX engine asks it (MemoryHost::accessible) before every
+// global access, and copies check their device-side ranges against it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <shared_mutex>
+
+#include "generated_driver_api.h"
+#include "ptx/engine.h"
+
+namespace cusnap::emu::driver {
+
+enum class AllocationKind : uint8_t {
+  kDevice,          // cuMemAlloc, cuMemAllocPitch, cuMemAllocAsync
+  kHostPinned,      // cuMemAllocHost, cuMemHostAlloc: device pointer == host pointer
+  kHostRegistered,  // cuMemHostRegister: the application's memory
+  kManaged,         // cuMemAllocManaged
+  kModuleVariable,  // module-scope .global / .const
+  kVmmMapping,      // cuMemMap + cuMemSetAccess
+};
+
+struct Allocation {
+  uint64_t base = 0;
+  uint64_t size = 0;        // what the caller asked for: the accessible range
+  uint64_t mapped_size = 0; // what was mmap'd (0: not owned, e.g. registered or VMM)
+  AllocationKind kind = AllocationKind::kDevice;
+  unsigned flags = 0;
+  CUcontext context = nullptr;
+  unsigned long long buffer_id = 0;
+  bool device_writable = true;
+  bool counts_as_device_memory = true;  // charged against the emulated total
+};
+
+class AllocationTable final : public ptx::MemoryHost {
+ public:
+  bool accessible(uint64_t address, uint64_t size, bool write) const override;
+
+  void insert(Allocation allocation);
+  std::optional<Allocation> erase(uint64_t base);  // by exact base
+  std::optional<Allocation> find(uint64_t address) const;  // the allocation containing address
+  // True when [address, address + size) is inside one allocation.
+  bool contains(uint64_t address, uint64_t size) const;
+  uint64_t device_bytes_in_use() const { return device_bytes_.load(); }
+  // Reserves `size` bytes of the emulated total; false when it would be exceeded.
+  bool charge(uint64_t size);
+  void refund(uint64_t size);
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<uint64_t, Allocation> by_base_;
+  std::atomic<uint64_t> device_bytes_{0};
+  std::atomic<uint64_t> generation_{1};  // bumped on every change; invalidates lookup caches
+};
+
+AllocationTable& allocations();
+
+// mmap-backed anonymous memory (page aligned, zero-filled) and its release.
+void* map_anonymous(uint64_t size);
+void unmap_anonymous(void* base, uint64_t size);
+
+// Frees an allocation made by cuMemAlloc/cuMemAllocAsync (the stream-ordered free ends here).
+CUresult free_device_allocation(uint64_t base);
+
+}  // namespace cusnap::emu::driver

@@ -1,0 +1,128 @@
+// cuGetProcAddress (answered ABI-exactly from the generated table), cuGetExportTable and the
+// error strings.
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+#include "driver/api.h"
+#include "driver/state.h"
+
+namespace cusnap::emu::driver {
+namespace {
+
+enum class ProcStream : uint8_t { kDefaultStream, kPerThreadStream };
+
+struct ProcEntry {
+  const char* name;
+  int version;
+  ProcStream stream;
+  void* function;
+};
+
+const ProcEntry kProcTable[] = {
+#include "generated_proc_table.inc"
+};
+
+struct ErrorEntry {
+  int value;
+  const char* name;
+  const char* description;
+};
+
+const ErrorEntry kErrors[] = {
+#include "generated_errors.inc"
+};
+
+const ErrorEntry* find_error(CUresult error) {
+  for (const auto& entry : kErrors) {
+    if (entry.value == static_cast<int>(error)) return &entry;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// The symbol for `name` at `version`: the newest ABI not newer than `version`, taking the
+// per-thread-default-stream variant when asked for and one exists at that version or earlier.
+// Sets *too_old when the name exists but only at later versions.
+void* lookup_proc(std::string_view name, int version, bool per_thread, bool* too_old) {
+  *too_old = false;
+  auto first = std::lower_bound(std::begin(kProcTable), std::end(kProcTable), name,
+                                [](const ProcEntry& entry, std::string_view key) { return entry.name < key; });
+  auto last = first;
+  while (last != std::end(kProcTable) && last->name == name) ++last;
+  if (first == last) return nullptr;
+  const ProcEntry* best_default = nullptr;
+  const ProcEntry* best_per_thread = nullptr;
+  for (auto it = first; it != last; ++it) {
+    if (it->version > version) continue;
+    const ProcEntry*& best = it->stream == ProcStream::kPerThreadStream ? best_per_thread : best_default;
+    if (best == nullptr || it->version > best->version) best = &*it;
+  }
+  if (per_thread && best_per_thread != nullptr) return best_per_thread->function;
+  if (best_default != nullptr) return best_default->function;
+  *too_old = true;
+  return nullptr;
+}
+
+}  // namespace cusnap::emu::driver
+
+using namespace cusnap::emu::driver;
+
+namespace {
+
+CUresult get_proc_address(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                          CUdriverProcAddressQueryResult* status) {
+  if (symbol == nullptr || pfn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if ((flags & ~static_cast<cuuint64_t>(CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                                        CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  bool too_old = false;
+  *pfn = lookup_proc(symbol, cudaVersion, per_thread, &too_old);
+  if (status != nullptr) {
+    *status = *pfn != nullptr ? CU_GET_PROC_ADDRESS_SUCCESS
+              : too_old       ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                              : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  }
+  if (*pfn == nullptr && *symbol != '\0') {
+    log(LogLevel::kDebug, "cuGetProcAddress(%s, %d, flags=%llu): %s", symbol, cudaVersion,
+        static_cast<unsigned long long>(flags), too_old ? "version not sufficient" : "unknown symbol");
+  }
+  // Unknown names are answered with success and a null pointer, as documented for the driver.
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
+  return guarded("cuGetProcAddress", [&] { return get_proc_address(symbol, pfn, cudaVersion, flags, nullptr); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                                   CUdriverProcAddressQueryResult* symbolStatus) {
+  return guarded("cuGetProcAddress_v2", [&] { return get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  // The private tables the CUDA runtime asks for are undocumented; the emulator serves
+  // driver-API programs and says so.
+  if (ppExportTable != nullptr) *ppExportTable = nullptr;
+  (void)pExportTableId;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
+  if (pStr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const ErrorEntry* entry = find_error(error);
+  *pStr = entry != nullptr ? entry->name : nullptr;
+  return entry != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error, const char** pStr) {
+  if (pStr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const ErrorEntry* entry = find_error(error);
+  *pStr = entry != nullptr ? entry->description : nullptr;
+  return entry != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

@@ -1,0 +1,107 @@
+#include "driver/state.h"
+
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include "driver/log.h"
+
+namespace cusnap::emu::driver {
+namespace {
+
+int sm_from_env() {
+  const char* text = std::getenv("CUSNAP_EMU_SM");
+  if (text == nullptr) return 90;
+  while (*text != '\0' && !std::isdigit(static_cast<unsigned char>(*text))) ++text;  // "sm_86"
+  int sm = std::atoi(text);
+  if (sm < 50 || sm > 130) {
+    log(LogLevel::kWarn, "CUSNAP_EMU_SM=%s is not a compute capability like 90; using 90", text);
+    return 90;
+  }
+  return sm;
+}
+
+uint64_t memory_from_env() {
+  const char* text = std::getenv("CUSNAP_EMU_MEMORY");
+  if (text == nullptr || *text == '\0') return kDefaultTotalMemory;
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  uint64_t scale = 1;
+  switch (std::toupper(static_cast<unsigned char>(*end))) {
+    case 'K': scale = uint64_t{1} << 10; break;
+    case 'M': scale = uint64_t{1} << 20; break;
+    case 'G': scale = uint64_t{1} << 30; break;
+    case 'T': scale = uint64_t{1} << 40; break;
+    default: break;
+  }
+  if (!(value > 0)) {
+    log(LogLevel::kWarn, "CUSNAP_EMU_MEMORY=%s is not a size; using 16G", text);
+    return kDefaultTotalMemory;
+  }
+  return static_cast<uint64_t>(value * static_cast<double>(scale));
+}
+
+std::atomic<bool> g_initialized{false};
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<const void*, HandleKind> handles;
+};
+
+Registry& registry() {
+  static Registry* instance = new Registry;  // never destroyed: handles may be used at exit
+  return *instance;
+}
+
+}  // namespace
+
+const DeviceConfig& device_config() {
+  static const DeviceConfig config = [] {
+    DeviceConfig c;
+    c.sm = sm_from_env();
+    c.total_memory = memory_from_env();
+    c.name = "cusnap emulator (sm_" + std::to_string(c.sm) + ")";
+    return c;
+  }();
+  return config;
+}
+
+CUresult check_initialized() {
+  return g_initialized.load(std::memory_order_acquire) ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+CUresult initialize(unsigned flags) {
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  (void)device_config();
+  g_initialized.store(true, std::memory_order_release);
+  return CUDA_SUCCESS;
+}
+
+CUresult check_device(CUdevice device) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  return device == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+void register_handle(const void* handle, HandleKind kind) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.handles[handle] = kind;
+}
+
+void unregister_handle(const void* handle) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.handles.erase(handle);
+}
+
+bool is_handle(const void* handle, HandleKind kind) {
+  if (handle == nullptr) return false;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.handles.find(handle);
+  return it != r.handles.end() && it->second == kind;
+}
+
+}  // namespace cusnap::emu::driver

@@ -1,0 +1,166 @@
+#include <cstring>
+#include <thread>
+
+#include "test_helpers.h"
+
+using namespace cusnap_test;
+
+TEST_CASE("calls before cuInit fail with NOT_INITIALIZED", "[device]") {
+  // Runs first in its own process only when selected alone; otherwise cuInit already ran.
+  int count = 0;
+  CUresult r = cuDeviceGetCount(&count);
+  CHECK((r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_INITIALIZED));
+  CHECK(cuInit(1) == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("driver version, device count, name, uuid and memory", "[device]") {
+  REQUIRE_CU(cuInit(0));
+  int version = 0;
+  REQUIRE_CU(cuDriverGetVersion(&version));
+  CHECK(version == 13000);
+  int count = 0;
+  REQUIRE_CU(cuDeviceGetCount(&count));
+  CHECK(count == 1);
+  CUdevice dev = -1;
+  REQUIRE_CU(cuDeviceGet(&dev, 0));
+  CHECK(dev == 0);
+  CHECK(cuDeviceGet(&dev, 1) == CUDA_ERROR_INVALID_DEVICE);
+  char name[128];
+  REQUIRE_CU(cuDeviceGetName(name, sizeof name, 0));
+  CHECK(std::string(name).find("cusnap emulator") != std::string::npos);
+  char small[8];
+  REQUIRE_CU(cuDeviceGetName(small, sizeof small, 0));
+  CHECK(std::strlen(small) == 7);
+  CUuuid uuid;
+  REQUIRE_CU(cuDeviceGetUuid_v2(&uuid, 0));
+  CHECK(std::memcmp(uuid.bytes, "cusnap-emulator", 15) == 0);
+  size_t total = 0;
+  REQUIRE_CU(cuDeviceTotalMem(&total, 0));
+  CHECK(total >= (size_t{1} << 30));
+}
+
+TEST_CASE("device attributes: every enumerator has a plausible value", "[device]") {
+  REQUIRE_CU(cuInit(0));
+  auto get = [](CUdevice_attribute a) {
+    int v = -12345;
+    REQUIRE(cuDeviceGetAttribute(&v, a, 0) == CUDA_SUCCESS);
+    return v;
+  };
+  for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; ++a) {
+    int v = -12345;
+    INFO("attribute " << a);
+    CHECK(cuDeviceGetAttribute(&v, static_cast<CUdevice_attribute>(a), 0) == CUDA_SUCCESS);
+    CHECK(v != -12345);
+  }
+  int v = 0;
+  CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 3) == CUDA_ERROR_INVALID_DEVICE);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_WARP_SIZE) == 32);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 1024);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) == 132);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) == 48 * 1024);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) == 227 * 1024);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) == 228 * 1024);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK) == 65536);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == 1);
+  CHECK(get(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 1);
+  const char* sm = std::getenv("CUSNAP_EMU_SM");
+  int expected = sm != nullptr ? std::atoi(sm) : 90;
+  CHECK(get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 + get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) ==
+        expected);
+}
+
+TEST_CASE("error names and strings cover every CUresult", "[device]") {
+  const char* text = nullptr;
+  REQUIRE_CU(cuGetErrorName(CUDA_ERROR_ILLEGAL_ADDRESS, &text));
+  CHECK(std::string(text) == "CUDA_ERROR_ILLEGAL_ADDRESS");
+  REQUIRE_CU(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &text));
+  CHECK(std::string(text).find("memory") != std::string::npos);
+  REQUIRE_CU(cuGetErrorName(CUDA_ERROR_UNKNOWN, &text));
+  CHECK(std::string(text) == "CUDA_ERROR_UNKNOWN");
+  CHECK(cuGetErrorName(static_cast<CUresult>(123456), &text) == CUDA_ERROR_INVALID_VALUE);
+  // A sample across the enum, including the newest values.
+  for (CUresult r : {CUDA_SUCCESS, CUDA_ERROR_STUB_LIBRARY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_LAUNCH_TIMEOUT,
+                     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CUDA_ERROR_INVALID_CLUSTER_SIZE}) {
+    CHECK(cuGetErrorName(r, &text) == CUDA_SUCCESS);
+    CHECK(cuGetErrorString(r, &text) == CUDA_SUCCESS);
+  }
+}
+
+TEST_CASE("context stack: create, push, pop, set, destroy", "[context]") {
+  CUcontext primary = primary_context();
+  CUcontext current = nullptr;
+  REQUIRE_CU(cuCtxGetCurrent(&current));
+  CHECK(current == primary);
+
+  CUcontext created = nullptr;
+  REQUIRE_CU(cuCtxCreate(&created, nullptr, 0, 0));  // cuCtxCreate_v4; becomes current (pushed)
+  REQUIRE_CU(cuCtxGetCurrent(&current));
+  CHECK(current == created);
+  CHECK(created != primary);
+
+  CUcontext popped = nullptr;
+  REQUIRE_CU(cuCtxPopCurrent(&popped));
+  CHECK(popped == created);
+  REQUIRE_CU(cuCtxGetCurrent(&current));
+  CHECK(current == primary);
+
+  REQUIRE_CU(cuCtxPushCurrent(created));
+  REQUIRE_CU(cuCtxGetCurrent(&current));
+  CHECK(current == created);
+  REQUIRE_CU(cuCtxSetCurrent(primary));  // replaces the top
+  REQUIRE_CU(cuCtxGetCurrent(&current));
+  CHECK(current == primary);
+  REQUIRE_CU(cuCtxPopCurrent(&popped));
+  CHECK(popped == primary);
+  REQUIRE_CU(cuCtxGetCurrent(&current));
+  CHECK(current == primary);  // the first entry of the stack, set by primary_context()
+
+  unsigned long long id1 = 0, id2 = 0;
+  REQUIRE_CU(cuCtxGetId(primary, &id1));
+  REQUIRE_CU(cuCtxGetId(created, &id2));
+  CHECK(id1 != id2);
+  REQUIRE_CU(cuCtxDestroy(created));
+  CHECK(cuCtxPushCurrent(created) == CUDA_ERROR_INVALID_CONTEXT);
+  CHECK(cuCtxDestroy(primary) == CUDA_ERROR_INVALID_CONTEXT);
+
+  // Another thread starts with an empty stack.
+  CUresult other = CUDA_SUCCESS;
+  CUcontext other_current = primary;
+  std::thread([&] {
+    other = cuCtxGetCurrent(&other_current);
+  }).join();
+  CHECK(other == CUDA_SUCCESS);
+  CHECK(other_current == nullptr);
+  CUdevice dev = -1;
+  REQUIRE_CU(cuCtxGetDevice(&dev));
+  CHECK(dev == 0);
+}
+
+TEST_CASE("primary context state, flags and limits", "[context]") {
+  primary_context();
+  unsigned flags = 99;
+  int active = 0;
+  REQUIRE_CU(cuDevicePrimaryCtxGetState(0, &flags, &active));
+  CHECK(active == 1);
+  size_t value = 0;
+  REQUIRE_CU(cuCtxGetLimit(&value, CU_LIMIT_PRINTF_FIFO_SIZE));
+  CHECK(value == (1u << 20));
+  REQUIRE_CU(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 64 << 20));
+  REQUIRE_CU(cuCtxGetLimit(&value, CU_LIMIT_MALLOC_HEAP_SIZE));
+  CHECK(value == (64u << 20));
+  int least = 1, greatest = 1;
+  REQUIRE_CU(cuCtxGetStreamPriorityRange(&least, &greatest));
+  CHECK(least == 0);
+  CHECK(greatest < 0);
+  REQUIRE_CU(cuCtxSynchronize());
+}
+
+TEST_CASE("an unimplemented export answers NOT_SUPPORTED", "[device]") {
+  primary_context();
+  CUarray array = nullptr;
+  CUDA_ARRAY_DESCRIPTOR desc{};
+  CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED);
+  CUgraph graph = nullptr;
+  CHECK(cuGraphCreate(&graph, 0) == CUDA_ERROR_NOT_SUPPORTED);
+}
