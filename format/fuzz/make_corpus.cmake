@@ -1,0 +1,15 @@
+# Writes the reader fuzzer's seed corpus: small captures, closed and killed (no index).
+file(REMOVE_RECURSE ${CORPUS})
+file(MAKE_DIRECTORY ${CORPUS})
+foreach(variant closed killed)
+  set(extra --small --calls 30)
+  if(variant STREQUAL "killed")
+    list(APPEND extra --no-close)
+  endif()
+  execute_process(COMMAND ${WRITER} ${CORPUS}/${variant}.cusnap ${CORPUS}/${variant}.json ${extra}
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "sample writer failed (${rc})")
+  endif()
+  file(REMOVE ${CORPUS}/${variant}.json)
+endforeach()

@@ -1,0 +1,125 @@
+// Streaming capture writer.
+//
+// Threading and ordering contract
+// - Every method is safe to call from any number of threads at once.
+// - append_call() assigns the record's global sequence number (CallRecord.seq) and, for launch
+//   records, the launch ordinal (Launch.ordinal), under one short lock. Sequence numbers are
+//   0-based, gap-free and strictly increasing in file order; the order is the order in which
+//   append_call() calls acquire that lock.
+// - put_blob() returns only after all of the blob's frames are queued, and frames reach the file
+//   in queue order. So a record that references a blob id obtained from put_blob() is always
+//   written after that blob: a truncated file never holds a call whose blobs are missing.
+//
+// Pipeline and memory bound
+// - Call records are serialized (standard Cap'n Proto framing, the caller's builder is only read
+//   and patched) into the current call frame buffer. The buffer is sealed into a frame job when it
+//   reaches `call_frame_bytes`, when `flush_interval` passes, or on flush()/close().
+// - Blobs are hashed first (XXH3-128 over the caller's bytes, no copy); a known id returns at once
+//   having written nothing, which makes a repeated upload cost zero bytes of blob data. New blobs
+//   are cut into `blob_chunk_bytes` chunks, each copied into its own frame job.
+// - `compression_threads` workers compress jobs in parallel (independent zstd frames at
+//   `compression_level`); one writer thread appends finished jobs to the file in queue order. A job
+//   whose compressed form would not save at least 1/64 of its bytes is stored raw (codec none).
+// - Policy when the disk cannot keep up: uncompressed bytes queued (sealed jobs not yet written)
+//   are capped by `max_queued_bytes`. Blocking calls wait for room; the try_* variants return
+//   kWouldBlock instead and enqueue nothing. A single chunk larger than the cap is admitted when the
+//   queue is empty, so progress never deadlocks. queued_bytes() lets a caller watch the depth.
+// - An I/O error puts the writer in a failed state: every later call returns that error (the
+//   interceptor then records nothing more and lets the application run on).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include <capnp/message.h>
+
+#include "cusnap/format/blob_id.h"
+#include "cusnap/format/status.h"
+
+namespace cusnap::format {
+
+struct WriterOptions {
+  int compression_level = 3;             // zstd level (1..19); 0 stores everything raw
+  unsigned compression_threads = 0;      // 0: hardware_concurrency(), at most 16
+  size_t call_frame_bytes = 2u << 20;    // seal a call frame at this many uncompressed bytes
+  size_t blob_chunk_bytes = 8u << 20;    // blobs are split into frames of this size
+  size_t max_queued_bytes = 256u << 20;  // cap on uncompressed bytes waiting for disk
+  std::chrono::milliseconds flush_interval{200};  // seal a non-empty call frame this often
+  bool sync_on_flush = false;            // fdatasync() in flush() and close()
+};
+
+// Counters, cheap to read at any time.
+struct WriterCounters {
+  uint64_t calls = 0;                 // records appended
+  uint64_t launches = 0;
+  uint64_t frames_written = 0;
+  uint64_t file_bytes = 0;            // bytes written to the file so far
+  uint64_t blob_puts = 0;
+  uint64_t blob_bytes_logical = 0;    // sum of put_blob sizes, dedup hits included
+  uint64_t blob_bytes_unique = 0;     // sizes of distinct blobs
+  uint64_t blob_bytes_stored = 0;     // blob frame payload bytes written (after compression)
+  uint64_t dedup_hits = 0;
+};
+
+class Writer {
+ public:
+  // Creates (truncating) `path`, writes the file header and the header frame. `header` must have
+  // a schema::CaptureHeader root; schemaVersion and containerVersion are filled in by the writer,
+  // toolName defaults to "cusnap". The header builder is not retained.
+  static Result<std::unique_ptr<Writer>> create(const std::string& path,
+                                                capnp::MessageBuilder& header,
+                                                const WriterOptions& options = {});
+  // Same, on an already open, writable, empty file descriptor (which the writer then owns).
+  static Result<std::unique_ptr<Writer>> create_fd(int fd, std::string display_name,
+                                                   capnp::MessageBuilder& header,
+                                                   const WriterOptions& options = {});
+
+  ~Writer();  // close()s if still open, ignoring errors
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Appends a record. `record` must have a schema::CallRecord root; the writer sets its `seq`
+  // (and `launch.ordinal` for launches) and returns the seq. Only the call itself touches the
+  // builder. Every segment of the builder is copied, garbage included: do not reuse one builder
+  // by calling initRoot() again (the old root stays in its arena and the copies grow); instead
+  // construct a MallocMessageBuilder per record over a reused, zeroed first segment
+  // (MallocMessageBuilder(kj::ArrayPtr<capnp::word>)), which zeroes it again when destroyed.
+  Result<uint64_t> append_call(capnp::MessageBuilder& record);
+  // As append_call, but returns kWouldBlock instead of waiting when the queue is full.
+  Result<uint64_t> try_append_call(capnp::MessageBuilder& record);
+
+  // Convenience: a toolEvent record (kind is a schema::ToolEvent::Kind value).
+  Result<uint64_t> append_tool_event(uint16_t kind, const std::string& message,
+                                     uint64_t thread_id = 0);
+
+  // Stores `bytes` once per file and returns their content id (see the contract above). Empty
+  // input returns the id of the empty blob and is stored too (one empty frame).
+  Result<BlobId> put_blob(std::span<const uint8_t> bytes);
+  // Never waits: kWouldBlock (nothing stored) when the bytes do not fit in the queue right now.
+  // A blob already in the file always succeeds.
+  Result<BlobId> try_put_blob(std::span<const uint8_t> bytes);
+  // True when a blob with this id has already been stored (or queued) in this file.
+  bool has_blob(const BlobId& id) const;
+
+  // Seals the current call frame and waits until everything queued so far is in the file.
+  Status flush();
+  // flush(), then writes the index frame and the trailer and closes the file. Idempotent; the
+  // first call's result is returned again by later calls. After close() every append fails.
+  Status close();
+
+  size_t queued_bytes() const;      // uncompressed bytes queued and not yet written
+  WriterCounters counters() const;
+  Status status() const;            // OK, or the error that failed the writer
+  const std::string& path() const;
+
+  class Impl;
+
+ private:
+  explicit Writer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cusnap::format

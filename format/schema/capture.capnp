@@ -1,0 +1,541 @@
+# cusnap capture schema. docs/format.md describes how these messages sit in the container.
+#
+# Rules for changing this file: field ordinals and enumerant orders are append-only; never
+# renumber, retype or remove anything (mark it obsolete in a comment instead). Bump
+# `schemaVersion` when adding fields a reader might want to know about.
+#
+# Conventions:
+# - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
+#   CUmemoryPool, CUmemGenericAllocationHandle, ...) are the UInt64 value the application saw.
+#   0 means NULL (e.g. the legacy default stream).
+# - Device addresses and host pointers are UInt64.
+# - Bulk bytes never live in records: they are blobs, referenced by BlobId (XXH3-128 of the
+#   content). The all-zero BlobId means "no blob".
+# - Times are nanoseconds of CLOCK_MONOTONIC unless a name says otherwise;
+#   CaptureHeader.monotonicAtCreationNs relates them to creationTimeNs (wall clock).
+
+@0xe3dd443518fced3b;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("cusnap::format::schema");
+
+const schemaVersion :UInt32 = 1;
+
+struct BlobId {
+  high @0 :UInt64;
+  low @1 :UInt64;
+}
+
+struct KeyValue {
+  key @0 :Text;
+  value @1 :Text;
+}
+
+# ------------------------------------------------------------------------------------------------
+# Header (frame 0)
+
+struct CaptureHeader {
+  toolName @0 :Text;                # "cusnap"
+  toolVersion @1 :Text;
+  schemaVersion @2 :UInt32;         # the schemaVersion constant of the writer
+  containerVersion @3 :UInt32;      # major << 16 | minor
+  creationTimeNs @4 :Int64;         # wall clock, ns since the Unix epoch
+  monotonicAtCreationNs @5 :Int64;  # CLOCK_MONOTONIC at the same instant
+  hostName @6 :Text;
+  pid @7 :UInt32;
+  commandLine @8 :List(Text);       # argv
+  workingDirectory @9 :Text;
+  environment @10 :List(KeyValue);  # selected variables only (CUDA_*, LD_*, ...)
+  driverVersion @11 :Int32;         # cuDriverGetVersion of the real driver, 0 if unknown
+  driverPath @12 :Text;             # path of the real libcuda that was interposed
+  devices @13 :List(DeviceProperties);
+  options @14 :CaptureOptions;
+}
+
+struct DeviceProperties {
+  ordinal @0 :Int32;
+  name @1 :Text;
+  uuid @2 :Data;                    # 16 bytes (CUuuid)
+  totalMemoryBytes @3 :UInt64;
+  computeCapabilityMajor @4 :Int32;
+  computeCapabilityMinor @5 :Int32;
+  multiprocessorCount @6 :Int32;
+  pciBusId @7 :Text;
+  attributes @8 :List(DeviceAttribute);  # any CU_DEVICE_ATTRIBUTE_* the tool queried
+}
+
+struct DeviceAttribute {
+  id @0 :Int32;                     # CUdevice_attribute
+  value @1 :Int32;
+}
+
+struct CaptureOptions {
+  mode @0 :CaptureMode;
+  kernelRegex @1 :Text;             # snapshot filter, Nsight Compute style
+  launchSkip @2 :UInt64;
+  launchCount @3 :UInt64;           # 0 = unlimited
+  compressionLevel @4 :Int32;
+  snapshotChunkBytes @5 :UInt64;
+  recordDeviceToHostChecksums @6 :Bool;
+  extra @7 :List(KeyValue);         # options not covered above, verbatim
+
+  enum CaptureMode {
+    stream @0;                      # calls + every byte entering device memory
+    snapshot @1;                    # stream + device memory around selected launches
+  }
+}
+
+# ------------------------------------------------------------------------------------------------
+# Call records (call frames)
+
+struct CallRecord {
+  seq @0 :UInt64;                   # global call order, 0-based, gap-free; set by the writer
+  threadId @1 :UInt64;              # OS thread id (gettid) of the calling thread
+  startNs @2 :Int64;
+  endNs @3 :Int64;
+  result @4 :Int32;                 # CUresult returned to the application
+  apiName @5 :Text;                 # exported symbol actually called, e.g. "cuLaunchKernel_ptsz"
+  context @6 :UInt64;               # context current on the thread when the call returned
+
+  union {
+    generic @7 :GenericCall;
+    toolEvent @8 :ToolEvent;
+    contextCreate @9 :ContextCreate;
+    contextDestroy @10 :ContextDestroy;
+    contextSetCurrent @11 :ContextSetCurrent;
+    primaryContext @12 :PrimaryContext;
+    contextSynchronize @13 :ContextSynchronize;
+    moduleLoad @14 :ModuleLoad;
+    moduleUnload @15 :ModuleUnload;
+    functionGet @16 :FunctionGet;
+    functionSetAttribute @17 :FunctionSetAttribute;
+    globalGet @18 :GlobalGet;
+    memAlloc @19 :MemAlloc;
+    memFree @20 :MemFree;
+    memcpy @21 :Memcpy;
+    memset @22 :Memset;
+    launch @23 :Launch;
+    streamCreate @24 :StreamCreate;
+    streamDestroy @25 :StreamDestroy;
+    streamWaitEvent @26 :StreamWaitEvent;
+    streamSynchronize @27 :StreamSynchronize;
+    streamQuery @28 :StreamQuery;
+    eventCreate @29 :EventCreate;
+    eventRecord @30 :EventRecord;
+    eventSynchronize @31 :EventSynchronize;
+    eventDestroy @32 :EventDestroy;
+    eventElapsedTime @33 :EventElapsedTime;
+    eventQuery @34 :EventQuery;
+    hostFunc @35 :HostFunc;
+    memorySnapshot @36 :MemorySnapshot;
+  }
+}
+
+# A call the tool passes through without modelling its effect.
+struct GenericCall {
+  args @0 :Text;                    # optional human-readable arguments
+}
+
+struct ToolEvent {
+  kind @0 :Kind;
+  message @1 :Text;
+  relatedSeq @2 :UInt64;            # a call this event is about, if any (see hasRelatedSeq)
+  hasRelatedSeq @3 :Bool;
+
+  enum Kind {
+    info @0;
+    warning @1;
+    internalError @2;
+    captureDisabled @3;             # recording stops after this record; the app keeps running
+    captureEnabled @4;
+    recordsDropped @5;              # message says how many and why
+  }
+}
+
+struct ContextCreate {
+  context @0 :UInt64;
+  device @1 :Int32;
+  flags @2 :UInt32;
+  params @3 :List(KeyValue);        # cuCtxCreate_v3/v4 extras (exec affinity, CIG), as text
+}
+
+struct ContextDestroy {
+  context @0 :UInt64;
+}
+
+struct ContextSetCurrent {
+  op @0 :Op;
+  context @1 :UInt64;               # the context made current (set/push) or popped (pop)
+
+  enum Op {
+    set @0;
+    push @1;
+    pop @2;
+  }
+}
+
+struct PrimaryContext {
+  op @0 :Op;
+  device @1 :Int32;
+  context @2 :UInt64;               # retain: the primary context returned
+  flags @3 :UInt32;                 # setFlags
+
+  enum Op {
+    retain @0;
+    release @1;
+    reset @2;
+    setFlags @3;
+  }
+}
+
+struct ContextSynchronize {}
+
+struct JitOption {
+  option @0 :Int32;                 # CUjit_option or CUlibraryOption value
+  value @1 :UInt64;                 # scalar value (or the pointer the app passed)
+  text @2 :Text;                    # for string-valued options, the string
+}
+
+struct ModuleLoad {
+  kind @0 :ImageKind;
+  handle @1 :UInt64;                # CUmodule, or CUlibrary when isLibrary
+  isLibrary @2 :Bool;               # cuLibraryLoad*
+  image @3 :BlobId;                 # the code image as the driver received it (file: its contents)
+  imageSize @4 :UInt64;
+  path @5 :Text;                    # for *LoadFromFile / cuLibraryLoadFromFile
+  jitOptions @6 :List(JitOption);
+  libraryOptions @7 :List(JitOption);
+
+  enum ImageKind {
+    unknown @0;
+    ptx @1;
+    cubin @2;
+    fatbin @3;
+    fatbinWrapper @4;               # __fatBinC_Wrapper_t; image holds the fatbin it points to
+    file @5;
+  }
+}
+
+struct ModuleUnload {
+  handle @0 :UInt64;
+  isLibrary @1 :Bool;
+}
+
+struct ParamSlot {
+  offset @0 :UInt32;
+  size @1 :UInt32;
+}
+
+struct FunctionGet {
+  kind @0 :Kind;
+  module @1 :UInt64;                # CUmodule or CUlibrary it came from
+  handle @2 :UInt64;                # the CUfunction or CUkernel returned
+  name @3 :Text;                    # mangled entry name
+  params @4 :List(ParamSlot);
+  layoutSource @5 :LayoutSource;
+  kernel @6 :UInt64;                # kernelGetFunction: the CUkernel that was converted
+
+  enum Kind {
+    moduleFunction @0;              # cuModuleGetFunction
+    libraryKernel @1;               # cuLibraryGetKernel
+    kernelGetFunction @2;           # cuKernelGetFunction
+    enumerated @3;                  # cuModuleEnumerateFunctions / cuLibraryEnumerateKernels
+  }
+  enum LayoutSource {
+    unknown @0;
+    driverQuery @1;                 # cuFuncGetParamInfo / cuKernelGetParamInfo
+    nvInfo @2;                      # EIATTR_KPARAM_INFO in the cubin
+    ptxSignature @3;                # the .entry parameter list
+  }
+}
+
+struct FunctionSetAttribute {
+  function @0 :UInt64;
+  isKernel @1 :Bool;
+  attribute @2 :Int32;              # CUfunction_attribute, or -1 for cuFuncSetCacheConfig
+  value @3 :Int64;
+  device @4 :Int32;                 # cuKernelSetAttribute
+}
+
+struct GlobalGet {
+  module @0 :UInt64;
+  isLibrary @1 :Bool;
+  name @2 :Text;
+  address @3 :UInt64;
+  size @4 :UInt64;
+}
+
+struct MemAlloc {
+  kind @0 :Kind;
+  address @1 :UInt64;               # device address or host pointer produced / affected
+  size @2 :UInt64;
+  pitch @3 :UInt64;                 # pitch: returned pitch
+  widthBytes @4 :UInt64;            # pitch
+  height @5 :UInt64;                # pitch
+  elementSize @6 :UInt32;           # pitch
+  flags @7 :UInt64;                 # alloc/host/register/managed flags
+  pool @8 :UInt64;                  # fromPool
+  stream @9 :UInt64;                # async / fromPool
+  handle @10 :UInt64;               # CUmemGenericAllocationHandle (vmm*)
+  offset @11 :UInt64;               # vmmMap: offset into the allocation
+  alignment @12 :UInt64;            # vmmReserve
+  locationType @13 :Int32;          # CUmemLocationType (vmmCreate, vmmSetAccess)
+  locationId @14 :Int32;
+  accessFlags @15 :UInt64;          # vmmSetAccess
+  hostPointer @16 :UInt64;          # hostRegister: registered range; hostAlloc with devicePointer
+  allocationType @17 :Int32;        # vmmCreate: CUmemAllocationType
+  handleTypes @18 :UInt64;          # vmmCreate: requested shareable handle types
+
+  enum Kind {
+    device @0;                      # cuMemAlloc
+    pitch @1;                       # cuMemAllocPitch
+    async @2;                       # cuMemAllocAsync
+    fromPool @3;                    # cuMemAllocFromPoolAsync
+    managed @4;                     # cuMemAllocManaged
+    host @5;                        # cuMemAllocHost
+    hostAlloc @6;                   # cuMemHostAlloc
+    hostRegister @7;                # cuMemHostRegister
+    vmmCreate @8;                   # cuMemCreate
+    vmmReserve @9;                  # cuMemAddressReserve
+    vmmMap @10;                     # cuMemMap
+    vmmSetAccess @11;               # cuMemSetAccess
+  }
+}
+
+struct MemFree {
+  kind @0 :Kind;
+  address @1 :UInt64;
+  size @2 :UInt64;
+  stream @3 :UInt64;
+  handle @4 :UInt64;
+
+  enum Kind {
+    device @0;                      # cuMemFree
+    async @1;                       # cuMemFreeAsync
+    host @2;                        # cuMemFreeHost
+    hostUnregister @3;              # cuMemHostUnregister
+    vmmUnmap @4;                    # cuMemUnmap
+    vmmRelease @5;                  # cuMemRelease
+    vmmAddressFree @6;              # cuMemAddressFree
+  }
+}
+
+struct CopyGeometry {
+  srcXInBytes @0 :UInt64;
+  srcY @1 :UInt64;
+  srcZ @2 :UInt64;
+  srcPitch @3 :UInt64;
+  srcHeight @4 :UInt64;
+  dstXInBytes @5 :UInt64;
+  dstY @6 :UInt64;
+  dstZ @7 :UInt64;
+  dstPitch @8 :UInt64;
+  dstHeight @9 :UInt64;
+  widthInBytes @10 :UInt64;
+  height @11 :UInt64;
+  depth @12 :UInt64;
+  srcMemoryType @13 :Int32;         # CUmemorytype
+  dstMemoryType @14 :Int32;
+  srcArray @15 :UInt64;             # CUarray, if an array is involved
+  dstArray @16 :UInt64;
+}
+
+struct Memcpy {
+  kind @0 :Kind;
+  dst @1 :UInt64;
+  src @2 :UInt64;
+  size @3 :UInt64;                  # bytes copied (for 2D/3D: width * height * depth)
+  async @4 :Bool;
+  stream @5 :UInt64;
+  payload @6 :BlobId;               # bytes that entered device memory from the host
+  hostChecksum @7 :UInt64;          # XXH3-64 of bytes the app received (toHost), if hasHostChecksum
+  hasHostChecksum @8 :Bool;
+  dimensions @9 :UInt8;             # 1, 2 or 3
+  geometry @10 :CopyGeometry;       # 2D/3D only
+  srcContext @11 :UInt64;           # peer copies
+  dstContext @12 :UInt64;
+
+  enum Kind {
+    hostToDevice @0;
+    deviceToHost @1;
+    deviceToDevice @2;
+    hostToHost @3;
+    unified @4;                     # cuMemcpy / CU_MEMORYTYPE_UNIFIED: direction from the pointers
+    peer @5;
+    arrayInvolved @6;               # an endpoint is a CUarray
+  }
+}
+
+struct Memset {
+  address @0 :UInt64;
+  value @1 :UInt32;
+  elementSize @2 :UInt8;            # 1, 2 or 4 (D8/D16/D32)
+  width @3 :UInt64;                 # elements per row (1D: element count)
+  height @4 :UInt64;                # 1 for 1D
+  pitch @5 :UInt64;                 # bytes between rows (2D)
+  async @6 :Bool;
+  stream @7 :UInt64;
+}
+
+struct LaunchAttribute {
+  id @0 :UInt32;                    # CUlaunchAttributeID
+  value @1 :Data;                   # the raw CUlaunchAttributeValue bytes
+}
+
+struct Launch {
+  kind @0 :Kind;
+  function @1 :UInt64;              # CUfunction (or CUkernel cast to CUfunction)
+  gridX @2 :UInt32;
+  gridY @3 :UInt32;
+  gridZ @4 :UInt32;
+  blockX @5 :UInt32;
+  blockY @6 :UInt32;
+  blockZ @7 :UInt32;
+  sharedBytes @8 :UInt32;
+  stream @9 :UInt64;
+  params @10 :Data;                 # packed parameter bytes laid out per `layout`
+  layout @11 :List(ParamSlot);      # where each parameter sits in `params`
+  layoutSeq @12 :UInt64;            # seq of the functionGet record the layout came from, if any
+  viaExtra @13 :Bool;               # the app passed CU_LAUNCH_PARAM_BUFFER_POINTER (`extra`)
+  attributes @14 :List(LaunchAttribute);
+  cooperative @15 :Bool;
+  ordinal @16 :UInt64;              # launch number, 0-based, gap-free; set by the writer
+  kernelName @17 :Text;             # convenience copy of the function's name
+
+  enum Kind {
+    launchKernel @0;
+    launchKernelEx @1;
+    launchCooperativeKernel @2;
+    launchCooperativeKernelMultiDevice @3;
+  }
+}
+
+struct StreamCreate {
+  stream @0 :UInt64;
+  flags @1 :UInt32;
+  priority @2 :Int32;
+}
+
+struct StreamDestroy {
+  stream @0 :UInt64;
+}
+
+struct StreamWaitEvent {
+  stream @0 :UInt64;
+  event @1 :UInt64;
+  flags @2 :UInt32;
+}
+
+struct StreamSynchronize {
+  stream @0 :UInt64;
+}
+
+struct StreamQuery {
+  stream @0 :UInt64;
+}
+
+struct EventCreate {
+  event @0 :UInt64;
+  flags @1 :UInt32;
+}
+
+struct EventRecord {
+  event @0 :UInt64;
+  stream @1 :UInt64;
+  flags @2 :UInt32;
+}
+
+struct EventSynchronize {
+  event @0 :UInt64;
+}
+
+struct EventDestroy {
+  event @0 :UInt64;
+}
+
+struct EventElapsedTime {
+  start @0 :UInt64;
+  end @1 :UInt64;
+  milliseconds @2 :Float32;
+}
+
+struct EventQuery {
+  event @0 :UInt64;
+}
+
+struct HostFunc {
+  stream @0 :UInt64;
+  function @1 :UInt64;              # host function pointer (not replayable; recorded for order)
+  userData @2 :UInt64;
+}
+
+struct MemoryChunk {
+  address @0 :UInt64;
+  size @1 :UInt64;
+  blob @2 :BlobId;
+}
+
+# Device memory contents around a selected launch (snapshot captures).
+struct MemorySnapshot {
+  phase @0 :Phase;
+  launchOrdinal @1 :UInt64;
+  chunks @2 :List(MemoryChunk);
+
+  enum Phase {
+    beforeLaunch @0;
+    afterLaunch @1;
+    onDemand @2;
+  }
+}
+
+# ------------------------------------------------------------------------------------------------
+# Index (the index frame, written at close; rebuilt by scanning when absent)
+
+struct CaptureIndex {
+  frames @0 :List(FrameEntry);
+  blobs @1 :List(BlobEntry);
+  launches @2 :List(LaunchEntry);
+  callCount @3 :UInt64;
+  kindCounts @4 :List(KindCount);
+  stats @5 :WriterStats;
+}
+
+struct FrameEntry {
+  offset @0 :UInt64;                # byte offset of the frame header
+  kind @1 :UInt8;                   # FrameKind
+  storedSize @2 :UInt64;
+  rawSize @3 :UInt64;
+  firstSeq @4 :UInt64;              # calls frames
+  lastSeq @5 :UInt64;
+}
+
+struct BlobEntry {
+  id @0 :BlobId;
+  size @1 :UInt64;
+  chunks @2 :List(BlobChunk);       # in chunkOffset order, covering [0, size) exactly
+}
+
+struct BlobChunk {
+  frame @0 :UInt32;                 # index into CaptureIndex.frames
+  chunkOffset @1 :UInt64;
+}
+
+struct LaunchEntry {
+  ordinal @0 :UInt64;
+  seq @1 :UInt64;
+  frame @2 :UInt32;                 # index into CaptureIndex.frames
+}
+
+struct KindCount {
+  kind @0 :UInt16;                  # CallRecord union discriminant
+  count @1 :UInt64;
+}
+
+struct WriterStats {
+  blobPuts @0 :UInt64;              # put_blob calls
+  blobBytesLogical @1 :UInt64;      # sum of sizes over all put_blob calls (dedup hits included)
+  blobBytesUnique @2 :UInt64;       # uncompressed bytes of distinct blobs
+  blobBytesStored @3 :UInt64;       # blob payload bytes in the file (after compression)
+  callBytesRaw @4 :UInt64;          # uncompressed call frame payloads
+  callBytesStored @5 :UInt64;
+}

@@ -1,0 +1,93 @@
+// Message framing, zstd and low-level I/O helpers.
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "internal.h"
+
+namespace cusnap::format::detail {
+
+void append_message(std::vector<uint8_t>& out, capnp::MessageBuilder& message) {
+  kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments = message.getSegmentsForOutput();
+  size_t table_bytes = ((segments.size() + 2) / 2) * 8;
+  size_t total = table_bytes;
+  for (const auto& seg : segments) total += seg.size() * sizeof(capnp::word);
+  size_t pos = out.size();
+  out.resize(pos + total);
+  uint8_t* p = out.data() + pos;
+  std::memset(p, 0, table_bytes);
+  store_le32(p, static_cast<uint32_t>(segments.size() - 1));
+  for (size_t i = 0; i < segments.size(); ++i) {
+    store_le32(p + 4 * (i + 1), static_cast<uint32_t>(segments[i].size()));
+  }
+  p += table_bytes;
+  for (const auto& seg : segments) {
+    std::memcpy(p, seg.begin(), seg.size() * sizeof(capnp::word));
+    p += seg.size() * sizeof(capnp::word);
+  }
+}
+
+ZstdCompressor::ZstdCompressor() : cctx_(ZSTD_createCCtx()) {}
+ZstdCompressor::~ZstdCompressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_)); }
+
+bool ZstdCompressor::compress(std::span<const uint8_t> in, int level, std::vector<uint8_t>& out) {
+  if (cctx_ == nullptr) return false;
+  out.resize(ZSTD_compressBound(in.size()));
+  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), out.data(), out.size(), in.data(),
+                               in.size(), level);
+  if (ZSTD_isError(n) || n >= in.size() - in.size() / 64) {
+    out.clear();
+    return false;
+  }
+  out.resize(n);
+  return true;
+}
+
+Status zstd_decompress(std::span<const uint8_t> in, std::span<uint8_t> out) {
+  unsigned long long content = ZSTD_getFrameContentSize(in.data(), in.size());
+  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN) {
+    return Status::error(ErrorCode::kMalformed, "payload is not a zstd frame with a content size");
+  }
+  if (content != out.size()) {
+    return Status::error(ErrorCode::kMalformed, "zstd content size differs from raw_size")
+        .expected_found(std::to_string(out.size()), std::to_string(content));
+  }
+  size_t frame = ZSTD_findFrameCompressedSize(in.data(), in.size());
+  if (ZSTD_isError(frame) || frame != in.size()) {
+    return Status::error(ErrorCode::kMalformed, "payload is not exactly one zstd frame");
+  }
+  size_t n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
+  if (ZSTD_isError(n)) {
+    return Status::error(ErrorCode::kMalformed, std::string("zstd: ") + ZSTD_getErrorName(n));
+  }
+  if (n != out.size()) {
+    return Status::error(ErrorCode::kMalformed, "zstd produced fewer bytes than raw_size")
+        .expected_found(std::to_string(out.size()), std::to_string(n));
+  }
+  return Status::ok();
+}
+
+void encode_frame_header(FrameHeader& header, std::span<const uint8_t> stored,
+                         std::span<uint8_t, kFrameHeaderSize> out) {
+  header.stored_size = stored.size();
+  header.payload_checksum = checksum64(stored);
+  header.encode(out);
+}
+
+Status write_all(int fd, const uint8_t* data, size_t size, const std::string& what) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::error(ErrorCode::kIo, std::string("write failed: ") + std::strerror(errno))
+          .in_file(what);
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+}  // namespace cusnap::format::detail

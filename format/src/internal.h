@@ -1,0 +1,70 @@
+// Internal helpers shared by the writer and the reader (not installed, not public API).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <capnp/message.h>
+
+#include "cusnap/format/container.h"
+#include "cusnap/format/index.h"
+#include "cusnap/format/status.h"
+
+namespace cusnap::format::detail {
+
+// Appends `message` in standard Cap'n Proto stream framing (segment table + segments), exactly
+// what capnp::writeMessage produces, without an intermediate copy.
+void append_message(std::vector<uint8_t>& out, capnp::MessageBuilder& message);
+
+// zstd one-shot compression of `in` at `level` into `out` (resized). Returns false when the result
+// would not save at least 1/64 of the input (the caller then stores raw).
+struct ZstdCompressor {
+  ZstdCompressor();
+  ~ZstdCompressor();
+  ZstdCompressor(const ZstdCompressor&) = delete;
+  ZstdCompressor& operator=(const ZstdCompressor&) = delete;
+  bool compress(std::span<const uint8_t> in, int level, std::vector<uint8_t>& out);
+  void* cctx_;
+};
+
+// Decompresses one zstd frame of exactly `raw_size` bytes into `out` (which has raw_size bytes).
+Status zstd_decompress(std::span<const uint8_t> in, std::span<uint8_t> out);
+
+// Encodes a frame (header + payload) for a payload already in final (stored) form.
+void encode_frame_header(FrameHeader& header, std::span<const uint8_t> stored,
+                         std::span<uint8_t, kFrameHeaderSize> out);
+
+// write(2) until done; EINTR-safe.
+Status write_all(int fd, const uint8_t* data, size_t size, const std::string& what);
+
+// Writer statistics as kept in the index (WriterStats in the schema).
+struct IndexStats {
+  uint64_t blob_puts = 0;
+  uint64_t blob_bytes_logical = 0;
+  uint64_t blob_bytes_unique = 0;
+  uint64_t blob_bytes_stored = 0;
+  uint64_t call_bytes_raw = 0;
+  uint64_t call_bytes_stored = 0;
+};
+
+struct IndexData {
+  std::vector<FrameInfo> frames;
+  std::vector<BlobInfo> blobs;
+  std::vector<LaunchInfo> launches;
+  uint64_t call_count = 0;
+  std::vector<uint64_t> kind_counts;  // by CallRecord::Which
+  std::optional<IndexStats> writer_stats;
+};
+
+// Serializes the index as one CaptureIndex message (standard framing).
+std::vector<uint8_t> encode_index(const IndexData& index);
+// Decodes and structurally validates an index against a file of `file_size` bytes whose index
+// frame starts at `index_offset`. Any inconsistency is kMalformed.
+Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t file_size,
+                               uint64_t index_offset, uint64_t traversal_limit_words,
+                               int nesting_limit);
+
+}  // namespace cusnap::format::detail

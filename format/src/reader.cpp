@@ -1,0 +1,331 @@
+// Reader access paths: calls, launches, blobs, stats.
+#include <algorithm>
+
+#include <capnp/schema.h>
+
+#include "reader_impl.h"
+
+namespace cusnap::format {
+
+// ---- small public helpers -----------------------------------------------------------------------
+
+const char* integrity_name(Integrity integrity) {
+  switch (integrity) {
+    case Integrity::kWhole: return "whole";
+    case Integrity::kTruncated: return "truncated";
+    case Integrity::kCorrupt: return "corrupt";
+  }
+  return "unknown";
+}
+
+std::string IntegrityReport::summary() const {
+  std::string calls = last_good_seq ? "call " + std::to_string(*last_good_seq) : "no calls";
+  switch (state) {
+    case Integrity::kWhole:
+      return "whole (" + std::to_string(last_good_seq ? *last_good_seq + 1 : 0) + " calls)";
+    case Integrity::kTruncated:
+      return "truncated: capture ends after " + calls + " (byte offset " +
+             std::to_string(end_offset) + ")";
+    case Integrity::kCorrupt: {
+      std::string where = bad_frame ? "frame " + std::to_string(*bad_frame) + " at offset " +
+                                          std::to_string(end_offset)
+                                    : "byte offset " + std::to_string(end_offset);
+      return "corrupt: " + where + " failed: " + detail.to_string() + "; last good " + calls;
+    }
+  }
+  return "unknown";
+}
+
+std::string call_kind_name(uint16_t which) {
+  auto fields = capnp::Schema::from<schema::CallRecord>().getUnionFields();
+  for (auto field : fields) {
+    if (field.getProto().getDiscriminantValue() == which) {
+      return field.getProto().getName();
+    }
+  }
+  return "unknown(" + std::to_string(which) + ")";
+}
+
+uint16_t call_kind_count() {
+  return static_cast<uint16_t>(capnp::Schema::from<schema::CallRecord>().getUnionFields().size());
+}
+
+void walk_all_fields(capnp::DynamicStruct::Reader reader);
+
+namespace {
+
+void walk_value(const capnp::DynamicValue::Reader& value) {
+  switch (value.getType()) {
+    case capnp::DynamicValue::STRUCT:
+      walk_all_fields(value.as<capnp::DynamicStruct>());
+      break;
+    case capnp::DynamicValue::LIST:
+      for (auto element : value.as<capnp::DynamicList>()) walk_value(element);
+      break;
+    case capnp::DynamicValue::TEXT:
+      (void)value.as<capnp::Text>().size();
+      break;
+    case capnp::DynamicValue::DATA:
+      (void)value.as<capnp::Data>().size();
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+void walk_all_fields(capnp::DynamicStruct::Reader reader) {
+  for (auto field : reader.getSchema().getNonUnionFields()) {
+    if (reader.has(field)) walk_value(reader.get(field));
+  }
+  KJ_IF_MAYBE(active, reader.which()) {
+    if (reader.has(*active)) walk_value(reader.get(*active));
+  }
+}
+
+// ---- CallRef ------------------------------------------------------------------------------------
+
+CallRef::CallRef(std::unique_ptr<State> state, uint64_t seq, uint32_t frame)
+    : state_(std::move(state)), seq_(seq), frame_(frame) {}
+CallRef::CallRef(CallRef&&) noexcept = default;
+CallRef& CallRef::operator=(CallRef&&) noexcept = default;
+CallRef::~CallRef() = default;
+
+schema::CallRecord::Reader CallRef::get() const {
+  return state_->reader->getRoot<schema::CallRecord>();
+}
+
+std::span<const uint8_t> CallRef::message_bytes() const {
+  return {reinterpret_cast<const uint8_t*>(state_->message.begin()),
+          state_->message.size() * sizeof(capnp::word)};
+}
+
+// ---- Reader::Impl access ------------------------------------------------------------------------
+
+Result<FrameHeader> Reader::Impl::checked_header(uint32_t index_pos) const {
+  if (index_pos >= index.frames.size()) {
+    return Status::error(ErrorCode::kNotFound, "no such frame").in_frame(index_pos);
+  }
+  const FrameInfo& info = index.frames[index_pos];
+  auto h = read_frame_header(info.offset, index_pos);
+  if (!h) return h.status();
+  const FrameHeader& fh = h.value();
+  if (fh.kind != info.kind || fh.stored_size != info.stored_size || fh.raw_size != info.raw_size ||
+      (fh.kind == FrameKind::kCalls &&
+       (fh.first_seq != info.first_seq || fh.last_seq != info.last_seq))) {
+    return Status::error(ErrorCode::kCorrupt, "frame header disagrees with the index")
+        .in_file(src->name())
+        .in_frame(index_pos)
+        .at_offset(info.offset);
+  }
+  return h;
+}
+
+Result<std::shared_ptr<const DecodedCallFrame>> Reader::Impl::decode_call_frame(uint32_t pos) {
+  if (pos == cached_index && cached) return cached;
+  auto h = checked_header(pos);
+  if (!h) return h.status();
+  if (h.value().kind != FrameKind::kCalls) {
+    return Status::error(ErrorCode::kInvalidArgument, "not a call frame").in_frame(pos);
+  }
+  auto payload = read_payload(h.value(), index.frames[pos].offset, pos);
+  if (!payload) return payload.status();
+  auto frame = std::make_shared<DecodedCallFrame>();
+  frame->payload = std::move(payload.value());
+  frame->first_seq = h.value().first_seq;
+  Status st = split_calls(h.value(), frame->payload, capnp_options(), frame->starts, nullptr, false);
+  if (!st.is_ok()) return st.in_file(src->name()).in_frame(pos).at_offset(index.frames[pos].offset);
+  cached = frame;
+  cached_index = pos;
+  return std::shared_ptr<const DecodedCallFrame>(std::move(frame));
+}
+
+Result<CallRef> Reader::Impl::make_call_ref(std::shared_ptr<const DecodedCallFrame> frame,
+                                            uint32_t frame_index, uint64_t seq) const {
+  size_t i = static_cast<size_t>(seq - frame->first_seq);
+  if (seq < frame->first_seq || i + 1 >= frame->starts.size()) {
+    return Status::error(ErrorCode::kNotFound, "call not in frame").at_call(seq);
+  }
+  auto state = std::make_unique<CallRef::State>();
+  state->message = frame->payload.words.asPtr().slice(frame->starts[i], frame->starts[i + 1]);
+  state->frame = std::move(frame);
+  try {
+    state->reader = std::make_unique<capnp::FlatArrayMessageReader>(state->message, capnp_options());
+  } catch (const kj::Exception& e) {
+    return Status::error(ErrorCode::kMalformed, e.getDescription().cStr()).at_call(seq);
+  }
+  return CallRef(std::move(state), seq, frame_index);
+}
+
+// ---- Reader -------------------------------------------------------------------------------------
+
+Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Reader::~Reader() = default;
+
+const FileHeader& Reader::file_header() const { return impl_->file_header; }
+schema::CaptureHeader::Reader Reader::header() const {
+  return impl_->header_reader->getRoot<schema::CaptureHeader>();
+}
+uint64_t Reader::file_size() const { return impl_->src->size(); }
+const std::string& Reader::path() const { return impl_->src->name(); }
+const IntegrityReport& Reader::recovery() const { return impl_->recovery; }
+const std::vector<FrameInfo>& Reader::frames() const { return impl_->index.frames; }
+const std::vector<BlobInfo>& Reader::blobs() const { return impl_->index.blobs; }
+const std::vector<LaunchInfo>& Reader::launches() const { return impl_->index.launches; }
+uint64_t Reader::call_count() const { return impl_->index.call_count; }
+const std::vector<uint64_t>& Reader::kind_counts() const { return impl_->index.kind_counts; }
+
+const BlobInfo* Reader::find_blob(const BlobId& id) const {
+  auto it = impl_->blob_pos.find(id);
+  return it == impl_->blob_pos.end() ? nullptr : &impl_->index.blobs[it->second];
+}
+
+CaptureStats Reader::stats() const {
+  CaptureStats s;
+  s.file_bytes = file_size();
+  s.frames = impl_->index.frames.size();
+  for (const FrameInfo& f : impl_->index.frames) {
+    if (f.kind == FrameKind::kCalls) {
+      ++s.call_frames;
+      s.call_bytes_raw += f.raw_size;
+      s.call_bytes_stored += f.stored_size;
+    } else if (f.kind == FrameKind::kBlob) {
+      ++s.blob_frames;
+    }
+  }
+  s.calls = impl_->index.call_count;
+  s.launches = impl_->index.launches.size();
+  s.blobs = impl_->index.blobs.size();
+  for (const BlobInfo& b : impl_->index.blobs) {
+    s.blob_bytes_unique += b.size;
+    s.blob_bytes_stored += b.stored_bytes;
+  }
+  if (impl_->index.writer_stats) {
+    s.blob_puts = impl_->index.writer_stats->blob_puts;
+    s.blob_bytes_logical = impl_->index.writer_stats->blob_bytes_logical;
+  }
+  return s;
+}
+
+Result<CallRef> Reader::call(uint64_t seq) {
+  if (seq >= impl_->index.call_count) {
+    return Status::error(ErrorCode::kNotFound, "no such call")
+        .in_file(path())
+        .at_call(seq)
+        .expected_found("< " + std::to_string(impl_->index.call_count), std::to_string(seq));
+  }
+  const auto& frames = impl_->index.frames;
+  auto& calls = impl_->call_frames;
+  // First call frame whose last_seq >= seq.
+  auto it = std::lower_bound(calls.begin(), calls.end(), seq, [&](uint32_t f, uint64_t s) {
+    return frames[f].last_seq < s;
+  });
+  if (it == calls.end() || frames[*it].first_seq > seq) {
+    return Status::error(ErrorCode::kNotFound, "no frame holds this call").at_call(seq);
+  }
+  auto frame = impl_->decode_call_frame(*it);
+  if (!frame) return frame.status().at_call(seq);
+  return impl_->make_call_ref(std::move(frame.value()), *it, seq);
+}
+
+Result<CallRef> Reader::launch(uint64_t ordinal) {
+  if (ordinal >= impl_->index.launches.size()) {
+    return Status::error(ErrorCode::kNotFound, "no such launch")
+        .in_file(path())
+        .expected_found("< " + std::to_string(impl_->index.launches.size()),
+                        std::to_string(ordinal));
+  }
+  const LaunchInfo& l = impl_->index.launches[ordinal];
+  auto frame = impl_->decode_call_frame(l.frame);
+  if (!frame) return frame.status().at_call(l.seq);
+  auto ref = impl_->make_call_ref(std::move(frame.value()), l.frame, l.seq);
+  if (!ref) return ref;
+  try {
+    auto rec = ref.value().get();
+    if (!rec.isLaunch() || rec.getLaunch().getOrdinal() != ordinal) {
+      return Status::error(ErrorCode::kCorrupt, "launch table points at a different record")
+          .at_call(l.seq);
+    }
+  } catch (const kj::Exception& e) {
+    return Status::error(ErrorCode::kMalformed, e.getDescription().cStr()).at_call(l.seq);
+  }
+  return ref;
+}
+
+Status Reader::for_each_call(const std::function<bool(const CallRef&)>& fn, uint64_t first_seq) {
+  for (uint32_t f : impl_->call_frames) {
+    const FrameInfo& info = impl_->index.frames[f];
+    if (info.last_seq < first_seq) continue;
+    auto frame = impl_->decode_call_frame(f);
+    if (!frame) return frame.status();
+    for (uint64_t seq = std::max(first_seq, info.first_seq); seq <= info.last_seq; ++seq) {
+      auto ref = impl_->make_call_ref(frame.value(), f, seq);
+      if (!ref) return ref.status();
+      if (!fn(ref.value())) return Status::ok();
+    }
+  }
+  return Status::ok();
+}
+
+Status Reader::read_blob_chunks(
+    const BlobId& id, const std::function<Status(uint64_t, std::span<const uint8_t>)>& sink) {
+  const BlobInfo* blob = find_blob(id);
+  if (blob == nullptr) {
+    return Status::error(ErrorCode::kNotFound, "no such blob: " + id.to_hex()).in_file(path());
+  }
+  BlobHasher hasher;
+  for (const BlobChunkRef& c : blob->chunks) {
+    auto h = impl_->checked_header(c.frame);
+    if (!h) return h.status();
+    const FrameHeader& fh = h.value();
+    if (fh.kind != FrameKind::kBlob || fh.blob_id != id || fh.chunk_offset != c.chunk_offset ||
+        fh.blob_size != blob->size) {
+      return Status::error(ErrorCode::kCorrupt, "blob frame does not belong to this blob")
+          .in_file(path()).in_frame(c.frame).at_offset(impl_->index.frames[c.frame].offset);
+    }
+    auto payload = impl_->read_payload(fh, impl_->index.frames[c.frame].offset, c.frame);
+    if (!payload) return payload.status();
+    hasher.update(payload.value().bytes());
+    Status st = sink(c.chunk_offset, payload.value().bytes());
+    if (!st.is_ok()) return st;
+  }
+  BlobId actual = hasher.finish();
+  if (actual != id) {
+    return Status::error(ErrorCode::kCorrupt, "blob content does not match its id")
+        .in_file(path())
+        .expected_found(id.to_hex(), actual.to_hex());
+  }
+  return Status::ok();
+}
+
+Result<std::vector<uint8_t>> Reader::read_blob(const BlobId& id) {
+  const BlobInfo* blob = find_blob(id);
+  if (blob == nullptr) {
+    return Status::error(ErrorCode::kNotFound, "no such blob: " + id.to_hex()).in_file(path());
+  }
+  std::vector<uint8_t> out;
+  out.reserve(static_cast<size_t>(blob->size));
+  Status st = read_blob_chunks(id, [&](uint64_t, std::span<const uint8_t> bytes) {
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    return Status::ok();
+  });
+  if (!st.is_ok()) return st;
+  return out;
+}
+
+Result<std::vector<uint8_t>> Reader::frame_payload(uint32_t index) {
+  auto h = impl_->checked_header(index);
+  if (!h) return h.status();
+  auto payload = impl_->read_payload(h.value(), impl_->index.frames[index].offset, index);
+  if (!payload) return payload.status();
+  auto bytes = payload.value().bytes();
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+IntegrityReport Reader::verify(const std::function<void(uint64_t, uint64_t)>& progress) {
+  ScanResult result = impl_->scan(true, progress);
+  return std::move(result.report);
+}
+
+}  // namespace cusnap::format

@@ -1,0 +1,103 @@
+// The writer's frame pipeline: compression workers plus one thread that appends finished frames
+// to the file in submission order, and keeps the index of what it wrote.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cusnap/format/container.h"
+#include "cusnap/format/index.h"
+#include "cusnap/format/status.h"
+#include "internal.h"
+
+namespace cusnap::format::detail {
+
+struct FrameJob {
+  FrameHeader header;            // kind and kind-specific fields; the rest is filled in later
+  std::vector<uint8_t> raw;      // uncompressed payload
+  std::vector<uint8_t> stored;   // compressed payload when header.codec == kZstd
+  std::vector<std::pair<uint64_t, uint64_t>> launches;  // (ordinal, seq) in a call frame
+  size_t reserved = 0;           // queue bytes this job holds (released once written)
+  bool compressed = false;       // the compression step has run
+};
+
+struct PipelineOptions {
+  int compression_level = 3;
+  unsigned threads = 1;
+  size_t max_queued_bytes = 256u << 20;
+};
+
+class FramePipeline {
+ public:
+  // `next_frame_index` and `offset` continue after what the caller already wrote (file header,
+  // header frame); `index` holds the header frame's entry.
+  FramePipeline(int fd, std::string path, PipelineOptions options, uint64_t next_frame_index,
+                uint64_t offset, IndexData index);
+  ~FramePipeline();
+  FramePipeline(const FramePipeline&) = delete;
+  FramePipeline& operator=(const FramePipeline&) = delete;
+
+  // Claims `bytes` of queue room. Blocking: waits until they fit under the cap, or the queue is
+  // empty (so a single oversized chunk still goes through). Non-blocking: kWouldBlock unless they
+  // fit now. Fails with the pipeline's error once it has failed.
+  Status reserve(size_t bytes, bool block);
+  void unreserve(size_t bytes);
+  // Queues a job whose raw size was reserved. Never blocks.
+  Status push(std::unique_ptr<FrameJob> job);
+  // Waits until every job pushed so far is written (or the pipeline failed).
+  Status drain();
+  // drain(), then stops all threads. Returns the pipeline's final status.
+  Status stop();
+
+  size_t queued_bytes() const;
+  Status status() const;
+  uint64_t file_offset() const;  // valid after stop()
+  uint64_t frames_written() const;
+  uint64_t file_bytes() const;
+  uint64_t blob_bytes_stored() const;
+  // The index as built by the writer thread; valid after stop().
+  IndexData& index() { return index_; }
+  uint64_t next_frame_index() const { return next_frame_index_; }
+
+ private:
+  void worker_main();
+  void writer_main();
+  void fail(Status status);  // mu_ held
+  void record_written(const FrameJob& job, uint64_t offset);
+
+  const int fd_;
+  const std::string path_;
+  const PipelineOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;   // workers: a job to compress, or stopping
+  std::condition_variable done_cv_;   // writer thread: the front job is compressed, or stopping
+  std::condition_variable space_cv_;  // producers: queue room, drained, or failed
+  std::deque<std::unique_ptr<FrameJob>> jobs_;
+  size_t next_to_compress_ = 0;       // index into jobs_ of the first job nobody has taken
+  size_t queued_bytes_ = 0;
+  uint64_t pushed_ = 0;
+  uint64_t written_ = 0;
+  bool stopping_ = false;
+  Status status_;
+
+  uint64_t next_frame_index_;
+  uint64_t offset_;        // writer thread only (read after stop)
+  uint64_t file_bytes_;    // guarded by mu_
+  uint64_t blob_bytes_stored_ = 0;  // guarded by mu_
+  IndexData index_;        // writer thread only (read after stop)
+  std::unordered_map<BlobId, size_t, BlobIdHash> blob_pos_;  // id -> index_.blobs (writer thread)
+
+  std::vector<std::thread> workers_;
+  std::thread writer_;
+};
+
+}  // namespace cusnap::format::detail
