@@ -1,0 +1,341 @@
+// `cusnap capture`: sets up the environment the interceptor reads (docs/capture.md), runs the
+// application (fork + exec + waitpid, forwarding SIGINT/SIGTERM), then summarises the capture.
+// The application's stdout stays the application's: everything cusnap says goes to stderr.
+#include "capture.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <capnp/message.h>
+
+#include "common.h"
+#include "info_collect.h"
+
+namespace cusnap::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CaptureArgs {
+  std::string output;
+  std::string driver = "auto";
+  bool force_overwrite = false;
+  int compress_level = 3;
+  std::vector<std::string> command;
+};
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string executable_dir() {
+  std::error_code error;
+  fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return error ? std::string() : self.parent_path().string();
+}
+
+// Where a cusnap library lives: $<env_var>, next to the build tree's bin/ (<exe>/../<build_rel>),
+// the install layout (<exe>/../lib/cusnap/<name>), or the build directory compiled in.
+std::string find_library_dir(const char* env_var, const std::string& build_rel, const std::string& name,
+                             const char* file, const char* compiled_in) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') candidates.push_back(env);
+  std::string exe = executable_dir();
+  if (!exe.empty()) {
+    candidates.push_back(exe + "/../" + build_rel);
+    candidates.push_back(exe + "/../lib/cusnap/" + name);
+  }
+  if (compiled_in != nullptr && *compiled_in != '\0') candidates.push_back(compiled_in);
+  for (const std::string& dir : candidates) {
+    if (is_file(dir + "/" + file)) {
+      std::error_code error;
+      fs::path canonical = fs::canonical(dir, error);
+      return error ? dir : canonical.string();
+    }
+  }
+  return {};
+}
+
+#ifndef CUSNAP_INTERCEPTOR_BUILD_DIR
+#define CUSNAP_INTERCEPTOR_BUILD_DIR ""
+#endif
+#ifndef CUSNAP_EMULATOR_BUILD_DIR
+#define CUSNAP_EMULATOR_BUILD_DIR ""
+#endif
+
+// True when the driver at `path` initialises and reports at least one device. Probed in a child
+// process so a misbehaving driver cannot disturb cusnap (and CUDA state never crosses a fork).
+bool driver_has_device(const std::string& path) {
+  pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) ::_exit(1);
+    using InitFn = int (*)(unsigned);
+    using CountFn = int (*)(int*);
+    auto init = reinterpret_cast<InitFn>(::dlsym(handle, "cuInit"));
+    auto count = reinterpret_cast<CountFn>(::dlsym(handle, "cuDeviceGetCount"));
+    int devices = 0;
+    if (init == nullptr || count == nullptr || init(0) != 0 || count(&devices) != 0 || devices <= 0) ::_exit(1);
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::optional<std::string> resolve_driver(const std::string& choice, const std::string& emulator_dir,
+                                          const std::string& shim_dir, std::string& error) {
+  std::string emulator = emulator_dir.empty() ? "" : emulator_dir + "/libcuda.so.1";
+  if (choice == "emulator") {
+    if (emulator.empty()) {
+      error = "the cusnap emulator was not found (set CUSNAP_EMULATOR_DIR)";
+      return std::nullopt;
+    }
+    return emulator;
+  }
+  if (choice == "auto") {
+    static const char* const kSystem[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1",
+                                          "/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1",
+                                          "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"};
+    for (const char* candidate : kSystem) {
+      std::error_code ec;
+      if (is_file(candidate) && !fs::equivalent(candidate, shim_dir + "/libcuda.so.1", ec) &&
+          driver_has_device(candidate)) {
+        return std::string(candidate);
+      }
+    }
+    if (emulator.empty()) {
+      error = "no NVIDIA driver with a device and no cusnap emulator found";
+      return std::nullopt;
+    }
+    return emulator;
+  }
+  std::error_code ec;
+  fs::path path = fs::absolute(choice, ec);
+  if (ec || !is_file(path.string())) {
+    error = "--driver " + choice + ": no such file";
+    return std::nullopt;
+  }
+  return fs::canonical(path, ec).string();
+}
+
+// Nsight Systems-style name expansion, as the interceptor does it (docs/capture.md).
+std::string expand_pattern(const std::string& pattern, long pid) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    char next = pattern[i + 1];
+    if (next == 'p') {
+      out += std::to_string(pid);
+      ++i;
+    } else if (next == 'h') {
+      char host[256] = {};
+      if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown-host");
+      out += host;
+      ++i;
+    } else if (next == '%') {
+      out += '%';
+      ++i;
+    } else if (next == 'q' && i + 2 < pattern.size() && pattern[i + 2] == '{' &&
+               pattern.find('}', i + 3) != std::string::npos) {
+      size_t close = pattern.find('}', i + 3);
+      if (const char* value = std::getenv(pattern.substr(i + 3, close - i - 3).c_str())) out += value;
+      i = close;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+// Default output: <app>.cusnap, or <app>.<n>.cusnap when that exists (never overwrites).
+std::string default_output(const std::string& app) {
+  std::string stem = fs::path(app).filename().string();
+  if (stem.empty()) stem = "capture";
+  for (int n = 0; n < 10000; ++n) {
+    std::string name = n == 0 ? stem + ".cusnap" : stem + "." + std::to_string(n) + ".cusnap";
+    if (!fs::exists(name)) return name;
+  }
+  return stem + ".cusnap";
+}
+
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int signal) {
+  if (g_child > 0) ::kill(g_child, signal);
+}
+
+void prepend_env(const char* name, const std::string& value, char separator) {
+  const char* old = std::getenv(name);
+  std::string joined = value;
+  if (old != nullptr && *old != '\0') joined += separator + std::string(old);
+  ::setenv(name, joined.c_str(), 1);
+}
+
+std::string human_bytes(uint64_t bytes) {
+  char buf[32];
+  if (bytes < 10 * 1024) {
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  } else if (bytes < 10ull * 1024 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  }
+  return buf;
+}
+
+void summarise(const std::string& file) {
+  auto opened = open_capture(file);
+  if (!opened) {
+    std::cerr << "cusnap capture: no capture summary: " << opened.status().to_string() << "\n";
+    return;
+  }
+  capnp::MallocMessageBuilder message;
+  auto info = message.initRoot<schema::InfoReport>();
+  format::Status status = collect_info(*opened.value(), file, info);
+  if (!status) {
+    std::cerr << "cusnap capture: " << file << ": " << status.to_string() << "\n";
+    return;
+  }
+  auto counts = info.getCounts();
+  auto bytes = info.getBytes();
+  std::cerr << "cusnap capture: " << counts.getCalls() << " calls, " << counts.getLaunches() << " launches, "
+            << counts.getKernels() << " kernels, " << human_bytes(bytes.getBlobUnique())
+            << " of unique payload, " << human_bytes(info.getFileBytes()) << " file -> " << file;
+  if (info.getIntegrity().getState() != schema::Integrity::State::WHOLE) {
+    std::cerr << " [" << info.getIntegrity().getSummary().cStr() << "]";
+  }
+  std::cerr << "\n";
+}
+
+// Files written by the application's own child processes: <stem>.<pid><ext>.
+std::vector<std::string> child_captures(const std::string& root) {
+  std::vector<std::string> found;
+  fs::path path(root);
+  std::string stem = path.stem().string(), ext = path.extension().string();
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.size() <= stem.size() + ext.size() + 1 || name.compare(0, stem.size() + 1, stem + ".") != 0 ||
+        name.compare(name.size() - ext.size(), ext.size(), ext) != 0) {
+      continue;
+    }
+    std::string middle = name.substr(stem.size() + 1, name.size() - stem.size() - 1 - ext.size());
+    if (!middle.empty() && middle.find_first_not_of("0123456789") == std::string::npos) {
+      found.push_back((dir / name).string());
+    }
+  }
+  return found;
+}
+
+int run_capture(const CaptureArgs& args) {
+  std::string shim_dir = find_library_dir("CUSNAP_INTERCEPTOR_DIR", "interceptor/lib", "interceptor",
+                                          "libcuda.so.1", CUSNAP_INTERCEPTOR_BUILD_DIR);
+  if (shim_dir.empty()) {
+    std::cerr << "cusnap capture: the cusnap interceptor (libcuda.so.1) was not found; set CUSNAP_INTERCEPTOR_DIR\n";
+    return kExitUsageOrIo;
+  }
+  std::string emulator_dir = find_library_dir("CUSNAP_EMULATOR_DIR", "emulator/lib", "emulator", "libcuda.so.1",
+                                              CUSNAP_EMULATOR_BUILD_DIR);
+  std::string error;
+  auto driver = resolve_driver(args.driver, emulator_dir, shim_dir, error);
+  if (!driver) {
+    std::cerr << "cusnap capture: " << error << "\n";
+    return kExitUsageOrIo;
+  }
+  std::string pattern = args.output.empty() ? default_output(args.command.front()) : args.output;
+  bool has_pid = pattern.find("%p") != std::string::npos;
+  if (!has_pid && !args.force_overwrite && fs::exists(expand_pattern(pattern, 0))) {
+    std::cerr << "cusnap capture: " << expand_pattern(pattern, 0)
+              << " exists (use --force-overwrite, or %p in the name)\n";
+    return kExitUsageOrIo;
+  }
+
+  ::setenv("CUSNAP_CAPTURE_OUTPUT", pattern.c_str(), 1);
+  ::setenv("CUSNAP_REAL_DRIVER", driver->c_str(), 1);
+  ::setenv("CUSNAP_COMPRESS_LEVEL", std::to_string(args.compress_level).c_str(), 1);
+  ::setenv("CUSNAP_FORCE_OVERWRITE", args.force_overwrite ? "1" : "0", 1);
+  ::setenv("CUSNAP_SHIM_PATH", (shim_dir + "/libcuda.so.1").c_str(), 1);
+  prepend_env("LD_LIBRARY_PATH", shim_dir, ':');
+  if (is_file(shim_dir + "/libcusnap_audit.so")) prepend_env("LD_AUDIT", shim_dir + "/libcusnap_audit.so", ':');
+
+  std::vector<char*> argv;
+  for (const std::string& arg : args.command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  std::cout.flush();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    std::cerr << "cusnap capture: fork failed: " << std::strerror(errno) << "\n";
+    return kExitUsageOrIo;
+  }
+  if (pid == 0) {
+    ::setenv("CUSNAP_CAPTURE_ROOT_PID", std::to_string(::getpid()).c_str(), 1);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "cusnap capture: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  g_child = pid;
+  struct sigaction forward {}, old_int {}, old_term {};
+  forward.sa_handler = forward_signal;
+  sigemptyset(&forward.sa_mask);
+  ::sigaction(SIGINT, &forward, &old_int);
+  ::sigaction(SIGTERM, &forward, &old_term);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  g_child = 0;
+  int app_rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+  std::string file = expand_pattern(pattern, pid);
+  if (fs::exists(file)) {
+    summarise(file);
+    if (!has_pid) {
+      for (const std::string& child : child_captures(file)) summarise(child);
+    }
+  } else {
+    std::cerr << "cusnap capture: the application wrote no capture (it never loaded libcuda.so.1?)\n";
+  }
+  return app_rc;
+}
+
+}  // namespace
+
+void register_capture(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<CaptureArgs>();
+  CLI::App* sub = app.add_subcommand("capture", "Run an application and record its CUDA driver calls");
+  sub->add_option("-o,--output", args->output,
+                  "Capture file; %p pid, %h host, %q{VAR} environment (default: <app>.cusnap, never overwritten)");
+  sub->add_option("--driver", args->driver, "Real driver: auto (NVIDIA if it has a device, else the emulator), "
+                                            "emulator, or a path to a libcuda.so.1")
+      ->capture_default_str();
+  sub->add_flag("--force-overwrite", args->force_overwrite, "Overwrite an existing capture file");
+  sub->add_option("--compress-level", args->compress_level, "zstd level, 0 (none) to 19")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
+  sub->add_option("command", args->command, "-- APP [ARGS...]")->required();
+  sub->footer("Environment equivalents for launchers that cannot use the wrapper: see docs/capture.md.");
+  sub->callback([args, &exit_code] { exit_code = run_capture(*args); });
+}
+
+}  // namespace cusnap::cli

@@ -1,0 +1,44 @@
+// Capture configuration, read once per process from the environment (docs/capture.md):
+//   CUSNAP_CAPTURE_OUTPUT    output file name pattern; unset or empty: pass through, record nothing
+//                            %p pid, %h host name, %q{VAR} the value of VAR, %% a percent sign
+//   CUSNAP_CAPTURE_ROOT_PID  set by `cusnap capture`: the process that owns the name as given;
+//                            any other process (child, fork) writes <stem>.<pid><ext> unless the
+//                            pattern already contains %p
+//   CUSNAP_FORCE_OVERWRITE   1: truncate an existing file; otherwise <stem>.<n><ext> is used
+//   CUSNAP_COMPRESS_LEVEL    zstd level 0..19 (0 stores raw), default 3
+//   CUSNAP_COMPRESS_THREADS  compression threads in the application's process, default 2
+//   CUSNAP_MAX_QUEUED_MB     bytes waiting for the disk before the policy applies, default 256
+//   CUSNAP_QUEUE_POLICY      block (default: the application waits for the disk, nothing is lost)
+//                            or drop (copy payloads that do not fit are not stored; recorded)
+//   CUSNAP_DTOH_CHECKSUMS    0: do not checksum device-to-host results
+//   CUSNAP_REAL_DRIVER       absolute path of the real driver (see real_driver.h)
+//   CUSNAP_LOG_LEVEL, CUSNAP_LOG_FILE  diagnostics (see log.h)
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cusnap::icpt {
+
+struct CaptureConfig {
+  bool enabled = false;
+  std::string output_pattern;
+  long root_pid = 0;  // 0: unknown (every process uses the pattern as given)
+  bool force_overwrite = false;
+  int compress_level = 3;
+  unsigned compress_threads = 2;
+  size_t max_queued_bytes = 256u << 20;
+  bool drop_when_full = false;
+  bool dtoh_checksums = true;
+
+  static CaptureConfig from_env();
+};
+
+// Expands %p, %h, %q{VAR} and %%; unknown % sequences are kept verbatim.
+std::string expand_output_pattern(const std::string& pattern, long pid);
+
+// The file name this process writes: the expanded pattern, with ".<pid>" inserted before the
+// extension when this is not the root process and the pattern has no %p.
+std::string process_output_name(const CaptureConfig& config, long pid);
+
+}  // namespace cusnap::icpt

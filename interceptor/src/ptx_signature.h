@@ -1,0 +1,19 @@
+// Parameter layout from a PTX `.entry` signature: the fallback when the driver cannot report it
+// (cuFuncGetParamInfo needs a 12.4+ driver). Parameters are laid out in order, each at the next
+// offset aligned to its alignment: `.align N` when it precedes the type (by-value structs as
+// `.b8 name[N]`), else the element size. An `.align` after `.ptr` describes the pointee and does
+// not change the layout. Only PTX text is read; PTX inside fatbins (often compressed) is not.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "handles.h"
+
+namespace cusnap::icpt {
+
+// std::nullopt when `entry` is not declared in `ptx` or its signature cannot be parsed.
+std::optional<std::vector<ParamSlot>> ptx_entry_layout(std::string_view ptx, std::string_view entry);
+
+}  // namespace cusnap::icpt

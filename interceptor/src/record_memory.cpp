@@ -1,0 +1,226 @@
+// Allocations of every kind (device, pitched, stream-ordered, managed, pinned, host-mapped,
+// registered host memory, VMM create/reserve/map/access) with address, size and flags, and the
+// matching frees (with the size the allocation had, from a small table kept here).
+#include <mutex>
+#include <unordered_map>
+
+#include "hooks.h"
+#include "session.h"
+
+namespace cusnap::icpt {
+namespace {
+
+using AllocKind = schema::MemAlloc::Kind;
+using FreeKind = schema::MemFree::Kind;
+
+// Sizes of live allocations, so that a free record can say how much it released.
+class SizeTable {
+ public:
+  void put(uint64_t address, uint64_t size) {
+    std::lock_guard lock(mutex_);
+    sizes_[address] = size;
+  }
+  uint64_t take(uint64_t address) {
+    std::lock_guard lock(mutex_);
+    auto it = sizes_.find(address);
+    if (it == sizes_.end()) return 0;
+    uint64_t size = it->second;
+    sizes_.erase(it);
+    return size;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<uint64_t, uint64_t> sizes_;
+};
+
+SizeTable& sizes() {
+  static SizeTable* table = new SizeTable();
+  return *table;
+}
+
+schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t address, uint64_t size) {
+  auto alloc = call.record().initMemAlloc();
+  alloc.setKind(kind);
+  alloc.setSize(size);
+  if (call.result() == CUDA_SUCCESS) {
+    alloc.setAddress(address);
+    if (address != 0 && kind != AllocKind::VMM_MAP && kind != AllocKind::VMM_SET_ACCESS) sizes().put(address, size);
+  }
+  return alloc;
+}
+
+void record_free(CallScope& call, FreeKind kind, uint64_t address, uint64_t size = 0, CUstream stream = nullptr,
+                 uint64_t handle = 0) {
+  uint64_t known = address != 0 ? sizes().take(address) : 0;
+  auto free = call.record().initMemFree();
+  free.setKind(kind);
+  free.setAddress(address);
+  free.setSize(size != 0 ? size : known);
+  free.setStream(handle_value(stream));
+  free.setHandle(handle);
+  call.commit();
+}
+
+template <typename T>
+uint64_t out_value(CUresult result, T* pointer) {
+  return result == CUDA_SUCCESS && pointer != nullptr ? static_cast<uint64_t>(*pointer) : 0;
+}
+uint64_t out_pointer(CUresult result, void** pointer) {
+  return result == CUDA_SUCCESS && pointer != nullptr ? handle_value(*pointer) : 0;
+}
+
+}  // namespace
+
+namespace hooks {
+
+CUSNAP_POST_HOOK(cuMemAlloc_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize) {
+  begin_alloc(call, AllocKind::DEVICE, out_value(result, dptr), bytesize);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemAllocPitch_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t* pPitch,
+                                     size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) {
+  uint64_t pitch = out_value(result, pPitch);
+  auto alloc = begin_alloc(call, AllocKind::PITCH, out_value(result, dptr), pitch * Height);
+  alloc.setPitch(pitch);
+  alloc.setWidthBytes(WidthInBytes);
+  alloc.setHeight(Height);
+  alloc.setElementSize(ElementSizeBytes);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemAllocAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
+                                  CUstream hStream) {
+  begin_alloc(call, AllocKind::ASYNC, out_value(result, dptr), bytesize).setStream(handle_value(hStream));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
+                                          CUmemoryPool pool, CUstream hStream) {
+  auto alloc = begin_alloc(call, AllocKind::FROM_POOL, out_value(result, dptr), bytesize);
+  alloc.setPool(handle_value(pool));
+  alloc.setStream(handle_value(hStream));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemAllocManaged)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
+                                    unsigned int flags) {
+  begin_alloc(call, AllocKind::MANAGED, out_value(result, dptr), bytesize).setFlags(flags);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemAllocHost_v2)(CallScope& call, CUresult result, void** pp, size_t bytesize) {
+  begin_alloc(call, AllocKind::HOST, out_pointer(result, pp), bytesize);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemHostAlloc)(CallScope& call, CUresult result, void** pp, size_t bytesize, unsigned int Flags) {
+  uint64_t host = out_pointer(result, pp);
+  auto alloc = begin_alloc(call, AllocKind::HOST_ALLOC, host, bytesize);
+  alloc.setFlags(Flags);
+  alloc.setHostPointer(host);
+  if (host != 0 && (Flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) {
+    // Mapped pinned memory: kernels reach it through this device address.
+    CUdeviceptr device = 0;
+    if (auto f = CUSNAP_REAL(cuMemHostGetDevicePointer_v2);
+        f && f(&device, reinterpret_cast<void*>(host), 0) == CUDA_SUCCESS) {
+      alloc.setAddress(device);
+    }
+  }
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemHostRegister_v2)(CallScope& call, CUresult, void* p, size_t bytesize, unsigned int Flags) {
+  auto alloc = begin_alloc(call, AllocKind::HOST_REGISTER, handle_value(p), bytesize);
+  alloc.setFlags(Flags);
+  alloc.setHostPointer(handle_value(p));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemCreate)(CallScope& call, CUresult result, CUmemGenericAllocationHandle* handle, size_t size,
+                              const CUmemAllocationProp* prop, unsigned long long flags) {
+  auto alloc = call.record().initMemAlloc();
+  alloc.setKind(AllocKind::VMM_CREATE);
+  alloc.setSize(size);
+  alloc.setFlags(flags);
+  alloc.setHandle(out_value(result, handle));
+  if (prop != nullptr) {
+    alloc.setAllocationType(static_cast<int32_t>(prop->type));
+    alloc.setHandleTypes(static_cast<uint64_t>(prop->requestedHandleTypes));
+    alloc.setLocationType(static_cast<int32_t>(prop->location.type));
+    alloc.setLocationId(prop->location.id);
+  }
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemAddressReserve)(CallScope& call, CUresult result, CUdeviceptr* ptr, size_t size,
+                                      size_t alignment, CUdeviceptr addr, unsigned long long flags) {
+  auto alloc = begin_alloc(call, AllocKind::VMM_RESERVE, out_value(result, ptr), size);
+  alloc.setAlignment(alignment);
+  alloc.setHostPointer(addr);  // the requested address hint (a replay asks for the captured address)
+  alloc.setFlags(flags);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemMap)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size, size_t offset,
+                           CUmemGenericAllocationHandle handle, unsigned long long flags) {
+  auto alloc = call.record().initMemAlloc();
+  alloc.setKind(AllocKind::VMM_MAP);
+  alloc.setAddress(ptr);
+  alloc.setSize(size);
+  alloc.setOffset(offset);
+  alloc.setHandle(handle);
+  alloc.setFlags(flags);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
+                                 size_t count) {
+  auto alloc = call.record().initMemAlloc();
+  alloc.setKind(AllocKind::VMM_SET_ACCESS);
+  alloc.setAddress(ptr);
+  alloc.setSize(size);
+  // One record carries the first descriptor (the common case); TODO(schema): a list of them.
+  if (desc != nullptr && count > 0) {
+    alloc.setLocationType(static_cast<int32_t>(desc[0].location.type));
+    alloc.setLocationId(desc[0].location.id);
+    alloc.setAccessFlags(static_cast<uint64_t>(desc[0].flags));
+  }
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemFree_v2)(CallScope& call, CUresult, CUdeviceptr dptr) {
+  record_free(call, FreeKind::DEVICE, dptr);
+}
+
+CUSNAP_POST_HOOK(cuMemFreeAsync)(CallScope& call, CUresult, CUdeviceptr dptr, CUstream hStream) {
+  record_free(call, FreeKind::ASYNC, dptr, 0, hStream);
+}
+
+CUSNAP_POST_HOOK(cuMemFreeHost)(CallScope& call, CUresult, void* p) {
+  record_free(call, FreeKind::HOST, handle_value(p));
+}
+
+CUSNAP_POST_HOOK(cuMemHostUnregister)(CallScope& call, CUresult, void* p) {
+  record_free(call, FreeKind::HOST_UNREGISTER, handle_value(p));
+}
+
+CUSNAP_POST_HOOK(cuMemUnmap)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size) {
+  auto free = call.record().initMemFree();
+  free.setKind(FreeKind::VMM_UNMAP);
+  free.setAddress(ptr);
+  free.setSize(size);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuMemRelease)(CallScope& call, CUresult, CUmemGenericAllocationHandle handle) {
+  record_free(call, FreeKind::VMM_RELEASE, 0, 0, nullptr, handle);
+}
+
+CUSNAP_POST_HOOK(cuMemAddressFree)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size) {
+  record_free(call, FreeKind::VMM_ADDRESS_FREE, ptr, size);
+}
+
+}  // namespace hooks
+}  // namespace cusnap::icpt

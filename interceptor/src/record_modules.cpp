@@ -1,0 +1,335 @@
+// Module and library loads (a copy of the image made at call time), unloads, function and
+// kernel handles with their names and parameter layouts, and module globals.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "handles.h"
+#include "hooks.h"
+#include "image_size.h"
+#include "session.h"
+
+namespace cusnap::icpt {
+namespace {
+
+using ImageKindSchema = schema::ModuleLoad::ImageKind;
+
+ImageKindSchema to_schema(ImageKind kind) {
+  switch (kind) {
+    case ImageKind::kPtx: return ImageKindSchema::PTX;
+    case ImageKind::kCubin: return ImageKindSchema::CUBIN;
+    case ImageKind::kFatbin: return ImageKindSchema::FATBIN;
+    case ImageKind::kFatbinWrapper: return ImageKindSchema::FATBIN_WRAPPER;
+    case ImageKind::kUnknown: break;
+  }
+  return ImageKindSchema::UNKNOWN;
+}
+
+void set_blob(schema::BlobId::Builder out, const format::BlobId& id) {
+  out.setHigh(id.high);
+  out.setLow(id.low);
+}
+
+std::vector<uint8_t> read_file(const char* path) {
+  std::vector<uint8_t> bytes;
+  if (path == nullptr) return bytes;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return bytes;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 && static_cast<size_t>(st.st_size) <= kMaxImageBytes) {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    bytes.resize(done);
+  }
+  ::close(fd);
+  return bytes;
+}
+
+template <typename OptionT>
+void set_options(capnp::List<schema::JitOption>::Builder list, unsigned count, const OptionT* options,
+                 void* const* values) {
+  for (unsigned i = 0; i < count; ++i) {
+    int option = static_cast<int>(options[i]);
+    list[i].setOption(option);
+    uint64_t value = values != nullptr ? reinterpret_cast<uint64_t>(values[i]) : 0;
+    list[i].setValue(value);  // scalars as given; pointer-valued options (log buffers) as the address
+  }
+}
+
+struct LoadArgs {
+  uint64_t handle = 0;
+  bool is_library = false;
+  const void* image = nullptr;
+  const char* path = nullptr;
+  unsigned jit_count = 0;
+  const CUjit_option* jit_options = nullptr;
+  void* const* jit_values = nullptr;
+  unsigned library_count = 0;
+  const CUlibraryOption* library_options = nullptr;
+  void* const* library_values = nullptr;
+};
+
+void record_load(CallScope& call, const LoadArgs& args) {
+  Session* session = Session::current();
+  auto record = call.record();
+  auto load = record.initModuleLoad();
+  load.setHandle(args.handle);
+  load.setIsLibrary(args.is_library);
+  if (args.path != nullptr) {
+    load.setPath(args.path);
+    load.setKind(ImageKindSchema::FILE);
+    std::vector<uint8_t> bytes = read_file(args.path);
+    if (!bytes.empty() && session != nullptr) {
+      set_blob(load.initImage(), session->put_blob(bytes));
+      load.setImageSize(bytes.size());
+    }
+  } else {
+    ImageView view = inspect_image(args.image);
+    load.setKind(to_schema(view.kind));
+    if (view.kind == ImageKind::kPtx && args.handle != 0) {
+      HandleTable::instance().put_module_ptx(args.handle, std::string(reinterpret_cast<const char*>(view.data), view.size));
+    }
+    if (view.size > 0 && session != nullptr) {
+      set_blob(load.initImage(), session->put_blob({view.data, view.size}));
+      load.setImageSize(view.size);
+    }
+  }
+  if (args.jit_count > 0 && args.jit_options != nullptr) {
+    set_options(load.initJitOptions(args.jit_count), args.jit_count, args.jit_options, args.jit_values);
+  }
+  if (args.library_count > 0 && args.library_options != nullptr) {
+    set_options(load.initLibraryOptions(args.library_count), args.library_count, args.library_options,
+                args.library_values);
+  }
+  call.commit();
+}
+
+void record_unload(CallScope& call, uint64_t handle, bool is_library) {
+  auto unload = call.record().initModuleUnload();
+  unload.setHandle(handle);
+  unload.setIsLibrary(is_library);
+  call.commit();
+  HandleTable::instance().forget_module(handle);
+}
+
+// A new function or kernel handle: remember it, ask for its layout, record both.
+void record_function(CallScope& call, schema::FunctionGet::Kind kind, uint64_t module, uint64_t handle,
+                     std::string name, bool is_kernel, uint64_t from_kernel = 0) {
+  if (name.empty()) name = query_function_name(handle, is_kernel);
+  auto layout = query_param_layout(handle, is_kernel);
+  LayoutSource source = LayoutSource::kDriverQuery;
+  if (!layout) {
+    layout = HandleTable::instance().ptx_layout(module, name);
+    source = LayoutSource::kPtxSignature;
+  }
+  auto get = call.record().initFunctionGet();
+  get.setKind(kind);
+  get.setModule(module);
+  get.setHandle(handle);
+  get.setName(name);
+  get.setKernel(from_kernel);
+  if (layout) {
+    get.setLayoutSource(source == LayoutSource::kDriverQuery ? schema::FunctionGet::LayoutSource::DRIVER_QUERY
+                                                             : schema::FunctionGet::LayoutSource::PTX_SIGNATURE);
+    auto params = get.initParams(static_cast<unsigned>(layout->size()));
+    for (size_t i = 0; i < layout->size(); ++i) {
+      params[i].setOffset((*layout)[i].offset);
+      params[i].setSize((*layout)[i].size);
+    }
+  }
+  uint64_t seq = call.commit();
+  FunctionInfo info;
+  info.name = std::move(name);
+  info.module = module;
+  info.is_kernel = is_kernel;
+  if (layout) {
+    info.layout = std::move(*layout);
+    info.layout_source = source;
+    info.layout_seq = seq;
+  }
+  HandleTable::instance().put(handle, std::move(info));
+}
+
+void record_global(CallScope& call, uint64_t module, bool is_library, const char* name, CUdeviceptr* dptr,
+                   size_t* bytes) {
+  auto global = call.record().initGlobalGet();
+  global.setModule(module);
+  global.setIsLibrary(is_library);
+  if (name != nullptr) global.setName(name);
+  if (call.result() == CUDA_SUCCESS) {
+    if (dptr != nullptr) global.setAddress(*dptr);
+    if (bytes != nullptr) global.setSize(*bytes);
+  }
+  call.commit();
+}
+
+}  // namespace
+
+namespace hooks {
+
+CUSNAP_POST_HOOK(cuModuleLoad)(CallScope& call, CUresult result, CUmodule* module, const char* fname) {
+  LoadArgs args;
+  args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
+  args.path = fname;
+  record_load(call, args);
+}
+
+CUSNAP_POST_HOOK(cuModuleLoadData)(CallScope& call, CUresult result, CUmodule* module, const void* image) {
+  LoadArgs args;
+  args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
+  args.image = image;
+  record_load(call, args);
+}
+
+CUSNAP_POST_HOOK(cuModuleLoadDataEx)(CallScope& call, CUresult result, CUmodule* module, const void* image,
+                                     unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  LoadArgs args;
+  args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
+  args.image = image;
+  args.jit_count = numOptions;
+  args.jit_options = options;
+  args.jit_values = optionValues;
+  record_load(call, args);
+}
+
+CUSNAP_POST_HOOK(cuModuleLoadFatBinary)(CallScope& call, CUresult result, CUmodule* module, const void* fatCubin) {
+  LoadArgs args;
+  args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
+  args.image = fatCubin;
+  record_load(call, args);
+}
+
+CUSNAP_POST_HOOK(cuModuleUnload)(CallScope& call, CUresult, CUmodule hmod) {
+  record_unload(call, handle_value(hmod), false);
+}
+
+CUSNAP_POST_HOOK(cuLibraryLoadData)(CallScope& call, CUresult result, CUlibrary* library, const void* code,
+                                    CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions,
+                                    CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                                    unsigned int numLibraryOptions) {
+  LoadArgs args;
+  args.handle = result == CUDA_SUCCESS && library != nullptr ? handle_value(*library) : 0;
+  args.is_library = true;
+  args.image = code;
+  args.jit_count = numJitOptions;
+  args.jit_options = jitOptions;
+  args.jit_values = jitOptionsValues;
+  args.library_count = numLibraryOptions;
+  args.library_options = libraryOptions;
+  args.library_values = libraryOptionValues;
+  record_load(call, args);
+}
+
+CUSNAP_POST_HOOK(cuLibraryLoadFromFile)(CallScope& call, CUresult result, CUlibrary* library, const char* fileName,
+                                        CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions,
+                                        CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                                        unsigned int numLibraryOptions) {
+  LoadArgs args;
+  args.handle = result == CUDA_SUCCESS && library != nullptr ? handle_value(*library) : 0;
+  args.is_library = true;
+  args.path = fileName;
+  args.jit_count = numJitOptions;
+  args.jit_options = jitOptions;
+  args.jit_values = jitOptionsValues;
+  args.library_count = numLibraryOptions;
+  args.library_options = libraryOptions;
+  args.library_values = libraryOptionValues;
+  record_load(call, args);
+}
+
+CUSNAP_POST_HOOK(cuLibraryUnload)(CallScope& call, CUresult, CUlibrary library) {
+  record_unload(call, handle_value(library), true);
+}
+
+CUSNAP_POST_HOOK(cuModuleGetFunction)(CallScope& call, CUresult result, CUfunction* hfunc, CUmodule hmod,
+                                      const char* name) {
+  uint64_t handle = result == CUDA_SUCCESS && hfunc != nullptr ? handle_value(*hfunc) : 0;
+  if (handle == 0) {
+    auto get = call.record().initFunctionGet();
+    get.setModule(handle_value(hmod));
+    if (name != nullptr) get.setName(name);
+    call.commit();
+    return;
+  }
+  record_function(call, schema::FunctionGet::Kind::MODULE_FUNCTION, handle_value(hmod), handle,
+                  name != nullptr ? name : "", false);
+}
+
+CUSNAP_POST_HOOK(cuLibraryGetKernel)(CallScope& call, CUresult result, CUkernel* pKernel, CUlibrary library,
+                                     const char* name) {
+  uint64_t handle = result == CUDA_SUCCESS && pKernel != nullptr ? handle_value(*pKernel) : 0;
+  if (handle == 0) {
+    auto get = call.record().initFunctionGet();
+    get.setKind(schema::FunctionGet::Kind::LIBRARY_KERNEL);
+    get.setModule(handle_value(library));
+    if (name != nullptr) get.setName(name);
+    call.commit();
+    return;
+  }
+  record_function(call, schema::FunctionGet::Kind::LIBRARY_KERNEL, handle_value(library), handle,
+                  name != nullptr ? name : "", true);
+}
+
+CUSNAP_POST_HOOK(cuKernelGetFunction)(CallScope& call, CUresult result, CUfunction* pFunc, CUkernel kernel) {
+  uint64_t handle = result == CUDA_SUCCESS && pFunc != nullptr ? handle_value(*pFunc) : 0;
+  auto known = HandleTable::instance().find(handle_value(kernel));
+  if (handle == 0) {
+    auto get = call.record().initFunctionGet();
+    get.setKind(schema::FunctionGet::Kind::KERNEL_GET_FUNCTION);
+    get.setKernel(handle_value(kernel));
+    call.commit();
+    return;
+  }
+  record_function(call, schema::FunctionGet::Kind::KERNEL_GET_FUNCTION, known ? known->module : 0, handle,
+                  known ? known->name : "", false, handle_value(kernel));
+}
+
+CUSNAP_POST_HOOK(cuModuleGetGlobal_v2)(CallScope& call, CUresult, CUdeviceptr* dptr, size_t* bytes, CUmodule hmod,
+                                       const char* name) {
+  record_global(call, handle_value(hmod), false, name, dptr, bytes);
+}
+
+CUSNAP_POST_HOOK(cuLibraryGetGlobal)(CallScope& call, CUresult, CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
+                                     const char* name) {
+  record_global(call, handle_value(library), true, name, dptr, bytes);
+}
+
+CUSNAP_POST_HOOK(cuFuncSetAttribute)(CallScope& call, CUresult, CUfunction hfunc, CUfunction_attribute attrib,
+                                     int value) {
+  auto set = call.record().initFunctionSetAttribute();
+  set.setFunction(handle_value(hfunc));
+  set.setAttribute(static_cast<int32_t>(attrib));
+  set.setValue(value);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuFuncSetCacheConfig)(CallScope& call, CUresult, CUfunction hfunc, CUfunc_cache config) {
+  auto set = call.record().initFunctionSetAttribute();
+  set.setFunction(handle_value(hfunc));
+  set.setAttribute(-1);
+  set.setValue(static_cast<int64_t>(config));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuKernelSetAttribute)(CallScope& call, CUresult, CUfunction_attribute attrib, int val,
+                                       CUkernel kernel, CUdevice dev) {
+  auto set = call.record().initFunctionSetAttribute();
+  set.setFunction(handle_value(kernel));
+  set.setIsKernel(true);
+  set.setAttribute(static_cast<int32_t>(attrib));
+  set.setValue(val);
+  set.setDevice(dev);
+  call.commit();
+}
+
+}  // namespace hooks
+}  // namespace cusnap::icpt

@@ -1,0 +1,128 @@
+// Streams, events, waits, host functions and synchronisation: enough to reconstruct the order in
+// which work was enqueued and waited for.
+#include "hooks.h"
+#include "session.h"
+
+namespace cusnap::icpt {
+namespace {
+
+void record_stream_create(CallScope& call, CUresult result, CUstream* stream, unsigned flags, int priority) {
+  auto create = call.record().initStreamCreate();
+  if (result == CUDA_SUCCESS && stream != nullptr) create.setStream(handle_value(*stream));
+  create.setFlags(flags);
+  create.setPriority(priority);
+  call.commit();
+}
+
+void record_host_func(CallScope& call, CUstream stream, const void* function, void* user_data) {
+  auto host = call.record().initHostFunc();
+  host.setStream(handle_value(stream));
+  host.setFunction(handle_value(function));
+  host.setUserData(handle_value(user_data));
+  call.commit();
+}
+
+}  // namespace
+
+namespace hooks {
+
+CUSNAP_POST_HOOK(cuStreamCreate)(CallScope& call, CUresult result, CUstream* phStream, unsigned int Flags) {
+  record_stream_create(call, result, phStream, Flags, 0);
+}
+
+CUSNAP_POST_HOOK(cuStreamCreateWithPriority)(CallScope& call, CUresult result, CUstream* phStream,
+                                             unsigned int flags, int priority) {
+  record_stream_create(call, result, phStream, flags, priority);
+}
+
+CUSNAP_POST_HOOK(cuStreamDestroy_v2)(CallScope& call, CUresult, CUstream hStream) {
+  call.record().initStreamDestroy().setStream(handle_value(hStream));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuStreamWaitEvent)(CallScope& call, CUresult, CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  auto wait = call.record().initStreamWaitEvent();
+  wait.setStream(handle_value(hStream));
+  wait.setEvent(handle_value(hEvent));
+  wait.setFlags(Flags);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuStreamSynchronize)(CallScope& call, CUresult, CUstream hStream) {
+  call.record().initStreamSynchronize().setStream(handle_value(hStream));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuStreamQuery)(CallScope& call, CUresult, CUstream hStream) {
+  call.record().initStreamQuery().setStream(handle_value(hStream));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuCtxSynchronize)(CallScope& call, CUresult) {
+  call.record().initContextSynchronize();
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventCreate)(CallScope& call, CUresult result, CUevent* phEvent, unsigned int Flags) {
+  auto create = call.record().initEventCreate();
+  if (result == CUDA_SUCCESS && phEvent != nullptr) create.setEvent(handle_value(*phEvent));
+  create.setFlags(Flags);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventRecord)(CallScope& call, CUresult, CUevent hEvent, CUstream hStream) {
+  auto record = call.record().initEventRecord();
+  record.setEvent(handle_value(hEvent));
+  record.setStream(handle_value(hStream));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventRecordWithFlags)(CallScope& call, CUresult, CUevent hEvent, CUstream hStream,
+                                         unsigned int flags) {
+  auto record = call.record().initEventRecord();
+  record.setEvent(handle_value(hEvent));
+  record.setStream(handle_value(hStream));
+  record.setFlags(flags);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventSynchronize)(CallScope& call, CUresult, CUevent hEvent) {
+  call.record().initEventSynchronize().setEvent(handle_value(hEvent));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventQuery)(CallScope& call, CUresult, CUevent hEvent) {
+  call.record().initEventQuery().setEvent(handle_value(hEvent));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventDestroy_v2)(CallScope& call, CUresult, CUevent hEvent) {
+  call.record().initEventDestroy().setEvent(handle_value(hEvent));
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventElapsedTime)(CallScope& call, CUresult result, float* pMilliseconds, CUevent hStart,
+                                     CUevent hEnd) {
+  auto elapsed = call.record().initEventElapsedTime();
+  elapsed.setStart(handle_value(hStart));
+  elapsed.setEnd(handle_value(hEnd));
+  if (result == CUDA_SUCCESS && pMilliseconds != nullptr) elapsed.setMilliseconds(*pMilliseconds);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuEventElapsedTime_v2)(CallScope& call, CUresult result, float* pMilliseconds, CUevent hStart,
+                                        CUevent hEnd) {
+  post_cuEventElapsedTime(call, result, pMilliseconds, hStart, hEnd);
+}
+
+CUSNAP_POST_HOOK(cuLaunchHostFunc)(CallScope& call, CUresult, CUstream hStream, CUhostFn fn, void* userData) {
+  record_host_func(call, hStream, reinterpret_cast<const void*>(fn), userData);
+}
+
+CUSNAP_POST_HOOK(cuStreamAddCallback)(CallScope& call, CUresult, CUstream hStream, CUstreamCallback callback,
+                                      void* userData, unsigned int) {
+  record_host_func(call, hStream, reinterpret_cast<const void*>(callback), userData);
+}
+
+}  // namespace hooks
+}  // namespace cusnap::icpt

@@ -1,0 +1,357 @@
+#include "session.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cusnap/format/header_info.h"
+#include "log.h"
+#include "real_driver.h"
+#include "shim_runtime.h"
+
+namespace cusnap::icpt {
+namespace schema = format::schema;
+
+namespace {
+
+std::atomic<Session*> g_session{nullptr};
+std::atomic<bool> g_recording{false};
+// Records kept before the file exists (an application that never calls cuInit successfully).
+constexpr size_t kMaxPendingRecords = 100000;
+
+// Opens `name` exclusively; when it exists and overwriting is not allowed, tries <stem>.<n><ext>.
+int create_output(const std::string& name, bool force, std::string& chosen) {
+  if (force) {
+    chosen = name;
+    return ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
+  size_t slash = name.rfind('/');
+  size_t dot = name.rfind('.');
+  bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  std::string stem = has_ext ? name.substr(0, dot) : name;
+  std::string ext = has_ext ? name.substr(dot) : "";
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    chosen = attempt == 0 ? name : stem + "." + std::to_string(attempt) + ext;
+    int fd = ::open(chosen.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+void fill_devices(schema::CaptureHeader::Builder header) {
+  auto get_count = CUSNAP_REAL(cuDeviceGetCount);
+  int count = 0;
+  if (get_count == nullptr || get_count(&count) != CUDA_SUCCESS || count <= 0) return;
+  auto devices = header.initDevices(static_cast<unsigned>(count));
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    auto out = devices[ordinal];
+    out.setOrdinal(ordinal);
+    CUdevice device = 0;
+    auto device_get = CUSNAP_REAL(cuDeviceGet);
+    if (device_get == nullptr || device_get(&device, ordinal) != CUDA_SUCCESS) continue;
+    char name[256] = {};
+    if (auto f = CUSNAP_REAL(cuDeviceGetName); f && f(name, sizeof name - 1, device) == CUDA_SUCCESS) {
+      out.setName(name);
+    }
+    CUuuid uuid{};
+    if (auto f = CUSNAP_REAL(cuDeviceGetUuid_v2); f && f(&uuid, device) == CUDA_SUCCESS) {
+      out.setUuid(capnp::Data::Reader(reinterpret_cast<const uint8_t*>(uuid.bytes), sizeof uuid.bytes));
+    }
+    size_t total = 0;
+    if (auto f = CUSNAP_REAL(cuDeviceTotalMem_v2); f && f(&total, device) == CUDA_SUCCESS) {
+      out.setTotalMemoryBytes(total);
+    }
+    char bus[64] = {};
+    if (auto f = CUSNAP_REAL(cuDeviceGetPCIBusId); f && f(bus, sizeof bus - 1, device) == CUDA_SUCCESS) {
+      out.setPciBusId(bus);
+    }
+    auto attribute = CUSNAP_REAL(cuDeviceGetAttribute);
+    if (attribute == nullptr) continue;
+    int value = 0;
+    if (attribute(&value, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) == CUDA_SUCCESS) {
+      out.setComputeCapabilityMajor(value);
+    }
+    if (attribute(&value, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) == CUDA_SUCCESS) {
+      out.setComputeCapabilityMinor(value);
+    }
+    if (attribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == CUDA_SUCCESS) {
+      out.setMultiprocessorCount(value);
+    }
+    // Attributes a replay on another device would want to compare.
+    static const CUdevice_attribute kRecorded[] = {
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_WARP_SIZE, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
+        CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+        CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY};
+    std::vector<std::pair<int, int>> values;
+    for (auto id : kRecorded) {
+      if (attribute(&value, id, device) == CUDA_SUCCESS) values.emplace_back(id, value);
+    }
+    auto list = out.initAttributes(static_cast<unsigned>(values.size()));
+    for (size_t i = 0; i < values.size(); ++i) {
+      list[i].setId(values[i].first);
+      list[i].setValue(values[i].second);
+    }
+  }
+}
+
+// ---- fatal signals: flush what was recorded, then let the previous disposition act.
+const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+struct sigaction g_previous[65];
+
+void on_fatal_signal(int signal, siginfo_t* info, void* context) {
+  int saved_errno = errno;
+  const struct sigaction& previous = g_previous[signal];
+  bool app_handles = (previous.sa_flags & SA_SIGINFO) ? previous.sa_sigaction != nullptr
+                                                       : (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
+  if (Session* session = Session::current()) {
+    // Best effort: the writer's locks might be held by the interrupted thread. An alarm bounds
+    // the wait; the process was going to die from this signal anyway.
+    if (!app_handles && previous.sa_handler != SIG_IGN) {
+      ::alarm(10);
+      session->close();
+    } else {
+      session->flush();
+    }
+  }
+  errno = saved_errno;
+  if (app_handles) {
+    if (previous.sa_flags & SA_SIGINFO) {
+      previous.sa_sigaction(signal, info, context);
+    } else {
+      previous.sa_handler(signal);
+    }
+    return;
+  }
+  if (previous.sa_handler == SIG_IGN) return;
+  ::sigaction(signal, &previous, nullptr);  // SIG_DFL again
+  ::raise(signal);  // pending until we return for a synchronous fault, then the fault repeats
+}
+
+void install_signal_handlers() {
+  for (int signal : kFatalSignals) {
+    struct sigaction action {};
+    action.sa_sigaction = on_fatal_signal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal, &action, &g_previous[signal]);
+  }
+}
+
+void on_fork_child() {
+  Session* parent = g_session.load();
+  if (parent == nullptr) return;
+  // The parent's writer threads do not exist here: abandon it (leaked on purpose) and start a
+  // new session, which names its file after this process.
+  g_session.store(new Session(parent->config()));
+}
+
+__attribute__((destructor)) void close_at_exit() {
+  if (Session* session = g_session.load()) session->close();
+}
+
+}  // namespace
+
+Session::Session(CaptureConfig config) : config_(std::move(config)) {}
+
+Session* Session::current() noexcept { return g_session.load(std::memory_order_acquire); }
+
+void Session::start(const CaptureConfig& config) noexcept {
+  if (!config.enabled) return;
+  try {
+    g_session.store(new Session(config));
+    g_recording.store(true);
+    ::pthread_atfork(nullptr, nullptr, on_fork_child);
+  } catch (...) {
+    log(LogLevel::kError, "cannot start the capture session: out of memory");
+  }
+}
+
+bool capture_active() noexcept { return g_recording.load(std::memory_order_relaxed); }
+
+void stop_recording() noexcept {
+  g_recording.store(false);
+  g_slow.store(false);
+}
+
+bool Session::open_locked() {
+  if (writer_.load() != nullptr) return true;
+  if (failed_open_.load() || closed_.load()) return false;
+  long pid = static_cast<long>(::getpid());
+  std::string name = process_output_name(config_, pid);
+  int fd = create_output(name, config_.force_overwrite, file_name_);
+  if (fd < 0) {
+    log(LogLevel::kError, "cannot create capture file %s: %s; recording disabled", name.c_str(), std::strerror(errno));
+    failed_open_.store(true);
+    return false;
+  }
+  capnp::MallocMessageBuilder header_message;
+  auto header = header_message.initRoot<schema::CaptureHeader>();
+  format::fill_process_info(header, format::default_env_prefixes());
+  const RealDriver& driver = load_real_driver();
+  header.setDriverPath(driver.path);
+  int version = 0;
+  if (auto f = CUSNAP_REAL(cuDriverGetVersion); f && f(&version) == CUDA_SUCCESS) header.setDriverVersion(version);
+  fill_devices(header);
+  auto options = header.initOptions();
+  options.setMode(schema::CaptureOptions::CaptureMode::STREAM);
+  options.setCompressionLevel(config_.compress_level);
+  options.setRecordDeviceToHostChecksums(config_.dtoh_checksums);
+  auto extra = options.initExtra(2);
+  extra[0].setKey("queuePolicy");
+  extra[0].setValue(config_.drop_when_full ? "drop" : "block");
+  extra[1].setKey("maxQueuedBytes");
+  extra[1].setValue(std::to_string(config_.max_queued_bytes));
+
+  format::WriterOptions writer_options;
+  writer_options.compression_level = config_.compress_level;
+  writer_options.compression_threads = config_.compress_threads;
+  writer_options.max_queued_bytes = config_.max_queued_bytes;
+  auto created = format::Writer::create_fd(fd, file_name_, header_message, writer_options);
+  if (!created) {
+    log(LogLevel::kError, "cannot start writing %s: %s; recording disabled", file_name_.c_str(),
+        created.status().to_string().c_str());
+    failed_open_.store(true);
+    return false;
+  }
+  format::Writer* writer = std::move(created).value().release();
+  for (auto& record : pending_) (void)writer->append_call(*record);
+  pending_.clear();
+  writer_.store(writer, std::memory_order_release);
+  install_signal_handlers();
+  log(LogLevel::kInfo, "capturing to %s", file_name_.c_str());
+  return true;
+}
+
+format::Writer* Session::ensure_open() noexcept {
+  if (format::Writer* writer = writer_.load(std::memory_order_acquire)) return writer;
+  try {
+    std::lock_guard lock(mutex_);
+    if (!open_locked()) {
+      stop_recording();
+      return nullptr;
+    }
+  } catch (const std::exception& e) {
+    log(LogLevel::kError, "cannot open the capture: %s; recording disabled", e.what());
+    failed_open_.store(true);
+    stop_recording();
+    return nullptr;
+  }
+  return writer_.load();
+}
+
+uint64_t Session::append(capnp::MessageBuilder& record) noexcept {
+  try {
+    format::Writer* writer = writer_.load(std::memory_order_acquire);
+    if (writer == nullptr) {
+      std::lock_guard lock(mutex_);
+      writer = writer_.load();
+      if (writer == nullptr) {
+        if (closed_.load() || failed_open_.load()) return UINT64_MAX;
+        // Before cuInit: keep a copy (a handful of records; bounded anyway).
+        if (pending_.size() >= kMaxPendingRecords) return UINT64_MAX;
+        auto copy = std::make_unique<capnp::MallocMessageBuilder>();
+        copy->setRoot(record.getRoot<format::schema::CallRecord>().asReader());
+        pending_.push_back(std::move(copy));
+        return UINT64_MAX;
+      }
+    }
+    auto seq = writer->append_call(record);
+    if (!seq) {
+      if (seq.status().code() != format::ErrorCode::kClosed) {
+        disable("writing a call record failed: " + seq.status().to_string());
+      }
+      return UINT64_MAX;
+    }
+    return seq.value();
+  } catch (const std::exception& e) {
+    disable(std::string("recording failed: ") + e.what());
+    return UINT64_MAX;
+  }
+}
+
+format::BlobId Session::put_blob(std::span<const uint8_t> bytes) noexcept {
+  format::Writer* writer = ensure_open();
+  if (writer == nullptr) return {};
+  auto id = config_.drop_when_full ? writer->try_put_blob(bytes) : writer->put_blob(bytes);
+  if (id) return id.value();
+  if (id.status().code() == format::ErrorCode::kWouldBlock) {
+    uint64_t dropped = ++dropped_payloads_;
+    if ((dropped & (dropped - 1)) == 0) {  // 1, 2, 4, 8...: bounded event volume
+      tool_event(5 /* recordsDropped */, std::to_string(dropped) +
+                 " payload(s) not stored so far: the disk could not keep up (CUSNAP_QUEUE_POLICY=drop)");
+    }
+    return {};
+  }
+  if (id.status().code() != format::ErrorCode::kClosed) {
+    disable("storing a blob failed: " + id.status().to_string());
+  }
+  return {};
+}
+
+void Session::tool_event(uint16_t kind, const std::string& message, uint64_t related_seq) noexcept {
+  try {
+    capnp::MallocMessageBuilder message_builder;
+    auto record = message_builder.initRoot<schema::CallRecord>();
+    record.setThreadId(current_thread_id());
+    record.setStartNs(monotonic_ns());
+    record.setEndNs(record.getStartNs());
+    record.setApiName("cusnap");
+    auto event = record.initToolEvent();
+    event.setKind(static_cast<schema::ToolEvent::Kind>(kind));
+    event.setMessage(message);
+    if (related_seq != UINT64_MAX) {
+      event.setRelatedSeq(related_seq);
+      event.setHasRelatedSeq(true);
+    }
+    if (format::Writer* writer = writer_.load()) {
+      (void)writer->append_call(message_builder);
+    } else {
+      (void)append(message_builder);
+    }
+  } catch (...) {
+  }
+}
+
+void Session::on_driver_initialized() noexcept { (void)ensure_open(); }
+
+void Session::disable(const std::string& why) noexcept {
+  static std::atomic<bool> once{false};
+  stop_recording();
+  if (once.exchange(true)) return;
+  log(LogLevel::kError, "capture disabled: %s (the application continues)", why.c_str());
+  tool_event(3 /* captureDisabled */, why);
+  close();
+}
+
+void Session::flush() noexcept {
+  if (format::Writer* writer = writer_.load()) (void)writer->flush();
+}
+
+void Session::close() noexcept {
+  if (closed_.exchange(true)) return;
+  try {
+    {
+      std::lock_guard lock(mutex_);
+      if (writer_.load() == nullptr && !pending_.empty()) {
+        closed_.store(false);
+        open_locked();
+        closed_.store(true);
+      }
+    }
+    if (format::Writer* writer = writer_.load()) {
+      format::Status status = writer->close();
+      if (!status) log(LogLevel::kError, "closing %s failed: %s", file_name_.c_str(), status.to_string().c_str());
+    }
+  } catch (...) {
+  }
+  stop_recording();
+}
+
+}  // namespace cusnap::icpt

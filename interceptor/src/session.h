@@ -1,0 +1,86 @@
+// The capture session of one process: the writer, the file header, and the process-lifetime
+// events around them (first cuInit, exit, fatal signals, fork).
+//
+// Life cycle
+// - Created (pending) at the first driver call when CUSNAP_CAPTURE_OUTPUT is set. Records made
+//   before the application's cuInit returns are kept in memory; the file is opened when cuInit
+//   returns (so the header can list the devices without the tool calling cuInit itself), or
+//   earlier when a blob must be stored, or at exit.
+// - Closed (index and trailer written) by the library destructor at normal exit; on a fatal
+//   signal the file is flushed and closed before the previous handler runs.
+// - After fork() the child abandons the parent's writer (its threads do not exist in the child)
+//   and starts a session of its own with its own file name (config.h).
+// - Any internal error disables the capture: a captureDisabled event is written, the file is
+//   closed, and every later call takes the fast path. The application never notices.
+//
+// Memory policy: at most CUSNAP_MAX_QUEUED_MB of uncompressed data waits for the disk. With the
+// default policy "block", the recording thread waits (the application slows down, nothing is
+// lost); with "drop", copy payloads that do not fit are not stored, the copy record says so
+// (null payload) and a recordsDropped event counts them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <capnp/message.h>
+
+#include "config.h"
+#include "cusnap/format/blob_id.h"
+#include "cusnap/format/writer.h"
+
+namespace cusnap::icpt {
+
+class Session {
+ public:
+  explicit Session(CaptureConfig config);
+
+  // The process's session, or nullptr when nothing is recorded (never deleted once created).
+  static Session* current() noexcept;
+  // Creates the process's session if the configuration asks for one; called once at start-up.
+  static void start(const CaptureConfig& config) noexcept;
+
+  // Appends a call record; returns its seq, or UINT64_MAX when it was only buffered (before the
+  // file exists) or could not be written.
+  uint64_t append(capnp::MessageBuilder& record) noexcept;
+  // Stores bytes once; the null id when they could not be stored (disabled, dropped by policy).
+  format::BlobId put_blob(std::span<const uint8_t> bytes) noexcept;
+  // A tool event (ToolEvent::Kind value) about the call `related_seq` (UINT64_MAX: none).
+  void tool_event(uint16_t kind, const std::string& message, uint64_t related_seq = UINT64_MAX) noexcept;
+
+  // The application's cuInit returned: open the file now.
+  void on_driver_initialized() noexcept;
+  // Internal error: record it, close the file, stop recording in this process.
+  void disable(const std::string& why) noexcept;
+  // Flush and close (exit). Idempotent.
+  void close() noexcept;
+  // Flush what is queued (fatal signal), without closing.
+  void flush() noexcept;
+
+  const CaptureConfig& config() const { return config_; }
+  const std::string& file_name() const { return file_name_; }
+  bool open() const { return writer_.load(std::memory_order_acquire) != nullptr; }
+
+ private:
+  format::Writer* ensure_open() noexcept;
+  bool open_locked();
+
+  CaptureConfig config_;
+  std::mutex mutex_;                            // guards opening and pending_
+  std::atomic<format::Writer*> writer_{nullptr};  // never deleted (other threads may hold it)
+  std::vector<std::unique_ptr<capnp::MallocMessageBuilder>> pending_;  // before the file exists
+  std::string file_name_;
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> failed_open_{false};
+  std::atomic<uint64_t> dropped_payloads_{0};
+};
+
+// Recording state of the process (fast path switch lives in shim_runtime.h).
+bool capture_active() noexcept;
+void stop_recording() noexcept;
+
+}  // namespace cusnap::icpt

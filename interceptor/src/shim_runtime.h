@@ -1,0 +1,100 @@
+// The runtime every generated wrapper calls into: the real driver's entry points, the fast-path
+// switch, and CallScope (one recorded call: re-entrancy guard, timing, record building).
+//
+// Fast path contract: while nothing is being recorded, a wrapper costs one relaxed atomic load
+// (g_slow) and the indirect call. g_slow is true until the shim has initialised and then only
+// while a capture is active; a thread that is already inside a recorded call (a host callback
+// that re-enters the driver) always takes the fast path, so the tool never records itself.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+
+#include <capnp/message.h>
+
+#include "cusnap/format/capture.capnp.h"
+#include "generated_shim_api.h"
+
+namespace cusnap::icpt {
+
+// Real driver entry points by SymbolId (nullptr: the real driver lacks the symbol).
+extern void* g_real[kSymbolCount];
+extern std::atomic<bool> g_slow;
+// Streams being captured into graphs right now (capture_mode.cpp).
+extern std::atomic<int> g_stream_captures;
+extern thread_local int t_depth;
+
+inline bool slow_path_wanted() noexcept {
+  return g_slow.load(std::memory_order_relaxed) && t_depth == 0;
+}
+
+// The real driver's `symbol` as a typed pointer (may be nullptr): for the tool's own calls,
+// which must never go through the exported wrappers.
+#define CUSNAP_REAL(symbol) \
+  reinterpret_cast<::cusnap::icpt::fn::symbol>(::cusnap::icpt::g_real[::cusnap::icpt::k_##symbol])
+
+// Loads the real driver and reads the configuration, once per process; cheap afterwards.
+void ensure_initialized() noexcept;
+
+// One slow-path call. Constructed by the generated wrapper before the real call.
+class CallScope {
+ public:
+  enum Mode { kNormal, kCustom };
+  explicit CallScope(SymbolId id, Mode mode = kNormal) noexcept;
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+  bool recording() const noexcept { return recording_; }
+  SymbolId id() const noexcept { return id_; }
+  const char* api_name() const noexcept { return kSymbolNames[id_]; }
+  bool per_thread_stream() const noexcept { return (kSymbolTraits[id_] & kTraitPerThreadStream) != 0; }
+  CUresult result() const noexcept { return result_; }
+
+  // What a wrapper returns when the real driver lacks the symbol (logged once).
+  CUresult missing() noexcept;
+  // The real call returned `result`: stops the clock and notes the current context.
+  void returned(CUresult result) noexcept;
+
+  // Runs a hook; an exception disables the capture (logged once, recorded) instead of escaping.
+  template <class Hook>
+  void guard(Hook&& hook) noexcept {
+    try {
+      hook();
+    } catch (const std::exception& e) {
+      fail(e.what());
+    } catch (...) {
+      fail("unknown exception");
+    }
+  }
+
+  // The record of this call with the common fields filled in; the hook fills the union member
+  // and calls commit(). A call whose hook does not commit gets a generic record.
+  format::schema::CallRecord::Builder record();
+  // Appends the record (see Session::append). Returns its seq, or UINT64_MAX when not written.
+  uint64_t commit();
+  // Marks the call as deliberately not recorded (no generic record either).
+  void skip() noexcept { committed_ = true; }
+
+ private:
+  void fail(const char* what) noexcept;
+  void commit_generic() noexcept;
+
+  SymbolId id_;
+  bool recording_ = false;
+  bool committed_ = false;
+  bool custom_ = false;
+  CUresult result_ = CUDA_SUCCESS;
+  int64_t start_ns_ = 0;
+  int64_t end_ns_ = 0;
+  uint64_t context_ = 0;
+  bool relaxed_ = false;                  // capture mode exchanged to RELAXED for helper calls
+  CUstreamCaptureMode saved_mode_ = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  capnp::MallocMessageBuilder* message_ = nullptr;
+};
+
+int64_t monotonic_ns() noexcept;
+uint64_t current_thread_id() noexcept;
+
+}  // namespace cusnap::icpt

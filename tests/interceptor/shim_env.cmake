@@ -1,0 +1,25 @@
+# Runs SAMPLE with the shim on the library path and the environment configuration only (no
+# `cusnap capture`). Arguments (-D): SAMPLE SHIM_DIR EMU_DIR MODE
+#   MODE=passthrough  no CUSNAP_CAPTURE_OUTPUT: the sample passes, the shim stays silent
+#   MODE=unwritable   the output cannot be created: the sample still passes, one error is logged
+set(ENV{LD_LIBRARY_PATH} "${SHIM_DIR}")
+set(ENV{CUSNAP_REAL_DRIVER} "${EMU_DIR}/libcuda.so.1")
+unset(ENV{CUSNAP_CAPTURE_OUTPUT})
+if(MODE STREQUAL "unwritable")
+  set(ENV{CUSNAP_CAPTURE_OUTPUT} "/proc/cusnap-no-such-dir/capture.cusnap")
+endif()
+execute_process(COMMAND ${SAMPLE} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("rc ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "PASSED")
+  message(FATAL_ERROR "the sample must pass through the shim")
+endif()
+if(MODE STREQUAL "passthrough" AND NOT err STREQUAL "")
+  message(FATAL_ERROR "the shim must be silent when nothing is recorded")
+endif()
+if(MODE STREQUAL "unwritable")
+  string(REGEX MATCHALL "cannot create capture file" errors "${err}")
+  list(LENGTH errors count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "expected the failure to be logged exactly once, found ${count}")
+  endif()
+endif()
