@@ -1,0 +1,170 @@
+// The SIMT interpreter: executes a lowered Module's kernel for one launch.
+//
+// Scheduling model. A block is a set of warps of 32 lanes. Every lane has its own program
+// counter; a warp step executes the instruction at the smallest PC among its runnable lanes for
+// all lanes at that PC together. nvcc lays out structured control flow so that reconvergence
+// points follow the divergent paths, so "minimum PC first" reconverges lanes where a GPU would,
+// and because lanes are truly independent, code written for independent thread scheduling
+// (__syncwarp between divergent paths) also works. A warp whose runnable lanes all share one PC
+// is "uniform" and skips the per-lane bookkeeping (the common, fast case).
+//
+// Blocking: lanes wait at block barriers (bar.sync/barrier.sync, per thread, released when the
+// expected number of threads arrived), at bar.warp.sync (released when every lane named by all
+// waiters' masks waits or has exited) and at warp collectives (shfl/vote/match/redux execute once
+// every named lane is at the same instruction). A block is a resumable state machine, so the
+// cooperative-launch scheduler can round-robin many blocks per worker thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ir.h"
+
+namespace cusnap::emu::ptx {
+
+struct CallFrame {
+  uint32_t return_pc = 0;
+  uint32_t call_pc = 0;
+  uint32_t callee = 0;
+  uint64_t frame_base = 0;
+  std::vector<uint64_t> saved;  // callee registers of this lane (recursive callees only)
+};
+
+struct Warp {
+  uint32_t index = 0;
+  uint32_t valid = 0;     // lanes that exist (partial last warp)
+  uint32_t exited = 0;
+  uint32_t runnable = 0;
+  uint32_t bar_wait = 0;
+  uint32_t wsync_wait = 0;
+  uint32_t coll_wait = 0;
+  bool uniform = true;    // every live lane is at upc, none waits at a collective
+  uint32_t upc = 0;
+  uint32_t pc[kWarpSize] = {};
+  uint8_t bar_id[kWarpSize] = {};
+  uint32_t wsync_mask[kWarpSize] = {};
+  uint64_t frame_base[kWarpSize] = {};
+  std::vector<CallFrame> stack[kWarpSize];
+  std::vector<uint64_t> regs;
+  CarryFlags carry;
+  uint64_t icount = 0;
+  uint32_t divergent_steps = 0;  // fairness: see run_warp
+
+  uint64_t* slot(uint32_t s) { return regs.data() + static_cast<size_t>(s) * kWarpSize; }
+  uint32_t live() const { return valid & ~exited; }
+};
+
+struct BarrierState {
+  uint32_t arrived = 0;
+  uint32_t expected = 0;  // 0: every live thread of the block
+  uint32_t popc = 0;
+  bool all = true;
+  bool any = false;
+  BarKind red = BarKind::kSync;
+  uint32_t red_slot = 0;
+  uint32_t red_type_bits = 32;
+};
+
+inline constexpr int kBarriers = 16;
+
+struct Block {
+  Dim3 ctaid;
+  uint64_t linear = 0;
+  uint32_t nthreads = 0;
+  uint32_t live = 0;
+  std::vector<uint8_t> shared_store;
+  uint8_t* shared = nullptr;
+  uint64_t shared_size = 0;
+  std::vector<uint8_t> local_store;
+  uint8_t* local = nullptr;
+  uint64_t local_window = 0;
+  std::vector<Warp> warps;
+  BarrierState bars[kBarriers];
+  bool started = false;
+  bool done = false;
+};
+
+enum class SliceResult : uint8_t { kProgress, kDone, kStuck, kAbort };
+
+// One launch: shared by the worker threads that run its blocks.
+class Launch {
+ public:
+  Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& config, MemoryHost& memory,
+         const Limits& limits, const std::vector<uint64_t>& symbol_addresses);
+
+  // Prepares (first call) and runs a block for up to `budget` warp-instructions per warp.
+  SliceResult run_block_slice(Block& block, uint64_t linear_block, uint64_t budget);
+
+  bool aborted() const { return abort_.load(std::memory_order_relaxed); }
+  void fail(LaunchStatus status, std::string message);
+  LaunchResult result();
+  std::string take_output();
+  uint64_t grid_blocks() const { return config_.grid.count(); }
+
+ private:
+  void init_block(Block& b, uint64_t linear);
+  void run_warp(Block& b, Warp& w, uint64_t budget);
+  bool release_barriers(Block& b);
+
+  // Memory (interp_memory.cpp).
+  uint64_t symbol_value(const Warp& w, int lane, uint32_t symbol) const;
+  uint8_t* translate(Block& b, Warp& w, int lane, Space space, uint64_t addr, uint32_t size,
+                     bool write, const Instr& in);
+  Space effective_space(const Instr& in, const Operand& a) const;
+  // Host pointers for every lane in `exec`, checking the whole warp's address range at once
+  // when it falls in one window or allocation, lane by lane otherwise. False after fail().
+  bool resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a, uint32_t exec,
+                     uint32_t size, bool write, uint8_t** ptrs, Space space = Space::kNone);
+  void exec_cp_async(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_atom(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  bool read_c_string(Block& b, Warp& w, int lane, uint64_t addr, std::string& out, const Instr& in);
+
+  // Calls and built-ins (interp_call.cpp).
+  void exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group, uint32_t exec);
+  void exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec);
+  void builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint64_t fmt, uint64_t args);
+  void builtin_assert(Block& b, Warp& w, int lane, const Instr& in, const uint64_t* argv);
+
+  // Collectives (interp_collective.cpp). Return false when lanes must wait.
+  bool exec_collective(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group, uint32_t exec);
+  void exec_bar(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
+  void exec_warp_sync(Warp& w, const Instr& in, uint32_t group, uint32_t exec);
+  void try_release_warp_sync(Warp& w);
+
+  // PC bookkeeping (interp_core.cpp).
+  static void diverge(Warp& w);
+  static void advance(Warp& w, uint32_t group);
+  static void jump(Warp& w, uint32_t group, uint32_t taken, uint32_t target);
+  void exit_lanes(Block& b, Warp& w, uint32_t lanes);
+
+  std::string where(const Block& b, const Warp& w, int lane, const Instr& in) const;
+  const uint64_t* operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch);
+  uint64_t* dest(Warp& w, const Operand& o);
+
+  const Module& m_;
+  const Function& fn_;
+  const KernelInfo& ki_;
+  const KernelDesc& kd_;
+  LaunchConfig config_;
+  MemoryHost& memory_;
+  Limits limits_;
+  const std::vector<uint64_t>& symbol_addresses_;  // by symbol id (global/const variables)
+  std::vector<uint8_t> params_;
+  alignas(16) uint64_t grid_workspace_[8] = {};
+  uint64_t shared_bytes_ = 0;
+  uint64_t local_window_ = 0;
+  std::atomic<bool> abort_{false};
+  std::mutex mutex_;
+  LaunchResult result_;
+  std::string output_;
+  std::atomic<uint64_t> instructions_{0};
+  uint64_t start_ns_ = 0;
+};
+
+}  // namespace cusnap::emu::ptx

@@ -1,0 +1,342 @@
+// call/ret with `.param` frames, and the built-in callees nvcc emits: vprintf (device printf)
+// and __assertfail (device assert).
+//
+// Frames: each function's `.local` and `.param` declarations (formal parameters, return values
+// and call-site argument blocks) live in a per-thread frame inside the thread's local window.
+// A call copies the caller's argument blocks into the callee's formal parameters and a `ret`
+// copies the callee's return values back into the caller's return blocks, so both sides keep
+// the by-value semantics of PTX's `.param` space.
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+#include "interp.h"
+
+namespace cusnap::emu::ptx {
+namespace {
+
+inline uint32_t align16(uint32_t v) { return (v + 15u) & ~15u; }
+
+}  // namespace
+
+void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group, uint32_t exec) {
+  const Function& caller = m_.functions[in.function];
+  const Operand& rets = in.ops[0];
+  const Operand& args = in.ops[1];
+  if (exec == 0) { advance(w, group); return; }
+
+  // The callee of every lane: one for direct calls, per lane for calls through a register.
+  uint32_t callee_of[kWarpSize];
+  if (in.callee == kIndirectCallee) {
+    const uint64_t* target = w.slot(in.ops[2].index);
+    for (uint32_t m = exec; m; m &= m - 1) {
+      int l = std::countr_zero(m);
+      uint64_t v = target[l];
+      uint64_t index = v & ~kFunctionAddressTag;
+      if ((v & kFunctionAddressTag) != kFunctionAddressTag || index >= m_.functions.size()) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "indirect call to 0x%llx, which is not a function: ", static_cast<unsigned long long>(v));
+        fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
+        return;
+      }
+      callee_of[l] = static_cast<uint32_t>(index);
+    }
+  } else {
+    for (uint32_t m = exec; m; m &= m - 1) callee_of[std::countr_zero(m)] = in.callee;
+  }
+
+  // Reads argument i of lane l: `size` bytes of a frame `.param`, or a register/immediate.
+  auto arg_bytes = [&](int lane, uint32_t i, void* out, uint32_t size) -> bool {
+    std::memset(out, 0, size);
+    if (i >= args.count) return true;
+    const Operand& o = m_.vec_pool[args.index + i];
+    if (o.kind == Operand::kSymbol && (m_.symbols[o.symbol].space == Space::kParamFrame ||
+                                       m_.symbols[o.symbol].space == Space::kLocal)) {
+      uint64_t off = symbol_value(w, lane, o.symbol) + static_cast<uint64_t>(o.offset);
+      uint32_t avail = static_cast<uint32_t>(std::min<uint64_t>(size, m_.symbols[o.symbol].size));
+      uint8_t* p = translate(b, w, lane, Space::kParamFrame, off, std::max<uint32_t>(avail, 1), false, in);
+      if (!p) return false;
+      std::memcpy(out, p, avail);
+      return true;
+    }
+    const uint64_t* v = operand(w, o, 1u << lane, kSpScratch0);
+    std::memcpy(out, &v[lane], std::min<uint32_t>(size, 8));
+    return true;
+  };
+
+  uint32_t targets[kWarpSize];
+  for (uint32_t m = exec; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    const Function& callee = m_.functions[callee_of[l]];
+    if (callee.builtin != Builtin::kNone) {
+      uint64_t argv[5] = {};
+      const uint32_t nargs = std::min<uint32_t>(args.count, 5);
+      for (uint32_t i = 0; i < nargs; ++i) {
+        uint32_t size = i < callee.params.size() ? callee.params[i].size : 8;
+        if (!arg_bytes(l, i, &argv[i], std::min<uint32_t>(size, 8))) return;
+      }
+      switch (callee.builtin) {
+        case Builtin::kVprintf: {
+          builtin_vprintf(b, w, l, in, argv[0], argv[1]);
+          if (aborted()) return;
+          if (rets.count > 0) {  // vprintf's int result: 0 here
+            const Operand& r = m_.vec_pool[rets.index];
+            if (r.kind == Operand::kSymbol) {
+              uint64_t off = symbol_value(w, l, r.symbol) + static_cast<uint64_t>(r.offset);
+              uint8_t* p = translate(b, w, l, Space::kParamFrame, off, 4, true, in);
+              if (!p) return;
+              std::memset(p, 0, 4);
+            } else if (r.kind == Operand::kReg) {
+              w.slot(r.index)[l] = 0;
+            }
+          }
+          break;
+        }
+        case Builtin::kAssertfail:
+          builtin_assert(b, w, l, in, argv);
+          return;
+        default:
+          fail(LaunchStatus::kIllegalInstruction,
+               "device-side " + callee.name + " is not supported by the emulator: " + where(b, w, l, in));
+          return;
+      }
+      targets[l] = pc + 1;
+      continue;
+    }
+    if (!callee.has_body) {
+      fail(LaunchStatus::kIllegalInstruction, "call to undefined function " + callee.name + ": " + where(b, w, l, in));
+      return;
+    }
+    const uint64_t new_base = w.frame_base[l] + align16(caller.frame_bytes);
+    if (new_base + callee.frame_bytes > b.local_window) {
+      fail(LaunchStatus::kIllegalAddress, "stack overflow calling " + callee.name + ": " + where(b, w, l, in));
+      return;
+    }
+    CallFrame frame;
+    frame.return_pc = pc + 1;
+    frame.call_pc = pc;
+    frame.callee = callee_of[l];
+    frame.frame_base = w.frame_base[l];
+    if (callee.recursive) {
+      frame.saved.reserve(callee.end_slot - callee.first_slot);
+      for (uint32_t s = callee.first_slot; s < callee.end_slot; ++s) frame.saved.push_back(w.slot(s)[l]);
+    }
+    uint8_t* window = b.local + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window;
+    const uint32_t nargs = std::min<uint32_t>(args.count, static_cast<uint32_t>(callee.params.size()));
+    for (uint32_t i = 0; i < nargs; ++i) {
+      const FormalParam& fp = callee.params[i];
+      if (fp.is_reg) {
+        uint64_t v = 0;
+        if (!arg_bytes(l, i, &v, std::min<uint32_t>(fp.size, 8))) return;
+        w.slot(fp.slot)[l] = v;
+      } else {
+        const Symbol& ps = m_.symbols[fp.symbol];
+        std::vector<uint8_t> tmp(fp.size);
+        if (!arg_bytes(l, i, tmp.data(), fp.size)) return;
+        std::memcpy(window + new_base + ps.offset, tmp.data(), fp.size);
+      }
+    }
+    w.stack[l].push_back(std::move(frame));
+    w.frame_base[l] = new_base;
+    targets[l] = callee.first_instr;
+  }
+  const uint32_t first_target = targets[std::countr_zero(exec)];
+  bool same = true;
+  for (uint32_t m = exec; m; m &= m - 1)
+    if (targets[std::countr_zero(m)] != first_target) same = false;
+  if (same && first_target == pc + 1) { advance(w, group); return; }
+  if (same) { jump(w, group, exec, first_target); return; }
+  diverge(w);
+  for (uint32_t m = group; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    w.pc[l] = (exec >> l & 1) ? targets[l] : w.pc[l] + 1;
+  }
+}
+
+void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
+  if (exec == 0) { advance(w, group); return; }
+  uint32_t exiting = 0;
+  for (uint32_t m = exec; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    if (w.stack[l].empty()) exiting |= 1u << l;
+  }
+  const uint32_t returning = exec & ~exiting;
+  uint32_t target = UINT32_MAX;
+  bool same_target = true;
+  uint32_t targets[kWarpSize];
+  for (uint32_t m = returning; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    CallFrame& frame = w.stack[l].back();
+    const Instr& call = m_.code[frame.call_pc];
+    const Function& callee = m_.functions[frame.callee];
+    const Operand& rets = call.ops[0];
+    uint8_t* window = b.local + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window;
+    const uint32_t nrets = std::min<uint32_t>(rets.count, static_cast<uint32_t>(callee.returns.size()));
+    for (uint32_t i = 0; i < nrets; ++i) {
+      const FormalParam& fp = callee.returns[i];
+      uint64_t value_bits[2] = {};
+      std::vector<uint8_t> tmp(fp.size);
+      if (fp.is_reg) {
+        value_bits[0] = w.slot(fp.slot)[l];
+        std::memcpy(tmp.data(), value_bits, std::min<size_t>(fp.size, 8));
+      } else {
+        std::memcpy(tmp.data(), window + w.frame_base[l] + m_.symbols[fp.symbol].offset, fp.size);
+      }
+      const Operand& r = m_.vec_pool[rets.index + i];
+      if (r.kind == Operand::kSymbol) {
+        uint64_t off = frame.frame_base + m_.symbols[r.symbol].offset + static_cast<uint64_t>(r.offset);
+        uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(fp.size, m_.symbols[r.symbol].size));
+        if (off + n <= b.local_window) std::memcpy(window + off, tmp.data(), n);
+      } else if (r.kind == Operand::kReg) {
+        uint64_t v = 0;
+        std::memcpy(&v, tmp.data(), std::min<size_t>(fp.size, 8));
+        w.slot(r.index)[l] = v;
+      }
+    }
+    if (!frame.saved.empty()) {
+      for (uint32_t s = callee.first_slot, i = 0; s < callee.end_slot; ++s, ++i) {
+        // Registers receiving return values (in the caller) were just written: keep them.
+        bool is_ret_dest = false;
+        for (uint32_t k = 0; k < rets.count; ++k) {
+          const Operand& r = m_.vec_pool[rets.index + k];
+          if (r.kind == Operand::kReg && r.index == s) is_ret_dest = true;
+        }
+        if (!is_ret_dest) w.slot(s)[l] = frame.saved[i];
+      }
+    }
+    w.frame_base[l] = frame.frame_base;
+    targets[l] = frame.return_pc;
+    if (target == UINT32_MAX) target = frame.return_pc;
+    else if (target != frame.return_pc) same_target = false;
+    w.stack[l].pop_back();
+  }
+  exit_lanes(b, w, exiting);
+  const uint32_t staying = group & ~exec;
+  if (!returning) { advance(w, staying); return; }
+  if (w.uniform && same_target && staying == 0) { w.upc = target; return; }
+  diverge(w);
+  for (uint32_t m = staying; m; m &= m - 1) ++w.pc[std::countr_zero(m)];
+  for (uint32_t m = returning; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    w.pc[l] = targets[l];
+  }
+}
+
+// ---- device printf ----------------------------------------------------------------------------
+
+void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint64_t fmt_addr, uint64_t args) {
+  std::string fmt;
+  if (!read_c_string(b, w, lane, fmt_addr, fmt, in)) return;
+  std::string out;
+  uint64_t off = 0;
+  auto fetch = [&](uint32_t size, uint64_t& v) -> bool {
+    off = (off + size - 1) / size * size;
+    v = 0;
+    uint8_t* p = translate(b, w, lane, Space::kGeneric, args + off, size, false, in);
+    if (!p) return false;
+    std::memcpy(&v, p, size);
+    off += size;
+    return true;
+  };
+  char buf[512];
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    char c = fmt[i];
+    if (c != '%') { out.push_back(c); continue; }
+    if (i + 1 < fmt.size() && fmt[i + 1] == '%') { out.push_back('%'); ++i; continue; }
+    size_t j = i + 1;
+    std::string spec = "%";
+    while (j < fmt.size() && std::strchr("-+ #0", fmt[j])) spec.push_back(fmt[j++]);
+    while (j < fmt.size() && fmt[j] >= '0' && fmt[j] <= '9') spec.push_back(fmt[j++]);
+    if (j < fmt.size() && fmt[j] == '.') {
+      spec.push_back(fmt[j++]);
+      while (j < fmt.size() && fmt[j] >= '0' && fmt[j] <= '9') spec.push_back(fmt[j++]);
+    }
+    int longs = 0, shorts = 0;
+    while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) {
+      if (fmt[j] == 'h') ++shorts;
+      else longs = fmt[j] == 'l' ? longs + 1 : 2;
+      ++j;
+    }
+    if (j >= fmt.size()) { out.append(fmt, i, std::string::npos); break; }
+    char conv = fmt[j];
+    uint64_t v = 0;
+    switch (conv) {
+      case 'd': case 'i': {
+        if (!fetch(longs ? 8 : 4, v)) return;
+        long long sv = longs ? static_cast<long long>(v) : static_cast<int32_t>(v);
+        if (shorts == 1) sv = static_cast<int16_t>(sv);
+        if (shorts >= 2) sv = static_cast<int8_t>(sv);
+        std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), sv);
+        out += buf;
+        break;
+      }
+      case 'u': case 'o': case 'x': case 'X': {
+        if (!fetch(longs ? 8 : 4, v)) return;
+        unsigned long long uv = longs ? v : static_cast<uint32_t>(v);
+        if (shorts == 1) uv = static_cast<uint16_t>(uv);
+        if (shorts >= 2) uv = static_cast<uint8_t>(uv);
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), uv);
+        out += buf;
+        break;
+      }
+      case 'c': {
+        if (!fetch(4, v)) return;
+        std::snprintf(buf, sizeof buf, (spec + "c").c_str(), static_cast<int>(v));
+        out += buf;
+        break;
+      }
+      case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+        if (!fetch(8, v)) return;
+        double d = std::bit_cast<double>(v);
+        std::snprintf(buf, sizeof buf, (spec + conv).c_str(), d);
+        out += buf;
+        break;
+      }
+      case 'p': {
+        if (!fetch(8, v)) return;
+        std::snprintf(buf, sizeof buf, (spec + "p").c_str(), reinterpret_cast<void*>(v));
+        out += buf;
+        break;
+      }
+      case 's': {
+        if (!fetch(8, v)) return;
+        std::string s;
+        if (v == 0) s = "(null)";
+        else if (!read_c_string(b, w, lane, v, s, in)) return;
+        std::string sp = spec + "s";
+        std::vector<char> big(s.size() + 256);
+        std::snprintf(big.data(), big.size(), sp.c_str(), s.c_str());
+        out += big.data();
+        break;
+      }
+      default:
+        out.append(fmt, i, j - i + 1);
+        break;
+    }
+    i = j;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (output_.size() + out.size() <= limits_.printf_fifo_bytes) output_ += out;
+}
+
+void Launch::builtin_assert(Block& b, Warp& w, int lane, const Instr& in, const uint64_t* argv) {
+  std::string message, file, function;
+  if (!read_c_string(b, w, lane, argv[0], message, in)) return;
+  if (!read_c_string(b, w, lane, argv[1], file, in)) return;
+  if (!read_c_string(b, w, lane, argv[3], function, in)) return;
+  const uint32_t line = static_cast<uint32_t>(argv[2]);
+  const uint32_t t = w.index * kWarpSize + static_cast<uint32_t>(lane);
+  const Dim3& bd = config_.block;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, ":%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `", line,
+                function.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z, t % bd.x, (t / bd.x) % bd.y,
+                t / (bd.x * bd.y));
+  std::string text = file + buf + message + "` failed.\n";
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    output_ += text;
+  }
+  fail(LaunchStatus::kAssert, "device assert failed: " + message + " (" + where(b, w, lane, in) + ")");
+}
+
+}  // namespace cusnap::emu::ptx

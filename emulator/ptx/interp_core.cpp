@@ -1,0 +1,660 @@
+// Block set-up, the warp scheduler (minimum-PC-first with a uniform fast path), the instruction
+// dispatch and block barriers.
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+
+#include "interp.h"
+
+namespace cusnap::emu::ptx {
+namespace {
+
+inline uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+inline uint64_t width_mask(int bits) { return bits >= 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1); }
+
+inline int bits_of(Type t) { return t == Type::kPred ? 1 : type_bits(t); }
+
+}  // namespace
+
+Launch::Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& config,
+               MemoryHost& memory, const Limits& limits, const std::vector<uint64_t>& symbol_addresses)
+    : m_(module),
+      fn_(module.functions[module.kernel_info[kernel_index].function]),
+      ki_(module.kernel_info[kernel_index]),
+      kd_(module.kernels[kernel_index]),
+      config_(config),
+      memory_(memory),
+      limits_(limits),
+      symbol_addresses_(symbol_addresses) {
+  params_.assign(std::max<size_t>(kd_.param_bytes, 1), 0);
+  if (config.params && config.params_size)
+    std::memcpy(params_.data(), config.params, std::min<size_t>(config.params_size, kd_.param_bytes));
+  shared_bytes_ = static_cast<uint64_t>(ki_.dynamic_shared_offset) + config.dynamic_shared_bytes;
+  if (!kd_.uses_dynamic_shared) shared_bytes_ = std::max<uint64_t>(ki_.static_shared, shared_bytes_);
+  uint64_t frames = ki_.max_frame;
+  bool recursive = false;
+  for (const Function& f : m_.functions) recursive |= f.recursive;
+  recursive |= m_.has_indirect_calls;
+  if (recursive || frames > ((fn_.frame_bytes + 15u) & ~15u)) frames += limits.stack_bytes_per_thread;
+  local_window_ = (frames + 15) & ~uint64_t{15};
+  if (local_window_ == 0) local_window_ = 16;
+  start_ns_ = now_ns();
+  result_.status = LaunchStatus::kSuccess;
+}
+
+void Launch::fail(LaunchStatus status, std::string message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (result_.status == LaunchStatus::kSuccess) {
+    result_.status = status;
+    result_.message = std::move(message);
+  }
+  abort_.store(true, std::memory_order_relaxed);
+}
+
+LaunchResult Launch::result() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LaunchResult r = result_;
+  r.instructions = instructions_.load();
+  // A modelled device time: ~1 ns per warp-instruction spread over the SMs, plus launch latency.
+  r.emulated_ns = 3000 + r.instructions / std::max<uint32_t>(1, limits_.sm_count);
+  return r;
+}
+
+std::string Launch::take_output() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::move(output_);
+}
+
+std::string Launch::where(const Block& b, const Warp& w, int lane, const Instr& in) const {
+  uint32_t t = w.index * kWarpSize + static_cast<uint32_t>(lane);
+  const Dim3& bd = config_.block;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "kernel %s, block (%u,%u,%u), thread (%u,%u,%u), PTX line %u",
+                kd_.name.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z, t % bd.x, (t / bd.x) % bd.y,
+                t / (bd.x * bd.y), in.line);
+  return buf;
+}
+
+void Launch::init_block(Block& b, uint64_t linear) {
+  const Dim3& g = config_.grid;
+  const Dim3& bd = config_.block;
+  b.linear = linear;
+  b.ctaid = Dim3{static_cast<uint32_t>(linear % g.x), static_cast<uint32_t>((linear / g.x) % g.y),
+                 static_cast<uint32_t>(linear / (uint64_t{g.x} * g.y))};
+  b.nthreads = static_cast<uint32_t>(bd.count());
+  b.live = b.nthreads;
+  b.done = false;
+  b.started = true;
+  for (auto& bar : b.bars) bar = BarrierState{};
+  // Shared memory: aligned to 256 so that any declared alignment holds for host addresses too.
+  b.shared_store.assign(shared_bytes_ + 256, 0);
+  uint8_t* base = b.shared_store.data();
+  b.shared = base + ((256 - (reinterpret_cast<uintptr_t>(base) & 255)) & 255);
+  b.shared_size = shared_bytes_;
+  b.local_window = local_window_;
+  b.local_store.assign(local_window_ * b.nthreads + 16, 0);
+  base = b.local_store.data();
+  b.local = base + ((16 - (reinterpret_cast<uintptr_t>(base) & 15)) & 15);
+
+  const uint32_t nwarps = (b.nthreads + kWarpSize - 1) / kWarpSize;
+  b.warps.resize(nwarps);
+  const uint64_t ws = reinterpret_cast<uint64_t>(&grid_workspace_[0]);
+  for (uint32_t wi = 0; wi < nwarps; ++wi) {
+    Warp& w = b.warps[wi];
+    w.index = wi;
+    uint32_t lanes = std::min<uint32_t>(kWarpSize, b.nthreads - wi * kWarpSize);
+    w.valid = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
+    w.exited = 0;
+    w.runnable = w.valid;
+    w.bar_wait = w.wsync_wait = w.coll_wait = 0;
+    w.uniform = true;
+    w.upc = fn_.first_instr;
+    w.carry.bits = 0;
+    w.icount = 0;
+    w.divergent_steps = 0;
+    // Registers start at zero (deterministic runs); only the slots this kernel can touch are
+    // cleared, so a large module with many kernels does not pay for all of them per block.
+    w.regs.resize(static_cast<size_t>(m_.slot_count) * kWarpSize);
+    std::fill_n(w.regs.begin(), static_cast<size_t>(kFirstRegSlot) * kWarpSize, 0);
+    for (const auto& [first, end] : ki_.slot_ranges)
+      std::fill(w.regs.begin() + static_cast<ptrdiff_t>(first) * kWarpSize,
+                w.regs.begin() + static_cast<ptrdiff_t>(end) * kWarpSize, 0);
+    for (int l = 0; l < kWarpSize; ++l) {
+      w.pc[l] = fn_.first_instr;
+      w.frame_base[l] = 0;
+      w.stack[l].clear();
+      uint32_t t = wi * kWarpSize + static_cast<uint32_t>(l);
+      w.slot(kSpTidX)[l] = t % bd.x;
+      w.slot(kSpTidY)[l] = (t / bd.x) % bd.y;
+      w.slot(kSpTidZ)[l] = t / (bd.x * bd.y);
+      w.slot(kSpLaneid)[l] = static_cast<uint64_t>(l);
+      w.slot(kSpLanemaskEq)[l] = 1u << l;
+      w.slot(kSpLanemaskLt)[l] = (1u << l) - 1;
+      w.slot(kSpLanemaskLe)[l] = l == 31 ? 0xffffffffu : ((2u << l) - 1);
+      w.slot(kSpLanemaskGt)[l] = l == 31 ? 0u : (0xffffffffu << (l + 1));
+      w.slot(kSpLanemaskGe)[l] = 0xffffffffu << l;
+    }
+    auto fill = [&](uint32_t s, uint64_t v) { std::fill_n(w.slot(s), kWarpSize, v); };
+    fill(kSpNtidX, bd.x); fill(kSpNtidY, bd.y); fill(kSpNtidZ, bd.z);
+    fill(kSpCtaidX, b.ctaid.x); fill(kSpCtaidY, b.ctaid.y); fill(kSpCtaidZ, b.ctaid.z);
+    fill(kSpNctaidX, g.x); fill(kSpNctaidY, g.y); fill(kSpNctaidZ, g.z);
+    fill(kSpWarpid, wi); fill(kSpNwarpid, 64);
+    fill(kSpSmid, linear % std::max<uint32_t>(1, limits_.sm_count)); fill(kSpNsmid, limits_.sm_count);
+    fill(kSpGridid, 1);
+    fill(kSpDynSmem, config_.dynamic_shared_bytes);
+    fill(kSpTotalSmem, shared_bytes_);
+    if (config_.cooperative) {
+      fill(kSpEnvreg0 + 1, ws >> 32);
+      fill(kSpEnvreg0 + 2, ws & 0xffffffffu);
+    }
+    // Clusters (cuLaunchKernelEx attribute): blocks are grouped, but distributed shared memory
+    // and cluster barriers are not emulated.
+    const Dim3 cl{std::max(1u, config_.cluster.x), std::max(1u, config_.cluster.y), std::max(1u, config_.cluster.z)};
+    fill(kSpClusterNctaidX, cl.x); fill(kSpClusterNctaidY, cl.y); fill(kSpClusterNctaidZ, cl.z);
+    fill(kSpClusterCtaidX, b.ctaid.x % cl.x); fill(kSpClusterCtaidY, b.ctaid.y % cl.y);
+    fill(kSpClusterCtaidZ, b.ctaid.z % cl.z);
+    fill(kSpClusteridX, b.ctaid.x / cl.x); fill(kSpClusteridY, b.ctaid.y / cl.y); fill(kSpClusteridZ, b.ctaid.z / cl.z);
+    fill(kSpNclusteridX, (g.x + cl.x - 1) / cl.x); fill(kSpNclusteridY, (g.y + cl.y - 1) / cl.y);
+    fill(kSpNclusteridZ, (g.z + cl.z - 1) / cl.z);
+    fill(kSpClusterCtarank, (b.ctaid.x % cl.x) + cl.x * ((b.ctaid.y % cl.y) + cl.y * (b.ctaid.z % cl.z)));
+    fill(kSpClusterNctarank, cl.count());
+    fill(kSpIsExplicitCluster, cl.count() > 1 ? 1 : 0);
+  }
+}
+
+// ---- PC bookkeeping -------------------------------------------------------------------------
+
+void Launch::diverge(Warp& w) {
+  if (!w.uniform) return;
+  for (uint32_t m = w.live(); m; m &= m - 1) w.pc[std::countr_zero(m)] = w.upc;
+  w.uniform = false;
+}
+
+void Launch::advance(Warp& w, uint32_t group) {
+  if (w.uniform) { ++w.upc; return; }
+  for (uint32_t m = group; m; m &= m - 1) ++w.pc[std::countr_zero(m)];
+}
+
+void Launch::jump(Warp& w, uint32_t group, uint32_t taken, uint32_t target) {
+  if (taken == 0) { advance(w, group); return; }
+  if (w.uniform && taken == group) { w.upc = target; return; }
+  diverge(w);
+  for (uint32_t m = group; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    w.pc[l] = (taken >> l & 1) ? target : w.pc[l] + 1;
+  }
+}
+
+void Launch::exit_lanes(Block& b, Warp& w, uint32_t lanes) {
+  lanes &= ~w.exited;
+  if (!lanes) return;
+  w.exited |= lanes;
+  w.runnable &= ~lanes;
+  w.coll_wait &= ~lanes;
+  b.live -= static_cast<uint32_t>(std::popcount(lanes));
+  if (w.wsync_wait) try_release_warp_sync(w);
+}
+
+// ---- operands -------------------------------------------------------------------------------
+
+const uint64_t* Launch::operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch) {
+  switch (o.kind) {
+    case Operand::kReg: {
+      if (!o.negate) return w.slot(o.index);
+      uint64_t* s = w.slot(scratch);
+      const uint64_t* r = w.slot(o.index);
+      for (uint32_t m = exec; m; m &= m - 1) {
+        int l = std::countr_zero(m);
+        s[l] = r[l] ? 0 : 1;
+      }
+      return s;
+    }
+    case Operand::kConst: {
+      const uint64_t* c = m_.const_pool.data() + static_cast<size_t>(o.index) * kWarpSize;
+      if (!o.negate) return c;
+      uint64_t* s = w.slot(scratch);
+      std::fill_n(s, kWarpSize, c[0] ? 0 : 1);
+      return s;
+    }
+    case Operand::kSymbol: {
+      uint64_t* s = w.slot(scratch);
+      for (uint32_t m = exec; m; m &= m - 1) {
+        int l = std::countr_zero(m);
+        s[l] = symbol_value(w, l, o.symbol) + static_cast<uint64_t>(o.offset);
+      }
+      return s;
+    }
+    default: {
+      uint64_t* s = w.slot(kSpZero);
+      return s;
+    }
+  }
+}
+
+uint64_t* Launch::dest(Warp& w, const Operand& o) {
+  if (o.kind == Operand::kReg) return w.slot(o.index);
+  return w.slot(kSpScratch3);  // sink
+}
+
+// ---- the warp loop --------------------------------------------------------------------------
+
+void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
+  const Instr* code = m_.code.data();
+  uint64_t executed = 0;
+  while (w.runnable && executed < budget) {
+    // Select the lanes to run: all runnable lanes (uniform) or those at the minimum PC.
+    uint32_t pc, group;
+    if (w.uniform) {
+      pc = w.upc;
+      group = w.runnable;
+    } else {
+      pc = UINT32_MAX;
+      for (uint32_t m = w.runnable; m; m &= m - 1) pc = std::min(pc, w.pc[std::countr_zero(m)]);
+      // Forward progress for diverged lanes: minimum-PC-first alone would let lanes spinning
+      // in a loop (waiting for a flag another lane of the same warp sets later in the code)
+      // starve that lane. Every so often run the next-higher PC group instead, as independent
+      // thread scheduling guarantees progress on a GPU.
+      if (++w.divergent_steps >= 1024) {
+        w.divergent_steps = 0;
+        uint32_t next = UINT32_MAX;
+        for (uint32_t m = w.runnable; m; m &= m - 1) {
+          uint32_t p = w.pc[std::countr_zero(m)];
+          if (p > pc) next = std::min(next, p);
+        }
+        if (next != UINT32_MAX) pc = next;
+      }
+      group = 0;
+      for (uint32_t m = w.runnable | w.coll_wait; m; m &= m - 1) {
+        int l = std::countr_zero(m);
+        if (w.pc[l] == pc) group |= 1u << l;
+      }
+      if (w.coll_wait & group) {
+        w.runnable |= group;
+        w.coll_wait &= ~group;
+      }
+      if (group == w.live() && !w.bar_wait && !w.wsync_wait && !w.coll_wait) {
+        w.uniform = true;
+        w.upc = pc;
+      }
+    }
+    const Instr& in = code[pc];
+    ++executed;
+    uint32_t exec = group;
+    if (in.has_guard) {
+      const uint64_t* p = w.slot(in.guard_slot);
+      uint32_t t = 0;
+      for (uint32_t m = group; m; m &= m - 1) {
+        int l = std::countr_zero(m);
+        if ((p[l] != 0) != in.guard_negate) t |= 1u << l;
+      }
+      exec = t;
+    }
+    if (in.reads_dynamic_special) {
+      uint64_t clk = w.icount * 4 + b.linear * 7;
+      uint64_t gt = now_ns();
+      std::fill_n(w.slot(kSpClock), kWarpSize, clk & 0xffffffffu);
+      std::fill_n(w.slot(kSpClockHi), kWarpSize, clk >> 32);
+      std::fill_n(w.slot(kSpClock64), kWarpSize, clk);
+      std::fill_n(w.slot(kSpGlobaltimer), kWarpSize, gt);
+      std::fill_n(w.slot(kSpGlobaltimerLo), kWarpSize, gt & 0xffffffffu);
+      std::fill_n(w.slot(kSpGlobaltimerHi), kWarpSize, gt >> 32);
+    }
+    ++w.icount;
+    switch (in.op) {
+      case Op::kNop:
+      case Op::kFence:
+      case Op::kBrkpt:
+      case Op::kNanosleep:
+        advance(w, group);
+        break;
+      case Op::kAlu: {
+        if (exec) {
+          const uint64_t* a = in.nops > 1 ? operand(w, in.ops[1], exec, kSpScratch0) : nullptr;
+          const uint64_t* bb = in.nops > 2 ? operand(w, in.ops[2], exec, kSpScratch1) : nullptr;
+          const uint64_t* c = in.nops > 3 ? operand(w, in.ops[3], exec, kSpScratch2) : nullptr;
+          uint64_t* d = dest(w, in.ops[0]);
+          if (in.type == Type::kPred &&
+              (in.alu_op == AluOp::kAnd || in.alu_op == AluOp::kOr || in.alu_op == AluOp::kXor ||
+               in.alu_op == AluOp::kNot || in.alu_op == AluOp::kCnot)) {
+            for (uint32_t m = exec; m; m &= m - 1) {
+              int l = std::countr_zero(m);
+              bool x = a[l] != 0, y = bb ? bb[l] != 0 : false;
+              bool r = in.alu_op == AluOp::kAnd ? (x && y)
+                       : in.alu_op == AluOp::kOr ? (x || y)
+                       : in.alu_op == AluOp::kXor ? (x != y)
+                                                  : !x;
+              d[l] = r;
+            }
+          } else if (in.alu_op == AluOp::kLop3) {
+            // lop3 computed here: three sources and an immediate truth table.
+            const uint64_t* lut = operand(w, in.ops[4], exec, kSpScratch3);
+            const uint64_t wm = width_mask(bits_of(in.type));
+            for (uint32_t m = exec; m; m &= m - 1) {
+              int l = std::countr_zero(m);
+              uint64_t x = a[l], y = bb[l], z = c[l], t = lut[l], r = 0;
+              for (int k = 0; k < 8; ++k) {
+                if (!(t >> k & 1)) continue;
+                uint64_t term = ((k & 4) ? x : ~x) & ((k & 2) ? y : ~y) & ((k & 1) ? z : ~z);
+                r |= term;
+              }
+              d[l] = r & wm;
+            }
+          } else {
+            const uint64_t* e = in.nops > 4 ? operand(w, in.ops[4], exec, kSpScratch3) : nullptr;
+            alu(in.alu_op, in.type, in.mods, exec, a, bb, c, d, &w.carry, e);
+          }
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kMov: {
+        if (exec) {
+          const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+          uint64_t* d = dest(w, in.ops[0]);
+          const uint64_t wm = width_mask(bits_of(in.type));
+          for (uint32_t m = exec; m; m &= m - 1) {
+            int l = std::countr_zero(m);
+            d[l] = a[l] & wm;
+          }
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kMovPack: {
+        if (exec) {
+          const Operand& v = in.ops[1];
+          const int n = v.count;
+          const int eb = bits_of(in.type) / n;
+          uint64_t* d = dest(w, in.ops[0]);
+          uint64_t tmp[kWarpSize] = {};
+          for (int i = 0; i < n; ++i) {
+            const uint64_t* e = operand(w, m_.vec_pool[v.index + i], exec, kSpScratch0);
+            for (uint32_t m = exec; m; m &= m - 1) {
+              int l = std::countr_zero(m);
+              tmp[l] |= (e[l] & width_mask(eb)) << (eb * i);
+            }
+          }
+          for (uint32_t m = exec; m; m &= m - 1) {
+            int l = std::countr_zero(m);
+            d[l] = tmp[l];
+          }
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kMovUnpack: {
+        if (exec) {
+          const Operand& v = in.ops[0];
+          const int n = v.count;
+          const int eb = bits_of(in.type) / n;
+          const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+          uint64_t src[kWarpSize];
+          std::memcpy(src, a, sizeof src);
+          for (int i = 0; i < n; ++i) {
+            const Operand& e = m_.vec_pool[v.index + i];
+            if (e.kind != Operand::kReg) continue;
+            uint64_t* d = w.slot(e.index);
+            for (uint32_t m = exec; m; m &= m - 1) {
+              int l = std::countr_zero(m);
+              d[l] = (src[l] >> (eb * i)) & width_mask(eb);
+            }
+          }
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kSelp: {
+        if (exec) {
+          const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+          const uint64_t* bb = operand(w, in.ops[2], exec, kSpScratch1);
+          const uint64_t* c = operand(w, in.ops[3], exec, kSpScratch2);
+          uint64_t* d = dest(w, in.ops[0]);
+          for (uint32_t m = exec; m; m &= m - 1) {
+            int l = std::countr_zero(m);
+            bool pick_a;
+            if (in.sub == 1) {  // slct: c >= 0 (integer sign or float sign with -0 >= 0)
+              int cb = bits_of(in.type2);
+              if (in.type2 == Type::kF32) {
+                uint32_t cv = static_cast<uint32_t>(c[l]);
+                float f;
+                std::memcpy(&f, &cv, 4);
+                pick_a = !(f < 0.0f);
+              } else {
+                pick_a = !((c[l] >> (cb - 1)) & 1);
+              }
+            } else {
+              pick_a = c[l] != 0;
+            }
+            d[l] = pick_a ? a[l] : bb[l];
+          }
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kSetp:
+      case Op::kSet: {
+        if (exec) {
+          const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+          const uint64_t* bb = operand(w, in.ops[2], exec, kSpScratch1);
+          uint32_t r = compare(in.cmp, in.type2, in.mods, exec, a, bb);
+          uint32_t rq = ~r & exec;
+          if (in.bool_op != BoolOp::kNone) {
+            const uint64_t* c = operand(w, in.ops[3], exec, kSpScratch2);
+            uint32_t cm = 0;
+            for (uint32_t m = exec; m; m &= m - 1) {
+              int l = std::countr_zero(m);
+              if (c[l]) cm |= 1u << l;
+            }
+            auto combine = [&](uint32_t x) {
+              switch (in.bool_op) {
+                case BoolOp::kAnd: return x & cm;
+                case BoolOp::kOr: return x | cm;
+                case BoolOp::kXor: return x ^ cm;
+                default: return x;
+              }
+            };
+            r = combine(r) & exec;
+            rq = combine(rq) & exec;
+          }
+          uint64_t* d = dest(w, in.ops[0]);
+          if (in.op == Op::kSetp) {
+            for (uint32_t m = exec; m; m &= m - 1) {
+              int l = std::countr_zero(m);
+              d[l] = r >> l & 1;
+            }
+            if (in.nops == 5 && in.ops[4].kind == Operand::kReg) {
+              uint64_t* q = w.slot(in.ops[4].index);
+              for (uint32_t m = exec; m; m &= m - 1) {
+                int l = std::countr_zero(m);
+                q[l] = rq >> l & 1;
+              }
+            }
+          } else {
+            const bool f32 = in.type == Type::kF32;
+            const uint64_t ones = width_mask(bits_of(in.type));
+            for (uint32_t m = exec; m; m &= m - 1) {
+              int l = std::countr_zero(m);
+              bool t = r >> l & 1;
+              d[l] = t ? (f32 ? 0x3f800000u : ones) : 0;
+            }
+          }
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kCvt: {
+        if (exec) {
+          const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+          const uint64_t* bb = in.nops > 2 ? operand(w, in.ops[2], exec, kSpScratch1) : nullptr;
+          cvt(in.type, in.type2, in.mods, exec, a, dest(w, in.ops[0]), bb);
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kCvta:
+      case Op::kCvtaTo:
+      case Op::kIsspacep:
+        if (exec) exec_cvta(b, w, in, exec);
+        advance(w, group);
+        break;
+      case Op::kLd:
+        if (exec) exec_ld(b, w, in, exec);
+        advance(w, group);
+        break;
+      case Op::kSt:
+        if (exec) exec_st(b, w, in, exec);
+        advance(w, group);
+        break;
+      case Op::kAtom:
+      case Op::kRed:
+        if (exec) exec_atom(b, w, in, exec);
+        advance(w, group);
+        break;
+      case Op::kBra:
+        jump(w, group, exec, in.ops[0].index);
+        break;
+      case Op::kBrx:
+      case Op::kUnsupported:
+        if (exec) {
+          std::string what = in.op == Op::kBrx ? std::string("brx") : m_.unsupported[in.callee];
+          fail(LaunchStatus::kIllegalInstruction,
+               "instruction " + what + " is not supported by the emulator: " + where(b, w, std::countr_zero(exec), in));
+          return;
+        }
+        advance(w, group);
+        break;
+      case Op::kCall:
+        exec_call(b, w, in, pc, group, exec);
+        break;
+      case Op::kRet:
+        exec_ret(b, w, group, exec);
+        break;
+      case Op::kExit:
+        advance(w, group & ~exec);
+        exit_lanes(b, w, exec);
+        break;
+      case Op::kTrap:
+        if (exec) {
+          fail(LaunchStatus::kIllegalInstruction, "trap executed: " + where(b, w, std::countr_zero(exec), in));
+          return;
+        }
+        advance(w, group);
+        break;
+      case Op::kBar:
+        exec_bar(b, w, in, group, exec);
+        break;
+      case Op::kBarWarpSync:
+        exec_warp_sync(w, in, group, exec);
+        break;
+      case Op::kBmsk:
+      case Op::kSzext: {
+        if (exec) {
+          const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+          const uint64_t* bb = operand(w, in.ops[2], exec, kSpScratch1);
+          uint64_t* d = dest(w, in.ops[0]);
+          const bool wrap = in.sub == 1;
+          for (uint32_t m = exec; m; m &= m - 1) {
+            int l = std::countr_zero(m);
+            uint32_t x = static_cast<uint32_t>(a[l]), y = static_cast<uint32_t>(bb[l]);
+            if (in.op == Op::kBmsk) {
+              // Mask of width y starting at bit x (both mod 32 or clamped to 32).
+              uint32_t pos = wrap ? (x & 31) : std::min(x, 32u);
+              uint32_t len = wrap ? (y & 31) : std::min(y, 32u);
+              uint64_t lo = pos >= 32 ? 0 : (uint64_t{0xffffffffu} << pos);
+              uint64_t hi = pos + len >= 32 ? 0 : (uint64_t{0xffffffffu} << (pos + len));
+              d[l] = (lo & ~hi) & 0xffffffffu;
+            } else {
+              // Sign- or zero-extend the low y bits of x.
+              uint32_t len = wrap ? (y & 31) : std::min(y, 32u);
+              uint32_t r = 0;
+              if (len >= 32) r = x;
+              else if (len > 0) {
+                uint32_t v = x & ((1u << len) - 1);
+                if (in.type == Type::kS32 && (v >> (len - 1) & 1)) v |= ~((1u << len) - 1);
+                r = v;
+              }
+              d[l] = r;
+            }
+          }
+        }
+        advance(w, group);
+        break;
+      }
+      case Op::kCpAsync:
+        if (exec) exec_cp_async(b, w, in, exec);
+        advance(w, group);
+        break;
+      case Op::kElect:
+      case Op::kShfl:
+      case Op::kVote:
+      case Op::kActivemask:
+      case Op::kMatch:
+      case Op::kRedux:
+        if (exec_collective(b, w, in, pc, group, exec)) advance(w, group);
+        break;
+    }
+    if (abort_.load(std::memory_order_relaxed)) break;
+  }
+  instructions_.fetch_add(executed, std::memory_order_relaxed);
+}
+
+// ---- blocks and barriers --------------------------------------------------------------------
+
+bool Launch::release_barriers(Block& b) {
+  bool released = false;
+  for (int id = 0; id < kBarriers; ++id) {
+    BarrierState& bar = b.bars[id];
+    if (bar.arrived == 0) continue;
+    uint32_t expected = bar.expected ? bar.expected : b.live;
+    if (bar.arrived < expected) continue;
+    uint64_t red_value = 0;
+    if (bar.red == BarKind::kRedPopc) red_value = bar.popc;
+    if (bar.red == BarKind::kRedAnd) red_value = bar.all;
+    if (bar.red == BarKind::kRedOr) red_value = bar.any;
+    for (Warp& w : b.warps) {
+      uint32_t lanes = 0;
+      for (uint32_t m = w.bar_wait; m; m &= m - 1) {
+        int l = std::countr_zero(m);
+        if (w.bar_id[l] == id) lanes |= 1u << l;
+      }
+      if (!lanes) continue;
+      if (bar.red != BarKind::kSync && bar.red != BarKind::kArrive) {
+        uint64_t* d = w.slot(bar.red_slot);
+        for (uint32_t m = lanes; m; m &= m - 1) d[std::countr_zero(m)] = red_value;
+      }
+      w.bar_wait &= ~lanes;
+      w.runnable |= lanes;
+    }
+    bar = BarrierState{};
+    released = true;
+  }
+  return released;
+}
+
+SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) {
+  if (!b.started) init_block(b, linear);
+  if (b.done) return SliceResult::kDone;
+  bool ran = false;
+  for (Warp& w : b.warps) {
+    if (!w.runnable) continue;
+    ran = true;
+    run_warp(b, w, budget);
+    if (aborted()) return SliceResult::kAbort;
+    if (b.live == 0) break;
+  }
+  bool released = release_barriers(b);
+  if (b.live == 0) {
+    b.done = true;
+    return SliceResult::kDone;
+  }
+  if (!ran && !released) return SliceResult::kStuck;
+  return SliceResult::kProgress;
+}
+
+}  // namespace cusnap::emu::ptx

@@ -1,0 +1,220 @@
+// The pre-decoded form of a PTX module: what the parser lowers PTX text to, once per module, and
+// what the SIMT interpreter executes. Everything the interpreter needs per instruction is
+// resolved here (opcode, types, modifiers, operand slots, branch targets, symbol ids) so that
+// executing an instruction is a switch on `Op` plus pointer arithmetic.
+//
+// Register model: every `.reg` declared anywhere in the module gets its own slot in one
+// module-wide numbering (slots below kFirstRegSlot hold the special registers). A warp holds
+// `slot_count * 32` uint64_t values, lane-contiguous per slot, so `regs + slot * 32` is exactly
+// the 32-lane array the ALU contract (alu.h) takes. Immediates live in a module constant pool
+// with the same 32-lane layout, already converted to the operand's type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "alu.h"
+#include "engine.h"
+
+namespace cusnap::emu::ptx {
+
+enum class Space : uint8_t {
+  kNone, kGeneric, kGlobal, kConst, kShared, kLocal,
+  kParamKernel,  // kernel parameter buffer (read-only, one per launch)
+  kParamFrame,   // `.param` of a `.func` or a call site: lives in the thread's local frame
+  kFunction,     // a function name used as a value
+};
+
+// Special registers, in the fixed slots [0, kFirstRegSlot).
+enum Special : uint32_t {
+  kSpTidX, kSpTidY, kSpTidZ, kSpNtidX, kSpNtidY, kSpNtidZ,
+  kSpCtaidX, kSpCtaidY, kSpCtaidZ, kSpNctaidX, kSpNctaidY, kSpNctaidZ,
+  kSpLaneid, kSpWarpid, kSpNwarpid, kSpSmid, kSpNsmid, kSpGridid,
+  kSpLanemaskEq, kSpLanemaskLt, kSpLanemaskLe, kSpLanemaskGt, kSpLanemaskGe,
+  kSpClock, kSpClockHi, kSpClock64, kSpGlobaltimer, kSpGlobaltimerLo, kSpGlobaltimerHi,
+  kSpDynSmem, kSpTotalSmem,
+  kSpEnvreg0,                  // %envreg0..31
+  kSpPm0 = kSpEnvreg0 + 32,    // %pm0..7 (performance counters: read as 0)
+  kSpClusterCtaidX = kSpPm0 + 8, kSpClusterCtaidY, kSpClusterCtaidZ,
+  kSpClusterNctaidX, kSpClusterNctaidY, kSpClusterNctaidZ,
+  kSpClusterCtarank, kSpClusterNctarank, kSpIsExplicitCluster,
+  kSpClusteridX, kSpClusteridY, kSpClusteridZ, kSpNclusteridX, kSpNclusteridY, kSpNclusteridZ,
+  kSpZero,                     // a slot that always reads 0 (sink reads, %pm, unknown counters)
+  kSpScratch0, kSpScratch1, kSpScratch2, kSpScratch3,  // interpreter temporaries
+  kFirstRegSlot,
+};
+
+enum class Op : uint8_t {
+  kNop,
+  kAlu,        // alu(alu_op, type, mods, mask, a, b, c, d[, carry][, e])
+  kMov,        // d = a (register, immediate, special register or symbol address)
+  kMovPack,    // mov.bN d, {a, b, ...}
+  kMovUnpack,  // mov.bN {d0, d1, ...}, a
+  kSelp,       // d = c ? a : b
+  kSetp,       // p[|q] = cmp(a, b) [bool_op c]
+  kSet,        // d = cmp(a, b) [bool_op c] as all-ones/1.0f
+  kCvt,        // cvt(type, type2, ...)
+  kCvta,       // to generic (space)
+  kCvtaTo,     // generic to space
+  kIsspacep,
+  kLd, kSt,
+  kAtom, kRed,
+  kBra, kBrx, kCall, kRet, kExit, kTrap, kBrkpt,
+  kBar,         // bar.sync / barrier.sync / bar.arrive / bar.red
+  kBarWarpSync,
+  kShfl, kVote, kActivemask, kMatch, kRedux,
+  kFence,       // membar / fence / prefetch / discard: no effect in a sequentially consistent host
+  kNanosleep,
+  kCpAsync,     // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
+  kElect,       // elect.sync d|p, membermask
+  kBmsk,        // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
+  kSzext,       // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
+  kUnsupported, // a known PTX instruction the emulator does not implement: fails the launch
+                // with kIllegalInstruction when executed (index into Module::unsupported)
+};
+
+enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
+enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
+enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
+enum class ReduxOp : uint8_t { kAdd, kMin, kMax, kAnd, kOr, kXor };
+enum class BarKind : uint8_t { kSync, kArrive, kRedPopc, kRedAnd, kRedOr };
+
+struct Operand {
+  enum Kind : uint8_t {
+    kNone,
+    kReg,     // slot
+    kConst,   // constant pool index
+    kSink,    // `_`: result discarded
+    kVector,  // `count` operands starting at vec_pool[index]
+    kAddr,    // [base + offset]; base is a register (slot), a symbol (symbol) or absent
+    kSymbol,  // a symbol's address as a value (mov, cvta, call arguments)
+    kLabel,   // branch target: index = instruction index
+  };
+  Kind kind = kNone;
+  bool negate = false;      // `!%p`
+  bool base_is_reg = false; // kAddr: base is register `index`; else symbol `symbol` or none
+  bool has_symbol = false;  // kAddr / kSymbol
+  uint8_t count = 0;        // kVector
+  uint32_t index = 0;       // slot / const index / vec_pool index / instruction index
+  uint32_t symbol = 0;      // symbol id
+  int64_t offset = 0;       // kAddr / kSymbol
+};
+
+inline constexpr int kMaxOperands = 6;
+inline constexpr uint32_t kIndirectCallee = 0xffffffffu;
+// Function "addresses" (mov of a function name) are this tag | function index.
+inline constexpr uint64_t kFunctionAddressTag = uint64_t{0x7f} << 56;
+
+struct Instr {
+  Op op = Op::kNop;
+  AluOp alu_op = AluOp::kMov;
+  CmpOp cmp = CmpOp::kEq;
+  BoolOp bool_op = BoolOp::kNone;
+  Type type = Type::kNone;   // instruction type (cvt: destination)
+  Type type2 = Type::kNone;  // cvt: source; set: source type (type = destination)
+  Space space = Space::kNone;
+  uint8_t vec = 1;           // .v2 / .v4 for ld/st
+  uint8_t nops = 0;
+  uint8_t sub = 0;           // ShflMode / VoteMode / ReduxOp / AtomOp / BarKind
+  bool has_guard = false;
+  bool guard_negate = false;
+  bool uniform = false;      // .uni on bra/call
+  bool reads_dynamic_special = false;  // reads %clock / %globaltimer: refresh before executing
+  bool in_kernel = false;    // belongs to an `.entry` (decides what `.param` means for ld/st)
+  Mods mods;
+  uint32_t guard_slot = 0;
+  uint32_t line = 0;         // PTX source line
+  uint32_t function = 0;     // owning function index
+  uint32_t callee = 0;       // kCall: function index, or kIndirectCallee (target in ops[2])
+  Operand ops[kMaxOperands];
+};
+
+struct Symbol {
+  std::string name;
+  Space space = Space::kNone;
+  uint64_t size = 0;
+  uint32_t align = 1;
+  int32_t variable = -1;     // index into VariableDesc (global/const)
+  int32_t function = -1;     // owning function (local/param-frame), or the function for kFunction
+  uint64_t offset = 0;       // local/param-frame: frame offset; param-kernel: buffer offset
+  int32_t shared_id = -1;    // shared: ordinal among shared symbols
+  bool extern_shared = false;
+};
+
+struct FormalParam {
+  uint32_t symbol = 0;  // a kParamFrame symbol of the function (or kParamKernel for entries)
+  uint32_t size = 0;
+  bool is_reg = false;  // `.reg` parameter of a .func (value passed in a register slot)
+  uint32_t slot = 0;
+};
+
+enum class Builtin : uint8_t { kNone, kVprintf, kAssertfail, kMalloc, kFree };
+
+struct Function {
+  std::string name;
+  bool is_entry = false;
+  bool has_body = false;
+  bool recursive = false;     // takes part in a call-graph cycle: registers saved per call
+  Builtin builtin = Builtin::kNone;
+  uint32_t first_instr = 0;   // [first_instr, end_instr)
+  uint32_t end_instr = 0;
+  uint32_t first_slot = 0;    // [first_slot, end_slot): registers declared in this function
+  uint32_t end_slot = 0;
+  uint32_t frame_bytes = 0;   // .local + frame .param bytes
+  std::vector<FormalParam> params;
+  std::vector<FormalParam> returns;
+  std::vector<uint32_t> callees;
+  std::vector<uint32_t> shared_symbols;  // referenced directly
+  int32_t kernel = -1;        // index into kernels when is_entry
+  uint32_t line = 0;
+};
+
+// Per-kernel facts computed at lowering.
+struct KernelInfo {
+  uint32_t function = 0;
+  std::vector<int64_t> shared_offset;  // by shared_id; -1 when not used by this kernel
+  uint32_t static_shared = 0;
+  uint32_t dynamic_shared_offset = 0;  // where `.extern .shared` arrays start
+  uint32_t max_frame = 0;              // kernel frame bytes
+  // Register slot ranges of the functions this kernel can reach (zeroed per block).
+  std::vector<std::pair<uint32_t, uint32_t>> slot_ranges;
+};
+
+struct Module {
+  uint32_t ptx_version = 0;
+  uint32_t target_sm = 0;
+  uint32_t address_size = 64;
+  std::vector<Instr> code;
+  std::vector<Function> functions;
+  std::vector<Symbol> symbols;
+  std::vector<uint64_t> const_pool;  // 32 lanes per entry
+  std::vector<Operand> vec_pool;
+  std::vector<uint8_t> slot_bits;    // declared width of each slot
+  uint32_t slot_count = kFirstRegSlot;
+  uint32_t shared_symbol_count = 0;
+  bool has_indirect_calls = false;
+  std::vector<std::string> unsupported;  // descriptions for kUnsupported instructions
+  std::vector<KernelDesc> kernels;
+  std::vector<KernelInfo> kernel_info;
+  std::vector<VariableDesc> variables;
+  std::vector<uint32_t> variable_symbol;  // symbol of each variable
+  // Initializers that hold addresses of other symbols (`.global .u64 p = generic(x)`):
+  // patched into the variable's memory once every target is bound.
+  struct Relocation {
+    uint32_t variable = 0;
+    uint64_t offset = 0;
+    uint32_t target_symbol = 0;
+    int64_t addend = 0;
+    uint32_t size = 8;
+  };
+  std::vector<Relocation> relocations;
+  std::unordered_map<std::string, uint32_t> global_symbols;  // module scope name -> symbol
+};
+
+// Parses and lowers; on failure returns false with "line L: ..." in `error`.
+bool parse_module(std::string_view text, Module& module, std::string& error);
+
+
+}  // namespace cusnap::emu::ptx

@@ -1,0 +1,729 @@
+// Instruction decoding: `[@[!]p] opcode.mod.mod operands;` into one Instr. Every opcode's
+// modifiers are interpreted here once so the interpreter never looks at text.
+#include <algorithm>
+
+#include "parser_internal.h"
+
+namespace cusnap::emu::ptx {
+namespace {
+
+bool has(const std::vector<std::string_view>& mods, std::string_view m) {
+  return std::find(mods.begin(), mods.end(), m) != mods.end();
+}
+
+std::optional<CmpOp> cmp_from(std::string_view m) {
+  static const std::pair<const char*, CmpOp> kCmp[] = {
+      {".eq", CmpOp::kEq}, {".ne", CmpOp::kNe}, {".lt", CmpOp::kLt}, {".le", CmpOp::kLe},
+      {".gt", CmpOp::kGt}, {".ge", CmpOp::kGe}, {".lo", CmpOp::kLo}, {".ls", CmpOp::kLs},
+      {".hi", CmpOp::kHi}, {".hs", CmpOp::kHs}, {".equ", CmpOp::kEqu}, {".neu", CmpOp::kNeu},
+      {".ltu", CmpOp::kLtu}, {".leu", CmpOp::kLeu}, {".gtu", CmpOp::kGtu}, {".geu", CmpOp::kGeu},
+      {".num", CmpOp::kNum}, {".nan", CmpOp::kNan},
+  };
+  for (auto& [n, c] : kCmp)
+    if (m == n) return c;
+  return std::nullopt;
+}
+
+Space space_from(std::string_view m) {
+  if (m == ".global") return Space::kGlobal;
+  if (m == ".shared" || m == ".shared::cta" || m == ".shared::cluster") return Space::kShared;
+  if (m == ".local") return Space::kLocal;
+  if (m == ".const") return Space::kConst;
+  if (m == ".param" || m == ".param::entry" || m == ".param::func") return Space::kParamKernel;
+  return Space::kNone;
+}
+
+Type wide_of(Type t) {
+  switch (t) {
+    case Type::kU16: return Type::kU32;
+    case Type::kS16: return Type::kS32;
+    case Type::kU32: return Type::kU64;
+    case Type::kS32: return Type::kS64;
+    case Type::kB16: return Type::kB32;
+    case Type::kB32: return Type::kB64;
+    default: return t;
+  }
+}
+
+bool is_float(Type t) {
+  return t == Type::kF16 || t == Type::kF16x2 || t == Type::kBF16 || t == Type::kBF16x2 ||
+         t == Type::kF32 || t == Type::kF64 || t == Type::kTF32;
+}
+
+}  // namespace
+
+void Parser::parse_instruction(Function& f) {
+  uint32_t line = peek().line;
+  Instr in;
+  in.line = line;
+  in.function = current_index_;
+  in.in_kernel = f.is_entry;
+  if (accept_punct('@')) {
+    bool neg = accept_punct('!');
+    std::string_view pname = expect_ident("as guard predicate");
+    auto n = lookup(pname);
+    if (!n || !n->is_reg) fail_at(line, "unknown predicate '" + std::string(pname) + "'");
+    in.has_guard = true;
+    in.guard_negate = neg;
+    in.guard_slot = n->id;
+  }
+  if (peek().kind != Tok::kIdent) fail("expected an instruction, found '" + std::string(peek().text) + "'");
+  std::string_view opcode = next().text;
+  std::vector<std::string_view> mods;
+  while (peek().kind == Tok::kDot && peek().glued) mods.push_back(next().text);
+  // Instructions that exist in PTX but are not emulated (tensor cores, textures, surfaces,
+  // cluster/TMA machinery, video instructions) load fine and fail only if executed, so one such
+  // kernel does not make a whole module unusable. Their operands are not parsed.
+  static const char* const kNotEmulated[] = {
+      "mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "movmatrix", "tex", "tld4", "txq", "suld",
+      "sust", "sured", "suq", "istypep", "mbarrier", "tensormap", "multimem", "st.async",
+      "alloca", "stacksave", "stackrestore", "vabsdiff", "vadd", "vsub", "vmin", "vmax", "vshl",
+      "vshr", "vmad", "vset", "vabsdiff2", "vabsdiff4", "vadd2", "vadd4", "vsub2", "vsub4",
+      "vavrg2", "vavrg4", "vmin2", "vmin4", "vmax2", "vmax4", "vset2", "vset4",
+      "getctarank", "mapa", "clusterlaunchcontrol", "tcgen05", "brx", "cvt.pack", "cp.reduce",
+      "ld.shared::cluster", "prefetch.tensormap", "red.async", "setmaxnreg", "mul.lo.cc"};
+  bool not_emulated = false;
+  for (const char* name : kNotEmulated)
+    if (opcode == name) not_emulated = true;
+  if (opcode == "cp" && (std::find(mods.begin(), mods.end(), ".bulk") != mods.end() ||
+                         std::find(mods.begin(), mods.end(), ".mbarrier") != mods.end()))
+    not_emulated = true;
+  if (not_emulated) {
+    std::string text(opcode);
+    for (std::string_view m : mods) text += m;
+    while (peek().kind != Tok::kEnd && !is_punct(';')) next();
+    expect_punct(';', "at end of instruction");
+    in.op = Op::kUnsupported;
+    in.callee = static_cast<uint32_t>(m_.unsupported.size());
+    m_.unsupported.push_back(text);
+    m_.code.push_back(in);
+    return;
+  }
+  std::vector<ParsedOperand> ops;
+  if (!is_punct(';')) {
+    for (;;) {
+      ParsedOperand p = parse_operand();
+      if (accept_punct('|')) {  // dual destination p|q: keep both as a 2-vector marked by name
+        ParsedOperand second = parse_operand();
+        ParsedOperand pair;
+        pair.kind = ParsedOperand::kVector;
+        pair.name = "|";
+        pair.line = p.line;
+        pair.elems.push_back(p);
+        pair.elems.push_back(second);
+        p = pair;
+      }
+      ops.push_back(std::move(p));
+      if (accept_punct(',')) continue;
+      if (is_punct(';')) break;
+      // call syntax: `call (ret), func, (args)` has commas; anything else is an error
+      fail("expected ',' or ';' after operand, found '" + std::string(peek().text) + "'");
+    }
+  }
+  expect_punct(';', "at end of instruction");
+  lower(f, in, opcode, mods, ops, line);
+  m_.code.push_back(in);
+}
+
+void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std::string_view>& mods,
+                   std::vector<ParsedOperand>& ops, uint32_t line) {
+  // Common modifiers.
+  std::vector<Type> types;
+  for (std::string_view m : mods) {
+    Type t = type_from_suffix(m);
+    if (t != Type::kNone) types.push_back(t);
+    else if (m == ".rn") in.mods.round = Round::kRn;
+    else if (m == ".rz") in.mods.round = Round::kRz;
+    else if (m == ".rm") in.mods.round = Round::kRm;
+    else if (m == ".rp") in.mods.round = Round::kRp;
+    else if (m == ".rna") in.mods.round = Round::kRna;
+    else if (m == ".rni") in.mods.round = Round::kRni;
+    else if (m == ".rzi") in.mods.round = Round::kRzi;
+    else if (m == ".rmi") in.mods.round = Round::kRmi;
+    else if (m == ".rpi") in.mods.round = Round::kRpi;
+    else if (m == ".ftz") in.mods.ftz = true;
+    else if (m == ".sat" || m == ".satfinite") in.mods.sat = true;
+    else if (m == ".approx") in.mods.approx = true;
+    else if (m == ".full") in.mods.full = true;
+    else if (m == ".relu") in.mods.relu = true;
+    else if (m == ".NaN") in.mods.nan = true;
+    else if (m == ".xorsign") in.mods.xorsign_abs = true;
+    else if (m == ".cc") in.mods.cc = true;
+    else if (m == ".uni") in.uniform = true;
+    else if (m == ".v2") in.vec = 2;
+    else if (m == ".v4") in.vec = 4;
+    else if (m == ".v8") in.vec = 8;
+  }
+  auto need = [&](size_t n) {
+    if (ops.size() != n)
+      fail_at(line, std::string(op) + " expects " + std::to_string(n) + " operands, found " + std::to_string(ops.size()));
+  };
+  auto need_range = [&](size_t lo, size_t hi) {
+    if (ops.size() < lo || ops.size() > hi)
+      fail_at(line, std::string(op) + " expects " + std::to_string(lo) + ".." + std::to_string(hi) + " operands, found " + std::to_string(ops.size()));
+  };
+  auto type0 = [&]() -> Type {
+    if (types.empty()) fail_at(line, std::string(op) + " needs a type suffix");
+    return types.back();
+  };
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == ParsedOperand::kReg && ops[i].name == "dynamic") in.reads_dynamic_special = true;
+
+  auto simple_alu = [&](AluOp a, int nsrc) {
+    in.op = Op::kAlu;
+    in.alu_op = a;
+    in.type = type0();
+    need(static_cast<size_t>(nsrc + 1));
+    in.nops = static_cast<uint8_t>(nsrc + 1);
+    in.ops[0] = dst(ops[0]);
+    for (int i = 0; i < nsrc; ++i) in.ops[i + 1] = src(ops[i + 1], in.type);
+  };
+
+  if (op == "add" || op == "sub" || op == "addc" || op == "subc") {
+    simple_alu(op[0] == 'a' ? AluOp::kAdd : AluOp::kSub, 2);
+    if (op.size() == 4) in.mods.use_carry = true;
+    return;
+  }
+  if (op == "mul" || op == "mad" || op == "madc" || op == "mul24" || op == "mad24") {
+    Type t = type0();
+    const bool mad = op[1] == 'a';
+    in.op = Op::kAlu;
+    in.type = t;
+    if (is_float(t)) {
+      in.alu_op = mad ? AluOp::kMad : AluOp::kMul;
+    } else if (op == "mul24" || op == "mad24") {
+      bool hi = has(mods, ".hi");
+      in.alu_op = mad ? (hi ? AluOp::kMad24Hi : AluOp::kMad24Lo) : (hi ? AluOp::kMul24Hi : AluOp::kMul24Lo);
+    } else if (has(mods, ".hi")) {
+      in.alu_op = mad ? AluOp::kMadHi : AluOp::kMulHi;
+    } else if (has(mods, ".wide")) {
+      in.alu_op = mad ? AluOp::kMadWide : AluOp::kMulWide;
+    } else {
+      in.alu_op = mad ? AluOp::kMadLo : AluOp::kMulLo;
+    }
+    if (op == "madc") in.mods.use_carry = true;
+    need(mad ? 4 : 3);
+    in.nops = static_cast<uint8_t>(ops.size());
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], t);
+    in.ops[2] = src(ops[2], t);
+    if (mad) in.ops[3] = src(ops[3], in.alu_op == AluOp::kMadWide ? wide_of(t) : t);
+    return;
+  }
+  if (op == "fma") { simple_alu(AluOp::kFma, 3); return; }
+  if (op == "sad") { simple_alu(AluOp::kSad, 3); return; }
+  if (op == "div") { simple_alu(AluOp::kDiv, 2); return; }
+  if (op == "rem") { simple_alu(AluOp::kRem, 2); return; }
+  if (op == "abs") { simple_alu(AluOp::kAbs, 1); return; }
+  if (op == "neg") { simple_alu(AluOp::kNeg, 1); return; }
+  if (op == "min") { simple_alu(AluOp::kMin, 2); return; }
+  if (op == "max") { simple_alu(AluOp::kMax, 2); return; }
+  if (op == "copysign") { simple_alu(AluOp::kCopysign, 2); return; }
+  if (op == "rcp") { simple_alu(AluOp::kRcp, 1); return; }
+  if (op == "sqrt") { simple_alu(AluOp::kSqrt, 1); return; }
+  if (op == "rsqrt") { simple_alu(AluOp::kRsqrt, 1); in.mods.approx = true; return; }
+  if (op == "sin") { simple_alu(AluOp::kSin, 1); in.mods.approx = true; return; }
+  if (op == "cos") { simple_alu(AluOp::kCos, 1); in.mods.approx = true; return; }
+  if (op == "lg2") { simple_alu(AluOp::kLg2, 1); in.mods.approx = true; return; }
+  if (op == "ex2") { simple_alu(AluOp::kEx2, 1); in.mods.approx = true; return; }
+  if (op == "tanh") { simple_alu(AluOp::kTanh, 1); in.mods.approx = true; return; }
+  if (op == "and" || op == "or" || op == "xor") {
+    simple_alu(op == "and" ? AluOp::kAnd : op == "or" ? AluOp::kOr : AluOp::kXor, 2);
+    return;
+  }
+  if (op == "not") { simple_alu(AluOp::kNot, 1); return; }
+  if (op == "cnot") { simple_alu(AluOp::kCnot, 1); return; }
+  if (op == "lop3") {
+    in.op = Op::kAlu;
+    in.alu_op = AluOp::kLop3;
+    in.type = type0();
+    need(5);
+    in.nops = 5;
+    in.ops[0] = dst(ops[0]);
+    for (int i = 1; i < 4; ++i) in.ops[i] = src(ops[i], in.type);
+    in.ops[4] = src(ops[4], Type::kB32);
+    return;
+  }
+  if (op == "shl" || op == "shr") {
+    in.op = Op::kAlu;
+    in.alu_op = op == "shl" ? AluOp::kShl : AluOp::kShr;
+    in.type = type0();
+    need(3);
+    in.nops = 3;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    in.ops[2] = src(ops[2], Type::kU32);
+    return;
+  }
+  if (op == "shf") {
+    in.op = Op::kAlu;
+    bool left = has(mods, ".l");
+    bool clamp = has(mods, ".clamp");
+    in.alu_op = left ? (clamp ? AluOp::kShfLClamp : AluOp::kShfL) : (clamp ? AluOp::kShfRClamp : AluOp::kShfR);
+    in.type = type0();
+    need(4);
+    in.nops = 4;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    in.ops[2] = src(ops[2], in.type);
+    in.ops[3] = src(ops[3], Type::kU32);
+    return;
+  }
+  if (op == "bfe") {
+    simple_alu(AluOp::kBfe, 3);
+    in.ops[2] = src(ops[2], Type::kU32);
+    in.ops[3] = src(ops[3], Type::kU32);
+    return;
+  }
+  if (op == "bfi") {
+    in.op = Op::kAlu;
+    in.alu_op = AluOp::kBfi;
+    in.type = type0();
+    need(5);
+    in.nops = 5;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    in.ops[2] = src(ops[2], in.type);
+    in.ops[3] = src(ops[3], Type::kU32);
+    in.ops[4] = src(ops[4], Type::kU32);
+    return;
+  }
+  if (op == "brev") { simple_alu(AluOp::kBrev, 1); return; }
+  if (op == "clz") { simple_alu(AluOp::kClz, 1); return; }
+  if (op == "popc") { simple_alu(AluOp::kPopc, 1); return; }
+  if (op == "bfind") {
+    simple_alu(has(mods, ".shiftamt") ? AluOp::kBfindShiftAmt : AluOp::kBfind, 1);
+    return;
+  }
+  if (op == "fns") {
+    simple_alu(AluOp::kFns, 3);
+    in.ops[2] = src(ops[2], Type::kU32);
+    in.ops[3] = src(ops[3], Type::kS32);
+    return;
+  }
+  if (op == "prmt") {
+    AluOp a = AluOp::kPrmt;
+    if (has(mods, ".f4e")) a = AluOp::kPrmtF4e;
+    else if (has(mods, ".b4e")) a = AluOp::kPrmtB4e;
+    else if (has(mods, ".rc8")) a = AluOp::kPrmtRc8;
+    else if (has(mods, ".ecl")) a = AluOp::kPrmtEcl;
+    else if (has(mods, ".ecr")) a = AluOp::kPrmtEcr;
+    else if (has(mods, ".rc16")) a = AluOp::kPrmtRc16;
+    simple_alu(a, 3);
+    return;
+  }
+  if (op == "dp4a" || op == "dp2a") {
+    if (types.size() != 2) fail_at(line, std::string(op) + " needs two types");
+    in.op = Op::kAlu;
+    in.alu_op = op == "dp4a" ? AluOp::kDp4a : (has(mods, ".hi") ? AluOp::kDp2aHi : AluOp::kDp2aLo);
+    in.type = types[0];
+    in.mods.b_signed = types[1] == Type::kS32;
+    need(4);
+    in.nops = 4;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], types[0]);
+    in.ops[2] = src(ops[2], types[1]);
+    in.ops[3] = src(ops[3], types[0]);
+    return;
+  }
+  if (op == "testp") {
+    AluOp a = AluOp::kTestpFinite;
+    if (has(mods, ".infinite")) a = AluOp::kTestpInfinite;
+    else if (has(mods, ".number")) a = AluOp::kTestpNumber;
+    else if (has(mods, ".notanumber")) a = AluOp::kTestpNotanumber;
+    else if (has(mods, ".normal")) a = AluOp::kTestpNormal;
+    else if (has(mods, ".subnormal")) a = AluOp::kTestpSubnormal;
+    simple_alu(a, 1);
+    return;
+  }
+  if (op == "mov") {
+    Type t = type0();
+    in.type = t;
+    need(2);
+    in.nops = 2;
+    if (ops[0].kind == ParsedOperand::kVector) {
+      in.op = Op::kMovUnpack;
+      in.ops[0] = dst(ops[0]);
+      in.ops[1] = src(ops[1], t);
+      return;
+    }
+    in.ops[0] = dst(ops[0]);
+    if (ops[1].kind == ParsedOperand::kVector) {
+      in.op = Op::kMovPack;
+      int n = static_cast<int>(ops[1].elems.size());
+      int bits = t == Type::kPred ? 1 : type_bits(t);
+      Type et = bits / n == 8 ? Type::kB8 : bits / n == 16 ? Type::kB16 : bits / n == 32 ? Type::kB32 : Type::kB64;
+      in.ops[1] = src(ops[1], et);
+      return;
+    }
+    if (ops[1].kind == ParsedOperand::kName) {  // mov of a function name
+      auto n = lookup(ops[1].name);
+      if (!n) fail_at(line, "unknown name '" + std::string(ops[1].name) + "'");
+    }
+    in.op = Op::kMov;
+    in.ops[1] = src(ops[1], t);
+    return;
+  }
+  if (op == "selp") {
+    in.op = Op::kSelp;
+    in.type = type0();
+    need(4);
+    in.nops = 4;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    in.ops[2] = src(ops[2], in.type);
+    in.ops[3] = src(ops[3], Type::kPred);
+    return;
+  }
+  if (op == "slct") {
+    if (types.size() != 2) fail_at(line, "slct needs two types");
+    in.op = Op::kSelp;
+    in.sub = 1;  // slct: select on sign of c
+    in.type = types[0];
+    in.type2 = types[1];
+    need(4);
+    in.nops = 4;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    in.ops[2] = src(ops[2], in.type);
+    in.ops[3] = src(ops[3], in.type2);
+    return;
+  }
+  if (op == "setp" || op == "set") {
+    std::optional<CmpOp> c;
+    for (std::string_view m : mods) {
+      if (auto cc = cmp_from(m)) c = cc;
+      if (m == ".and") in.bool_op = BoolOp::kAnd;
+      if (m == ".or") in.bool_op = BoolOp::kOr;
+      if (m == ".xor") in.bool_op = BoolOp::kXor;
+    }
+    if (!c) fail_at(line, std::string(op) + " needs a comparison");
+    in.cmp = *c;
+    if (op == "setp") {
+      in.op = Op::kSetp;
+      in.type = type0();
+      in.type2 = in.type;
+    } else {
+      in.op = Op::kSet;
+      if (types.size() != 2) fail_at(line, "set needs a destination and a source type");
+      in.type = types[0];
+      in.type2 = types[1];
+    }
+    need_range(3, 4);
+    if (in.bool_op != BoolOp::kNone && ops.size() != 4) fail_at(line, "boolean combination needs a predicate operand");
+    in.nops = static_cast<uint8_t>(ops.size() == 4 ? 5 : 3);
+    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
+      in.ops[0] = dst(ops[0].elems[0]);
+      in.ops[4] = dst(ops[0].elems[1]);
+      in.nops = 5;
+    } else {
+      in.ops[0] = dst(ops[0]);
+    }
+    in.ops[1] = src(ops[1], in.type2);
+    in.ops[2] = src(ops[2], in.type2);
+    if (ops.size() == 4) in.ops[3] = src(ops[3], Type::kPred);
+    return;
+  }
+  if (op == "cvt") {
+    if (types.size() != 2) fail_at(line, "cvt needs a destination and a source type");
+    in.op = Op::kCvt;
+    in.type = types[0];
+    in.type2 = types[1];
+    need_range(2, 3);
+    in.nops = static_cast<uint8_t>(ops.size());
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type2);
+    if (ops.size() == 3) in.ops[2] = src(ops[2], in.type2);
+    return;
+  }
+  if (op == "cvta" || op == "isspacep") {
+    in.op = op == "isspacep" ? Op::kIsspacep : (has(mods, ".to") ? Op::kCvtaTo : Op::kCvta);
+    for (std::string_view m : mods)
+      if (space_from(m) != Space::kNone) in.space = space_from(m);
+    if (in.space == Space::kNone) fail_at(line, std::string(op) + " needs a state space");
+    in.type = types.empty() ? Type::kU64 : types.back();
+    need(2);
+    in.nops = 2;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    return;
+  }
+  if (op == "ld" || op == "ldu" || op == "st") {
+    in.op = op == "st" ? Op::kSt : Op::kLd;
+    in.space = Space::kGeneric;
+    for (std::string_view m : mods)
+      if (space_from(m) != Space::kNone) in.space = space_from(m);
+    in.type = type0();
+    need(2);
+    in.nops = 2;
+    if (in.op == Op::kLd) {
+      in.ops[0] = dst(ops[0]);
+      in.ops[1] = addr(ops[1]);
+    } else {
+      in.ops[0] = addr(ops[0]);
+      in.ops[1] = src(ops[1], in.type);
+    }
+    if (in.vec > 1 && in.ops[in.op == Op::kLd ? 0 : 1].kind != Operand::kVector)
+      fail_at(line, "a vector access needs a vector operand {..}");
+    if (in.vec > 1 && in.ops[in.op == Op::kLd ? 0 : 1].count != in.vec)
+      fail_at(line, "vector operand size does not match ." + std::string("v") + std::to_string(in.vec));
+    return;
+  }
+  if (op == "atom" || op == "red") {
+    in.op = op == "atom" ? Op::kAtom : Op::kRed;
+    in.space = Space::kGeneric;
+    AtomOp a = AtomOp::kAdd;
+    bool found = false;
+    for (std::string_view m : mods) {
+      if (space_from(m) != Space::kNone) in.space = space_from(m);
+      static const std::pair<const char*, AtomOp> kOps[] = {
+          {".add", AtomOp::kAdd}, {".min", AtomOp::kMin}, {".max", AtomOp::kMax},
+          {".inc", AtomOp::kInc}, {".dec", AtomOp::kDec}, {".and", AtomOp::kAnd},
+          {".or", AtomOp::kOr}, {".xor", AtomOp::kXor}, {".exch", AtomOp::kExch},
+          {".cas", AtomOp::kCas}};
+      for (auto& [n, o] : kOps)
+        if (m == n) { a = o; found = true; }
+    }
+    if (!found) fail_at(line, std::string(op) + " needs an operation");
+    if (in.vec > 1) fail_at(line, "vector atomics are not supported");
+    in.sub = static_cast<uint8_t>(a);
+    in.type = type0();
+    size_t base = in.op == Op::kAtom ? 1 : 0;
+    need(base + (a == AtomOp::kCas ? 3 : 2));
+    in.nops = static_cast<uint8_t>(ops.size());
+    if (base) in.ops[0] = dst(ops[0]);
+    in.ops[base] = addr(ops[base]);
+    in.ops[base + 1] = src(ops[base + 1], in.type);
+    if (a == AtomOp::kCas) in.ops[base + 2] = src(ops[base + 2], in.type);
+    // Normalise: ops[0]=dst (or none), ops[1]=addr, ops[2]=b, ops[3]=c
+    if (!base) {
+      in.ops[3] = in.ops[2];
+      in.ops[2] = in.ops[1];
+      in.ops[1] = in.ops[0];
+      in.ops[0] = Operand{Operand::kSink};
+      in.nops = static_cast<uint8_t>(in.nops + 1);
+    }
+    return;
+  }
+  if (op == "bra") {
+    in.op = Op::kBra;
+    need(1);
+    in.nops = 1;
+    if (ops[0].kind != ParsedOperand::kName && ops[0].kind != ParsedOperand::kSymbol)
+      fail_at(line, "bra needs a label");
+    fixups_.push_back(LabelFixup{static_cast<uint32_t>(m_.code.size()), 0, std::string(ops[0].name), line});
+    return;
+  }
+  if (op == "call") {
+    in.op = Op::kCall;
+    // call (rets), func, (args) [, proto]  |  call func, (args)  |  call func
+    size_t i = 0;
+    const ParsedOperand* rets = nullptr;
+    const ParsedOperand* args = nullptr;
+    if (i < ops.size() && ops[i].kind == ParsedOperand::kList) rets = &ops[i++];
+    if (i >= ops.size()) fail_at(line, "call needs a function");
+    const ParsedOperand& target = ops[i++];
+    if (i < ops.size() && ops[i].kind == ParsedOperand::kList) args = &ops[i++];
+    if (target.kind == ParsedOperand::kReg) {
+      // Indirect call through a function address; the trailing prototype name is not needed.
+      in.callee = kIndirectCallee;
+      in.ops[2] = src(target, Type::kB64);
+      m_.has_indirect_calls = true;
+    } else {
+      if (target.kind != ParsedOperand::kSymbol || m_.symbols[target.symbol].space != Space::kFunction)
+        fail_at(line, "call needs a function name or a register holding a function address");
+      in.callee = static_cast<uint32_t>(m_.symbols[target.symbol].function);
+      f.callees.push_back(in.callee);
+    }
+    // Arguments and returns go to the vector pool: ops[0] = returns, ops[1] = arguments.
+    auto pack = [&](const ParsedOperand* list) {
+      Operand o;
+      o.kind = Operand::kVector;
+      o.index = static_cast<uint32_t>(m_.vec_pool.size());
+      o.count = 0;
+      if (!list) return o;
+      std::vector<Operand> elems;
+      for (const ParsedOperand& e : list->elems) {
+        Type t = Type::kB64;
+        elems.push_back(src(e, t));
+      }
+      m_.vec_pool.insert(m_.vec_pool.end(), elems.begin(), elems.end());
+      o.count = static_cast<uint8_t>(elems.size());
+      return o;
+    };
+    in.ops[0] = pack(rets);
+    in.ops[1] = pack(args);
+    in.nops = in.callee == kIndirectCallee ? 3 : 2;
+    return;
+  }
+  if (op == "ret") { in.op = Op::kRet; return; }
+  if (op == "exit") { in.op = Op::kExit; return; }
+  if (op == "trap") { in.op = Op::kTrap; return; }
+  if (op == "brkpt") { in.op = Op::kBrkpt; return; }
+  if (op == "bar" || op == "barrier") {
+    if (has(mods, ".warp")) {
+      in.op = Op::kBarWarpSync;
+      need(1);
+      in.nops = 1;
+      in.ops[0] = src(ops[0], Type::kB32);
+      return;
+    }
+    in.op = Op::kBar;
+    if (has(mods, ".arrive")) in.sub = static_cast<uint8_t>(BarKind::kArrive);
+    else if (has(mods, ".red")) {
+      in.sub = static_cast<uint8_t>(has(mods, ".popc") ? BarKind::kRedPopc : has(mods, ".and") ? BarKind::kRedAnd : BarKind::kRedOr);
+      // bar.red.op d, a{, b}, {!}c
+      need_range(3, 4);
+      in.nops = 4;
+      in.ops[0] = dst(ops[0]);
+      in.ops[1] = src(ops[1], Type::kU32);
+      if (ops.size() == 4) in.ops[2] = src(ops[2], Type::kU32);
+      in.ops[3] = src(ops.back(), Type::kPred);
+      in.type = types.empty() ? Type::kU32 : types.back();
+      return;
+    } else in.sub = static_cast<uint8_t>(BarKind::kSync);
+    need_range(1, 2);
+    in.nops = static_cast<uint8_t>(ops.size() + 1);
+    in.ops[1] = src(ops[0], Type::kU32);
+    if (ops.size() == 2) in.ops[2] = src(ops[1], Type::kU32);
+    return;
+  }
+  if (op == "shfl") {
+    in.op = Op::kShfl;
+    if (has(mods, ".up")) in.sub = static_cast<uint8_t>(ShflMode::kUp);
+    else if (has(mods, ".down")) in.sub = static_cast<uint8_t>(ShflMode::kDown);
+    else if (has(mods, ".bfly")) in.sub = static_cast<uint8_t>(ShflMode::kBfly);
+    else in.sub = static_cast<uint8_t>(ShflMode::kIdx);
+    in.type = Type::kB32;
+    need_range(4, 5);
+    in.nops = 6;
+    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
+      in.ops[0] = dst(ops[0].elems[0]);
+      in.ops[1] = dst(ops[0].elems[1]);
+    } else {
+      in.ops[0] = dst(ops[0]);
+      in.ops[1] = Operand{Operand::kSink};
+    }
+    in.ops[2] = src(ops[1], Type::kB32);
+    in.ops[3] = src(ops[2], Type::kB32);
+    in.ops[4] = src(ops[3], Type::kB32);
+    if (ops.size() == 5) in.ops[5] = src(ops[4], Type::kB32);
+    else in.ops[5] = Operand{Operand::kNone};
+    return;
+  }
+  if (op == "vote") {
+    in.op = Op::kVote;
+    if (has(mods, ".all")) in.sub = static_cast<uint8_t>(VoteMode::kAll);
+    else if (has(mods, ".any")) in.sub = static_cast<uint8_t>(VoteMode::kAny);
+    else if (has(mods, ".uni")) in.sub = static_cast<uint8_t>(VoteMode::kUni);
+    else in.sub = static_cast<uint8_t>(VoteMode::kBallot);
+    in.uniform = false;
+    need_range(2, 3);
+    in.nops = 3;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], Type::kPred);
+    if (ops.size() == 3) in.ops[2] = src(ops[2], Type::kB32);
+    return;
+  }
+  if (op == "activemask") {
+    in.op = Op::kActivemask;
+    need(1);
+    in.nops = 1;
+    in.ops[0] = dst(ops[0]);
+    return;
+  }
+  if (op == "match") {
+    in.op = Op::kMatch;
+    in.sub = has(mods, ".all") ? 1 : 0;
+    in.type = type0();
+    need(3);
+    in.nops = 4;
+    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
+      in.ops[0] = dst(ops[0].elems[0]);
+      in.ops[3] = dst(ops[0].elems[1]);
+    } else {
+      in.ops[0] = dst(ops[0]);
+      in.ops[3] = Operand{Operand::kSink};
+    }
+    in.ops[1] = src(ops[1], in.type);
+    in.ops[2] = src(ops[2], Type::kB32);
+    return;
+  }
+  if (op == "redux") {
+    in.op = Op::kRedux;
+    ReduxOp r = ReduxOp::kAdd;
+    if (has(mods, ".min")) r = ReduxOp::kMin;
+    else if (has(mods, ".max")) r = ReduxOp::kMax;
+    else if (has(mods, ".and")) r = ReduxOp::kAnd;
+    else if (has(mods, ".or")) r = ReduxOp::kOr;
+    else if (has(mods, ".xor")) r = ReduxOp::kXor;
+    in.sub = static_cast<uint8_t>(r);
+    in.type = type0();
+    need(3);
+    in.nops = 3;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    in.ops[2] = src(ops[2], Type::kB32);
+    return;
+  }
+  if (op == "membar" || op == "fence" || op == "prefetch" || op == "prefetchu" || op == "discard" ||
+      op == "applypriority" || op == "griddepcontrol" || op == "setmaxnreg" || op == "createpolicy" ||
+      op == "pmevent") {
+    in.op = Op::kFence;
+    if (op == "createpolicy") {  // returns an opaque cache policy: write 0
+      in.op = Op::kMov;
+      in.type = Type::kB64;
+      in.nops = 2;
+      in.ops[0] = dst(ops[0]);
+      in.ops[1] = Operand{Operand::kReg};
+      in.ops[1].index = kSpZero;
+    }
+    return;
+  }
+  if (op == "nanosleep") { in.op = Op::kNanosleep; return; }
+  if (op == "cp") {
+    if (!has(mods, ".async")) fail_at(line, "unsupported instruction 'cp'");
+    if (has(mods, ".commit_group") || has(mods, ".wait_group") || has(mods, ".wait_all")) {
+      in.op = Op::kFence;  // copies complete immediately
+      return;
+    }
+    in.op = Op::kCpAsync;
+    need_range(3, 5);
+    in.nops = 4;
+    in.ops[0] = addr(ops[0]);
+    in.ops[1] = addr(ops[1]);
+    in.ops[2] = src(ops[2], Type::kU32);
+    // Optional src-size, then an optional cache policy when .L2::cache_hint is given.
+    const bool hint = has(mods, ".L2::cache_hint");
+    if ((!hint && ops.size() >= 4) || (hint && ops.size() == 5)) in.ops[3] = src(ops[3], Type::kU32);
+    return;
+  }
+  if (op == "bmsk" || op == "szext") {
+    in.op = op == "bmsk" ? Op::kBmsk : Op::kSzext;
+    in.sub = has(mods, ".wrap") ? 1 : 0;
+    in.type = type0();
+    need(3);
+    in.nops = 3;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], Type::kU32);
+    in.ops[2] = src(ops[2], Type::kU32);
+    return;
+  }
+  if (op == "elect") {
+    in.op = Op::kElect;
+    need(2);
+    in.nops = 3;
+    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
+      in.ops[0] = dst(ops[0].elems[0]);
+      in.ops[1] = dst(ops[0].elems[1]);
+    } else {
+      in.ops[0] = dst(ops[0]);
+      in.ops[1] = Operand{Operand::kSink};
+    }
+    in.ops[2] = src(ops[1], Type::kB32);
+    return;
+  }
+  fail_at(line, "unsupported instruction '" + std::string(op) + "'");
+}
+
+}  // namespace cusnap::emu::ptx

@@ -1,0 +1,684 @@
+// Module structure: directives, variables, functions, scopes, registers and finalisation
+// (label fixups, call graph, per-kernel shared-memory layout, kernel descriptors).
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "parser_internal.h"
+
+namespace cusnap::emu::ptx {
+
+Type type_from_suffix(std::string_view s) {
+  struct Entry { const char* name; Type type; };
+  static const Entry kTypes[] = {
+      {".pred", Type::kPred}, {".b8", Type::kB8}, {".b16", Type::kB16}, {".b32", Type::kB32},
+      {".b64", Type::kB64}, {".b128", Type::kB128}, {".u8", Type::kU8}, {".u16", Type::kU16},
+      {".u32", Type::kU32}, {".u64", Type::kU64}, {".s8", Type::kS8}, {".s16", Type::kS16},
+      {".s32", Type::kS32}, {".s64", Type::kS64}, {".f16", Type::kF16}, {".f16x2", Type::kF16x2},
+      {".bf16", Type::kBF16}, {".bf16x2", Type::kBF16x2}, {".tf32", Type::kTF32},
+      {".f32", Type::kF32}, {".f64", Type::kF64}, {".e4m3x2", Type::kE4M3x2},
+      {".e5m2x2", Type::kE5M2x2},
+  };
+  for (const Entry& e : kTypes)
+    if (s == e.name) return e.type;
+  return Type::kNone;
+}
+
+static uint32_t type_bytes(Type t) {
+  switch (t) {
+    case Type::kPred: return 1;
+    case Type::kB8: case Type::kU8: case Type::kS8: return 1;
+    case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: case Type::kBF16: return 2;
+    case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: case Type::kF16x2:
+    case Type::kBF16x2: case Type::kTF32: return 4;
+    case Type::kE4M3x2: case Type::kE5M2x2: return 2;
+    case Type::kB64: case Type::kU64: case Type::kS64: case Type::kF64: return 8;
+    case Type::kB128: return 16;
+    default: return 0;
+  }
+}
+
+void Parser::fail(const std::string& what) const { fail_at(peek().line, what); }
+void Parser::fail_at(uint32_t line, const std::string& what) const { throw ParseError{line, what}; }
+
+static std::string describe(const Token& t) {
+  if (t.kind == Tok::kEnd) return "end of input";
+  return "'" + std::string(t.text) + "'";
+}
+
+void Parser::expect_punct(char c, const char* context) {
+  if (!accept_punct(c))
+    fail(std::string("expected '") + c + "' " + context + ", found " + describe(peek()));
+}
+
+std::string_view Parser::expect_ident(const char* context) {
+  if (peek().kind != Tok::kIdent) fail(std::string("expected a name ") + context + ", found " + describe(peek()));
+  return next().text;
+}
+
+uint64_t Parser::expect_uint(const char* context) {
+  NumberValue v;
+  if (peek().kind != Tok::kNumber || !parse_number(peek().text, v) || v.kind != NumberValue::kInt)
+    fail(std::string("expected an integer ") + context + ", found " + describe(peek()));
+  next();
+  return v.bits;
+}
+
+void Parser::skip_to_semicolon() {
+  while (peek().kind != Tok::kEnd && !is_punct(';')) next();
+  accept_punct(';');
+}
+
+std::optional<Parser::Name> Parser::lookup(std::string_view name) const {
+  std::string key(name);
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    auto f = it->find(key);
+    if (f != it->end()) return f->second;
+  }
+  return std::nullopt;
+}
+
+void Parser::declare(std::string_view name, Name n, uint32_t line) {
+  auto& scope = scopes_.back();
+  auto [it, inserted] = scope.emplace(std::string(name), n);
+  if (!inserted) {
+    // PTX allows a declaration followed by a definition of the same function or variable.
+    if (!n.is_reg && !it->second.is_reg) {
+      it->second = n;
+      return;
+    }
+    fail_at(line, "'" + std::string(name) + "' is declared twice in the same scope");
+  }
+}
+
+uint32_t Parser::add_symbol(Symbol s) {
+  m_.symbols.push_back(std::move(s));
+  return static_cast<uint32_t>(m_.symbols.size() - 1);
+}
+
+uint32_t Parser::new_slot(Type t) {
+  if (m_.slot_count >= kMaxSlots) fail("too many registers declared");
+  m_.slot_bits.resize(m_.slot_count, 64);
+  m_.slot_bits.push_back(static_cast<uint8_t>(t == Type::kPred ? 1 : std::min(64, type_bits(t))));
+  return m_.slot_count++;
+}
+
+// Parses `.align N`, `.vN`, `.ptr...` and the element type in any order.
+bool Parser::parse_type_and_align(DeclType& dt) {
+  bool any = false;
+  for (;;) {
+    if (accept_dot(".align")) { dt.align = static_cast<uint32_t>(expect_uint("after .align")); any = true; continue; }
+    if (accept_dot(".v2")) { dt.vec = 2; any = true; continue; }
+    if (accept_dot(".v4")) { dt.vec = 4; any = true; continue; }
+    if (accept_dot(".v8")) { dt.vec = 8; any = true; continue; }
+    if (accept_dot(".ptr")) {  // .ptr .global .align 4 (kernel pointer parameter attributes)
+      while (peek().kind == Tok::kDot && (is_dot(".global") || is_dot(".shared") || is_dot(".const") || is_dot(".local"))) next();
+      continue;
+    }
+    if (peek().kind == Tok::kDot) {
+      Type t = type_from_suffix(peek().text);
+      if (t != Type::kNone) { next(); dt.type = t; any = true; continue; }
+    }
+    break;
+  }
+  return any && dt.type != Type::kNone;
+}
+
+void Parser::parse_module() {
+  scopes_.emplace_back();
+  m_.slot_bits.assign(kFirstRegSlot, 64);
+  bool have_version = false;
+  while (peek().kind != Tok::kEnd) {
+    const Token& t = peek();
+    if (t.kind != Tok::kDot) fail("expected a directive at module scope, found " + describe(t));
+    std::string_view d = t.text;
+    if (d == ".version") {
+      next();
+      NumberValue v;
+      if (peek().kind != Tok::kNumber || !parse_number(peek().text, v) || v.kind != NumberValue::kDouble)
+        fail("expected a version like 9.0 after .version, found " + describe(peek()));
+      std::string_view vt = next().text;
+      size_t dot = vt.find('.');
+      m_.ptx_version = static_cast<uint32_t>(std::stoul(std::string(vt.substr(0, dot))) * 10 +
+                                             std::stoul(std::string(vt.substr(dot + 1))));
+      have_version = true;
+      continue;
+    }
+    if (!have_version) fail("expected .version before " + describe(t));
+    if (d == ".target") {
+      next();
+      for (;;) {
+        std::string_view name = expect_ident("after .target");
+        if (name.substr(0, 3) == "sm_") {
+          std::string digits;
+          for (char c : name.substr(3))
+            if (c >= '0' && c <= '9') digits += c;
+          if (!digits.empty()) m_.target_sm = static_cast<uint32_t>(std::stoul(digits));
+        }
+        if (!accept_punct(',')) break;
+      }
+      continue;
+    }
+    if (d == ".address_size") {
+      next();
+      m_.address_size = static_cast<uint32_t>(expect_uint("after .address_size"));
+      if (m_.address_size != 64 && m_.address_size != 32) fail("address size must be 32 or 64");
+      // Device addresses are host addresses here, which do not fit in 32 bits.
+      if (m_.address_size == 32) fail(".address_size 32 is not supported by the emulator");
+      continue;
+    }
+    if (d == ".file") {  // .file N "name" [, timestamp, size]
+      next();
+      expect_uint("after .file");
+      if (peek().kind == Tok::kString) next();
+      while (accept_punct(',')) next();
+      continue;
+    }
+    if (d == ".section") {  // debug sections: skip the braced body
+      next();
+      while (peek().kind != Tok::kEnd && !is_punct('{')) next();
+      int depth = 0;
+      do {
+        if (is_punct('{')) ++depth;
+        if (is_punct('}')) --depth;
+        next();
+      } while (depth > 0 && peek().kind != Tok::kEnd);
+      continue;
+    }
+    if (d == ".pragma") { next(); skip_to_semicolon(); continue; }
+    if (d == ".alias") { fail(".alias is not supported"); }
+    bool is_extern = false, is_visible = false;
+    while (is_dot(".extern") || is_dot(".visible") || is_dot(".weak") || is_dot(".common")) {
+      if (is_dot(".extern")) is_extern = true;
+      if (is_dot(".visible")) is_visible = true;
+      next();
+    }
+    if (accept_dot(".entry")) { parse_function(true, is_extern); continue; }
+    if (accept_dot(".func")) { parse_function(false, is_extern); continue; }
+    if (accept_dot(".global")) { parse_module_variable(Space::kGlobal, is_extern, is_visible); continue; }
+    if (accept_dot(".const")) { parse_module_variable(Space::kConst, is_extern, is_visible); continue; }
+    if (accept_dot(".shared")) { parse_module_variable(Space::kShared, is_extern, is_visible); continue; }
+    if (is_dot(".local")) fail("module-scope .local variables are not supported");
+    fail("unknown directive " + describe(peek()));
+  }
+  if (!have_version) fail("missing .version directive");
+
+  // Finalisation: call graph facts, shared layouts, kernel descriptors.
+  const size_t nf = m_.functions.size();
+  // Recursion: a function is recursive when it can reach itself.
+  for (size_t i = 0; i < nf; ++i) {
+    std::vector<char> seen(nf, 0);
+    std::vector<uint32_t> stack(m_.functions[i].callees.begin(), m_.functions[i].callees.end());
+    while (!stack.empty()) {
+      uint32_t f = stack.back();
+      stack.pop_back();
+      if (f == i) { m_.functions[i].recursive = true; break; }
+      if (seen[f]) continue;
+      seen[f] = 1;
+      for (uint32_t c : m_.functions[f].callees) stack.push_back(c);
+    }
+  }
+  if (m_.has_indirect_calls) {
+    // Any function may be reached through a pointer, possibly re-entrantly: save registers.
+    for (Function& f : m_.functions) f.recursive = true;
+  }
+  for (size_t k = 0; k < m_.kernels.size(); ++k) {
+    KernelInfo& ki = m_.kernel_info[k];
+    KernelDesc& kd = m_.kernels[k];
+    std::vector<char> reach(nf, 0);
+    std::vector<uint32_t> stack{ki.function};
+    uint32_t regs = 0;
+    while (!stack.empty()) {
+      uint32_t f = stack.back();
+      stack.pop_back();
+      if (reach[f]) continue;
+      reach[f] = 1;
+      regs += m_.functions[f].end_slot - m_.functions[f].first_slot;
+      for (uint32_t c : m_.functions[f].callees) stack.push_back(c);
+    }
+    // Calls through function pointers can reach any function (and its shared variables).
+    if (m_.has_indirect_calls) std::fill(reach.begin(), reach.end(), 1);
+    for (size_t f = 0; f < nf; ++f)
+      if (reach[f]) ki.slot_ranges.emplace_back(m_.functions[f].first_slot, m_.functions[f].end_slot);
+    ki.shared_offset.assign(m_.shared_symbol_count, -1);
+    uint64_t off = 0;
+    uint32_t ext_align = 16;
+    bool uses_dynamic = false;
+    for (size_t f = 0; f < nf; ++f) {
+      if (!reach[f]) continue;
+      for (uint32_t s : m_.functions[f].shared_symbols) {
+        const Symbol& sym = m_.symbols[s];
+        if (ki.shared_offset[sym.shared_id] >= 0) continue;
+        if (sym.extern_shared) {
+          uses_dynamic = true;
+          ext_align = std::max(ext_align, sym.align);
+          ki.shared_offset[sym.shared_id] = -2;  // patched below
+          continue;
+        }
+        off = (off + sym.align - 1) / sym.align * sym.align;
+        ki.shared_offset[sym.shared_id] = static_cast<int64_t>(off);
+        off += sym.size;
+      }
+    }
+    ki.static_shared = static_cast<uint32_t>(off);
+    ki.dynamic_shared_offset = static_cast<uint32_t>((off + ext_align - 1) / ext_align * ext_align);
+    for (int64_t& o : ki.shared_offset)
+      if (o == -2) o = ki.dynamic_shared_offset;
+    kd.static_shared_bytes = ki.static_shared;
+    kd.uses_dynamic_shared = uses_dynamic;
+    kd.num_regs = std::min<uint32_t>(255, regs);
+    // Deepest non-recursive call chain's frames.
+    std::function<uint32_t(uint32_t, int)> depth = [&](uint32_t f, int guard) -> uint32_t {
+      if (guard > 64) return 0;
+      uint32_t best = 0;
+      for (uint32_t c : m_.functions[f].callees)
+        if (!m_.functions[c].recursive) best = std::max(best, depth(c, guard + 1));
+      return ((m_.functions[f].frame_bytes + 15) & ~15u) + best;
+    };
+    ki.max_frame = depth(ki.function, 0);
+    kd.local_bytes_per_thread = ki.max_frame;
+  }
+}
+
+void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visible*/) {
+  DeclType dt;
+  uint32_t line = peek().line;
+  if (!parse_type_and_align(dt)) fail("expected a type in variable declaration, found " + describe(peek()));
+  for (;;) {
+    std::string_view name = expect_ident("in variable declaration");
+    uint64_t elem = type_bytes(dt.type) * dt.vec;
+    uint64_t count = 1;
+    bool unsized = false;
+    while (accept_punct('[')) {
+      if (accept_punct(']')) { unsized = true; continue; }
+      count *= expect_uint("as array size");
+      expect_punct(']', "after array size");
+    }
+    Symbol s;
+    s.name = std::string(name);
+    s.space = space;
+    s.align = dt.align ? dt.align : static_cast<uint32_t>(elem);
+    if (s.align == 0) s.align = 1;
+    std::vector<uint8_t> init;
+    std::vector<Module::Relocation> relocs;
+    if (accept_punct('=')) {
+      // Flattened initializer list; nested braces allowed.
+      int depth = 0;
+      do {
+        if (accept_punct('{')) { ++depth; continue; }
+        if (accept_punct('}')) { --depth; accept_punct(','); continue; }
+        uint64_t at = init.size();
+        init.resize(at + elem / dt.vec, 0);
+        const uint32_t eb = static_cast<uint32_t>(elem / dt.vec);
+        if (peek().kind == Tok::kIdent) {
+          // generic(sym) / sym / sym+off: an address, patched once the target is bound.
+          std::string_view id = next().text;
+          bool paren = false;
+          if (id == "generic") { expect_punct('(', "after generic"); paren = true; id = expect_ident("in generic()"); }
+          auto n = lookup(id);
+          if (!n || n->is_reg) fail_at(line, "unknown symbol '" + std::string(id) + "' in initializer");
+          int64_t addend = 0;
+          if (accept_punct('+')) addend = static_cast<int64_t>(expect_uint("after '+'"));
+          if (paren) expect_punct(')', "after generic(");
+          Module::Relocation r;
+          r.offset = at;
+          r.target_symbol = n->id;
+          r.addend = addend;
+          r.size = eb;
+          relocs.push_back(r);
+        } else {
+          bool minus = accept_punct('-');
+          NumberValue v;
+          if (peek().kind != Tok::kNumber || !parse_number(peek().text, v))
+            fail("expected a value in initializer, found " + describe(peek()));
+          next();
+          ParsedOperand p;
+          p.kind = ParsedOperand::kImm;
+          p.number = v;
+          p.minus = minus;
+          Type et = dt.type;
+          uint64_t bits = immediate_bits(p, et);
+          std::memcpy(init.data() + at, &bits, eb);
+        }
+        if (depth > 0) accept_punct(',');
+      } while (depth > 0);
+      if (unsized) count = (init.size() + elem - 1) / std::max<uint64_t>(elem, 1);
+    }
+    if (count > (uint64_t{1} << 40) || elem * count > (uint64_t{1} << 40) ||
+        (space == Space::kShared && elem * count > kMaxFrameBytes))
+      fail_at(line, "'" + std::string(name) + "' is too large");
+    s.size = elem * count;
+    if (unsized && space != Space::kShared && init.empty()) s.size = 0;
+    if (init.size() > s.size) fail_at(line, "initializer of '" + std::string(name) + "' is longer than the variable");
+    if (space == Space::kShared) {
+      s.shared_id = static_cast<int32_t>(m_.shared_symbol_count++);
+      s.extern_shared = is_extern || unsized;
+    }
+    uint32_t sym = add_symbol(s);
+    if (space == Space::kGlobal || space == Space::kConst) {
+      VariableDesc v;
+      v.name = s.name;
+      v.space = space == Space::kGlobal ? VariableSpace::kGlobal : VariableSpace::kConst;
+      v.size = s.size;
+      v.align = s.align;
+      v.initializer = std::move(init);
+      v.is_extern = is_extern;
+      // A later definition of an earlier declaration replaces it.
+      auto prior = lookup(name);
+      if (prior && !prior->is_reg && m_.symbols[prior->id].variable >= 0 && scopes_.size() == 1) {
+        int32_t vi = m_.symbols[prior->id].variable;
+        m_.variables[vi] = std::move(v);
+        m_.symbols[prior->id] = m_.symbols[sym];
+        m_.symbols[prior->id].variable = vi;
+        m_.symbols.pop_back();
+        sym = prior->id;
+      } else {
+        m_.symbols[sym].variable = static_cast<int32_t>(m_.variables.size());
+        m_.variables.push_back(std::move(v));
+        m_.variable_symbol.push_back(sym);
+      }
+      for (auto& r : relocs) {
+        r.variable = static_cast<uint32_t>(m_.symbols[sym].variable);
+        m_.relocations.push_back(r);
+      }
+    }
+    declare(name, Name{false, sym}, line);
+    if (scopes_.size() == 1) m_.global_symbols[std::string(name)] = sym;
+    if (!accept_punct(',')) break;
+  }
+  expect_punct(';', "after variable declaration");
+}
+
+void Parser::parse_performance_directives(KernelDesc* kd) {
+  for (;;) {
+    if (is_dot(".maxntid") || is_dot(".reqntid")) {
+      bool req = is_dot(".reqntid");
+      next();
+      uint32_t v[3] = {1, 1, 1};
+      for (int i = 0; i < 3; ++i) {
+        v[i] = static_cast<uint32_t>(expect_uint("in .maxntid/.reqntid"));
+        if (!accept_punct(',')) break;
+      }
+      if (kd) {
+        if (req) kd->reqntid = Dim3{v[0], v[1], v[2]};
+        kd->max_threads_per_block = v[0] * v[1] * v[2];
+      }
+      continue;
+    }
+    if (is_dot(".minnctapersm") || is_dot(".maxnctapersm") || is_dot(".maxnreg") ||
+        is_dot(".maxclusterrank") || is_dot(".reqnctapercluster") || is_dot(".explicitcluster") ||
+        is_dot(".noreturn") || is_dot(".blocksareclusters")) {
+      next();
+      while (peek().kind == Tok::kNumber || is_punct(',')) next();
+      continue;
+    }
+    if (is_dot(".pragma")) { next(); skip_to_semicolon(); continue; }
+    break;
+  }
+}
+
+void Parser::parse_param_list(Function& f, bool is_entry, bool returns) {
+  expect_punct('(', "to open the parameter list");
+  uint32_t offset = 0;
+  if (accept_punct(')')) return;
+  for (;;) {
+    uint32_t line = peek().line;
+    bool is_reg = false;
+    if (accept_dot(".reg")) is_reg = true;
+    else if (!accept_dot(".param")) fail("expected .param in parameter list, found " + describe(peek()));
+    DeclType dt;
+    if (!parse_type_and_align(dt)) fail("expected a parameter type, found " + describe(peek()));
+    std::string_view name = expect_ident("as parameter name");
+    uint64_t count = 1;
+    while (accept_punct('[')) {
+      if (accept_punct(']')) continue;
+      count *= expect_uint("as array size");
+      expect_punct(']', "after array size");
+    }
+    uint32_t elem = type_bytes(dt.type) * dt.vec;
+    if (count > 65536 || elem * count > 65536) fail_at(line, "parameter '" + std::string(name) + "' is too large");
+    uint32_t size = static_cast<uint32_t>(elem * count);
+    uint32_t align = dt.align ? dt.align : std::max<uint32_t>(1, elem);
+    FormalParam fp;
+    fp.size = size;
+    if (is_reg) {
+      fp.is_reg = true;
+      fp.slot = new_slot(dt.type);
+      declare(name, Name{true, fp.slot}, line);
+    } else {
+      Symbol s;
+      s.name = std::string(name);
+      s.size = size;
+      s.align = align;
+      s.function = static_cast<int32_t>(current_index_);
+      if (is_entry) {
+        offset = (offset + align - 1) / align * align;
+        s.space = Space::kParamKernel;
+        s.offset = offset;
+        offset += size;
+        KernelDesc& kd = m_.kernels.back();
+        kd.params.push_back(ParamDesc{static_cast<uint32_t>(s.offset), size, align});
+        kd.param_bytes = offset;
+      } else {
+        s.space = Space::kParamFrame;
+        f.frame_bytes = (f.frame_bytes + align - 1) / align * align;
+        s.offset = f.frame_bytes;
+        f.frame_bytes += size;
+      }
+      fp.symbol = add_symbol(s);
+      declare(name, Name{false, fp.symbol}, line);
+    }
+    (returns ? f.returns : f.params).push_back(fp);
+    if (accept_punct(')')) break;
+    expect_punct(',', "between parameters");
+  }
+}
+
+void Parser::parse_function(bool is_entry, bool is_extern) {
+  uint32_t line = peek().line;
+  Function f;
+  f.is_entry = is_entry;
+  f.line = line;
+  // Parameters live in a scope of their own so that a later definition can redeclare them.
+  scopes_.emplace_back();
+  current_index_ = static_cast<uint32_t>(m_.functions.size());
+  if (is_entry) {
+    m_.kernels.emplace_back();
+    m_.kernel_info.emplace_back();
+  }
+  f.first_slot = m_.slot_count;
+  std::string_view name;
+  if (!is_entry && is_punct('(')) {
+    parse_param_list(f, false, true);
+  }
+  name = expect_ident("as function name");
+  f.name = std::string(name);
+  if (is_entry) m_.kernels.back().name = f.name;
+  // Declare the function in module scope before its body so it can call itself.
+  auto prior = scopes_.front().find(f.name);
+  uint32_t fsym;
+  if (prior != scopes_.front().end() && !prior->second.is_reg &&
+      m_.symbols[prior->second.id].space == Space::kFunction) {
+    fsym = prior->second.id;
+    uint32_t existing = static_cast<uint32_t>(m_.symbols[fsym].function);
+    if (m_.functions[existing].has_body) fail_at(line, "function '" + f.name + "' is defined twice");
+    // Redefinition of a prototype: reuse its index.
+    current_index_ = existing;
+  } else {
+    Symbol s;
+    s.name = f.name;
+    s.space = Space::kFunction;
+    s.function = static_cast<int32_t>(current_index_);
+    fsym = add_symbol(s);
+    scopes_.front().emplace(f.name, Name{false, fsym});
+    m_.functions.emplace_back();
+  }
+  if (is_punct('(')) parse_param_list(f, is_entry, false);
+  parse_performance_directives(is_entry ? &m_.kernels.back() : nullptr);
+  if (f.name == "vprintf") f.builtin = Builtin::kVprintf;
+  if (f.name == "__assertfail") f.builtin = Builtin::kAssertfail;
+  if (f.name == "malloc") f.builtin = Builtin::kMalloc;
+  if (f.name == "free") f.builtin = Builtin::kFree;
+  if (accept_punct(';')) {
+    f.end_slot = m_.slot_count;
+    if (is_entry) { m_.kernels.pop_back(); m_.kernel_info.pop_back(); }
+    if (!m_.functions[current_index_].has_body) m_.functions[current_index_] = std::move(f);
+    scopes_.pop_back();
+    return;
+  }
+  if (is_extern) fail("an .extern function cannot have a body");
+  if (is_entry) {
+    f.kernel = static_cast<int32_t>(m_.kernels.size() - 1);
+    m_.kernel_info.back().function = current_index_;
+  }
+  f.has_body = true;
+  f.builtin = Builtin::kNone;
+  Function& slot = m_.functions[current_index_];
+  slot = std::move(f);
+  current_ = &slot;
+  parse_body(slot);
+  current_ = nullptr;
+  scopes_.pop_back();
+}
+
+void Parser::parse_reg_decl() {
+  DeclType dt;
+  uint32_t line = peek().line;
+  if (!parse_type_and_align(dt)) fail("expected a register type after .reg, found " + describe(peek()));
+  for (;;) {
+    std::string_view name = expect_ident("in .reg declaration");
+    if (accept_punct('<')) {
+      uint64_t n = expect_uint("in %name<N>");
+      if (n > kMaxSlots || m_.slot_count + n > kMaxSlots) fail_at(line, "too many registers declared");
+      expect_punct('>', "after register count");
+      for (uint64_t i = 0; i < n; ++i) {
+        owned_names_.push_back(std::string(name) + std::to_string(i));
+        uint32_t slot = new_slot(dt.vec > 1 ? Type::kB64 : dt.type);
+        declare(owned_names_.back(), Name{true, slot}, line);
+      }
+    } else {
+      uint32_t slot = new_slot(dt.type);
+      declare(name, Name{true, slot}, line);
+    }
+    if (!accept_punct(',')) break;
+  }
+  expect_punct(';', "after .reg declaration");
+}
+
+void Parser::parse_local_decl(Function& f, Space space) {
+  DeclType dt;
+  uint32_t line = peek().line;
+  if (!parse_type_and_align(dt)) fail("expected a type in declaration, found " + describe(peek()));
+  for (;;) {
+    std::string_view name = expect_ident("in declaration");
+    uint64_t count = 1;
+    bool unsized = false;
+    while (accept_punct('[')) {
+      if (accept_punct(']')) { unsized = true; continue; }
+      count *= expect_uint("as array size");
+      expect_punct(']', "after array size");
+    }
+    uint32_t elem = type_bytes(dt.type) * dt.vec;
+    if (count > kMaxFrameBytes || elem * count > kMaxFrameBytes)
+      fail_at(line, "'" + std::string(name) + "' is too large for a function-scope variable");
+    Symbol s;
+    s.name = std::string(name);
+    s.size = elem * count;
+    s.align = dt.align ? dt.align : std::max<uint32_t>(1, elem);
+    s.function = static_cast<int32_t>(current_index_);
+    if (space == Space::kShared) {
+      s.space = Space::kShared;
+      s.shared_id = static_cast<int32_t>(m_.shared_symbol_count++);
+      s.extern_shared = unsized;
+    } else {
+      s.space = space == Space::kLocal ? Space::kLocal : Space::kParamFrame;
+      f.frame_bytes = (f.frame_bytes + s.align - 1) / s.align * s.align;
+      s.offset = f.frame_bytes;
+      f.frame_bytes += static_cast<uint32_t>(s.size);
+    }
+    if (accept_punct('=')) fail_at(line, "initializers on function-scope variables are not supported");
+    declare(name, Name{false, add_symbol(s)}, line);
+    if (!accept_punct(',')) break;
+  }
+  expect_punct(';', "after declaration");
+}
+
+void Parser::parse_body(Function& f) {
+  expect_punct('{', "to open the function body");
+  f.first_instr = static_cast<uint32_t>(m_.code.size());
+  scopes_.emplace_back();
+  labels_.clear();
+  fixups_.clear();
+  int depth = 1;
+  while (depth > 0) {
+    const Token& t = peek();
+    if (t.kind == Tok::kEnd) fail("unexpected end of input inside function '" + f.name + "'");
+    if (accept_punct('{')) { ++depth; scopes_.emplace_back(); continue; }
+    if (accept_punct('}')) { --depth; scopes_.pop_back(); continue; }
+    if (t.kind == Tok::kDot) {
+      if (accept_dot(".reg")) { parse_reg_decl(); continue; }
+      if (accept_dot(".local")) { parse_local_decl(f, Space::kLocal); continue; }
+      if (accept_dot(".param")) { parse_local_decl(f, Space::kParamFrame); continue; }
+      if (accept_dot(".shared")) {
+        size_t before = m_.symbols.size();
+        parse_local_decl(f, Space::kShared);
+        for (size_t s = before; s < m_.symbols.size(); ++s) f.shared_symbols.push_back(static_cast<uint32_t>(s));
+        continue;
+      }
+      if (is_dot(".pragma")) { next(); skip_to_semicolon(); continue; }
+      if (is_dot(".loc") || is_dot(".file")) {
+        uint32_t l = next().line;
+        // Debug line info runs to the end of its line.
+        while (peek().kind != Tok::kEnd && peek().line == l && !is_punct(';') && !is_punct('}')) next();
+        continue;
+      }
+      fail("unexpected directive " + describe(t) + " inside function '" + f.name + "'");
+    }
+    if (t.kind == Tok::kIdent && is_punct(':', 1)) {
+      std::string label(t.text);
+      uint32_t line = t.line;
+      next();
+      next();
+      if (is_dot(".callprototype")) { skip_to_semicolon(); continue; }  // indirect-call prototype
+      if (is_dot(".branchtargets")) { skip_to_semicolon(); continue; }
+      if (!labels_.emplace(label, static_cast<uint32_t>(m_.code.size())).second)
+        fail_at(line, "label '" + label + "' defined twice");
+      continue;
+    }
+    parse_instruction(f);
+  }
+  f.end_instr = static_cast<uint32_t>(m_.code.size());
+  f.end_slot = m_.slot_count;
+  // An implicit `ret`/`exit` at the end keeps the interpreter from running off a function.
+  {
+    Instr r;
+    r.op = Op::kRet;
+    r.line = peek().line;
+    r.function = current_index_;
+    r.in_kernel = f.is_entry;
+    m_.code.push_back(r);
+    f.end_instr = static_cast<uint32_t>(m_.code.size());
+  }
+  for (const LabelFixup& fx : fixups_) {
+    auto it = labels_.find(fx.name);
+    if (it == labels_.end()) fail_at(fx.line, "unknown label '" + fx.name + "'");
+    Operand& o = m_.code[fx.instr].ops[fx.operand];
+    o.kind = Operand::kLabel;
+    o.index = it->second;
+  }
+}
+
+bool parse_module(std::string_view text, Module& module, std::string& error) {
+  std::vector<Token> tokens;
+  if (!tokenize(text, tokens, error)) return false;
+  Parser p(std::move(tokens), module);
+  try {
+    p.parse_module();
+  } catch (const ParseError& e) {
+    error = "line " + std::to_string(e.line) + ": " + e.what;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cusnap::emu::ptx

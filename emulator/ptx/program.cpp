@@ -1,0 +1,222 @@
+// compile() and the Program implementation: variable binding, initializer relocations, launch
+// validation and the block scheduler (a pool of worker threads; cooperative launches keep all
+// blocks resident and round-robin them so that grid-wide barriers make progress).
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "interp.h"
+
+namespace cusnap::emu::ptx {
+namespace {
+
+class ProgramImpl final : public Program {
+ public:
+  explicit ProgramImpl(Module m) : m_(std::move(m)), addresses_(m_.symbols.size(), 0) {}
+
+  const std::vector<KernelDesc>& kernels() const override { return m_.kernels; }
+  const std::vector<VariableDesc>& variables() const override { return m_.variables; }
+  int find_kernel(std::string_view name) const override {
+    for (size_t i = 0; i < m_.kernels.size(); ++i)
+      if (m_.kernels[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+  int find_variable(std::string_view name) const override {
+    for (size_t i = 0; i < m_.variables.size(); ++i)
+      if (m_.variables[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+  void bind_variable(int index, uint64_t device_address) override {
+    if (index < 0 || static_cast<size_t>(index) >= m_.variables.size()) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    addresses_[m_.variable_symbol[index]] = device_address;
+    relocated_ = false;
+  }
+  uint32_t ptx_version() const override { return m_.ptx_version; }
+  uint32_t target_sm() const override { return m_.target_sm; }
+
+  LaunchResult launch(int kernel_index, const LaunchConfig& config, MemoryHost& memory,
+                      const Limits& limits) override {
+    try {
+      return launch_impl(kernel_index, config, memory, limits);
+    } catch (const std::bad_alloc&) {
+      return LaunchResult{LaunchStatus::kOutOfResources, "host memory exhausted while emulating the launch", 0, 0};
+    } catch (const std::system_error& e) {
+      return LaunchResult{LaunchStatus::kOutOfResources, std::string("cannot start worker threads: ") + e.what(), 0, 0};
+    } catch (const std::exception& e) {
+      return LaunchResult{LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what(), 0, 0};
+    } catch (...) {
+      return LaunchResult{LaunchStatus::kOutOfResources, "emulation failed", 0, 0};
+    }
+  }
+
+ private:
+  LaunchResult invalid(LaunchStatus s, std::string msg) { return LaunchResult{s, std::move(msg), 0, 0}; }
+
+  // Writes addresses into variables initialised with `generic(sym)` once all are bound.
+  std::string apply_relocations(MemoryHost& memory) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (relocated_) return {};
+    for (const Module::Relocation& r : m_.relocations) {
+      uint64_t var = addresses_[m_.variable_symbol[r.variable]];
+      uint64_t target = addresses_[r.target_symbol];
+      const Symbol& ts = m_.symbols[r.target_symbol];
+      if (ts.space == Space::kFunction) target = kFunctionAddressTag | static_cast<uint64_t>(ts.function);
+      if (var == 0 || (target == 0 && ts.space != Space::kFunction))
+        return "variable " + m_.variables[r.variable].name + " refers to " + ts.name + " which is not bound";
+      if (!memory.accessible(var + r.offset, r.size, true))
+        return "cannot write the initializer of " + m_.variables[r.variable].name;
+      uint64_t v = target + static_cast<uint64_t>(r.addend);
+      std::memcpy(reinterpret_cast<void*>(var + r.offset), &v, std::min<uint32_t>(r.size, 8));
+    }
+    relocated_ = true;
+    return {};
+  }
+
+  LaunchResult launch_impl(int kernel_index, const LaunchConfig& config, MemoryHost& memory,
+                           const Limits& limits) {
+    if (kernel_index < 0 || static_cast<size_t>(kernel_index) >= m_.kernels.size())
+      return invalid(LaunchStatus::kInvalidValue, "no such kernel");
+    const KernelDesc& kd = m_.kernels[kernel_index];
+    const Dim3& g = config.grid;
+    const Dim3& bd = config.block;
+    if (g.x == 0 || g.y == 0 || g.z == 0 || bd.x == 0 || bd.y == 0 || bd.z == 0)
+      return invalid(LaunchStatus::kInvalidValue, "grid and block dimensions must be non-zero");
+    if (g.x > limits.max_grid_x || g.y > limits.max_grid_y || g.z > limits.max_grid_z)
+      return invalid(LaunchStatus::kInvalidValue, "grid dimensions exceed the device limits");
+    if (bd.x > limits.max_block_x || bd.y > limits.max_block_y || bd.z > limits.max_block_z)
+      return invalid(LaunchStatus::kInvalidValue, "block dimensions exceed the device limits");
+    if (bd.count() > limits.max_threads_per_block ||
+        (kd.max_threads_per_block && bd.count() > kd.max_threads_per_block))
+      return invalid(LaunchStatus::kOutOfResources, "too many threads per block for " + kd.name);
+    if (kd.reqntid.x && (kd.reqntid.x != bd.x || kd.reqntid.y != bd.y || kd.reqntid.z != bd.z))
+      return invalid(LaunchStatus::kInvalidValue, "block shape differs from .reqntid of " + kd.name);
+    if (uint64_t{kd.static_shared_bytes} + config.dynamic_shared_bytes > limits.max_shared_per_block_optin)
+      return invalid(LaunchStatus::kOutOfResources, "too much shared memory for " + kd.name);
+    if (config.params_size < kd.param_bytes || (kd.param_bytes && !config.params))
+      return invalid(LaunchStatus::kInvalidValue, "parameter buffer is smaller than the kernel's parameters");
+    for (size_t i = 0; i < m_.variables.size(); ++i) {
+      if (m_.variables[i].is_extern || m_.variables[i].size == 0) continue;
+      if (addresses_[m_.variable_symbol[i]] == 0)
+        return invalid(LaunchStatus::kInvalidValue, "module variable " + m_.variables[i].name + " is not bound");
+    }
+    if (std::string err = apply_relocations(memory); !err.empty())
+      return invalid(LaunchStatus::kInvalidValue, err);
+
+    const Dim3& cl = config.cluster;
+    if ((cl.x > 1 && g.x % cl.x) || (cl.y > 1 && g.y % cl.y) || (cl.z > 1 && g.z % cl.z))
+      return invalid(LaunchStatus::kInvalidValue, "grid dimensions must be multiples of the cluster dimensions");
+    const uint64_t nblocks = g.count();
+    if (config.cooperative) {
+      uint64_t per_sm = std::clamp<uint64_t>(2048 / bd.count(), 1, 32);
+      if (nblocks > per_sm * limits.sm_count)
+        return invalid(LaunchStatus::kCooperativeTooLarge, "cooperative grid too large for co-residency");
+    }
+
+    Launch launch(m_, static_cast<uint32_t>(kernel_index), config, memory, limits, addresses_);
+    const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
+    const uint64_t workers = std::min<uint64_t>(hw, nblocks);
+
+    std::atomic<uint64_t> next{0};
+    auto hung = [&](const Block& b) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "kernel %s, block (%u,%u,%u): every thread waits at a barrier that can never complete",
+                    kd.name.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z);
+      launch.fail(LaunchStatus::kHung, buf);
+    };
+    auto plain_worker = [&]() {
+      try {
+        Block block;
+        for (;;) {
+          uint64_t i = next.fetch_add(1);
+          if (i >= nblocks || launch.aborted()) return;
+          block.started = false;
+          for (;;) {
+            SliceResult r = launch.run_block_slice(block, i, 1u << 14);
+            if (r == SliceResult::kDone || r == SliceResult::kAbort) break;
+            if (r == SliceResult::kStuck) { hung(block); return; }
+          }
+        }
+      } catch (const std::bad_alloc&) {
+        launch.fail(LaunchStatus::kOutOfResources, "host memory exhausted while emulating the launch");
+      } catch (const std::exception& e) {
+        launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
+      }
+    };
+    auto coop_worker = [&](uint64_t w) {
+      try {
+        std::vector<Block> blocks;
+        std::vector<uint64_t> ids;
+        for (uint64_t i = w; i < nblocks; i += workers) ids.push_back(i);
+        blocks.resize(ids.size());
+        size_t remaining = ids.size();
+        while (remaining > 0 && !launch.aborted()) {
+          for (size_t k = 0; k < blocks.size(); ++k) {
+            if (blocks[k].done) continue;
+            SliceResult r = launch.run_block_slice(blocks[k], ids[k], 256);
+            if (r == SliceResult::kDone) --remaining;
+            if (r == SliceResult::kAbort) return;
+            if (r == SliceResult::kStuck) { hung(blocks[k]); return; }
+          }
+          if (workers < hw) std::this_thread::yield();
+        }
+      } catch (const std::bad_alloc&) {
+        launch.fail(LaunchStatus::kOutOfResources, "host memory exhausted while emulating the launch");
+      } catch (const std::exception& e) {
+        launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
+      }
+    };
+    if (workers <= 1) {
+      if (config.cooperative) coop_worker(0);
+      else plain_worker();
+    } else {
+      std::vector<std::thread> threads;
+      threads.reserve(workers - 1);
+      for (uint64_t w = 1; w < workers; ++w) {
+        if (config.cooperative) threads.emplace_back(coop_worker, w);
+        else threads.emplace_back(plain_worker);
+      }
+      if (config.cooperative) coop_worker(0);
+      else plain_worker();
+      for (std::thread& t : threads) t.join();
+    }
+    std::string out = launch.take_output();
+    if (!out.empty()) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
+    }
+    return launch.result();
+  }
+
+  Module m_;
+  std::vector<uint64_t> addresses_;  // by symbol id
+  std::mutex mutex_;
+  bool relocated_ = false;
+};
+
+}  // namespace
+
+CompileResult compile(std::string_view ptx_text) {
+  CompileResult r;
+  try {
+    Module m;
+    std::string error;
+    if (!parse_module(ptx_text, m, error)) {
+      r.error = error;
+      return r;
+    }
+    r.program = std::make_unique<ProgramImpl>(std::move(m));
+  } catch (const std::bad_alloc&) {
+    r.error = "out of host memory while compiling PTX";
+  } catch (const std::exception& e) {
+    r.error = std::string("internal error while compiling PTX: ") + e.what();
+  } catch (...) {
+    r.error = "internal error while compiling PTX";
+  }
+  return r;
+}
+
+}  // namespace cusnap::emu::ptx

@@ -1,0 +1,17 @@
+#define TILE 16
+extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ float As[TILE][TILE];
+  __shared__ float Bs[TILE][TILE];
+  int row = blockIdx.y * TILE + threadIdx.y;
+  int col = blockIdx.x * TILE + threadIdx.x;
+  float acc = 0.0f;
+  for (int t = 0; t < (K + TILE - 1) / TILE; ++t) {
+    int ac = t * TILE + threadIdx.x, br = t * TILE + threadIdx.y;
+    As[threadIdx.y][threadIdx.x] = (row < M && ac < K) ? A[row * K + ac] : 0.0f;
+    Bs[threadIdx.y][threadIdx.x] = (br < K && col < N) ? B[br * N + col] : 0.0f;
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < M && col < N) C[row * N + col] = acc;
+}
