@@ -21,6 +21,7 @@
 
 #include "common.h"
 #include "info_collect.h"
+#include "table.h"
 
 namespace cusnap::cli {
 namespace {
@@ -187,18 +188,6 @@ void prepend_env(const char* name, const std::string& value, char separator) {
   std::string joined = value;
   if (old != nullptr && *old != '\0') joined += separator + std::string(old);
   ::setenv(name, joined.c_str(), 1);
-}
-
-std::string human_bytes(uint64_t bytes) {
-  char buf[32];
-  if (bytes < 10 * 1024) {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  } else if (bytes < 10ull * 1024 * 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
-  }
-  return buf;
 }
 
 void summarise(const std::string& file) {

@@ -1,0 +1,37 @@
+// Pieces every subcommand shares: exit codes, opening a capture with a useful error, logging.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cusnap/format/reader.h"
+#include "cusnap/format/status.h"
+
+namespace cusnap::cli {
+
+// Process exit codes of every subcommand (documented in docs/cli.md; scripts rely on them).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsageOrIo = 1;     // bad command line, unreadable file, internal error
+inline constexpr int kExitTruncated = 2;     // the capture ends early (killed writer)
+inline constexpr int kExitCorrupt = 3;       // a frame, blob, index or record fails its checks
+inline constexpr int kExitNotACapture = 4;   // no cusnap file magic, or an unsupported version
+
+// Maps a format error to the exit code above.
+int exit_code_for(const format::Status& status);
+
+// Opens `path` for reading. On failure logs nothing and returns the status with the file named.
+format::Result<std::unique_ptr<format::Reader>> open_capture(const std::string& path);
+
+// Prints "cusnap <command>: <message>" to stderr (through spdlog at error level) for a failed
+// Status and returns its exit code.
+int report_failure(const std::string& command, const format::Status& status);
+
+// Configures the default spdlog logger: stderr only, level from CUSNAP_LOG_LEVEL
+// (trace|debug|info|warn|error|critical|off; default warn). An unknown value is reported once.
+void init_logging();
+
+// "0x1a2b" for handles and addresses.
+std::string hex(uint64_t value);
+
+}  // namespace cusnap::cli

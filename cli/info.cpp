@@ -1,0 +1,228 @@
+// `cusnap info FILE [--json]`: what a capture holds, at a glance.
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+
+#include <capnp/message.h>
+#include <spdlog/spdlog.h>
+
+#include "common.h"
+#include "info_collect.h"
+#include "record_json.h"
+#include "subcommands.h"
+#include "table.h"
+
+namespace cusnap::cli {
+
+namespace {
+
+std::string utc_time(int64_t ns_since_epoch) {
+  if (ns_since_epoch <= 0) return "unknown";
+  std::time_t seconds = static_cast<std::time_t>(ns_since_epoch / 1000000000);
+  std::tm tm{};
+  if (gmtime_r(&seconds, &tm) == nullptr) return "unknown";
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string driver_text(int32_t version) {
+  if (version <= 0) return "unknown";
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10) + " (" +
+         std::to_string(version) + ")";
+}
+
+std::string duration_text(int64_t ns) {
+  char buf[32];
+  if (ns < 1000) {
+    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  } else if (ns < 1000000) {
+    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  } else if (ns < 1000000000) {
+    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  }
+  return buf;
+}
+
+std::string dim3_text(schema::Dim3::Reader d) {
+  return "(" + std::to_string(d.getX()) + "," + std::to_string(d.getY()) + "," +
+         std::to_string(d.getZ()) + ")";
+}
+
+void print_field(std::ostream& out, const std::string& name, const std::string& value) {
+  std::string padded = name;
+  padded.resize(std::max<size_t>(name.size() + 1, 14), ' ');
+  out << "  " << padded << value << '\n';
+}
+
+void print_human(std::ostream& out, schema::InfoReport::Reader info) {
+  auto header = info.getHeader();
+  auto integrity = info.getIntegrity();
+  auto counts = info.getCounts();
+  auto bytes = info.getBytes();
+
+  out << "Capture " << info.getFile().cStr() << '\n';
+  print_field(out, "file", human_bytes(info.getFileBytes()) + " (" +
+                               std::to_string(info.getFileBytes()) + " bytes), container " +
+                               info.getContainerVersion().cStr() + ", schema " +
+                               std::to_string(header.getSchemaVersion()));
+  std::string integrity_line = std::string(integrity.getSummary().cStr()) + "; index from " +
+                               (integrity.getIndexSource() == schema::Integrity::IndexSource::FOOTER
+                                    ? "footer"
+                                    : "scan (no valid footer)");
+  if (!integrity.getDeepChecked()) integrity_line += "; run `cusnap verify` for a full check";
+  print_field(out, "integrity", integrity_line);
+  print_field(out, "tool", std::string(header.getToolName().cStr()) + " " +
+                               header.getToolVersion().cStr());
+  print_field(out, "created", utc_time(header.getCreationTimeNs()));
+  print_field(out, "host", std::string(header.getHostName().cStr()) + ", pid " +
+                               std::to_string(header.getPid()));
+  std::string command;
+  for (auto arg : header.getCommandLine()) {
+    if (!command.empty()) command += ' ';
+    command += arg.cStr();
+  }
+  print_field(out, "command", command.empty() ? "-" : command);
+  if (header.hasWorkingDirectory()) print_field(out, "directory", header.getWorkingDirectory().cStr());
+  std::string driver = driver_text(header.getDriverVersion());
+  if (header.hasDriverPath() && header.getDriverPath().size() > 0) {
+    driver += ", " + std::string(header.getDriverPath().cStr());
+  }
+  print_field(out, "driver", driver);
+  if (header.hasOptions()) {
+    auto options = header.getOptions();
+    std::string mode =
+        options.getMode() == format::schema::CaptureOptions::CaptureMode::SNAPSHOT ? "snapshot"
+                                                                                    : "stream";
+    if (options.hasKernelRegex() && options.getKernelRegex().size() > 0) {
+      mode += ", kernels /" + std::string(options.getKernelRegex().cStr()) + "/";
+    }
+    if (options.getLaunchSkip() > 0) mode += ", skip " + std::to_string(options.getLaunchSkip());
+    if (options.getLaunchCount() > 0) mode += ", count " + std::to_string(options.getLaunchCount());
+    mode += ", zstd level " + std::to_string(options.getCompressionLevel());
+    print_field(out, "mode", mode);
+  }
+  for (auto kv : header.getEnvironment()) {
+    print_field(out, "env", std::string(kv.getKey().cStr()) + "=" + kv.getValue().cStr());
+  }
+
+  out << "\nDevices (" << header.getDevices().size() << ")\n";
+  if (header.getDevices().size() > 0) {
+    Table devices({{"#", true}, {"name"}, {"cc"}, {"SMs", true}, {"memory", true}, {"pci"}});
+    for (auto d : header.getDevices()) {
+      devices.add_row({std::to_string(d.getOrdinal()), d.getName().cStr(),
+                       std::to_string(d.getComputeCapabilityMajor()) + "." +
+                           std::to_string(d.getComputeCapabilityMinor()),
+                       std::to_string(d.getMultiprocessorCount()),
+                       human_bytes(d.getTotalMemoryBytes()), d.getPciBusId().cStr()});
+    }
+    devices.print(out);
+  }
+
+  out << "\nCalls: " << counts.getCalls() << " in " << counts.getCallFrames() << " frames, "
+      << counts.getThreads() << " threads, span " << duration_text(info.getCallSpanNs()) << '\n';
+  if (info.getCallKinds().size() > 0) {
+    Table kinds({{"kind"}, {"count", true}});
+    for (auto k : info.getCallKinds()) kinds.add_row({k.getKind().cStr(), std::to_string(k.getCount())});
+    kinds.print(out);
+  }
+
+  auto unmodelled = info.getUnmodelledCalls();
+  if (info.getReplayMayDiverge()) {
+    uint64_t total = 0;
+    for (auto a : unmodelled) total += a.getCount();
+    out << "\nReplay may diverge: " << total << " successful call" << (total == 1 ? "" : "s")
+        << " the capture does not model may have changed device state\n";
+    Table apis({{"calls", true}, {"unmodelled api"}});
+    for (auto a : unmodelled) apis.add_row({std::to_string(a.getCount()), a.getApi().cStr()});
+    apis.print(out);
+  } else {
+    out << "\nReplay: every successful call that may change device state is modelled\n";
+  }
+
+  out << "\nKernels: " << counts.getKernels() << " distinct, " << counts.getLaunches()
+      << " launches\n";
+  if (info.getKernels().size() > 0) {
+    Table kernels({{"launches", true}, {"grid"}, {"block"}, {"shared", true}, {"shapes", true},
+                   {"kernel"}});
+    for (auto k : info.getKernels()) {
+      auto shapes = k.getShapes();
+      if (shapes.size() == 0) continue;
+      auto top = shapes[0];  // the most frequent shape
+      kernels.add_row({std::to_string(k.getLaunches()), dim3_text(top.getGrid()),
+                       dim3_text(top.getBlock()), std::to_string(top.getSharedBytes()),
+                       std::to_string(shapes.size()), k.getName().cStr()});
+    }
+    kernels.print(out);
+    out << "  (grid/block/shared: the kernel's most frequent shape; shapes: distinct shapes)\n";
+  }
+
+  out << "\nBytes\n";
+  Table table({{"what"}, {"raw", true}, {"stored", true}, {"ratio", true}});
+  table.add_row({"call records", human_bytes(bytes.getCallRaw()), human_bytes(bytes.getCallStored()),
+                 ratio_text(bytes.getCallRaw(), bytes.getCallStored())});
+  table.add_row({"blobs (distinct)", human_bytes(bytes.getBlobUnique()),
+                 human_bytes(bytes.getBlobStored()),
+                 ratio_text(bytes.getBlobUnique(), bytes.getBlobStored())});
+  table.add_row({"whole file (logical)", human_bytes(bytes.getLogical()),
+                 human_bytes(info.getFileBytes()), ratio_text(bytes.getLogical(), info.getFileBytes())});
+  table.print(out);
+  out << "  dedup: " << bytes.getBlobReferences() << " blob references to " << counts.getBlobs()
+      << " blobs; " << human_bytes(bytes.getBlobReferenced()) << " referenced, "
+      << human_bytes(bytes.getBlobUnique()) << " distinct, saved "
+      << human_bytes(bytes.getDedupSaved()) << '\n';
+  if (bytes.getHasWriterStats()) {
+    out << "  writer: " << bytes.getWriterBlobPuts() << " put_blob calls, "
+        << human_bytes(bytes.getWriterBlobBytesLogical()) << " uploaded\n";
+  }
+  if (bytes.getBlobReferencesMissing() > 0) {
+    out << "  WARNING: " << bytes.getBlobReferencesMissing()
+        << " references to blobs that are not in the file\n";
+  }
+}
+
+}  // namespace
+
+void register_info(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string file;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Summarize a capture: header, devices, calls per kind, kernels, sizes, integrity");
+  cmd->add_option("FILE", options->file, "Capture file")->required();
+  cmd->add_flag("--json", options->json,
+                "Print one JSON object (schema: cli/schema/info.capnp, see docs/cli.md)");
+  cmd->callback([options, &exit_code]() {
+    auto reader = open_capture(options->file);
+    if (!reader) {
+      exit_code = report_failure("info", reader.status());
+      return;
+    }
+    capnp::MallocMessageBuilder message;
+    auto report = message.initRoot<schema::InfoReport>();
+    format::Status st = collect_info(*reader.value(), options->file, report);
+    if (!st.is_ok()) {
+      exit_code = report_failure("info", st);
+      return;
+    }
+    const format::IntegrityReport& recovery = reader.value()->recovery();
+    if (recovery.state != format::Integrity::kWhole) {
+      spdlog::warn("{}: {}", options->file, recovery.summary());
+    }
+    if (options->json) {
+      RecordJson json;
+      kj::String text = json.codec().encode(report.asReader());
+      std::cout << text.cStr() << '\n';
+    } else {
+      print_human(std::cout, report.asReader());
+    }
+    std::cout.flush();
+    exit_code = std::cout.good() ? kExitOk : kExitUsageOrIo;
+  });
+}
+
+}  // namespace cusnap::cli

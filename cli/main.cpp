@@ -1,0 +1,43 @@
+// cusnap: the command-line tool. Subcommands live in one file each (see subcommands.h).
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "capture.h"
+#include "common.h"
+#include "cusnap/format/capture.capnp.h"
+#include "cusnap/format/container.h"
+#include "subcommands.h"
+
+int main(int argc, char** argv) {
+  using namespace cusnap;
+  std::ios::sync_with_stdio(false);
+  cli::init_logging();
+
+  CLI::App app{"cusnap: capture, inspect and replay the CUDA driver-API calls of an application"};
+  app.set_version_flag("--version", std::string("cusnap ") + CUSNAP_CLI_VERSION +
+                                        " (capture schema " +
+                                        std::to_string(format::schema::SCHEMA_VERSION) +
+                                        ", container " +
+                                        std::to_string(format::kContainerVersionMajor) + "." +
+                                        std::to_string(format::kContainerVersionMinor) + ")");
+  app.require_subcommand(1);
+  app.footer("Logging goes to stderr; set CUSNAP_LOG_LEVEL=trace|debug|info|warn|error|off.");
+
+  int exit_code = cli::kExitOk;
+  cli::register_info(app, exit_code);
+  cli::register_dump(app, exit_code);
+  cli::register_verify(app, exit_code);
+  cli::register_capture(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end parsing with code 0; every real usage error exits 1.
+    int rc = app.exit(e);
+    return rc == 0 ? cli::kExitOk : cli::kExitUsageOrIo;
+  }
+  return exit_code;
+}

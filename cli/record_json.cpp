@@ -1,0 +1,134 @@
+#include "record_json.h"
+
+#include <capnp/message.h>
+#include <kj/exception.h>
+
+#include "cusnap/format/blob_id.h"
+
+namespace cusnap::cli {
+
+namespace schema = format::schema;
+
+namespace {
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+class DataAsHex final : public capnp::JsonCodec::Handler<capnp::Data> {
+ public:
+  void encode(const capnp::JsonCodec&, capnp::Data::Reader input,
+              capnp::JsonValue::Builder output) const override {
+    std::string text;
+    text.reserve(input.size() * 2);
+    for (uint8_t byte : input) {
+      text.push_back(kHexDigits[byte >> 4]);
+      text.push_back(kHexDigits[byte & 15]);
+    }
+    output.setString(text);
+  }
+
+  capnp::Orphan<capnp::Data> decode(const capnp::JsonCodec&, capnp::JsonValue::Reader input,
+                                    capnp::Orphanage orphanage) const override {
+    KJ_REQUIRE(input.isString(), "Data field: expected a hex string");
+    auto text = input.getString();
+    KJ_REQUIRE(text.size() % 2 == 0, "Data field: odd number of hex digits");
+    auto orphan = orphanage.newOrphan<capnp::Data>(text.size() / 2);
+    auto bytes = orphan.get();
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      int hi = hex_value(text[2 * i]);
+      int lo = hex_value(text[2 * i + 1]);
+      KJ_REQUIRE(hi >= 0 && lo >= 0, "Data field: not a hex digit");
+      bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
+    }
+    return orphan;
+  }
+};
+
+class BlobIdAsHex final : public capnp::JsonCodec::Handler<schema::BlobId> {
+ public:
+  void encode(const capnp::JsonCodec&, schema::BlobId::Reader input,
+              capnp::JsonValue::Builder output) const override {
+    format::BlobId id{input.getHigh(), input.getLow()};
+    output.setString(id.to_hex());
+  }
+
+  void decode(const capnp::JsonCodec&, capnp::JsonValue::Reader input,
+              schema::BlobId::Builder output) const override {
+    KJ_REQUIRE(input.isString(), "BlobId: expected a 32-digit hex string");
+    auto text = input.getString();
+    auto id = format::BlobId::from_hex(std::string_view(text.cStr(), text.size()));
+    KJ_REQUIRE(id.has_value(), "BlobId: expected a 32-digit hex string");
+    output.setHigh(id->high);
+    output.setLow(id->low);
+  }
+};
+
+}  // namespace
+
+struct RecordJson::Handlers {
+  DataAsHex data;
+  BlobIdAsHex blob_id;
+};
+
+RecordJson::RecordJson()
+    : handlers_(std::make_unique<Handlers>()), codec_(std::make_unique<capnp::JsonCodec>()) {
+  codec_->addTypeHandler(handlers_->data);
+  codec_->addTypeHandler(handlers_->blob_id);
+}
+
+// The codec keeps pointers to the handlers: destroy it first.
+RecordJson::~RecordJson() { codec_.reset(); }
+
+const capnp::JsonCodec& RecordJson::codec() const { return *codec_; }
+
+std::string RecordJson::dump_line(const format::CallRef& call) const {
+  capnp::MallocMessageBuilder message;
+  auto root = message.initRoot<capnp::JsonValue>();
+  auto fields = root.initObject(5);
+  fields[0].setName("v");
+  fields[0].initValue().setNumber(kDumpJsonVersion);
+  fields[1].setName("seq");
+  fields[1].initValue().setString(std::to_string(call.seq()));
+  fields[2].setName("kind");
+  fields[2].initValue().setString(
+      format::call_kind_name(static_cast<uint16_t>(call.get().which())));
+  fields[3].setName("frame");
+  fields[3].initValue().setNumber(call.frame());
+  fields[4].setName("record");
+  codec_->encode(call.get(), fields[4].initValue());
+  kj::String text = codec_->encodeRaw(root.asReader());
+  return std::string(text.cStr(), text.size());
+}
+
+format::Status RecordJson::decode_record(std::string_view json,
+                                         schema::CallRecord::Builder out) const {
+  std::string error;
+  KJ_IF_MAYBE(exception, kj::runCatchingExceptions([&]() {
+    capnp::MallocMessageBuilder scratch;
+    auto value = scratch.initRoot<capnp::JsonValue>();
+    codec_->decodeRaw(kj::ArrayPtr<const char>(json.data(), json.size()), value);
+    capnp::JsonValue::Reader record = value.asReader();
+    if (record.isObject()) {
+      for (auto field : record.getObject()) {
+        if (field.getName() == "record") record = field.getValue();
+      }
+    }
+    KJ_REQUIRE(record.isObject(), "expected a JSON object");
+    codec_->decode(record, capnp::DynamicStruct::Builder(out));
+  })) {
+    error = exception->getDescription().cStr();
+  }
+  if (!error.empty()) {
+    return format::Status::error(format::ErrorCode::kInvalidArgument,
+                                 "cannot decode call record JSON: " + error);
+  }
+  return format::Status::ok();
+}
+
+}  // namespace cusnap::cli

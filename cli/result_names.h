@@ -1,0 +1,15 @@
+// Names of CUresult values (the driver's return codes) without including cuda.h.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cusnap::cli {
+
+// "CUDA_ERROR_INVALID_VALUE" for 1; nullptr for a value this build does not know.
+const char* result_name(int value);
+// The name when known, else the decimal value.
+std::string result_text(int value);
+size_t result_name_count();
+
+}  // namespace cusnap::cli

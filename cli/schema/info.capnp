@@ -1,0 +1,110 @@
+# The JSON document printed by `cusnap info --json`, described as a Cap'n Proto schema and encoded
+# with Cap'n Proto's JSON codec (capnp/compat/json.h). docs/cli.md explains the encoding rules.
+#
+# Stability: like the capture schema, this file is append-only. Field names and meanings never
+# change; new fields may appear in any object, so consumers must ignore names they do not know.
+# `infoVersion` is bumped when fields are added.
+
+@0x87d43e1da8c88ef3;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("cusnap::cli::schema");
+
+using Capture = import "/cusnap/format/capture.capnp";
+
+const infoVersion :UInt32 = 2;  # 2: replayMayDiverge, unmodelledCalls
+
+struct InfoReport {
+  infoVersion @0 :UInt32;
+  file @1 :Text;                     # the path as given on the command line
+  fileBytes @2 :UInt64;
+  containerVersion @3 :Text;         # "major.minor" from the file header
+  header @4 :Capture.CaptureHeader;  # frame 0, field for field
+  integrity @5 :Integrity;
+  counts @6 :Counts;
+  callKinds @7 :List(KindCount);     # non-zero kinds, most frequent first
+  kernels @8 :List(Kernel);          # most launched first
+  bytes @9 :Bytes;
+  callSpanNs @10 :Int64;             # last call's endNs - first call's startNs (0 if no calls)
+  replayMayDiverge @11 :Bool;        # infoVersion 2: a successful call the capture does not
+                                     # model may have changed device state (unmodelledCalls)
+  unmodelledCalls @12 :List(ApiCount);  # infoVersion 2: successful generic records that may
+                                     # affect device state, per exported symbol, most frequent
+                                     # first (ties by name)
+}
+
+struct ApiCount {
+  api @0 :Text;                      # CallRecord.apiName, e.g. "cuGraphLaunch"
+  count @1 :UInt64;
+}
+
+struct Integrity {
+  state @0 :State;
+  indexSource @1 :IndexSource;
+  summary @2 :Text;                  # one line, as `cusnap info` prints it
+  lastGoodSeq @3 :UInt64;            # valid when hasLastGoodSeq
+  hasLastGoodSeq @4 :Bool;
+  deepChecked @5 :Bool;              # false: only what opening the file checks (run `cusnap verify`)
+
+  enum State {
+    whole @0;
+    truncated @1;
+    corrupt @2;
+  }
+  enum IndexSource {
+    footer @0;                       # the writer's index, found through the trailer
+    scan @1;                         # rebuilt by scanning frames (no valid footer)
+  }
+}
+
+struct Counts {
+  calls @0 :UInt64;
+  launches @1 :UInt64;
+  frames @2 :UInt64;
+  callFrames @3 :UInt64;
+  blobFrames @4 :UInt64;
+  blobs @5 :UInt64;                  # distinct blobs in the file
+  kernels @6 :UInt64;                # distinct kernel names launched
+  threads @7 :UInt64;                # distinct threadId values
+}
+
+struct KindCount {
+  kind @0 :Text;                     # CallRecord union member name ("launch", "memcpy", ...)
+  count @1 :UInt64;
+}
+
+struct Dim3 {
+  x @0 :UInt32;
+  y @1 :UInt32;
+  z @2 :UInt32;
+}
+
+struct LaunchShape {
+  grid @0 :Dim3;
+  block @1 :Dim3;
+  sharedBytes @2 :UInt32;
+  launches @3 :UInt64;
+}
+
+struct Kernel {
+  name @0 :Text;                     # Launch.kernelName, else the name of its functionGet record,
+                                     # else "<function 0x...>"
+  launches @1 :UInt64;
+  shapes @2 :List(LaunchShape);      # distinct (grid, block, sharedBytes), most frequent first
+}
+
+struct Bytes {
+  callRaw @0 :UInt64;                # call frame payloads, uncompressed
+  callStored @1 :UInt64;             # call frame payloads as stored
+  blobUnique @2 :UInt64;             # distinct blob contents, uncompressed
+  blobStored @3 :UInt64;             # blob frame payloads as stored
+  blobReferenced @4 :UInt64;         # sum of blob sizes over every BlobId reference in records
+  blobReferences @5 :UInt64;         # number of such references
+  dedupSaved @6 :UInt64;             # blobReferenced - blobUnique (0 if negative)
+  logical @7 :UInt64;                # callRaw + blobReferenced: an uncompressed, undeduplicated log
+  ratio @8 :Float64;                 # logical / fileBytes (0 when the file is empty)
+  hasWriterStats @9 :Bool;           # the index carried the writer's own counters:
+  writerBlobPuts @10 :UInt64;        #   put_blob calls
+  writerBlobBytesLogical @11 :UInt64;#   bytes passed to put_blob, dedup hits included
+  blobReferencesMissing @12 :UInt64; # references to ids with no blob in the file (damage)
+}

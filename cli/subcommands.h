@@ -1,0 +1,14 @@
+// One registration function per subcommand. Each adds its CLI11 subcommand to `app` and arranges
+// for its exit code to be stored in `exit_code` when it runs (CLI11 callbacks cannot return one).
+// Later: register_capture, register_replay.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cusnap::cli {
+
+void register_info(CLI::App& app, int& exit_code);
+void register_dump(CLI::App& app, int& exit_code);
+void register_verify(CLI::App& app, int& exit_code);
+
+}  // namespace cusnap::cli

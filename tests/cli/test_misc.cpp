@@ -1,0 +1,102 @@
+// --help, --version, logging, CUresult names, --calls parsing.
+#include <fstream>
+#include <regex>
+
+#include <catch2/catch.hpp>
+
+#include "call_range.h"
+#include "cusnap/format/capture.capnp.h"
+#include "cli_test_util.h"
+#include "result_names.h"
+#include "sample_fixture.h"
+
+using namespace cusnap;
+using namespace cusnap::cli_test;
+
+TEST_CASE("--help works for the tool and every subcommand", "[misc]") {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--help"},
+                                        {"info", "--help"}, {"dump", "--help"},
+                                        {"verify", "--help"}}) {
+    RunResult r = run_cusnap(args);
+    INFO(args.front());
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Usage:") != std::string::npos);
+  }
+  RunResult r = run_cusnap({"verify", "--help"});
+  CHECK(r.out.find("2 truncated, 3 corrupt") != std::string::npos);
+  r = run_cusnap({"dump", "--help"});
+  CHECK(r.out.find("--calls") != std::string::npos);
+}
+
+TEST_CASE("--version names the tool, schema and container versions", "[misc]") {
+  RunResult r = run_cusnap({"--version"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == std::string("cusnap ") + CUSNAP_CLI_VERSION + " (capture schema " +
+                     std::to_string(cusnap::format::schema::SCHEMA_VERSION) + ", container 1.0)\n");
+}
+
+TEST_CASE("usage errors exit 1", "[misc]") {
+  CHECK(run_cusnap({}).exit_code == 1);
+  CHECK(run_cusnap({"frobnicate"}).exit_code == 1);
+  CHECK(run_cusnap({"info"}).exit_code == 1);
+  CHECK(run_cusnap({"dump", "--bogus", "x"}).exit_code == 1);
+}
+
+TEST_CASE("logging goes to stderr at the level of CUSNAP_LOG_LEVEL", "[misc]") {
+  const Sample& s = sample();
+  RunResult r = run_cusnap({"info", "/nonexistent.cusnap"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("error: cusnap info:") != std::string::npos);
+
+  r = run_cusnap({"info", "/nonexistent.cusnap"}, "CUSNAP_LOG_LEVEL=off");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.empty());
+
+  r = run_cusnap({"verify", s.path}, "CUSNAP_LOG_LEVEL=loud");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("CUSNAP_LOG_LEVEL='loud'") != std::string::npos);
+}
+
+TEST_CASE("CUresult names agree with the installed cuda.h", "[misc]") {
+  std::ifstream in(CUSNAP_CUDA_H);
+  REQUIRE(in);
+  std::regex entry(R"(^\s+(CUDA_(SUCCESS|ERROR_[A-Z0-9_]+))\s+=\s+([0-9]+))");
+  std::string line;
+  size_t seen = 0;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, entry)) continue;
+    int value = std::stoi(m[3].str());
+    INFO(line);
+    REQUIRE(cli::result_name(value) != nullptr);
+    CHECK(std::string(cli::result_name(value)) == m[1].str());
+    ++seen;
+  }
+  CHECK(seen == cli::result_name_count());
+  CHECK(cli::result_text(123456) == "123456");
+}
+
+TEST_CASE("parse_call_range", "[misc]") {
+  auto ok = [](const std::string& text, uint64_t count, uint64_t b, uint64_t e) {
+    auto r = cli::parse_call_range(text, count);
+    INFO(text << " " << r.status().to_string());
+    REQUIRE(r.is_ok());
+    CHECK(r.value().begin == b);
+    CHECK(r.value().end == e);
+  };
+  ok("0:10", 10, 0, 10);
+  ok("3:", 10, 3, 10);
+  ok(":4", 10, 0, 4);
+  ok(":", 10, 0, 10);
+  ok("9", 10, 9, 10);
+  ok("10:10", 10, 10, 10);
+  for (const char* bad : {"", "10", "11:", "0:11", "5:4", "a", "1:b", "1:2:3", " 1:2", "+1:2",
+                          "99999999999999999999:"}) {
+    INFO(bad);
+    auto r = cli::parse_call_range(bad, 10);
+    CHECK_FALSE(r.is_ok());
+    CHECK(r.status().message().rfind(std::string("--calls ") + bad + ":", 0) == 0);
+  }
+  CHECK(cli::parse_call_range("0", 0).status().message().find("no calls") != std::string::npos);
+}
