@@ -13,6 +13,7 @@
 #include "driver/context.h"
 #include "driver/memory.h"
 #include "driver/state.h"
+#include "driver/stats.h"
 
 using namespace cusnap::emu::driver;
 
@@ -94,21 +95,41 @@ void stage_source(Region& r) {
   r.src = packed;
 }
 
+// For CUSNAP_EMU_STATS: device memory is what the allocation table knows, except host memory
+// the driver merely pinned or registered (a copy from it still crosses the host link).
+bool in_device_memory(const uint8_t* p) {
+  auto a = allocations().find(reinterpret_cast<uint64_t>(p));
+  return a && a->kind != AllocationKind::kHostPinned && a->kind != AllocationKind::kHostRegistered;
+}
+
+CopyDirection direction_of(const Region& r) {
+  bool src = in_device_memory(r.src.origin), dst = in_device_memory(r.dst.origin);
+  if (src) return dst ? CopyDirection::kDeviceToDevice : CopyDirection::kDeviceToHost;
+  return dst ? CopyDirection::kHostToDevice : CopyDirection::kHostToHost;
+}
+
 CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) {
   Context* ctx;
   Stream* stream;
   if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
   if (CUresult e = validate(r); e != CUDA_SUCCESS) return e;
   if (r.bytes() == 0) return CUDA_SUCCESS;
+  bool counted = stats_enabled();
+  CopyDirection direction = counted ? direction_of(r) : CopyDirection::kHostToHost;
   if (async) stage_source(r);
   auto work = [r, ctx] {
     if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
     r.run();
     return r.modelled_ns();
   };
-  if (!async) return ctx->submit_and_wait(stream, work);
-  ctx->submit(stream, work);
-  return CUDA_SUCCESS;
+  CUresult result = CUDA_SUCCESS;
+  if (async) {
+    ctx->submit(stream, work);
+  } else {
+    result = ctx->submit_and_wait(stream, work);
+  }
+  if (counted && result == CUDA_SUCCESS) note_copy(direction, r.bytes());
+  return result;
 }
 
 Region linear(Side dst, Side src, size_t bytes) {
@@ -223,9 +244,14 @@ CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element
     }
     return uint64_t{row_bytes * height / kDeviceBytesPerNs + 1};
   };
-  if (!async) return ctx->submit_and_wait(stream, work);
-  ctx->submit(stream, work);
-  return CUDA_SUCCESS;
+  CUresult result = CUDA_SUCCESS;
+  if (async) {
+    ctx->submit(stream, work);
+  } else {
+    result = ctx->submit_and_wait(stream, work);
+  }
+  if (result == CUDA_SUCCESS) note_memset(uint64_t{row_bytes} * height);
+  return result;
 }
 
 constexpr bool kSync = false;

@@ -11,6 +11,7 @@
 #include "driver/memory.h"
 #include "driver/module.h"
 #include "driver/state.h"
+#include "driver/stats.h"
 
 namespace cusnap::emu::driver {
 int max_dynamic_shared(const Function& f);
@@ -161,6 +162,15 @@ CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelPara
   return launch(f, r, kernelParams, extra, per_thread);
 }
 
+// CUSNAP_EMU_STATS: the outcome of every launch entry point call, by kernel name.
+CUresult counted(CUfunction handle, CUresult result) {
+  if (stats_enabled()) {
+    const Function* f = result == CUDA_SUCCESS ? function_from_handle(handle) : nullptr;
+    note_launch(f != nullptr ? std::string_view(f->desc->name) : std::string_view(), f != nullptr);
+  }
+  return result;
+}
+
 }  // namespace
 
 CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -168,8 +178,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDim
                                               unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                                               void** kernelParams, void** extra) {
   return guarded("cuLaunchKernel", [&] {
-    return launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
-                  kernelParams, extra, kLegacyDefault);
+    return counted(f, launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
+                  kernelParams, extra, kLegacyDefault));
   });
 }
 
@@ -178,8 +188,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gr
                                                    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                                                    void** kernelParams, void** extra) {
   return guarded("cuLaunchKernel_ptsz", [&] {
-    return launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
-                  kernelParams, extra, kPerThreadDefault);
+    return counted(f, launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
+                  kernelParams, extra, kPerThreadDefault));
   });
 }
 
@@ -191,7 +201,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned 
   return guarded("cuLaunchCooperativeKernel", [&] {
     LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
     r.cooperative = true;
-    return launch(f, r, kernelParams, nullptr, kLegacyDefault);
+    return counted(f, launch(f, r, kernelParams, nullptr, kLegacyDefault));
   });
 }
 
@@ -203,15 +213,15 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsi
   return guarded("cuLaunchCooperativeKernel_ptsz", [&] {
     LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
     r.cooperative = true;
-    return launch(f, r, kernelParams, nullptr, kPerThreadDefault);
+    return counted(f, launch(f, r, kernelParams, nullptr, kPerThreadDefault));
   });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
-  return guarded("cuLaunchKernelEx", [&] { return launch_ex(config, f, kernelParams, extra, kLegacyDefault); });
+  return guarded("cuLaunchKernelEx", [&] { return counted(f, launch_ex(config, f, kernelParams, extra, kLegacyDefault)); });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
                                                      void** extra) {
-  return guarded("cuLaunchKernelEx_ptsz", [&] { return launch_ex(config, f, kernelParams, extra, kPerThreadDefault); });
+  return guarded("cuLaunchKernelEx_ptsz", [&] { return counted(f, launch_ex(config, f, kernelParams, extra, kPerThreadDefault)); });
 }

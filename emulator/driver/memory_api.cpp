@@ -10,6 +10,7 @@
 #include "driver/context.h"
 #include "driver/memory.h"
 #include "driver/state.h"
+#include "driver/stats.h"
 
 namespace cusnap::emu::driver {
 namespace {
@@ -42,6 +43,7 @@ CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned fla
   a.buffer_id = g_next_buffer_id++;
   a.counts_as_device_memory = device_memory;
   allocations().insert(a);
+  note_allocation(kind, size);
   *out = a.base;
   return CUDA_SUCCESS;
 }
@@ -50,6 +52,7 @@ CUresult release(uint64_t base, bool (*kind_ok)(AllocationKind)) {
   auto a = allocations().find(base);
   if (!a || a->base != base || !kind_ok(a->kind)) return CUDA_ERROR_INVALID_VALUE;
   allocations().erase(base);
+  note_free(a->kind, a->size);
   if (a->mapped_size != 0) unmap_anonymous(reinterpret_cast<void*>(a->base), a->mapped_size);
   if (a->counts_as_device_memory) allocations().refund(a->mapped_size);
   return CUDA_SUCCESS;
@@ -197,6 +200,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, un
     a.device_writable = (Flags & CU_MEMHOSTREGISTER_READ_ONLY) == 0;
     a.counts_as_device_memory = false;
     allocations().insert(a);
+    note_allocation(a.kind, a.size);
     return CUDA_SUCCESS;
   });
 }
@@ -211,6 +215,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostUnregister(void* p) {
     }
     drain_current_context();
     allocations().erase(a->base);
+    note_free(a->kind, a->size);
     return CUDA_SUCCESS;
   });
 }

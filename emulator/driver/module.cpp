@@ -9,6 +9,7 @@
 #include "driver/context.h"
 #include "driver/memory.h"
 #include "driver/state.h"
+#include "driver/stats.h"
 #include "fatbin/fatbin.h"
 
 namespace cusnap::emu::driver {
@@ -33,7 +34,10 @@ std::unique_ptr<ptx::Program> compile_ptx(const std::string& text, CUresult* sta
 void free_variables(Module* m) {
   for (uint64_t address : m->variable_addresses) {
     if (address == 0) continue;
-    if (auto a = allocations().erase(address)) unmap_anonymous(reinterpret_cast<void*>(a->base), a->mapped_size);
+    if (auto a = allocations().erase(address)) {
+      note_free(a->kind, a->size);
+      unmap_anonymous(reinterpret_cast<void*>(a->base), a->mapped_size);
+    }
   }
   m->variable_addresses.clear();
 }
@@ -86,6 +90,7 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     a.device_writable = v.space == ptx::VariableSpace::kGlobal;
     a.counts_as_device_memory = false;
     allocations().insert(a);
+    note_allocation(a.kind, a.size);
     module->variable_addresses[i] = a.base;
     module->program->bind_variable(static_cast<int>(i), a.base);
   }

@@ -13,6 +13,7 @@
 #include "driver/context.h"
 #include "driver/memory.h"
 #include "driver/state.h"
+#include "driver/stats.h"
 
 using namespace cusnap::emu::driver;
 
@@ -179,6 +180,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle,
     p->size = size;
     p->prop = *prop;
     register_handle(p, HandleKind::kPhysicalMemory);
+    note_allocation(AllocationKind::kVmmMapping, size);
     *handle = reinterpret_cast<CUmemGenericAllocationHandle>(p);
     return CUDA_SUCCESS;
   });
@@ -190,6 +192,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
     std::lock_guard lock(vmm().mutex);
     auto* p = handle_cast<Physical>(reinterpret_cast<void*>(handle), HandleKind::kPhysicalMemory);
     if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    note_free(AllocationKind::kVmmMapping, p->size);
     drop_reference(p);
     return CUDA_SUCCESS;
   });

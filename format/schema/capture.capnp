@@ -4,6 +4,9 @@
 # renumber, retype or remove anything (mark it obsolete in a comment instead). Bump
 # `schemaVersion` when adding fields a reader might want to know about.
 #
+# Schema versions: 1 first release. 2 adds GenericCall.affectsDeviceState, the deferredResult
+# record (replacing "deferred ..." toolEvent messages) and MemAlloc.accessDescriptors.
+#
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
 #   CUmemoryPool, CUmemGenericAllocationHandle, ...) are the UInt64 value the application saw.
@@ -19,7 +22,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 1;
+const schemaVersion :UInt32 = 2;
 
 struct BlobId {
   high @0 :UInt64;
@@ -128,12 +131,30 @@ struct CallRecord {
     eventQuery @34 :EventQuery;
     hostFunc @35 :HostFunc;
     memorySnapshot @36 :MemorySnapshot;
+    deferredResult @37 :DeferredResult;   # schema 2
   }
 }
 
 # A call the tool passes through without modelling its effect.
 struct GenericCall {
   args @0 :Text;                    # optional human-readable arguments
+  affectsDeviceState @1 :Bool;      # schema 2: the call is not a pure query, so replaying a
+                                    # capture without modelling it may diverge (graphs, textures,
+                                    # arrays, ...). False for queries and in schema-1 files.
+}
+
+# Schema 2. What a call produced that could only be observed after it returned, in stream
+# order: for an asynchronous copy, what it delivered when it executed. Written by the tool
+# (apiName "cusnap") some time after the call `callSeq`; at most one per call and field.
+struct DeferredResult {
+  callSeq @0 :UInt64;               # seq of the call this completes (a memcpy record)
+  hostChecksum @1 :UInt64;          # XXH3-64 of the bytes the application received (device to
+  hasHostChecksum @2 :Bool;         #   host), valid when hasHostChecksum
+  payload @3 :BlobId;               # host to device from pinned memory: the bytes the copy read
+                                    # when it executed, stored because they differ from the
+                                    # call-time Memcpy.payload. Null when they did not differ.
+  missing @4 :Text;                 # non-empty: the result could not be observed, and why
+                                    # (e.g. the stream was being captured into a graph)
 }
 
 struct ToolEvent {
@@ -285,6 +306,9 @@ struct MemAlloc {
   hostPointer @16 :UInt64;          # hostRegister: registered range; hostAlloc with devicePointer
   allocationType @17 :Int32;        # vmmCreate: CUmemAllocationType
   handleTypes @18 :UInt64;          # vmmCreate: requested shareable handle types
+  accessDescriptors @19 :List(AccessDescriptor);  # schema 2, vmmSetAccess: every descriptor in
+                                    # the order given; locationType/locationId/accessFlags
+                                    # above repeat the first one (what schema-1 readers read)
 
   enum Kind {
     device @0;                      # cuMemAlloc
@@ -300,6 +324,12 @@ struct MemAlloc {
     vmmMap @10;                     # cuMemMap
     vmmSetAccess @11;               # cuMemSetAccess
   }
+}
+
+struct AccessDescriptor {          # CUmemAccessDesc
+  locationType @0 :Int32;           # CUmemLocationType
+  locationId @1 :Int32;
+  flags @2 :UInt64;                 # CUmemAccess_flags
 }
 
 struct MemFree {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ptx_signature.h"
 #include "shim_runtime.h"
 
 namespace cusnap::icpt {
@@ -33,16 +32,18 @@ void HandleTable::set_layout(uint64_t handle, std::vector<ParamSlot> layout, uin
   info.layout_seq = seq;
 }
 
-void HandleTable::put_module_ptx(uint64_t module, std::string ptx) {
+void HandleTable::put_module_layouts(uint64_t module, ImageLayouts layouts) {
   std::unique_lock lock(mutex_);
-  module_ptx_[module] = std::move(ptx);
+  module_layouts_[module] = std::move(layouts);
 }
 
-std::optional<std::vector<ParamSlot>> HandleTable::ptx_layout(uint64_t module, const std::string& entry) const {
+std::optional<ImageLayout> HandleTable::image_layout(uint64_t module, const std::string& entry) const {
   std::shared_lock lock(mutex_);
-  auto it = module_ptx_.find(module);
-  if (it == module_ptx_.end() || entry.empty()) return std::nullopt;
-  return ptx_entry_layout(it->second, entry);
+  auto it = module_layouts_.find(module);
+  if (it == module_layouts_.end()) return std::nullopt;
+  auto found = it->second.find(entry);
+  if (found == it->second.end()) return std::nullopt;
+  return found->second;
 }
 
 bool HandleTable::first_warning(uint64_t handle) {
@@ -56,7 +57,7 @@ bool HandleTable::first_warning(uint64_t handle) {
 void HandleTable::forget_module(uint64_t module) {
   std::unique_lock lock(mutex_);
   std::erase_if(functions_, [module](const auto& entry) { return entry.second.module == module; });
-  module_ptx_.erase(module);
+  module_layouts_.erase(module);
 }
 
 std::optional<std::vector<ParamSlot>> query_param_layout(uint64_t handle, bool is_kernel) noexcept {

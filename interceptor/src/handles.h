@@ -4,11 +4,13 @@
 //
 // Parameter layouts come from the driver (cuFuncGetParamInfo / cuKernelGetParamInfo, 12.4+),
 // asked right after the call that produced the handle and, if that fails (lazy loading), again
-// after the first launch; when the driver cannot tell, from the `.entry` signature of a module
-// loaded as PTX text. Thread-safe.
+// after the first launch; when the driver cannot tell, from the module's image itself: a cubin's
+// `.nv.info`, else a PTX `.entry` signature (code_layouts.h), read once when the module is
+// loaded. Thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -23,7 +25,14 @@ struct ParamSlot {
   uint32_t size = 0;
 };
 
-enum class LayoutSource : uint8_t { kUnknown, kDriverQuery, kPtxSignature };
+enum class LayoutSource : uint8_t { kUnknown, kDriverQuery, kNvInfo, kPtxSignature };
+
+// A layout read from a code image (code_layouts.h), by kernel name.
+struct ImageLayout {
+  std::vector<ParamSlot> layout;
+  LayoutSource source = LayoutSource::kUnknown;  // kNvInfo or kPtxSignature
+};
+using ImageLayouts = std::map<std::string, ImageLayout, std::less<>>;
 
 struct FunctionInfo {
   std::string name;
@@ -43,9 +52,10 @@ class HandleTable {
   std::optional<FunctionInfo> find(uint64_t handle) const;
   void set_layout(uint64_t handle, std::vector<ParamSlot> layout, uint64_t seq,
                   LayoutSource source = LayoutSource::kDriverQuery);
-  // PTX text of a module loaded from PTX, kept for the signature fallback (ptx_signature.h).
-  void put_module_ptx(uint64_t module, std::string ptx);
-  std::optional<std::vector<ParamSlot>> ptx_layout(uint64_t module, const std::string& entry) const;
+  // The layouts a module's image describes (code_layouts.h), kept for the fallback.
+  void put_module_layouts(uint64_t module, ImageLayouts layouts);
+  // The image's layout of `entry` in `module` (and where it came from); std::nullopt when unknown.
+  std::optional<ImageLayout> image_layout(uint64_t module, const std::string& entry) const;
   // True the first time it is called for `handle` (to warn once per function).
   bool first_warning(uint64_t handle);
   // Drops the functions of an unloaded module or library.
@@ -54,7 +64,7 @@ class HandleTable {
  private:
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, FunctionInfo> functions_;
-  std::unordered_map<uint64_t, std::string> module_ptx_;
+  std::unordered_map<uint64_t, ImageLayouts> module_layouts_;
 };
 
 // Asks the real driver for the parameter layout of a function or kernel. std::nullopt when the

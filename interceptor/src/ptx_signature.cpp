@@ -56,40 +56,78 @@ std::optional<ParamSlot> parse_param(std::string_view text, uint32_t& offset) {
   return slot;
 }
 
+// Parses the `.entry` directive whose keyword starts at `at`: its name, and its layout
+// (std::nullopt when the parameter list cannot be parsed). Returns where scanning may go on.
+size_t parse_entry(std::string_view ptx, size_t at, std::string_view* name,
+                   std::optional<std::vector<ParamSlot>>* layout) {
+  size_t i = at + 6;
+  while (i < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[i]))) ++i;
+  size_t name_start = i;
+  while (i < ptx.size() && is_ident(ptx[i])) ++i;
+  *name = ptx.substr(name_start, i - name_start);
+  while (i < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[i]))) ++i;
+  layout->emplace();
+  if (i >= ptx.size() || ptx[i] != '(') return i;  // no parameter list
+  size_t close = ptx.find(')', i);
+  if (close == std::string_view::npos) {
+    layout->reset();
+    return ptx.size();
+  }
+  std::string_view list = ptx.substr(i + 1, close - i - 1);
+  uint32_t offset = 0;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    bool blank = item.find_first_not_of(" \t\r\n") == std::string_view::npos;
+    if (!blank) {
+      auto slot = parse_param(item, offset);
+      if (!slot) {
+        layout->reset();
+        return close + 1;
+      }
+      (*layout)->push_back(*slot);
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return close + 1;
+}
+
+// A `.entry` keyword (not part of a longer identifier) at or after `from`.
+size_t find_entry(std::string_view ptx, size_t from) {
+  while ((from = ptx.find(".entry", from)) != std::string_view::npos) {
+    bool bounded_before = from == 0 || !is_ident(ptx[from - 1]);
+    bool bounded_after = from + 6 < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[from + 6]));
+    if (bounded_before && bounded_after) return from;
+    from += 6;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::optional<std::vector<ParamSlot>> ptx_entry_layout(std::string_view ptx, std::string_view entry) {
-  size_t at = 0;
-  while ((at = ptx.find(".entry", at)) != std::string_view::npos) {
-    size_t i = at + 6;
-    at = i;
-    while (i < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[i]))) ++i;
-    size_t name_start = i;
-    while (i < ptx.size() && is_ident(ptx[i])) ++i;
-    if (ptx.substr(name_start, i - name_start) != entry) continue;
-    while (i < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[i]))) ++i;
-    std::vector<ParamSlot> layout;
-    if (i >= ptx.size() || ptx[i] != '(') return layout;  // no parameter list
-    size_t close = ptx.find(')', i);
-    if (close == std::string_view::npos) return std::nullopt;
-    std::string_view list = ptx.substr(i + 1, close - i - 1);
-    uint32_t offset = 0;
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t comma = list.find(',', start);
-      std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-      bool blank = item.find_first_not_of(" \t\r\n") == std::string_view::npos;
-      if (!blank) {
-        auto slot = parse_param(item, offset);
-        if (!slot) return std::nullopt;
-        layout.push_back(*slot);
-      }
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
-    return layout;
+  for (size_t at = find_entry(ptx, 0); at != std::string_view::npos;) {
+    std::string_view name;
+    std::optional<std::vector<ParamSlot>> layout;
+    size_t next = parse_entry(ptx, at, &name, &layout);
+    if (name == entry) return layout;
+    at = find_entry(ptx, next > at ? next : at + 6);
   }
   return std::nullopt;
+}
+
+std::map<std::string, std::vector<ParamSlot>, std::less<>> ptx_entry_layouts(std::string_view ptx) {
+  std::map<std::string, std::vector<ParamSlot>, std::less<>> out;
+  for (size_t at = find_entry(ptx, 0); at != std::string_view::npos;) {
+    std::string_view name;
+    std::optional<std::vector<ParamSlot>> layout;
+    size_t next = parse_entry(ptx, at, &name, &layout);
+    if (layout && !name.empty()) out.emplace(std::string(name), std::move(*layout));
+    at = find_entry(ptx, next > at ? next : at + 6);
+  }
+  return out;
 }
 
 }  // namespace cusnap::icpt

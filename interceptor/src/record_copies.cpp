@@ -1,8 +1,8 @@
 // Copies and memsets. Bytes entering device memory from the host are stored as content-addressed
 // blobs (Memcpy.payload; the same bytes are stored once per file). What the application receives
 // from the device gets an XXH3-64 checksum (Memcpy.hostChecksum): after the call for synchronous
-// copies, in stream order for asynchronous ones (see stream_order.h and the deferred records
-// documented in docs/capture.md).
+// copies, in stream order for asynchronous ones (stream_order.h), where the result arrives as a
+// DeferredResult record about the copy (docs/capture.md).
 #include <cstring>
 #include <span>
 #include <string>
@@ -16,16 +16,6 @@ namespace cusnap::icpt {
 namespace {
 
 using Kind = schema::Memcpy::Kind;
-constexpr uint16_t kEventInfo = 0;
-constexpr uint16_t kEventWarning = 1;
-
-char hex_digit(unsigned v) { return "0123456789abcdef"[v & 15]; }
-
-std::string hex64(uint64_t value) {
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, value >>= 4) out[i] = hex_digit(static_cast<unsigned>(value));
-  return out;
-}
 
 void set_blob(schema::BlobId::Builder out, const format::BlobId& id) {
   out.setHigh(id.high);
@@ -122,9 +112,20 @@ void record_copy(CallScope& call, const Copy& copy, schema::Memcpy::Builder* pre
   if (copy.to_host != nullptr && session->config().dtoh_checksums) {
     HostRegion region = *copy.to_host;
     bool queued = run_in_stream_order(copy.stream, per_thread, [session, region, seq] {
-      session->tool_event(kEventInfo, "deferred hostChecksum=" + hex64(checksum(region)), seq);
+      DeferredResult result;
+      result.call_seq = seq;
+      result.has_host_checksum = true;
+      result.host_checksum = checksum(region);
+      session->deferred_result(result);
     });
-    if (!queued) session->tool_event(kEventInfo, "hostChecksum not recorded: stream is capturing", seq);
+    if (!queued) {
+      DeferredResult result;
+      result.call_seq = seq;
+      result.missing = stream_is_capturing(copy.stream, per_thread)
+                           ? "no device-to-host checksum: the stream is being captured into a graph"
+                           : "no device-to-host checksum: the driver refused the stream-ordered host function";
+      session->deferred_result(result);
+    }
   }
   if (copy.from_host != nullptr && is_pinned_host(copy.from_host->base)) {
     // The copy reads pinned memory when it executes: check the bytes in stream order and store
@@ -134,9 +135,13 @@ void record_copy(CallScope& call, const Copy& copy, schema::Memcpy::Builder* pre
       format::BlobId executed = region.contiguous() ? format::hash_blob({region.base, region.bytes()})
                                                     : format::hash_blob(region.gather());
       if (executed == payload) return;
-      format::BlobId stored = store(session, region);
-      session->tool_event(kEventWarning, "deferred payload=" + stored.to_hex() +
-                                             " (pinned source changed between call and execution)", seq);
+      DeferredResult result;
+      result.call_seq = seq;
+      result.payload = store(session, region);
+      if (result.payload.is_null()) {
+        result.missing = "the pinned source changed before the copy ran and could not be stored";
+      }
+      session->deferred_result(result);
     });
   }
 }

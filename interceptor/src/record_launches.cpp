@@ -55,10 +55,10 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
   }
   std::string name = info ? info->name : query_function_name(handle, is_kernel);
   if (!have_layout && info) {
-    if (auto from_ptx = table.ptx_layout(info->module, name)) {
-      layout = *from_ptx;
+    if (auto from_image = table.image_layout(info->module, name)) {
+      layout = from_image->layout;
       have_layout = true;
-      table.set_layout(handle, layout, UINT64_MAX, LayoutSource::kPtxSignature);
+      table.set_layout(handle, layout, UINT64_MAX, from_image->source);
     }
   }
 

@@ -1,6 +1,7 @@
 // Allocations of every kind (device, pitched, stream-ordered, managed, pinned, host-mapped,
 // registered host memory, VMM create/reserve/map/access) with address, size and flags, and the
 // matching frees (with the size the allocation had, from a small table kept here).
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -181,11 +182,18 @@ CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, siz
   alloc.setKind(AllocKind::VMM_SET_ACCESS);
   alloc.setAddress(ptr);
   alloc.setSize(size);
-  // One record carries the first descriptor (the common case); TODO(schema): a list of them.
+  // Every descriptor in order; the scalar fields repeat the first one for schema-1 readers.
+  constexpr size_t kMaxDescriptors = 1u << 16;  // far beyond any device count; bounds a bad `count`
   if (desc != nullptr && count > 0) {
     alloc.setLocationType(static_cast<int32_t>(desc[0].location.type));
     alloc.setLocationId(desc[0].location.id);
     alloc.setAccessFlags(static_cast<uint64_t>(desc[0].flags));
+    auto list = alloc.initAccessDescriptors(static_cast<unsigned>(std::min(count, kMaxDescriptors)));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      list[i].setLocationType(static_cast<int32_t>(desc[i].location.type));
+      list[i].setLocationId(desc[i].location.id);
+      list[i].setFlags(static_cast<uint64_t>(desc[i].flags));
+    }
   }
   call.commit();
 }

@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "code_layouts.h"
 #include "handles.h"
 #include "hooks.h"
 #include "image_size.h"
@@ -27,6 +29,16 @@ ImageKindSchema to_schema(ImageKind kind) {
     case ImageKind::kUnknown: break;
   }
   return ImageKindSchema::UNKNOWN;
+}
+
+schema::FunctionGet::LayoutSource to_schema(LayoutSource source) {
+  switch (source) {
+    case LayoutSource::kDriverQuery: return schema::FunctionGet::LayoutSource::DRIVER_QUERY;
+    case LayoutSource::kNvInfo: return schema::FunctionGet::LayoutSource::NV_INFO;
+    case LayoutSource::kPtxSignature: return schema::FunctionGet::LayoutSource::PTX_SIGNATURE;
+    case LayoutSource::kUnknown: break;
+  }
+  return schema::FunctionGet::LayoutSource::UNKNOWN;
 }
 
 void set_blob(schema::BlobId::Builder out, const format::BlobId& id) {
@@ -52,6 +64,22 @@ std::vector<uint8_t> read_file(const char* path) {
   }
   ::close(fd);
   return bytes;
+}
+
+// A file's bytes as a code image (for its parameter layouts). The buffer is padded so that
+// inspect_image's header reads stay inside it and PTX text gets a terminating NUL; a fatbin
+// wrapper holds a pointer, meaningless in a file, so it is never followed.
+ImageView file_image(std::vector<uint8_t>& bytes) {
+  constexpr uint32_t kWrapperMagic = 0x466243B1;
+  constexpr size_t kPadding = 128;
+  size_t size = bytes.size();
+  uint32_t magic = 0;
+  if (size >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);
+  if (magic == kWrapperMagic) return {};
+  bytes.resize(size + kPadding, 0);
+  ImageView view = inspect_image(bytes.data());
+  if (view.kind == ImageKind::kUnknown || view.size > size) return {};
+  return view;
 }
 
 template <typename OptionT>
@@ -92,12 +120,13 @@ void record_load(CallScope& call, const LoadArgs& args) {
       set_blob(load.initImage(), session->put_blob(bytes));
       load.setImageSize(bytes.size());
     }
+    if (!bytes.empty() && args.handle != 0) {
+      HandleTable::instance().put_module_layouts(args.handle, image_layouts(file_image(bytes)));
+    }
   } else {
     ImageView view = inspect_image(args.image);
     load.setKind(to_schema(view.kind));
-    if (view.kind == ImageKind::kPtx && args.handle != 0) {
-      HandleTable::instance().put_module_ptx(args.handle, std::string(reinterpret_cast<const char*>(view.data), view.size));
-    }
+    if (args.handle != 0) HandleTable::instance().put_module_layouts(args.handle, image_layouts(view));
     if (view.size > 0 && session != nullptr) {
       set_blob(load.initImage(), session->put_blob({view.data, view.size}));
       load.setImageSize(view.size);
@@ -128,8 +157,10 @@ void record_function(CallScope& call, schema::FunctionGet::Kind kind, uint64_t m
   auto layout = query_param_layout(handle, is_kernel);
   LayoutSource source = LayoutSource::kDriverQuery;
   if (!layout) {
-    layout = HandleTable::instance().ptx_layout(module, name);
-    source = LayoutSource::kPtxSignature;
+    if (auto from_image = HandleTable::instance().image_layout(module, name)) {
+      layout = std::move(from_image->layout);
+      source = from_image->source;
+    }
   }
   auto get = call.record().initFunctionGet();
   get.setKind(kind);
@@ -138,8 +169,7 @@ void record_function(CallScope& call, schema::FunctionGet::Kind kind, uint64_t m
   get.setName(name);
   get.setKernel(from_kernel);
   if (layout) {
-    get.setLayoutSource(source == LayoutSource::kDriverQuery ? schema::FunctionGet::LayoutSource::DRIVER_QUERY
-                                                             : schema::FunctionGet::LayoutSource::PTX_SIGNATURE);
+    get.setLayoutSource(to_schema(source));
     auto params = get.initParams(static_cast<unsigned>(layout->size()));
     for (size_t i = 0; i < layout->size(); ++i) {
       params[i].setOffset((*layout)[i].offset);

@@ -295,7 +295,8 @@ format::BlobId Session::put_blob(std::span<const uint8_t> bytes) noexcept {
   return {};
 }
 
-void Session::tool_event(uint16_t kind, const std::string& message, uint64_t related_seq) noexcept {
+template <class Fill>
+void Session::append_tool_record(Fill&& fill) noexcept {
   try {
     capnp::MallocMessageBuilder message_builder;
     auto record = message_builder.initRoot<schema::CallRecord>();
@@ -303,13 +304,7 @@ void Session::tool_event(uint16_t kind, const std::string& message, uint64_t rel
     record.setStartNs(monotonic_ns());
     record.setEndNs(record.getStartNs());
     record.setApiName("cusnap");
-    auto event = record.initToolEvent();
-    event.setKind(static_cast<schema::ToolEvent::Kind>(kind));
-    event.setMessage(message);
-    if (related_seq != UINT64_MAX) {
-      event.setRelatedSeq(related_seq);
-      event.setHasRelatedSeq(true);
-    }
+    fill(record);
     if (format::Writer* writer = writer_.load()) {
       (void)writer->append_call(message_builder);
     } else {
@@ -317,6 +312,35 @@ void Session::tool_event(uint16_t kind, const std::string& message, uint64_t rel
     }
   } catch (...) {
   }
+}
+
+void Session::tool_event(uint16_t kind, const std::string& message, uint64_t related_seq) noexcept {
+  append_tool_record([&](schema::CallRecord::Builder record) {
+    auto event = record.initToolEvent();
+    event.setKind(static_cast<schema::ToolEvent::Kind>(kind));
+    event.setMessage(message);
+    if (related_seq != UINT64_MAX) {
+      event.setRelatedSeq(related_seq);
+      event.setHasRelatedSeq(true);
+    }
+  });
+}
+
+void Session::deferred_result(const DeferredResult& result) noexcept {
+  append_tool_record([&](schema::CallRecord::Builder record) {
+    auto deferred = record.initDeferredResult();
+    deferred.setCallSeq(result.call_seq);
+    if (result.has_host_checksum) {
+      deferred.setHostChecksum(result.host_checksum);
+      deferred.setHasHostChecksum(true);
+    }
+    if (!result.payload.is_null()) {
+      auto id = deferred.initPayload();
+      id.setHigh(result.payload.high);
+      id.setLow(result.payload.low);
+    }
+    if (!result.missing.empty()) deferred.setMissing(result.missing);
+  });
 }
 
 void Session::on_driver_initialized() noexcept { (void)ensure_open(); }

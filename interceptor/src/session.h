@@ -35,6 +35,15 @@
 
 namespace cusnap::icpt {
 
+// What an asynchronous call turned out to produce, learnt in stream order (schema DeferredResult).
+struct DeferredResult {
+  uint64_t call_seq = 0;
+  bool has_host_checksum = false;
+  uint64_t host_checksum = 0;  // XXH3-64 of what the application received
+  format::BlobId payload;      // bytes a copy read when it executed (null: same as at call time)
+  std::string missing;         // non-empty: nothing could be observed, and why
+};
+
 class Session {
  public:
   explicit Session(CaptureConfig config);
@@ -51,6 +60,8 @@ class Session {
   format::BlobId put_blob(std::span<const uint8_t> bytes) noexcept;
   // A tool event (ToolEvent::Kind value) about the call `related_seq` (UINT64_MAX: none).
   void tool_event(uint16_t kind, const std::string& message, uint64_t related_seq = UINT64_MAX) noexcept;
+  // A DeferredResult record completing the call `result.call_seq` (see the schema).
+  void deferred_result(const DeferredResult& result) noexcept;
 
   // The application's cuInit returned: open the file now.
   void on_driver_initialized() noexcept;
@@ -68,6 +79,9 @@ class Session {
  private:
   format::Writer* ensure_open() noexcept;
   bool open_locked();
+  // Appends a record made by the tool itself (apiName "cusnap"); `fill` sets its union member.
+  template <class Fill>
+  void append_tool_record(Fill&& fill) noexcept;
 
   CaptureConfig config_;
   std::mutex mutex_;                            // guards opening and pending_

@@ -150,11 +150,8 @@ uint64_t CallScope::commit() {
 
 void CallScope::commit_generic() noexcept {
   try {
-    auto generic = record().initGeneric();
-    if ((kSymbolTraits[id_] & kTraitQuery) == 0) {
-      // TODO(schema): a GenericCall.affectsDeviceState flag; until then this fixed text marks it.
-      generic.setArgs("unmodelled: may affect device state");
-    }
+    // Not a pure query (annotations.json): replaying without modelling it may diverge.
+    record().initGeneric().setAffectsDeviceState((kSymbolTraits[id_] & kTraitQuery) == 0);
     commit();
   } catch (const std::exception& e) {
     fail(e.what());

@@ -1,11 +1,13 @@
 # Captures one sample on the emulator and checks the capture. Arguments (-D):
-#   NAME SAMPLE CUSNAP INSPECT EMU_DIR OUT_DIR [GDB GDB_SCRIPT]
+#   NAME SAMPLE CUSNAP INSPECT EMU_DIR OUT_DIR
 # 1. run SAMPLE directly on the emulator; 2. run it under `cusnap capture --driver emulator`;
 # 3. stdout (timings masked) and exit codes must be identical, and 0;
 # 4. the capture must be whole with every referenced blob present (inspect), every launch must
 #    carry a parameter layout, `cusnap info --json` must agree on the launch count;
-# 5. the launch count must equal an independent count (gdb breakpoints on the emulator's launch
-#    entry points during the direct run), when gdb is available.
+# 5. independent counts: both runs write the emulator's own statistics (CUSNAP_EMU_STATS, see
+#    emulator/README.md). The launches per kernel must be the same in both runs and equal to
+#    what the capture holds, and the bytes the emulator copied from host to device in the
+#    captured run must equal the payload bytes the capture stored for those copies.
 # Timings differ from run to run, and device printf lines from different blocks come in no
 # defined order (on a GPU as on the emulator): compare the sorted lines with timings masked.
 function(mask_timings text out)
@@ -21,11 +23,18 @@ endfunction()
 set(capture ${OUT_DIR}/${NAME}.cusnap)
 file(REMOVE ${capture})
 
+set(direct_stats ${OUT_DIR}/${NAME}.direct-stats.json)
+set(captured_stats ${OUT_DIR}/${NAME}.captured-stats.json)
+file(REMOVE ${direct_stats} ${captured_stats})
+
 set(ENV{LD_LIBRARY_PATH} "${EMU_DIR}")
+set(ENV{CUSNAP_EMU_STATS} "${direct_stats}")
 execute_process(COMMAND ${SAMPLE} RESULT_VARIABLE direct_rc OUTPUT_VARIABLE direct_out ERROR_VARIABLE direct_err)
 unset(ENV{LD_LIBRARY_PATH})
+set(ENV{CUSNAP_EMU_STATS} "${captured_stats}")
 execute_process(COMMAND ${CUSNAP} capture --driver emulator --force-overwrite -o ${capture} -- ${SAMPLE}
                 RESULT_VARIABLE captured_rc OUTPUT_VARIABLE captured_out ERROR_VARIABLE captured_err)
+unset(ENV{CUSNAP_EMU_STATS})
 message("direct run (rc ${direct_rc}):\n${direct_out}${direct_err}")
 message("captured run (rc ${captured_rc}):\n${captured_out}${captured_err}")
 if(NOT direct_rc STREQUAL "0")
@@ -76,19 +85,50 @@ if(NOT info_launches EQUAL captured_launches)
   message(FATAL_ERROR "cusnap info counts ${info_launches} launches, the index ${captured_launches}")
 endif()
 
-if(GDB)
-  set(ENV{LD_LIBRARY_PATH} "${EMU_DIR}")
-  execute_process(COMMAND ${GDB} -q -batch -nx -x ${GDB_SCRIPT} --args ${SAMPLE}
-                  OUTPUT_VARIABLE gdb_out ERROR_VARIABLE gdb_err)
-  unset(ENV{LD_LIBRARY_PATH})
-  if(NOT gdb_out MATCHES "GDB_LAUNCHES ([0-9]+)")
-    message(FATAL_ERROR "gdb could not count the launches:\n${gdb_out}${gdb_err}")
+# ---- independent counts from the emulator itself
+foreach(run direct captured)
+  if(NOT EXISTS ${${run}_stats})
+    message(FATAL_ERROR "the emulator wrote no statistics for the ${run} run (${${run}_stats})")
   endif()
-  set(independent ${CMAKE_MATCH_1})
-  if(NOT independent EQUAL captured_launches)
-    message(FATAL_ERROR "the sample made ${independent} launches (gdb), the capture holds ${captured_launches}")
-  endif()
-  message("launches: ${captured_launches} captured, ${independent} made (gdb)")
-else()
-  message("launches: ${captured_launches} captured; gdb not found, independent count NOT checked")
+  file(READ ${${run}_stats} ${run}_json)
+  string(JSON ${run}_total GET "${${run}_json}" launches total)
+  string(JSON ${run}_failed GET "${${run}_json}" launches failed)
+endforeach()
+# The direct and the captured run asked the driver for the same launches, kernel by kernel.
+string(JSON direct_kernels GET "${direct_json}" launches kernels)
+string(JSON captured_kernels GET "${captured_json}" launches kernels)
+if(NOT direct_kernels STREQUAL captured_kernels OR NOT direct_total EQUAL captured_total)
+  message(FATAL_ERROR "the emulator saw different launches with and without capture:\n"
+                      "  direct:   ${direct_total} ${direct_kernels}\n  captured: ${captured_total} ${captured_kernels}")
 endif()
+# Every launch the driver saw is in the capture, and nothing else.
+if(NOT captured_total EQUAL captured_launches)
+  message(FATAL_ERROR "the emulator saw ${captured_total} launch calls, the capture holds ${captured_launches}")
+endif()
+# Per kernel, when every launch succeeded (the emulator names only successful launches).
+if(captured_failed EQUAL 0)
+  string(JSON kernel_count LENGTH "${captured_json}" launches kernels)
+  string(JSON info_kernel_count LENGTH "${info_json}" kernels)
+  if(NOT kernel_count EQUAL info_kernel_count)
+    message(FATAL_ERROR "the emulator launched ${kernel_count} distinct kernels, cusnap info lists ${info_kernel_count}")
+  endif()
+  math(EXPR last "${info_kernel_count} - 1")
+  if(info_kernel_count GREATER 0)
+    foreach(i RANGE ${last})
+      string(JSON kernel GET "${info_json}" kernels ${i} name)
+      string(JSON kernel_launches GET "${info_json}" kernels ${i} launches)
+      string(JSON emulated ERROR_VARIABLE missing GET "${captured_json}" launches kernels "${kernel}")
+      if(missing OR NOT emulated EQUAL kernel_launches)
+        message(FATAL_ERROR "kernel ${kernel}: ${kernel_launches} launches in the capture, the emulator counted '${emulated}'")
+      endif()
+    endforeach()
+  endif()
+endif()
+# The bytes that entered device memory from the host are the payload bytes the capture stored.
+string(JSON htod_bytes GET "${captured_json}" copies hostToDevice bytes)
+string(REGEX MATCH "hostToDevice payload bytes ([0-9]+)" _ "${inspect_out}")
+if(NOT CMAKE_MATCH_1 EQUAL htod_bytes)
+  message(FATAL_ERROR "the emulator copied ${htod_bytes} bytes host to device, the capture stored ${CMAKE_MATCH_1}")
+endif()
+message("launches: ${captured_launches} captured, ${captured_total} made (emulator statistics); "
+        "host-to-device bytes: ${htod_bytes}")

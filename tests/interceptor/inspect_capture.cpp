@@ -7,6 +7,10 @@
 //   module <handle> kind=<k> image=<bytes> blob=<present|missing|none>
 //   memcpy <kind> size=<n> payload=<present|missing|none> checksum=<hex|none> async=<0|1> id=<blob> seq=<n>
 //   event <kind> <message> related=<seq or -1>
+//   deferred call=<seq> checksum=<hex|none> executed=<blob|none> missing="<why>"
+//   generic <apiName> affects=<0|1> result=<n>
+//   access <locationType>:<locationId>:<flags> ...   per vmmSetAccess, every descriptor
+//   hostToDevice payload bytes <n>      sum of Memcpy.size over copies that stored a payload
 // Exit status 0 when the file opened and every referenced blob is present.
 #include <cstdio>
 #include <map>
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
               header.getDevices().size());
   std::map<std::string, uint64_t> kinds, apis;
   bool missing = false;
+  uint64_t payload_bytes = 0;
   Status status = reader.for_each_call([&](const CallRef& ref) {
     auto call = ref.get();
     kinds[call_kind_name(static_cast<uint16_t>(call.which()))]++;
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
           std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(m.getHostChecksum()));
         }
         BlobId id{m.getPayload().getHigh(), m.getPayload().getLow()};
+        if (!id.is_null()) payload_bytes += m.getSize();
         std::printf("memcpy %u size=%llu payload=%s checksum=%s async=%d id=%s seq=%llu\n",
                     static_cast<unsigned>(m.getKind()), static_cast<unsigned long long>(m.getSize()), state.c_str(),
                     checksum, m.getAsync() ? 1 : 0, id.to_hex().c_str(), static_cast<unsigned long long>(ref.seq()));
@@ -87,11 +93,40 @@ int main(int argc, char** argv) {
                     e.getHasRelatedSeq() ? static_cast<long long>(e.getRelatedSeq()) : -1LL);
         break;
       }
+      case schema::CallRecord::DEFERRED_RESULT: {
+        auto d = call.getDeferredResult();
+        std::string state = blob_state(reader, d.getPayload());
+        missing |= state == "missing";
+        char checksum[32] = "none";
+        if (d.getHasHostChecksum()) {
+          std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(d.getHostChecksum()));
+        }
+        BlobId id{d.getPayload().getHigh(), d.getPayload().getLow()};
+        std::printf("deferred call=%llu checksum=%s executed=%s missing=\"%s\"\n",
+                    static_cast<unsigned long long>(d.getCallSeq()), checksum,
+                    id.is_null() ? "none" : id.to_hex().c_str(), d.getMissing().cStr());
+        break;
+      }
+      case schema::CallRecord::MEM_ALLOC: {
+        auto m = call.getMemAlloc();
+        if (m.getKind() != schema::MemAlloc::Kind::VMM_SET_ACCESS) break;
+        std::printf("access");
+        for (auto d : m.getAccessDescriptors()) {
+          std::printf(" %d:%d:%llu", d.getLocationType(), d.getLocationId(), static_cast<unsigned long long>(d.getFlags()));
+        }
+        std::printf("\n");
+        break;
+      }
+      case schema::CallRecord::GENERIC:
+        std::printf("generic %s affects=%d result=%d\n", call.getApiName().cStr(),
+                    call.getGeneric().getAffectsDeviceState() ? 1 : 0, call.getResult());
+        break;
       default:
         break;
     }
     return true;
   });
+  std::printf("hostToDevice payload bytes %llu\n", static_cast<unsigned long long>(payload_bytes));
   for (const auto& [name, count] : kinds) std::printf("kind %s %llu\n", name.c_str(), static_cast<unsigned long long>(count));
   for (const auto& [name, count] : apis) std::printf("api %s %llu\n", name.c_str(), static_cast<unsigned long long>(count));
   if (!status) {

@@ -5,7 +5,8 @@
 //   expect checksum <16 hex digits>
 // Modes: copies (sync/async, pageable/pinned, 1-D and 2-D), threads (4 threads copying), fork (the child makes a driver call
 // after fork and exits), exec PROGRAM (runs another program, which captures to its own file),
-// abort (records some calls, then dies of SIGABRT).
+// abort (records some calls, then dies of SIGABRT), vmm (cuMemSetAccess with two descriptors,
+// printed as "expect access <locationType>:<locationId>:<flags>").
 #include <cuda.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -205,6 +206,36 @@ int abort_mode() {
   std::abort();
 }
 
+int vmm_mode() {
+  CUcontext context;
+  setup(&context);
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  size_t granularity = 0;
+  check(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "granularity");
+  CUmemGenericAllocationHandle handle;
+  check(cuMemCreate(&handle, granularity, &prop, 0), "cuMemCreate");
+  CUdeviceptr base;
+  check(cuMemAddressReserve(&base, granularity, 0, 0, 0), "cuMemAddressReserve");
+  check(cuMemMap(base, granularity, 0, handle, 0), "cuMemMap");
+  // Two descriptors for the same device: the last one decides; the capture must keep both.
+  CUmemAccessDesc access[2] = {};
+  access[0].location = prop.location;
+  access[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+  access[1].location = prop.location;
+  access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  check(cuMemSetAccess(base, granularity, access, 2), "cuMemSetAccess");
+  for (const CUmemAccessDesc& d : access) {
+    std::printf("expect access %d:%d:%d\n", static_cast<int>(d.location.type), d.location.id, static_cast<int>(d.flags));
+  }
+  check(cuMemUnmap(base, granularity), "cuMemUnmap");
+  check(cuMemAddressFree(base, granularity), "cuMemAddressFree");
+  check(cuMemRelease(handle), "cuMemRelease");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -214,6 +245,7 @@ int main(int argc, char** argv) {
   if (mode == "threads") return threads_mode();
   if (mode == "exec" && argc > 2) return exec_mode(argv[2]);
   if (mode == "abort") return abort_mode();
-  std::fprintf(stderr, "usage: probe_app copies|threads|fork|exec PROGRAM|abort\n");
+  if (mode == "vmm") return vmm_mode();
+  std::fprintf(stderr, "usage: probe_app copies|threads|fork|exec PROGRAM|abort|vmm\n");
   return 2;
 }

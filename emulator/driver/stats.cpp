@@ -1,0 +1,226 @@
+#include "driver/stats.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "driver/log.h"
+
+namespace cusnap::emu::driver {
+namespace {
+
+struct Tally {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  void add(uint64_t n) {
+    ++count;
+    bytes += n;
+  }
+};
+
+constexpr const char* kCopyNames[] = {"hostToDevice", "deviceToHost", "deviceToDevice", "hostToHost"};
+constexpr const char* kAllocationNames[] = {"device",         "hostPinned",     "hostRegistered",
+                                            "managed",        "moduleVariable", "vmm"};
+constexpr size_t kAllocationKinds = sizeof kAllocationNames / sizeof kAllocationNames[0];
+
+struct Counts {
+  std::map<std::string, uint64_t, std::less<>> launches;  // successful, per kernel name
+  uint64_t launches_failed = 0;
+  Tally copies[4];
+  Tally memsets;
+  Tally allocations[kAllocationKinds];
+  Tally frees[kAllocationKinds];
+};
+
+class Stats {
+ public:
+  Stats() {
+    const char* path = std::getenv("CUSNAP_EMU_STATS");
+    if (path == nullptr || *path == '\0') return;
+    pattern_ = path;
+    enabled_ = true;
+    ::pthread_atfork(nullptr, nullptr, [] { instance().reset_in_child(); });
+  }
+
+  // Never destroyed: a driver call made by another library's destructor after ours still finds
+  // a live object (it is counted, but the file has been written by then).
+  static Stats& instance() {
+    static Stats* stats = new Stats();
+    return *stats;
+  }
+
+  bool enabled() const { return enabled_; }
+  template <class Update>
+  void update(Update&& update) {
+    std::lock_guard lock(mutex_);
+    update(counts_);
+  }
+
+ private:
+  friend void write_stats_at_exit();
+
+  // After fork() only the calling thread exists, so the lock may be held by a thread that is
+  // gone: start over with a fresh one and no counts (the child reports its own calls).
+  void reset_in_child() {
+    new (&mutex_) std::mutex();
+    counts_ = Counts();
+  }
+
+  std::string file_name() const {
+    std::string out;
+    for (size_t i = 0; i < pattern_.size(); ++i) {
+      if (pattern_[i] == '%' && i + 1 < pattern_.size() && pattern_[i + 1] == 'p') {
+        out += std::to_string(static_cast<long>(::getpid()));
+        ++i;
+      } else {
+        out += pattern_[i];
+      }
+    }
+    return out;
+  }
+
+  static std::string quoted(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+      auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (u < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", u);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+    return out + "\"";
+  }
+
+  static std::string tally(const Tally& t) {
+    return "{\"count\": " + std::to_string(t.count) + ", \"bytes\": " + std::to_string(t.bytes) + "}";
+  }
+
+  std::string json() const {
+    uint64_t launched = 0;
+    std::string kernels;
+    for (const auto& [name, count] : counts_.launches) {
+      launched += count;
+      if (!kernels.empty()) kernels += ", ";
+      kernels += quoted(name) + ": " + std::to_string(count);
+    }
+    std::string out = "{\n  \"pid\": " + std::to_string(static_cast<long>(::getpid())) + ",\n";
+    out += "  \"launches\": {\"total\": " + std::to_string(launched + counts_.launches_failed) +
+           ", \"succeeded\": " + std::to_string(launched) +
+           ", \"failed\": " + std::to_string(counts_.launches_failed) + ", \"kernels\": {" + kernels + "}},\n";
+    out += "  \"copies\": {";
+    for (size_t i = 0; i < 4; ++i) {
+      out += std::string(i ? ", " : "") + "\"" + kCopyNames[i] + "\": " + tally(counts_.copies[i]);
+    }
+    out += "},\n  \"memsets\": " + tally(counts_.memsets) + ",\n";
+    for (const char* section : {"allocations", "frees"}) {
+      const Tally* tallies = section[0] == 'a' ? counts_.allocations : counts_.frees;
+      out += std::string("  \"") + section + "\": {";
+      for (size_t i = 0; i < kAllocationKinds; ++i) {
+        out += std::string(i ? ", " : "") + "\"" + kAllocationNames[i] + "\": " + tally(tallies[i]);
+      }
+      out += section[0] == 'a' ? "},\n" : "}\n";
+    }
+    return out + "}\n";
+  }
+
+  void write() noexcept {
+    if (!enabled_) return;
+    try {
+      std::string text;
+      {
+        std::lock_guard lock(mutex_);
+        text = json();
+      }
+      std::string name = file_name();
+      std::string temporary = name + ".tmp" + std::to_string(static_cast<long>(::getpid()));
+      int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        log(LogLevel::kError, "CUSNAP_EMU_STATS: cannot create %s", temporary.c_str());
+        return;
+      }
+      size_t done = 0;
+      while (done < text.size()) {
+        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+      }
+      ::close(fd);
+      if (done != text.size() || ::rename(temporary.c_str(), name.c_str()) != 0) {
+        log(LogLevel::kError, "CUSNAP_EMU_STATS: cannot write %s", name.c_str());
+        ::unlink(temporary.c_str());
+      }
+    } catch (...) {
+    }
+  }
+
+  bool enabled_ = false;
+  std::string pattern_;
+  std::mutex mutex_;
+  Counts counts_;
+};
+
+// Constructed when the library loads; the file is written by the library destructor at exit,
+// after the application's last driver call.
+Stats& g_stats = Stats::instance();
+
+__attribute__((destructor)) void write_stats_at_exit() { g_stats.write(); }
+
+size_t allocation_index(AllocationKind kind) {
+  size_t index = static_cast<size_t>(kind);
+  return index < kAllocationKinds ? index : 0;
+}
+
+}  // namespace
+
+bool stats_enabled() noexcept { return g_stats.enabled(); }
+
+void note_launch(std::string_view kernel, bool succeeded) noexcept {
+  if (!g_stats.enabled()) return;
+  try {
+    g_stats.update([&](Counts& c) {
+      if (!succeeded) {
+        ++c.launches_failed;
+        return;
+      }
+      auto it = c.launches.find(kernel);
+      if (it == c.launches.end()) it = c.launches.emplace(std::string(kernel), 0).first;
+      ++it->second;
+    });
+  } catch (...) {
+  }
+}
+
+void note_copy(CopyDirection direction, uint64_t bytes) noexcept {
+  if (!g_stats.enabled()) return;
+  g_stats.update([&](Counts& c) { c.copies[static_cast<size_t>(direction) & 3].add(bytes); });
+}
+
+void note_memset(uint64_t bytes) noexcept {
+  if (!g_stats.enabled()) return;
+  g_stats.update([&](Counts& c) { c.memsets.add(bytes); });
+}
+
+void note_allocation(AllocationKind kind, uint64_t bytes) noexcept {
+  if (!g_stats.enabled()) return;
+  g_stats.update([&](Counts& c) { c.allocations[allocation_index(kind)].add(bytes); });
+}
+
+void note_free(AllocationKind kind, uint64_t bytes) noexcept {
+  if (!g_stats.enabled()) return;
+  g_stats.update([&](Counts& c) { c.frees[allocation_index(kind)].add(bytes); });
+}
+
+}  // namespace cusnap::emu::driver

@@ -1,0 +1,33 @@
+// Usage statistics of one process, for tests and tools that need to know what an application
+// really asked of the driver without trusting the layer in between (the interceptor's tests
+// compare a capture with these counts instead of counting with a debugger).
+//
+// Off unless CUSNAP_EMU_STATS names a file: then every note_* call counts, and at process exit
+// (library destructor) the counts are written there as one JSON object (README.md shows it),
+// through a temporary file renamed into place so a reader never sees half of it. `%p` in the
+// name is replaced by the process id; a fork()ed child starts from zero counts. When the
+// variable is unset, each note_* costs one predictable branch.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "driver/memory.h"
+
+namespace cusnap::emu::driver {
+
+bool stats_enabled() noexcept;
+
+// A launch entry point returned; `kernel` is the `.entry` name (empty when the handle was bad).
+void note_launch(std::string_view kernel, bool succeeded) noexcept;
+
+enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kHostToHost };
+// A copy (any cuMemcpy* entry point) was accepted; `bytes` is what it moves.
+void note_copy(CopyDirection direction, uint64_t bytes) noexcept;
+void note_memset(uint64_t bytes) noexcept;
+
+// An allocation entered or left the allocation table (every kind, module variables included).
+void note_allocation(AllocationKind kind, uint64_t bytes) noexcept;
+void note_free(AllocationKind kind, uint64_t bytes) noexcept;
+
+}  // namespace cusnap::emu::driver
