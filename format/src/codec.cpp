@@ -2,6 +2,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -45,6 +46,14 @@ bool ZstdCompressor::compress(std::span<const uint8_t> in, int level, std::vecto
   return true;
 }
 
+size_t ZstdCompressor::compress_into(std::span<const uint8_t> in, int level, uint8_t* out,
+                                     size_t capacity) {
+  if (cctx_ == nullptr || capacity == 0) return 0;
+  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), out, capacity, in.data(), in.size(),
+                               level);
+  return ZSTD_isError(n) ? 0 : n;
+}
+
 Status zstd_decompress(std::span<const uint8_t> in, std::span<uint8_t> out) {
   unsigned long long content = ZSTD_getFrameContentSize(in.data(), in.size());
   if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN) {
@@ -86,6 +95,30 @@ Status write_all(int fd, const uint8_t* data, size_t size, const std::string& wh
     }
     data += n;
     size -= static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+Status write_all_v(int fd, std::vector<struct iovec>& iov, const std::string& what) {
+  size_t first = 0;
+  while (first < iov.size()) {
+    constexpr size_t kMaxIov = 1024;  // Linux UIO_MAXIOV
+    int count = static_cast<int>(std::min(iov.size() - first, kMaxIov));
+    ssize_t n = ::writev(fd, iov.data() + first, count);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::error(ErrorCode::kIo, std::string("write failed: ") + std::strerror(errno))
+          .in_file(what);
+    }
+    auto done = static_cast<size_t>(n);
+    while (first < iov.size() && done >= iov[first].iov_len) {
+      done -= iov[first].iov_len;
+      ++first;
+    }
+    if (done > 0) {
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + done;
+      iov[first].iov_len -= done;
+    }
   }
   return Status::ok();
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/uio.h>
+
 #include <capnp/message.h>
 
 #include "cusnap/format/container.h"
@@ -27,6 +29,8 @@ struct ZstdCompressor {
   ZstdCompressor(const ZstdCompressor&) = delete;
   ZstdCompressor& operator=(const ZstdCompressor&) = delete;
   bool compress(std::span<const uint8_t> in, int level, std::vector<uint8_t>& out);
+  // One zstd frame of `in` into out[0, capacity): its size, or 0 when it does not fit (or failed).
+  size_t compress_into(std::span<const uint8_t> in, int level, uint8_t* out, size_t capacity);
   void* cctx_;
 };
 
@@ -39,6 +43,8 @@ void encode_frame_header(FrameHeader& header, std::span<const uint8_t> stored,
 
 // write(2) until done; EINTR-safe.
 Status write_all(int fd, const uint8_t* data, size_t size, const std::string& what);
+// writev(2) of every buffer in `iov` until done (adjusts `iov` on partial writes); EINTR-safe.
+Status write_all_v(int fd, std::vector<struct iovec>& iov, const std::string& what);
 
 // Writer statistics as kept in the index (WriterStats in the schema).
 struct IndexStats {

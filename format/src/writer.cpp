@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -136,6 +137,11 @@ Status Writer::Impl::start(capnp::MessageBuilder& header_message) {
   po.threads = options_.compression_threads != 0 ? options_.compression_threads
                                                  : std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
   po.max_queued_bytes = options_.max_queued_bytes;
+  // Enough recycled buffers for every worker's chunk copy and output plus some slack, never more
+  // than the queue could hold anyway.
+  po.pool_idle_bytes = std::min(options_.max_queued_bytes,
+                                2 * (size_t{po.threads} + 2) *
+                                    std::bit_ceil(std::max<size_t>(options_.blob_chunk_bytes, 4096)));
   pipeline_ = std::make_unique<FramePipeline>(fd_, path_, po, 1, buf.size(), std::move(index));
   kind_counts_.assign(capnp::Schema::from<schema::CallRecord>().getUnionFields().size(), 0);
   ticker_ = std::thread([this] { ticker_main(); });
@@ -171,7 +177,8 @@ Status Writer::Impl::seal_calls_locked(bool block) {
   job->header.first_seq = buf_first_seq_;
   job->header.last_seq = next_seq_ - 1;
   job->header.record_count = static_cast<uint32_t>(next_seq_ - buf_first_seq_);
-  job->raw = std::move(call_buf_);
+  job->call_bytes = std::move(call_buf_);
+  job->input = job->call_bytes;
   job->launches = std::move(call_launches_);
   job->reserved = bytes;
   call_buf_ = {};
@@ -254,6 +261,10 @@ Result<BlobId> Writer::Impl::put_blob(std::span<const uint8_t> bytes, bool block
   }
 
   size_t chunk = std::max<size_t>(options_.blob_chunk_bytes, 4096);
+  // Zero-copy: chunks read the caller's memory, which a blocking call owns until it returns.
+  const bool borrow = block && bytes.size() >= options_.zero_copy_min_bytes;
+  detail::BorrowLatch latch;
+  detail::BufferPool& pool = pipeline_->pool();
   Status st;
   size_t reserved_left = 0;
   if (!block) {
@@ -275,13 +286,28 @@ Result<BlobId> Writer::Impl::put_blob(std::span<const uint8_t> bytes, bool block
     job->header.blob_id = id;
     job->header.chunk_offset = offset;
     job->header.blob_size = bytes.size();
-    job->raw.assign(bytes.begin() + static_cast<ptrdiff_t>(offset),
-                    bytes.begin() + static_cast<ptrdiff_t>(offset + n));
+    std::span<const uint8_t> part = bytes.subspan(offset, n);
+    if (borrow) {
+      latch.add();
+      job->borrow = &latch;
+      job->input = part;
+    } else {
+      job->copy = pool.acquire(n);
+      if (n > 0) std::memcpy(job->copy.data(), part.data(), n);
+      job->copy.set_size(n);
+      job->input = job->copy.bytes();
+    }
     job->reserved = n;
     st = pipeline_->push(std::move(job));
     offset += n;
   } while (offset < bytes.size());
   if (reserved_left > 0) pipeline_->unreserve(reserved_left);
+  // Every job, pushed or dropped, ends its borrow; the bytes are ours again after this.
+  if (borrow) {
+    latch.wait();
+    // The whole blob went through the pipeline: report a failure now rather than at the next call.
+    if (st.is_ok()) st = pipeline_->status();
+  }
 
   std::lock_guard lock(blob_mu_);
   if (!st.is_ok()) {

@@ -1,5 +1,8 @@
 #include "writer_queue.h"
 
+#include <sys/uio.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -10,6 +13,7 @@ FramePipeline::FramePipeline(int fd, std::string path, PipelineOptions options,
     : fd_(fd),
       path_(std::move(path)),
       options_(options),
+      pool_(options.pool_idle_bytes),
       next_frame_index_(next_frame_index),
       offset_(offset),
       file_bytes_(offset),
@@ -118,6 +122,43 @@ void FramePipeline::fail(Status status) {
   space_cv_.notify_all();
 }
 
+void FramePipeline::compress_job(FrameJob& job, ZstdCompressor& compressor) {
+  std::span<const uint8_t> input = job.input;
+  job.header.raw_size = input.size();
+  job.header.codec = Codec::kNone;
+  // Failed pipelines write nothing more: skip the work, the writer thread only drops the job.
+  if (!status().is_ok()) return;
+  // zstd must save at least 1/64 of the bytes, so its output never needs more room than that;
+  // on incompressible input it stops with dstSize_tooSmall instead of filling a larger buffer.
+  size_t limit = input.size() - input.size() / 64;
+  if (options_.compression_level > 0 && limit > 1) {
+    job.stored = pool_.acquire(limit - 1);
+    size_t n = compressor.compress_into(input, options_.compression_level, job.stored.data(),
+                                        limit - 1);
+    if (n > 0) {
+      job.stored.set_size(n);
+      job.header.codec = Codec::kZstd;
+    } else {
+      pool_.release(std::move(job.stored));
+      job.stored = ByteBuffer();
+    }
+  }
+  std::span<const uint8_t> payload = input;
+  if (job.header.codec == Codec::kZstd) {
+    payload = job.stored.bytes();
+    // The uncompressed bytes are no longer needed: hand borrowed memory back to its owner now
+    // and recycle the copy, rather than when the frame is written.
+    job.input = {};
+    job.end_borrow();
+    if (!job.copy.empty_buffer()) pool_.release(std::move(job.copy));
+    job.copy = ByteBuffer();
+    job.call_bytes = {};
+  }
+  // Checksums are computed here, in parallel, so the writer thread only issues system calls.
+  job.header.stored_size = payload.size();
+  job.header.payload_checksum = checksum64(payload);
+}
+
 void FramePipeline::worker_main() {
   ZstdCompressor compressor;
   std::unique_lock lock(mu_);
@@ -130,10 +171,7 @@ void FramePipeline::worker_main() {
     FrameJob* job = jobs_[next_to_compress_++].get();
     lock.unlock();
     // Jobs are only popped by the writer thread once compressed, so `job` stays valid here.
-    bool use_zstd = options_.compression_level > 0 && !job->raw.empty() && status().is_ok() &&
-                    compressor.compress(job->raw, options_.compression_level, job->stored);
-    job->header.codec = use_zstd ? Codec::kZstd : Codec::kNone;
-    if (!use_zstd) job->stored.clear();
+    compress_job(*job, compressor);
     lock.lock();
     job->compressed = true;
     if (!jobs_.empty() && jobs_.front().get() == job) done_cv_.notify_one();
@@ -174,44 +212,72 @@ void FramePipeline::record_written(const FrameJob& job, uint64_t offset) {
   index_.frames.push_back(info);
 }
 
+Status FramePipeline::write_batch(std::vector<std::unique_ptr<FrameJob>>& batch) {
+  // One header buffer per frame, then one writev for header + payload of every frame.
+  std::vector<uint8_t> headers(batch.size() * kFrameHeaderSize);
+  std::vector<iovec> iov;
+  iov.reserve(batch.size() * 2);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    FrameJob& job = *batch[i];
+    std::span<const uint8_t> payload =
+        job.header.codec == Codec::kZstd ? job.stored.bytes() : job.input;
+    uint8_t* h = headers.data() + i * kFrameHeaderSize;
+    job.header.encode(std::span<uint8_t, kFrameHeaderSize>(h, kFrameHeaderSize));
+    iov.push_back(iovec{h, kFrameHeaderSize});
+    if (!payload.empty()) {
+      iov.push_back(iovec{const_cast<uint8_t*>(payload.data()), payload.size()});
+    }
+  }
+  Status st = write_all_v(fd_, iov, path_);
+  if (!st.is_ok()) return st.in_frame(batch.front()->header.frame_index).at_offset(offset_);
+  for (const auto& job : batch) {
+    record_written(*job, offset_);
+    offset_ += kFrameHeaderSize + job->header.stored_size;
+  }
+  return Status::ok();
+}
+
 void FramePipeline::writer_main() {
+  // Frames that are ready together are written together, up to these bounds.
+  constexpr size_t kMaxBatchFrames = 64;
+  constexpr size_t kMaxBatchBytes = 64u << 20;
+  std::vector<std::unique_ptr<FrameJob>> batch;
   std::unique_lock lock(mu_);
   for (;;) {
     done_cv_.wait(lock, [&] { return (!jobs_.empty() && jobs_.front()->compressed) ||
                                      (stopping_ && jobs_.empty()); });
     if (jobs_.empty()) return;  // stopping and nothing left
-    std::unique_ptr<FrameJob> job = std::move(jobs_.front());
-    jobs_.pop_front();
-    if (next_to_compress_ > 0) --next_to_compress_;
+    size_t batch_bytes = 0;
+    while (!jobs_.empty() && jobs_.front()->compressed && batch.size() < kMaxBatchFrames &&
+           batch_bytes < kMaxBatchBytes) {
+      batch_bytes += jobs_.front()->header.stored_size;
+      batch.push_back(std::move(jobs_.front()));
+      jobs_.pop_front();
+      if (next_to_compress_ > 0) --next_to_compress_;
+    }
     bool failed = !status_.is_ok();
     lock.unlock();
 
-    Status st;
-    if (!failed) {
-      std::span<const uint8_t> stored =
-          job->header.codec == Codec::kZstd ? std::span<const uint8_t>(job->stored)
-                                            : std::span<const uint8_t>(job->raw);
-      job->header.raw_size = job->raw.size();
-      uint8_t header_bytes[kFrameHeaderSize];
-      encode_frame_header(job->header, stored, std::span<uint8_t, kFrameHeaderSize>(header_bytes));
-      st = write_all(fd_, header_bytes, kFrameHeaderSize, path_);
-      if (st.is_ok()) st = write_all(fd_, stored.data(), stored.size(), path_);
-      if (st.is_ok()) {
-        record_written(*job, offset_);
-        offset_ += kFrameHeaderSize + stored.size();
-      } else {
-        st.in_frame(job->header.frame_index).at_offset(offset_);
-      }
+    Status st = failed ? Status::ok() : write_batch(batch);
+    size_t released = 0;
+    uint64_t blob_stored = 0;
+    for (auto& job : batch) {
+      released += job->reserved;
+      if (job->header.kind == FrameKind::kBlob) blob_stored += job->header.stored_size;
+      if (!job->copy.empty_buffer()) pool_.release(std::move(job->copy));
+      if (!job->stored.empty_buffer()) pool_.release(std::move(job->stored));
     }
+    size_t count = batch.size();
+    batch.clear();  // ends the borrows of chunks stored raw from the caller's memory
 
     lock.lock();
     if (!st.is_ok()) fail(st);
     if (!failed && st.is_ok()) {
       file_bytes_ = offset_;
-      if (job->header.kind == FrameKind::kBlob) blob_bytes_stored_ += job->header.stored_size;
+      blob_bytes_stored_ += blob_stored;
     }
-    queued_bytes_ -= std::min(job->reserved, queued_bytes_);
-    ++written_;
+    queued_bytes_ -= std::min(released, queued_bytes_);
+    written_ += count;
     space_cv_.notify_all();
     // The next front may already be compressed.
   }

@@ -16,23 +16,65 @@
 #include "cusnap/format/container.h"
 #include "cusnap/format/index.h"
 #include "cusnap/format/status.h"
+#include "buffer_pool.h"
 #include "internal.h"
 
 namespace cusnap::format::detail {
 
+// Counts the jobs still reading memory that a blocking put_blob() lent them (zero-copy chunks);
+// put_blob() returns only once the count is back to zero.
+class BorrowLatch {
+ public:
+  void add() {
+    std::lock_guard lock(mu_);
+    ++outstanding_;
+  }
+  void release() {
+    std::lock_guard lock(mu_);
+    if (--outstanding_ == 0) cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return outstanding_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t outstanding_ = 0;
+};
+
 struct FrameJob {
+  FrameJob() = default;
+  FrameJob(const FrameJob&) = delete;
+  FrameJob& operator=(const FrameJob&) = delete;
+  ~FrameJob() { end_borrow(); }
+
+  // Called once the job no longer reads `input` from borrowed memory.
+  void end_borrow() {
+    if (borrow != nullptr) {
+      borrow->release();
+      borrow = nullptr;
+    }
+  }
+
   FrameHeader header;            // kind and kind-specific fields; the rest is filled in later
-  std::vector<uint8_t> raw;      // uncompressed payload
-  std::vector<uint8_t> stored;   // compressed payload when header.codec == kZstd
+  std::vector<uint8_t> call_bytes;  // call frames: the serialized records
+  ByteBuffer copy;               // a blob chunk copied from the caller (pooled)
+  // The uncompressed payload: call_bytes, copy, or the caller's memory while `borrow` is set.
+  std::span<const uint8_t> input;
+  ByteBuffer stored;             // compressed payload when header.codec == kZstd (pooled)
+  BorrowLatch* borrow = nullptr;  // released (once) when the job stops reading `input`
   std::vector<std::pair<uint64_t, uint64_t>> launches;  // (ordinal, seq) in a call frame
   size_t reserved = 0;           // queue bytes this job holds (released once written)
-  bool compressed = false;       // the compression step has run
+  bool compressed = false;       // the compression step has run (stored_size, checksum are set)
 };
 
 struct PipelineOptions {
   int compression_level = 3;
   unsigned threads = 1;
   size_t max_queued_bytes = 256u << 20;
+  size_t pool_idle_bytes = 64u << 20;  // payload buffers kept for reuse at most
 };
 
 class FramePipeline {
@@ -66,16 +108,22 @@ class FramePipeline {
   // The index as built by the writer thread; valid after stop().
   IndexData& index() { return index_; }
   uint64_t next_frame_index() const { return next_frame_index_; }
+  // Payload buffers shared by producers (chunk copies) and workers (compressed output).
+  BufferPool& pool() { return pool_; }
 
  private:
   void worker_main();
   void writer_main();
   void fail(Status status);  // mu_ held
   void record_written(const FrameJob& job, uint64_t offset);
+  void compress_job(FrameJob& job, ZstdCompressor& compressor);
+  // Writes the frames of `batch` with as few system calls as possible; writer thread only.
+  Status write_batch(std::vector<std::unique_ptr<FrameJob>>& batch);
 
   const int fd_;
   const std::string path_;
   const PipelineOptions options_;
+  BufferPool pool_;
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;   // workers: a job to compress, or stopping

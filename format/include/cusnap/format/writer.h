@@ -16,10 +16,25 @@
 //   reaches `call_frame_bytes`, when `flush_interval` passes, or on flush()/close().
 // - Blobs are hashed first (XXH3-128 over the caller's bytes, no copy); a known id returns at once
 //   having written nothing, which makes a repeated upload cost zero bytes of blob data. New blobs
-//   are cut into `blob_chunk_bytes` chunks, each copied into its own frame job.
+//   are cut into `blob_chunk_bytes` chunks, one frame job each.
+// - Caller memory (lifetime contract): put_blob() never keeps a reference to `bytes` past its
+//   return. A blocking put_blob() of at least `zero_copy_min_bytes` compresses straight from the
+//   caller's memory (no copy) and therefore returns only once no job reads that memory any more:
+//   every chunk has been compressed, and every chunk stored raw has been written to the file. The
+//   bytes must not change during the call (a concurrent write would be captured torn, and its
+//   hash would not match). Smaller blobs, and every try_put_blob(), are copied into recycled
+//   buffers and the call returns once they are queued, without waiting for compression. The
+//   threshold trades latency for CPU and memory: a copy returns sooner while the queue has room,
+//   compressing in place saves a pass over memory that large blobs make expensive. A zero-copy
+//   put_blob() that the disk failed under returns that error itself.
+// - Memory: copies of queued chunks (at most `max_queued_bytes`) plus one compressed output per
+//   job in flight. Released buffers are recycled, never zero-filled; at most
+//   min(max_queued_bytes, 2 * (threads + 2) * blob_chunk_bytes) of them are kept idle.
 // - `compression_threads` workers compress jobs in parallel (independent zstd frames at
-//   `compression_level`); one writer thread appends finished jobs to the file in queue order. A job
-//   whose compressed form would not save at least 1/64 of its bytes is stored raw (codec none).
+//   `compression_level`); one writer thread appends finished jobs to the file in queue order,
+//   several frames per writev(). A job whose compressed form would not save at least 1/64 of its
+//   bytes is stored raw (codec none); zstd is given only that much output room, so it gives up as
+//   soon as the output would exceed it.
 // - Policy when the disk cannot keep up: uncompressed bytes queued (sealed jobs not yet written)
 //   are capped by `max_queued_bytes`. Blocking calls wait for room; the try_* variants return
 //   kWouldBlock instead and enqueue nothing. A single chunk larger than the cap is admitted when the
@@ -47,6 +62,9 @@ struct WriterOptions {
   size_t call_frame_bytes = 2u << 20;    // seal a call frame at this many uncompressed bytes
   size_t blob_chunk_bytes = 8u << 20;    // blobs are split into frames of this size
   size_t max_queued_bytes = 256u << 20;  // cap on uncompressed bytes waiting for disk
+  // Blocking put_blob() of blobs at least this large reads the caller's memory instead of copying
+  // it, and returns when the blob is compressed (see the lifetime contract above). SIZE_MAX: never.
+  size_t zero_copy_min_bytes = 32u << 20;
   std::chrono::milliseconds flush_interval{200};  // seal a non-empty call frame this often
   bool sync_on_flush = false;            // fdatasync() in flush() and close()
 };
