@@ -59,7 +59,7 @@ enum class AluOp : uint8_t {
   // float special functions
   kRcp, kSqrt, kRsqrt, kSin, kCos, kLg2, kEx2, kTanh,
   // bitwise
-  kAnd, kOr, kXor, kNot, kCnot, kLop3,  // lop3: immediate LUT passed in `c`
+  kAnd, kOr, kXor, kNot, kCnot, kLop3,  // lop3: immediate LUT passed in `e`
   kShl, kShr, kShfL, kShfR, kShfLClamp, kShfRClamp,  // shf: a=lo, b=hi, c=shift
   kBfe, kBfi, kBrev, kClz, kPopc, kBfind, kBfindShiftAmt, kFns,
   kPrmt, kPrmtF4e, kPrmtB4e, kPrmtRc8, kPrmtEcl, kPrmtEcr, kPrmtRc16,
@@ -83,9 +83,8 @@ struct CarryFlags {
 // d = op(a, b, c) for every active lane. Operands a/b/c may alias d. Unused operands may be null.
 // For kMulWide/kMadWide `type` is the source type and d receives the double-width result.
 // For kBfe: a=value, b=pos, c=len. kBfi: a=insert, b=base, c=pos, e=len.
-// kLop3: a, b, c are the three sources and e holds the immediate LUT (`lop3.b32 d, a, b, c, lut`).
-// (An earlier draft said "c=LUT"; that cannot express the third source. For compatibility, a
-// kLop3 call with e == nullptr treats c as the LUT and uses 0 for the third source.)
+// kLop3: a, b, c are the three sources and e (required) holds the immediate LUT
+// (`lop3.b32 d, a, b, c, lut`).
 // kPrmt*: a, b = the two source words, c = selector. kDp4a/kDp2a*: a, b sources, c accumulator,
 // `type` is the type of a; Mods::b_signed gives the signedness of b.
 void alu(AluOp op, Type type, const Mods& mods, uint32_t mask, const uint64_t* a,

@@ -205,6 +205,23 @@ uint64_t int_atomic(AtomOp op, bool is_signed, void* address, U v, U cmp) {
 
 }  // namespace
 
+namespace {
+
+// atom.add on f16/bf16 (U = uint16_t) and their x2 pairs (U = uint32_t): the sum is the ALU's
+// own correctly rounded add (.rn, no flushing: the .noftz semantics).
+template <class U> uint64_t half_atomic_add(Type type, void* address, uint64_t operand) {
+  const Mods m;
+  const uint64_t b = static_cast<U>(operand);
+  return cas_loop<U>(address, [&](U old) {
+    const uint64_t a = old;
+    uint64_t d = 0;
+    alu(AluOp::kAdd, type, m, 1u, &a, &b, nullptr, &d);
+    return static_cast<U>(d);
+  });
+}
+
+}  // namespace
+
 bool atomic_supported(AtomOp op, Type type) {
   switch (type) {
     case Type::kB32: case Type::kB64:
@@ -261,26 +278,8 @@ uint64_t atomic_rmw(AtomOp op, Type type, void* address, uint64_t operand,
         return std::bit_cast<uint64_t>(std::bit_cast<double>(old) + v);
       });
     }
-    case Type::kF16: case Type::kBF16: {
-      Mods m;
-      const uint16_t v = static_cast<uint16_t>(operand);
-      return cas_loop<uint16_t>(address, [&](uint16_t old) {
-        const uint64_t a = old, b = v;
-        uint64_t d = 0;
-        alu(AluOp::kAdd, type, m, 1u, &a, &b, nullptr, &d);
-        return static_cast<uint16_t>(d);
-      });
-    }
-    case Type::kF16x2: case Type::kBF16x2: {
-      Mods m;
-      const uint32_t v = static_cast<uint32_t>(operand);
-      return cas_loop<uint32_t>(address, [&](uint32_t old) {
-        const uint64_t a = old, b = v;
-        uint64_t d = 0;
-        alu(AluOp::kAdd, type, m, 1u, &a, &b, nullptr, &d);
-        return static_cast<uint32_t>(d);
-      });
-    }
+    case Type::kF16: case Type::kBF16: return half_atomic_add<uint16_t>(type, address, operand);
+    case Type::kF16x2: case Type::kBF16x2: return half_atomic_add<uint32_t>(type, address, operand);
     default:
       return ~uint64_t{0};
   }

@@ -69,28 +69,8 @@ template <class F> inline uint64_t nan_result(F a) {
 }
 
 template <class F> inline uint64_t minmax(F a, F b, bool is_max, const Mods& m) {
-  bool negate = false;
-  if (m.xorsign_abs) {
-    negate = std::signbit(a) != std::signbit(b);
-    a = std::fabs(a);
-    b = std::fabs(b);
-  }
-  const bool na = std::isnan(a), nb = std::isnan(b);
-  if (na && nb) return nan_result(a);
-  if (na || nb) {
-    if (m.nan) return nan_result(na ? a : b);
-    F r = na ? b : a;
-    if (negate) r = -r;
-    return bits_of(r);
-  }
-  F r;
-  if (a == b) {  // equal values, or +0 and -0: -0 is the smaller
-    r = (std::signbit(a) != is_max) ? a : b;
-  } else {
-    r = (a < b) != is_max ? a : b;
-  }
-  if (negate) r = -r;
-  return bits_of(r);
+  const MinMaxPick<F> p = minmax_pick(a, b, is_max, m.nan, m.xorsign_abs);
+  return p.is_nan ? nan_result(p.value) : bits_of(p.value);
 }
 
 // Rounds a double-precision intermediate to f32, flushing results that are subnormal (as the

@@ -33,24 +33,10 @@ uint16_t half_op(uint16_t ua, uint16_t ub, uint16_t uc, const Mods& m) {
     const double r = Op == AluOp::kEx2 ? std::exp2(a) : std::tanh(a);
     return round_half(r, t, Round::kRn, ftz);
   } else if constexpr (Op == AluOp::kMin || Op == AluOp::kMax) {
-    double a = load_half(ua, t, ftz), b = load_half(ub, t, ftz);
-    bool negate = false;
-    if (m.xorsign_abs) {
-      negate = std::signbit(a) != std::signbit(b);
-      a = std::fabs(a);
-      b = std::fabs(b);
-    }
-    const bool na = std::isnan(a), nb = std::isnan(b);
-    if ((na && nb) || ((na || nb) && m.nan)) return kBF ? kCanonicalNanBF16 : kCanonicalNanF16;
-    double r;
-    if (na || nb) {
-      r = na ? b : a;
-    } else if (a == b) {
-      r = (std::signbit(a) != (Op == AluOp::kMax)) ? a : b;
-    } else {
-      r = (a < b) != (Op == AluOp::kMax) ? a : b;
-    }
-    if (negate) r = -r;
+    const MinMaxPick<double> p = minmax_pick(load_half(ua, t, ftz), load_half(ub, t, ftz),
+                                             Op == AluOp::kMax, m.nan, m.xorsign_abs);
+    if (p.is_nan) return kBF ? kCanonicalNanBF16 : kCanonicalNanF16;
+    double r = p.value;
     if (m.relu && (r < 0 || (r == 0 && std::signbit(r)))) r = 0;
     return round_half(r, t, Round::kRn, ftz);  // exact: r is one of the inputs
   } else {

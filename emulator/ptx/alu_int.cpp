@@ -41,6 +41,13 @@ template <class T> inline bool negative(T v) {
 // Exact wide value of a lane operand (sign- or zero-extended by T).
 template <class T> inline I128 wide(T v) { return static_cast<I128>(v); }
 
+// Bits of the exact 2N-bit product a*b. The multiplication is done on unsigned 128-bit values:
+// the sign-extended operands' product modulo 2^128 has the exact product's two's-complement
+// bits, whereas a signed I128 multiply overflows (undefined) for u64 operands near 2^64.
+template <class T> inline U128 product(T a, T b) {
+  return static_cast<U128>(wide(a)) * static_cast<U128>(wide(b));
+}
+
 template <class T> inline T saturate(I128 v) {
   constexpr I128 lo = static_cast<I128>(std::numeric_limits<T>::min());
   constexpr I128 hi = static_cast<I128>(std::numeric_limits<T>::max());
@@ -236,11 +243,11 @@ void int_kernel(const AluArgs& x) {
           x.d[i] = out<T>(static_cast<T>(static_cast<UT>(static_cast<UT>(a) - static_cast<UT>(b))));
         }
       } else if constexpr (Op == AluOp::kMulLo) {
-        x.d[i] = out<T>(static_cast<T>(static_cast<UT>(static_cast<U128>(wide(a) * wide(b)))));
+        x.d[i] = out<T>(static_cast<T>(static_cast<UT>(product(a, b))));
       } else if constexpr (Op == AluOp::kMulHi) {
-        x.d[i] = out<T>(static_cast<T>(static_cast<UT>(static_cast<U128>(wide(a) * wide(b)) >> N)));
+        x.d[i] = out<T>(static_cast<T>(static_cast<UT>(product(a, b) >> N)));
       } else if constexpr (Op == AluOp::kMulWide) {
-        x.d[i] = static_cast<uint64_t>(static_cast<U128>(wide(a) * wide(b))) & low_mask(2 * N);
+        x.d[i] = static_cast<uint64_t>(product(a, b)) & low_mask(2 * N);
       } else if constexpr (Op == AluOp::kMul24Lo || Op == AluOp::kMul24Hi) {
         const I128 t = mul24_product<T>(a, b);
         const uint32_t r = static_cast<uint32_t>(static_cast<U128>(t) >> (Op == AluOp::kMul24Hi ? 16 : 0));
@@ -291,10 +298,11 @@ void int_kernel(const AluArgs& x) {
         x.d[i] = fns(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
                      static_cast<int32_t>(static_cast<uint32_t>(x.c[i])));
       } else if constexpr (Op == AluOp::kLop3) {
-        const bool legacy = x.e == nullptr;  // old contract: c held the LUT
-        const uint32_t c = legacy ? 0u : static_cast<uint32_t>(x.c[i]);
-        const uint32_t lut = static_cast<uint32_t>(legacy ? x.c[i] : x.e[i]) & 0xffu;
-        x.d[i] = lop3(static_cast<uint32_t>(a), static_cast<uint32_t>(b), c, lut);
+        // e holds the LUT (alu.h); without it the call violates the contract: all ones.
+        x.d[i] = x.e == nullptr ? ~uint64_t{0}
+                                : lop3(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
+                                       static_cast<uint32_t>(x.c[i]),
+                                       static_cast<uint32_t>(x.e[i]) & 0xffu);
       } else if constexpr (Op >= AluOp::kPrmt && Op <= AluOp::kPrmtRc16) {
         x.d[i] = prmt(Op, static_cast<uint32_t>(a), static_cast<uint32_t>(b),
                       static_cast<uint32_t>(x.c[i]));
@@ -321,7 +329,7 @@ void int_kernel(const AluArgs& x) {
           const U128 ad = static_cast<U128>(diff < 0 ? -diff : diff);
           x.d[i] = out<T>(static_cast<T>(static_cast<UT>(ad + static_cast<UT>(c))));
         } else if constexpr (Op == AluOp::kMadLo || Op == AluOp::kMadHi) {
-          const U128 p = static_cast<U128>(wide(a) * wide(b));
+          const U128 p = product(a, b);
           const T part = static_cast<T>(static_cast<UT>(Op == AluOp::kMadHi ? p >> N : p));
           if (m.cc || m.use_carry) {
             x.d[i] = out<T>(add_with_carry<T>(x, i, part, c));
@@ -331,7 +339,7 @@ void int_kernel(const AluArgs& x) {
             x.d[i] = out<T>(static_cast<T>(static_cast<UT>(static_cast<UT>(part) + static_cast<UT>(c))));
           }
         } else if constexpr (Op == AluOp::kMadWide) {
-          const U128 p = static_cast<U128>(wide(a) * wide(b));
+          const U128 p = product(a, b);
           x.d[i] = static_cast<uint64_t>(p + x.c[i]) & low_mask(2 * N);
         } else if constexpr (Op == AluOp::kMad24Lo || Op == AluOp::kMad24Hi) {
           const I128 t = mul24_product<T>(a, b);

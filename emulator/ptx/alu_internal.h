@@ -176,4 +176,33 @@ inline bool is_nan_format(uint32_t bits, const FloatFormat& f) {
 uint16_t round_half(double x, Type t, Round r, bool ftz);
 double load_half(uint16_t bits, Type t, bool ftz);
 
+// The operand PTX min/max selects (f32/f64 and f16/bf16 alike): with .xorsign.abs the
+// magnitudes compare and the result takes the XOR of the input signs; one NaN operand yields the
+// other; -0 is below +0. `is_nan` is set when the result is NaN (both NaN, or .NaN with one NaN);
+// `value` is then the NaN operand whose payload an f64 result keeps.
+template <class F> struct MinMaxPick {
+  F value;
+  bool is_nan;
+};
+template <class F>
+inline MinMaxPick<F> minmax_pick(F a, F b, bool is_max, bool nan_mode, bool xorsign_abs) {
+  bool negate = false;
+  if (xorsign_abs) {
+    negate = std::signbit(a) != std::signbit(b);
+    a = std::fabs(a);
+    b = std::fabs(b);
+  }
+  const bool na = std::isnan(a), nb = std::isnan(b);
+  if ((na && nb) || ((na || nb) && nan_mode)) return {na ? a : b, true};
+  F r;
+  if (na || nb) {
+    r = na ? b : a;
+  } else if (a == b) {  // equal values, or +0 and -0: -0 is the smaller
+    r = (std::signbit(a) != is_max) ? a : b;
+  } else {
+    r = (a < b) != is_max ? a : b;
+  }
+  return {negate ? -r : r, false};
+}
+
 }  // namespace cusnap::emu::ptx::detail

@@ -123,6 +123,7 @@ class Launch {
   void exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_atom(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_compare(Warp& w, const Instr& in, uint32_t exec);  // setp, set
   bool read_c_string(Block& b, Warp& w, int lane, uint64_t addr, std::string& out, const Instr& in);
 
   // Calls and built-ins (interp_call.cpp).

@@ -120,8 +120,12 @@ void Launch::init_block(Block& b, uint64_t linear) {
     w.divergent_steps = 0;
     // Registers start at zero (deterministic runs); only the slots this kernel can touch are
     // cleared, so a large module with many kernels does not pay for all of them per block.
-    w.regs.resize(static_cast<size_t>(m_.slot_count) * kWarpSize);
-    std::fill_n(w.regs.begin(), static_cast<size_t>(kFirstRegSlot) * kWarpSize, 0);
+    // Special-register slots are zeroed once, when the register file is allocated (clearing them
+    // per block was the top cost of short blocks): the per-block ones are rewritten below,
+    // %clock/%globaltimer are refreshed before every read, scratch slots are written before
+    // they are read, and the rest (kSpZero, %pm, unused %envreg) are never written.
+    const size_t reg_values = static_cast<size_t>(m_.slot_count) * kWarpSize;
+    if (w.regs.size() != reg_values) w.regs.assign(reg_values, 0);
     for (const auto& [first, end] : ki_.slot_ranges)
       std::fill(w.regs.begin() + static_cast<ptrdiff_t>(first) * kWarpSize,
                 w.regs.begin() + static_cast<ptrdiff_t>(end) * kWarpSize, 0);
@@ -242,6 +246,73 @@ uint64_t* Launch::dest(Warp& w, const Operand& o) {
   return w.slot(kSpScratch3);  // sink
 }
 
+// setp/set: p[|q] = cmp(a, b) [bool_op c]. For scalar types q receives the complement of the
+// comparison; for packed f16x2/bf16x2 p and q receive the low and high halves' comparisons
+// (alu.h compare_x2), and `set` writes each half of d separately.
+void Launch::exec_compare(Warp& w, const Instr& in, uint32_t exec) {
+  const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+  const uint64_t* bb = operand(w, in.ops[2], exec, kSpScratch1);
+  const bool packed = in.type2 == Type::kF16x2 || in.type2 == Type::kBF16x2;
+  uint32_t r, rq;
+  if (packed) {
+    compare_x2(in.cmp, in.type2, in.mods, exec, a, bb, &r, &rq);
+  } else {
+    r = compare(in.cmp, in.type2, in.mods, exec, a, bb);
+    rq = ~r & exec;
+  }
+  if (in.bool_op != BoolOp::kNone) {
+    const uint64_t* c = operand(w, in.ops[3], exec, kSpScratch2);
+    uint32_t cm = 0;
+    for (uint32_t m = exec; m; m &= m - 1) {
+      int l = std::countr_zero(m);
+      if (c[l]) cm |= 1u << l;
+    }
+    auto combine = [&](uint32_t x) {
+      switch (in.bool_op) {
+        case BoolOp::kAnd: return x & cm;
+        case BoolOp::kOr: return x | cm;
+        case BoolOp::kXor: return x ^ cm;
+        default: return x;
+      }
+    };
+    r = combine(r) & exec;
+    rq = combine(rq) & exec;
+  }
+  uint64_t* d = dest(w, in.ops[0]);
+  if (in.op == Op::kSetp) {
+    for (uint32_t m = exec; m; m &= m - 1) {
+      int l = std::countr_zero(m);
+      d[l] = r >> l & 1;
+    }
+    if (in.nops == 5 && in.ops[4].kind == Operand::kReg) {
+      uint64_t* q = w.slot(in.ops[4].index);
+      for (uint32_t m = exec; m; m &= m - 1) {
+        int l = std::countr_zero(m);
+        q[l] = rq >> l & 1;
+      }
+    }
+    return;
+  }
+  // set: "true" is 1.0 in a float destination, all ones in an integer one (per 16-bit half for
+  // packed sources).
+  auto true_value = [](Type t) -> uint64_t {
+    switch (t) {
+      case Type::kF32: return 0x3f800000u;
+      case Type::kF16: case Type::kF16x2: return 0x3c00u;
+      case Type::kBF16: case Type::kBF16x2: return 0x3f80u;
+      default: return width_mask(bits_of(t));
+    }
+  };
+  const bool float_halves = in.type == Type::kF16x2 || in.type == Type::kBF16x2;
+  const uint64_t one = !packed || float_halves ? true_value(in.type) : 0xffffu;
+  for (uint32_t m = exec; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    uint64_t v = (r >> l & 1) ? one : 0;
+    if (packed && (rq >> l & 1)) v |= one << 16;
+    d[l] = v;
+  }
+}
+
 // ---- the warp loop --------------------------------------------------------------------------
 
 void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
@@ -318,37 +389,9 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
           const uint64_t* a = in.nops > 1 ? operand(w, in.ops[1], exec, kSpScratch0) : nullptr;
           const uint64_t* bb = in.nops > 2 ? operand(w, in.ops[2], exec, kSpScratch1) : nullptr;
           const uint64_t* c = in.nops > 3 ? operand(w, in.ops[3], exec, kSpScratch2) : nullptr;
-          uint64_t* d = dest(w, in.ops[0]);
-          if (in.type == Type::kPred &&
-              (in.alu_op == AluOp::kAnd || in.alu_op == AluOp::kOr || in.alu_op == AluOp::kXor ||
-               in.alu_op == AluOp::kNot || in.alu_op == AluOp::kCnot)) {
-            for (uint32_t m = exec; m; m &= m - 1) {
-              int l = std::countr_zero(m);
-              bool x = a[l] != 0, y = bb ? bb[l] != 0 : false;
-              bool r = in.alu_op == AluOp::kAnd ? (x && y)
-                       : in.alu_op == AluOp::kOr ? (x || y)
-                       : in.alu_op == AluOp::kXor ? (x != y)
-                                                  : !x;
-              d[l] = r;
-            }
-          } else if (in.alu_op == AluOp::kLop3) {
-            // lop3 computed here: three sources and an immediate truth table.
-            const uint64_t* lut = operand(w, in.ops[4], exec, kSpScratch3);
-            const uint64_t wm = width_mask(bits_of(in.type));
-            for (uint32_t m = exec; m; m &= m - 1) {
-              int l = std::countr_zero(m);
-              uint64_t x = a[l], y = bb[l], z = c[l], t = lut[l], r = 0;
-              for (int k = 0; k < 8; ++k) {
-                if (!(t >> k & 1)) continue;
-                uint64_t term = ((k & 4) ? x : ~x) & ((k & 2) ? y : ~y) & ((k & 1) ? z : ~z);
-                r |= term;
-              }
-              d[l] = r & wm;
-            }
-          } else {
-            const uint64_t* e = in.nops > 4 ? operand(w, in.ops[4], exec, kSpScratch3) : nullptr;
-            alu(in.alu_op, in.type, in.mods, exec, a, bb, c, d, &w.carry, e);
-          }
+          // ops[4] is lop3's LUT and bfi's length (alu.h); lop3 and predicate logic are the ALU's.
+          const uint64_t* e = in.nops > 4 ? operand(w, in.ops[4], exec, kSpScratch3) : nullptr;
+          alu(in.alu_op, in.type, in.mods, exec, a, bb, c, dest(w, in.ops[0]), &w.carry, e);
         }
         advance(w, group);
         break;
@@ -438,56 +481,10 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         break;
       }
       case Op::kSetp:
-      case Op::kSet: {
-        if (exec) {
-          const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
-          const uint64_t* bb = operand(w, in.ops[2], exec, kSpScratch1);
-          uint32_t r = compare(in.cmp, in.type2, in.mods, exec, a, bb);
-          uint32_t rq = ~r & exec;
-          if (in.bool_op != BoolOp::kNone) {
-            const uint64_t* c = operand(w, in.ops[3], exec, kSpScratch2);
-            uint32_t cm = 0;
-            for (uint32_t m = exec; m; m &= m - 1) {
-              int l = std::countr_zero(m);
-              if (c[l]) cm |= 1u << l;
-            }
-            auto combine = [&](uint32_t x) {
-              switch (in.bool_op) {
-                case BoolOp::kAnd: return x & cm;
-                case BoolOp::kOr: return x | cm;
-                case BoolOp::kXor: return x ^ cm;
-                default: return x;
-              }
-            };
-            r = combine(r) & exec;
-            rq = combine(rq) & exec;
-          }
-          uint64_t* d = dest(w, in.ops[0]);
-          if (in.op == Op::kSetp) {
-            for (uint32_t m = exec; m; m &= m - 1) {
-              int l = std::countr_zero(m);
-              d[l] = r >> l & 1;
-            }
-            if (in.nops == 5 && in.ops[4].kind == Operand::kReg) {
-              uint64_t* q = w.slot(in.ops[4].index);
-              for (uint32_t m = exec; m; m &= m - 1) {
-                int l = std::countr_zero(m);
-                q[l] = rq >> l & 1;
-              }
-            }
-          } else {
-            const bool f32 = in.type == Type::kF32;
-            const uint64_t ones = width_mask(bits_of(in.type));
-            for (uint32_t m = exec; m; m &= m - 1) {
-              int l = std::countr_zero(m);
-              bool t = r >> l & 1;
-              d[l] = t ? (f32 ? 0x3f800000u : ones) : 0;
-            }
-          }
-        }
+      case Op::kSet:
+        if (exec) exec_compare(w, in, exec);
         advance(w, group);
         break;
-      }
       case Op::kCvt: {
         if (exec) {
           const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);

@@ -233,21 +233,35 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
 
 namespace {
 
-inline uint64_t load_bytes(const uint8_t* p, uint32_t size) {
-  switch (size) {
-    case 1: return *p;
-    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+template <uint32_t kSize> struct Word;
+template <> struct Word<1> { using U = uint8_t; using S = int8_t; };
+template <> struct Word<2> { using U = uint16_t; using S = int16_t; };
+template <> struct Word<4> { using U = uint32_t; using S = int32_t; };
+template <> struct Word<8> { using U = uint64_t; using S = int64_t; };
+
+// The lane loops of ld/st, one instantiation per access size so the size switch is not inside
+// the loop (ld/st are the bulk of most kernels' instructions).
+template <uint32_t kSize>
+void load_lanes(uint64_t* d, uint8_t* const* ptrs, uint32_t offset, uint32_t exec, uint64_t mask,
+                bool sext) {
+  using U = typename Word<kSize>::U;
+  using S = typename Word<kSize>::S;
+  for (uint32_t m = exec; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    U v;
+    std::memcpy(&v, ptrs[l] + offset, kSize);
+    const uint64_t x = sext ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<S>(v))) : v;
+    d[l] = x & mask;
   }
 }
 
-inline void store_bytes(uint8_t* p, uint32_t size, uint64_t v) {
-  switch (size) {
-    case 1: *p = static_cast<uint8_t>(v); break;
-    case 2: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
-    default: std::memcpy(p, &v, 8); break;
+template <uint32_t kSize>
+void store_lanes(const uint64_t* s, uint8_t* const* ptrs, uint32_t offset, uint32_t exec) {
+  using U = typename Word<kSize>::U;
+  for (uint32_t m = exec; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const U v = static_cast<U>(s[l]);
+    std::memcpy(ptrs[l] + offset, &v, kSize);
   }
 }
 
@@ -276,15 +290,12 @@ void Launch::exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   uint8_t* ptrs[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[1], exec, es * n, false, ptrs)) return;
   const bool sext = is_signed_int(in.type) && es < 8;
-  const uint64_t sign_bit = uint64_t{1} << (es * 8 - 1);
   for (uint32_t i = 0; i < n; ++i) {
-    uint64_t* d = dst[i];
-    const uint64_t dm = dmask[i];
-    for (uint32_t m = exec; m; m &= m - 1) {
-      int l = std::countr_zero(m);
-      uint64_t v = load_bytes(ptrs[l] + i * es, es);
-      if (sext && (v & sign_bit)) v |= ~uint64_t{0} << (es * 8);
-      d[l] = v & dm;
+    switch (es) {
+      case 1: load_lanes<1>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
+      case 2: load_lanes<2>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
+      case 4: load_lanes<4>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
+      default: load_lanes<8>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
     }
   }
 }
@@ -306,10 +317,11 @@ void Launch::exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   uint8_t* ptrs[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[0], exec, es * n, true, ptrs)) return;
   for (uint32_t i = 0; i < n; ++i) {
-    const uint64_t* s = src[i];
-    for (uint32_t m = exec; m; m &= m - 1) {
-      int l = std::countr_zero(m);
-      store_bytes(ptrs[l] + i * es, es, s[l]);
+    switch (es) {
+      case 1: store_lanes<1>(src[i], ptrs, i * es, exec); break;
+      case 2: store_lanes<2>(src[i], ptrs, i * es, exec); break;
+      case 4: store_lanes<4>(src[i], ptrs, i * es, exec); break;
+      default: store_lanes<8>(src[i], ptrs, i * es, exec); break;
     }
   }
 }

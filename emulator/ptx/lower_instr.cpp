@@ -50,6 +50,56 @@ bool is_float(Type t) {
          t == Type::kF32 || t == Type::kF64 || t == Type::kTF32;
 }
 
+// The first modifier of `mods` found in `table` selects the op (prmt modes, testp classes);
+// `fallback` when none is present.
+template <size_t N>
+AluOp alu_op_by_modifier(const std::vector<std::string_view>& mods, AluOp fallback,
+                         const std::pair<const char*, AluOp> (&table)[N]) {
+  for (const auto& [name, a] : table)
+    if (has(mods, name)) return a;
+  return fallback;
+}
+
+bool is_packed_half(Type t) { return t == Type::kF16x2 || t == Type::kBF16x2; }
+
+// Destination types `set` can write: 1.0 / all ones in a float or integer register, per half for
+// packed f16x2/bf16x2 sources (which need a 32-bit destination).
+bool set_destination_ok(Type dst, Type src) {
+  if (is_packed_half(src))
+    return dst == Type::kF16x2 || dst == Type::kBF16x2 || dst == Type::kU32 || dst == Type::kS32 ||
+           dst == Type::kB32;
+  switch (dst) {
+    case Type::kU32: case Type::kS32: case Type::kB32: case Type::kF32:
+    case Type::kU16: case Type::kS16: case Type::kB16: case Type::kF16: case Type::kBF16:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether the ALU implements the decoded (op, type, modifiers) combination. Asked once per
+// instruction at decode time (the contract in alu.h): an instruction it does not implement is
+// deferred like the non-emulated opcodes, failing the launch only if it executes, instead of
+// computing the all-ones pattern the ALU writes for contract violations.
+bool alu_implements(const Instr& in) {
+  switch (in.op) {
+    case Op::kAlu: return alu_supported(in.alu_op, in.type, in.mods);
+    case Op::kCvt: return cvt_supported(in.type, in.type2, in.mods);
+    case Op::kSetp: return compare_supported(in.cmp, in.type2, in.mods);
+    case Op::kSet:
+      return compare_supported(in.cmp, in.type2, in.mods) && set_destination_ok(in.type, in.type2);
+    case Op::kAtom:
+    case Op::kRed: return atomic_supported(static_cast<AtomOp>(in.sub), in.type);
+    default: return true;
+  }
+}
+
+std::string instruction_text(std::string_view opcode, const std::vector<std::string_view>& mods) {
+  std::string text(opcode);
+  for (std::string_view m : mods) text += m;
+  return text;
+}
+
 }  // namespace
 
 void Parser::parse_instruction(Function& f) {
@@ -88,14 +138,15 @@ void Parser::parse_instruction(Function& f) {
   if (opcode == "cp" && (std::find(mods.begin(), mods.end(), ".bulk") != mods.end() ||
                          std::find(mods.begin(), mods.end(), ".mbarrier") != mods.end()))
     not_emulated = true;
-  if (not_emulated) {
-    std::string text(opcode);
-    for (std::string_view m : mods) text += m;
-    while (peek().kind != Tok::kEnd && !is_punct(';')) next();
-    expect_punct(';', "at end of instruction");
+  auto defer = [&](std::string what) {
     in.op = Op::kUnsupported;
     in.callee = static_cast<uint32_t>(m_.unsupported.size());
-    m_.unsupported.push_back(text);
+    m_.unsupported.push_back(std::move(what));
+  };
+  if (not_emulated) {
+    while (peek().kind != Tok::kEnd && !is_punct(';')) next();
+    expect_punct(';', "at end of instruction");
+    defer(instruction_text(opcode, mods));
     m_.code.push_back(in);
     return;
   }
@@ -122,6 +173,7 @@ void Parser::parse_instruction(Function& f) {
   }
   expect_punct(';', "at end of instruction");
   lower(f, in, opcode, mods, ops, line);
+  if (!alu_implements(in)) defer(instruction_text(opcode, mods) + " (this type/modifier combination)");
   m_.code.push_back(in);
 }
 
@@ -142,7 +194,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     else if (m == ".rmi") in.mods.round = Round::kRmi;
     else if (m == ".rpi") in.mods.round = Round::kRpi;
     else if (m == ".ftz") in.mods.ftz = true;
-    else if (m == ".sat" || m == ".satfinite") in.mods.sat = true;
+    else if (m == ".sat") in.mods.sat = true;
+    else if (m == ".satfinite") in.mods.satfinite = true;  // not .sat: that clamps f16 to [0,1]
     else if (m == ".approx") in.mods.approx = true;
     else if (m == ".full") in.mods.full = true;
     else if (m == ".relu") in.mods.relu = true;
@@ -169,6 +222,37 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   for (size_t i = 0; i < ops.size(); ++i)
     if (ops[i].kind == ParsedOperand::kReg && ops[i].name == "dynamic") in.reads_dynamic_special = true;
 
+  // `d, s1, s2, ...`: the destination and sources with their operand types (immediates are
+  // converted to them).
+  auto with_operands = [&](Op o, std::initializer_list<Type> src_types) {
+    in.op = o;
+    need(src_types.size() + 1);
+    in.nops = static_cast<uint8_t>(src_types.size() + 1);
+    in.ops[0] = dst(ops[0]);
+    int i = 1;
+    for (Type t : src_types) {
+      in.ops[i] = src(ops[i], t);
+      ++i;
+    }
+  };
+  // `d|q` (dual destination) into ops[first] and ops[second]; a single `d` leaves ops[second]
+  // a sink. Returns whether there were two.
+  auto dual_dst = [&](int first, int second) {
+    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
+      in.ops[first] = dst(ops[0].elems[0]);
+      in.ops[second] = dst(ops[0].elems[1]);
+      return true;
+    }
+    in.ops[first] = dst(ops[0]);
+    in.ops[second] = Operand{Operand::kSink};
+    return false;
+  };
+  // An ALU instruction of the (last) type suffix with explicitly typed sources.
+  auto alu_with = [&](AluOp a, std::initializer_list<Type> src_types) {
+    in.alu_op = a;
+    in.type = type0();
+    with_operands(Op::kAlu, src_types);
+  };
   auto simple_alu = [&](AluOp a, int nsrc) {
     in.op = Op::kAlu;
     in.alu_op = a;
@@ -234,60 +318,22 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   if (op == "not") { simple_alu(AluOp::kNot, 1); return; }
   if (op == "cnot") { simple_alu(AluOp::kCnot, 1); return; }
   if (op == "lop3") {
-    in.op = Op::kAlu;
-    in.alu_op = AluOp::kLop3;
-    in.type = type0();
-    need(5);
-    in.nops = 5;
-    in.ops[0] = dst(ops[0]);
-    for (int i = 1; i < 4; ++i) in.ops[i] = src(ops[i], in.type);
-    in.ops[4] = src(ops[4], Type::kB32);
+    alu_with(AluOp::kLop3, {type0(), type0(), type0(), Type::kB32});
     return;
   }
   if (op == "shl" || op == "shr") {
-    in.op = Op::kAlu;
-    in.alu_op = op == "shl" ? AluOp::kShl : AluOp::kShr;
-    in.type = type0();
-    need(3);
-    in.nops = 3;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], in.type);
-    in.ops[2] = src(ops[2], Type::kU32);
+    alu_with(op == "shl" ? AluOp::kShl : AluOp::kShr, {type0(), Type::kU32});
     return;
   }
   if (op == "shf") {
-    in.op = Op::kAlu;
     bool left = has(mods, ".l");
     bool clamp = has(mods, ".clamp");
-    in.alu_op = left ? (clamp ? AluOp::kShfLClamp : AluOp::kShfL) : (clamp ? AluOp::kShfRClamp : AluOp::kShfR);
-    in.type = type0();
-    need(4);
-    in.nops = 4;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], in.type);
-    in.ops[2] = src(ops[2], in.type);
-    in.ops[3] = src(ops[3], Type::kU32);
+    alu_with(left ? (clamp ? AluOp::kShfLClamp : AluOp::kShfL) : (clamp ? AluOp::kShfRClamp : AluOp::kShfR),
+             {type0(), type0(), Type::kU32});
     return;
   }
-  if (op == "bfe") {
-    simple_alu(AluOp::kBfe, 3);
-    in.ops[2] = src(ops[2], Type::kU32);
-    in.ops[3] = src(ops[3], Type::kU32);
-    return;
-  }
-  if (op == "bfi") {
-    in.op = Op::kAlu;
-    in.alu_op = AluOp::kBfi;
-    in.type = type0();
-    need(5);
-    in.nops = 5;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], in.type);
-    in.ops[2] = src(ops[2], in.type);
-    in.ops[3] = src(ops[3], Type::kU32);
-    in.ops[4] = src(ops[4], Type::kU32);
-    return;
-  }
+  if (op == "bfe") { alu_with(AluOp::kBfe, {type0(), Type::kU32, Type::kU32}); return; }
+  if (op == "bfi") { alu_with(AluOp::kBfi, {type0(), type0(), Type::kU32, Type::kU32}); return; }
   if (op == "brev") { simple_alu(AluOp::kBrev, 1); return; }
   if (op == "clz") { simple_alu(AluOp::kClz, 1); return; }
   if (op == "popc") { simple_alu(AluOp::kPopc, 1); return; }
@@ -295,45 +341,28 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     simple_alu(has(mods, ".shiftamt") ? AluOp::kBfindShiftAmt : AluOp::kBfind, 1);
     return;
   }
-  if (op == "fns") {
-    simple_alu(AluOp::kFns, 3);
-    in.ops[2] = src(ops[2], Type::kU32);
-    in.ops[3] = src(ops[3], Type::kS32);
-    return;
-  }
+  if (op == "fns") { alu_with(AluOp::kFns, {type0(), Type::kU32, Type::kS32}); return; }
   if (op == "prmt") {
-    AluOp a = AluOp::kPrmt;
-    if (has(mods, ".f4e")) a = AluOp::kPrmtF4e;
-    else if (has(mods, ".b4e")) a = AluOp::kPrmtB4e;
-    else if (has(mods, ".rc8")) a = AluOp::kPrmtRc8;
-    else if (has(mods, ".ecl")) a = AluOp::kPrmtEcl;
-    else if (has(mods, ".ecr")) a = AluOp::kPrmtEcr;
-    else if (has(mods, ".rc16")) a = AluOp::kPrmtRc16;
-    simple_alu(a, 3);
+    static const std::pair<const char*, AluOp> kModes[] = {
+        {".f4e", AluOp::kPrmtF4e}, {".b4e", AluOp::kPrmtB4e}, {".rc8", AluOp::kPrmtRc8},
+        {".ecl", AluOp::kPrmtEcl}, {".ecr", AluOp::kPrmtEcr}, {".rc16", AluOp::kPrmtRc16}};
+    simple_alu(alu_op_by_modifier(mods, AluOp::kPrmt, kModes), 3);
     return;
   }
   if (op == "dp4a" || op == "dp2a") {
     if (types.size() != 2) fail_at(line, std::string(op) + " needs two types");
-    in.op = Op::kAlu;
     in.alu_op = op == "dp4a" ? AluOp::kDp4a : (has(mods, ".hi") ? AluOp::kDp2aHi : AluOp::kDp2aLo);
     in.type = types[0];
     in.mods.b_signed = types[1] == Type::kS32;
-    need(4);
-    in.nops = 4;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], types[0]);
-    in.ops[2] = src(ops[2], types[1]);
-    in.ops[3] = src(ops[3], types[0]);
+    with_operands(Op::kAlu, {types[0], types[1], types[0]});
     return;
   }
   if (op == "testp") {
-    AluOp a = AluOp::kTestpFinite;
-    if (has(mods, ".infinite")) a = AluOp::kTestpInfinite;
-    else if (has(mods, ".number")) a = AluOp::kTestpNumber;
-    else if (has(mods, ".notanumber")) a = AluOp::kTestpNotanumber;
-    else if (has(mods, ".normal")) a = AluOp::kTestpNormal;
-    else if (has(mods, ".subnormal")) a = AluOp::kTestpSubnormal;
-    simple_alu(a, 1);
+    static const std::pair<const char*, AluOp> kClasses[] = {
+        {".infinite", AluOp::kTestpInfinite}, {".number", AluOp::kTestpNumber},
+        {".notanumber", AluOp::kTestpNotanumber}, {".normal", AluOp::kTestpNormal},
+        {".subnormal", AluOp::kTestpSubnormal}};
+    simple_alu(alu_op_by_modifier(mods, AluOp::kTestpFinite, kClasses), 1);
     return;
   }
   if (op == "mov") {
@@ -365,28 +394,16 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     return;
   }
   if (op == "selp") {
-    in.op = Op::kSelp;
     in.type = type0();
-    need(4);
-    in.nops = 4;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], in.type);
-    in.ops[2] = src(ops[2], in.type);
-    in.ops[3] = src(ops[3], Type::kPred);
+    with_operands(Op::kSelp, {in.type, in.type, Type::kPred});
     return;
   }
   if (op == "slct") {
     if (types.size() != 2) fail_at(line, "slct needs two types");
-    in.op = Op::kSelp;
     in.sub = 1;  // slct: select on sign of c
     in.type = types[0];
     in.type2 = types[1];
-    need(4);
-    in.nops = 4;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], in.type);
-    in.ops[2] = src(ops[2], in.type);
-    in.ops[3] = src(ops[3], in.type2);
+    with_operands(Op::kSelp, {in.type, in.type, in.type2});
     return;
   }
   if (op == "setp" || op == "set") {
@@ -412,13 +429,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     need_range(3, 4);
     if (in.bool_op != BoolOp::kNone && ops.size() != 4) fail_at(line, "boolean combination needs a predicate operand");
     in.nops = static_cast<uint8_t>(ops.size() == 4 ? 5 : 3);
-    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
-      in.ops[0] = dst(ops[0].elems[0]);
-      in.ops[4] = dst(ops[0].elems[1]);
-      in.nops = 5;
-    } else {
-      in.ops[0] = dst(ops[0]);
-    }
+    if (dual_dst(0, 4)) in.nops = 5;
     in.ops[1] = src(ops[1], in.type2);
     in.ops[2] = src(ops[2], in.type2);
     if (ops.size() == 4) in.ops[3] = src(ops[3], Type::kPred);
@@ -597,13 +608,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.type = Type::kB32;
     need_range(4, 5);
     in.nops = 6;
-    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
-      in.ops[0] = dst(ops[0].elems[0]);
-      in.ops[1] = dst(ops[0].elems[1]);
-    } else {
-      in.ops[0] = dst(ops[0]);
-      in.ops[1] = Operand{Operand::kSink};
-    }
+    dual_dst(0, 1);
     in.ops[2] = src(ops[1], Type::kB32);
     in.ops[3] = src(ops[2], Type::kB32);
     in.ops[4] = src(ops[3], Type::kB32);
@@ -638,13 +643,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.type = type0();
     need(3);
     in.nops = 4;
-    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
-      in.ops[0] = dst(ops[0].elems[0]);
-      in.ops[3] = dst(ops[0].elems[1]);
-    } else {
-      in.ops[0] = dst(ops[0]);
-      in.ops[3] = Operand{Operand::kSink};
-    }
+    dual_dst(0, 3);
     in.ops[1] = src(ops[1], in.type);
     in.ops[2] = src(ops[2], Type::kB32);
     return;
@@ -659,11 +658,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     else if (has(mods, ".xor")) r = ReduxOp::kXor;
     in.sub = static_cast<uint8_t>(r);
     in.type = type0();
-    need(3);
-    in.nops = 3;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], in.type);
-    in.ops[2] = src(ops[2], Type::kB32);
+    with_operands(Op::kRedux, {in.type, Type::kB32});
     return;
   }
   if (op == "membar" || op == "fence" || op == "prefetch" || op == "prefetchu" || op == "discard" ||
@@ -699,27 +694,16 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     return;
   }
   if (op == "bmsk" || op == "szext") {
-    in.op = op == "bmsk" ? Op::kBmsk : Op::kSzext;
     in.sub = has(mods, ".wrap") ? 1 : 0;
     in.type = type0();
-    need(3);
-    in.nops = 3;
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], Type::kU32);
-    in.ops[2] = src(ops[2], Type::kU32);
+    with_operands(op == "bmsk" ? Op::kBmsk : Op::kSzext, {Type::kU32, Type::kU32});
     return;
   }
   if (op == "elect") {
     in.op = Op::kElect;
     need(2);
     in.nops = 3;
-    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
-      in.ops[0] = dst(ops[0].elems[0]);
-      in.ops[1] = dst(ops[0].elems[1]);
-    } else {
-      in.ops[0] = dst(ops[0]);
-      in.ops[1] = Operand{Operand::kSink};
-    }
+    dual_dst(0, 1);
     in.ops[2] = src(ops[1], Type::kB32);
     return;
   }

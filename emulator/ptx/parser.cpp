@@ -104,6 +104,16 @@ uint32_t Parser::new_slot(Type t) {
 }
 
 // Parses `.align N`, `.vN`, `.ptr...` and the element type in any order.
+uint64_t Parser::parse_array_dims(bool& unsized) {
+  uint64_t count = 1;
+  while (accept_punct('[')) {
+    if (accept_punct(']')) { unsized = true; continue; }
+    count *= expect_uint("as array size");
+    expect_punct(']', "after array size");
+  }
+  return count;
+}
+
 bool Parser::parse_type_and_align(DeclType& dt) {
   bool any = false;
   for (;;) {
@@ -287,13 +297,8 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
   for (;;) {
     std::string_view name = expect_ident("in variable declaration");
     uint64_t elem = type_bytes(dt.type) * dt.vec;
-    uint64_t count = 1;
     bool unsized = false;
-    while (accept_punct('[')) {
-      if (accept_punct(']')) { unsized = true; continue; }
-      count *= expect_uint("as array size");
-      expect_punct(']', "after array size");
-    }
+    uint64_t count = parse_array_dims(unsized);
     Symbol s;
     s.name = std::string(name);
     s.space = space;
@@ -429,12 +434,8 @@ void Parser::parse_param_list(Function& f, bool is_entry, bool returns) {
     DeclType dt;
     if (!parse_type_and_align(dt)) fail("expected a parameter type, found " + describe(peek()));
     std::string_view name = expect_ident("as parameter name");
-    uint64_t count = 1;
-    while (accept_punct('[')) {
-      if (accept_punct(']')) continue;
-      count *= expect_uint("as array size");
-      expect_punct(']', "after array size");
-    }
+    bool unsized = false;  // `p[]` counts as one element
+    const uint64_t count = parse_array_dims(unsized);
     uint32_t elem = type_bytes(dt.type) * dt.vec;
     if (count > 65536 || elem * count > 65536) fail_at(line, "parameter '" + std::string(name) + "' is too large");
     uint32_t size = static_cast<uint32_t>(elem * count);
@@ -571,13 +572,8 @@ void Parser::parse_local_decl(Function& f, Space space) {
   if (!parse_type_and_align(dt)) fail("expected a type in declaration, found " + describe(peek()));
   for (;;) {
     std::string_view name = expect_ident("in declaration");
-    uint64_t count = 1;
     bool unsized = false;
-    while (accept_punct('[')) {
-      if (accept_punct(']')) { unsized = true; continue; }
-      count *= expect_uint("as array size");
-      expect_punct(']', "after array size");
-    }
+    const uint64_t count = parse_array_dims(unsized);
     uint32_t elem = type_bytes(dt.type) * dt.vec;
     if (count > kMaxFrameBytes || elem * count > kMaxFrameBytes)
       fail_at(line, "'" + std::string(name) + "' is too large for a function-scope variable");

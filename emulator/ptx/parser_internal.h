@@ -71,6 +71,7 @@ class Parser {
     uint32_t vec = 1;
   };
   bool parse_type_and_align(DeclType& dt);  // consumes .align N, .vN, .type in any order
+  uint64_t parse_array_dims(bool& unsized);  // `[N][M]...` -> element count; `[]` sets unsized
   void parse_module_variable(Space space, bool is_extern, bool is_visible);
   void parse_function(bool is_entry, bool is_extern);
   void parse_param_list(Function& f, bool is_entry, bool returns);

@@ -36,6 +36,47 @@ I128 clamp(I128 v, int bits, bool is_signed) {
 
 }  // namespace
 
+// 64-bit high products at the extremes, against a 32-bit-limb schoolbook multiplication (no
+// 128-bit arithmetic in the reference). These operands overflowed a signed __int128 product in
+// the ALU (undefined behaviour that UBSan reports).
+namespace {
+uint64_t umulhi64(uint64_t a, uint64_t b) {
+  const uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+// Signed high half from the unsigned one: a_s = a_u - 2^64 [a<0], likewise b.
+uint64_t smulhi64(uint64_t a, uint64_t b) {
+  uint64_t h = umulhi64(a, b);
+  if (a >> 63) h -= b;
+  if (b >> 63) h -= a;
+  return h;
+}
+}  // namespace
+
+TEST_CASE("64-bit mul.hi/mad.hi/mul.lo at INT64_MIN, INT64_MAX, UINT64_MAX", "[alu][int]") {
+  const uint64_t kMin = 0x8000000000000000ull, kMax = 0x7fffffffffffffffull, kOnes = ~0ull;
+  const uint64_t vals[] = {kMin, kMax, kOnes, kMin + 1, 1, 2, 0x00000001ffffffffull, 0xfffffffe00000001ull};
+  Mods m;
+  for (uint64_t a : vals) {
+    for (uint64_t b : vals) {
+      INFO("a=" << std::hex << a << " b=" << b);
+      const uint64_t c = 0x0123456789abcdefull;
+      CHECK(run1(AluOp::kMulHi, Type::kU64, m, a, b) == umulhi64(a, b));
+      CHECK(run1(AluOp::kMulHi, Type::kS64, m, a, b) == smulhi64(a, b));
+      CHECK(run1(AluOp::kMadHi, Type::kU64, m, a, b, c) == umulhi64(a, b) + c);
+      CHECK(run1(AluOp::kMadHi, Type::kS64, m, a, b, c) == smulhi64(a, b) + c);
+      CHECK(run1(AluOp::kMulLo, Type::kU64, m, a, b) == a * b);
+      CHECK(run1(AluOp::kMulLo, Type::kS64, m, a, b) == a * b);
+      CHECK(run1(AluOp::kMadLo, Type::kS64, m, a, b, c) == a * b + c);
+    }
+  }
+  // Spot values that pin the reference itself.
+  CHECK(smulhi64(kMin, kMin) == 0x4000000000000000ull);
+  CHECK(umulhi64(kOnes, kOnes) == kOnes - 1);
+}
+
 TEST_CASE("integer add/sub/mul/mad/div/rem/min/max/abs/neg/sad", "[alu][int]") {
   Mods m;
   for (const IntType& t : kArithTypes) {
@@ -48,13 +89,15 @@ TEST_CASE("integer add/sub/mul/mad/div/rem/min/max/abs/neg/sad", "[alu][int]") {
         INFO("type " << type_name(t.type) << " a=" << a << " b=" << b);
         CHECK(run1(AluOp::kAdd, t.type, m, a, b) == wrap(va + vb, t.bits));
         CHECK(run1(AluOp::kSub, t.type, m, a, b) == wrap(va - vb, t.bits));
-        CHECK(run1(AluOp::kMulLo, t.type, m, a, b) == wrap(va * vb, t.bits));
-        // The high half of the 2N-bit product: 64x64 products need 128 bits, exact here
-        // because |va*vb| < 2^127.
-        const I128 prod = va * vb;
-        const U128 uprod = static_cast<U128>(prod);
+        // The 2N-bit product, multiplied unsigned: u64 x u64 products reach 2^128, beyond I128
+        // (the bits of the signed product are the same modulo 2^128).
+        const U128 uprod = static_cast<U128>(va) * static_cast<U128>(vb);
+        const I128 prod = static_cast<I128>(uprod);
+        const uint64_t lo_mask = mask_of(t.bits);
+        CHECK(run1(AluOp::kMulLo, t.type, m, a, b) == wrap(prod, t.bits));
         CHECK(run1(AluOp::kMulHi, t.type, m, a, b) == (static_cast<uint64_t>(uprod >> t.bits) & mask_of(t.bits)));
-        CHECK(run1(AluOp::kMadLo, t.type, m, a, b, c) == wrap(va * vb + vc, t.bits));
+        CHECK(run1(AluOp::kMadLo, t.type, m, a, b, c) ==
+              (static_cast<uint64_t>(uprod + static_cast<U128>(vc)) & lo_mask));
         CHECK(run1(AluOp::kMadHi, t.type, m, a, b, c) ==
               wrap(value(static_cast<uint64_t>(uprod >> t.bits), t.bits, t.is_signed) + vc, t.bits));
         if (t.bits <= 32) {

@@ -68,6 +68,17 @@ float f32(uint64_t v) { return std::bit_cast<float>(static_cast<uint32_t>(v)); }
 double f64(uint64_t v) { return std::bit_cast<double>(v); }
 uint64_t bf(float f) { return std::bit_cast<uint32_t>(f); }
 uint64_t bd(double d) { return std::bit_cast<uint64_t>(d); }
+float h2f(uint64_t bits16) { return static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(bits16))); }
+float bh2f(uint64_t bits16) { return std::bit_cast<float>(static_cast<uint32_t>(bits16 & 0xffff) << 16); }
+uint64_t lo16(uint64_t v) { return v & 0xffff; }
+uint64_t hi16(uint64_t v) { return (v >> 16) & 0xffff; }
+// cvt.rn{.satfinite}.f16.f32 reference from _Float16's own round-to-nearest conversion.
+uint64_t f16_of(float f, bool satfinite) {
+  if (std::isnan(f)) return 0x7fff;  // canonical NaN
+  uint64_t h = std::bit_cast<uint16_t>(static_cast<_Float16>(f));
+  if (satfinite && (h & 0x7fff) == 0x7c00) h = (h & 0x8000) | 0x7bff;  // +-inf -> +-65504
+  return h;
+}
 
 void run_case(const Case& c) {
   INFO(c.instr);
@@ -229,6 +240,10 @@ TEST_CASE("opcode sweep: bit manipulation and logic", "[ptx][opcodes]") {
        }},
       {"lop3.b32 %d, %a, %b, %c, 0x96", 32, 32, 32, 32, [](auto a, auto b, auto c) { return a ^ b ^ c; }},
       {"lop3.b32 %d, %a, %b, %c, 0xe8", 32, 32, 32, 32, [](auto a, auto b, auto c) { return (a & b) | (a & c) | (b & c); }},
+      {"lop3.b32 %d, %a, %b, %c, 0xf0", 32, 32, 32, 32, [](auto a, auto, auto) { return a; }},
+      {"lop3.b32 %d, %a, %b, %c, 0xcc", 32, 32, 32, 32, [](auto, auto b, auto) { return b; }},
+      {"lop3.b32 %d, %a, %b, %c, 0xaa", 32, 32, 32, 32, [](auto, auto, auto c) { return c; }},
+      {"lop3.b32 %d, %a, %b, %c, 0x1", 32, 32, 32, 32, [](auto a, auto b, auto c) { return ~(a | b | c); }},
       {"shf.l.wrap.b32 %d, %a, %b, %c", 32, 32, 32, 32, [](auto a, auto b, auto c) {
          uint64_t v = (uint64_t{u32(b)} << 32) | u32(a);
          return uint64_t{u32((v << (c & 31)) >> 32)};
@@ -289,6 +304,22 @@ TEST_CASE("opcode sweep: compare, select, set", "[ptx][opcodes]") {
       {"slct.u32.s32 %d, %a, %b, %c", 32, 32, 32, 32, [](auto a, auto b, auto c) { return s32(c) >= 0 ? a : b; }},
       {"set.lt.u32.s32 %d, %a, %b", 32, 32, 32, 0, [](auto a, auto b, auto) { return s32(a) < s32(b) ? 0xffffffffull : 0; }},
       {"set.ge.f32.f32 %d, %a, %b", 32, 32, 32, 0, [](auto a, auto b, auto) { return f32(a) >= f32(b) ? bf(1.0f) : 0; }},
+      // Packed compares: p gets the low halves' result, q the high halves' (setp), or one
+      // result per half (set).
+      {"setp.lt.f16x2 %d|%q, %a, %b", 1, 32, 32, 0, [](auto a, auto b, auto) { return uint64_t{h2f(lo16(a)) < h2f(lo16(b))}; },
+       1, [](auto a, auto b, auto) { return uint64_t{h2f(hi16(a)) < h2f(hi16(b))}; }},
+      {"setp.gtu.bf16x2 %d|%q, %a, %b", 1, 32, 32, 0, [](auto a, auto b, auto) { return uint64_t{!(bh2f(lo16(a)) <= bh2f(lo16(b)))}; },
+       1, [](auto a, auto b, auto) { return uint64_t{!(bh2f(hi16(a)) <= bh2f(hi16(b)))}; }},
+      {"setp.ge.f16x2.and %d|%q, %a, %b, %c", 1, 32, 32, 1, [](auto a, auto b, auto c) { return uint64_t{h2f(lo16(a)) >= h2f(lo16(b)) && c}; },
+       1, [](auto a, auto b, auto c) { return uint64_t{h2f(hi16(a)) >= h2f(hi16(b)) && c}; }},
+      {"set.lt.u32.f16x2 %d, %a, %b", 32, 32, 32, 0, [](auto a, auto b, auto) {
+         return (h2f(lo16(a)) < h2f(lo16(b)) ? 0xffffull : 0) | (h2f(hi16(a)) < h2f(hi16(b)) ? 0xffff0000ull : 0);
+       }},
+      {"set.ne.f16x2.f16x2 %d, %a, %b", 32, 32, 32, 0, [](auto a, auto b, auto) {  // .ne is ordered
+         auto ne = [](float x, float y) { return !std::isnan(x) && !std::isnan(y) && x != y; };
+         return (ne(h2f(lo16(a)), h2f(lo16(b))) ? 0x3c00ull : 0) | (ne(h2f(hi16(a)), h2f(hi16(b))) ? 0x3c000000ull : 0);
+       }},
+      {"set.gt.f16.f16 %d, %a, %b", 16, 16, 16, 0, [](auto a, auto b, auto) { return h2f(a) > h2f(b) ? 0x3c00ull : 0; }},
   };
   for (const Case& c : cases) run_case(c);
 }
@@ -305,6 +336,18 @@ TEST_CASE("opcode sweep: floating point and conversions", "[ptx][opcodes]") {
       {"div.rn.f64 %d, %a, %b", 64, 64, 64, 0, [](auto a, auto b, auto) { return bd(f64(a) / f64(b)); }},
       {"rcp.rn.f32 %d, %a", 32, 32, 0, 0, [](auto a, auto, auto) { return bf(1.0f / f32(a)); }},
       {"sqrt.rn.f64 %d, %a", 64, 64, 0, 0, [](auto a, auto, auto) { return bd(std::sqrt(f64(a))); }},
+      {"sqrt.approx.f32 %d, %a", 32, 32, 0, 0, [](auto a, auto, auto) {  // NaN for negatives
+         float r = std::sqrt(f32(a));
+         return std::isnan(r) ? uint64_t{0x7fffffff} : bf(r);
+       }},
+      {"rcp.approx.ftz.f64 %d, %a", 64, 64, 0, 0, [](auto a, auto, auto) { return bd(1.0 / f64(a)); }},
+      {"rcp.rz.f32 %d, %a", 32, 32, 0, 0, [](auto a, auto, auto) {
+         // 1/a rounded toward zero: the nearest float to 1/a, stepped toward zero if it overshot.
+         double exact = 1.0 / f64(bd(static_cast<double>(f32(a))));
+         float r = static_cast<float>(exact);
+         if (std::fabs(static_cast<double>(r)) > std::fabs(exact)) r = std::nextafter(r, 0.0f);
+         return bf(r);
+       }},
       {"abs.f32 %d, %a", 32, 32, 0, 0, [](auto a, auto, auto) { return bf(std::fabs(f32(a))); }},
       {"neg.f64 %d, %a", 64, 64, 0, 0, [](auto a, auto, auto) { return bd(-f64(a)); }},
       {"min.f32 %d, %a, %b", 32, 32, 32, 0, [](auto a, auto b, auto) { return bf(std::fmin(f32(a), f32(b))); }},
@@ -330,6 +373,12 @@ TEST_CASE("opcode sweep: floating point and conversions", "[ptx][opcodes]") {
       {"cvt.f32.f16 %d, %a", 32, 16, 0, 0, [](auto a, auto, auto) {
          float f = static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(a)));
          return std::isnan(f) ? uint64_t{0x7fffffff} : bf(f);  // the GPU returns the canonical NaN
+       }},
+      // .satfinite saturates to the largest finite f16; .sat clamps to [0, 1] (NaN -> 0).
+      {"cvt.rn.satfinite.f16.f32 %d, %a", 16, 32, 0, 0, [](auto a, auto, auto) { return f16_of(f32(a), true); }},
+      {"cvt.rn.sat.f16.f32 %d, %a", 16, 32, 0, 0, [](auto a, auto, auto) {
+         float f = f32(a);
+         return f16_of(std::isnan(f) ? 0.0f : std::clamp(f, 0.0f, 1.0f), false);
        }},
       {"testp.finite.f32 %d, %a", 1, 32, 0, 0, [](auto a, auto, auto) { return uint64_t{std::isfinite(f32(a))}; }},
   };
