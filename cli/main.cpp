@@ -10,6 +10,9 @@
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/container.h"
 #include "subcommands.h"
+#ifdef CUSNAP_CLI_HAVE_REPLAY
+#include "replay.h"
+#endif
 
 int main(int argc, char** argv) {
   using namespace cusnap;
@@ -31,6 +34,9 @@ int main(int argc, char** argv) {
   cli::register_dump(app, exit_code);
   cli::register_verify(app, exit_code);
   cli::register_capture(app, exit_code);
+#ifdef CUSNAP_CLI_HAVE_REPLAY
+  cli::register_replay(app, exit_code);
+#endif
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,6 @@
 // One registration function per subcommand. Each adds its CLI11 subcommand to `app` and arranges
 // for its exit code to be stored in `exit_code` when it runs (CLI11 callbacks cannot return one).
-// Later: register_capture, register_replay.
+// capture.h and replay.h declare the capture and replay subcommands the same way.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "cusnap/format/header_info.h"
@@ -213,6 +214,9 @@ bool Session::open_locked() {
   writer_options.compression_level = config_.compress_level;
   writer_options.compression_threads = config_.compress_threads;
   writer_options.max_queued_bytes = config_.max_queued_bytes;
+  // The application thread must not wait for compression: a payload is copied into the bounded
+  // queue and the call returns (the queue policy decides what happens when it is full).
+  writer_options.zero_copy_min_bytes = SIZE_MAX;
   auto created = format::Writer::create_fd(fd, file_name_, header_message, writer_options);
   if (!created) {
     log(LogLevel::kError, "cannot start writing %s: %s; recording disabled", file_name_.c_str(),

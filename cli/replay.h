@@ -1,0 +1,15 @@
+// `cusnap replay`: re-executes a capture on a driver chosen at run time, verifies the
+// device-to-host results against the capture's checksums, and times launches (docs/replay.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cusnap::cli {
+
+// Exit codes of `cusnap replay` beyond those in common.h.
+inline constexpr int kExitMismatch = 5;      // replayed to the end, a verification mismatched
+inline constexpr int kExitReplayFailed = 6;  // target unusable or a replayed call failed
+
+void register_replay(CLI::App& app, int& exit_code);
+
+}  // namespace cusnap::cli

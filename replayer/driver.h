@@ -1,0 +1,151 @@
+// The driver a replay runs on, opened at run time.
+//
+// Contract: the replayer never links libcuda. It dlopen()s a driver by absolute path
+// (RTLD_NOW | RTLD_LOCAL, so the emulator and NVIDIA's driver, which share the SONAME
+// libcuda.so.1, never shadow each other), looks up exactly one symbol with dlsym,
+// `cuGetProcAddress_v2`, and binds every other entry point through it at the CUDA version that
+// introduced the ABI it was compiled against (cuMemAlloc@3020, cuLaunchKernelEx@11060, ...), with
+// flags 0 (legacy default stream semantics, as a driver-API program that does not opt into
+// per-thread streams gets). One binary therefore runs against any driver new enough for the
+// required entry points; optional ones (VMM, libraries, cuLaunchKernelEx, occupancy) that the
+// driver lacks are left null and the feature depending on them is disabled with a message.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "replayer/status.h"
+
+namespace cusnap::replayer {
+
+// X(name, version, required): every entry point the replayer uses. The member `name` has type
+// PFN_<name>_v<version>, exactly the ABI the driver is asked for.
+#define CUSNAP_REPLAYER_ENTRY_POINTS(X)            \
+  X(cuInit, 2000, true)                            \
+  X(cuDriverGetVersion, 2020, true)                \
+  X(cuGetErrorName, 6000, false)                   \
+  X(cuGetErrorString, 6000, false)                 \
+  X(cuDeviceGet, 2000, true)                       \
+  X(cuDeviceGetCount, 2000, true)                  \
+  X(cuDeviceGetName, 2000, true)                   \
+  X(cuDeviceGetAttribute, 2000, true)              \
+  X(cuDeviceTotalMem, 3020, true)                  \
+  X(cuDevicePrimaryCtxRetain, 7000, true)          \
+  X(cuDevicePrimaryCtxRelease, 11000, true)        \
+  X(cuCtxSetCurrent, 4000, true)                   \
+  X(cuCtxSynchronize, 2000, true)                  \
+  X(cuMemGetInfo, 3020, true)                      \
+  X(cuModuleLoadData, 2000, true)                  \
+  X(cuModuleGetFunction, 2000, true)               \
+  X(cuModuleGetGlobal, 3020, true)                 \
+  X(cuModuleUnload, 2000, true)                    \
+  X(cuLibraryLoadData, 12000, false)               \
+  X(cuLibraryGetKernel, 12000, false)              \
+  X(cuLibraryGetGlobal, 12000, false)              \
+  X(cuLibraryUnload, 12000, false)                 \
+  X(cuKernelGetFunction, 12000, false)             \
+  X(cuKernelSetAttribute, 12000, false)            \
+  X(cuFuncSetAttribute, 9000, false)               \
+  X(cuFuncSetCacheConfig, 3000, false)             \
+  X(cuFuncGetAttribute, 2020, false)               \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, false) \
+  X(cuMemAlloc, 3020, true)                        \
+  X(cuMemFree, 3020, true)                         \
+  X(cuMemAddressReserve, 10020, false)             \
+  X(cuMemAddressFree, 10020, false)                \
+  X(cuMemCreate, 10020, false)                     \
+  X(cuMemRelease, 10020, false)                    \
+  X(cuMemMap, 10020, false)                        \
+  X(cuMemUnmap, 10020, false)                      \
+  X(cuMemSetAccess, 10020, false)                  \
+  X(cuMemGetAllocationGranularity, 10020, false)   \
+  X(cuMemcpyHtoD, 3020, true)                      \
+  X(cuMemcpyDtoH, 3020, true)                      \
+  X(cuMemcpyDtoD, 3020, true)                      \
+  X(cuMemcpyHtoDAsync, 3020, true)                 \
+  X(cuMemcpyDtoHAsync, 3020, true)                 \
+  X(cuMemcpyDtoDAsync, 3020, true)                 \
+  X(cuMemcpy2DUnaligned, 3020, false)              \
+  X(cuMemcpy2DAsync, 3020, false)                  \
+  X(cuMemcpy3D, 3020, false)                       \
+  X(cuMemcpy3DAsync, 3020, false)                  \
+  X(cuMemsetD8, 3020, true)                        \
+  X(cuMemsetD16, 3020, true)                       \
+  X(cuMemsetD32, 3020, true)                       \
+  X(cuMemsetD8Async, 3020, true)                   \
+  X(cuMemsetD16Async, 3020, true)                  \
+  X(cuMemsetD32Async, 3020, true)                  \
+  X(cuMemsetD2D8Async, 3020, false)                \
+  X(cuMemsetD2D16Async, 3020, false)               \
+  X(cuMemsetD2D32Async, 3020, false)               \
+  X(cuLaunchKernel, 4000, true)                    \
+  X(cuLaunchKernelEx, 11060, false)                \
+  X(cuLaunchCooperativeKernel, 9000, false)        \
+  X(cuStreamCreate, 2000, true)                    \
+  X(cuStreamCreateWithPriority, 5050, false)       \
+  X(cuStreamDestroy, 4000, true)                   \
+  X(cuStreamSynchronize, 2000, true)               \
+  X(cuStreamWaitEvent, 3020, true)                 \
+  X(cuEventCreate, 2000, true)                     \
+  X(cuEventRecord, 2000, true)                     \
+  X(cuEventSynchronize, 2000, true)                \
+  X(cuEventElapsedTime, 2000, true)                \
+  X(cuEventDestroy, 4000, true)
+
+struct DriverApi {
+#define CUSNAP_REPLAYER_MEMBER(name, version, required) PFN_##name##_v##version name = nullptr;
+  CUSNAP_REPLAYER_ENTRY_POINTS(CUSNAP_REPLAYER_MEMBER)
+#undef CUSNAP_REPLAYER_MEMBER
+};
+
+class Driver {
+ public:
+  // dlopen()s `path` (must be absolute), binds the table, calls cuInit(0). Errors: the library
+  // cannot be opened, has no cuGetProcAddress_v2, lacks a required entry point, or cuInit fails.
+  static Expected<std::unique_ptr<Driver>> open(const std::string& path);
+  // The library stays loaded until exit: drivers start threads and register atexit handlers
+  // that must not outlive their code.
+  ~Driver() = default;
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  const DriverApi& api() const { return api_; }
+  const std::string& path() const { return path_; }
+  int version() const { return version_; }  // cuDriverGetVersion
+  // Optional entry points the driver did not provide ("cuLaunchKernelEx@11060").
+  const std::vector<std::string>& missing() const { return missing_; }
+  bool has_vmm() const;
+
+  // "CUDA_ERROR_INVALID_VALUE" (the driver's name when it has cuGetErrorName, else the number).
+  std::string error_name(CUresult result) const;
+  // An Error of kind kDriver for `what` failing with `result`.
+  Error failure(const std::string& what, CUresult result) const;
+
+ private:
+  Driver() = default;
+  DriverApi api_;
+  std::string path_;
+  int version_ = 0;
+  std::vector<std::string> missing_;
+};
+
+// Where the emulator's libcuda.so.1 is: $CUSNAP_EMULATOR_PATH, else the build tree this
+// replayer was compiled in, else <dir of the running executable>/../lib/cusnap/emulator/.
+// Empty when none of those exists.
+std::string emulator_path();
+
+struct DriverChoice {
+  std::string path;
+  std::string reason;  // how it was chosen, for the report and the log
+};
+
+// Resolves --driver: "emulator", an absolute or relative path, or "auto" (NVIDIA's driver from
+// the standard system locations if one loads and cuInit finds a device, else the emulator).
+// Never searches LD_LIBRARY_PATH, so cusnap's own interceptor shim is never picked up.
+Expected<DriverChoice> resolve_driver(const std::string& spec);
+
+}  // namespace cusnap::replayer

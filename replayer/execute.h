@@ -1,0 +1,136 @@
+// Executes a plan on an open driver (internal to the replayer; replay.h is the public entry).
+//
+// Handle maps: every captured handle (module, library, function, kernel, stream, event) is mapped
+// to the live handle the replay's own call produced; a captured handle that was never created in
+// the capture is an error for modules and functions (with the call's seq), and is replaced by the
+// legacy default stream (with a warning) for streams, which keeps ordering conservative.
+#pragma once
+
+#include <cuda.h>
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "replayer/driver.h"
+#include "replayer/memory.h"
+#include "replayer/plan.h"
+#include "replayer/replay.h"
+
+namespace cusnap::replayer {
+
+class Executor {
+ public:
+  Executor(const Driver& driver, format::Reader& reader, const Plan& plan, const ReplayOptions& options,
+           ReplayResult& result);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Context, target checks, memory placement. Nothing of the capture has run yet.
+  MaybeError prepare();
+  // Every action in order, then a final synchronisation and the pending verifications.
+  MaybeError run();
+
+ private:
+  struct LiveModule {
+    bool is_library = false;
+    CUmodule module = nullptr;
+    CUlibrary library = nullptr;
+  };
+  struct PendingCopy {
+    size_t check = 0;  // index into result_.copies
+    uint64_t stream = 0;
+    std::vector<uint8_t> bytes;
+    bool verify = true;  // false: only kept alive until the copy is known complete
+  };
+  struct PendingTiming {
+    size_t launch = 0;  // index into result_.launches
+    CUevent start = nullptr;
+    CUevent end = nullptr;
+  };
+
+  void warn(const std::string& message);
+  void info(const std::string& message);
+  Error fail(const Action& action, const std::string& what, CUresult r) const;
+
+  MaybeError check_target();
+  Expected<const std::vector<uint8_t>*> image_bytes(const ModuleLoadOp& op, uint64_t seq);
+
+  MaybeError execute(const Action& action);
+  MaybeError do_module_load(const Action& a, const ModuleLoadOp& op);
+  MaybeError do_function_get(const Action& a, const FunctionGetOp& op);
+  MaybeError do_global_get(const Action& a, const GlobalGetOp& op);
+  MaybeError do_function_attribute(const Action& a, const FunctionAttributeOp& op);
+  MaybeError do_copy(const Action& a, const CopyOp& op);
+  MaybeError do_memset(const Action& a, const MemsetOp& op);
+  MaybeError do_launch(const Action& a, const LaunchOp& op);
+  MaybeError issue_launch(const Action& a, const LaunchOp& op, CUfunction f, CUstream stream,
+                          std::vector<uint8_t>& params);
+  MaybeError timed_repetitions(const Action& a, const LaunchOp& op, CUfunction f, CUstream stream,
+                               std::vector<uint8_t>& params, size_t report);
+  MaybeError do_stream_create(const Action& a, const StreamCreateOp& op);
+  MaybeError do_event_create(const Action& a, const EventCreateOp& op);
+
+  Expected<CUfunction> function_for(const Action& a, const LaunchOp& op);
+  CUstream stream_for(uint64_t captured);
+  CUevent event_for(uint64_t captured);
+  Expected<uint64_t> device_address(const Action& a, uint64_t captured, uint64_t extent);
+
+  // Verification of pending asynchronous copies on `stream` (all of them when `all`).
+  MaybeError settle_copies(bool all, uint64_t stream);
+  MaybeError synchronize_all();
+  MaybeError resolve_timings();
+  void record_check(CopyCheck check, std::vector<uint8_t> bytes, bool complete, uint64_t stream);
+  void progress(size_t done, bool final);
+
+  // Repetitions: a copy of every placed range, restored before each run after the first.
+  MaybeError save_memory();
+  MaybeError restore_memory();
+  MaybeError flush_l2(CUstream stream);
+
+  const Driver& driver_;
+  const DriverApi& api_;
+  format::Reader& reader_;
+  const Plan& plan_;
+  const ReplayOptions& options_;
+  ReplayResult& result_;
+
+  CUcontext context_ = nullptr;
+  CUdevice device_ = 0;
+  std::unique_ptr<DeviceMemory> memory_;
+  std::unique_ptr<LaunchSelector> selector_;
+
+  std::map<format::BlobId, std::vector<uint8_t>> images_;  // module images by blob, kept alive
+  std::deque<std::vector<uint8_t>> wrappers_;              // rebuilt fatbin wrapper structs
+  std::unordered_map<uint64_t, LiveModule> modules_;
+  std::unordered_map<uint64_t, CUfunction> functions_;
+  std::unordered_map<uint64_t, CUstream> streams_;
+  std::unordered_map<uint64_t, CUevent> events_;
+  std::map<uint64_t, AllocationRef> allocations_;  // live captured allocations by base
+  std::deque<LaunchRef> recent_launches_;
+  uint64_t launches_done_ = 0;
+  std::vector<size_t> launches_awaiting_verdict_;  // reports waiting for the next checked copy
+
+  std::vector<uint8_t> params_scratch_;  // the parameter block of the launch being issued
+  std::vector<void*> args_scratch_;      // its kernelParams array
+  std::vector<PendingCopy> pending_copies_;
+  std::vector<std::pair<size_t, std::vector<size_t>>> pending_awaiting_;  // copy -> launches
+  std::vector<std::vector<uint8_t>> inflight_payloads_;  // async HtoD sources, until a full sync
+  uint64_t inflight_bytes_ = 0;
+  std::vector<PendingTiming> pending_timings_;
+  std::vector<CUevent> event_pool_;
+
+  CUdeviceptr snapshot_ = 0;  // saved memory for repetitions
+  uint64_t snapshot_bytes_ = 0;
+  CUdeviceptr l2_scratch_ = 0;
+  uint64_t l2_bytes_ = 0;
+
+  std::chrono::steady_clock::time_point last_progress_{};
+  bool progress_shown_ = false;
+};
+
+}  // namespace cusnap::replayer

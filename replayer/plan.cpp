@@ -1,0 +1,675 @@
+#include "replayer/plan.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include <kj/exception.h>
+
+namespace cusnap::replayer {
+namespace {
+
+namespace schema = format::schema;
+using Which = schema::CallRecord::Which;
+
+// CUlaunchAttributeID values (cuda.h) the target check cares about; plan.cpp stays CUDA-free.
+constexpr uint32_t kAttributeCooperative = 2;
+constexpr uint32_t kAttributeClusterDimension = 4;
+constexpr size_t kLaunchAttributeValueBytes = 64;  // sizeof(CUlaunchAttributeValue)
+constexpr uint32_t kHostAllocDeviceMap = 0x02;     // CU_MEMHOSTALLOC_DEVICEMAP
+constexpr uint64_t kPerThreadStream = 0x2;         // CU_STREAM_PER_THREAD
+
+format::BlobId to_blob(schema::BlobId::Reader id) { return format::BlobId{id.getHigh(), id.getLow()}; }
+
+bool add_overflows(uint64_t a, uint64_t b) { return a + b < a; }
+
+// Generic records for these calls may change device state the replay cannot reproduce.
+bool may_change_device_state(const std::string& api) {
+  static const char* const kPrefixes[] = {"cuGraph", "cuMemcpy", "cuMemset", "cuLaunch", "cuArray", "cuTex",
+                                          "cuSurf", "cuMipmapped", "cuStreamBeginCapture", "cuMemPrefetch",
+                                          "cuExternal", "cuIpc", "cuMemPool", "cuMemAdvise", "cuStreamWriteValue",
+                                          "cuStreamBatchMemOp", "cuModuleLoad", "cuLibraryLoad", "cuLink"};
+  for (const char* prefix : kPrefixes) {
+    if (api.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+class PlanBuilder {
+ public:
+  explicit PlanBuilder(format::Reader& reader) : reader_(reader) {}
+
+  MaybeError add(const format::CallRef& ref);
+  MaybeError add_record(const format::CallRef& ref);
+  Plan finish();
+
+ private:
+  Error capture_error(uint64_t seq, const char* record, std::string message) {
+    Error e(ErrorKind::kCapture, std::move(message));
+    e.at_call(seq).in_record(record);
+    return e;
+  }
+  void skip(const std::string& what) { ++plan_.skipped[what]; }
+  void warn_once(const std::string& key, uint64_t seq, std::string message) {
+    if (warned_.insert(key).second) plan_.warnings.push_back({seq, std::move(message)});
+  }
+  void push(uint64_t seq, Operation op) { plan_.actions.push_back(Action{seq, std::move(op)}); }
+  MaybeError add_range(uint64_t seq, const char* record, uint64_t address, uint64_t size);
+  bool in_device_memory(uint64_t address) const;
+  MaybeError check_blob(uint64_t seq, const char* record, const format::BlobId& id, uint64_t size);
+
+  MaybeError add_module_load(uint64_t seq, schema::ModuleLoad::Reader r);
+  MaybeError add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r);
+  MaybeError add_memcpy(uint64_t seq, schema::Memcpy::Reader r);
+  MaybeError add_memset(uint64_t seq, schema::Memset::Reader r);
+  MaybeError add_launch(uint64_t seq, schema::Launch::Reader r);
+  MaybeError apply_deferred(uint64_t seq, const char* record, uint64_t related,
+                            std::optional<uint64_t> checksum, std::optional<format::BlobId> payload);
+  MaybeError parse_legacy_deferred(uint64_t seq, uint64_t related, std::string_view message);
+
+  format::Reader& reader_;
+  Plan plan_;
+  std::vector<MemoryRange> raw_ranges_;
+  std::set<std::string> warned_;
+  std::set<uint64_t> contexts_;
+  std::unordered_map<uint64_t, size_t> copies_;  // seq -> index in plan_.actions
+};
+
+// Asynchronous copies complete after their record is written: the interceptor records what it
+// learns in stream order about the copy with seq `related` — the checksum of the bytes the
+// application received, or the bytes a pinned source really held when the copy ran. Schema 2
+// writes a deferredResult record; schema-1 captures carried the same facts as tool-event text
+// ("deferred hostChecksum=<16 hex>", "deferred payload=<32 hex>"), parsed by
+// parse_legacy_deferred() into the same form.
+MaybeError PlanBuilder::apply_deferred(uint64_t seq, const char* record, uint64_t related,
+                                       std::optional<uint64_t> checksum,
+                                       std::optional<format::BlobId> payload) {
+  auto it = copies_.find(related);
+  if (it == copies_.end()) return std::nullopt;  // the copy was not replayable (or failed)
+  auto* copy = std::get_if<CopyOp>(&plan_.actions[it->second].op);
+  if (copy == nullptr) return std::nullopt;
+  if (checksum && copy->direction == CopyDirection::kDeviceToHost && !copy->has_checksum) {
+    copy->has_checksum = true;
+    copy->checksum = *checksum;
+    ++plan_.verifiable_copies;
+  }
+  if (payload && !payload->is_null() && copy->direction == CopyDirection::kHostToDevice) {
+    if (auto e = check_blob(seq, record, *payload, copy->size)) return e;
+    copy->payload = *payload;
+  }
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::parse_legacy_deferred(uint64_t seq, uint64_t related, std::string_view message) {
+  constexpr std::string_view kChecksum = "deferred hostChecksum=";
+  constexpr std::string_view kPayload = "deferred payload=";
+  if (message.substr(0, kChecksum.size()) == kChecksum) {
+    std::string_view digits = message.substr(kChecksum.size(), 16);
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, 16);
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.size() != 16) {
+      return capture_error(seq, "toolEvent", "malformed deferred checksum");
+    }
+    return apply_deferred(seq, "toolEvent", related, value, std::nullopt);
+  }
+  if (message.substr(0, kPayload.size()) == kPayload) {
+    auto id = format::BlobId::from_hex(message.substr(kPayload.size(), 32));
+    if (!id) return capture_error(seq, "toolEvent", "malformed deferred payload id");
+    return apply_deferred(seq, "toolEvent", related, std::nullopt, *id);
+  }
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_range(uint64_t seq, const char* record, uint64_t address, uint64_t size) {
+  if (size == 0) return std::nullopt;
+  if (address == 0 || size > kMaxRangeBytes || add_overflows(address, size)) {
+    return capture_error(seq, record, "device range out of limits").with_address(address);
+  }
+  if (raw_ranges_.size() >= kMaxMemoryRanges) {
+    return capture_error(seq, record, "more than " + std::to_string(kMaxMemoryRanges) + " device allocations");
+  }
+  raw_ranges_.push_back({address, size});
+  return std::nullopt;
+}
+
+bool PlanBuilder::in_device_memory(uint64_t address) const {
+  for (const MemoryRange& r : raw_ranges_) {
+    if (address >= r.base && address < r.end()) return true;
+  }
+  return false;
+}
+
+MaybeError PlanBuilder::check_blob(uint64_t seq, const char* record, const format::BlobId& id, uint64_t size) {
+  const format::BlobInfo* info = reader_.find_blob(id);
+  if (info == nullptr) return capture_error(seq, record, "blob " + id.to_hex() + " is not in the capture");
+  if (info->size != size) {
+    return capture_error(seq, record,
+                         "blob " + id.to_hex() + " holds " + std::to_string(info->size) + " bytes, the call " +
+                             std::to_string(size));
+  }
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_module_load(uint64_t seq, schema::ModuleLoad::Reader r) {
+  ModuleLoadOp op;
+  op.handle = r.getHandle();
+  op.is_library = r.getIsLibrary();
+  op.path = r.getPath();
+  switch (r.getKind()) {
+    case schema::ModuleLoad::ImageKind::PTX: op.kind = ImageKind::kPtx; break;
+    case schema::ModuleLoad::ImageKind::CUBIN: op.kind = ImageKind::kCubin; break;
+    case schema::ModuleLoad::ImageKind::FATBIN: op.kind = ImageKind::kFatbin; break;
+    case schema::ModuleLoad::ImageKind::FATBIN_WRAPPER: op.kind = ImageKind::kFatbinWrapper; break;
+    case schema::ModuleLoad::ImageKind::FILE: op.kind = ImageKind::kFile; break;
+    default: op.kind = ImageKind::kUnknown; break;
+  }
+  if (op.handle == 0) return capture_error(seq, "moduleLoad", "module load without a handle");
+  if (!r.hasImage() || to_blob(r.getImage()).is_null()) {
+    return capture_error(seq, "moduleLoad", "the code image was not captured").with_handle(op.handle);
+  }
+  op.image = to_blob(r.getImage());
+  op.image_size = r.getImageSize();
+  if (auto e = check_blob(seq, "moduleLoad", op.image, op.image_size)) return e->with_handle(op.handle);
+  push(seq, std::move(op));
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) {
+  using Kind = schema::MemAlloc::Kind;
+  uint64_t size = r.getSize();
+  const char* name = "device";
+  switch (r.getKind()) {
+    case Kind::DEVICE: break;
+    case Kind::PITCH:
+      name = "pitch";
+      if (size == 0) {
+        if (r.getHeight() != 0 && r.getPitch() > kMaxRangeBytes / r.getHeight()) {
+          return capture_error(seq, "memAlloc", "pitched allocation out of limits");
+        }
+        size = r.getPitch() * r.getHeight();
+      }
+      break;
+    case Kind::ASYNC: name = "async"; break;
+    case Kind::FROM_POOL: name = "fromPool"; break;
+    case Kind::MANAGED:
+      name = "managed";
+      warn_once("managed", seq,
+                "managed memory: host writes to it are invisible to the capture, replayed contents may differ");
+      break;
+    case Kind::VMM_RESERVE: name = "vmmReserve"; break;
+    case Kind::HOST_ALLOC:
+    case Kind::HOST:
+    case Kind::HOST_REGISTER:
+      if ((r.getFlags() & kHostAllocDeviceMap) != 0 || r.getKind() == Kind::HOST_REGISTER) {
+        warn_once("hostmap", seq,
+                  "host memory visible to kernels (mapped/registered) is not replayed: kernels reading it "
+                  "will see other data");
+      }
+      skip("memAlloc (host)");
+      return std::nullopt;
+    default:  // vmmCreate / vmmMap / vmmSetAccess: the reservation covers the range
+      skip("memAlloc (vmm physical)");
+      return std::nullopt;
+  }
+  if (auto e = add_range(seq, "memAlloc", r.getAddress(), size)) return e;
+  push(seq, AllocOp{r.getAddress(), size, name});
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
+  using Kind = schema::Memcpy::Kind;
+  CopyOp op;
+  op.async = r.getAsync();
+  op.stream = r.getStream();
+  op.size = r.getSize();
+  op.dimensions = r.getDimensions() == 0 ? 1 : r.getDimensions();
+  uint64_t dst = r.getDst();
+  uint64_t src = r.getSrc();
+  switch (r.getKind()) {
+    case Kind::HOST_TO_DEVICE: op.direction = CopyDirection::kHostToDevice; break;
+    case Kind::DEVICE_TO_HOST: op.direction = CopyDirection::kDeviceToHost; break;
+    case Kind::DEVICE_TO_DEVICE:
+    case Kind::PEER: op.direction = CopyDirection::kDeviceToDevice; break;
+    case Kind::UNIFIED: {
+      bool dst_device = in_device_memory(dst);
+      bool src_device = in_device_memory(src);
+      if (dst_device && src_device) op.direction = CopyDirection::kDeviceToDevice;
+      else if (dst_device) op.direction = CopyDirection::kHostToDevice;
+      else if (src_device) op.direction = CopyDirection::kDeviceToHost;
+      else {
+        skip("memcpy (host to host)");
+        return std::nullopt;
+      }
+      break;
+    }
+    case Kind::HOST_TO_HOST:
+      skip("memcpy (host to host)");
+      return std::nullopt;
+    default:
+      warn_once("array", seq, "copies involving CUDA arrays are not replayed");
+      skip("memcpy (array)");
+      return std::nullopt;
+  }
+  if (op.dimensions > 3) return capture_error(seq, "memcpy", "copy with " + std::to_string(op.dimensions) + " dimensions");
+  if (op.dimensions > 1) {
+    auto g = r.getGeometry();
+    uint64_t depth = std::max<uint64_t>(g.getDepth(), 1);
+    op.width = g.getWidthInBytes();
+    op.height = std::max<uint64_t>(g.getHeight(), 1);
+    op.src_pitch = g.getSrcPitch();
+    op.dst_pitch = g.getDstPitch();
+    op.depth = depth;
+    op.src_height = std::max<uint64_t>(g.getSrcHeight(), op.height);
+    op.dst_height = std::max<uint64_t>(g.getDstHeight(), op.height);
+    constexpr uint64_t kMaxDim = uint64_t{1} << 24;  // rows or slices
+    if (op.width > kMaxRangeBytes || op.height > kMaxDim || depth > kMaxDim || op.src_height > kMaxDim ||
+        op.dst_height > kMaxDim || op.height * depth > kMaxRangeBytes / std::max<uint64_t>(op.width, 1) ||
+        op.src_pitch > kMaxRangeBytes / kMaxDim || op.dst_pitch > kMaxRangeBytes / kMaxDim) {
+      return capture_error(seq, "memcpy", "2D/3D copy geometry out of limits");
+    }
+    for (auto [pitch, rows_per_slice] : {std::pair{op.src_pitch, op.src_height}, std::pair{op.dst_pitch, op.dst_height}}) {
+      uint64_t rows = (depth - 1) * rows_per_slice + op.height;  // < 2^49: no overflow
+      if (pitch != 0 && rows > kMaxRangeBytes / pitch) {
+        return capture_error(seq, "memcpy", "2D/3D copy extent out of limits");
+      }
+    }
+    // Fold the x/y offsets into the device addresses; the host side is always packed.
+    // Row y of slice z starts (z * height + y) * pitch bytes in (height: rows per slice).
+    auto offset = [&](uint64_t x, uint64_t y, uint64_t z, uint64_t height, uint64_t pitch) -> std::optional<uint64_t> {
+      if (x > kMaxRangeBytes || y > kMaxRangeBytes || z > kMaxRangeBytes || height > kMaxRangeBytes) return std::nullopt;
+      if (height != 0 && z > kMaxRangeBytes / height) return std::nullopt;
+      uint64_t row = z * height + y;
+      if (row > kMaxRangeBytes || (pitch != 0 && row > kMaxRangeBytes / pitch)) return std::nullopt;
+      return row * pitch + x;
+    };
+    auto dst_off = offset(g.getDstXInBytes(), g.getDstY(), g.getDstZ(), g.getDstHeight(), op.dst_pitch);
+    auto src_off = offset(g.getSrcXInBytes(), g.getSrcY(), g.getSrcZ(), g.getSrcHeight(), op.src_pitch);
+    if (!dst_off || !src_off) return capture_error(seq, "memcpy", "2D copy offsets out of limits");
+    dst += *dst_off;
+    src += *src_off;
+    op.size = op.width * op.height * op.depth;
+    if (op.direction != CopyDirection::kDeviceToHost && op.dst_pitch < op.width) {
+      return capture_error(seq, "memcpy", "2D copy with a destination pitch below its width");
+    }
+    if (op.direction != CopyDirection::kHostToDevice && op.src_pitch < op.width) {
+      return capture_error(seq, "memcpy", "2D copy with a source pitch below its width");
+    }
+  } else {
+    op.width = op.size;
+  }
+  if (op.size > kMaxRangeBytes) return capture_error(seq, "memcpy", "copy size out of limits");
+  op.dst = dst;
+  op.src = src;
+  if (op.size == 0) {
+    skip("memcpy (empty)");
+    return std::nullopt;
+  }
+  if (op.direction == CopyDirection::kHostToDevice) {
+    op.payload = r.hasPayload() ? to_blob(r.getPayload()) : format::BlobId{};
+    if (op.payload.is_null()) {
+      warn_once("nopayload", seq,
+                "host-to-device copies without captured bytes (dropped at capture): device contents will differ");
+      skip("memcpy (payload missing)");
+      return std::nullopt;
+    }
+    if (auto e = check_blob(seq, "memcpy", op.payload, op.size)) return e;
+  } else if (op.direction == CopyDirection::kDeviceToHost) {
+    op.has_checksum = r.getHasHostChecksum();
+    op.checksum = r.getHostChecksum();
+    if (op.has_checksum) ++plan_.verifiable_copies;
+  }
+  copies_[seq] = plan_.actions.size();
+  push(seq, std::move(op));
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_memset(uint64_t seq, schema::Memset::Reader r) {
+  MemsetOp op;
+  op.address = r.getAddress();
+  op.value = r.getValue();
+  op.element_size = r.getElementSize();
+  op.width = r.getWidth();
+  op.height = std::max<uint64_t>(r.getHeight(), 1);
+  op.pitch = r.getPitch();
+  op.async = r.getAsync();
+  op.stream = r.getStream();
+  if (op.element_size != 1 && op.element_size != 2 && op.element_size != 4) {
+    return capture_error(seq, "memset", "element size " + std::to_string(op.element_size));
+  }
+  uint64_t row = op.width * op.element_size;
+  if (op.width > kMaxRangeBytes || op.height > kMaxRangeBytes || op.pitch > kMaxRangeBytes ||
+      (op.height > 1 && (op.pitch < row || op.height > kMaxRangeBytes / std::max<uint64_t>(op.pitch, 1)))) {
+    return capture_error(seq, "memset", "memset geometry out of limits");
+  }
+  if (op.width == 0) {
+    skip("memset (empty)");
+    return std::nullopt;
+  }
+  push(seq, op);
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_launch(uint64_t seq, schema::Launch::Reader r) {
+  LaunchOp op;
+  switch (r.getKind()) {
+    case schema::Launch::Kind::LAUNCH_KERNEL: op.kind = LaunchOp::Kind::kLaunchKernel; break;
+    case schema::Launch::Kind::LAUNCH_KERNEL_EX: op.kind = LaunchOp::Kind::kLaunchKernelEx; break;
+    case schema::Launch::Kind::LAUNCH_COOPERATIVE_KERNEL: op.kind = LaunchOp::Kind::kCooperative; break;
+    default:
+      return Error(ErrorKind::kUnsupported, "multi-device cooperative launches are not replayed")
+          .at_call(seq)
+          .in_record("launch");
+  }
+  op.function = r.getFunction();
+  op.grid = {r.getGridX(), r.getGridY(), r.getGridZ()};
+  op.block = {r.getBlockX(), r.getBlockY(), r.getBlockZ()};
+  op.shared_bytes = r.getSharedBytes();
+  op.stream = r.getStream();
+  op.via_extra = r.getViaExtra();
+  op.cooperative = r.getCooperative() || op.kind == LaunchOp::Kind::kCooperative;
+  op.ordinal = r.getOrdinal();
+  op.kernel_name = r.getKernelName();
+  for (uint32_t d : op.grid) {
+    if (d == 0) return capture_error(seq, "launch", "grid dimension 0").with_handle(op.function);
+  }
+  for (uint32_t d : op.block) {
+    if (d == 0) return capture_error(seq, "launch", "block dimension 0").with_handle(op.function);
+  }
+  auto params = r.getParams();
+  if (params.size() > kMaxParamBytes) {
+    return capture_error(seq, "launch", "parameter block of " + std::to_string(params.size()) + " bytes");
+  }
+  op.params.assign(params.begin(), params.end());
+  op.has_layout = r.hasLayout();
+  for (auto slot : r.getLayout()) {
+    if (op.layout.size() >= kMaxParamBytes) return capture_error(seq, "launch", "too many parameter slots");
+    uint64_t end = uint64_t{slot.getOffset()} + slot.getSize();
+    if (end > op.params.size()) {
+      return capture_error(seq, "launch",
+                           "parameter slot [" + std::to_string(slot.getOffset()) + ", " + std::to_string(end) +
+                               ") outside the " + std::to_string(op.params.size()) + "-byte parameter block");
+    }
+    op.layout.push_back({slot.getOffset(), slot.getSize()});
+  }
+  if (!op.via_extra && !op.has_layout) {
+    return Error(ErrorKind::kUnsupported,
+                 "the parameters of this launch were not captured (no layout for '" + op.kernel_name + "')")
+        .at_call(seq)
+        .in_record("launch")
+        .with_handle(op.function);
+  }
+  auto attributes = r.getAttributes();
+  if (attributes.size() > kMaxLaunchAttributes) return capture_error(seq, "launch", "too many launch attributes");
+  for (auto a : attributes) {
+    if (a.getValue().size() > kLaunchAttributeValueBytes) {
+      return capture_error(seq, "launch", "launch attribute value larger than CUlaunchAttributeValue");
+    }
+    LaunchAttributeOp attribute{a.getId(), {a.getValue().begin(), a.getValue().end()}};
+    if (attribute.id == kAttributeClusterDimension) plan_.uses_cluster_launch = true;
+    if (attribute.id == kAttributeCooperative) op.cooperative = true;
+    op.attributes.push_back(std::move(attribute));
+  }
+  if (op.cooperative) plan_.uses_cooperative_launch = true;
+  ++plan_.launch_count;
+  push(seq, std::move(op));
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add(const format::CallRef& ref) {
+  size_t before = plan_.actions.size();
+  if (auto e = add_record(ref)) return e;
+  // In a _ptsz / _ptds call, stream 0 is the calling thread's per-thread default stream.
+  std::string_view api = ref.get().getApiName().cStr();
+  bool per_thread = api.size() > 5 && (api.ends_with("_ptsz") || api.ends_with("_ptds"));
+  if (per_thread && plan_.actions.size() > before) {
+    std::visit(
+        [](auto& op) {
+          if constexpr (requires { op.stream; }) {
+            if (op.stream == 0) op.stream = kPerThreadStream;
+          }
+        },
+        plan_.actions.back().op);
+  }
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
+  auto record = ref.get();
+  uint64_t seq = ref.seq();
+  Which which = record.which();
+  if (which == Which::TOOL_EVENT) {
+    auto event = record.getToolEvent();
+    auto kind = event.getKind();
+    if (event.getHasRelatedSeq()) {
+      auto text = event.getMessage();
+      if (auto e = parse_legacy_deferred(seq, event.getRelatedSeq(), std::string_view(text.cStr(), text.size()))) return e;
+    }
+    if (kind == schema::ToolEvent::Kind::CAPTURE_DISABLED || kind == schema::ToolEvent::Kind::RECORDS_DROPPED ||
+        kind == schema::ToolEvent::Kind::INTERNAL_ERROR) {
+      plan_.warnings.push_back({seq, std::string("capture tool event: ") + event.getMessage().cStr()});
+    }
+    skip("toolEvent");
+    return std::nullopt;
+  }
+  if (which == Which::DEFERRED_RESULT) {
+    auto d = record.getDeferredResult();
+    std::optional<uint64_t> checksum;
+    if (d.getHasHostChecksum()) checksum = d.getHostChecksum();
+    std::optional<format::BlobId> payload;
+    if (d.hasPayload()) payload = to_blob(d.getPayload());
+    if (auto e = apply_deferred(seq, "deferredResult", d.getCallSeq(), checksum, payload)) return e;
+    if (d.hasMissing() && d.getMissing().size() > 0) {
+      warn_once("deferred-missing", seq, std::string("a stream-ordered copy result was not observed at capture: ") +
+                                              d.getMissing().cStr());
+    }
+    skip("deferredResult");
+    return std::nullopt;
+  }
+  if (record.getResult() != 0) {
+    skip("failed calls");
+    return std::nullopt;
+  }
+  switch (which) {
+    case Which::MODULE_LOAD: return add_module_load(seq, record.getModuleLoad());
+    case Which::MODULE_UNLOAD: {
+      auto r = record.getModuleUnload();
+      push(seq, ModuleUnloadOp{r.getHandle(), r.getIsLibrary()});
+      return std::nullopt;
+    }
+    case Which::FUNCTION_GET: {
+      auto r = record.getFunctionGet();
+      FunctionGetOp op;
+      switch (r.getKind()) {
+        case schema::FunctionGet::Kind::MODULE_FUNCTION: op.kind = FunctionGetOp::Kind::kModuleFunction; break;
+        case schema::FunctionGet::Kind::LIBRARY_KERNEL: op.kind = FunctionGetOp::Kind::kLibraryKernel; break;
+        case schema::FunctionGet::Kind::KERNEL_GET_FUNCTION: op.kind = FunctionGetOp::Kind::kKernelGetFunction; break;
+        default: op.kind = FunctionGetOp::Kind::kEnumerated; break;
+      }
+      op.module = r.getModule();
+      op.handle = r.getHandle();
+      op.kernel = r.getKernel();
+      op.name = r.getName();
+      if (op.handle == 0) {
+        skip("functionGet (no handle)");
+        return std::nullopt;
+      }
+      push(seq, std::move(op));
+      return std::nullopt;
+    }
+    case Which::GLOBAL_GET: {
+      auto r = record.getGlobalGet();
+      if (r.getSize() > kMaxRangeBytes || add_overflows(r.getAddress(), r.getSize())) {
+        return capture_error(seq, "globalGet", "global out of limits").with_address(r.getAddress());
+      }
+      push(seq, GlobalGetOp{r.getModule(), r.getIsLibrary(), r.getName(), r.getAddress(), r.getSize()});
+      return std::nullopt;
+    }
+    case Which::FUNCTION_SET_ATTRIBUTE: {
+      auto r = record.getFunctionSetAttribute();
+      push(seq, FunctionAttributeOp{r.getFunction(), r.getIsKernel(), r.getAttribute(), r.getValue(), r.getDevice()});
+      return std::nullopt;
+    }
+    case Which::MEM_ALLOC: return add_mem_alloc(seq, record.getMemAlloc());
+    case Which::MEM_FREE: {
+      auto r = record.getMemFree();
+      auto kind = r.getKind();
+      if (kind == schema::MemFree::Kind::DEVICE || kind == schema::MemFree::Kind::ASYNC ||
+          kind == schema::MemFree::Kind::VMM_ADDRESS_FREE) {
+        push(seq, FreeOp{r.getAddress()});
+      } else {
+        skip("memFree (host/vmm)");
+      }
+      return std::nullopt;
+    }
+    case Which::MEMCPY: return add_memcpy(seq, record.getMemcpy());
+    case Which::MEMSET: return add_memset(seq, record.getMemset());
+    case Which::LAUNCH: return add_launch(seq, record.getLaunch());
+    case Which::STREAM_CREATE: {
+      auto r = record.getStreamCreate();
+      push(seq, StreamCreateOp{r.getStream(), r.getFlags(), r.getPriority()});
+      return std::nullopt;
+    }
+    case Which::STREAM_DESTROY: push(seq, StreamDestroyOp{record.getStreamDestroy().getStream()}); return std::nullopt;
+    case Which::STREAM_WAIT_EVENT: {
+      auto r = record.getStreamWaitEvent();
+      push(seq, StreamWaitOp{r.getStream(), r.getEvent(), r.getFlags()});
+      return std::nullopt;
+    }
+    case Which::STREAM_SYNCHRONIZE:
+      push(seq, StreamSyncOp{record.getStreamSynchronize().getStream()});
+      return std::nullopt;
+    case Which::EVENT_CREATE: {
+      auto r = record.getEventCreate();
+      push(seq, EventCreateOp{r.getEvent(), r.getFlags()});
+      return std::nullopt;
+    }
+    case Which::EVENT_RECORD: {
+      auto r = record.getEventRecord();
+      push(seq, EventRecordOp{r.getEvent(), r.getStream()});
+      return std::nullopt;
+    }
+    case Which::EVENT_SYNCHRONIZE: push(seq, EventSyncOp{record.getEventSynchronize().getEvent()}); return std::nullopt;
+    case Which::EVENT_DESTROY: push(seq, EventDestroyOp{record.getEventDestroy().getEvent()}); return std::nullopt;
+    case Which::CONTEXT_SYNCHRONIZE: push(seq, ContextSyncOp{}); return std::nullopt;
+    case Which::CONTEXT_CREATE:
+      contexts_.insert(record.getContextCreate().getContext());
+      skip("contextCreate");
+      return std::nullopt;
+    case Which::PRIMARY_CONTEXT:
+      if (record.getPrimaryContext().getOp() == schema::PrimaryContext::Op::RETAIN) {
+        contexts_.insert(record.getPrimaryContext().getContext());
+      }
+      skip("primaryContext");
+      return std::nullopt;
+    case Which::HOST_FUNC:
+      warn_once("hostfunc", seq, "host functions (cuLaunchHostFunc) are not replayed; stream order is kept");
+      skip("hostFunc");
+      return std::nullopt;
+    case Which::GENERIC: {
+      std::string api = record.getApiName();
+      if (record.getGeneric().getAffectsDeviceState() || may_change_device_state(api)) {
+        warn_once("generic:" + api, seq, api + " is not modelled by the capture: replay may diverge");
+      }
+      skip("generic " + api);
+      return std::nullopt;
+    }
+    case Which::MEMORY_SNAPSHOT:
+      skip("memorySnapshot");
+      return std::nullopt;
+    default:
+      skip(format::call_kind_name(static_cast<uint16_t>(which)));
+      return std::nullopt;
+  }
+}
+
+Plan PlanBuilder::finish() {
+  contexts_.erase(0);
+  if (contexts_.size() > 1) {
+    plan_.warnings.push_back({0, std::to_string(contexts_.size()) +
+                                     " contexts were captured; all are replayed in one context"});
+  }
+  std::sort(raw_ranges_.begin(), raw_ranges_.end(),
+            [](const MemoryRange& a, const MemoryRange& b) { return a.base < b.base; });
+  for (const MemoryRange& r : raw_ranges_) {
+    if (!plan_.memory_ranges.empty() && r.base <= plan_.memory_ranges.back().end()) {
+      MemoryRange& last = plan_.memory_ranges.back();
+      last.size = std::max(last.end(), r.end()) - last.base;
+    } else {
+      plan_.memory_ranges.push_back(r);
+    }
+  }
+  return std::move(plan_);
+}
+
+}  // namespace
+
+const char* image_kind_name(ImageKind kind) {
+  switch (kind) {
+    case ImageKind::kPtx: return "ptx";
+    case ImageKind::kCubin: return "cubin";
+    case ImageKind::kFatbin: return "fatbin";
+    case ImageKind::kFatbinWrapper: return "fatbin wrapper";
+    case ImageKind::kFile: return "file";
+    case ImageKind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+const char* copy_direction_name(CopyDirection direction) {
+  switch (direction) {
+    case CopyDirection::kHostToDevice: return "host to device";
+    case CopyDirection::kDeviceToHost: return "device to host";
+    case CopyDirection::kDeviceToDevice: return "device to device";
+  }
+  return "?";
+}
+
+const char* operation_name(const Operation& op) {
+  static const char* const kNames[] = {"moduleLoad", "moduleUnload", "functionGet", "globalGet",
+                                       "functionSetAttribute", "memAlloc", "memFree", "memcpy", "memset",
+                                       "launch", "streamCreate", "streamDestroy", "streamWaitEvent",
+                                       "streamSynchronize", "eventCreate", "eventRecord", "eventSynchronize",
+                                       "eventDestroy", "contextSynchronize"};
+  static_assert(std::size(kNames) == std::variant_size_v<Operation>);
+  return kNames[op.index()];
+}
+
+Expected<Plan> build_plan(format::Reader& reader) {
+  try {
+    PlanBuilder builder(reader);
+    Plan header_part;
+    auto header = reader.header();
+    MaybeError failure;
+    format::Status status = reader.for_each_call([&](const format::CallRef& ref) {
+      failure = builder.add(ref);
+      return !failure.has_value();
+    });
+    if (failure) return *failure;
+    if (!status.is_ok()) {
+      Error e(ErrorKind::kCapture, "reading the capture: " + status.to_string());
+      if (status.call()) e.at_call(*status.call());
+      return e;
+    }
+    Plan plan = builder.finish();
+    plan.tool_version = header.getToolVersion();
+    for (auto arg : header.getCommandLine()) plan.command_line.emplace_back(arg);
+    plan.captured_driver_version = header.getDriverVersion();
+    for (auto d : header.getDevices()) {
+      plan.devices.push_back(CapturedDevice{d.getName(), d.getComputeCapabilityMajor(),
+                                            d.getComputeCapabilityMinor(), d.getTotalMemoryBytes(),
+                                            d.getMultiprocessorCount()});
+    }
+    plan.call_count = reader.call_count();
+    plan.integrity = reader.recovery().summary();
+    return plan;
+  } catch (const kj::Exception& e) {
+    return Error(ErrorKind::kCapture, std::string("malformed record: ") + e.getDescription().cStr());
+  } catch (const std::exception& e) {
+    return Error(ErrorKind::kCapture, std::string("reading the capture: ") + e.what());
+  }
+}
+
+}  // namespace cusnap::replayer

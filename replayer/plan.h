@@ -1,0 +1,244 @@
+// A capture turned into an ordered list of replayable actions.
+//
+// build_plan() reads every call record once, in seq order, and keeps what the replay needs as
+// plain data (no Cap'n Proto readers survive it), so a plan can be executed several times and
+// inspected by tests. It needs no driver: everything here is checked against the capture alone,
+// which is why the fuzzer drives it with damaged files.
+//
+// Contract with the capture (interceptor):
+// - Only calls that succeeded (result 0) are replayed; a failed call changed nothing.
+// - Handles are the application's values; the executor maps them to live ones.
+// - Device memory ranges come from allocation records (cuMemAlloc*, pitched, async, managed,
+//   VMM reservations); `memory_ranges` is their union, for the executor to reserve up front.
+// - Copy payloads (host-to-device bytes) are blobs whose size equals the copied size; for 2D/3D
+//   copies the payload and the device-to-host checksum cover the copied rectangle packed row
+//   after row (widthInBytes × height × depth), with no pitch padding.
+// - Asynchronous copies: what the interceptor learns in stream order arrives as tool events
+//   about the copy's seq: "deferred hostChecksum=<16 hex digits>" (the device-to-host checksum)
+//   and "deferred payload=<32 hex digits> ..." (a pinned source changed before the copy ran:
+//   the bytes that really entered device memory). Both are folded into the copy's action.
+// - Calls the replayer does not model (generic records, host functions, host allocations,
+//   context switches) are counted in `skipped` and, where they may change device state, warned
+//   about once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cusnap/format/blob_id.h"
+#include "cusnap/format/reader.h"
+#include "replayer/status.h"
+
+namespace cusnap::replayer {
+
+// Limits that protect the replay from hostile captures (a real capture stays far below them).
+inline constexpr uint64_t kMaxParamBytes = 32764;               // CUDA's parameter block limit
+inline constexpr uint64_t kMaxRangeBytes = uint64_t{1} << 44;    // one allocation / copy
+inline constexpr uint64_t kMaxLaunchAttributes = 64;
+inline constexpr uint64_t kMaxMemoryRanges = uint64_t{1} << 20;
+
+enum class ImageKind : uint8_t { kUnknown, kPtx, kCubin, kFatbin, kFatbinWrapper, kFile };
+const char* image_kind_name(ImageKind kind);
+
+struct ParamSlot {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+struct ModuleLoadOp {
+  uint64_t handle = 0;
+  bool is_library = false;
+  ImageKind kind = ImageKind::kUnknown;
+  format::BlobId image;
+  uint64_t image_size = 0;
+  std::string path;  // *LoadFromFile: the original path (the image blob holds its contents)
+};
+
+struct ModuleUnloadOp {
+  uint64_t handle = 0;
+  bool is_library = false;
+};
+
+struct FunctionGetOp {
+  enum class Kind : uint8_t { kModuleFunction, kLibraryKernel, kKernelGetFunction, kEnumerated };
+  Kind kind = Kind::kModuleFunction;
+  uint64_t module = 0;
+  uint64_t handle = 0;
+  uint64_t kernel = 0;  // kKernelGetFunction: the CUkernel converted
+  std::string name;
+};
+
+struct GlobalGetOp {
+  uint64_t module = 0;
+  bool is_library = false;
+  std::string name;
+  uint64_t address = 0;
+  uint64_t size = 0;
+};
+
+struct FunctionAttributeOp {
+  uint64_t function = 0;
+  bool is_kernel = false;
+  int32_t attribute = 0;  // CUfunction_attribute, -1: cache config
+  int64_t value = 0;
+  int32_t device = 0;
+};
+
+struct AllocOp {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  std::string kind;  // "device", "pitch", "async", "managed", "vmmReserve", ...
+};
+
+struct FreeOp {
+  uint64_t address = 0;
+};
+
+enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+const char* copy_direction_name(CopyDirection direction);
+
+struct CopyOp {
+  CopyDirection direction = CopyDirection::kHostToDevice;
+  uint64_t dst = 0;  // device address for HtoD / DtoD (after the geometry offsets)
+  uint64_t src = 0;  // device address for DtoH / DtoD
+  uint64_t size = 0;
+  bool async = false;
+  uint64_t stream = 0;
+  format::BlobId payload;  // HtoD
+  bool has_checksum = false;
+  uint64_t checksum = 0;   // DtoH: XXH3-64 of the bytes the application received
+  // 2D/3D (dimensions > 1): `depth` slices of `height` rows of `width` bytes; on a device side,
+  // rows are `*_pitch` bytes apart and slices `*_pitch * *_height` bytes apart.
+  uint8_t dimensions = 1;
+  uint64_t width = 0;
+  uint64_t height = 1;
+  uint64_t depth = 1;
+  uint64_t src_pitch = 0;
+  uint64_t dst_pitch = 0;
+  uint64_t src_height = 0;
+  uint64_t dst_height = 0;
+  // Bytes from the first to one past the last byte touched on a pitched side.
+  uint64_t extent(uint64_t pitch, uint64_t rows_per_slice) const {
+    if (dimensions == 1) return size;
+    return ((depth - 1) * rows_per_slice + (height - 1)) * pitch + width;
+  }
+};
+
+struct MemsetOp {
+  uint64_t address = 0;
+  uint32_t value = 0;
+  uint8_t element_size = 1;  // 1, 2, 4
+  uint64_t width = 0;        // elements per row
+  uint64_t height = 1;
+  uint64_t pitch = 0;        // bytes between rows (2D)
+  bool async = false;
+  uint64_t stream = 0;
+};
+
+struct LaunchAttributeOp {
+  uint32_t id = 0;
+  std::vector<uint8_t> value;  // raw CUlaunchAttributeValue bytes
+};
+
+struct LaunchOp {
+  enum class Kind : uint8_t { kLaunchKernel, kLaunchKernelEx, kCooperative };
+  Kind kind = Kind::kLaunchKernel;
+  uint64_t function = 0;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t shared_bytes = 0;
+  uint64_t stream = 0;
+  std::vector<uint8_t> params;
+  std::vector<ParamSlot> layout;  // empty with via_extra: params is the opaque `extra` buffer
+  bool via_extra = false;
+  bool has_layout = false;
+  std::vector<LaunchAttributeOp> attributes;
+  bool cooperative = false;
+  uint64_t ordinal = 0;
+  std::string kernel_name;
+};
+
+struct StreamCreateOp {
+  uint64_t stream = 0;
+  uint32_t flags = 0;
+  int32_t priority = 0;
+};
+struct StreamDestroyOp { uint64_t stream = 0; };
+struct StreamWaitOp {
+  uint64_t stream = 0;
+  uint64_t event = 0;
+  uint32_t flags = 0;
+};
+struct StreamSyncOp { uint64_t stream = 0; };
+struct EventCreateOp {
+  uint64_t event = 0;
+  uint32_t flags = 0;
+};
+struct EventRecordOp {
+  uint64_t event = 0;
+  uint64_t stream = 0;
+};
+struct EventSyncOp { uint64_t event = 0; };
+struct EventDestroyOp { uint64_t event = 0; };
+struct ContextSyncOp {};
+
+using Operation =
+    std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp, AllocOp, FreeOp,
+                 CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp, StreamWaitOp, StreamSyncOp,
+                 EventCreateOp, EventRecordOp, EventSyncOp, EventDestroyOp, ContextSyncOp>;
+
+struct Action {
+  uint64_t seq = 0;
+  Operation op;
+};
+// "launch", "memcpy", ... for messages.
+const char* operation_name(const Operation& op);
+
+// A captured device memory range (the union of overlapping allocations).
+struct MemoryRange {
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint64_t end() const { return base + size; }
+};
+
+struct CapturedDevice {
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  uint64_t total_memory = 0;
+  int multiprocessors = 0;
+};
+
+struct PlanWarning {
+  uint64_t seq = 0;
+  std::string message;
+};
+
+struct Plan {
+  // Identity of the capture, for reports.
+  std::string tool_version;
+  std::vector<std::string> command_line;
+  int32_t captured_driver_version = 0;
+  std::vector<CapturedDevice> devices;
+  uint64_t call_count = 0;
+  std::string integrity;  // the reader's recovery summary ("whole (N calls)", "truncated: ...")
+
+  std::vector<Action> actions;       // in seq order
+  std::vector<MemoryRange> memory_ranges;  // sorted, disjoint
+  uint64_t launch_count = 0;
+  uint64_t verifiable_copies = 0;    // device-to-host copies with a checksum
+  std::map<std::string, uint64_t> skipped;  // record kind (or api name) -> count not replayed
+  std::vector<PlanWarning> warnings;
+  bool uses_cluster_launch = false;
+  bool uses_cooperative_launch = false;
+};
+
+// Reads the whole capture. Errors: unreadable records, inconsistent or out-of-limit values
+// (with the call's seq), blobs that are missing or of the wrong size.
+Expected<Plan> build_plan(format::Reader& reader);
+
+}  // namespace cusnap::replayer

@@ -1,0 +1,88 @@
+#include "replayer/replay.h"
+
+#include <chrono>
+#include <new>
+#include <stdexcept>
+
+#include "replayer/driver.h"
+#include "replayer/execute.h"
+
+namespace cusnap::replayer {
+namespace {
+
+void forward_plan_warnings(const Plan& plan, const ReplayOptions& options, ReplayResult& result) {
+  for (const PlanWarning& w : plan.warnings) {
+    std::string message = w.seq != 0 ? "call " + std::to_string(w.seq) + ": " + w.message : w.message;
+    result.messages.push_back(message);
+    if (options.on_message) options.on_message(MessageLevel::kWarning, message);
+  }
+}
+
+}  // namespace
+
+Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan, const ReplayOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  if (options.repeat == 0) return Error(ErrorKind::kInvalidArgument, "--repeat must be at least 1");
+  auto choice = resolve_driver(options.driver);
+  if (!choice) return choice.error();
+  auto driver = Driver::open(choice->path);
+  if (!driver) return driver.error();
+
+  ReplayResult result;
+  result.capture_path = reader.path();
+  result.target.driver_path = choice->path;
+  result.target.driver_reason = choice->reason;
+  result.target.driver_version = driver.value()->version();
+  if (options.on_message) {
+    options.on_message(MessageLevel::kInfo, "driver " + choice->path + " (" + choice->reason + "), version " +
+                                                std::to_string(driver.value()->version()));
+    for (const std::string& missing : driver.value()->missing()) {
+      options.on_message(MessageLevel::kInfo, "optional entry point missing: " + missing);
+    }
+  }
+  forward_plan_warnings(plan, options, result);
+  try {
+    Executor executor(*driver.value(), reader, plan, options, result);
+    if (auto e = executor.prepare()) return *e;
+    if (auto e = executor.run()) return *e;
+  } catch (const std::bad_alloc&) {
+    // A capture can ask for host buffers as large as the device memory it maps.
+    return Error(ErrorKind::kTarget, "out of host memory while replaying");
+  } catch (const std::exception& e) {
+    return Error(ErrorKind::kCapture, std::string("replay aborted: ") + e.what());
+  }
+  result.verification = summarize_checks(result.copies);
+  // Everything of the plan but its actions (which the report does not need).
+  result.plan.tool_version = plan.tool_version;
+  result.plan.command_line = plan.command_line;
+  result.plan.captured_driver_version = plan.captured_driver_version;
+  result.plan.devices = plan.devices;
+  result.plan.call_count = plan.call_count;
+  result.plan.integrity = plan.integrity;
+  result.plan.memory_ranges = plan.memory_ranges;
+  result.plan.launch_count = plan.launch_count;
+  result.plan.verifiable_copies = plan.verifiable_copies;
+  result.plan.skipped = plan.skipped;
+  result.plan.warnings = plan.warnings;
+  result.plan.uses_cluster_launch = plan.uses_cluster_launch;
+  result.plan.uses_cooperative_launch = plan.uses_cooperative_launch;
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // The driver stays loaded (Driver's contract); the unique_ptr only frees the table.
+  return result;
+}
+
+Expected<ReplayResult> replay_capture(const std::string& path, const ReplayOptions& options) {
+  auto reader = format::Reader::open(path);
+  if (!reader) {
+    return Error(ErrorKind::kCapture, reader.status().to_string());
+  }
+  if (reader.value()->recovery().state != format::Integrity::kWhole && options.on_message) {
+    options.on_message(MessageLevel::kWarning,
+                       "capture is not whole: " + reader.value()->recovery().summary() + "; replaying what it holds");
+  }
+  auto plan = build_plan(*reader.value());
+  if (!plan) return plan.error();
+  return replay_plan(*reader.value(), plan.value(), options);
+}
+
+}  // namespace cusnap::replayer

@@ -1,0 +1,108 @@
+// The replayer's entry point: replay a capture on a driver chosen at run time, verify it, time it.
+//
+// Order: actions run in capture (seq) order from one host thread. Work keeps the stream it was
+// captured on (captured streams are recreated, events too), so per-stream order and the
+// cross-stream dependencies the application expressed with events and synchronisation hold as
+// they did at capture; the replay adds no synchronisation of its own except where timing or
+// verification needs it (timed launches wait for their end event, memory snapshots for
+// repetitions synchronise the context).
+//
+// Contexts: everything runs in the primary context of one device (--device), whatever contexts
+// the capture used (a warning says so when it used several).
+//
+// Determinism: the replay issues the same calls in the same order with the same bytes; on a
+// deterministic driver (the emulator, or kernels without races/atomics order dependence) two
+// replays of one capture give identical verification results.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cusnap/format/reader.h"
+#include "replayer/memory.h"
+#include "replayer/plan.h"
+#include "replayer/status.h"
+#include "replayer/timing.h"
+#include "replayer/verify.h"
+
+namespace cusnap::replayer {
+
+enum class MessageLevel : uint8_t { kInfo, kWarning };
+
+struct ReplayOptions {
+  std::string driver = "auto";          // auto | emulator | PATH (see resolve_driver)
+  int device = 0;
+  VerifyMode verify = VerifyMode::kChecksum;
+  AddressMode address_mode = AddressMode::kSame;
+  bool timing = true;                   // events around selected launches
+  unsigned repeat = 1;                  // timed runs per selected launch
+  unsigned warmup = 0;                  // untimed runs before them
+  CacheControl cache_control = CacheControl::kAll;
+  std::string kernel_regex;             // selection (timing.h)
+  uint64_t launch_skip = 0;
+  uint64_t launch_count = 0;            // 0: all
+  bool nvtx = true;                     // NVTX range per launch: "<kernel> #<ordinal> (call <seq>)"
+  bool progress = false;                // progress line on stderr (the CLI enables it on a tty)
+  // Warnings and information (relocation, skipped calls, target differences). Default: dropped.
+  std::function<void(MessageLevel, const std::string&)> on_message;
+};
+
+struct LaunchReport {
+  uint64_t seq = 0;
+  uint64_t ordinal = 0;
+  std::string kernel;
+  std::array<uint32_t, 3> grid{};
+  std::array<uint32_t, 3> block{};
+  uint32_t shared_bytes = 0;
+  bool selected = false;
+  // The verdict of the first checksummed device-to-host copy after this launch (the first point
+  // where its results could be observed), kUnverified when there is none.
+  VerifyState verification = VerifyState::kUnverified;
+  TimeStats time;  // samples == 0 when not timed
+  unsigned pointers_rewritten = 0;  // relocation
+};
+
+struct TargetInfo {
+  std::string driver_path;
+  std::string driver_reason;
+  int driver_version = 0;
+  int device = 0;
+  std::string device_name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  uint64_t total_memory = 0;
+  uint64_t free_memory_before = 0;
+};
+
+struct ReplayResult {
+  std::string capture_path;
+  Plan plan;  // actions cleared; identity, counts, skipped calls and warnings kept
+  TargetInfo target;
+  uint64_t actions_replayed = 0;
+  uint64_t mapped_bytes = 0;
+  size_t memory_ranges = 0;
+  size_t relocated_ranges = 0;
+  std::vector<CopyCheck> copies;   // every device-to-host copy, in seq order
+  VerifySummary verification;
+  std::vector<LaunchReport> launches;
+  std::vector<std::string> messages;  // every warning issued, in order
+  double wall_seconds = 0;
+
+  bool matched() const { return verification.ok(); }
+};
+
+// Opens the capture, builds the plan, checks the target, replays. Errors: unreadable capture,
+// unusable driver or device, or a call that failed (with its seq). A mismatch is not an error:
+// it is in the result (verification.first_mismatch).
+Expected<ReplayResult> replay_capture(const std::string& path, const ReplayOptions& options);
+
+// Same with an open reader and a plan (tests edit plans to inject differences).
+Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan, const ReplayOptions& options);
+
+}  // namespace cusnap::replayer

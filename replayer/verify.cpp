@@ -1,0 +1,63 @@
+#include "replayer/verify.h"
+
+#include <cstdio>
+
+#include "cusnap/format/blob_id.h"
+
+namespace cusnap::replayer {
+namespace {
+
+std::string hex(uint64_t v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
+  return buffer;
+}
+
+}  // namespace
+
+const char* verify_state_name(VerifyState state) {
+  switch (state) {
+    case VerifyState::kMatched: return "matched";
+    case VerifyState::kMismatched: return "mismatched";
+    case VerifyState::kUnverified: return "unverified";
+  }
+  return "?";
+}
+
+uint64_t copy_checksum(std::span<const uint8_t> bytes) { return format::checksum64(bytes); }
+
+VerifySummary summarize_checks(const std::vector<CopyCheck>& checks) {
+  VerifySummary summary;
+  for (const CopyCheck& c : checks) {
+    switch (c.state) {
+      case VerifyState::kMatched: ++summary.matched; break;
+      case VerifyState::kUnverified: ++summary.unverified; break;
+      case VerifyState::kMismatched:
+        ++summary.mismatched;
+        if (!summary.first_mismatch || c.seq < summary.first_mismatch->seq) summary.first_mismatch = c;
+        break;
+    }
+  }
+  return summary;
+}
+
+std::string describe_mismatch(const CopyCheck& c) {
+  std::string out = "call " + std::to_string(c.seq) + ": device-to-host copy of " + std::to_string(c.size) +
+                    " bytes from " + hex(c.address);
+  if (c.allocation) {
+    out += " (" + c.allocation->kind + " allocation of call " + std::to_string(c.allocation->seq) + " at " +
+           hex(c.allocation->address) + ", " + std::to_string(c.allocation->size) + " bytes)";
+  }
+  out += ": expected checksum " + hex(c.expected) + ", replay gave " + hex(c.actual) + "; " +
+         std::to_string(c.launches_before) + " launch(es) before it";
+  if (!c.recent_launches.empty()) {
+    out += ", latest:";
+    for (const LaunchRef& l : c.recent_launches) {
+      out += " #" + std::to_string(l.ordinal) + " " + (l.kernel.empty() ? "?" : l.kernel) + " (call " +
+             std::to_string(l.seq) + ")";
+    }
+  }
+  return out;
+}
+
+}  // namespace cusnap::replayer

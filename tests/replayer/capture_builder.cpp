@@ -1,0 +1,216 @@
+#include "capture_builder.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "cusnap/format/blob_id.h"
+
+namespace cusnap::replayer::test {
+
+namespace schema = format::schema;
+
+Params& Params::add(const void* value, uint32_t size) {
+  uint32_t offset = static_cast<uint32_t>((bytes_.size() + size - 1) / size * size);
+  bytes_.resize(offset + size);
+  std::memcpy(bytes_.data() + offset, value, size);
+  layout_.push_back({offset, size});
+  return *this;
+}
+
+CaptureBuilder::CaptureBuilder(const std::string& path) {
+  capnp::MallocMessageBuilder header;
+  auto h = header.initRoot<schema::CaptureHeader>();
+  h.setToolVersion("test");
+  h.setDriverVersion(13000);
+  auto devices = h.initDevices(1);
+  devices[0].setName("cusnap emulator");
+  devices[0].setComputeCapabilityMajor(9);
+  devices[0].setComputeCapabilityMinor(0);
+  auto w = format::Writer::create(path, header);
+  if (!w) throw std::runtime_error(w.status().to_string());
+  writer_ = std::move(w.value());
+}
+
+CaptureBuilder::~CaptureBuilder() {
+  if (writer_) writer_->close();
+}
+
+void CaptureBuilder::close() {
+  auto status = writer_->close();
+  if (!status) throw std::runtime_error(status.to_string());
+}
+
+uint64_t CaptureBuilder::append(capnp::MallocMessageBuilder& message) {
+  auto seq = writer_->append_call(message);
+  if (!seq) throw std::runtime_error(seq.status().to_string());
+  return seq.value();
+}
+
+static schema::CallRecord::Builder record(capnp::MallocMessageBuilder& m, const char* api) {
+  auto r = m.initRoot<schema::CallRecord>();
+  r.setApiName(api);
+  r.setContext(0x1000);
+  return r;
+}
+
+static void set_blob(schema::BlobId::Builder b, const format::BlobId& id) {
+  b.setHigh(id.high);
+  b.setLow(id.low);
+}
+
+uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx) {
+  std::vector<uint8_t> bytes(ptx.begin(), ptx.end());
+  bytes.push_back(0);
+  auto id = writer_->put_blob(bytes);
+  if (!id) throw std::runtime_error(id.status().to_string());
+  capnp::MallocMessageBuilder m;
+  auto load = record(m, "cuModuleLoadData").initModuleLoad();
+  load.setKind(schema::ModuleLoad::ImageKind::PTX);
+  load.setHandle(handle);
+  set_blob(load.initImage(), id.value());
+  load.setImageSize(bytes.size());
+  return append(m);
+}
+
+uint64_t CaptureBuilder::function_get(uint64_t module, uint64_t handle, const std::string& name) {
+  capnp::MallocMessageBuilder m;
+  auto get = record(m, "cuModuleGetFunction").initFunctionGet();
+  get.setKind(schema::FunctionGet::Kind::MODULE_FUNCTION);
+  get.setModule(module);
+  get.setHandle(handle);
+  get.setName(name);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::alloc(uint64_t address, uint64_t size) {
+  capnp::MallocMessageBuilder m;
+  auto a = record(m, "cuMemAlloc_v2").initMemAlloc();
+  a.setKind(schema::MemAlloc::Kind::DEVICE);
+  a.setAddress(address);
+  a.setSize(size);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::free(uint64_t address) {
+  capnp::MallocMessageBuilder m;
+  auto f = record(m, "cuMemFree_v2").initMemFree();
+  f.setKind(schema::MemFree::Kind::DEVICE);
+  f.setAddress(address);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream, bool async) {
+  auto id = writer_->put_blob(bytes);
+  if (!id) throw std::runtime_error(id.status().to_string());
+  capnp::MallocMessageBuilder m;
+  auto c = record(m, async ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyHtoD_v2").initMemcpy();
+  c.setKind(schema::Memcpy::Kind::HOST_TO_DEVICE);
+  c.setDst(dst);
+  c.setSrc(0x5000);
+  c.setSize(bytes.size());
+  c.setAsync(async);
+  c.setStream(stream);
+  c.setDimensions(1);
+  set_blob(c.initPayload(), id.value());
+  return append(m);
+}
+
+uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream, bool async) {
+  capnp::MallocMessageBuilder m;
+  auto c = record(m, async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2").initMemcpy();
+  c.setKind(schema::Memcpy::Kind::DEVICE_TO_HOST);
+  c.setDst(0x6000);
+  c.setSrc(src);
+  c.setSize(size);
+  c.setAsync(async);
+  c.setStream(stream);
+  c.setDimensions(1);
+  c.setHostChecksum(checksum);
+  c.setHasHostChecksum(true);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::memset32(uint64_t address, uint32_t value, uint64_t count) {
+  capnp::MallocMessageBuilder m;
+  auto s = record(m, "cuMemsetD32_v2").initMemset();
+  s.setAddress(address);
+  s.setValue(value);
+  s.setElementSize(4);
+  s.setWidth(count);
+  s.setHeight(1);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
+                                const Params& params, uint64_t stream) {
+  capnp::MallocMessageBuilder m;
+  auto l = record(m, "cuLaunchKernel").initLaunch();
+  l.setKind(schema::Launch::Kind::LAUNCH_KERNEL);
+  l.setFunction(function);
+  l.setGridX(grid);
+  l.setGridY(1);
+  l.setGridZ(1);
+  l.setBlockX(block);
+  l.setBlockY(1);
+  l.setBlockZ(1);
+  l.setStream(stream);
+  l.setKernelName(name);
+  l.setParams(capnp::Data::Reader(params.bytes().data(), params.bytes().size()));
+  auto layout = l.initLayout(static_cast<unsigned>(params.layout().size()));
+  for (size_t i = 0; i < params.layout().size(); ++i) {
+    layout[i].setOffset(params.layout()[i].offset);
+    layout[i].setSize(params.layout()[i].size);
+  }
+  return append(m);
+}
+
+uint64_t CaptureBuilder::failed_launch(uint64_t function) {
+  capnp::MallocMessageBuilder m;
+  auto r = record(m, "cuLaunchKernel");
+  r.setResult(1);  // CUDA_ERROR_INVALID_VALUE
+  auto l = r.initLaunch();
+  l.setFunction(function);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::stream_create(uint64_t stream) {
+  capnp::MallocMessageBuilder m;
+  record(m, "cuStreamCreate").initStreamCreate().setStream(stream);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::stream_sync(uint64_t stream) {
+  capnp::MallocMessageBuilder m;
+  record(m, "cuStreamSynchronize").initStreamSynchronize().setStream(stream);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::event_create(uint64_t event) {
+  capnp::MallocMessageBuilder m;
+  record(m, "cuEventCreate").initEventCreate().setEvent(event);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::event_record(uint64_t event, uint64_t stream) {
+  capnp::MallocMessageBuilder m;
+  auto e = record(m, "cuEventRecord").initEventRecord();
+  e.setEvent(event);
+  e.setStream(stream);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::stream_wait(uint64_t stream, uint64_t event) {
+  capnp::MallocMessageBuilder m;
+  auto w = record(m, "cuStreamWaitEvent").initStreamWaitEvent();
+  w.setStream(stream);
+  w.setEvent(event);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::context_sync() {
+  capnp::MallocMessageBuilder m;
+  record(m, "cuCtxSynchronize").initContextSynchronize();
+  return append(m);
+}
+
+}  // namespace cusnap::replayer::test

@@ -1,0 +1,123 @@
+// Damaged, truncated and hostile captures: clear errors, never crashes.
+#include <fstream>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "cusnap/format/reader.h"
+#include "replayer/plan.h"
+#include "test_support.h"
+
+using namespace cusnap;
+using namespace cusnap::replayer;
+using namespace cusnap::replayer::test;
+
+namespace {
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::string s = read_text(path);
+  return {s.begin(), s.end()};
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Plan building on arbitrary bytes: a value or an error, nothing else.
+void plan_from_bytes(const std::vector<uint8_t>& bytes) {
+  auto reader = format::Reader::open_memory(bytes);
+  if (!reader) return;
+  auto plan = build_plan(*reader.value());
+  if (!plan) CHECK_FALSE(plan.error().to_string().empty());
+}
+
+}  // namespace
+
+TEST_CASE("a launch whose layout leaves its parameter block is refused with its call", "[hostile]") {
+  std::string path = temp_path("bad_layout.cusnap");
+  uint64_t seq = 0;
+  {
+    CaptureBuilder w(path);
+    w.module_load_ptx(0xA000, test_ptx());
+    w.function_get(0xA000, 0xF001, "increment");
+    w.alloc(kBase, 4096);
+    // A layout slot far beyond the 12 parameter bytes.
+    seq = w.launch(0xF001, "increment", 1, 1, Params().ptr(kBase).i32(1).slot_only(100, 8));
+    w.close();
+  }
+  auto result = replay_capture(path, emulator_options());
+  REQUIRE_FALSE(result);
+  CHECK(result.error().kind() == ErrorKind::kCapture);
+  CHECK(result.error().seq() == seq);
+  CHECK(result.error().to_string().find("parameter slot") != std::string::npos);
+}
+
+TEST_CASE("a copy outside every captured allocation is an error at that call", "[hostile]") {
+  std::string path = temp_path("outside.cusnap");
+  uint64_t seq = 0;
+  {
+    CaptureBuilder w(path);
+    w.alloc(kBase, 4096);
+    std::vector<int> data(16, 7);
+    seq = w.htod(kBase + 4096 * 1024, as_bytes(data));  // inside the widened region? no: 4 MiB away
+    w.close();
+  }
+  auto result = replay_capture(path, emulator_options());
+  REQUIRE_FALSE(result);
+  CHECK(result.error().seq() == seq);
+  CHECK(result.error().kind() == ErrorKind::kCapture);
+}
+
+TEST_CASE("a launch of a function never obtained is an error at that call", "[hostile]") {
+  std::string path = temp_path("nofunction.cusnap");
+  uint64_t seq = 0;
+  {
+    CaptureBuilder w(path);
+    w.alloc(kBase, 4096);
+    seq = w.launch(0xBAD, "", 1, 1, Params().ptr(kBase).i32(1));
+    w.close();
+  }
+  auto result = replay_capture(path, emulator_options());
+  REQUIRE_FALSE(result);
+  CHECK(result.error().seq() == seq);
+  CHECK(result.error().handle() == 0xBADu);
+}
+
+TEST_CASE("truncated captures replay what they hold or fail clearly", "[hostile]") {
+  auto capture = write_standard_capture(temp_path("whole.cusnap"));
+  std::vector<uint8_t> bytes = read_bytes(capture.path);
+  std::string cut_path = temp_path("cut.cusnap");
+  size_t errors = 0, replays = 0;
+  for (size_t cut = 0; cut < bytes.size(); cut += std::max<size_t>(bytes.size() / 23, 1)) {
+    write_bytes(cut_path, {bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)});
+    auto result = replay_capture(cut_path, emulator_options());
+    if (result) {
+      ++replays;
+      // What was replayed must never mismatch: the prefix is the application's own history.
+      CHECK(result.value().verification.mismatched == 0);
+    } else {
+      ++errors;
+      CHECK_FALSE(result.error().to_string().empty());
+    }
+  }
+  CHECK(errors > 0);
+}
+
+TEST_CASE("corrupted captures never crash the plan builder or the replay", "[hostile]") {
+  auto capture = write_standard_capture(temp_path("flip.cusnap"));
+  std::vector<uint8_t> bytes = read_bytes(capture.path);
+  std::mt19937_64 rng(1234);
+  std::string flip_path = temp_path("flipped.cusnap");
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<uint8_t> damaged = bytes;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int i = 0; i < flips; ++i) damaged[rng() % damaged.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    plan_from_bytes(damaged);
+    if (trial % 30 == 0) {
+      write_bytes(flip_path, damaged);
+      auto result = replay_capture(flip_path, emulator_options());
+      if (!result) CHECK_FALSE(result.error().to_string().empty());
+    }
+  }
+}

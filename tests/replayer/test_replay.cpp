@@ -1,0 +1,266 @@
+// End-to-end replays of hand-built captures on the emulator.
+#include <sys/mman.h>
+
+#include <cstring>
+
+#include <catch2/catch.hpp>
+
+#include "cusnap/format/blob_id.h"
+#include "replayer/report.h"
+#include "test_support.h"
+
+using namespace cusnap::replayer;
+using namespace cusnap::replayer::test;
+
+namespace {
+
+ReplayResult replay_ok(const std::string& path, const ReplayOptions& options) {
+  auto result = replay_capture(path, options);
+  if (!result) FAIL(result.error().to_string());
+  return std::move(result.value());
+}
+
+}  // namespace
+
+TEST_CASE("a capture replays on the emulator with every checksum matching", "[replay]") {
+  auto capture = write_standard_capture(temp_path("slice.cusnap"));
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  CHECK(r.verification.matched == 2);
+  CHECK(r.verification.mismatched == 0);
+  CHECK(r.verification.unverified == 0);
+  CHECK(r.matched());
+  REQUIRE(r.launches.size() == 2);
+  CHECK(r.launches[0].kernel == "axpy_int");
+  CHECK(r.launches[0].seq == capture.axpy_seq);
+  CHECK(r.launches[0].verification == VerifyState::kMatched);
+  CHECK(r.launches[0].time.samples == 1);
+  CHECK(r.relocated_ranges == 0);
+  CHECK(r.memory_ranges == 2);  // a, b, c share one 2 MiB granule; x lies 4 MiB further
+  CHECK(r.plan.skipped.at("failed calls") == 1);
+}
+
+TEST_CASE("replaying the same capture twice gives identical verification results", "[replay]") {
+  auto capture = write_standard_capture(temp_path("twice.cusnap"));
+  ReplayResult first = replay_ok(capture.path, emulator_options());
+  ReplayResult second = replay_ok(capture.path, emulator_options());
+  REQUIRE(first.copies.size() == second.copies.size());
+  for (size_t i = 0; i < first.copies.size(); ++i) {
+    CHECK(first.copies[i].seq == second.copies[i].seq);
+    CHECK(first.copies[i].state == second.copies[i].state);
+    CHECK(first.copies[i].actual == second.copies[i].actual);
+  }
+}
+
+TEST_CASE("streams, events and asynchronous copies replay in order", "[replay]") {
+  StandardOptions o;
+  o.async_on_stream = true;
+  auto capture = write_standard_capture(temp_path("async.cusnap"), o);
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  CHECK(r.verification.matched == 2);
+  CHECK(r.matched());
+}
+
+TEST_CASE("a different result is reported as a mismatch at the right call", "[replay][mismatch]") {
+  StandardOptions o;
+  o.corrupt_b_payload = true;
+  auto capture = write_standard_capture(temp_path("mismatch.cusnap"), o);
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  CHECK_FALSE(r.matched());
+  CHECK(r.verification.mismatched == 1);
+  CHECK(r.verification.matched == 1);  // x does not depend on b
+  REQUIRE(r.verification.first_mismatch);
+  const CopyCheck& m = *r.verification.first_mismatch;
+  CHECK(m.seq == capture.dtoh_c_seq);
+  CHECK(m.address == capture.c);
+  CHECK(m.launches_before == 2);
+  REQUIRE(m.recent_launches.size() == 2);
+  CHECK(m.recent_launches[0].seq == capture.axpy_seq);
+  CHECK(m.recent_launches[0].kernel == "axpy_int");
+  REQUIRE(m.allocation);
+  CHECK(m.allocation->seq == capture.alloc_c_seq);
+  CHECK(m.allocation->address == capture.c);
+  CHECK(r.launches[0].verification == VerifyState::kMismatched);
+  std::string text = describe_mismatch(m);
+  CHECK(text.find("call " + std::to_string(capture.dtoh_c_seq)) != std::string::npos);
+  CHECK(text.find("axpy_int") != std::string::npos);
+}
+
+TEST_CASE("verification can be turned off", "[replay]") {
+  StandardOptions o;
+  o.corrupt_b_payload = true;
+  auto capture = write_standard_capture(temp_path("noverify.cusnap"), o);
+  ReplayOptions options = emulator_options();
+  options.verify = VerifyMode::kNone;
+  ReplayResult r = replay_ok(capture.path, options);
+  CHECK(r.matched());
+  CHECK(r.verification.unverified == 2);
+}
+
+TEST_CASE("an occupied captured address falls back to relocation, loudly", "[replay][relocation]") {
+  auto capture = write_standard_capture(temp_path("reloc.cusnap"));
+  // Occupy the captured range in this process, as another mapping of the replaying process would.
+  void* blocker = mmap(reinterpret_cast<void*>(kBase), 4u << 20, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  REQUIRE(blocker == reinterpret_cast<void*>(kBase));
+  std::vector<std::string> warnings;
+  ReplayOptions options = emulator_options();
+  options.on_message = [&](MessageLevel level, const std::string& m) {
+    if (level == MessageLevel::kWarning) warnings.push_back(m);
+  };
+  auto result = replay_capture(capture.path, options);
+  munmap(blocker, 4u << 20);
+  REQUIRE(result);
+  ReplayResult& r = result.value();
+  CHECK(r.relocated_ranges == 1);  // the granule of a, b, c; x's granule is still free
+  bool loud = false;
+  for (const auto& w : warnings) loud = loud || w.find("RELOCATED") != std::string::npos;
+  CHECK(loud);
+  // Pointer parameters were rewritten, so the results still match.
+  CHECK(r.launches[0].pointers_rewritten == 3);
+  CHECK(r.launches[1].pointers_rewritten == 0);
+  CHECK(r.matched());
+}
+
+TEST_CASE("forced relocation rewrites parameters", "[replay][relocation]") {
+  auto capture = write_standard_capture(temp_path("forced.cusnap"));
+  ReplayOptions options = emulator_options();
+  options.address_mode = AddressMode::kRelocate;
+  ReplayResult r = replay_ok(capture.path, options);
+  CHECK(r.relocated_ranges == 2);
+  CHECK(r.launches[0].pointers_rewritten == 3);
+  CHECK(r.launches[1].pointers_rewritten == 1);
+  CHECK(r.matched());
+}
+
+TEST_CASE("repetitions restore the inputs of a launch", "[replay][timing]") {
+  auto capture = write_standard_capture(temp_path("repeat.cusnap"));
+  ReplayOptions options = emulator_options();
+  options.kernel_regex = "incr";
+  options.repeat = 5;
+  options.warmup = 2;
+  ReplayResult r = replay_ok(capture.path, options);
+  REQUIRE(r.launches.size() == 2);
+  CHECK_FALSE(r.launches[0].selected);
+  CHECK(r.launches[0].time.samples == 0);
+  CHECK(r.launches[1].selected);
+  CHECK(r.launches[1].time.samples == 5);
+  CHECK(r.launches[1].time.min_ms <= r.launches[1].time.median_ms);
+  CHECK(r.launches[1].time.median_ms <= r.launches[1].time.max_ms);
+  // `increment` ran 7 times; had its input not been restored, x would be off by 6.
+  CHECK(r.matched());
+}
+
+TEST_CASE("launch selection follows Nsight Compute's skip and count", "[replay][timing]") {
+  auto capture = write_standard_capture(temp_path("select.cusnap"));
+  ReplayOptions options = emulator_options();
+  options.launch_skip = 1;
+  options.launch_count = 1;
+  ReplayResult r = replay_ok(capture.path, options);
+  REQUIRE(r.launches.size() == 2);
+  CHECK_FALSE(r.launches[0].selected);
+  CHECK(r.launches[1].selected);
+
+  auto bad = LaunchSelector::create("([", 0, 0);
+  CHECK_FALSE(bad);
+}
+
+TEST_CASE("the target check refuses code the device cannot run", "[replay][target]") {
+  StandardOptions o;
+  o.ptx_target = "sm_120";
+  auto capture = write_standard_capture(temp_path("target.cusnap"), o);
+  auto result = replay_capture(capture.path, emulator_options());
+  REQUIRE_FALSE(result);
+  CHECK(result.error().kind() == ErrorKind::kTarget);
+  CHECK(result.error().to_string().find("compute_120") != std::string::npos);
+}
+
+TEST_CASE("the report is JSON with the documented fields", "[replay][report]") {
+  auto capture = write_standard_capture(temp_path("report.cusnap"));
+  ReplayOptions options = emulator_options();
+  ReplayResult r = replay_ok(capture.path, options);
+  std::string json = report_json(r, options);
+  for (const char* field : {"\"schema\":\"cusnap-replay-report\"", "\"capture\":", "\"driver\":", "\"device\":",
+                            "\"verification\":", "\"result\":\"matched\"", "\"launches\":", "\"kernel\":\"axpy_int\"",
+                            "\"grid\":[4,1,1]", "\"block\":[256,1,1]", "\"time_ms\":", "\"median\":",
+                            "\"stddev\":", "\"samples\":1"}) {
+    INFO(field);
+    CHECK(json.find(field) != std::string::npos);
+  }
+  // Balanced braces and brackets outside strings: a cheap structural check.
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char ch = json[i];
+    if (in_string) {
+      if (ch == '\\') ++i;
+      else if (ch == '"') in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '{' || ch == '[') ++depth;
+    if (ch == '}' || ch == ']') --depth;
+    REQUIRE(depth >= 0);
+  }
+  CHECK(depth == 0);
+  std::string path = temp_path("report.json");
+  CHECK_FALSE(write_report(path, r, options));
+  CHECK(read_text(path) == json);
+}
+
+namespace {
+
+// A kernel that follows a pointer stored in device memory: only same-address replay keeps it.
+std::string write_embedded_pointer_capture(const std::string& path, uint64_t* dtoh_seq) {
+  std::vector<int> x(kN);
+  std::vector<int> expected(kN);
+  for (int i = 0; i < kN; ++i) {
+    x[i] = 3 * i;
+    expected[i] = x[i] + 5;
+  }
+  const uint64_t s_addr = kBase + 0x3000, x_addr = kBase + 0x400000;
+  struct {
+    uint64_t data;
+    int32_t n;
+    int32_t pad;
+  } indirect{x_addr, kN, 0};
+  std::vector<uint8_t> s_bytes(sizeof indirect);
+  std::memcpy(s_bytes.data(), &indirect, sizeof indirect);
+  CaptureBuilder w(path);
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF003, "through_struct");
+  w.alloc(s_addr, sizeof indirect);
+  w.alloc(x_addr, kN * 4);
+  w.htod(x_addr, as_bytes(x));
+  w.htod(s_addr, s_bytes);
+  w.launch(0xF003, "through_struct", (kN + 255) / 256, 256, Params().ptr(s_addr).i32(5));
+  *dtoh_seq = w.dtoh(x_addr, kN * 4, cusnap::format::checksum64(as_bytes(expected)));
+  w.close();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("pointers stored in device memory stay valid at the captured addresses", "[replay][relocation]") {
+  uint64_t dtoh_seq = 0;
+  std::string path = write_embedded_pointer_capture(temp_path("embedded.cusnap"), &dtoh_seq);
+  ReplayResult same = replay_ok(path, emulator_options());
+  CHECK(same.relocated_ranges == 0);
+  CHECK(same.verification.matched == 1);
+  CHECK(same.matched());
+
+  // Relocated, the stored pointer still names the captured address: the replay must not
+  // pretend all is well (an access error or a mismatch), and it must have said so.
+  ReplayOptions options = emulator_options();
+  options.address_mode = AddressMode::kRelocate;
+  bool loud = false;
+  options.on_message = [&](MessageLevel, const std::string& m) {
+    loud = loud || m.find("RELOCATED") != std::string::npos;
+  };
+  auto relocated = replay_capture(path, options);
+  CHECK(loud);
+  if (relocated) {
+    CHECK_FALSE(relocated.value().matched());
+  } else {
+    CHECK(relocated.error().kind() == ErrorKind::kDriver);
+  }
+}

@@ -1,0 +1,125 @@
+// Pieces of the replayer that need no capture: image inspection, driver resolution, statistics,
+// address translation arithmetic.
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "replayer/driver.h"
+#include "replayer/memory.h"
+#include "replayer/target.h"
+#include "replayer/timing.h"
+
+using namespace cusnap::replayer;
+
+namespace {
+
+// A fatbin container as nvcc writes it (cuda-facts.md): header, then entries of 64-byte headers.
+std::vector<uint8_t> fake_fatbin(const std::vector<std::pair<uint16_t, uint32_t>>& entries) {
+  std::vector<uint8_t> out(16, 0);
+  uint32_t magic = 0xBA55ED50;
+  uint16_t version = 1, header = 16;
+  std::memcpy(out.data(), &magic, 4);
+  std::memcpy(out.data() + 4, &version, 2);
+  std::memcpy(out.data() + 6, &header, 2);
+  for (auto [kind, sm] : entries) {
+    std::vector<uint8_t> e(64 + 16, 0);
+    uint32_t entry_header = 64;
+    uint64_t payload = 16;
+    std::memcpy(e.data(), &kind, 2);
+    std::memcpy(e.data() + 4, &entry_header, 4);
+    std::memcpy(e.data() + 8, &payload, 8);
+    std::memcpy(e.data() + 28, &sm, 4);
+    out.insert(out.end(), e.begin(), e.end());
+  }
+  uint64_t size = out.size() - 16;
+  std::memcpy(out.data() + 8, &size, 8);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fatbin and PTX images name the architectures they can run on", "[units][target]") {
+  auto both = image_architectures(fake_fatbin({{1, 75}, {2, 90}}));
+  REQUIRE(both.known);
+  CHECK(both.ptx == std::vector<int>{75});
+  CHECK(both.sass == std::vector<int>{90});
+  CHECK(image_runs_on(both, 90));
+  CHECK(image_runs_on(both, 86));   // PTX 7.5 JIT-compiles for 8.6
+  CHECK_FALSE(image_runs_on(both, 70));
+  CHECK(describe_architectures(both) == "sm_90, compute_75");
+
+  auto sass_only = image_architectures(fake_fatbin({{2, 90}}));
+  CHECK(image_runs_on(sass_only, 90));
+  CHECK_FALSE(image_runs_on(sass_only, 89));
+  CHECK_FALSE(image_runs_on(sass_only, 100));
+
+  std::string ptx = "//\n.version 9.0\n.target sm_80\n.address_size 64\n";
+  auto text = image_architectures({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
+  CHECK(text.ptx == std::vector<int>{80});
+  CHECK(image_runs_on(text, 90));
+  CHECK_FALSE(image_runs_on(text, 75));
+
+  // Damaged headers: never out of bounds, never a false refusal.
+  auto truncated = fake_fatbin({{1, 75}});
+  truncated.resize(40);
+  CHECK(image_runs_on(image_architectures(truncated), 50));
+  std::vector<uint8_t> junk(3, 0xBA);
+  CHECK_FALSE(image_architectures(junk).known);
+}
+
+TEST_CASE("the driver is chosen and opened only by absolute path", "[units][driver]") {
+  auto missing = resolve_driver("/nonexistent/libcuda.so.1");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().kind() == ErrorKind::kInvalidArgument);
+
+  ::setenv("CUSNAP_EMULATOR_PATH", CUSNAP_TEST_EMULATOR, 1);
+  auto emulator = resolve_driver("emulator");
+  ::unsetenv("CUSNAP_EMULATOR_PATH");
+  REQUIRE(emulator);
+  CHECK(emulator->path == CUSNAP_TEST_EMULATOR);
+
+  CHECK_FALSE(Driver::open("libcuda.so.1"));  // a soname would search LD_LIBRARY_PATH
+  auto not_a_driver = Driver::open("/lib/x86_64-linux-gnu/libz.so.1");
+  REQUIRE_FALSE(not_a_driver);
+  CHECK(not_a_driver.error().to_string().find("cuGetProcAddress_v2") != std::string::npos);
+
+  auto driver = Driver::open(CUSNAP_TEST_EMULATOR);
+  REQUIRE(driver);
+  CHECK(driver.value()->version() >= 12000);
+  CHECK(driver.value()->has_vmm());
+  CHECK(driver.value()->error_name(CUDA_ERROR_INVALID_VALUE) == "CUDA_ERROR_INVALID_VALUE");
+}
+
+TEST_CASE("time statistics", "[units][timing]") {
+  TimeStats s = summarize_times({4.0, 1.0, 3.0, 2.0});
+  CHECK(s.samples == 4);
+  CHECK(s.min_ms == 1.0);
+  CHECK(s.max_ms == 4.0);
+  CHECK(s.median_ms == 2.5);
+  CHECK(s.mean_ms == 2.5);
+  CHECK(s.stddev_ms == Approx(1.118034).epsilon(1e-6));
+  CHECK(summarize_times({}).samples == 0);
+
+  auto selector = LaunchSelector::create("regex:^_Z4gemm", 1, 2);
+  REQUIRE(selector);
+  CHECK_FALSE(selector->select("_Z4gemmPf"));  // skipped
+  CHECK_FALSE(selector->select("_Z3foov"));    // does not match
+  CHECK(selector->select("_Z4gemmPf"));
+  CHECK(selector->select("_Z4gemmPf"));
+  CHECK_FALSE(selector->select("_Z4gemmPf"));  // count reached
+  auto demangled = LaunchSelector::create("gemm\\(float", 0, 0);
+  CHECK(demangled->select("_Z4gemmPf"));  // matches "gemm(float*)"
+}
+
+TEST_CASE("captured ranges are widened to the granularity and merged", "[units][memory]") {
+  std::vector<MemoryRange> ranges = {{0x200000 + 16, 100}, {0x3ff000, 0x2000}, {0x1000000, 1}};
+  auto widened = DeviceMemory::widen(ranges, 0x200000);
+  REQUIRE(widened.size() == 2);
+  CHECK(widened[0].base == 0x200000);
+  CHECK(widened[0].size == 0x400000);  // the second range crosses into the next granule
+  CHECK(widened[1].base == 0x1000000);
+  CHECK(widened[1].size == 0x200000);
+  CHECK(DeviceMemory::bytes_needed(ranges, 0x200000) == 0x600000);
+}
