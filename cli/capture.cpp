@@ -20,6 +20,7 @@
 #include <capnp/message.h>
 
 #include "common.h"
+#include "config.h"  // interceptor/src: the capture configuration and output-name patterns
 #include "info_collect.h"
 #include "table.h"
 
@@ -134,38 +135,6 @@ std::optional<std::string> resolve_driver(const std::string& choice, const std::
   return fs::canonical(path, ec).string();
 }
 
-// Nsight Systems-style name expansion, as the interceptor does it (docs/capture.md).
-std::string expand_pattern(const std::string& pattern, long pid) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '%' || i + 1 == pattern.size()) {
-      out += pattern[i];
-      continue;
-    }
-    char next = pattern[i + 1];
-    if (next == 'p') {
-      out += std::to_string(pid);
-      ++i;
-    } else if (next == 'h') {
-      char host[256] = {};
-      if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown-host");
-      out += host;
-      ++i;
-    } else if (next == '%') {
-      out += '%';
-      ++i;
-    } else if (next == 'q' && i + 2 < pattern.size() && pattern[i + 2] == '{' &&
-               pattern.find('}', i + 3) != std::string::npos) {
-      size_t close = pattern.find('}', i + 3);
-      if (const char* value = std::getenv(pattern.substr(i + 3, close - i - 3).c_str())) out += value;
-      i = close;
-    } else {
-      out += pattern[i];
-    }
-  }
-  return out;
-}
-
 // Default output: <app>.cusnap, or <app>.<n>.cusnap when that exists (never overwrites).
 std::string default_output(const std::string& app) {
   std::string stem = fs::path(app).filename().string();
@@ -252,8 +221,8 @@ int run_capture(const CaptureArgs& args) {
   }
   std::string pattern = args.output.empty() ? default_output(args.command.front()) : args.output;
   bool has_pid = pattern.find("%p") != std::string::npos;
-  if (!has_pid && !args.force_overwrite && fs::exists(expand_pattern(pattern, 0))) {
-    std::cerr << "cusnap capture: " << expand_pattern(pattern, 0)
+  if (!has_pid && !args.force_overwrite && fs::exists(icpt::expand_output_pattern(pattern, 0))) {
+    std::cerr << "cusnap capture: " << icpt::expand_output_pattern(pattern, 0)
               << " exists (use --force-overwrite, or %p in the name)\n";
     return kExitUsageOrIo;
   }
@@ -296,7 +265,7 @@ int run_capture(const CaptureArgs& args) {
   g_child = 0;
   int app_rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
-  std::string file = expand_pattern(pattern, pid);
+  std::string file = icpt::expand_output_pattern(pattern, pid);
   if (fs::exists(file)) {
     summarise(file);
     if (!has_pid) {

@@ -5,11 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
-#include "capture.h"
 #include "common.h"
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/container.h"
 #include "subcommands.h"
+#ifdef CUSNAP_CLI_HAVE_CAPTURE
+#include "capture.h"
+#endif
 #ifdef CUSNAP_CLI_HAVE_REPLAY
 #include "replay.h"
 #endif
@@ -33,7 +35,9 @@ int main(int argc, char** argv) {
   cli::register_info(app, exit_code);
   cli::register_dump(app, exit_code);
   cli::register_verify(app, exit_code);
+#ifdef CUSNAP_CLI_HAVE_CAPTURE
   cli::register_capture(app, exit_code);
+#endif
 #ifdef CUSNAP_CLI_HAVE_REPLAY
   cli::register_replay(app, exit_code);
 #endif
