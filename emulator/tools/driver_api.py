@@ -178,6 +178,18 @@ def parse_results(cuda_h: str) -> list[tuple[str, int, str]]:
     return results
 
 
+def write_if_changed(path: str, text: str) -> None:
+    """Writes a generated file only when its content changes, so that rebuilds stay incremental."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def default_overrides_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "driver_api_overrides.json")
 

@@ -25,17 +25,6 @@ import driver_api  # noqa: E402
 _IMPLEMENTED_RE = re.compile(r"CUSNAP_EXPORT\s+CUresult\s+CUDAAPI\s+(cu\w+)\s*\(")
 
 
-def write_if_changed(path, text):
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except FileNotFoundError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--stub", required=True)
@@ -103,11 +92,11 @@ def main():
     errors.append("")
 
     os.makedirs(args.out_dir, exist_ok=True)
-    write_if_changed(os.path.join(args.out_dir, "generated_errors.inc"), "\n".join(errors))
-    write_if_changed(os.path.join(args.out_dir, "generated_driver_api.h"), "\n".join(decl))
-    write_if_changed(os.path.join(args.out_dir, "generated_unsupported.cpp"), "\n".join(unsupported))
-    write_if_changed(os.path.join(args.out_dir, "generated_proc_table.inc"), "\n".join(table))
-    write_if_changed(os.path.join(args.out_dir, "generated_exports.map"), "\n".join(vmap))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_errors.inc"), "\n".join(errors))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_driver_api.h"), "\n".join(decl))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_unsupported.cpp"), "\n".join(unsupported))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_proc_table.inc"), "\n".join(table))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_exports.map"), "\n".join(vmap))
     return 0
 
 

@@ -32,17 +32,6 @@ import sys
 _HOOK_RE = re.compile(r"CUSNAP_(PRE_HOOK|POST_HOOK|CUSTOM)\(\s*(cu\w+)\s*\)")
 
 
-def write_if_changed(path, text):
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except FileNotFoundError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 def import_driver_api(path):
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     import driver_api  # noqa: E402  (the emulator's model, deliberately shared)
@@ -216,11 +205,11 @@ def main():
     vmap += ["  local:", "    *;", "};", ""]
 
     os.makedirs(args.out_dir, exist_ok=True)
-    write_if_changed(os.path.join(args.out_dir, "generated_shim_api.h"), "\n".join(h))
-    write_if_changed(os.path.join(args.out_dir, "generated_shim_exports.cpp"), "\n".join(c))
-    write_if_changed(os.path.join(args.out_dir, "generated_proc_table.inc"), "\n".join(t))
-    write_if_changed(os.path.join(args.out_dir, "generated_shim_exports.map"), "\n".join(vmap))
-    write_if_changed(os.path.join(args.out_dir, "generated_symbols.txt"), "\n".join(symbols) + "\n")
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_shim_api.h"), "\n".join(h))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_shim_exports.cpp"), "\n".join(c))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_proc_table.inc"), "\n".join(t))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_shim_exports.map"), "\n".join(vmap))
+    driver_api.write_if_changed(os.path.join(args.out_dir, "generated_symbols.txt"), "\n".join(symbols) + "\n")
     return 0
 
 
