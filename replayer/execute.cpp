@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "replayer/target.h"
 
@@ -24,6 +25,36 @@ bool looks_like_text(const std::vector<uint8_t>& bytes) {
   uint32_t magic = 0;
   if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
   return !(bytes.size() >= 4 && (std::memcmp(bytes.data(), kElf, 4) == 0 || magic == 0xBA55ED50));
+}
+
+// Source and destination of a 2D (CUDA_MEMCPY2D) or 3D (CUDA_MEMCPY3D) copy: the host side is the
+// packed rectangle of the payload/checksum layout (pitch = width, height = rows), a device side
+// keeps the captured pitch (and, in 3D, the captured slice height).
+template <typename Copy>
+void set_copy_endpoints(Copy& c, const CopyOp& op, void* host, uint64_t src, uint64_t dst) {
+  constexpr bool kThreeD = std::is_same_v<Copy, CUDA_MEMCPY3D>;
+  if (op.direction == CopyDirection::kHostToDevice) {
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = op.width;
+    if constexpr (kThreeD) c.srcHeight = op.height;
+  } else {
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = src;
+    c.srcPitch = op.src_pitch;
+    if constexpr (kThreeD) c.srcHeight = op.src_height;
+  }
+  if (op.direction == CopyDirection::kDeviceToHost) {
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = host;
+    c.dstPitch = op.width;
+    if constexpr (kThreeD) c.dstHeight = op.height;
+  } else {
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dst;
+    c.dstPitch = op.dst_pitch;
+    if constexpr (kThreeD) c.dstHeight = op.dst_height;
+  }
 }
 
 }  // namespace
@@ -469,24 +500,7 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
     CUDA_MEMCPY2D c{};
     c.WidthInBytes = op.width;
     c.Height = op.height;
-    if (op.direction == CopyDirection::kHostToDevice) {
-      c.srcMemoryType = CU_MEMORYTYPE_HOST;
-      c.srcHost = host.data();
-      c.srcPitch = op.width;
-    } else {
-      c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-      c.srcDevice = src;
-      c.srcPitch = op.src_pitch;
-    }
-    if (op.direction == CopyDirection::kDeviceToHost) {
-      c.dstMemoryType = CU_MEMORYTYPE_HOST;
-      c.dstHost = host.data();
-      c.dstPitch = op.width;
-    } else {
-      c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-      c.dstDevice = dst;
-      c.dstPitch = op.dst_pitch;
-    }
+    set_copy_endpoints(c, op, host.data(), src, dst);
     r = op.async ? api_.cuMemcpy2DAsync(&c, stream) : api_.cuMemcpy2DUnaligned(&c);
   } else if (three_d) {
     if (api_.cuMemcpy3D == nullptr || api_.cuMemcpy3DAsync == nullptr) {
@@ -497,28 +511,7 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
     c.WidthInBytes = op.width;
     c.Height = op.height;
     c.Depth = op.depth;
-    if (op.direction == CopyDirection::kHostToDevice) {
-      c.srcMemoryType = CU_MEMORYTYPE_HOST;
-      c.srcHost = host.data();
-      c.srcPitch = op.width;
-      c.srcHeight = op.height;
-    } else {
-      c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-      c.srcDevice = src;
-      c.srcPitch = op.src_pitch;
-      c.srcHeight = op.src_height;
-    }
-    if (op.direction == CopyDirection::kDeviceToHost) {
-      c.dstMemoryType = CU_MEMORYTYPE_HOST;
-      c.dstHost = host.data();
-      c.dstPitch = op.width;
-      c.dstHeight = op.height;
-    } else {
-      c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-      c.dstDevice = dst;
-      c.dstPitch = op.dst_pitch;
-      c.dstHeight = op.dst_height;
-    }
+    set_copy_endpoints(c, op, host.data(), src, dst);
     r = op.async ? api_.cuMemcpy3DAsync(&c, stream) : api_.cuMemcpy3D(&c);
   } else {
     switch (op.direction) {
