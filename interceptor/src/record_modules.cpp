@@ -106,6 +106,22 @@ struct LoadArgs {
   void* const* library_values = nullptr;
 };
 
+// The arguments cuLibraryLoadData and cuLibraryLoadFromFile share (all but the image source).
+LoadArgs library_load_args(CUresult result, const CUlibrary* library, const CUjit_option* jit_options,
+                           void* const* jit_values, unsigned jit_count, const CUlibraryOption* library_options,
+                           void* const* library_values, unsigned library_count) {
+  LoadArgs args;
+  args.handle = result == CUDA_SUCCESS && library != nullptr ? handle_value(*library) : 0;
+  args.is_library = true;
+  args.jit_count = jit_count;
+  args.jit_options = jit_options;
+  args.jit_values = jit_values;
+  args.library_count = library_count;
+  args.library_options = library_options;
+  args.library_values = library_values;
+  return args;
+}
+
 void record_load(CallScope& call, const LoadArgs& args) {
   Session* session = Session::current();
   auto record = call.record();
@@ -246,16 +262,9 @@ CUSNAP_POST_HOOK(cuLibraryLoadData)(CallScope& call, CUresult result, CUlibrary*
                                     CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions,
                                     CUlibraryOption* libraryOptions, void** libraryOptionValues,
                                     unsigned int numLibraryOptions) {
-  LoadArgs args;
-  args.handle = result == CUDA_SUCCESS && library != nullptr ? handle_value(*library) : 0;
-  args.is_library = true;
+  LoadArgs args = library_load_args(result, library, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                                    libraryOptionValues, numLibraryOptions);
   args.image = code;
-  args.jit_count = numJitOptions;
-  args.jit_options = jitOptions;
-  args.jit_values = jitOptionsValues;
-  args.library_count = numLibraryOptions;
-  args.library_options = libraryOptions;
-  args.library_values = libraryOptionValues;
   record_load(call, args);
 }
 
@@ -263,16 +272,9 @@ CUSNAP_POST_HOOK(cuLibraryLoadFromFile)(CallScope& call, CUresult result, CUlibr
                                         CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions,
                                         CUlibraryOption* libraryOptions, void** libraryOptionValues,
                                         unsigned int numLibraryOptions) {
-  LoadArgs args;
-  args.handle = result == CUDA_SUCCESS && library != nullptr ? handle_value(*library) : 0;
-  args.is_library = true;
+  LoadArgs args = library_load_args(result, library, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                                    libraryOptionValues, numLibraryOptions);
   args.path = fileName;
-  args.jit_count = numJitOptions;
-  args.jit_options = jitOptions;
-  args.jit_values = jitOptionsValues;
-  args.library_count = numLibraryOptions;
-  args.library_options = libraryOptions;
-  args.library_values = libraryOptionValues;
   record_load(call, args);
 }
 
