@@ -17,26 +17,12 @@
 #include "code_layouts.h"
 #include "image_size.h"
 #include "ptx_signature.h"
+#include "sample_images.h"
 
 using namespace cusnap::icpt;
+using namespace cusnap::icpt::test;
 
 namespace {
-
-struct SampleImage {
-  const char* sample;
-  const char* kind;
-  const char* mode;
-  const char* path;
-};
-
-const SampleImage kImages[] = {
-#include "sample_images.inc"
-};
-
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 bool same(const std::vector<ParamSlot>& a, const std::vector<ParamSlot>& b) {
   if (a.size() != b.size()) return false;

@@ -2,36 +2,16 @@
 // kernel image the samples embed (fatbins with every --compress-mode, and PTX text), and a fatbin
 // wrapper must resolve to the fatbin it points to.
 #include <cstdint>
-#include <fstream>
 #include <iterator>
-#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "image_size.h"
+#include "sample_images.h"
 
 using namespace cusnap::icpt;
-
-namespace {
-
-struct SampleImage {
-  const char* sample;
-  const char* kind;
-  const char* mode;
-  const char* path;
-};
-
-const SampleImage kImages[] = {
-#include "sample_images.inc"
-};
-
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-}  // namespace
+using namespace cusnap::icpt::test;
 
 TEST_CASE("image sizes of the samples' embedded kernels") {
   REQUIRE(std::size(kImages) > 0);
