@@ -11,26 +11,11 @@ namespace schema = format::schema;
 
 namespace {
 
-constexpr char kHexDigits[] = "0123456789abcdef";
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 class DataAsHex final : public capnp::JsonCodec::Handler<capnp::Data> {
  public:
   void encode(const capnp::JsonCodec&, capnp::Data::Reader input,
               capnp::JsonValue::Builder output) const override {
-    std::string text;
-    text.reserve(input.size() * 2);
-    for (uint8_t byte : input) {
-      text.push_back(kHexDigits[byte >> 4]);
-      text.push_back(kHexDigits[byte & 15]);
-    }
-    output.setString(text);
+    output.setString(format::bytes_to_hex(std::span<const uint8_t>(input.begin(), input.size())));
   }
 
   capnp::Orphan<capnp::Data> decode(const capnp::JsonCodec&, capnp::JsonValue::Reader input,
@@ -41,8 +26,8 @@ class DataAsHex final : public capnp::JsonCodec::Handler<capnp::Data> {
     auto orphan = orphanage.newOrphan<capnp::Data>(text.size() / 2);
     auto bytes = orphan.get();
     for (size_t i = 0; i < bytes.size(); ++i) {
-      int hi = hex_value(text[2 * i]);
-      int lo = hex_value(text[2 * i + 1]);
+      int hi = format::hex_digit_value(text[2 * i]);
+      int lo = format::hex_digit_value(text[2 * i + 1]);
       KJ_REQUIRE(hi >= 0 && lo >= 0, "Data field: not a hex digit");
       bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
     }

@@ -6,14 +6,24 @@ namespace cusnap::format {
 
 namespace {
 constexpr char kHexDigits[] = "0123456789abcdef";
+}  // namespace
 
-int hex_value(char c) {
+int hex_digit_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-}  // namespace
+
+std::string bytes_to_hex(std::span<const uint8_t> bytes) {
+  std::string text;
+  text.reserve(bytes.size() * 2);
+  for (uint8_t byte : bytes) {
+    text.push_back(kHexDigits[byte >> 4]);
+    text.push_back(kHexDigits[byte & 15]);
+  }
+  return text;
+}
 
 std::string BlobId::to_hex() const {
   std::string out(32, '0');
@@ -28,7 +38,7 @@ std::optional<BlobId> BlobId::from_hex(std::string_view hex) {
   if (hex.size() != 32) return std::nullopt;
   BlobId id;
   for (size_t i = 0; i < 32; ++i) {
-    int v = hex_value(hex[i]);
+    int v = hex_digit_value(hex[i]);
     if (v < 0) return std::nullopt;
     uint64_t& half = i < 16 ? id.high : id.low;
     half = (half << 4) | static_cast<uint64_t>(v);

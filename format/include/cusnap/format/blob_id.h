@@ -28,6 +28,11 @@ struct BlobId {
   static std::optional<BlobId> from_hex(std::string_view hex);
 };
 
+// Lowercase hex of arbitrary bytes, and the value of one hex digit (-1 if it is not one): the
+// spelling of ids above and of Data fields in `cusnap dump`'s JSON.
+std::string bytes_to_hex(std::span<const uint8_t> bytes);
+int hex_digit_value(char c);
+
 // XXH3-128 of a whole buffer.
 BlobId hash_blob(std::span<const uint8_t> bytes);
 
