@@ -11,22 +11,35 @@ import os
 import sys
 
 
+def group_by_name(api):
+    """name -> [(version, stream, symbol)] from driver_api.py's (name, version, stream) mapping."""
+    by_name = {}
+    for (name, version, stream), symbol in api.mapping.items():
+        by_name.setdefault(name, []).append((version, stream, symbol))
+    return by_name
+
+
+def expected_symbol(by_name, name, version, per_thread):
+    """The exported symbol cuGetProcAddress must answer for (name, version, per-thread flag), or
+    None when the model has no ABI of `name` at `version` (the shim must pass the driver's answer
+    through). Also used by check_cudart_lookups.py."""
+    usable = [e for e in by_name.get(name, ()) if e[0] <= version]
+    threaded = [e for e in usable if e[1]]
+    plain = [e for e in usable if not e[1]]
+    pool = threaded if per_thread and threaded else plain
+    return max(pool)[2] if pool else None
+
+
 def main():
     driver_api_py, stub, out, *typedefs = sys.argv[1:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(driver_api_py)))
     import driver_api  # noqa: E402
 
     api = driver_api.load(typedefs, stub)
-    by_name = {}
-    for (name, version, stream), symbol in api.mapping.items():
-        by_name.setdefault(name, []).append((version, stream, symbol))
+    by_name = group_by_name(api)
 
     def answer(name, version, per_thread):
-        usable = [e for e in by_name[name] if e[0] <= version]
-        threaded = [e for e in usable if e[1]]
-        plain = [e for e in usable if not e[1]]
-        pool = threaded if per_thread and threaded else plain
-        return max(pool)[2] if pool else None
+        return expected_symbol(by_name, name, version, per_thread)
 
     rows = set()
     for name, entries in by_name.items():
