@@ -1,6 +1,7 @@
 // Stream, event and host-function entry points. Both the legacy (`cuX`) and the per-thread
 // default stream (`cuX_ptsz`) exports share one implementation.
 #include <atomic>
+#include <utility>
 
 #include "driver/api.h"
 #include "driver/context.h"
@@ -338,4 +339,33 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime(float* pMilliseconds, CUevent 
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
   return guarded("cuEventElapsedTime_v2", [&] { return event_elapsed(pMilliseconds, hStart, hEnd); });
+}
+
+// Stream capture (graphs) is not emulated: cuStreamBeginCapture stays NOT_SUPPORTED, so no
+// stream is ever capturing. Tools (the interceptor among them) still ask, before they enqueue
+// helper work, and switch their thread to relaxed capture mode around it; answer truthfully.
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  return guarded("cuStreamIsCapturing", [&] {
+    return stream_get(hStream, kLegacyDefault,
+                      CUSNAP_STREAM_GETTER(captureStatus == nullptr, *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  return guarded("cuStreamIsCapturing_ptsz", [&] {
+    return stream_get(hStream, kPerThreadDefault,
+                      CUSNAP_STREAM_GETTER(captureStatus == nullptr, *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  // Per thread, as on a GPU; only remembered, since nothing is ever captured here.
+  static thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  return guarded("cuThreadExchangeStreamCaptureMode", [&] {
+    if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        *mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::swap(thread_mode, *mode);
+    return CUDA_SUCCESS;
+  });
 }

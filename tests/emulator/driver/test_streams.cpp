@@ -216,3 +216,30 @@ TEST_CASE("each thread has its own per-thread default stream", "[stream]") {
   CHECK(main_id != other_id);
   CHECK(main_id != legacy_id);
 }
+
+TEST_CASE("capture status: no stream is ever capturing; the capture mode is per thread", "[stream]") {
+  primary_context();
+  CUstream s = nullptr;
+  REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  auto status = static_cast<CUstreamCaptureStatus>(99);
+  REQUIRE_CU(cuStreamIsCapturing(s, &status));
+  CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+  status = static_cast<CUstreamCaptureStatus>(99);
+  REQUIRE_CU(cuStreamIsCapturing(nullptr, &status));  // the legacy default stream
+  CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+  CHECK(cuStreamIsCapturing(s, nullptr) == CUDA_ERROR_INVALID_VALUE);
+
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  REQUIRE_CU(cuThreadExchangeStreamCaptureMode(&mode));
+  CHECK(mode == CU_STREAM_CAPTURE_MODE_GLOBAL);  // the default
+  std::thread([] {
+    CUstreamCaptureMode other = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    CHECK(cuThreadExchangeStreamCaptureMode(&other) == CUDA_SUCCESS);
+    CHECK(other == CU_STREAM_CAPTURE_MODE_GLOBAL);  // not this thread's RELAXED
+  }).join();
+  REQUIRE_CU(cuThreadExchangeStreamCaptureMode(&mode));
+  CHECK(mode == CU_STREAM_CAPTURE_MODE_RELAXED);
+  auto bad = static_cast<CUstreamCaptureMode>(7);
+  CHECK(cuThreadExchangeStreamCaptureMode(&bad) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE_CU(cuStreamDestroy(s));
+}
