@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include <cstring>
+#include <new>
 
 namespace cusnap::icpt {
 namespace {
@@ -23,6 +24,67 @@ ImageView fatbin(const uint8_t* p) {
   uint64_t entries = load<uint64_t>(p + 8);
   if (header_size < 16 || entries > kMaxImageBytes) return {};
   return {ImageKind::kFatbin, p, header_size + entries};
+}
+
+// One fatbin entry, as a byte range of its container (header + payload).
+struct EntryRange {
+  const uint8_t* begin;
+  size_t size;
+  uint16_t kind;  // 1 PTX, 2 ELF cubin
+};
+
+// The entries of a fatbin container, or false when a header runs past the container's end.
+bool fatbin_entries(const uint8_t* p, std::vector<EntryRange>* out) {
+  ImageView view = fatbin(p);
+  if (view.kind != ImageKind::kFatbin) return false;
+  uint16_t header_size = load<uint16_t>(p + 6);
+  size_t offset = header_size;
+  while (offset < view.size) {
+    if (view.size - offset < 64) return false;
+    uint32_t entry_header = load<uint32_t>(p + offset + 4);
+    uint64_t payload = load<uint64_t>(p + offset + 8);
+    if (entry_header < 64 || entry_header > view.size - offset || payload > view.size - offset - entry_header) {
+      return false;
+    }
+    out->push_back({p + offset, entry_header + payload, load<uint16_t>(p + offset)});
+    offset += entry_header + payload;
+  }
+  return true;
+}
+
+// A version-2 wrapper flattened into one owned fatbin (see image_size.h).
+ImageView flatten_rdc(const uint8_t* linked, const uint8_t* list) {
+  constexpr size_t kMaxPrelinked = 65536;
+  std::vector<EntryRange> entries;
+  if (!fatbin_entries(linked, &entries)) return {};
+  std::vector<EntryRange> ptx;
+  size_t fatbins_with_ptx = 0;
+  for (size_t i = 0;; ++i) {
+    if (i == kMaxPrelinked) return {};
+    const auto* prelinked = reinterpret_cast<const uint8_t*>(load<uint64_t>(list + i * sizeof(uint64_t)));
+    if (prelinked == nullptr) break;
+    if (load<uint32_t>(prelinked) != kFatbinMagic) return {};
+    std::vector<EntryRange> unit;
+    if (!fatbin_entries(prelinked, &unit)) return {};
+    bool has_ptx = false;
+    for (const EntryRange& entry : unit) {
+      if (entry.kind != 1) continue;
+      ptx.push_back(entry);
+      has_ptx = true;
+    }
+    fatbins_with_ptx += has_ptx ? 1 : 0;
+  }
+  if (fatbins_with_ptx == 1) entries.insert(entries.end(), ptx.begin(), ptx.end());
+
+  uint16_t header_size = load<uint16_t>(linked + 6);
+  auto bytes = std::make_shared<std::vector<uint8_t>>(linked, linked + header_size);
+  for (const EntryRange& entry : entries) bytes->insert(bytes->end(), entry.begin, entry.begin + entry.size);
+  uint64_t entries_size = bytes->size() - header_size;
+  if (entries_size > kMaxImageBytes) return {};
+  std::memcpy(bytes->data() + 8, &entries_size, sizeof entries_size);
+  ImageView view{ImageKind::kFatbinWrapper, bytes->data(), bytes->size()};
+  view.owned = std::move(bytes);
+  return view;
 }
 
 ImageView elf(const uint8_t* p) {
@@ -71,6 +133,15 @@ ImageView inspect_image(const void* image) noexcept {
     uint32_t version = load<uint32_t>(p + 4);
     const auto* data = reinterpret_cast<const uint8_t*>(load<uint64_t>(p + 8));
     if ((version != 1 && version != 2) || data == nullptr || load<uint32_t>(data) != kFatbinMagic) return {};
+    if (version == 2) {
+      const auto* list = reinterpret_cast<const uint8_t*>(load<uint64_t>(p + 16));
+      if (list == nullptr) return {};
+      try {
+        return flatten_rdc(data, list);
+      } catch (const std::bad_alloc&) {
+        return {};
+      }
+    }
     ImageView view = fatbin(data);
     if (view.kind == ImageKind::kFatbin) view.kind = ImageKind::kFatbinWrapper;
     return view;

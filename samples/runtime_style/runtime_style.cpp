@@ -4,29 +4,36 @@
 // cuGetProcAddress_v2 with dlsym, makes the empty-name probe, calls cuInit, looks up
 // cuGetProcAddress itself at 11030 and 12000, and then binds every other entry point at the
 // CUDA version that introduced its ABI (per-thread default stream variants where the runtime
-// asks with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). Kernels come from a fatbin
-// *wrapper* given to cuLibraryLoadData with CU_LIBRARY_BINARY_IS_PRESERVED, are found with
-// cuLibraryGetKernel by mangled name and launched as CUkernel cast to CUfunction.
+// asks with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM).
+//
+// The kernels are built as in a runtime-API program: `nvcc -c` into an object linked into this
+// executable, so nvcc's own fatbin wrapper sits in `.nvFatBinSegment` (found by reading this
+// program's section headers, see nv_fatbin_segment.h). That wrapper is given to
+// cuLibraryLoadData with CU_LIBRARY_BINARY_IS_PRESERVED, kernels are found with
+// cuLibraryGetKernel by mangled name and launched as CUkernel cast to CUfunction. The static
+// cudart is linked only for nvcc's registration start-up code; no runtime API function is called.
+//
+// Built twice: runtime_style (version-1 wrapper) and, with CUSNAP_RUNTIME_STYLE_RDC, runtime_rdc
+// (-rdc=true + nvcc -dlink: the version-2 wrapper of the device-link object, which lists the
+// relocatable fatbin of this program's single rdc translation unit).
 #define CUSNAP_SAMPLE_DYNAMIC_DRIVER
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
+#include "nv_fatbin_segment.h"
 #include "sample_common.h"
-
-CUSNAP_EMBEDDED_IMAGE(runtime_style_kernels)
 
 using namespace cusnap::samples;
 
 namespace {
 
-// What nvcc places in .nvFatBinSegment for each translation unit (non-relocatable: version 1).
-struct FatbinWrapper {
-  uint32_t magic;
-  uint32_t version;
-  const void* data;
-  const void* filename_or_fatbins;
-};
-constexpr uint32_t kFatbinWrapperMagic = 0x466243B1;
+#ifdef CUSNAP_RUNTIME_STYLE_RDC
+constexpr const char* kSampleName = "runtime_rdc";
+constexpr uint32_t kExpectedWrapperVersion = 2;
+#else
+constexpr const char* kSampleName = "runtime_style";
+constexpr uint32_t kExpectedWrapperVersion = 1;
+#endif
 
 constexpr const char* kKernelName = "_Z16scale_and_offsetPfif";  // scale_and_offset(float*, int, float)
 
@@ -60,6 +67,21 @@ int main(int argc, char** argv) {
   Options options = parse_options(argc, argv, 5000);
   const size_t n = options.size;
   if (n > 0x7fffffff) fail_usage("--size must fit in an int");
+
+  // The wrapper the runtime would register for this program's one kernel object.
+  SegmentWrappers segment = find_segment_wrappers();
+  if (!segment.error.empty()) {
+    std::fprintf(stderr, "error: %s\n", segment.error.c_str());
+    return 2;
+  }
+  if (segment.registered.size() != 1 || segment.registered[0]->version != kExpectedWrapperVersion) {
+    std::string found = std::to_string(segment.registered.size()) + " of " + std::to_string(segment.total);
+    if (!segment.registered.empty()) found += ", the first of version " + std::to_string(segment.registered[0]->version);
+    std::fprintf(stderr, "error: expected one registered version-%u fatbin wrapper in .nvFatBinSegment, found %s\n",
+                 kExpectedWrapperVersion, found.c_str());
+    return 2;
+  }
+  const FatbinWrapper* wrapper = segment.registered[0];
 
   void* driver = dlopen("libcuda.so.1", RTLD_NOW);
   if (driver == nullptr) {
@@ -120,11 +142,10 @@ int main(int argc, char** argv) {
   CU_CHECK(ctx_set_current(context));
 
   // The runtime hands over the wrapper, not the fatbin, and promises to keep it alive.
-  static FatbinWrapper wrapper{kFatbinWrapperMagic, 1, runtime_style_kernels_image().data, nullptr};
   CUlibraryOption library_option = CU_LIBRARY_BINARY_IS_PRESERVED;
   void* library_option_value = reinterpret_cast<void*>(uintptr_t{1});
   CUlibrary library;
-  CU_CHECK(library_load(&library, &wrapper, nullptr, nullptr, 0, &library_option,
+  CU_CHECK(library_load(&library, wrapper, nullptr, nullptr, 0, &library_option,
                         &library_option_value, 1));
   CUkernel kernel;
   CU_CHECK(library_get_kernel(&kernel, library, kKernelName));
@@ -177,5 +198,7 @@ int main(int argc, char** argv) {
   CU_CHECK(library_unload(library));
   CU_CHECK(primary_release(device));
   dlclose(driver);
-  return finish("runtime_style", ok, "n=" + std::to_string(n) + ", 2 launches via cuLibrary*, exact");
+  return finish(kSampleName, ok,
+                "n=" + std::to_string(n) + ", wrapper v" + std::to_string(kExpectedWrapperVersion) +
+                    ", 2 launches via cuLibrary*, exact");
 }
