@@ -2,6 +2,8 @@
 // The configuration and parameters are checked and copied at call time (errors there are
 // returned synchronously, as on a GPU); the kernel then runs on the stream's worker thread and
 // a failure poisons the context (see context.h).
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -46,6 +48,22 @@ CUresult status_to_result(ptx::LaunchStatus status) {
   return CUDA_ERROR_UNKNOWN;
 }
 
+// CUSNAP_EMU_THREADS: host threads that run a launch's blocks (default: one per CPU). Read once.
+uint32_t worker_threads() {
+  static const uint32_t threads = [] {
+    const char* text = std::getenv("CUSNAP_EMU_THREADS");
+    if (text == nullptr || *text == '\0') return 0u;
+    char* end = nullptr;
+    unsigned long n = std::strtoul(text, &end, 10);
+    if (*end != '\0' || n == 0 || n > 4096) {
+      log(LogLevel::kWarn, "CUSNAP_EMU_THREADS=%s is not a thread count in [1, 4096]; using one per CPU", text);
+      return 0u;
+    }
+    return static_cast<uint32_t>(n);
+  }();
+  return threads;
+}
+
 CUresult pack_params(const Function& f, void** kernelParams, void** extra, std::vector<uint8_t>* out) {
   const ptx::KernelDesc& d = *f.desc;
   if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -84,6 +102,7 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
   Function* f = function_from_handle(handle);
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   ptx::Limits limits = engine_limits();
+  limits.worker_threads = worker_threads();
   const auto& g = request.grid;
   const auto& b = request.block;
   if (g.count() == 0 || b.count() == 0 || g.x > limits.max_grid_x || g.y > limits.max_grid_y ||
@@ -116,7 +135,13 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
+    const auto start = std::chrono::steady_clock::now();
     ptx::LaunchResult result = module->program->launch(index, config, allocations(), limits);
+    if (stats_enabled()) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      note_execution(module->program->kernels()[index].name, result.instructions, result.thread_instructions,
+                     took.count());
+    }
     if (result.status != ptx::LaunchStatus::kSuccess) {
       CUresult error = status_to_result(result.status);
       const char* name = module->program->kernels()[index].name.c_str();

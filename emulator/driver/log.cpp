@@ -12,18 +12,25 @@
 namespace cusnap::emu::driver {
 namespace {
 
+// Default "warn": the diagnostics a user needs to understand a failure (memcheck errors, device
+// assert messages, PTX the emulator refuses, one line per unsupported API call) reach stderr
+// without any setup, as a GPU's error would reach them through its return code and
+// compute-sanitizer. `off` silences everything.
+constexpr LogLevel kDefaultLevel = LogLevel::kWarn;
+
 LogLevel level_from_env() {
   const char* text = std::getenv("CUSNAP_LOG_LEVEL");
-  if (text == nullptr || *text == '\0') return LogLevel::kOff;
+  if (text == nullptr || *text == '\0') return kDefaultLevel;
   static constexpr struct {
     const char* name;
     LogLevel level;
   } kNames[] = {{"off", LogLevel::kOff},   {"error", LogLevel::kError}, {"warn", LogLevel::kWarn},
                 {"warning", LogLevel::kWarn}, {"info", LogLevel::kInfo}, {"debug", LogLevel::kDebug},
-                {"trace", LogLevel::kDebug}};
+                {"trace", LogLevel::kDebug}, {"none", LogLevel::kOff}};
   for (const auto& entry : kNames) {
     if (strcasecmp(text, entry.name) == 0) return entry.level;
   }
+  if (text[0] < '0' || text[0] > '9') return kDefaultLevel;  // unknown word: keep the default
   int number = std::atoi(text);
   if (number <= 0) return LogLevel::kOff;
   return number >= 4 ? LogLevel::kDebug : static_cast<LogLevel>(number);

@@ -19,8 +19,21 @@ std::unique_ptr<ptx::Program> compile_ptx(const std::string& text, CUresult* sta
 #ifdef CUSNAP_EMU_HAVE_PTX_ENGINE
   ptx::CompileResult result = ptx::compile(text);
   if (!result.program) {
-    *status = CUDA_ERROR_INVALID_PTX;
-    *error = "PTX does not compile: " + result.error;
+    switch (result.status) {
+      case ptx::CompileStatus::kNotSupported:
+        // Valid PTX the emulator cannot run: refused now rather than computing a wrong answer.
+        *status = CUDA_ERROR_NOT_SUPPORTED;
+        *error = "PTX " + result.error;
+        break;
+      case ptx::CompileStatus::kOutOfMemory:
+        *status = CUDA_ERROR_OUT_OF_MEMORY;
+        *error = result.error;
+        break;
+      default:
+        *status = CUDA_ERROR_INVALID_PTX;
+        *error = "invalid PTX: " + result.error;
+        break;
+    }
   }
   return std::move(result.program);
 #else
@@ -144,20 +157,29 @@ CUresult module_load(CUmodule* module, const void* image) {
   return r;
 }
 
-// Writes the error text into CU_JIT_ERROR_LOG_BUFFER when the caller asked for it.
+// Fills CU_JIT_ERROR_LOG_BUFFER as the driver does for ptxas diagnostics: at most
+// CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES bytes including the terminating NUL, and the number of bytes
+// of text written (excluding the NUL) stored back into the size option's value. A successful load
+// leaves an empty log. `error` is empty on success.
 void report_jit_log(unsigned n, CUjit_option* options, void** values, const std::string& error) {
   if (options == nullptr || values == nullptr) return;
   char* buffer = nullptr;
   size_t size = 0;
+  int size_index = -1;
   for (unsigned i = 0; i < n; ++i) {
     if (options[i] == CU_JIT_ERROR_LOG_BUFFER) buffer = static_cast<char*>(values[i]);
-    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) size = reinterpret_cast<uintptr_t>(values[i]);
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
+      // The option's value is an unsigned int carried in the pointer-sized slot.
+      size = static_cast<unsigned>(reinterpret_cast<uintptr_t>(values[i]));
+      size_index = static_cast<int>(i);
+    }
   }
-  if (buffer != nullptr && size > 0) {
-    size_t len = std::min(error.size(), size - 1);
-    std::memcpy(buffer, error.data(), len);
-    buffer[len] = '\0';
-  }
+  if (buffer == nullptr || size == 0) return;
+  std::string text = error.empty() ? std::string() : "cusnap emulator: " + error + "\n";
+  size_t len = std::min(text.size(), size - 1);
+  std::memcpy(buffer, text.data(), len);
+  buffer[len] = '\0';
+  if (size_index >= 0) values[size_index] = reinterpret_cast<void*>(static_cast<uintptr_t>(len));
 }
 
 CUresult library_load(CUlibrary* library, const void* code, unsigned numJitOptions, CUjit_option* jitOptions,
@@ -169,10 +191,8 @@ CUresult library_load(CUlibrary* library, const void* code, unsigned numJitOptio
   Module* m = nullptr;
   std::string error;
   CUresult r = load_module(code, &m, &error);
-  if (r != CUDA_SUCCESS) {
-    report_jit_log(numJitOptions, jitOptions, jitOptionsValues, error);
-    return r;
-  }
+  report_jit_log(numJitOptions, jitOptions, jitOptionsValues, r == CUDA_SUCCESS ? std::string() : error);
+  if (r != CUDA_SUCCESS) return r;
   auto* lib = new Library{m};
   m->library = lib;
   register_handle(lib, HandleKind::kLibrary);
@@ -214,10 +234,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* 
     Module* m = nullptr;
     std::string error;
     CUresult r = load_module(image, &m, &error);
-    if (r != CUDA_SUCCESS) {
-      report_jit_log(numOptions, options, optionValues, error);
-      return r;
-    }
+    report_jit_log(numOptions, options, optionValues, r == CUDA_SUCCESS ? std::string() : error);
+    if (r != CUDA_SUCCESS) return r;
     *module = reinterpret_cast<CUmodule>(m);
     return CUDA_SUCCESS;
   });

@@ -30,8 +30,17 @@ constexpr const char* kAllocationNames[] = {"device",         "hostPinned",     
                                             "managed",        "moduleVariable", "vmm"};
 constexpr size_t kAllocationKinds = sizeof kAllocationNames / sizeof kAllocationNames[0];
 
+// What the launches of one kernel executed (filled when they finish, not when they are queued).
+struct Execution {
+  uint64_t launches = 0;
+  uint64_t warp_instructions = 0;
+  uint64_t thread_instructions = 0;
+  double seconds = 0;
+};
+
 struct Counts {
   std::map<std::string, uint64_t, std::less<>> launches;  // successful, per kernel name
+  std::map<std::string, Execution, std::less<>> executions;
   uint64_t launches_failed = 0;
   Tally copies[4];
   Tally memsets;
@@ -120,6 +129,17 @@ class Stats {
     out += "  \"launches\": {\"total\": " + std::to_string(launched + counts_.launches_failed) +
            ", \"succeeded\": " + std::to_string(launched) +
            ", \"failed\": " + std::to_string(counts_.launches_failed) + ", \"kernels\": {" + kernels + "}},\n";
+    out += "  \"execution\": {";
+    bool first = true;
+    for (const auto& [name, e] : counts_.executions) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.9f", e.seconds);
+      out += std::string(first ? "" : ", ") + quoted(name) + ": {\"launches\": " + std::to_string(e.launches) +
+             ", \"warpInstructions\": " + std::to_string(e.warp_instructions) +
+             ", \"threadInstructions\": " + std::to_string(e.thread_instructions) + ", \"seconds\": " + seconds + "}";
+      first = false;
+    }
+    out += "},\n";
     out += "  \"copies\": {";
     for (size_t i = 0; i < 4; ++i) {
       out += std::string(i ? ", " : "") + "\"" + kCopyNames[i] + "\": " + tally(counts_.copies[i]);
@@ -198,6 +218,23 @@ void note_launch(std::string_view kernel, bool succeeded) noexcept {
       auto it = c.launches.find(kernel);
       if (it == c.launches.end()) it = c.launches.emplace(std::string(kernel), 0).first;
       ++it->second;
+    });
+  } catch (...) {
+  }
+}
+
+void note_execution(std::string_view kernel, uint64_t warp_instructions, uint64_t thread_instructions,
+                    double seconds) noexcept {
+  if (!g_stats.enabled()) return;
+  try {
+    g_stats.update([&](Counts& c) {
+      auto it = c.executions.find(kernel);
+      if (it == c.executions.end()) it = c.executions.emplace(std::string(kernel), Execution{}).first;
+      Execution& e = it->second;
+      ++e.launches;
+      e.warp_instructions += warp_instructions;
+      e.thread_instructions += thread_instructions;
+      e.seconds += seconds;
     });
   } catch (...) {
   }

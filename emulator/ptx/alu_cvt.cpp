@@ -91,8 +91,10 @@ double round_integral(double x, Round r) {
     default: {
       const double f = std::floor(x);
       const double diff = x - f;
-      if (diff > 0.5 || (diff == 0.5 && std::fmod(f, 2.0) != 0)) return f + 1;
-      return f;
+      // Nearest even; a result of zero keeps the source's sign (-0.3 -> -0.0, as IEEE
+      // roundToIntegralTiesToEven and the GPU), which `f + 1` from floor(-0.3) = -1 would lose.
+      const double r = (diff > 0.5 || (diff == 0.5 && std::fmod(f, 2.0) != 0)) ? f + 1 : f;
+      return std::copysign(r, x);
     }
   }
 }
@@ -283,6 +285,26 @@ void cvt(Type dst, Type src, const Mods& mods, uint32_t mask, const uint64_t* a,
   const CvtPlan plan{dst, src, kind_of(dst), kind_of(src)};
   RoundingScope scope(FE_TONEAREST);  // host FTZ/DAZ off: f32 subnormal sources must survive
   if (plan.dk != Kind::kPacked && plan.sk != Kind::kPacked) {
+    // Fast path (hot in hash/FMA loops): 32-bit integer -> f32, round-to-nearest, no modifiers,
+    // is one correctly rounded host conversion (the scope above guarantees RN, no FTZ/DAZ).
+    const bool plain = (mods.round == Round::kNone || mods.round == Round::kRn) && !mods.sat && !mods.ftz &&
+                       !mods.relu && !mods.satfinite;
+    if (plain && dst == Type::kF32 && (src == Type::kU32 || src == Type::kS32)) {
+      if (src == Type::kU32) {
+        for_lanes(mask, [&](int i) {
+          uint32_t v = static_cast<uint32_t>(a[i]);
+          float f = static_cast<float>(v);
+          d[i] = std::bit_cast<uint32_t>(f);
+        });
+      } else {
+        for_lanes(mask, [&](int i) {
+          int32_t v = static_cast<int32_t>(static_cast<uint32_t>(a[i]));
+          float f = static_cast<float>(v);
+          d[i] = std::bit_cast<uint32_t>(f);
+        });
+      }
+      return;
+    }
     for_lanes(mask, [&](int i) { d[i] = convert_one(plan, mods, a[i]); });
     return;
   }

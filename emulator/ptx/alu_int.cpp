@@ -199,6 +199,15 @@ void int_kernel(const AluArgs& x) {
   using UT = Unsigned<T>;
   constexpr int N = kBits<T>;
   const Mods& m = x.mods;
+  // Fast path: the plain add, its modifiers tested once per warp instead of once per lane.
+  if constexpr (Op == AluOp::kAdd) {
+    if (!m.cc && !m.use_carry && !m.sat) {
+      for_lanes(x.mask, [&](int i) {
+        x.d[i] = out<T>(static_cast<T>(static_cast<UT>(static_cast<UT>(in<T>(x.a[i])) + static_cast<UT>(in<T>(x.b[i])))));
+      });
+      return;
+    }
+  }
   for_lanes(x.mask, [&](int i) {
     const T a = in<T>(x.a[i]);
     if constexpr (Op == AluOp::kMov) {

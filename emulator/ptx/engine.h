@@ -91,6 +91,9 @@ struct LaunchResult {
   LaunchStatus status = LaunchStatus::kSuccess;
   std::string message;        // what failed and where (kernel, pc/line, block, thread, address)
   uint64_t instructions = 0;  // warp-instructions executed
+  // Thread-instructions executed: for every executed warp instruction, the lanes that issued it
+  // (predicated-off lanes included, as CUDA's thread_inst_executed counts them).
+  uint64_t thread_instructions = 0;
   uint64_t emulated_ns = 0;   // modelled device time, used for event timing
 };
 
@@ -103,6 +106,9 @@ struct Limits {
   uint32_t sm_count = 132;                           // bounds cooperative launch sizes
   size_t printf_fifo_bytes = 1 << 20;
   size_t stack_bytes_per_thread = 1024;
+  // Host threads that run the blocks of one launch; 0: std::thread::hardware_concurrency().
+  // Never more than the grid has blocks.
+  uint32_t worker_threads = 0;
 };
 
 // A parsed, lowered PTX module. Thread-safe for concurrent launches once variables are bound.
@@ -123,9 +129,18 @@ class Program {
   virtual uint32_t target_sm() const = 0;
 };
 
+enum class CompileStatus : uint8_t {
+  kSuccess,
+  kInvalidPtx,    // not valid PTX (CUDA_ERROR_INVALID_PTX)
+  kNotSupported,  // valid PTX using an instruction/directive the emulator does not implement
+                  // (CUDA_ERROR_NOT_SUPPORTED); `error` names it, its function and line
+  kOutOfMemory,   // host memory exhausted (CUDA_ERROR_OUT_OF_MEMORY)
+};
+
 struct CompileResult {
   std::unique_ptr<Program> program;  // null on error
   std::string error;                 // "line L: what was expected, what was found"
+  CompileStatus status = CompileStatus::kSuccess;
 };
 
 // Parses and lowers one PTX module (text, NUL-terminated or not).

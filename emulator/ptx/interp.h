@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -24,6 +25,27 @@
 #include "ir.h"
 
 namespace cusnap::emu::ptx {
+
+inline constexpr uint32_t kAllLanes = 0xffffffffu;
+
+// Calls f(lane) for every lane set in `mask`. The converged warp (all 32 lanes) is a plain counted
+// loop the compiler unrolls and vectorizes; other masks walk the set bits.
+template <class F>
+inline void each_lane(uint32_t mask, F&& f) {
+  if (mask == kAllLanes) {
+    for (int l = 0; l < kWarpSize; ++l) f(l);
+    return;
+  }
+  for (; mask != 0; mask &= mask - 1) f(std::countr_zero(mask));
+}
+
+// Lanes in a mask. std::popcount compiles to a libgcc call for the baseline x86-64 target; this
+// is the same count in a few inline instructions (the interpreter counts lanes per instruction).
+inline uint32_t lane_count(uint32_t m) {
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
 
 struct CallFrame {
   uint32_t return_pc = 0;
@@ -145,8 +167,19 @@ class Launch {
   void exit_lanes(Block& b, Warp& w, uint32_t lanes);
 
   std::string where(const Block& b, const Warp& w, int lane, const Instr& in) const;
-  const uint64_t* operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch);
-  uint64_t* dest(Warp& w, const Operand& o);
+  // The 32-lane value array of a source operand. Registers and immediates (the common cases) are
+  // returned in place; negated predicates and symbol addresses are computed into `scratch`.
+  const uint64_t* operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch) {
+    if (!o.negate) {
+      if (o.kind == Operand::kReg) return w.slot(o.index);
+      if (o.kind == Operand::kConst) return m_.const_pool.data() + static_cast<size_t>(o.index) * kWarpSize;
+    }
+    return computed_operand(w, o, exec, scratch);
+  }
+  const uint64_t* computed_operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch);
+  uint64_t* dest(Warp& w, const Operand& o) {
+    return w.slot(o.kind == Operand::kReg ? o.index : static_cast<uint32_t>(kSpScratch3));  // else a sink
+  }
 
   const Module& m_;
   const Function& fn_;
@@ -164,7 +197,8 @@ class Launch {
   std::mutex mutex_;
   LaunchResult result_;
   std::string output_;
-  std::atomic<uint64_t> instructions_{0};
+  std::atomic<uint64_t> instructions_{0};         // warp-instructions
+  std::atomic<uint64_t> thread_instructions_{0};  // lanes that issued them (LaunchResult)
   uint64_t start_ns_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // Block set-up, the warp scheduler (minimum-PC-first with a uniform fast path), the instruction
 // dispatch and block barriers.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstring>
@@ -18,7 +19,22 @@ inline uint64_t now_ns() {
 
 inline uint64_t width_mask(int bits) { return bits >= 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1); }
 
-inline int bits_of(Type t) { return t == Type::kPred ? 1 : type_bits(t); }
+// Register width of each type (pred: 1), as a table: type_bits() is an out-of-line call and
+// mov/selp/cvt ask it on every execution.
+constexpr size_t kTypeTableSize = static_cast<size_t>(Type::kE5M2x2) + 1;
+const std::array<uint8_t, kTypeTableSize> kTypeBits = [] {
+  std::array<uint8_t, kTypeTableSize> bits{};
+  for (size_t i = 0; i < kTypeTableSize; ++i) {
+    const Type t = static_cast<Type>(i);
+    bits[i] = static_cast<uint8_t>(t == Type::kPred ? 1 : type_bits(t));
+  }
+  return bits;
+}();
+
+inline int bits_of(Type t) {
+  const size_t i = static_cast<size_t>(t);
+  return i < kTypeTableSize ? kTypeBits[i] : type_bits(t);
+}
 
 }  // namespace
 
@@ -61,6 +77,7 @@ LaunchResult Launch::result() {
   std::lock_guard<std::mutex> lock(mutex_);
   LaunchResult r = result_;
   r.instructions = instructions_.load();
+  r.thread_instructions = thread_instructions_.load();
   // A modelled device time: ~1 ns per warp-instruction spread over the SMs, plus launch latency.
   r.emulated_ns = 3000 + r.instructions / std::max<uint32_t>(1, limits_.sm_count);
   return r;
@@ -207,16 +224,13 @@ void Launch::exit_lanes(Block& b, Warp& w, uint32_t lanes) {
 
 // ---- operands -------------------------------------------------------------------------------
 
-const uint64_t* Launch::operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch) {
+const uint64_t* Launch::computed_operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch) {
   switch (o.kind) {
     case Operand::kReg: {
       if (!o.negate) return w.slot(o.index);
       uint64_t* s = w.slot(scratch);
       const uint64_t* r = w.slot(o.index);
-      for (uint32_t m = exec; m; m &= m - 1) {
-        int l = std::countr_zero(m);
-        s[l] = r[l] ? 0 : 1;
-      }
+      each_lane(exec, [&](int l) { s[l] = r[l] ? 0 : 1; });
       return s;
     }
     case Operand::kConst: {
@@ -239,11 +253,6 @@ const uint64_t* Launch::operand(Warp& w, const Operand& o, uint32_t exec, uint32
       return s;
     }
   }
-}
-
-uint64_t* Launch::dest(Warp& w, const Operand& o) {
-  if (o.kind == Operand::kReg) return w.slot(o.index);
-  return w.slot(kSpScratch3);  // sink
 }
 
 // setp/set: p[|q] = cmp(a, b) [bool_op c]. For scalar types q receives the complement of the
@@ -280,16 +289,10 @@ void Launch::exec_compare(Warp& w, const Instr& in, uint32_t exec) {
   }
   uint64_t* d = dest(w, in.ops[0]);
   if (in.op == Op::kSetp) {
-    for (uint32_t m = exec; m; m &= m - 1) {
-      int l = std::countr_zero(m);
-      d[l] = r >> l & 1;
-    }
+    each_lane(exec, [&](int l) { d[l] = r >> l & 1; });
     if (in.nops == 5 && in.ops[4].kind == Operand::kReg) {
       uint64_t* q = w.slot(in.ops[4].index);
-      for (uint32_t m = exec; m; m &= m - 1) {
-        int l = std::countr_zero(m);
-        q[l] = rq >> l & 1;
-      }
+      each_lane(exec, [&](int l) { q[l] = rq >> l & 1; });
     }
     return;
   }
@@ -318,6 +321,7 @@ void Launch::exec_compare(Warp& w, const Instr& in, uint32_t exec) {
 void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
   const Instr* code = m_.code.data();
   uint64_t executed = 0;
+  uint64_t lanes_issued = 0;
   while (w.runnable && executed < budget) {
     // Select the lanes to run: all runnable lanes (uniform) or those at the minimum PC.
     uint32_t pc, group;
@@ -356,15 +360,13 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
     }
     const Instr& in = code[pc];
     ++executed;
+    lanes_issued += lane_count(group);
     uint32_t exec = group;
     if (in.has_guard) {
       const uint64_t* p = w.slot(in.guard_slot);
       uint32_t t = 0;
-      for (uint32_t m = group; m; m &= m - 1) {
-        int l = std::countr_zero(m);
-        if ((p[l] != 0) != in.guard_negate) t |= 1u << l;
-      }
-      exec = t;
+      each_lane(group, [&](int l) { t |= static_cast<uint32_t>(p[l] != 0) << l; });
+      exec = (in.guard_negate ? ~t : t) & group;
     }
     if (in.reads_dynamic_special) {
       uint64_t clk = w.icount * 4 + b.linear * 7;
@@ -401,10 +403,7 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
           const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
           uint64_t* d = dest(w, in.ops[0]);
           const uint64_t wm = width_mask(bits_of(in.type));
-          for (uint32_t m = exec; m; m &= m - 1) {
-            int l = std::countr_zero(m);
-            d[l] = a[l] & wm;
-          }
+          each_lane(exec, [&](int l) { d[l] = a[l] & wm; });
         }
         advance(w, group);
         break;
@@ -516,16 +515,6 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kBra:
         jump(w, group, exec, in.ops[0].index);
         break;
-      case Op::kBrx:
-      case Op::kUnsupported:
-        if (exec) {
-          std::string what = in.op == Op::kBrx ? std::string("brx") : m_.unsupported[in.callee];
-          fail(LaunchStatus::kIllegalInstruction,
-               "instruction " + what + " is not supported by the emulator: " + where(b, w, std::countr_zero(exec), in));
-          return;
-        }
-        advance(w, group);
-        break;
       case Op::kCall:
         exec_call(b, w, in, pc, group, exec);
         break;
@@ -599,6 +588,7 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
     if (abort_.load(std::memory_order_relaxed)) break;
   }
   instructions_.fetch_add(executed, std::memory_order_relaxed);
+  thread_instructions_.fetch_add(lanes_issued, std::memory_order_relaxed);
 }
 
 // ---- blocks and barriers --------------------------------------------------------------------

@@ -153,14 +153,26 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
   const bool per_lane_symbol =
       a.has_symbol && (m_.symbols[a.symbol].space == Space::kLocal || m_.symbols[a.symbol].space == Space::kParamFrame);
   const uint64_t sym = a.has_symbol && !per_lane_symbol ? symbol_value(w, 0, a.symbol) : 0;
-  for (uint32_t m = exec; m; m &= m - 1) {
-    int l = std::countr_zero(m);
-    uint64_t v = static_cast<uint64_t>(a.offset) + (base ? base[l] : 0) +
-                 (per_lane_symbol ? symbol_value(w, l, a.symbol) : sym);
-    addr[l] = v;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    bits |= v;
+  if (base && !per_lane_symbol) {
+    // The common form, [reg + offset] (or [reg + sym + offset]): a loop without per-lane branches.
+    const uint64_t off = static_cast<uint64_t>(a.offset) + sym;
+    each_lane(exec, [&](int l) {
+      const uint64_t v = base[l] + off;
+      addr[l] = v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      bits |= v;
+    });
+  } else {
+    for (uint32_t m = exec; m; m &= m - 1) {
+      int l = std::countr_zero(m);
+      uint64_t v = static_cast<uint64_t>(a.offset) + (base ? base[l] : 0) +
+                   (per_lane_symbol ? symbol_value(w, l, a.symbol) : sym);
+      addr[l] = v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      bits |= v;
+    }
   }
   const bool aligned = size <= 1 || (bits & (size - 1)) == 0;
   const uint64_t span = hi - lo + size;
@@ -206,20 +218,13 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
   }
   if (fast) {
     if (window && per_thread_window) {
-      for (uint32_t m = exec; m; m &= m - 1) {
-        int l = std::countr_zero(m);
+      each_lane(exec, [&](int l) {
         ptrs[l] = window + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window + addr[l];
-      }
+      });
     } else if (window) {
-      for (uint32_t m = exec; m; m &= m - 1) {
-        int l = std::countr_zero(m);
-        ptrs[l] = window + addr[l];
-      }
+      each_lane(exec, [&](int l) { ptrs[l] = window + addr[l]; });
     } else {
-      for (uint32_t m = exec; m; m &= m - 1) {
-        int l = std::countr_zero(m);
-        ptrs[l] = reinterpret_cast<uint8_t*>(addr[l]);
-      }
+      each_lane(exec, [&](int l) { ptrs[l] = reinterpret_cast<uint8_t*>(addr[l]); });
     }
     return true;
   }
@@ -246,23 +251,21 @@ void load_lanes(uint64_t* d, uint8_t* const* ptrs, uint32_t offset, uint32_t exe
                 bool sext) {
   using U = typename Word<kSize>::U;
   using S = typename Word<kSize>::S;
-  for (uint32_t m = exec; m; m &= m - 1) {
-    const int l = std::countr_zero(m);
+  each_lane(exec, [&](int l) {
     U v;
     std::memcpy(&v, ptrs[l] + offset, kSize);
     const uint64_t x = sext ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<S>(v))) : v;
     d[l] = x & mask;
-  }
+  });
 }
 
 template <uint32_t kSize>
 void store_lanes(const uint64_t* s, uint8_t* const* ptrs, uint32_t offset, uint32_t exec) {
   using U = typename Word<kSize>::U;
-  for (uint32_t m = exec; m; m &= m - 1) {
-    const int l = std::countr_zero(m);
+  each_lane(exec, [&](int l) {
     const U v = static_cast<U>(s[l]);
     std::memcpy(ptrs[l] + offset, &v, kSize);
-  }
+  });
 }
 
 }  // namespace

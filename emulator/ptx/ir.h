@@ -61,7 +61,7 @@ enum class Op : uint8_t {
   kIsspacep,
   kLd, kSt,
   kAtom, kRed,
-  kBra, kBrx, kCall, kRet, kExit, kTrap, kBrkpt,
+  kBra, kCall, kRet, kExit, kTrap, kBrkpt,
   kBar,         // bar.sync / barrier.sync / bar.arrive / bar.red
   kBarWarpSync,
   kShfl, kVote, kActivemask, kMatch, kRedux,
@@ -71,8 +71,8 @@ enum class Op : uint8_t {
   kElect,       // elect.sync d|p, membermask
   kBmsk,        // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
   kSzext,       // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
-  kUnsupported, // a known PTX instruction the emulator does not implement: fails the launch
-                // with kIllegalInstruction when executed (index into Module::unsupported)
+  // There is no "unsupported" op: an instruction the emulator does not implement fails the
+  // module load (parse_module reports it as not supported), never a launch.
 };
 
 enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
@@ -195,7 +195,6 @@ struct Module {
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;
   bool has_indirect_calls = false;
-  std::vector<std::string> unsupported;  // descriptions for kUnsupported instructions
   std::vector<KernelDesc> kernels;
   std::vector<KernelInfo> kernel_info;
   std::vector<VariableDesc> variables;
@@ -213,8 +212,10 @@ struct Module {
   std::unordered_map<std::string, uint32_t> global_symbols;  // module scope name -> symbol
 };
 
-// Parses and lowers; on failure returns false with "line L: ..." in `error`.
-bool parse_module(std::string_view text, Module& module, std::string& error);
+// Parses and lowers; on failure returns false with "line L: ..." in `error`, and sets
+// `*not_supported` when the text is valid PTX that uses something the emulator does not implement
+// (an instruction, a type/modifier combination, a directive) rather than malformed PTX.
+bool parse_module(std::string_view text, Module& module, std::string& error, bool* not_supported = nullptr);
 
 
 }  // namespace cusnap::emu::ptx

@@ -78,9 +78,9 @@ bool set_destination_ok(Type dst, Type src) {
 }
 
 // Whether the ALU implements the decoded (op, type, modifiers) combination. Asked once per
-// instruction at decode time (the contract in alu.h): an instruction it does not implement is
-// deferred like the non-emulated opcodes, failing the launch only if it executes, instead of
-// computing the all-ones pattern the ALU writes for contract violations.
+// instruction at decode time (the contract in alu.h): an instruction it does not implement fails
+// the module load like the non-emulated opcodes, instead of computing the all-ones pattern the
+// ALU writes for contract violations.
 bool alu_implements(const Instr& in) {
   switch (in.op) {
     case Op::kAlu: return alu_supported(in.alu_op, in.type, in.mods);
@@ -92,6 +92,33 @@ bool alu_implements(const Instr& in) {
     case Op::kRed: return atomic_supported(static_cast<AtomOp>(in.sub), in.type);
     default: return true;
   }
+}
+
+// Instructions that exist in PTX but are not emulated: returns the reason ("" for none worth
+// stating) or null when the instruction is one the emulator executes. Checked before the
+// operands are parsed, so the message names the instruction even when its operand syntax
+// (matrices, texture tuples, tensor maps) is beyond the operand parser.
+const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
+  static const char* const kOpcodes[] = {
+      "mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "movmatrix", "tex", "tld4", "txq", "suld",
+      "sust", "sured", "suq", "istypep", "mbarrier", "tensormap", "multimem", "alloca",
+      "stacksave", "stackrestore", "vabsdiff", "vadd", "vsub", "vmin", "vmax", "vshl", "vshr",
+      "vmad", "vset", "vabsdiff2", "vabsdiff4", "vadd2", "vadd4", "vsub2", "vsub4", "vavrg2",
+      "vavrg4", "vmin2", "vmin4", "vmax2", "vmax4", "vset2", "vset4", "getctarank", "mapa",
+      "clusterlaunchcontrol", "tcgen05", "brx"};
+  for (const char* name : kOpcodes)
+    if (opcode == name) return "";
+  // Siblings of emulated opcodes that need machinery the emulator lacks.
+  if (opcode == "cp" && (has(mods, ".bulk") || has(mods, ".mbarrier"))) return "bulk copies and mbarrier";
+  if ((opcode == "st" || opcode == "red") && has(mods, ".async")) return "asynchronous cluster stores";
+  if (opcode == "st" && has(mods, ".bulk")) return "bulk stores";
+  if (opcode == "cvt" && has(mods, ".pack")) return "cvt.pack";
+  if (opcode == "cvt" && has(mods, ".rs")) return "stochastic rounding";
+  if ((opcode == "bar" || opcode == "barrier") && has(mods, ".cluster")) return "cluster barriers";
+  if ((opcode == "atom" || opcode == "red") && (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
+    return "vector atomics";
+  if ((opcode == "ld" || opcode == "st" || opcode == "mov") && has(mods, ".b128")) return "128-bit operands";
+  return nullptr;
 }
 
 std::string instruction_text(std::string_view opcode, const std::vector<std::string_view>& mods) {
@@ -121,35 +148,14 @@ void Parser::parse_instruction(Function& f) {
   std::string_view opcode = next().text;
   std::vector<std::string_view> mods;
   while (peek().kind == Tok::kDot && peek().glued) mods.push_back(next().text);
-  // Instructions that exist in PTX but are not emulated (tensor cores, textures, surfaces,
-  // cluster/TMA machinery, video instructions) load fine and fail only if executed, so one such
-  // kernel does not make a whole module unusable. Their operands are not parsed.
-  static const char* const kNotEmulated[] = {
-      "mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "movmatrix", "tex", "tld4", "txq", "suld",
-      "sust", "sured", "suq", "istypep", "mbarrier", "tensormap", "multimem", "st.async",
-      "alloca", "stacksave", "stackrestore", "vabsdiff", "vadd", "vsub", "vmin", "vmax", "vshl",
-      "vshr", "vmad", "vset", "vabsdiff2", "vabsdiff4", "vadd2", "vadd4", "vsub2", "vsub4",
-      "vavrg2", "vavrg4", "vmin2", "vmin4", "vmax2", "vmax4", "vset2", "vset4",
-      "getctarank", "mapa", "clusterlaunchcontrol", "tcgen05", "brx", "cvt.pack", "cp.reduce",
-      "ld.shared::cluster", "prefetch.tensormap", "red.async", "setmaxnreg", "mul.lo.cc"};
-  bool not_emulated = false;
-  for (const char* name : kNotEmulated)
-    if (opcode == name) not_emulated = true;
-  if (opcode == "cp" && (std::find(mods.begin(), mods.end(), ".bulk") != mods.end() ||
-                         std::find(mods.begin(), mods.end(), ".mbarrier") != mods.end()))
-    not_emulated = true;
-  auto defer = [&](std::string what) {
-    in.op = Op::kUnsupported;
-    in.callee = static_cast<uint32_t>(m_.unsupported.size());
-    m_.unsupported.push_back(std::move(what));
-  };
-  if (not_emulated) {
-    while (peek().kind != Tok::kEnd && !is_punct(';')) next();
-    expect_punct(';', "at end of instruction");
-    defer(instruction_text(opcode, mods));
-    m_.code.push_back(in);
-    return;
-  }
+  // Valid PTX the emulator does not implement (tensor cores, textures, surfaces, cluster/TMA
+  // machinery, video instructions, indirect branches, device stack allocation) fails the module
+  // load naming the instruction, its function and line: a wrong answer later is worse than a
+  // refusal now, and the real driver also rejects at load what its JIT cannot compile.
+  const std::string text = instruction_text(opcode, mods);
+  if (const char* why = not_emulated(opcode, mods))
+    not_supported_at(line, "instruction '" + text + "' in function '" + f.name + "' is not supported by the emulator" +
+                               (*why ? std::string(" (") + why + ")" : std::string()));
   std::vector<ParsedOperand> ops;
   if (!is_punct(';')) {
     for (;;) {
@@ -173,7 +179,12 @@ void Parser::parse_instruction(Function& f) {
   }
   expect_punct(';', "at end of instruction");
   lower(f, in, opcode, mods, ops, line);
-  if (!alu_implements(in)) defer(instruction_text(opcode, mods) + " (this type/modifier combination)");
+  if (!alu_implements(in))
+    not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
+                               "' is not supported by the emulator (this type/modifier combination)");
+  if ((in.op == Op::kLd || in.op == Op::kSt) && type_bits(in.type) > 64)
+    not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
+                               "' is not supported by the emulator (128-bit loads and stores)");
   m_.code.push_back(in);
 }
 
@@ -496,7 +507,6 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
         if (m == n) { a = o; found = true; }
     }
     if (!found) fail_at(line, std::string(op) + " needs an operation");
-    if (in.vec > 1) fail_at(line, "vector atomics are not supported");
     in.sub = static_cast<uint8_t>(a);
     in.type = type0();
     size_t base = in.op == Op::kAtom ? 1 : 0;
@@ -677,7 +687,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   }
   if (op == "nanosleep") { in.op = Op::kNanosleep; return; }
   if (op == "cp") {
-    if (!has(mods, ".async")) fail_at(line, "unsupported instruction 'cp'");
+    if (!has(mods, ".async")) fail_at(line, "unknown instruction 'cp" + instruction_text("", mods) + "'");
     if (has(mods, ".commit_group") || has(mods, ".wait_group") || has(mods, ".wait_all")) {
       in.op = Op::kFence;  // copies complete immediately
       return;
@@ -707,7 +717,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.ops[2] = src(ops[1], Type::kB32);
     return;
   }
-  fail_at(line, "unsupported instruction '" + std::string(op) + "'");
+  fail_at(line, "unknown instruction '" + std::string(op) + "'");
 }
 
 }  // namespace cusnap::emu::ptx

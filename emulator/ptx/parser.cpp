@@ -40,6 +40,9 @@ static uint32_t type_bytes(Type t) {
 
 void Parser::fail(const std::string& what) const { fail_at(peek().line, what); }
 void Parser::fail_at(uint32_t line, const std::string& what) const { throw ParseError{line, what}; }
+void Parser::not_supported_at(uint32_t line, const std::string& what) const {
+  throw ParseError{line, what, true};
+}
 
 static std::string describe(const Token& t) {
   if (t.kind == Tok::kEnd) return "end of input";
@@ -174,7 +177,7 @@ void Parser::parse_module() {
       m_.address_size = static_cast<uint32_t>(expect_uint("after .address_size"));
       if (m_.address_size != 64 && m_.address_size != 32) fail("address size must be 32 or 64");
       // Device addresses are host addresses here, which do not fit in 32 bits.
-      if (m_.address_size == 32) fail(".address_size 32 is not supported by the emulator");
+      if (m_.address_size == 32) not_supported_at(t.line, ".address_size 32 is not supported by the emulator");
       continue;
     }
     if (d == ".file") {  // .file N "name" [, timestamp, size]
@@ -196,7 +199,7 @@ void Parser::parse_module() {
       continue;
     }
     if (d == ".pragma") { next(); skip_to_semicolon(); continue; }
-    if (d == ".alias") { fail(".alias is not supported"); }
+    if (d == ".alias") not_supported_at(t.line, ".alias is not supported by the emulator");
     bool is_extern = false, is_visible = false;
     while (is_dot(".extern") || is_dot(".visible") || is_dot(".weak") || is_dot(".common")) {
       if (is_dot(".extern")) is_extern = true;
@@ -208,10 +211,24 @@ void Parser::parse_module() {
     if (accept_dot(".global")) { parse_module_variable(Space::kGlobal, is_extern, is_visible); continue; }
     if (accept_dot(".const")) { parse_module_variable(Space::kConst, is_extern, is_visible); continue; }
     if (accept_dot(".shared")) { parse_module_variable(Space::kShared, is_extern, is_visible); continue; }
-    if (is_dot(".local")) fail("module-scope .local variables are not supported");
+    if (is_dot(".local")) not_supported_at(peek().line, "module-scope .local variables are not supported by the emulator");
     fail("unknown directive " + describe(peek()));
   }
   if (!have_version) fail("missing .version directive");
+
+  // Direct calls must reach code the emulator can run: a body, or a builtin it implements.
+  // (Indirect calls are checked when they execute; their targets are only known then.)
+  for (const Instr& in : m_.code) {
+    if (in.op != Op::kCall || in.callee == kIndirectCallee) continue;
+    const Function& callee = m_.functions[in.callee];
+    const std::string& caller = m_.functions[in.function].name;
+    if (callee.builtin == Builtin::kMalloc || callee.builtin == Builtin::kFree)
+      not_supported_at(in.line, "device-side " + callee.name + " (called in function '" + caller +
+                                    "') is not supported by the emulator");
+    if (!callee.has_body && callee.builtin == Builtin::kNone)
+      fail_at(in.line, "function '" + caller + "' calls '" + callee.name +
+                           "', which is declared but never defined (unresolved extern function)");
+  }
 
   // Finalisation: call graph facts, shared layouts, kernel descriptors.
   const size_t nf = m_.functions.size();
@@ -664,7 +681,8 @@ void Parser::parse_body(Function& f) {
   }
 }
 
-bool parse_module(std::string_view text, Module& module, std::string& error) {
+bool parse_module(std::string_view text, Module& module, std::string& error, bool* not_supported) {
+  if (not_supported) *not_supported = false;
   std::vector<Token> tokens;
   if (!tokenize(text, tokens, error)) return false;
   Parser p(std::move(tokens), module);
@@ -672,6 +690,7 @@ bool parse_module(std::string_view text, Module& module, std::string& error) {
     p.parse_module();
   } catch (const ParseError& e) {
     error = "line " + std::to_string(e.line) + ": " + e.what;
+    if (not_supported) *not_supported = e.not_supported;
     return false;
   }
   return true;

@@ -31,10 +31,13 @@ struct ParsedOperand {
   uint32_t line = 0;
 };
 
+// `not_supported` separates valid PTX the emulator does not implement (CUDA_ERROR_NOT_SUPPORTED
+// at module load) from text that is not valid PTX (CUDA_ERROR_INVALID_PTX).
 class ParseError {
  public:
   uint32_t line;
   std::string what;
+  bool not_supported = false;
 };
 
 // Limits that keep malformed input from exhausting host memory.
@@ -63,6 +66,8 @@ class Parser {
   uint64_t expect_uint(const char* context);
   [[noreturn]] void fail(const std::string& what) const;
   [[noreturn]] void fail_at(uint32_t line, const std::string& what) const;
+  // Valid PTX the emulator does not implement: the module fails to load, naming it.
+  [[noreturn]] void not_supported_at(uint32_t line, const std::string& what) const;
 
   // --- declarations
   struct DeclType {

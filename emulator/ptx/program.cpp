@@ -117,7 +117,9 @@ class ProgramImpl final : public Program {
     }
 
     Launch launch(m_, static_cast<uint32_t>(kernel_index), config, memory, limits, addresses_);
-    const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
+    // hardware_concurrency() reads sysfs on every call: ask once per process.
+    static const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    const uint64_t hw = limits.worker_threads ? limits.worker_threads : cpus;
     const uint64_t workers = std::min<uint64_t>(hw, nblocks);
 
     std::atomic<uint64_t> next{0};
@@ -201,16 +203,21 @@ class ProgramImpl final : public Program {
 
 CompileResult compile(std::string_view ptx_text) {
   CompileResult r;
+  r.status = CompileStatus::kInvalidPtx;
   try {
     Module m;
     std::string error;
-    if (!parse_module(ptx_text, m, error)) {
+    bool not_supported = false;
+    if (!parse_module(ptx_text, m, error, &not_supported)) {
       r.error = error;
+      if (not_supported) r.status = CompileStatus::kNotSupported;
       return r;
     }
     r.program = std::make_unique<ProgramImpl>(std::move(m));
+    r.status = CompileStatus::kSuccess;
   } catch (const std::bad_alloc&) {
     r.error = "out of host memory while compiling PTX";
+    r.status = CompileStatus::kOutOfMemory;
   } catch (const std::exception& e) {
     r.error = std::string("internal error while compiling PTX: ") + e.what();
   } catch (...) {

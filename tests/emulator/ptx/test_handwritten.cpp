@@ -229,34 +229,6 @@ TEST_CASE("shared and local bounds are checked by the engine", "[ptx][handwritte
   CHECK(l.message.find("local") != std::string::npos);
 }
 
-TEST_CASE("instructions the emulator does not implement fail only when executed", "[ptx][handwritten]") {
-  const char* text = R"(
-.version 9.0
-.target sm_90
-.address_size 64
-.visible .entry uses_mma(.param .u32 go)
-{
-  .reg .b32 %r<12>;
-  .reg .f32 %f<8>;
-  .reg .pred %p1;
-  ld.param.u32 %r1, [go];
-  setp.eq.u32 %p1, %r1, 0;
-  @%p1 bra DONE;
-  mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3}, {%r4}, {%f5,%f6,%f7,%f1};
-DONE:
-  ret;
-}
-)";
-  auto prog = compile_or_fail(text);
-  HostMemory mem;
-  require_success(run(*prog, "uses_mma", {1}, {32}, Args().add(uint32_t{0}), mem));
-  auto r = run(*prog, "uses_mma", {1}, {32}, Args().add(uint32_t{1}), mem);
-  INFO(r.message);
-  REQUIRE(r.status == LaunchStatus::kIllegalInstruction);
-  CHECK(r.message.find("mma.sync") != std::string::npos);
-  CHECK(r.message.find("PTX line 13") != std::string::npos);
-}
-
 TEST_CASE("kernel parameters through generic pointers (cvta.param) and isspacep", "[ptx][handwritten]") {
   const char* text = R"(
 .version 9.0
@@ -355,4 +327,39 @@ TEST_CASE("special registers: ids, dimensions, lane masks, clusters", "[ptx][han
     }
   auto bad = run(*prog, "ids", {3}, {bx}, Args().add(out), mem, 0, false, {2, 1, 1});
   REQUIRE(bad.status == LaunchStatus::kInvalidValue);
+}
+
+TEST_CASE("execution counters: warp- and thread-instructions with divergence and a partial warp", "[ptx][handwritten]") {
+  const char* text = R"(
+.version 9.0
+.target sm_75
+.address_size 64
+.visible .entry count_me(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1, %r1, 8;
+  @%p1 bra SKIP;
+  add.u32 %r1, %r1, 100;
+SKIP:
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r1;
+  ret;
+}
+)";
+  auto prog = compile_or_fail(text);
+  HostMemory mem;
+  auto* out = static_cast<uint32_t*>(mem.alloc(4 * 256));
+  LaunchResult r = run(*prog, "count_me", {3}, {40}, Args().add(out), mem);
+  require_success(r);
+  // Per block, warp 0 (32 lanes): mov, setp, bra by 32 lanes; add by the 24 lanes that did not
+  // branch; ld, mul, add, st, ret by 32 -> 8 * 32 + 24 = 280. Warp 1 (tid 32..39, 8 lanes, none
+  // branches): 9 instructions x 8 lanes = 72. Three blocks: 3 * 352 thread-instructions and
+  // 3 * (9 + 9) warp-instructions.
+  CHECK(r.thread_instructions == 1056);
+  CHECK(r.instructions == 54);
 }

@@ -1,0 +1,115 @@
+// Module-load errors of the PTX engine: valid PTX the emulator does not implement is refused when
+// the module loads (CompileStatus::kNotSupported, CUDA_ERROR_NOT_SUPPORTED at the driver), with
+// the instruction, its function and its PTX line; text that is not PTX is kInvalidPtx.
+#include <algorithm>
+#include <string>
+
+#include "harness.h"
+
+using namespace cusnap::emu::ptx;
+using namespace cusnap::emu::ptx::test;
+
+namespace {
+
+int line_of(const std::string& text, const std::string& needle) {
+  size_t at = text.find(needle);
+  REQUIRE(at != std::string::npos);
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+// A kernel `k` whose body (on a branch that never runs) holds `body`; `prelude` goes at module
+// scope before it.
+std::string kernel_with(const std::string& body, const std::string& prelude = "") {
+  return ".version 9.0\n.target sm_90\n.address_size 64\n" + prelude +
+         ".visible .entry k(.param .u64 p)\n{\n"
+         "  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n  .reg .f32 %f<16>;\n  .reg .pred %p<4>;\n"
+         "  ld.param.u64 %rd1, [p];\n  setp.eq.u64 %p1, %rd1, 0;\n  @%p1 bra DONE;\n" +
+         body + "\nDONE:\n  ret;\n}\n";
+}
+
+struct Refused {
+  const char* what;       // text the error must name
+  std::string body;       // kernel body holding it
+  std::string prelude;
+};
+
+}  // namespace
+
+TEST_CASE("instructions the emulator does not implement fail the module load", "[ptx][load]") {
+  const Refused cases[] = {
+      {"mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+       "  mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3}, {%r4}, {%f5,%f6,%f7,%f1};", ""},
+      {"brx.idx", "  brx.idx %r1, TARGETS;", ""},
+      {"tex", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6}];", ""},
+      {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
+       "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, [%rd1];", ""},
+      {"mbarrier.init.shared.b64", "  mbarrier.init.shared.b64 [%rd1], %r1;", ""},
+      {"alloca.u64", "  alloca.u64 %rd2, %rd1, 8;", ""},
+      {"vadd.s32.s32.s32", "  vadd.s32.s32.s32 %r1, %r2, %r3;", ""},
+      {"st.async", "  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];", ""},
+      {"cvt.pack.sat.u8.s32.b32", "  cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;", ""},
+      {"barrier.cluster.arrive", "  barrier.cluster.arrive;", ""},
+      {"atom.global.v2.f32.add", "  atom.global.v2.f32.add {%f1,%f2}, [%rd1], {%f3,%f4};", ""},
+      {"ld.global.b128", "  ld.global.b128 %rd2, [%rd1];", ""},
+      {"cp.async.bulk", "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd2], %r1, [%rd3];", ""},
+      {"add.rz.f16", "  add.rz.f16 %rs1, %rs2, %rs3;", ""},
+      {"malloc", "  { .reg .b64 t;\n  call.uni (t), malloc, (%rd1); }",
+       ".extern .func (.param .b64 r) malloc(.param .b64 size);\n"},
+  };
+  for (const Refused& c : cases) {
+    std::string body = c.body;
+    if (std::string(c.what) == "add.rz.f16") body = "  { .reg .b16 %rs<4>;\n" + body + "\n  }";
+    if (std::string(c.what) == "brx.idx") body = "TARGETS: .branchtargets DONE;\n" + body;
+    const std::string text = kernel_with(body, c.prelude);
+    CompileResult r = compile(text);
+    INFO(c.what << " -> " << r.error);
+    REQUIRE(r.program == nullptr);
+    CHECK(r.status == CompileStatus::kNotSupported);
+    CHECK(r.error.find(c.what) != std::string::npos);
+    CHECK(r.error.find("'k'") != std::string::npos);  // the function
+    const std::string needle = std::string(c.what) == "malloc" ? "call.uni" : c.what;
+    CHECK(r.error.rfind("line " + std::to_string(line_of(text, needle)) + ":", 0) == 0);
+  }
+}
+
+TEST_CASE("directives the emulator does not implement are not supported, not invalid", "[ptx][load]") {
+  CompileResult r = compile(".version 9.0\n.target sm_90\n.address_size 32\n");
+  CHECK(r.status == CompileStatus::kNotSupported);
+  CHECK(r.error.find(".address_size 32") != std::string::npos);
+  CHECK(r.error.rfind("line 3:", 0) == 0);
+}
+
+TEST_CASE("malformed PTX is invalid, with its line", "[ptx][load]") {
+  const std::pair<std::string, const char*> cases[] = {
+      {kernel_with("  frobnicate.u32 %r1, %r2;"), "unknown instruction 'frobnicate'"},
+      {kernel_with("  add.u32 %r1, %r2;"), "add expects 3 operands"},
+      {kernel_with("  add.u32 %r1, %r2, %nosuchreg;"), "nosuchreg"},
+      {kernel_with("  bra NOWHERE;"), "unknown label 'NOWHERE'"},
+  };
+  for (const auto& [text, needle] : cases) {
+    CompileResult r = compile(text);
+    INFO(r.error);
+    REQUIRE(r.program == nullptr);
+    CHECK(r.status == CompileStatus::kInvalidPtx);
+    CHECK(r.error.find(needle) != std::string::npos);
+  }
+  // A call to a function that is declared but defined nowhere cannot be linked.
+  const std::string text = kernel_with("  call.uni helper, (%rd1);", ".extern .func helper(.param .b64 x);\n");
+  CompileResult r = compile(text);
+  INFO(r.error);
+  CHECK(r.status == CompileStatus::kInvalidPtx);
+  CHECK(r.error.find("'helper'") != std::string::npos);
+  CHECK(r.error.rfind("line " + std::to_string(line_of(text, "call.uni")) + ":", 0) == 0);
+}
+
+TEST_CASE("a module of supported instructions loads; hints without effect are accepted", "[ptx][load]") {
+  const std::string text = kernel_with(
+      "  setmaxnreg.inc.sync.aligned.u32 240;\n  add.u32 %r1, %r2, %r3;\n  fence.proxy.async;\n"
+      "  barrier.sync 0;\n  prefetch.global.L2 [%rd1];");
+  CompileResult r = compile(text);
+  INFO(r.error);
+  REQUIRE(r.program != nullptr);
+  CHECK(r.status == CompileStatus::kSuccess);
+  HostMemory mem;
+  require_success(run(*r.program, "k", {1}, {32}, Args().add(uint64_t{64}), mem));  // runs the body
+}
