@@ -218,7 +218,8 @@ struct PlanWarning {
   std::string message;
 };
 
-struct Plan {
+// Everything a plan says about the capture except its actions: what a replay report keeps.
+struct PlanSummary {
   // Identity of the capture, for reports.
   std::string tool_version;
   std::vector<std::string> command_line;
@@ -227,7 +228,6 @@ struct Plan {
   uint64_t call_count = 0;
   std::string integrity;  // the reader's recovery summary ("whole (N calls)", "truncated: ...")
 
-  std::vector<Action> actions;       // in seq order
   std::vector<MemoryRange> memory_ranges;  // sorted, disjoint
   uint64_t launch_count = 0;
   uint64_t verifiable_copies = 0;    // device-to-host copies with a checksum
@@ -235,6 +235,10 @@ struct Plan {
   std::vector<PlanWarning> warnings;
   bool uses_cluster_launch = false;
   bool uses_cooperative_launch = false;
+};
+
+struct Plan : PlanSummary {
+  std::vector<Action> actions;  // in seq order
 };
 
 // Reads the whole capture. Errors: unreadable records, inconsistent or out-of-limit values

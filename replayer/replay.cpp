@@ -52,20 +52,7 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan, con
     return Error(ErrorKind::kCapture, std::string("replay aborted: ") + e.what());
   }
   result.verification = summarize_checks(result.copies);
-  // Everything of the plan but its actions (which the report does not need).
-  result.plan.tool_version = plan.tool_version;
-  result.plan.command_line = plan.command_line;
-  result.plan.captured_driver_version = plan.captured_driver_version;
-  result.plan.devices = plan.devices;
-  result.plan.call_count = plan.call_count;
-  result.plan.integrity = plan.integrity;
-  result.plan.memory_ranges = plan.memory_ranges;
-  result.plan.launch_count = plan.launch_count;
-  result.plan.verifiable_copies = plan.verifiable_copies;
-  result.plan.skipped = plan.skipped;
-  result.plan.warnings = plan.warnings;
-  result.plan.uses_cluster_launch = plan.uses_cluster_launch;
-  result.plan.uses_cooperative_launch = plan.uses_cooperative_launch;
+  result.plan = plan;  // the summary part: the report needs no actions
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // The driver stays loaded (Driver's contract); the unique_ptr only frees the table.
   return result;

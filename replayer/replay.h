@@ -82,7 +82,7 @@ struct TargetInfo {
 
 struct ReplayResult {
   std::string capture_path;
-  Plan plan;  // actions cleared; identity, counts, skipped calls and warnings kept
+  PlanSummary plan;  // identity, counts, skipped calls and warnings
   TargetInfo target;
   uint64_t actions_replayed = 0;
   uint64_t mapped_bytes = 0;
