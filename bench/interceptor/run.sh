@@ -1,34 +1,70 @@
 #!/usr/bin/env bash
-# Interceptor overhead: the same programs on the emulator directly ("direct"), through the shim
-# with nothing recorded ("shim, off": no CUSNAP_CAPTURE_OUTPUT) and under `cusnap capture`
-# ("capture"). Prints the best of REPEAT runs per cell and the overhead against direct.
+# Interceptor overhead (issue 4).
+#
+# 1. In one process (the numbers docs/performance.md reports): inprocess_overhead calls the
+#    emulator directly, through the shim with nothing recorded, and through the shim while it
+#    records, interleaved, and prints median ns per call, the added ns and the ratio against
+#    direct for cuDeviceGetAttribute (not modelled), cuCtxSetCurrent (modelled) and cuLaunchKernel
+#    of an empty 8-parameter kernel (also refused with grid 0, which isolates the recording cost
+#    from the emulator's kernel execution). The capture it wrote is then checked with
+#    `cusnap info` (launch count). COMPARE=<another shim's libcuda.so.1> adds a "rec2" column
+#    recording through that build, interleaved (before/after comparisons on a busy machine).
+# 2. THREE_PROCESS=1 also runs the older three-process table: call_overhead and the many_launches
+#    sample on the emulator directly ("direct"), through the shim with nothing recorded
+#    ("shim, off") and under `cusnap capture` ("capture"), best of REPEAT runs.
 #
 #   bench/interceptor/run.sh [BUILD_DIR]     (default build/release)
-#   CALLS=200000 LAUNCHES=20000 REPEAT=3 bench/interceptor/run.sh build/h-cap2
+#   REPS=301 BATCH=2000 LAUNCH_BATCH=200 bench/interceptor/run.sh build/h-icptperf
+#   THREE_PROCESS=1 CALLS=200000 LAUNCHES=20000 REPEAT=3 bench/interceptor/run.sh build/release
 #
-# Programs: bench/interceptor/call_overhead (ns per cuCtxGetCurrent, cuPointerGetAttribute,
-# cuMemsetD8Async of 4 bytes) and the many_launches sample (us per launch, its own timing of
-# LAUNCHES dependent launches + one synchronisation). Needs targets cusnap, cusnap_interceptor,
-# cusnap_emulator, cusnap_bench_call_overhead and cusnap_sample_many_launches.
-# The emulator executes kernels on the CPU, so launch numbers include the emulated kernel; the
-# per-call difference between columns is what the shim adds. Timings vary with machine load.
+# Needs targets cusnap_interceptor, cusnap_emulator, cusnap_bench_icpt_inprocess (and cusnap for
+# the launch-count check; for THREE_PROCESS also cusnap_bench_call_overhead and
+# cusnap_sample_many_launches). Timings vary with machine load: the script prints it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$root/build/release}" && pwd)"
 calls="${CALLS:-200000}"
 launches="${LAUNCHES:-20000}"
 repeat="${REPEAT:-3}"
+inprocess="$build/bench/interceptor/cusnap_bench_icpt_inprocess"
 bench="$build/bench/interceptor/cusnap_bench_call_overhead"
-many="$(find "$build/samples" -name many_launches -type f -perm -u+x | head -1)"
+many="$(find "$build/samples" -name many_launches -type f -perm -u+x 2>/dev/null | head -1 || true)"
 cusnap="$build/bin/cusnap"
 emu="$build/emulator/lib"
 shim="$build/interceptor/lib"
-for f in "$bench" "$many" "$cusnap" "$emu/libcuda.so.1" "$shim/libcuda.so.1"; do
+for f in "$inprocess" "$emu/libcuda.so.1" "$shim/libcuda.so.1"; do
   [[ -x "$f" || -f "$f" ]] || { echo "run.sh: $f not found (build the targets listed above)" >&2; exit 1; }
 done
 work="${WORKDIR:-${TMPDIR:-/tmp}/cusnap-bench-icpt-$$}"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
+
+# ---- 1. one process
+cmd=("$inprocess" --emulator "$emu/libcuda.so.1" --shim "$shim/libcuda.so.1" --shim-copy "$work/shim-rec.so"
+     --capture "$work/inprocess.cusnap" --reps "${REPS:-301}" --batch "${BATCH:-2000}"
+     --launch-batch "${LAUNCH_BATCH:-200}")
+[[ -n "${COMPARE:-}" ]] && cmd+=(--compare "$COMPARE")
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+echo "+ ${cmd[*]}"
+out="$("${cmd[@]}")"
+echo "$out"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+expected="$(sed -n 's/^recorded launches expected in .*: //p' <<<"$out")"
+if [[ -x "$cusnap" && -n "$expected" ]]; then
+  got="$("$cusnap" info "$work/inprocess.cusnap" | awk '$1 == "launch" {print $2}')"
+  if [[ "$got" == "$expected" ]]; then
+    echo "capture check: $got launches recorded, as expected"
+  else
+    echo "capture check FAILED: $got launches recorded, $expected expected" >&2
+    exit 1
+  fi
+fi
+[[ "${THREE_PROCESS:-0}" == 1 ]] || exit 0
+
+# ---- 2. three processes
+for f in "$bench" "$many" "$cusnap"; do
+  [[ -x "$f" || -f "$f" ]] || { echo "run.sh: $f not found (build the targets listed above)" >&2; exit 1; }
+done
 
 # run MODE PROGRAM ARGS...: the program's stdout
 run() {

@@ -35,7 +35,8 @@ class Writer::Impl {
   }
 
   Status start(capnp::MessageBuilder& header);
-  Result<uint64_t> append(capnp::MessageBuilder& record, bool block);
+  // `root`: the record's root, or nullptr to look it up.
+  Result<uint64_t> append(capnp::MessageBuilder& record, schema::CallRecord::Builder* root, bool block);
   Result<BlobId> put_blob(std::span<const uint8_t> bytes, bool block);
   bool has_blob(const BlobId& id) const {
     std::lock_guard lock(blob_mu_);
@@ -53,6 +54,8 @@ class Writer::Impl {
 
   // call_mu_ held. Moves the call buffer into a frame job; `block` waits for queue room.
   Status seal_calls_locked(bool block);
+  // call_mu_ held. Serializes `record` (standard framing) at the end of the call buffer.
+  void serialize_locked(capnp::MessageBuilder& record);
   void ticker_main();
 
   int fd_;
@@ -60,9 +63,12 @@ class Writer::Impl {
   const WriterOptions options_;
   std::unique_ptr<FramePipeline> pipeline_;
 
-  // Call records (call_mu_).
+  // Call records (call_mu_). The call buffer is a pooled buffer that the frame job takes over and
+  // the pipeline recycles once the frame is written: appending to a buffer whose pages are already
+  // resident costs no page faults, and nothing is zero-filled before being overwritten.
   mutable std::mutex call_mu_;
-  std::vector<uint8_t> call_buf_;
+  detail::ByteBuffer call_buf_;
+  size_t call_buf_capacity_ = 0;  // what a fresh call buffer holds (frame size + room for a record)
   std::vector<std::pair<uint64_t, uint64_t>> call_launches_;
   uint64_t buf_first_seq_ = 0;
   uint64_t next_seq_ = 0;
@@ -144,6 +150,8 @@ Status Writer::Impl::start(capnp::MessageBuilder& header_message) {
                                     std::bit_ceil(std::max<size_t>(options_.blob_chunk_bytes, 4096)));
   pipeline_ = std::make_unique<FramePipeline>(fd_, path_, po, 1, buf.size(), std::move(index));
   kind_counts_.assign(capnp::Schema::from<schema::CallRecord>().getUnionFields().size(), 0);
+  call_buf_capacity_ = std::bit_ceil(options_.call_frame_bytes + (64u << 10));
+  call_buf_ = pipeline_->pool().acquire(call_buf_capacity_);
   ticker_ = std::thread([this] { ticker_main(); });
   return Status::ok();
 }
@@ -157,7 +165,7 @@ void Writer::Impl::ticker_main() {
     lock.unlock();
     {
       std::lock_guard call_lock(call_mu_);
-      if (!closed_ && !call_buf_.empty() &&
+      if (!closed_ && call_buf_.size() != 0 &&
           std::chrono::steady_clock::now() - buf_started_ >= options_.flush_interval) {
         // Errors surface through status() and the next append.
         (void)seal_calls_locked(/*block=*/true);
@@ -168,7 +176,7 @@ void Writer::Impl::ticker_main() {
 }
 
 Status Writer::Impl::seal_calls_locked(bool block) {
-  if (call_buf_.empty()) return Status::ok();
+  if (call_buf_.size() == 0) return Status::ok();
   size_t bytes = call_buf_.size();
   Status st = pipeline_->reserve(bytes, block);
   if (!st.is_ok()) return st;
@@ -177,18 +185,51 @@ Status Writer::Impl::seal_calls_locked(bool block) {
   job->header.first_seq = buf_first_seq_;
   job->header.last_seq = next_seq_ - 1;
   job->header.record_count = static_cast<uint32_t>(next_seq_ - buf_first_seq_);
-  job->call_bytes = std::move(call_buf_);
-  job->input = job->call_bytes;
+  job->copy = std::move(call_buf_);
+  job->input = job->copy.bytes();
+  // The next frame likely holds as many launches: one allocation now instead of a vector grown
+  // (and its old storage freed) on the application's launches.
+  size_t launches = call_launches_.size();
   job->launches = std::move(call_launches_);
   job->reserved = bytes;
-  call_buf_ = {};
-  call_buf_.reserve(options_.call_frame_bytes + 4096);
-  call_launches_.clear();
+  call_buf_ = pipeline_->pool().acquire(call_buf_capacity_);
+  call_launches_ = {};
+  call_launches_.reserve(launches);
   buf_first_seq_ = next_seq_;
   return pipeline_->push(std::move(job));
 }
 
-Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, bool block) {
+void Writer::Impl::serialize_locked(capnp::MessageBuilder& record) {
+  kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments = record.getSegmentsForOutput();
+  size_t table_bytes = ((segments.size() + 2) / 2) * 8;
+  size_t total = table_bytes;
+  for (const auto& segment : segments) total += segment.size() * sizeof(capnp::word);
+  size_t used = call_buf_.size();
+  if (used + total > call_buf_.capacity()) {
+    // A record larger than the room left (rare: the buffer has a frame's size plus 64 KiB).
+    detail::ByteBuffer bigger =
+        pipeline_->pool().acquire(std::max(call_buf_capacity_, std::bit_ceil(used + total)));
+    if (used != 0) std::memcpy(bigger.data(), call_buf_.data(), used);
+    bigger.set_size(used);
+    pipeline_->pool().release(std::move(call_buf_));
+    call_buf_ = std::move(bigger);
+  }
+  uint8_t* p = call_buf_.data() + used;
+  std::memset(p, 0, table_bytes);
+  store_le32(p, static_cast<uint32_t>(segments.size() - 1));
+  for (size_t i = 0; i < segments.size(); ++i) {
+    store_le32(p + 4 * (i + 1), static_cast<uint32_t>(segments[i].size()));
+  }
+  p += table_bytes;
+  for (const auto& segment : segments) {
+    std::memcpy(p, segment.begin(), segment.size() * sizeof(capnp::word));
+    p += segment.size() * sizeof(capnp::word);
+  }
+  call_buf_.set_size(used + total);
+}
+
+Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::CallRecord::Builder* given,
+                                      bool block) {
   std::lock_guard lock(call_mu_);
   if (closed_) return Status::error(ErrorCode::kClosed, "writer is closed").in_file(path_);
   Status failed = pipeline_->status();
@@ -207,16 +248,16 @@ Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, bool block)
   size_t before = call_buf_.size();
   uint16_t which = 0;
   try {
-    auto root = record.getRoot<schema::CallRecord>();
+    schema::CallRecord::Builder root = given != nullptr ? *given : record.getRoot<schema::CallRecord>();
     root.setSeq(seq);
     which = static_cast<uint16_t>(root.which());
     if (root.isLaunch()) {
       root.getLaunch().setOrdinal(next_launch_);
       call_launches_.emplace_back(next_launch_, seq);
     }
-    detail::append_message(call_buf_, record);
+    serialize_locked(record);
   } catch (const kj::Exception& e) {
-    call_buf_.resize(before);
+    call_buf_.set_size(before);
     if (!call_launches_.empty() && call_launches_.back().second == seq) call_launches_.pop_back();
     return Status::error(ErrorCode::kInvalidArgument,
                          std::string("call record: ") + e.getDescription().cStr())
@@ -468,10 +509,13 @@ Result<std::unique_ptr<Writer>> Writer::create_fd(int fd, std::string display_na
 }
 
 Result<uint64_t> Writer::append_call(capnp::MessageBuilder& record) {
-  return impl_->append(record, true);
+  return impl_->append(record, nullptr, true);
+}
+Result<uint64_t> Writer::append_call(capnp::MessageBuilder& record, schema::CallRecord::Builder root) {
+  return impl_->append(record, &root, true);
 }
 Result<uint64_t> Writer::try_append_call(capnp::MessageBuilder& record) {
-  return impl_->append(record, false);
+  return impl_->append(record, nullptr, false);
 }
 
 Result<uint64_t> Writer::append_tool_event(uint16_t kind, const std::string& message,
@@ -483,7 +527,7 @@ Result<uint64_t> Writer::append_tool_event(uint16_t kind, const std::string& mes
   auto ev = rec.initToolEvent();
   ev.setKind(static_cast<schema::ToolEvent::Kind>(kind));
   ev.setMessage(message);
-  return impl_->append(builder, true);
+  return impl_->append(builder, &rec, true);
 }
 
 Result<BlobId> Writer::put_blob(std::span<const uint8_t> bytes) {

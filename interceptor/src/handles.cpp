@@ -12,9 +12,71 @@ HandleTable& HandleTable::instance() {
   return *table;
 }
 
+namespace {
+
+// A per-thread, direct-mapped cache of table entries (see lookup_cached).
+struct CachedFunction {
+  uint64_t handle = 0;
+  uint64_t generation = UINT64_MAX;  // never a real generation: empty slot
+  bool known = false;
+  LaunchFacts facts;
+};
+constexpr size_t kCacheSlots = 16;
+thread_local CachedFunction t_cache[kCacheSlots];
+
+size_t cache_slot(uint64_t handle) noexcept {
+  // Handles are pointers: drop the alignment bits, mix in higher ones.
+  return static_cast<size_t>((handle >> 4) ^ (handle >> 12)) % kCacheSlots;
+}
+
+}  // namespace
+
 void HandleTable::put(uint64_t handle, FunctionInfo info) {
   std::unique_lock lock(mutex_);
   functions_[handle] = std::move(info);
+  changed();
+}
+
+const LaunchFacts* HandleTable::lookup_cached(uint64_t handle) {
+  CachedFunction& slot = t_cache[cache_slot(handle)];
+  // Acquire pairs with changed(): a generation equal to the one the slot was filled under means
+  // no change happened since, so the copy is still what the table holds.
+  if (slot.handle == handle && slot.generation == generation_.load(std::memory_order_acquire)) {
+    return slot.known ? &slot.facts : nullptr;
+  }
+  std::shared_lock lock(mutex_);
+  uint64_t generation = generation_.load(std::memory_order_relaxed);  // stable while we hold the lock
+  slot.generation = UINT64_MAX;  // invalid until filled: the copy below may throw
+  slot.handle = handle;
+  auto it = functions_.find(handle);
+  slot.known = it != functions_.end();
+  if (slot.known) {
+    // Copy assignment reuses the slot's string and vector capacity: no allocation once warm.
+    slot.facts.info = it->second;
+    slot.facts.params_bytes = params_size(slot.facts.info.layout);
+  }
+  slot.generation = generation;
+  return slot.known ? &slot.facts : nullptr;
+}
+
+void HandleTable::learn(uint64_t handle, const std::string& name, const std::vector<ParamSlot>* layout,
+                        LayoutSource source) {
+  std::unique_lock lock(mutex_);
+  auto [it, inserted] = functions_.try_emplace(handle);
+  FunctionInfo& info = it->second;
+  bool change = inserted;
+  if (info.name.empty() && !name.empty()) {
+    info.name = name;
+    change = true;
+  }
+  if (layout != nullptr) {
+    info.layout = *layout;
+    info.layout_source = source;
+    info.layout_seq = UINT64_MAX;
+    change = true;
+  }
+  // A function whose layout nobody can tell comes here on every launch: leave the caches alone.
+  if (change) changed();
 }
 
 std::optional<FunctionInfo> HandleTable::find(uint64_t handle) const {
@@ -30,6 +92,7 @@ void HandleTable::set_layout(uint64_t handle, std::vector<ParamSlot> layout, uin
   info.layout = std::move(layout);
   info.layout_source = source;
   info.layout_seq = seq;
+  changed();
 }
 
 void HandleTable::put_module_layouts(uint64_t module, ImageLayouts layouts) {
@@ -48,9 +111,10 @@ std::optional<ImageLayout> HandleTable::image_layout(uint64_t module, const std:
 
 bool HandleTable::first_warning(uint64_t handle) {
   std::unique_lock lock(mutex_);
-  FunctionInfo& info = functions_[handle];
-  bool first = !info.warned_no_layout;
-  info.warned_no_layout = true;
+  auto [it, inserted] = functions_.try_emplace(handle);
+  bool first = !it->second.warned_no_layout;
+  it->second.warned_no_layout = true;
+  if (inserted) changed();
   return first;
 }
 
@@ -58,6 +122,7 @@ void HandleTable::forget_module(uint64_t module) {
   std::unique_lock lock(mutex_);
   std::erase_if(functions_, [module](const auto& entry) { return entry.second.module == module; });
   module_layouts_.erase(module);
+  changed();
 }
 
 std::optional<std::vector<ParamSlot>> query_param_layout(uint64_t handle, bool is_kernel) noexcept {
@@ -97,15 +162,26 @@ std::string query_function_name(uint64_t handle, bool is_kernel) noexcept {
   return "";
 }
 
-std::vector<uint8_t> pack_params(const std::vector<ParamSlot>& layout, void** kernel_params) {
+size_t params_size(const std::vector<ParamSlot>& layout) noexcept {
   size_t total = 0;
   for (const ParamSlot& slot : layout) total = std::max<size_t>(total, size_t{slot.offset} + slot.size);
-  std::vector<uint8_t> bytes(total);
-  if (kernel_params == nullptr) return bytes;
-  for (size_t i = 0; i < layout.size(); ++i) {
-    if (kernel_params[i] != nullptr) std::memcpy(bytes.data() + layout[i].offset, kernel_params[i], layout[i].size);
-  }
-  return bytes;
+  return total;
 }
+
+void pack_params(const std::vector<ParamSlot>& layout, void** kernel_params, uint8_t* out) noexcept {
+  if (kernel_params == nullptr) return;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    const void* from = kernel_params[i];
+    if (from == nullptr) continue;
+    uint8_t* to = out + layout[i].offset;
+    // Most parameters are scalars or pointers: fixed-size copies compile to single moves.
+    switch (layout[i].size) {
+      case 4: std::memcpy(to, from, 4); break;
+      case 8: std::memcpy(to, from, 8); break;
+      default: std::memcpy(to, from, layout[i].size); break;
+    }
+  }
+}
+
 
 }  // namespace cusnap::icpt

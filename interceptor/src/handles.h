@@ -7,8 +7,13 @@
 // after the first launch; when the driver cannot tell, from the module's image itself: a cubin's
 // `.nv.info`, else a PTX `.entry` signature (code_layouts.h), read once when the module is
 // loaded. Thread-safe.
+//
+// Launch fast path: lookup_cached() answers from a small per-thread cache of copies, validated by
+// a table-wide generation number that every change bumps, so a launch of a known function takes
+// no lock, writes no shared cache line and allocates nothing (copies reuse their capacity).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -44,12 +49,26 @@ struct FunctionInfo {
   bool warned_no_layout = false;
 };
 
+// What a launch needs to know of a function: its table entry, as copied into the calling thread's
+// cache (HandleTable::lookup_cached), and the size of its parameter buffer.
+struct LaunchFacts {
+  FunctionInfo info;
+  size_t params_bytes = 0;  // params_size(info.layout)
+};
+
 class HandleTable {
  public:
   static HandleTable& instance();
 
   void put(uint64_t handle, FunctionInfo info);
   std::optional<FunctionInfo> find(uint64_t handle) const;
+  // The calling thread's copy of what the table knows about `handle` (nullptr: nothing), current
+  // as of this call. Valid until the thread's next lookup_cached(); never shared between threads.
+  const LaunchFacts* lookup_cached(uint64_t handle);
+  // Learnt at launch time (the handle came from a call the shim did not see, or lazy loading):
+  // adds the handle with `name` when it is unknown, fills an empty name, and sets the layout when
+  // one is given.
+  void learn(uint64_t handle, const std::string& name, const std::vector<ParamSlot>* layout, LayoutSource source);
   void set_layout(uint64_t handle, std::vector<ParamSlot> layout, uint64_t seq,
                   LayoutSource source = LayoutSource::kDriverQuery);
   // The layouts a module's image describes (code_layouts.h), kept for the fallback.
@@ -62,7 +81,11 @@ class HandleTable {
   void forget_module(uint64_t module);
 
  private:
+  // Called with mutex_ held exclusively after functions_ changed: invalidates every thread's cache.
+  void changed() noexcept { generation_.fetch_add(1, std::memory_order_release); }
+
   mutable std::shared_mutex mutex_;
+  std::atomic<uint64_t> generation_{0};
   std::unordered_map<uint64_t, FunctionInfo> functions_;
   std::unordered_map<uint64_t, ImageLayouts> module_layouts_;
 };
@@ -75,7 +98,9 @@ std::optional<std::vector<ParamSlot>> query_param_layout(uint64_t handle, bool i
 // The entry name of a function (cuFuncGetName) or kernel (cuKernelGetName), "" when unknown.
 std::string query_function_name(uint64_t handle, bool is_kernel) noexcept;
 
-// Packs the arguments `kernel_params[i]` into one buffer laid out by `layout`.
-std::vector<uint8_t> pack_params(const std::vector<ParamSlot>& layout, void** kernel_params);
+// Bytes of the parameter buffer `layout` describes (end of its last slot).
+size_t params_size(const std::vector<ParamSlot>& layout) noexcept;
+// Packs the arguments `kernel_params[i]` into `out` (params_size(layout) bytes, zeroed).
+void pack_params(const std::vector<ParamSlot>& layout, void** kernel_params, uint8_t* out) noexcept;
 
 }  // namespace cusnap::icpt

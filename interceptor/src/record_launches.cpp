@@ -34,33 +34,36 @@ bool extra_buffer(void** extra, const void** data, size_t* size) {
   return true;
 }
 
+// Where a launch's layout comes from when the table does not have one yet. Rare: once per
+// function that was loaded lazily or that the shim did not see being created.
+void learn_layout(HandleTable& table, uint64_t handle, const FunctionInfo* info) {
+  bool is_kernel = info != nullptr && info->is_kernel;
+  std::string name = info != nullptr ? info->name : query_function_name(handle, is_kernel);
+  if (auto queried = query_param_layout(handle, is_kernel)) {
+    // Lazy loading: the launch just materialised the function, so the driver can answer now.
+    table.learn(handle, name, &*queried, LayoutSource::kDriverQuery);
+  } else if (auto from_image = info != nullptr ? table.image_layout(info->module, name) : std::nullopt) {
+    table.learn(handle, name, &from_image->layout, from_image->source);
+  } else {
+    table.learn(handle, name, nullptr, LayoutSource::kUnknown);
+  }
+}
+
+// The hot path of capture: no allocation, no lock and no driver call once the function is known
+// (HandleTable::lookup_cached); parameters are packed straight into the record.
 void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, const Geometry& g, void** kernel_params,
                    void** extra, const CUlaunchAttribute* attributes, unsigned attribute_count, bool cooperative) {
   HandleTable& table = HandleTable::instance();
   uint64_t handle = handle_value(f);
-  auto info = table.find(handle);
-  bool is_kernel = info && info->is_kernel;
-  std::vector<ParamSlot> layout;
-  uint64_t layout_seq = UINT64_MAX;
-  bool have_layout = false;
-  if (info && info->layout_source != LayoutSource::kUnknown) {
-    layout = info->layout;
-    layout_seq = info->layout_seq;
-    have_layout = true;
-  } else if (auto queried = query_param_layout(handle, is_kernel)) {
-    // Lazy loading: the launch just materialised the function, so the driver can answer now.
-    layout = *queried;
-    have_layout = true;
-    table.set_layout(handle, layout, UINT64_MAX);
+  const LaunchFacts* facts = table.lookup_cached(handle);
+  if (facts == nullptr || facts->info.layout_source == LayoutSource::kUnknown) {
+    learn_layout(table, handle, facts != nullptr ? &facts->info : nullptr);
+    facts = table.lookup_cached(handle);
   }
-  std::string name = info ? info->name : query_function_name(handle, is_kernel);
-  if (!have_layout && info) {
-    if (auto from_image = table.image_layout(info->module, name)) {
-      layout = from_image->layout;
-      have_layout = true;
-      table.set_layout(handle, layout, UINT64_MAX, from_image->source);
-    }
-  }
+  const FunctionInfo* info = facts != nullptr ? &facts->info : nullptr;
+  static const std::string kNoName;
+  const std::string& name = info != nullptr ? info->name : kNoName;
+  bool have_layout = info != nullptr && info->layout_source != LayoutSource::kUnknown;
 
   auto launch = call.record().initLaunch();
   launch.setKind(kind);
@@ -74,18 +77,19 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
   launch.setSharedBytes(g.shared);
   launch.setStream(handle_value(g.stream));
   launch.setCooperative(cooperative);
-  launch.setKernelName(name);
-  if (layout_seq != UINT64_MAX) launch.setLayoutSeq(layout_seq);
+  launch.setKernelName(capnp::Text::Reader(name.data(), name.size()));
+  if (have_layout && info->layout_seq != UINT64_MAX) launch.setLayoutSeq(info->layout_seq);
   const void* extra_data = nullptr;
   size_t extra_size = 0;
   if (kernel_params == nullptr && extra_buffer(extra, &extra_data, &extra_size)) {
     launch.setViaExtra(true);
     launch.setParams(capnp::Data::Reader(static_cast<const uint8_t*>(extra_data), extra_size));
   } else if (kernel_params != nullptr && have_layout) {
-    std::vector<uint8_t> bytes = pack_params(layout, kernel_params);
-    launch.setParams(capnp::Data::Reader(bytes.data(), bytes.size()));
+    auto bytes = launch.initParams(static_cast<unsigned>(facts->params_bytes));  // zeroed
+    pack_params(info->layout, kernel_params, bytes.begin());
   }
   if (have_layout) {
+    const std::vector<ParamSlot>& layout = info->layout;
     auto slots = launch.initLayout(static_cast<unsigned>(layout.size()));
     for (size_t i = 0; i < layout.size(); ++i) {
       slots[i].setOffset(layout[i].offset);
@@ -102,6 +106,7 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
   }
   uint64_t seq = call.commit();
   if (!have_layout && kernel_params != nullptr && table.first_warning(handle)) {
+    // `name` refers to this thread's cached copy, which stays as it is until its next lookup.
     if (Session* session = Session::current()) {
       session->tool_event(1 /* warning */, "no parameter layout for kernel '" + name +
                                                "': the driver could not tell it; parameters not recorded",

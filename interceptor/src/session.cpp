@@ -252,6 +252,15 @@ format::Writer* Session::ensure_open() noexcept {
 
 uint64_t Session::append(capnp::MessageBuilder& record) noexcept {
   try {
+    return append(record, record.getRoot<schema::CallRecord>());
+  } catch (const std::exception& e) {
+    disable(std::string("recording failed: ") + e.what());
+    return UINT64_MAX;
+  }
+}
+
+uint64_t Session::append(capnp::MessageBuilder& record, schema::CallRecord::Builder root) noexcept {
+  try {
     format::Writer* writer = writer_.load(std::memory_order_acquire);
     if (writer == nullptr) {
       std::lock_guard lock(mutex_);
@@ -261,12 +270,12 @@ uint64_t Session::append(capnp::MessageBuilder& record) noexcept {
         // Before cuInit: keep a copy (a handful of records; bounded anyway).
         if (pending_.size() >= kMaxPendingRecords) return UINT64_MAX;
         auto copy = std::make_unique<capnp::MallocMessageBuilder>();
-        copy->setRoot(record.getRoot<format::schema::CallRecord>().asReader());
+        copy->setRoot(root.asReader());
         pending_.push_back(std::move(copy));
         return UINT64_MAX;
       }
     }
-    auto seq = writer->append_call(record);
+    auto seq = writer->append_call(record, root);
     if (!seq) {
       if (seq.status().code() != format::ErrorCode::kClosed) {
         disable("writing a call record failed: " + seq.status().to_string());

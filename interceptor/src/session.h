@@ -56,6 +56,8 @@ class Session {
   // Appends a call record; returns its seq, or UINT64_MAX when it was only buffered (before the
   // file exists) or could not be written.
   uint64_t append(capnp::MessageBuilder& record) noexcept;
+  // The same with the record's root at hand (the recording hot path).
+  uint64_t append(capnp::MessageBuilder& record, format::schema::CallRecord::Builder root) noexcept;
   // Stores bytes once; the null id when they could not be stored (disabled, dropped by policy).
   format::BlobId put_blob(std::span<const uint8_t> bytes) noexcept;
   // A tool event (ToolEvent::Kind value) about the call `related_seq` (UINT64_MAX: none).

@@ -17,18 +17,7 @@ namespace schema = format::schema;
 
 void* g_real[kSymbolCount] = {};
 std::atomic<bool> g_slow{true};
-thread_local int t_depth = 0;
-
-namespace {
-
-// A reusable first segment per thread: most records fit, so building one allocates nothing.
-constexpr size_t kScratchWords = 1024;
-thread_local capnp::word t_scratch[kScratchWords];
-alignas(capnp::MallocMessageBuilder) thread_local unsigned char t_builder_storage[sizeof(capnp::MallocMessageBuilder)];
-thread_local bool t_builder_live = false;
-thread_local uint64_t t_thread_id = 0;
-
-}  // namespace
+thread_local ThreadState t_state;
 
 int64_t monotonic_ns() noexcept {
   timespec ts;
@@ -36,12 +25,23 @@ int64_t monotonic_ns() noexcept {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-uint64_t current_thread_id() noexcept {
-  if (t_thread_id == 0) t_thread_id = static_cast<uint64_t>(::syscall(SYS_gettid));
-  return t_thread_id;
+namespace {
+uint64_t thread_id_of(ThreadState& state) noexcept {
+  if (state.thread_id == 0) state.thread_id = static_cast<uint64_t>(::syscall(SYS_gettid));
+  return state.thread_id;
 }
+}  // namespace
+
+uint64_t current_thread_id() noexcept { return thread_id_of(t_state); }
+
+namespace {
+// Set once initialisation has completed: every recorded call asks, and std::call_once alone costs
+// several TLS look-ups (libstdc++ publishes the callable in thread-locals) even when done.
+std::atomic<bool> g_initialized{false};
+}  // namespace
 
 void ensure_initialized() noexcept {
+  if (g_initialized.load(std::memory_order_acquire)) return;
   static std::once_flag once;
   try {
     std::call_once(once, [] {
@@ -53,6 +53,7 @@ void ensure_initialized() noexcept {
   } catch (...) {
     g_slow.store(false);
   }
+  g_initialized.store(true, std::memory_order_release);
 }
 
 namespace {
@@ -63,9 +64,12 @@ __attribute__((constructor)) void initialize_at_load() { ensure_initialized(); }
 
 CallScope::CallScope(SymbolId id, Mode mode) noexcept : id_(id), custom_(mode == kCustom) {
   ensure_initialized();
-  if (t_depth != 0 || !capture_active() || (kSymbolTraits[id] & kTraitNoRecord) != 0) return;
+  if (!capture_active() || (kSymbolTraits[id] & kTraitNoRecord) != 0) return;
+  ThreadState& state = t_state;
+  if (state.depth != 0) return;
   recording_ = true;
-  ++t_depth;
+  thread_ = &state;
+  ++state.depth;
   start_ns_ = monotonic_ns();
 }
 
@@ -77,9 +81,9 @@ CallScope::~CallScope() {
   }
   if (message_ != nullptr) {
     message_->~MallocMessageBuilder();
-    t_builder_live = false;
+    thread_->builder_live = false;
   }
-  --t_depth;
+  --thread_->depth;
 }
 
 CUresult CallScope::missing() noexcept {
@@ -126,11 +130,15 @@ void CallScope::fail(const char* what) noexcept {
 
 schema::CallRecord::Builder CallScope::record() {
   if (message_ == nullptr) {
-    if (t_builder_live) throw std::logic_error("nested record builders on one thread");
-    message_ = new (t_builder_storage) capnp::MallocMessageBuilder(kj::arrayPtr(t_scratch, kScratchWords));
-    t_builder_live = true;
-    auto record = message_->initRoot<schema::CallRecord>();
-    record.setThreadId(current_thread_id());
+    if (thread_ == nullptr) throw std::logic_error("record() outside a recorded call");
+    ThreadState& state = *thread_;
+    if (state.builder_live) throw std::logic_error("nested record builders on one thread");
+    message_ = new (state.builder_storage)
+        capnp::MallocMessageBuilder(kj::arrayPtr(state.scratch, ThreadState::kScratchWords));
+    state.builder_live = true;
+    root_ = message_->initRoot<schema::CallRecord>();
+    auto record = root_;
+    record.setThreadId(thread_id_of(state));
     record.setStartNs(start_ns_);
     record.setEndNs(end_ns_ != 0 ? end_ns_ : monotonic_ns());
     record.setResult(static_cast<int32_t>(result_));
@@ -138,14 +146,14 @@ schema::CallRecord::Builder CallScope::record() {
     record.setContext(context_);
     return record;
   }
-  return message_->getRoot<schema::CallRecord>();
+  return root_;
 }
 
 uint64_t CallScope::commit() {
   committed_ = true;
   if (message_ == nullptr) return UINT64_MAX;
   Session* session = Session::current();
-  return session != nullptr ? session->append(*message_) : UINT64_MAX;
+  return session != nullptr ? session->append(*message_, root_) : UINT64_MAX;
 }
 
 void CallScope::commit_generic() noexcept {

@@ -23,10 +23,24 @@ extern void* g_real[kSymbolCount];
 extern std::atomic<bool> g_slow;
 // Streams being captured into graphs right now (capture_mode.cpp).
 extern std::atomic<int> g_stream_captures;
-extern thread_local int t_depth;
+
+// Everything the slow path keeps per thread, in one thread_local: the shim is a shared object,
+// so each distinct thread_local costs a __tls_get_addr call per access, and a recorded call now
+// pays for one. Trivial on purpose (zero-initialised by the loader, no TLS wrapper, no guard).
+struct ThreadState {
+  static constexpr size_t kScratchWords = 1024;
+  int depth;            // > 0: inside a recorded call on this thread (re-entrant calls pass through)
+  bool builder_live;    // builder_storage holds a live message builder
+  uint64_t thread_id;   // cached gettid(), 0 until first asked
+  // A reusable first segment: most records fit, so building one allocates nothing. It must be
+  // zero whenever no builder uses it (MallocMessageBuilder's destructor zeroes what it used).
+  alignas(capnp::MallocMessageBuilder) unsigned char builder_storage[sizeof(capnp::MallocMessageBuilder)];
+  capnp::word scratch[kScratchWords];
+};
+extern thread_local ThreadState t_state;
 
 inline bool slow_path_wanted() noexcept {
-  return g_slow.load(std::memory_order_relaxed) && t_depth == 0;
+  return g_slow.load(std::memory_order_relaxed) && t_state.depth == 0;
 }
 
 // The real driver's `symbol` as a typed pointer (may be nullptr): for the tool's own calls,
@@ -91,7 +105,9 @@ class CallScope {
   uint64_t context_ = 0;
   bool relaxed_ = false;                  // capture mode exchanged to RELAXED for helper calls
   CUstreamCaptureMode saved_mode_ = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  ThreadState* thread_ = nullptr;  // this thread's state, set while recording
   capnp::MallocMessageBuilder* message_ = nullptr;
+  format::schema::CallRecord::Builder root_{nullptr};  // message_'s root, once built
 };
 
 int64_t monotonic_ns() noexcept;

@@ -13,7 +13,9 @@
 // Pipeline and memory bound
 // - Call records are serialized (standard Cap'n Proto framing, the caller's builder is only read
 //   and patched) into the current call frame buffer. The buffer is sealed into a frame job when it
-//   reaches `call_frame_bytes`, when `flush_interval` passes, or on flush()/close().
+//   reaches `call_frame_bytes`, when `flush_interval` passes, or on flush()/close(). Call frame
+//   buffers come from the same recycled pool as blob chunks (below), so appending a record costs
+//   no page faults and no zero-filling once the pool is warm.
 // - Blobs are hashed first (XXH3-128 over the caller's bytes, no copy); a known id returns at once
 //   having written nothing, which makes a repeated upload cost zero bytes of blob data. New blobs
 //   are cut into `blob_chunk_bytes` chunks, one frame job each.
@@ -52,6 +54,7 @@
 #include <capnp/message.h>
 
 #include "cusnap/format/blob_id.h"
+#include "cusnap/format/capture.capnp.h"  // generated from format/schema/capture.capnp
 #include "cusnap/format/status.h"
 
 namespace cusnap::format {
@@ -106,6 +109,9 @@ class Writer {
   // construct a MallocMessageBuilder per record over a reused, zeroed first segment
   // (MallocMessageBuilder(kj::ArrayPtr<capnp::word>)), which zeroes it again when destroyed.
   Result<uint64_t> append_call(capnp::MessageBuilder& record);
+  // The same, for a caller that holds the record's root already (`root` must be record's root):
+  // saves looking it up again on the recording thread.
+  Result<uint64_t> append_call(capnp::MessageBuilder& record, schema::CallRecord::Builder root);
   // As append_call, but returns kWouldBlock instead of waiting when the queue is full.
   Result<uint64_t> try_append_call(capnp::MessageBuilder& record);
 
