@@ -6,6 +6,7 @@
 // buffer; local-space and frame `.param` addresses are offsets into the thread's local window;
 // kernel `.param` addresses are offsets into the launch's parameter copy. Their generic forms
 // are the host addresses of those buffers, so a generic pointer is classified by range.
+#include <atomic>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -268,6 +269,42 @@ void store_lanes(const uint64_t* s, uint8_t* const* ptrs, uint32_t offset, uint3
   });
 }
 
+// Non-weak ld/st (.relaxed/.acquire/.release/.volatile): the same lane loops as C++ atomic
+// accesses, so that PTX synchronisation across blocks (which run on different host threads) is
+// also synchronisation in the C++ memory model. Addresses are naturally aligned here
+// (resolve_lanes/translate reject misaligned ones), which std::atomic_ref requires.
+template <uint32_t kSize>
+void load_lanes_atomic(uint64_t* d, uint8_t* const* ptrs, uint32_t offset, uint32_t exec,
+                       uint64_t mask, bool sext, std::memory_order order) {
+  using U = typename Word<kSize>::U;
+  using S = typename Word<kSize>::S;
+  static_assert(std::atomic_ref<U>::required_alignment == kSize);
+  each_lane(exec, [&](int l) {
+    const U v = std::atomic_ref<U>(*reinterpret_cast<U*>(ptrs[l] + offset)).load(order);
+    const uint64_t x = sext ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<S>(v))) : v;
+    d[l] = x & mask;
+  });
+}
+
+template <uint32_t kSize>
+void store_lanes_atomic(const uint64_t* s, uint8_t* const* ptrs, uint32_t offset, uint32_t exec,
+                        std::memory_order order) {
+  using U = typename Word<kSize>::U;
+  static_assert(std::atomic_ref<U>::required_alignment == kSize);
+  each_lane(exec, [&](int l) {
+    std::atomic_ref<U>(*reinterpret_cast<U*>(ptrs[l] + offset)).store(static_cast<U>(s[l]), order);
+  });
+}
+
+// The C++ order of a non-weak access. `.volatile` is `.relaxed.sys` in the PTX memory model.
+std::memory_order cpp_order(MemOrder o) {
+  switch (o) {
+    case MemOrder::kAcquire: return std::memory_order_acquire;
+    case MemOrder::kRelease: return std::memory_order_release;
+    default: return std::memory_order_relaxed;
+  }
+}
+
 }  // namespace
 
 void Launch::exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec) {
@@ -293,6 +330,20 @@ void Launch::exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   uint8_t* ptrs[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[1], exec, es * n, false, ptrs)) return;
   const bool sext = is_signed_int(in.type) && es < 8;
+  if (in.order != MemOrder::kWeak) {
+    // Vector elements are separate atomic accesses, as on a GPU (a .v2/.v4 access is not one
+    // single-copy-atomic access).
+    const std::memory_order order = cpp_order(in.order);
+    for (uint32_t i = 0; i < n; ++i) {
+      switch (es) {
+        case 1: load_lanes_atomic<1>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
+        case 2: load_lanes_atomic<2>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
+        case 4: load_lanes_atomic<4>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
+        default: load_lanes_atomic<8>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
+      }
+    }
+    return;
+  }
   for (uint32_t i = 0; i < n; ++i) {
     switch (es) {
       case 1: load_lanes<1>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
@@ -319,6 +370,18 @@ void Launch::exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   }
   uint8_t* ptrs[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[0], exec, es * n, true, ptrs)) return;
+  if (in.order != MemOrder::kWeak) {
+    const std::memory_order order = cpp_order(in.order);
+    for (uint32_t i = 0; i < n; ++i) {
+      switch (es) {
+        case 1: store_lanes_atomic<1>(src[i], ptrs, i * es, exec, order); break;
+        case 2: store_lanes_atomic<2>(src[i], ptrs, i * es, exec, order); break;
+        case 4: store_lanes_atomic<4>(src[i], ptrs, i * es, exec, order); break;
+        default: store_lanes_atomic<8>(src[i], ptrs, i * es, exec, order); break;
+      }
+    }
+    return;
+  }
   for (uint32_t i = 0; i < n; ++i) {
     switch (es) {
       case 1: store_lanes<1>(src[i], ptrs, i * es, exec); break;

@@ -65,7 +65,8 @@ enum class Op : uint8_t {
   kBar,         // bar.sync / barrier.sync / bar.arrive / bar.red
   kBarWarpSync,
   kShfl, kVote, kActivemask, kMatch, kRedux,
-  kFence,       // membar / fence / prefetch / discard: no effect in a sequentially consistent host
+  kFence,       // membar / fence / prefetch / discard: executed as a no-op (ordering between
+                // blocks comes from the atomic ld/st/atom of MemOrder, see below)
   kNanosleep,
   kCpAsync,     // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
   kElect,       // elect.sync d|p, membermask
@@ -80,6 +81,17 @@ enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
 enum class ReduxOp : uint8_t { kAdd, kMin, kMax, kAnd, kOr, kXor };
 enum class BarKind : uint8_t { kSync, kArrive, kRedPopc, kRedAnd, kRedOr };
+
+// Memory-ordering semantics of ld/st (`.weak` is the default when no qualifier is written).
+// Weak accesses are plain host loads/stores; every other order is a C++ atomic access, because
+// PTX code synchronises blocks running on different host threads with them (cooperative
+// `grid.sync()` spins on `ld.acquire.gpu` of a word bumped by `atom.add.release.gpu`), and a
+// plain memcpy racing with an atomic is undefined behaviour in C++ (and what ThreadSanitizer
+// reports). `.volatile` and `.mmio` behave as `.relaxed.sys`.
+enum class MemOrder : uint8_t { kWeak, kRelaxed, kAcquire, kRelease, kVolatile };
+// Scope of a non-weak access. All blocks of a launch share host memory coherently, so every
+// scope is executed the same way; it is kept for diagnostics and tests.
+enum class MemScope : uint8_t { kNone, kCta, kCluster, kGpu, kSys };
 
 struct Operand {
   enum Kind : uint8_t {
@@ -123,6 +135,8 @@ struct Instr {
   bool uniform = false;      // .uni on bra/call
   bool reads_dynamic_special = false;  // reads %clock / %globaltimer: refresh before executing
   bool in_kernel = false;    // belongs to an `.entry` (decides what `.param` means for ld/st)
+  MemOrder order = MemOrder::kWeak;   // ld/st: ordering qualifier
+  MemScope scope = MemScope::kNone;   // ld/st: scope of a non-weak access
   Mods mods;
   uint32_t guard_slot = 0;
   uint32_t line = 0;         // PTX source line

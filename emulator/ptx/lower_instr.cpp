@@ -121,6 +121,37 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
   return nullptr;
 }
 
+// ld/st ordering qualifiers: `.weak` (default), `.relaxed.scope`, `.acquire.scope` (ld only),
+// `.release.scope` (st only), `.volatile`, `.mmio.relaxed.sys`. Kept in the instruction so the
+// interpreter can perform non-weak accesses as C++ atomics (see MemOrder in ir.h).
+// Returns an error message, or an empty string when the combination is valid.
+std::string lower_memory_order(Instr& in, const std::vector<std::string_view>& mods) {
+  const bool is_ld = in.op == Op::kLd;
+  int orders = 0;
+  for (std::string_view m : mods) {
+    MemOrder o = MemOrder::kWeak;
+    if (m == ".weak") o = MemOrder::kWeak;
+    else if (m == ".relaxed") o = MemOrder::kRelaxed;
+    else if (m == ".acquire") o = MemOrder::kAcquire;
+    else if (m == ".release") o = MemOrder::kRelease;
+    else if (m == ".volatile") o = MemOrder::kVolatile;
+    else if (m == ".cta") { in.scope = MemScope::kCta; continue; }
+    else if (m == ".cluster") { in.scope = MemScope::kCluster; continue; }
+    else if (m == ".gpu") { in.scope = MemScope::kGpu; continue; }
+    else if (m == ".sys") { in.scope = MemScope::kSys; continue; }
+    else continue;  // .mmio goes with .relaxed; cache operators and types are not orders
+    in.order = o;
+    ++orders;
+  }
+  const std::string opname = is_ld ? "ld" : "st";
+  if (orders > 1) return opname + " takes at most one of .weak/.relaxed/.acquire/.release/.volatile";
+  if (is_ld && in.order == MemOrder::kRelease) return "ld cannot have .release semantics";
+  if (!is_ld && in.order == MemOrder::kAcquire) return "st cannot have .acquire semantics";
+  if (in.scope != MemScope::kNone && (in.order == MemOrder::kWeak || in.order == MemOrder::kVolatile))
+    return "a scope needs .relaxed, .acquire or .release on " + opname;
+  return {};
+}
+
 std::string instruction_text(std::string_view opcode, const std::vector<std::string_view>& mods) {
   std::string text(opcode);
   for (std::string_view m : mods) text += m;
@@ -476,6 +507,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     for (std::string_view m : mods)
       if (space_from(m) != Space::kNone) in.space = space_from(m);
     in.type = type0();
+    if (std::string why = lower_memory_order(in, mods); !why.empty()) fail_at(line, why);
     need(2);
     in.nops = 2;
     if (in.op == Op::kLd) {
