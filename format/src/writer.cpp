@@ -232,8 +232,7 @@ Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::Cal
                                       bool block) {
   std::lock_guard lock(call_mu_);
   if (closed_) return Status::error(ErrorCode::kClosed, "writer is closed").in_file(path_);
-  Status failed = pipeline_->status();
-  if (!failed.is_ok()) return failed;
+  if (pipeline_->failed()) return pipeline_->status();
   // A full buffer whose seal could not get queue room: try_ refuses more rather than grow.
   if (!block && call_buf_.size() >= 2 * options_.call_frame_bytes) {
     Status st = seal_calls_locked(false);

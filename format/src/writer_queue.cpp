@@ -96,6 +96,7 @@ size_t FramePipeline::queued_bytes() const {
 }
 
 Status FramePipeline::status() const {
+  if (!failed()) return Status::ok();
   std::lock_guard lock(mu_);
   return status_;
 }
@@ -118,7 +119,10 @@ uint64_t FramePipeline::blob_bytes_stored() const {
 }
 
 void FramePipeline::fail(Status status) {
-  if (status_.is_ok()) status_ = std::move(status);
+  if (status_.is_ok()) {
+    status_ = std::move(status);
+    failed_.store(!status_.is_ok(), std::memory_order_release);
+  }
   space_cv_.notify_all();
 }
 

@@ -2,6 +2,7 @@
 // to the file in submission order, and keeps the index of what it wrote.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -101,6 +102,9 @@ class FramePipeline {
 
   size_t queued_bytes() const;
   Status status() const;
+  // True once the pipeline has failed (status() then returns the error). Lock-free, so that the
+  // per-record success path does not take the pipeline lock and copy a Status.
+  bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
   uint64_t file_offset() const;  // valid after stop()
   uint64_t frames_written() const;
   uint64_t file_bytes() const;
@@ -136,6 +140,7 @@ class FramePipeline {
   uint64_t written_ = 0;
   bool stopping_ = false;
   Status status_;
+  std::atomic<bool> failed_{false};  // !status_.is_ok(), readable without mu_ (set once, never cleared)
 
   uint64_t next_frame_index_;
   uint64_t offset_;        // writer thread only (read after stop)

@@ -3,6 +3,13 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include <mutex>
 #include <new>
@@ -19,11 +26,97 @@ void* g_real[kSymbolCount] = {};
 std::atomic<bool> g_slow{true};
 thread_local ThreadState t_state;
 
-int64_t monotonic_ns() noexcept {
+namespace {
+int64_t exact_monotonic_ns() noexcept {
   timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+// The TSC call clock (see monotonic_ns in the header).
+constexpr int64_t kCalibrateNs = 20'000'000;  // measure the TSC rate over at least this long
+constexpr int64_t kAnchorNs = 1'000'000;      // re-anchor a thread's extrapolation this often
+enum TscState : int { kTscOff, kTscCalibrating, kTscFinishing, kTscOn };
+std::atomic<int> g_tsc_state{kTscOff};
+uint64_t g_cal_tsc = 0;      // calibration start (written before kTscCalibrating is published)
+int64_t g_cal_ns = 0;
+uint64_t g_ns_per_tick_q32 = 0;  // ns per TSC tick, 32.32 fixed point (written before kTscOn)
+uint64_t g_anchor_ticks = 0;     // kAnchorNs in ticks
+
+#if defined(__x86_64__)
+inline uint64_t read_tsc() noexcept { return __rdtsc(); }
+#else
+inline uint64_t read_tsc() noexcept { return 0; }  // never used: the TSC clock stays off
+#endif
+
+// An exact reading and the TSC at (about) the same instant: the midpoint of two rdtsc around it.
+int64_t exact_with_tsc(uint64_t* tsc) noexcept {
+  uint64_t before = read_tsc();
+  int64_t ns = exact_monotonic_ns();
+  uint64_t after = read_tsc();
+  *tsc = before + (after - before) / 2;
+  return ns;
+}
+
+// Only where the kernel keeps CLOCK_MONOTONIC on the TSC itself: it then trusts the TSC to be
+// invariant and synchronised across CPUs (otherwise it would have switched clocksources).
+void start_tsc_calibration() noexcept {
+#if defined(__x86_64__)
+  char name[32] = {};
+  if (FILE* f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re")) {
+    size_t n = std::fread(name, 1, sizeof name - 1, f);
+    std::fclose(f);
+    name[n] = 0;
+  }
+  if (std::strcmp(name, "tsc\n") != 0 || std::getenv("CUSNAP_EXACT_CLOCK") != nullptr) return;
+  g_cal_ns = exact_with_tsc(&g_cal_tsc);
+  g_tsc_state.store(kTscCalibrating, std::memory_order_release);
+#endif
+}
+
+// `ns` (exact, at TSC `tsc`) is at least kCalibrateNs after the calibration start: one thread
+// computes the rate and publishes it; an implausible rate leaves the exact clock in use.
+void finish_tsc_calibration(int64_t ns, uint64_t tsc) noexcept {
+  int expected = kTscCalibrating;
+  if (!g_tsc_state.compare_exchange_strong(expected, kTscFinishing, std::memory_order_acquire)) return;
+  uint64_t ticks = tsc - g_cal_tsc;
+  auto elapsed = static_cast<uint64_t>(ns - g_cal_ns);
+  // Plausible TSC rates: 100 MHz .. 20 GHz.
+  if (tsc <= g_cal_tsc || ticks < elapsed / 10 || ticks > elapsed * 20) {
+    g_tsc_state.store(kTscOff, std::memory_order_release);
+    return;
+  }
+  g_ns_per_tick_q32 = static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) << 32) / ticks);
+  g_anchor_ticks = static_cast<uint64_t>((static_cast<unsigned __int128>(kAnchorNs) << 32) / g_ns_per_tick_q32);
+  g_tsc_state.store(kTscOn, std::memory_order_release);
+}
+
+int64_t clock_ns(ThreadState& state) noexcept {
+  int64_t ns;
+  int mode = g_tsc_state.load(std::memory_order_acquire);
+  if (mode == kTscOn) {
+    // Unsigned: a TSC behind the anchor (another CPU) also re-anchors.
+    uint64_t delta = read_tsc() - state.anchor_tsc;
+    if (state.anchor_tsc != 0 && delta < g_anchor_ticks) {
+      ns = state.anchor_ns + static_cast<int64_t>((static_cast<unsigned __int128>(delta) * g_ns_per_tick_q32) >> 32);
+    } else {
+      ns = exact_with_tsc(&state.anchor_tsc);
+      state.anchor_ns = ns;
+    }
+  } else if (mode == kTscCalibrating) {
+    uint64_t tsc;
+    ns = exact_with_tsc(&tsc);
+    if (ns - g_cal_ns >= kCalibrateNs) finish_tsc_calibration(ns, tsc);
+  } else {
+    ns = exact_monotonic_ns();
+  }
+  if (ns < state.last_ns) ns = state.last_ns;
+  state.last_ns = ns;
+  return ns;
+}
+}  // namespace
+
+int64_t monotonic_ns() noexcept { return clock_ns(t_state); }
 
 namespace {
 uint64_t thread_id_of(ThreadState& state) noexcept {
@@ -45,6 +138,7 @@ void ensure_initialized() noexcept {
   static std::once_flag once;
   try {
     std::call_once(once, [] {
+      start_tsc_calibration();
       load_real_driver();
       CaptureConfig config = CaptureConfig::from_env();
       Session::start(config);
@@ -70,7 +164,7 @@ CallScope::CallScope(SymbolId id, Mode mode) noexcept : id_(id), custom_(mode ==
   recording_ = true;
   thread_ = &state;
   ++state.depth;
-  start_ns_ = monotonic_ns();
+  start_ns_ = clock_ns(state);
 }
 
 CallScope::~CallScope() {
@@ -100,7 +194,7 @@ CUresult CallScope::missing() noexcept {
 
 void CallScope::returned(CUresult result) noexcept {
   result_ = result;
-  end_ns_ = monotonic_ns();
+  end_ns_ = thread_ != nullptr ? clock_ns(*thread_) : monotonic_ns();
   if (g_stream_captures.load(std::memory_order_relaxed) > 0) {
     // The tool's own calls below must not invalidate (or be refused by) a capture in progress.
     if (auto exchange = CUSNAP_REAL(cuThreadExchangeStreamCaptureMode)) {
@@ -140,7 +234,7 @@ schema::CallRecord::Builder CallScope::record() {
     auto record = root_;
     record.setThreadId(thread_id_of(state));
     record.setStartNs(start_ns_);
-    record.setEndNs(end_ns_ != 0 ? end_ns_ : monotonic_ns());
+    record.setEndNs(end_ns_ != 0 ? end_ns_ : clock_ns(state));
     record.setResult(static_cast<int32_t>(result_));
     record.setApiName(api_name());
     record.setContext(context_);
