@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -51,6 +52,13 @@ class HostMemory final : public MemoryHost {
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> blocks_;
 };
+
+// 1-based line of the first line of `text` containing `needle`.
+inline int line_of(const std::string& text, const std::string& needle) {
+  size_t at = text.find(needle);
+  REQUIRE(at != std::string::npos);
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
 
 inline std::string read_ptx(const std::string& name) {
   std::ifstream f(std::string(CUSNAP_TEST_PTX_DIR) + "/" + name, std::ios::binary);

@@ -12,13 +12,6 @@ using namespace cusnap::emu::ptx::test;
 
 namespace {
 
-// 1-based line of the first line of `text` containing `needle`.
-int line_of(const std::string& text, const std::string& needle) {
-  size_t at = text.find(needle);
-  REQUIRE(at != std::string::npos);
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
-}
-
 }  // namespace
 
 TEST_CASE("combinations the ALU does not implement fail the module load", "[ptx][alu]") {

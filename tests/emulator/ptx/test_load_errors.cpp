@@ -11,12 +11,6 @@ using namespace cusnap::emu::ptx::test;
 
 namespace {
 
-int line_of(const std::string& text, const std::string& needle) {
-  size_t at = text.find(needle);
-  REQUIRE(at != std::string::npos);
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
-}
-
 // A kernel `k` whose body (on a branch that never runs) holds `body`; `prelude` goes at module
 // scope before it.
 std::string kernel_with(const std::string& body, const std::string& prelude = "") {
