@@ -10,14 +10,14 @@
 
 namespace cusnap::format::detail {
 
-void append_message(std::vector<uint8_t>& out, capnp::MessageBuilder& message) {
-  kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments = message.getSegmentsForOutput();
-  size_t table_bytes = ((segments.size() + 2) / 2) * 8;
-  size_t total = table_bytes;
+size_t framed_size(Segments segments) {
+  size_t total = ((segments.size() + 2) / 2) * 8;  // segment table, padded to a word
   for (const auto& seg : segments) total += seg.size() * sizeof(capnp::word);
-  size_t pos = out.size();
-  out.resize(pos + total);
-  uint8_t* p = out.data() + pos;
+  return total;
+}
+
+void write_framed(Segments segments, uint8_t* p) {
+  size_t table_bytes = ((segments.size() + 2) / 2) * 8;
   std::memset(p, 0, table_bytes);
   store_le32(p, static_cast<uint32_t>(segments.size() - 1));
   for (size_t i = 0; i < segments.size(); ++i) {
@@ -28,6 +28,13 @@ void append_message(std::vector<uint8_t>& out, capnp::MessageBuilder& message) {
     std::memcpy(p, seg.begin(), seg.size() * sizeof(capnp::word));
     p += seg.size() * sizeof(capnp::word);
   }
+}
+
+void append_message(std::vector<uint8_t>& out, capnp::MessageBuilder& message) {
+  Segments segments = message.getSegmentsForOutput();
+  size_t pos = out.size();
+  out.resize(pos + framed_size(segments));
+  write_framed(segments, out.data() + pos);
 }
 
 ZstdCompressor::ZstdCompressor() : cctx_(ZSTD_createCCtx()) {}

@@ -17,8 +17,12 @@
 
 namespace cusnap::format::detail {
 
-// Appends `message` in standard Cap'n Proto stream framing (segment table + segments), exactly
-// what capnp::writeMessage produces, without an intermediate copy.
+// Standard Cap'n Proto stream framing (segment table + segments), exactly what
+// capnp::writeMessage produces, without an intermediate copy: the framed size of a message's
+// segments, writing them at `out` (which has framed_size bytes), and both onto a vector.
+using Segments = kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>;
+size_t framed_size(Segments segments);
+void write_framed(Segments segments, uint8_t* out);
 void append_message(std::vector<uint8_t>& out, capnp::MessageBuilder& message);
 
 // zstd one-shot compression of `in` at `level` into `out` (resized). Returns false when the result

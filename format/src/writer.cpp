@@ -200,10 +200,8 @@ Status Writer::Impl::seal_calls_locked(bool block) {
 }
 
 void Writer::Impl::serialize_locked(capnp::MessageBuilder& record) {
-  kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments = record.getSegmentsForOutput();
-  size_t table_bytes = ((segments.size() + 2) / 2) * 8;
-  size_t total = table_bytes;
-  for (const auto& segment : segments) total += segment.size() * sizeof(capnp::word);
+  detail::Segments segments = record.getSegmentsForOutput();
+  size_t total = detail::framed_size(segments);
   size_t used = call_buf_.size();
   if (used + total > call_buf_.capacity()) {
     // A record larger than the room left (rare: the buffer has a frame's size plus 64 KiB).
@@ -214,17 +212,7 @@ void Writer::Impl::serialize_locked(capnp::MessageBuilder& record) {
     pipeline_->pool().release(std::move(call_buf_));
     call_buf_ = std::move(bigger);
   }
-  uint8_t* p = call_buf_.data() + used;
-  std::memset(p, 0, table_bytes);
-  store_le32(p, static_cast<uint32_t>(segments.size() - 1));
-  for (size_t i = 0; i < segments.size(); ++i) {
-    store_le32(p + 4 * (i + 1), static_cast<uint32_t>(segments[i].size()));
-  }
-  p += table_bytes;
-  for (const auto& segment : segments) {
-    std::memcpy(p, segment.begin(), segment.size() * sizeof(capnp::word));
-    p += segment.size() * sizeof(capnp::word);
-  }
+  detail::write_framed(segments, call_buf_.data() + used);
   call_buf_.set_size(used + total);
 }
 
