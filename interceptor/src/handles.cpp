@@ -86,15 +86,6 @@ std::optional<FunctionInfo> HandleTable::find(uint64_t handle) const {
   return it->second;
 }
 
-void HandleTable::set_layout(uint64_t handle, std::vector<ParamSlot> layout, uint64_t seq, LayoutSource source) {
-  std::unique_lock lock(mutex_);
-  FunctionInfo& info = functions_[handle];
-  info.layout = std::move(layout);
-  info.layout_source = source;
-  info.layout_seq = seq;
-  changed();
-}
-
 void HandleTable::put_module_layouts(uint64_t module, ImageLayouts layouts) {
   std::unique_lock lock(mutex_);
   module_layouts_[module] = std::move(layouts);
@@ -182,6 +173,5 @@ void pack_params(const std::vector<ParamSlot>& layout, void** kernel_params, uin
     }
   }
 }
-
 
 }  // namespace cusnap::icpt

@@ -69,8 +69,6 @@ class HandleTable {
   // adds the handle with `name` when it is unknown, fills an empty name, and sets the layout when
   // one is given.
   void learn(uint64_t handle, const std::string& name, const std::vector<ParamSlot>* layout, LayoutSource source);
-  void set_layout(uint64_t handle, std::vector<ParamSlot> layout, uint64_t seq,
-                  LayoutSource source = LayoutSource::kDriverQuery);
   // The layouts a module's image describes (code_layouts.h), kept for the fallback.
   void put_module_layouts(uint64_t module, ImageLayouts layouts);
   // The image's layout of `entry` in `module` (and where it came from); std::nullopt when unknown.
