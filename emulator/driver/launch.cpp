@@ -135,9 +135,10 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
-    const auto start = std::chrono::steady_clock::now();
+    const bool timed = stats_enabled();  // the clock is read only when the counts are kept
+    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     ptx::LaunchResult result = module->program->launch(index, config, allocations(), limits);
-    if (stats_enabled()) {
+    if (timed) {
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
       note_execution(module->program->kernels()[index].name, result.instructions, result.thread_instructions,
                      took.count());
