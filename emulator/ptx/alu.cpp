@@ -109,7 +109,7 @@ void alu(AluOp op, Type type, const Mods& mods, uint32_t mask, const uint64_t* a
          const uint64_t* b, const uint64_t* c, uint64_t* d, CarryFlags* carry, const uint64_t* e) {
   detail::AluKernel kernel = resolve(op, type, mods);
   if (kernel == nullptr) {
-    detail::for_lanes(mask, [&](int i) { d[i] = ~uint64_t{0}; });
+    for_lanes(mask, [&](int i) { d[i] = ~uint64_t{0}; });
     return;
   }
   kernel(detail::AluArgs{mods, mask, a, b, c, d, carry, e});

@@ -8,11 +8,24 @@
 // written the same way. Lanes whose bit is clear in `mask` are neither read nor written.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace cusnap::emu::ptx {
 
 inline constexpr int kWarpSize = 32;
+
+// Calls f(lane) for every lane set in `mask` (ALU kernels and the interpreter alike). The
+// converged warp (all 32 lanes) is a plain counted loop the compiler unrolls and vectorizes;
+// other masks walk the set bits.
+template <class F>
+inline void for_lanes(uint32_t mask, F&& f) {
+  if (mask == ~uint32_t{0}) {
+    for (int i = 0; i < kWarpSize; ++i) f(i);
+    return;
+  }
+  for (; mask != 0; mask &= mask - 1) f(std::countr_zero(mask));
+}
 
 enum class Type : uint8_t {
   kNone, kPred,

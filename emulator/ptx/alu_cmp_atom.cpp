@@ -13,7 +13,6 @@
 namespace cusnap::emu::ptx {
 namespace {
 
-using detail::for_lanes;
 
 template <class T>
 uint32_t compare_int(CmpOp cmp, uint32_t mask, const uint64_t* a, const uint64_t* b) {

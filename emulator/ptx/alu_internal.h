@@ -36,15 +36,6 @@ AluKernel resolve_int(AluOp op, Type type, const Mods& mods);
 AluKernel resolve_float(AluOp op, Type type, const Mods& mods);  // f32, f64
 AluKernel resolve_half(AluOp op, Type type, const Mods& mods);   // f16, bf16 and x2 forms
 
-template <class F>
-inline void for_lanes(uint32_t mask, F&& f) {
-  if (mask == ~uint32_t{0}) {  // the common, converged case: a plain (vectorizable) loop
-    for (int i = 0; i < kWarpSize; ++i) f(i);
-    return;
-  }
-  for (; mask != 0; mask &= mask - 1) f(std::countr_zero(mask));
-}
-
 // Forces a value through memory so the compiler cannot move the floating-point operation that
 // produces or consumes it across a change of the rounding mode or a read of the status flags.
 template <class T>

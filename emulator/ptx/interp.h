@@ -26,19 +26,6 @@
 
 namespace cusnap::emu::ptx {
 
-inline constexpr uint32_t kAllLanes = 0xffffffffu;
-
-// Calls f(lane) for every lane set in `mask`. The converged warp (all 32 lanes) is a plain counted
-// loop the compiler unrolls and vectorizes; other masks walk the set bits.
-template <class F>
-inline void each_lane(uint32_t mask, F&& f) {
-  if (mask == kAllLanes) {
-    for (int l = 0; l < kWarpSize; ++l) f(l);
-    return;
-  }
-  for (; mask != 0; mask &= mask - 1) f(std::countr_zero(mask));
-}
-
 // Lanes in a mask. std::popcount compiles to a libgcc call for the baseline x86-64 target; this
 // is the same count in a few inline instructions (the interpreter counts lanes per instruction).
 inline uint32_t lane_count(uint32_t m) {

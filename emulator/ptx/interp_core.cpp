@@ -230,7 +230,7 @@ const uint64_t* Launch::computed_operand(Warp& w, const Operand& o, uint32_t exe
       if (!o.negate) return w.slot(o.index);
       uint64_t* s = w.slot(scratch);
       const uint64_t* r = w.slot(o.index);
-      each_lane(exec, [&](int l) { s[l] = r[l] ? 0 : 1; });
+      for_lanes(exec, [&](int l) { s[l] = r[l] ? 0 : 1; });
       return s;
     }
     case Operand::kConst: {
@@ -289,10 +289,10 @@ void Launch::exec_compare(Warp& w, const Instr& in, uint32_t exec) {
   }
   uint64_t* d = dest(w, in.ops[0]);
   if (in.op == Op::kSetp) {
-    each_lane(exec, [&](int l) { d[l] = r >> l & 1; });
+    for_lanes(exec, [&](int l) { d[l] = r >> l & 1; });
     if (in.nops == 5 && in.ops[4].kind == Operand::kReg) {
       uint64_t* q = w.slot(in.ops[4].index);
-      each_lane(exec, [&](int l) { q[l] = rq >> l & 1; });
+      for_lanes(exec, [&](int l) { q[l] = rq >> l & 1; });
     }
     return;
   }
@@ -365,7 +365,7 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
     if (in.has_guard) {
       const uint64_t* p = w.slot(in.guard_slot);
       uint32_t t = 0;
-      each_lane(group, [&](int l) { t |= static_cast<uint32_t>(p[l] != 0) << l; });
+      for_lanes(group, [&](int l) { t |= static_cast<uint32_t>(p[l] != 0) << l; });
       exec = (in.guard_negate ? ~t : t) & group;
     }
     if (in.reads_dynamic_special) {
@@ -403,7 +403,7 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
           const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
           uint64_t* d = dest(w, in.ops[0]);
           const uint64_t wm = width_mask(bits_of(in.type));
-          each_lane(exec, [&](int l) { d[l] = a[l] & wm; });
+          for_lanes(exec, [&](int l) { d[l] = a[l] & wm; });
         }
         advance(w, group);
         break;

@@ -157,7 +157,7 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
   if (base && !per_lane_symbol) {
     // The common form, [reg + offset] (or [reg + sym + offset]): a loop without per-lane branches.
     const uint64_t off = static_cast<uint64_t>(a.offset) + sym;
-    each_lane(exec, [&](int l) {
+    for_lanes(exec, [&](int l) {
       const uint64_t v = base[l] + off;
       addr[l] = v;
       lo = std::min(lo, v);
@@ -219,13 +219,13 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
   }
   if (fast) {
     if (window && per_thread_window) {
-      each_lane(exec, [&](int l) {
+      for_lanes(exec, [&](int l) {
         ptrs[l] = window + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window + addr[l];
       });
     } else if (window) {
-      each_lane(exec, [&](int l) { ptrs[l] = window + addr[l]; });
+      for_lanes(exec, [&](int l) { ptrs[l] = window + addr[l]; });
     } else {
-      each_lane(exec, [&](int l) { ptrs[l] = reinterpret_cast<uint8_t*>(addr[l]); });
+      for_lanes(exec, [&](int l) { ptrs[l] = reinterpret_cast<uint8_t*>(addr[l]); });
     }
     return true;
   }
@@ -252,7 +252,7 @@ void load_lanes(uint64_t* d, uint8_t* const* ptrs, uint32_t offset, uint32_t exe
                 bool sext) {
   using U = typename Word<kSize>::U;
   using S = typename Word<kSize>::S;
-  each_lane(exec, [&](int l) {
+  for_lanes(exec, [&](int l) {
     U v;
     std::memcpy(&v, ptrs[l] + offset, kSize);
     const uint64_t x = sext ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<S>(v))) : v;
@@ -263,7 +263,7 @@ void load_lanes(uint64_t* d, uint8_t* const* ptrs, uint32_t offset, uint32_t exe
 template <uint32_t kSize>
 void store_lanes(const uint64_t* s, uint8_t* const* ptrs, uint32_t offset, uint32_t exec) {
   using U = typename Word<kSize>::U;
-  each_lane(exec, [&](int l) {
+  for_lanes(exec, [&](int l) {
     const U v = static_cast<U>(s[l]);
     std::memcpy(ptrs[l] + offset, &v, kSize);
   });
@@ -279,7 +279,7 @@ void load_lanes_atomic(uint64_t* d, uint8_t* const* ptrs, uint32_t offset, uint3
   using U = typename Word<kSize>::U;
   using S = typename Word<kSize>::S;
   static_assert(std::atomic_ref<U>::required_alignment == kSize);
-  each_lane(exec, [&](int l) {
+  for_lanes(exec, [&](int l) {
     const U v = std::atomic_ref<U>(*reinterpret_cast<U*>(ptrs[l] + offset)).load(order);
     const uint64_t x = sext ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<S>(v))) : v;
     d[l] = x & mask;
@@ -291,7 +291,7 @@ void store_lanes_atomic(const uint64_t* s, uint8_t* const* ptrs, uint32_t offset
                         std::memory_order order) {
   using U = typename Word<kSize>::U;
   static_assert(std::atomic_ref<U>::required_alignment == kSize);
-  each_lane(exec, [&](int l) {
+  for_lanes(exec, [&](int l) {
     std::atomic_ref<U>(*reinterpret_cast<U*>(ptrs[l] + offset)).store(static_cast<U>(s[l]), order);
   });
 }
