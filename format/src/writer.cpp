@@ -18,6 +18,7 @@
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/header_info.h"
 #include "internal.h"
+#include "launch_entry.h"
 #include "writer_queue.h"
 
 namespace cusnap::format {
@@ -37,6 +38,7 @@ class Writer::Impl {
   Status start(capnp::MessageBuilder& header);
   // `root`: the record's root, or nullptr to look it up.
   Result<uint64_t> append(capnp::MessageBuilder& record, schema::CallRecord::Builder* root, bool block);
+  Result<uint64_t> append_launch(const LaunchFields& fields, bool block);
   Result<BlobId> put_blob(std::span<const uint8_t> bytes, bool block);
   bool has_blob(const BlobId& id) const {
     std::lock_guard lock(blob_mu_);
@@ -54,8 +56,12 @@ class Writer::Impl {
 
   // call_mu_ held. Moves the call buffer into a frame job; `block` waits for queue room.
   Status seal_calls_locked(bool block);
-  // call_mu_ held. Serializes `record` (standard framing) at the end of the call buffer.
-  void serialize_locked(capnp::MessageBuilder& record);
+  // call_mu_ held. What every append checks first (closed, failed, room for a try_).
+  Status begin_append_locked(bool block);
+  // call_mu_ held. Counts the record just written at `before` and seals a full buffer.
+  Result<uint64_t> finish_append_locked(size_t before, uint16_t which, bool block);
+  // call_mu_ held. Where `bytes` more go at the end of the call buffer (grown if needed).
+  uint8_t* room_locked(size_t bytes);
   void ticker_main();
 
   int fd_;
@@ -71,6 +77,7 @@ class Writer::Impl {
   size_t call_buf_capacity_ = 0;  // what a fresh call buffer holds (frame size + room for a record)
   std::vector<std::pair<uint64_t, uint64_t>> call_launches_;
   uint64_t buf_first_seq_ = 0;
+  bool buf_has_launch_entries_ = false;  // call_buf_ holds deferred launch entries (launch_entry.h)
   uint64_t next_seq_ = 0;
   uint64_t next_launch_ = 0;
   std::vector<uint64_t> kind_counts_;
@@ -140,6 +147,7 @@ Status Writer::Impl::start(capnp::MessageBuilder& header_message) {
 
   detail::PipelineOptions po;
   po.compression_level = options_.compression_level;
+  po.call_compression_level = std::min(options_.compression_level, std::max(options_.call_compression_level, 0));
   po.threads = options_.compression_threads != 0 ? options_.compression_threads
                                                  : std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
   po.max_queued_bytes = options_.max_queued_bytes;
@@ -187,6 +195,8 @@ Status Writer::Impl::seal_calls_locked(bool block) {
   job->header.record_count = static_cast<uint32_t>(next_seq_ - buf_first_seq_);
   job->copy = std::move(call_buf_);
   job->input = job->copy.bytes();
+  job->launch_entries = buf_has_launch_entries_;
+  buf_has_launch_entries_ = false;
   // The next frame likely holds as many launches: one allocation now instead of a vector grown
   // (and its old storage freed) on the application's launches.
   size_t launches = call_launches_.size();
@@ -199,26 +209,7 @@ Status Writer::Impl::seal_calls_locked(bool block) {
   return pipeline_->push(std::move(job));
 }
 
-void Writer::Impl::serialize_locked(capnp::MessageBuilder& record) {
-  detail::Segments segments = record.getSegmentsForOutput();
-  size_t total = detail::framed_size(segments);
-  size_t used = call_buf_.size();
-  if (used + total > call_buf_.capacity()) {
-    // A record larger than the room left (rare: the buffer has a frame's size plus 64 KiB).
-    detail::ByteBuffer bigger =
-        pipeline_->pool().acquire(std::max(call_buf_capacity_, std::bit_ceil(used + total)));
-    if (used != 0) std::memcpy(bigger.data(), call_buf_.data(), used);
-    bigger.set_size(used);
-    pipeline_->pool().release(std::move(call_buf_));
-    call_buf_ = std::move(bigger);
-  }
-  detail::write_framed(segments, call_buf_.data() + used);
-  call_buf_.set_size(used + total);
-}
-
-Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::CallRecord::Builder* given,
-                                      bool block) {
-  std::lock_guard lock(call_mu_);
+Status Writer::Impl::begin_append_locked(bool block) {
   if (closed_) return Status::error(ErrorCode::kClosed, "writer is closed").in_file(path_);
   if (pipeline_->failed()) return pipeline_->status();
   // A full buffer whose seal could not get queue room: try_ refuses more rather than grow.
@@ -227,10 +218,42 @@ Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::Cal
     if (!st.is_ok()) return st;
   }
   // A record may not push a call frame over the 32-bit record count.
-  if (next_seq_ - buf_first_seq_ >= UINT32_MAX) {
+  if (next_seq_ - buf_first_seq_ >= UINT32_MAX) return seal_calls_locked(block);
+  return Status::ok();
+}
+
+Result<uint64_t> Writer::Impl::finish_append_locked(size_t before, uint16_t which, bool block) {
+  uint64_t seq = next_seq_;
+  if (before == 0) buf_started_ = std::chrono::steady_clock::now();
+  ++next_seq_;
+  if (which == schema::CallRecord::LAUNCH) ++next_launch_;
+  if (which < kind_counts_.size()) ++kind_counts_[which];
+  if (call_buf_.size() >= options_.call_frame_bytes) {
     Status st = seal_calls_locked(block);
-    if (!st.is_ok()) return st;
+    // The record itself is accepted; a try_ seal that found no room retries on the next append.
+    if (!st.is_ok() && st.code() != ErrorCode::kWouldBlock) return st;
   }
+  return seq;
+}
+
+uint8_t* Writer::Impl::room_locked(size_t bytes) {
+  size_t used = call_buf_.size();
+  if (used + bytes > call_buf_.capacity()) {
+    // A record larger than the room left (rare: the buffer has a frame's size plus 64 KiB).
+    detail::ByteBuffer bigger =
+        pipeline_->pool().acquire(std::max(call_buf_capacity_, std::bit_ceil(used + bytes)));
+    if (used != 0) std::memcpy(bigger.data(), call_buf_.data(), used);
+    bigger.set_size(used);
+    pipeline_->pool().release(std::move(call_buf_));
+    call_buf_ = std::move(bigger);
+  }
+  return call_buf_.data() + used;
+}
+
+Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::CallRecord::Builder* given,
+                                      bool block) {
+  std::lock_guard lock(call_mu_);
+  if (Status st = begin_append_locked(block); !st.is_ok()) return st;
   uint64_t seq = next_seq_;
   size_t before = call_buf_.size();
   uint16_t which = 0;
@@ -242,7 +265,10 @@ Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::Cal
       root.getLaunch().setOrdinal(next_launch_);
       call_launches_.emplace_back(next_launch_, seq);
     }
-    serialize_locked(record);
+    detail::Segments segments = record.getSegmentsForOutput();
+    size_t total = detail::framed_size(segments);
+    detail::write_framed(segments, room_locked(total));
+    call_buf_.set_size(before + total);
   } catch (const kj::Exception& e) {
     call_buf_.set_size(before);
     if (!call_launches_.empty() && call_launches_.back().second == seq) call_launches_.pop_back();
@@ -250,16 +276,20 @@ Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::Cal
                          std::string("call record: ") + e.getDescription().cStr())
         .at_call(seq);
   }
-  if (before == 0) buf_started_ = std::chrono::steady_clock::now();
-  ++next_seq_;
-  if (which == schema::CallRecord::LAUNCH) ++next_launch_;
-  if (which < kind_counts_.size()) ++kind_counts_[which];
-  if (call_buf_.size() >= options_.call_frame_bytes) {
-    Status st = seal_calls_locked(block);
-    // The record itself is accepted; a try_ seal that found no room retries on the next append.
-    if (!st.is_ok() && st.code() != ErrorCode::kWouldBlock) return st;
-  }
-  return seq;
+  return finish_append_locked(before, which, block);
+}
+
+Result<uint64_t> Writer::Impl::append_launch(const LaunchFields& fields, bool block) {
+  size_t bytes = detail::launch_entry_size(fields);
+  std::lock_guard lock(call_mu_);
+  if (Status st = begin_append_locked(block); !st.is_ok()) return st;
+  uint64_t seq = next_seq_;
+  size_t before = call_buf_.size();
+  detail::write_launch_entry(fields, seq, next_launch_, room_locked(bytes));
+  call_buf_.set_size(before + bytes);
+  call_launches_.emplace_back(next_launch_, seq);
+  buf_has_launch_entries_ = true;
+  return finish_append_locked(before, schema::CallRecord::LAUNCH, block);
 }
 
 Result<BlobId> Writer::Impl::put_blob(std::span<const uint8_t> bytes, bool block) {
@@ -504,6 +534,7 @@ Result<uint64_t> Writer::append_call(capnp::MessageBuilder& record, schema::Call
 Result<uint64_t> Writer::try_append_call(capnp::MessageBuilder& record) {
   return impl_->append(record, nullptr, false);
 }
+Result<uint64_t> Writer::append_launch(const LaunchFields& fields) { return impl_->append_launch(fields, true); }
 
 Result<uint64_t> Writer::append_tool_event(uint16_t kind, const std::string& message,
                                            uint64_t thread_id) {

@@ -1,5 +1,7 @@
 #include "writer_queue.h"
 
+#include "launch_entry.h"
+
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -126,18 +128,29 @@ void FramePipeline::fail(Status status) {
   space_cv_.notify_all();
 }
 
-void FramePipeline::compress_job(FrameJob& job, ZstdCompressor& compressor) {
-  std::span<const uint8_t> input = job.input;
-  job.header.raw_size = input.size();
+Status FramePipeline::compress_job(FrameJob& job, ZstdCompressor& compressor) {
+  job.header.raw_size = job.input.size();
   job.header.codec = Codec::kNone;
   // Failed pipelines write nothing more: skip the work, the writer thread only drops the job.
-  if (!status().is_ok()) return;
+  if (failed()) return Status::ok();
+  if (job.launch_entries) {
+    ByteBuffer expanded;
+    Status st = expand_launch_entries(job.input, pool_, expanded);
+    if (!st.is_ok()) return st;
+    pool_.release(std::move(job.copy));
+    job.copy = std::move(expanded);
+    job.input = job.copy.bytes();
+    job.header.raw_size = job.input.size();
+    job.launch_entries = false;
+  }
+  std::span<const uint8_t> input = job.input;
   // zstd must save at least 1/64 of the bytes, so its output never needs more room than that;
   // on incompressible input it stops with dstSize_tooSmall instead of filling a larger buffer.
   size_t limit = input.size() - input.size() / 64;
-  if (options_.compression_level > 0 && limit > 1) {
+  int level = job.header.kind == FrameKind::kCalls ? options_.call_compression_level : options_.compression_level;
+  if (level > 0 && limit > 1) {
     job.stored = pool_.acquire(limit - 1);
-    size_t n = compressor.compress_into(input, options_.compression_level, job.stored.data(),
+    size_t n = compressor.compress_into(input, level, job.stored.data(),
                                         limit - 1);
     if (n > 0) {
       job.stored.set_size(n);
@@ -161,6 +174,7 @@ void FramePipeline::compress_job(FrameJob& job, ZstdCompressor& compressor) {
   // Checksums are computed here, in parallel, so the writer thread only issues system calls.
   job.header.stored_size = payload.size();
   job.header.payload_checksum = checksum64(payload);
+  return Status::ok();
 }
 
 void FramePipeline::worker_main() {
@@ -175,8 +189,9 @@ void FramePipeline::worker_main() {
     FrameJob* job = jobs_[next_to_compress_++].get();
     lock.unlock();
     // Jobs are only popped by the writer thread once compressed, so `job` stays valid here.
-    compress_job(*job, compressor);
+    Status st = compress_job(*job, compressor);
     lock.lock();
+    if (!st.is_ok()) fail(std::move(st));
     job->compressed = true;
     if (!jobs_.empty() && jobs_.front().get() == job) done_cv_.notify_one();
   }

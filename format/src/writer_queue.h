@@ -69,10 +69,12 @@ struct FrameJob {
   std::vector<std::pair<uint64_t, uint64_t>> launches;  // (ordinal, seq) in a call frame
   size_t reserved = 0;           // queue bytes this job holds (released once written)
   bool compressed = false;       // the compression step has run (stored_size, checksum are set)
+  bool launch_entries = false;   // call frames: `copy` holds deferred launch entries to expand first
 };
 
 struct PipelineOptions {
   int compression_level = 3;
+  int call_compression_level = 1;  // call frames: min(compression_level, this)
   unsigned threads = 1;
   size_t max_queued_bytes = 256u << 20;
   size_t pool_idle_bytes = 64u << 20;  // payload buffers kept for reuse at most
@@ -120,7 +122,8 @@ class FramePipeline {
   void writer_main();
   void fail(Status status);  // mu_ held
   void record_written(const FrameJob& job, uint64_t offset);
-  void compress_job(FrameJob& job, ZstdCompressor& compressor);
+  // Expands deferred launch entries, then compresses; an error fails the pipeline.
+  Status compress_job(FrameJob& job, ZstdCompressor& compressor);
   // Writes the frames of `batch` with as few system calls as possible; writer thread only.
   Status write_batch(std::vector<std::unique_ptr<FrameJob>>& batch);
 

@@ -16,6 +16,11 @@
 //   reaches `call_frame_bytes`, when `flush_interval` passes, or on flush()/close(). Call frame
 //   buffers come from the same recycled pool as blob chunks (below), so appending a record costs
 //   no page faults and no zero-filling once the pool is warm.
+// - Launch records given as plain fields (append_launch) are copied flat into the same buffer and
+//   turned into framed records by the compression worker that takes the sealed frame, before it
+//   compresses it: the caller's thread never builds a message for them. The expanded frame is
+//   what reaches the file; `max_queued_bytes` counts the flat size (records grow ~1.5x on
+//   expansion, so the bound is approximate for launch-heavy frames).
 // - Blobs are hashed first (XXH3-128 over the caller's bytes, no copy); a known id returns at once
 //   having written nothing, which makes a repeated upload cost zero bytes of blob data. New blobs
 //   are cut into `blob_chunk_bytes` chunks, one frame job each.
@@ -55,12 +60,17 @@
 
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/capture.capnp.h"  // generated from format/schema/capture.capnp
+#include "cusnap/format/launch_record.h"
 #include "cusnap/format/status.h"
 
 namespace cusnap::format {
 
 struct WriterOptions {
   int compression_level = 3;             // zstd level (1..19); 0 stores everything raw
+  // Call frames are compressed at min(compression_level, call_compression_level): call records
+  // compress ~19x at level 1 and ~20x at level 3, for about half the CPU time at level 1, and
+  // that time competes with the application (bench/writer: cusnap_bench_launch_records).
+  int call_compression_level = 1;
   unsigned compression_threads = 0;      // 0: hardware_concurrency(), at most 16
   size_t call_frame_bytes = 2u << 20;    // seal a call frame at this many uncompressed bytes
   size_t blob_chunk_bytes = 8u << 20;    // blobs are split into frames of this size
@@ -114,6 +124,11 @@ class Writer {
   Result<uint64_t> append_call(capnp::MessageBuilder& record, schema::CallRecord::Builder root);
   // As append_call, but returns kWouldBlock instead of waiting when the queue is full.
   Result<uint64_t> try_append_call(capnp::MessageBuilder& record);
+  // Appends a launch record given as plain fields (launch_record.h): same seq/ordinal contract
+  // and the same bytes in the file as append_call(), but the caller's thread only copies the
+  // fields; the Cap'n Proto record is built on a compression worker when the frame is sealed.
+  // `fields` (and what its views point to) is not used after the call returns.
+  Result<uint64_t> append_launch(const LaunchFields& fields);
 
   // Convenience: a toolEvent record (kind is a schema::ToolEvent::Kind value).
   Result<uint64_t> append_tool_event(uint16_t kind, const std::string& message,

@@ -1,0 +1,273 @@
+// Launch records from plain fields: the one encoding (build_launch_record) and the flat entries
+// the writer defers it with (launch_entry.h).
+#include "launch_entry.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <capnp/message.h>
+
+#include "internal.h"
+
+namespace cusnap::format {
+
+void build_launch_record(const LaunchFields& f, schema::CallRecord::Builder record) {
+  record.setThreadId(f.thread_id);
+  record.setStartNs(f.start_ns);
+  record.setEndNs(f.end_ns);
+  record.setResult(f.result);
+  record.setApiName(capnp::Text::Reader(f.api_name.data(), f.api_name.size()));
+  record.setContext(f.context);
+  auto launch = record.initLaunch();
+  launch.setKind(f.kind);
+  launch.setFunction(f.function);
+  launch.setGridX(f.grid[0]);
+  launch.setGridY(f.grid[1]);
+  launch.setGridZ(f.grid[2]);
+  launch.setBlockX(f.block[0]);
+  launch.setBlockY(f.block[1]);
+  launch.setBlockZ(f.block[2]);
+  launch.setSharedBytes(f.shared_bytes);
+  launch.setStream(f.stream);
+  launch.setCooperative(f.cooperative);
+  launch.setKernelName(capnp::Text::Reader(f.kernel_name.data(), f.kernel_name.size()));
+  if (f.layout_seq != LaunchFields::kNoLayoutSeq) launch.setLayoutSeq(f.layout_seq);
+  launch.setViaExtra(f.via_extra);
+  if (f.has_params) launch.setParams(capnp::Data::Reader(f.params.data(), f.params.size()));
+  if (f.has_layout) {
+    auto slots = launch.initLayout(static_cast<unsigned>(f.layout.size()));
+    for (size_t i = 0; i < f.layout.size(); ++i) {
+      slots[i].setOffset(f.layout[i].offset);
+      slots[i].setSize(f.layout[i].size);
+    }
+  }
+  if (!f.attributes.empty()) {
+    auto list = launch.initAttributes(static_cast<unsigned>(f.attributes.size()));
+    for (size_t i = 0; i < f.attributes.size(); ++i) {
+      list[i].setId(f.attributes[i].id);
+      list[i].setValue(capnp::Data::Reader(f.attributes[i].value.data(), f.attributes[i].value.size()));
+    }
+  }
+}
+
+namespace detail {
+namespace {
+
+// The fixed part of a launch entry; the variable parts follow in this order: layout slots,
+// attributes (id, size, value bytes each), params, api name, kernel name; padded to 8 bytes.
+struct EntryHead {
+  uint32_t marker;
+  uint32_t size;  // the whole entry, a multiple of 8
+  uint64_t seq;
+  uint64_t ordinal;
+  uint64_t thread_id;
+  int64_t start_ns;
+  int64_t end_ns;
+  uint64_t context;
+  uint64_t function;
+  uint64_t stream;
+  uint64_t layout_seq;
+  int32_t result;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_bytes;
+  uint16_t kind;
+  uint8_t flags;
+  uint8_t unused;
+  uint32_t api_len;
+  uint32_t name_len;
+  uint32_t layout_count;
+  uint32_t attribute_count;
+  uint32_t attribute_bytes;  // the attributes' bytes including their (id, size) words
+  uint32_t params_size;
+};
+static_assert(sizeof(EntryHead) % 8 == 0);
+
+enum : uint8_t { kCooperative = 1, kViaExtra = 2, kHasLayout = 4, kHasParams = 8 };
+
+size_t attribute_bytes(const LaunchFields& f) {
+  size_t n = 0;
+  for (const auto& a : f.attributes) n += 8 + a.value.size();
+  return n;
+}
+
+size_t unpadded_size(const LaunchFields& f) {
+  return sizeof(EntryHead) + f.layout.size() * sizeof(LaunchParamSlot) + attribute_bytes(f) + f.params.size() +
+         f.api_name.size() + f.kernel_name.size();
+}
+
+// The size of the framed message at `p` (at most `available` bytes), 0 when it does not fit.
+size_t framed_message_size(const uint8_t* p, size_t available) {
+  if (available < 8) return 0;
+  uint32_t last;
+  std::memcpy(&last, p, 4);
+  uint64_t segments = uint64_t{last} + 1;
+  uint64_t table = ((segments + 2) / 2) * 8;
+  if (table > available) return 0;
+  uint64_t total = table;
+  for (uint64_t i = 0; i < segments; ++i) {
+    uint32_t words;
+    std::memcpy(&words, p + 4 * (i + 1), 4);
+    total += uint64_t{words} * 8;
+  }
+  return total <= available ? static_cast<size_t>(total) : 0;
+}
+
+// Makes room for `more` bytes at the end of `out`.
+void reserve_out(BufferPool& pool, ByteBuffer& out, size_t more) {
+  size_t used = out.size();
+  if (used + more <= out.capacity()) return;
+  ByteBuffer bigger = pool.acquire(std::max(out.capacity() * 2, used + more));
+  if (used != 0) std::memcpy(bigger.data(), out.data(), used);
+  bigger.set_size(used);
+  pool.release(std::move(out));
+  out = std::move(bigger);
+}
+
+}  // namespace
+
+size_t launch_entry_size(const LaunchFields& f) { return (unpadded_size(f) + 7) & ~size_t{7}; }
+
+void write_launch_entry(const LaunchFields& f, uint64_t seq, uint64_t ordinal, uint8_t* out) {
+  EntryHead h{};
+  h.marker = kLaunchEntryMarker;
+  h.size = static_cast<uint32_t>(launch_entry_size(f));
+  h.seq = seq;
+  h.ordinal = ordinal;
+  h.thread_id = f.thread_id;
+  h.start_ns = f.start_ns;
+  h.end_ns = f.end_ns;
+  h.context = f.context;
+  h.function = f.function;
+  h.stream = f.stream;
+  h.layout_seq = f.layout_seq;
+  h.result = f.result;
+  std::memcpy(h.grid, f.grid, sizeof h.grid);
+  std::memcpy(h.block, f.block, sizeof h.block);
+  h.shared_bytes = f.shared_bytes;
+  h.kind = static_cast<uint16_t>(f.kind);
+  h.flags = static_cast<uint8_t>((f.cooperative ? kCooperative : 0) | (f.via_extra ? kViaExtra : 0) |
+                                 (f.has_layout ? kHasLayout : 0) | (f.has_params ? kHasParams : 0));
+  h.api_len = static_cast<uint32_t>(f.api_name.size());
+  h.name_len = static_cast<uint32_t>(f.kernel_name.size());
+  h.layout_count = static_cast<uint32_t>(f.layout.size());
+  h.attribute_count = static_cast<uint32_t>(f.attributes.size());
+  h.attribute_bytes = static_cast<uint32_t>(attribute_bytes(f));
+  h.params_size = static_cast<uint32_t>(f.params.size());
+  std::memcpy(out, &h, sizeof h);
+  uint8_t* p = out + sizeof h;
+  auto put = [&p](const void* data, size_t n) {
+    if (n != 0) std::memcpy(p, data, n);
+    p += n;
+  };
+  put(f.layout.data(), f.layout.size() * sizeof(LaunchParamSlot));
+  for (const auto& a : f.attributes) {
+    uint32_t words[2] = {a.id, static_cast<uint32_t>(a.value.size())};
+    put(words, sizeof words);
+    put(a.value.data(), a.value.size());
+  }
+  put(f.params.data(), f.params.size());
+  put(f.api_name.data(), f.api_name.size());
+  put(f.kernel_name.data(), f.kernel_name.size());
+  std::memset(p, 0, static_cast<size_t>(out + h.size - p));
+}
+
+Status expand_launch_entries(std::span<const uint8_t> in, BufferPool& pool, ByteBuffer& out) {
+  out = pool.acquire(in.size() + in.size() / 2 + 4096);  // records are ~1.3x their entries
+  // One zeroed first segment for every record's builder (each destructor zeroes what it used).
+  std::vector<capnp::word> scratch(1024);
+  std::vector<LaunchParamSlot> layout;
+  std::vector<LaunchAttributeFields> attributes;
+  size_t at = 0;
+  while (at < in.size()) {
+    const uint8_t* p = in.data() + at;
+    size_t left = in.size() - at;
+    uint32_t first = 0;
+    if (left >= 4) std::memcpy(&first, p, 4);
+    if (first != kLaunchEntryMarker) {
+      size_t n = framed_message_size(p, left);
+      if (n == 0) {
+        return Status::error(ErrorCode::kMalformed, "call buffer: malformed message at byte " + std::to_string(at));
+      }
+      reserve_out(pool, out, n);
+      std::memcpy(out.data() + out.size(), p, n);
+      out.set_size(out.size() + n);
+      at += n;
+      continue;
+    }
+    EntryHead h;
+    if (left < sizeof h) {
+      return Status::error(ErrorCode::kMalformed, "call buffer: truncated launch entry at byte " + std::to_string(at));
+    }
+    std::memcpy(&h, p, sizeof h);
+    if (h.size > left || h.size < sizeof h ||
+        sizeof h + uint64_t{h.layout_count} * sizeof(LaunchParamSlot) + h.attribute_bytes + h.params_size +
+                h.api_len + h.name_len > h.size) {
+      return Status::error(ErrorCode::kMalformed, "call buffer: launch entry sizes wrong at byte " + std::to_string(at));
+    }
+    const uint8_t* q = p + sizeof h;
+    layout.resize(h.layout_count);
+    if (h.layout_count != 0) std::memcpy(layout.data(), q, h.layout_count * sizeof(LaunchParamSlot));
+    q += h.layout_count * sizeof(LaunchParamSlot);
+    attributes.resize(h.attribute_count);
+    const uint8_t* attr_end = q + h.attribute_bytes;
+    for (auto& a : attributes) {
+      uint32_t words[2];
+      if (attr_end - q < 8) return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
+      std::memcpy(words, q, sizeof words);
+      q += 8;
+      if (static_cast<size_t>(attr_end - q) < words[1]) {
+        return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
+      }
+      a.id = words[0];
+      a.value = std::span<const uint8_t>(q, words[1]);
+      q += words[1];
+    }
+    q = attr_end;
+    LaunchFields f;
+    f.thread_id = h.thread_id;
+    f.start_ns = h.start_ns;
+    f.end_ns = h.end_ns;
+    f.result = h.result;
+    f.context = h.context;
+    f.kind = static_cast<schema::Launch::Kind>(h.kind);
+    f.function = h.function;
+    std::memcpy(f.grid, h.grid, sizeof f.grid);
+    std::memcpy(f.block, h.block, sizeof f.block);
+    f.shared_bytes = h.shared_bytes;
+    f.stream = h.stream;
+    f.cooperative = (h.flags & kCooperative) != 0;
+    f.via_extra = (h.flags & kViaExtra) != 0;
+    f.has_layout = (h.flags & kHasLayout) != 0;
+    f.has_params = (h.flags & kHasParams) != 0;
+    f.layout_seq = h.layout_seq;
+    f.layout = layout;
+    f.attributes = attributes;
+    f.params = std::span<const uint8_t>(q, h.params_size);
+    q += h.params_size;
+    f.api_name = std::string_view(reinterpret_cast<const char*>(q), h.api_len);
+    q += h.api_len;
+    f.kernel_name = std::string_view(reinterpret_cast<const char*>(q), h.name_len);
+    try {
+      capnp::MallocMessageBuilder message(kj::arrayPtr(scratch.data(), scratch.size()));
+      auto record = message.initRoot<schema::CallRecord>();
+      build_launch_record(f, record);
+      record.setSeq(h.seq);
+      record.getLaunch().setOrdinal(h.ordinal);
+      Segments segments = message.getSegmentsForOutput();
+      size_t n = framed_size(segments);
+      reserve_out(pool, out, n);
+      write_framed(segments, out.data() + out.size());
+      out.set_size(out.size() + n);
+    } catch (const kj::Exception& e) {
+      return Status::error(ErrorCode::kMalformed, std::string("launch record: ") + e.getDescription().cStr())
+          .at_call(h.seq);
+    }
+    at += h.size;
+  }
+  return Status::ok();
+}
+
+}  // namespace detail
+}  // namespace cusnap::format
