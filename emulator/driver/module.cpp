@@ -8,9 +8,9 @@
 #include "driver/api.h"
 #include "driver/context.h"
 #include "driver/memory.h"
+#include "driver/ptx_selection.h"
 #include "driver/state.h"
 #include "driver/stats.h"
-#include "fatbin/fatbin.h"
 
 namespace cusnap::emu::driver {
 namespace {
@@ -60,7 +60,7 @@ void free_variables(Module* m) {
 CUresult load_module(const void* image, Module** out, std::string* error) {
   if (image == nullptr) return CUDA_ERROR_INVALID_VALUE;
   int sm = device_config().sm;
-  fatbin::PtxSelection selection = fatbin::select_ptx(image, static_cast<uint32_t>(sm));
+  PtxSelection selection = select_ptx(image, static_cast<uint32_t>(sm));
   if (selection.sass_only) {
     *error = "SASS-only module: the emulator needs PTX (build with -gencode arch=compute_XX,code=compute_XX "
              "or the default -arch); " + selection.error;

@@ -1,12 +1,10 @@
 #include "code_layouts.h"
 
-#include <lz4.h>
-#include <zstd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string_view>
 
+#include "cusnap/fatbin/fatbin.h"
 #include "ptx_signature.h"
 
 namespace cusnap::icpt {
@@ -74,37 +72,6 @@ std::optional<std::vector<ParamSlot>> parse_nv_info(std::span<const uint8_t> rec
   return layout;
 }
 
-// ---- fatbin
-
-constexpr uint32_t kContainerMagic = 0xBA55ED50;
-constexpr size_t kContainerHeaderBytes = 16;
-constexpr size_t kMinEntryHeaderBytes = 64;
-constexpr uint64_t kFlagLz4 = 0x2000;
-constexpr uint64_t kFlagZstd = 0x8000;
-constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 32;  // a larger entry is a corrupt header
-
-bool decode_payload(std::span<const uint8_t> payload, uint64_t flags, uint32_t compressed, uint64_t uncompressed,
-                    std::string* out) {
-  if ((flags & (kFlagLz4 | kFlagZstd)) == 0 || compressed == 0) {
-    out->assign(reinterpret_cast<const char*>(payload.data()), payload.size());
-    return true;
-  }
-  if (compressed > payload.size() || uncompressed == 0 || uncompressed > kMaxPayloadBytes) return false;
-  out->assign(uncompressed, '\0');
-  if (flags & kFlagZstd) {
-    size_t n = ZSTD_decompress(out->data(), out->size(), payload.data(), compressed);
-    if (ZSTD_isError(n)) return false;
-    out->resize(n);
-    return true;
-  }
-  if (uncompressed > static_cast<uint64_t>(LZ4_MAX_INPUT_SIZE)) return false;
-  int n = LZ4_decompress_safe(reinterpret_cast<const char*>(payload.data()), out->data(), static_cast<int>(compressed),
-                              static_cast<int>(out->size()));
-  if (n < 0) return false;
-  out->resize(static_cast<size_t>(n));
-  return true;
-}
-
 }  // namespace
 
 std::optional<std::map<std::string, std::vector<ParamSlot>>> cubin_param_layouts(std::span<const uint8_t> elf) {
@@ -145,36 +112,19 @@ std::optional<std::map<std::string, std::vector<ParamSlot>>> cubin_param_layouts
 
 bool for_each_fatbin_entry(std::span<const uint8_t> container, uint16_t kind,
                            const std::function<bool(const FatbinEntry&)>& visit) {
-  uint32_t magic = 0;
-  uint16_t header_bytes = 0;
-  uint64_t entries_bytes = 0;
-  if (!load(container, 0, &magic) || !load(container, 6, &header_bytes) || !load(container, 8, &entries_bytes) ||
-      magic != kContainerMagic || header_bytes < kContainerHeaderBytes || header_bytes > container.size() ||
-      entries_bytes > container.size() - header_bytes) {
-    return false;
-  }
-  uint64_t end = header_bytes + entries_bytes;
-  uint64_t at = header_bytes;
+  namespace fb = cusnap::fatbin;
+  if (container.size() < fb::kContainerHeaderSize) return false;
+  uint64_t declared = fb::container_size(container.data());
+  if (declared == 0 || declared > container.size()) return false;
+  // On an entry error, `entries` still holds the entries before it: they are visited.
+  fb::Container parsed = fb::parse_container(container.data(), container.size());
   FatbinEntry entry;
-  while (end - at >= kMinEntryHeaderBytes) {
-    uint16_t entry_kind = 0;
-    uint32_t entry_header = 0, compressed = 0, sm = 0;
-    uint64_t payload_bytes = 0, flags = 0, uncompressed = 0;
-    if (!load(container, at, &entry_kind) || !load(container, at + 4, &entry_header) ||
-        !load(container, at + 8, &payload_bytes) || !load(container, at + 16, &compressed) ||
-        !load(container, at + 28, &sm) || !load(container, at + 40, &flags) || !load(container, at + 56, &uncompressed)) {
-      break;
-    }
-    if (entry_header < kMinEntryHeaderBytes || entry_header > end - at || payload_bytes > end - at - entry_header) break;
-    uint64_t payload_at = at + entry_header;
-    at = payload_at + payload_bytes;
-    if (entry_kind != kind) continue;
-    entry.kind = entry_kind;
-    entry.sm = sm;
-    if (!decode_payload(container.subspan(payload_at, payload_bytes), flags, compressed, uncompressed, &entry.payload)) {
-      break;
-    }
-    if (entry_kind == kFatbinEntryPtx) entry.payload.resize(std::strlen(entry.payload.c_str()));
+  std::string error;
+  for (const fb::Entry& e : parsed.entries) {
+    if (e.kind != kind) continue;
+    entry.kind = e.kind;
+    entry.sm = e.sm;
+    if (!fb::entry_payload(container.data(), e, &entry.payload, &error)) break;
     if (!visit(entry)) break;
   }
   return true;

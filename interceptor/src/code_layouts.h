@@ -7,11 +7,11 @@
 //   .nv.info records"). A section that has EIATTR_KPARAM_INFO_V2 records (very large structs,
 //   format not known to us) yields no layout rather than a wrong one;
 // - the `.entry` signature of PTX (ptx_signature.h).
-// A fatbin (or the fatbin a runtime wrapper points to) is searched entry by entry; zstd- and
-// LZ4-compressed entries are decompressed. Cubins for different architectures agree on the
-// parameter ABI, so the first one that describes a kernel wins; and every entry of a fatbin is
-// compiled from the same source, so PTX is only read (and decompressed) when no cubin in the
-// fatbin has `.nv.info` layouts.
+// A fatbin (or the fatbin a runtime wrapper points to) is searched entry by entry through the
+// shared fatbin reader (format/fatbin, which decompresses zstd and LZ4 entries). Cubins for
+// different architectures agree on the parameter ABI, so the first one that describes a kernel
+// wins; and every entry of a fatbin is compiled from the same source, so PTX is only read (and
+// decompressed) when no cubin in the fatbin has `.nv.info` layouts.
 //
 // Everything here is bounds-checked against the image size: a damaged image gives fewer layouts,
 // never a crash.
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cusnap/fatbin/fatbin.h"
 #include "handles.h"
 #include "image_size.h"
 
@@ -45,8 +46,8 @@ struct FatbinEntry {
   uint32_t sm = 0;
   std::string payload;  // PTX text without its terminating NUL(s), or the cubin bytes
 };
-inline constexpr uint16_t kFatbinEntryPtx = 1;
-inline constexpr uint16_t kFatbinEntryElf = 2;
+inline constexpr uint16_t kFatbinEntryPtx = cusnap::fatbin::kEntryPtx;
+inline constexpr uint16_t kFatbinEntryElf = cusnap::fatbin::kEntryElf;
 // Calls `visit` with each entry of kind `kind` of a fatbin container (one decompressed payload
 // in memory at a time) until it returns false. An entry that cannot be decoded (bad header,
 // corrupt compressed data) ends the walk. False when the container header itself is bad.

@@ -1,26 +1,24 @@
-// What a code image handed to cuModuleLoadData* / cuLibraryLoadData is, and how many bytes it
-// spans, from the pointer alone (the driver API passes no size): a fatbin wrapper
-// (__fatBinC_Wrapper_t, what the CUDA runtime passes), a fatbin container (header + entries
-// size), an ELF cubin (the furthest of its section/program header tables and section contents),
-// or NUL-terminated PTX text (strlen). Anything else is kUnknown with size 0.
-//
-// Fatbin wrappers come in two versions (see emulator/fatbin/fatbin.h for the layout nvcc 13
-// writes). Version 1 points at one fatbin: the view is that fatbin, in place. Version 2 (what the
-// runtime registers for -rdc=true programs) points at the device-linked fatbin (cubins only) and
-// at a NULL-terminated list of "prelinked" fatbins (each rdc object's PTX and relocatable
-// cubins), scattered over the program's data: no single size covers it. For version 2 the view
-// is therefore a new, self-contained fatbin built at call time and owned by the view: the linked
-// fatbin's header and entries verbatim, followed by the PTX entries of the prelinked fatbin when
-// exactly one of them has PTX (one rdc translation unit: what a PTX-only consumer such as the
-// emulator can run). With PTX in several prelinked fatbins the PTX would need device linking, so
-// only the linked fatbin is kept. Relocatable cubins are never copied: they are already part of
-// the linked cubin, and a driver must not pick them as loadable code.
+// What a code image handed to cuModuleLoadData* / cuLibraryLoadData is, and which bytes a
+// capture stores for it, from the pointer alone (the driver API passes no size). The container
+// knowledge is the shared fatbin library (format/fatbin, cusnap::fatbin); this file is the
+// interceptor's policy on top of it:
+//   * a fatbin container: its declared size; a version-1 fatbin wrapper (what the CUDA runtime
+//     passes): the container it points to, in place;
+//   * a version-2 wrapper (-rdc=true programs): the container cusnap::fatbin::flatten_rdc builds
+//     (cusnap/fatbin/flatten.h), owned by the view: the linked fatbin and the PTX of every
+//     prelinked fatbin. The emulator runs a v2 wrapper from that same container, so the stored
+//     image loads with the kernels the original program loaded;
+//   * an ELF cubin: its extent (cusnap::fatbin::elf_size); PTX text: strlen (the NUL excluded);
+//   * anything else, or a broken header: kUnknown with size 0 (the load is recorded without an
+//     image, and the application is never harmed).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "cusnap/fatbin/fatbin.h"
 
 namespace cusnap::icpt {
 
@@ -35,7 +33,7 @@ struct ImageView {
 };
 
 // Sizes larger than this are treated as corrupt headers (kUnknown).
-inline constexpr size_t kMaxImageBytes = size_t{4} << 30;
+inline constexpr size_t kMaxImageBytes = cusnap::fatbin::kMaxImageBytes;
 
 ImageView inspect_image(const void* image) noexcept;
 

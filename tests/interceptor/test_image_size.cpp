@@ -1,6 +1,7 @@
 // The image size found from a bare pointer must equal the size of the file nvcc wrote, for every
 // kernel image the samples embed (fatbins with every --compress-mode, and PTX text), and a fatbin
-// wrapper must resolve to the fatbin it points to (version 2: flattened into one fatbin).
+// wrapper must resolve to the fatbin it points to (version 2: flattened into one fatbin by
+// cusnap::fatbin::flatten_rdc; tests/format/fatbin checks that on nvcc's own rdc output).
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -133,13 +134,17 @@ TEST_CASE("a version-2 (rdc) wrapper becomes one self-contained fatbin") {
     CHECK(again.kind == ImageKind::kFatbin);
     CHECK(again.size == view.size);
   }
-  SECTION("PTX in several units would need device linking: only the linked fatbin") {
-    std::vector<uint8_t> unit2 = make_fatbin({{1, ptx}});
+  SECTION("PTX in several units: the linked cubins, then every unit's PTX in list order") {
+    // (The device runtime's fatbin is such a second unit in every rdc program: a consumer picks
+    // the PTX usable on its target, and refuses when several units have some.)
+    std::vector<uint8_t> ptx2 = bytes_of(".version 9.0 .target sm_121", 32);
+    std::vector<uint8_t> unit2 = make_fatbin({{2, relocatable}, {1, ptx2}});
     const void* list[] = {unit.data(), unit2.data(), nullptr};
     Wrapper wrapper{0x466243B1, 2, linked.data(), list};
     ImageView view = inspect_image(&wrapper);
     REQUIRE(view.kind == ImageKind::kFatbinWrapper);
-    CHECK(std::vector<uint8_t>(view.data, view.data + view.size) == linked);
+    std::vector<uint8_t> expected = make_fatbin({{2, linked_cubin}, {1, ptx}, {1, ptx2}});
+    CHECK(std::vector<uint8_t>(view.data, view.data + view.size) == expected);
   }
   SECTION("broken version-2 wrappers are unknown") {
     Wrapper no_list{0x466243B1, 2, linked.data(), nullptr};

@@ -4,11 +4,17 @@
 #include <cstring>
 #include <vector>
 
-#include "fatbin/fatbin.h"
+#include "cusnap/fatbin/fatbin.h"
+#include "driver/ptx_selection.h"
 #include "test_helpers.h"
 
 using namespace cusnap_test;
-namespace fatbin = cusnap::emu::fatbin;
+// The container reader is the shared library (format/fatbin); the PTX choice is the emulator's.
+namespace fatbin {
+using namespace cusnap::fatbin;
+using cusnap::emu::driver::PtxSelection;
+using cusnap::emu::driver::select_ptx;
+}  // namespace fatbin
 
 namespace {
 
