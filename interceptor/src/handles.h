@@ -23,12 +23,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cusnap/format/launch_record.h"
+
 namespace cusnap::icpt {
 
-struct ParamSlot {
-  uint32_t offset = 0;
-  uint32_t size = 0;
-};
+// Where a parameter sits in the packed parameter buffer: the format's own type, so that a
+// function's layout goes into launch records as it is.
+using ParamSlot = format::LaunchParamSlot;
 
 enum class LayoutSource : uint8_t { kUnknown, kDriverQuery, kNvInfo, kPtxSignature };
 

@@ -50,7 +50,8 @@ void learn_layout(HandleTable& table, uint64_t handle, const FunctionInfo* info)
 }
 
 // The hot path of capture: no allocation, no lock and no driver call once the function is known
-// (HandleTable::lookup_cached); parameters are packed straight into the record.
+// (HandleTable::lookup_cached), and no message building: the fields are handed to the writer,
+// which builds the record on a compression worker (format::Writer::append_launch).
 void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, const Geometry& g, void** kernel_params,
                    void** extra, const CUlaunchAttribute* attributes, unsigned attribute_count, bool cooperative) {
   HandleTable& table = HandleTable::instance();
@@ -61,54 +62,65 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
     facts = table.lookup_cached(handle);
   }
   const FunctionInfo* info = facts != nullptr ? &facts->info : nullptr;
-  static const std::string kNoName;
-  const std::string& name = info != nullptr ? info->name : kNoName;
   bool have_layout = info != nullptr && info->layout_source != LayoutSource::kUnknown;
 
-  auto launch = call.record().initLaunch();
-  launch.setKind(kind);
-  launch.setFunction(handle);
-  launch.setGridX(g.grid[0]);
-  launch.setGridY(g.grid[1]);
-  launch.setGridZ(g.grid[2]);
-  launch.setBlockX(g.block[0]);
-  launch.setBlockY(g.block[1]);
-  launch.setBlockZ(g.block[2]);
-  launch.setSharedBytes(g.shared);
-  launch.setStream(handle_value(g.stream));
-  launch.setCooperative(cooperative);
-  launch.setKernelName(capnp::Text::Reader(name.data(), name.size()));
-  if (have_layout && info->layout_seq != UINT64_MAX) launch.setLayoutSeq(info->layout_seq);
+  format::LaunchFields fields;
+  fields.kind = kind;
+  fields.function = handle;
+  std::memcpy(fields.grid, g.grid, sizeof fields.grid);
+  std::memcpy(fields.block, g.block, sizeof fields.block);
+  fields.shared_bytes = g.shared;
+  fields.stream = handle_value(g.stream);
+  fields.cooperative = cooperative;
+  if (info != nullptr) fields.kernel_name = info->name;
+  if (have_layout) {
+    fields.has_layout = true;
+    fields.layout = info->layout;
+    if (info->layout_seq != UINT64_MAX) fields.layout_seq = info->layout_seq;
+  }
+  // Packed parameters: on the stack for the usual few hundred bytes (the writer copies them).
+  constexpr size_t kStackParams = 4096;
+  alignas(16) uint8_t stack_params[kStackParams];
+  std::vector<uint8_t> heap_params;
   const void* extra_data = nullptr;
   size_t extra_size = 0;
   if (kernel_params == nullptr && extra_buffer(extra, &extra_data, &extra_size)) {
-    launch.setViaExtra(true);
-    launch.setParams(capnp::Data::Reader(static_cast<const uint8_t*>(extra_data), extra_size));
+    fields.via_extra = true;
+    fields.has_params = true;
+    fields.params = std::span<const uint8_t>(static_cast<const uint8_t*>(extra_data), extra_size);
   } else if (kernel_params != nullptr && have_layout) {
-    auto bytes = launch.initParams(static_cast<unsigned>(facts->params_bytes));  // zeroed
-    pack_params(info->layout, kernel_params, bytes.begin());
-  }
-  if (have_layout) {
-    const std::vector<ParamSlot>& layout = info->layout;
-    auto slots = launch.initLayout(static_cast<unsigned>(layout.size()));
-    for (size_t i = 0; i < layout.size(); ++i) {
-      slots[i].setOffset(layout[i].offset);
-      slots[i].setSize(layout[i].size);
+    size_t bytes = facts->params_bytes;
+    uint8_t* packed = stack_params;
+    if (bytes > kStackParams) {
+      heap_params.resize(bytes);
+      packed = heap_params.data();
     }
+    std::memset(packed, 0, bytes);  // padding between parameters
+    pack_params(info->layout, kernel_params, packed);
+    fields.has_params = true;
+    fields.params = std::span<const uint8_t>(packed, bytes);
   }
+  constexpr unsigned kStackAttributes = 16;
+  format::LaunchAttributeFields stack_attributes[kStackAttributes];
+  std::vector<format::LaunchAttributeFields> heap_attributes;
   if (attributes != nullptr && attribute_count > 0) {
-    auto list = launch.initAttributes(attribute_count);
-    for (unsigned i = 0; i < attribute_count; ++i) {
-      list[i].setId(static_cast<uint32_t>(attributes[i].id));
-      list[i].setValue(capnp::Data::Reader(reinterpret_cast<const uint8_t*>(&attributes[i].value),
-                                           sizeof attributes[i].value));
+    format::LaunchAttributeFields* list = stack_attributes;
+    if (attribute_count > kStackAttributes) {
+      heap_attributes.resize(attribute_count);
+      list = heap_attributes.data();
     }
+    for (unsigned i = 0; i < attribute_count; ++i) {
+      list[i].id = static_cast<uint32_t>(attributes[i].id);
+      list[i].value = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&attributes[i].value),
+                                               sizeof attributes[i].value);
+    }
+    fields.attributes = std::span<const format::LaunchAttributeFields>(list, attribute_count);
   }
-  uint64_t seq = call.commit();
+  uint64_t seq = call.commit_launch(fields);
   if (!have_layout && kernel_params != nullptr && table.first_warning(handle)) {
-    // `name` refers to this thread's cached copy, which stays as it is until its next lookup.
+    // The name refers to this thread's cached copy, which stays as it is until its next lookup.
     if (Session* session = Session::current()) {
-      session->tool_event(1 /* warning */, "no parameter layout for kernel '" + name +
+      session->tool_event(1 /* warning */, "no parameter layout for kernel '" + std::string(fields.kernel_name) +
                                                "': the driver could not tell it; parameters not recorded",
                           seq);
     }

@@ -259,30 +259,47 @@ uint64_t Session::append(capnp::MessageBuilder& record) noexcept {
   }
 }
 
+// The writer, or nullptr when the file is not open: then `keep_pending` stores a copy of the
+// record (before cuInit, a handful of records; bounded anyway) unless nothing will be written.
+template <class KeepPending>
+format::Writer* Session::writer_or_pending(KeepPending&& keep_pending) {
+  format::Writer* writer = writer_.load(std::memory_order_acquire);
+  if (writer != nullptr) return writer;
+  std::lock_guard lock(mutex_);
+  writer = writer_.load();
+  if (writer != nullptr) return writer;
+  if (closed_.load() || failed_open_.load() || pending_.size() >= kMaxPendingRecords) return nullptr;
+  auto copy = std::make_unique<capnp::MallocMessageBuilder>();
+  keep_pending(*copy);
+  pending_.push_back(std::move(copy));
+  return nullptr;
+}
+
+uint64_t Session::appended(const format::Result<uint64_t>& seq) noexcept {
+  if (seq) return seq.value();
+  if (seq.status().code() != format::ErrorCode::kClosed) {
+    disable("writing a call record failed: " + seq.status().to_string());
+  }
+  return UINT64_MAX;
+}
+
 uint64_t Session::append(capnp::MessageBuilder& record, schema::CallRecord::Builder root) noexcept {
   try {
-    format::Writer* writer = writer_.load(std::memory_order_acquire);
-    if (writer == nullptr) {
-      std::lock_guard lock(mutex_);
-      writer = writer_.load();
-      if (writer == nullptr) {
-        if (closed_.load() || failed_open_.load()) return UINT64_MAX;
-        // Before cuInit: keep a copy (a handful of records; bounded anyway).
-        if (pending_.size() >= kMaxPendingRecords) return UINT64_MAX;
-        auto copy = std::make_unique<capnp::MallocMessageBuilder>();
-        copy->setRoot(root.asReader());
-        pending_.push_back(std::move(copy));
-        return UINT64_MAX;
-      }
-    }
-    auto seq = writer->append_call(record, root);
-    if (!seq) {
-      if (seq.status().code() != format::ErrorCode::kClosed) {
-        disable("writing a call record failed: " + seq.status().to_string());
-      }
-      return UINT64_MAX;
-    }
-    return seq.value();
+    format::Writer* writer =
+        writer_or_pending([&](capnp::MallocMessageBuilder& copy) { copy.setRoot(root.asReader()); });
+    return writer != nullptr ? appended(writer->append_call(record, root)) : UINT64_MAX;
+  } catch (const std::exception& e) {
+    disable(std::string("recording failed: ") + e.what());
+    return UINT64_MAX;
+  }
+}
+
+uint64_t Session::append_launch(const format::LaunchFields& fields) noexcept {
+  try {
+    format::Writer* writer = writer_or_pending([&](capnp::MallocMessageBuilder& copy) {
+      format::build_launch_record(fields, copy.initRoot<schema::CallRecord>());
+    });
+    return writer != nullptr ? appended(writer->append_launch(fields)) : UINT64_MAX;
   } catch (const std::exception& e) {
     disable(std::string("recording failed: ") + e.what());
     return UINT64_MAX;

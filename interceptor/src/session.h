@@ -58,6 +58,8 @@ class Session {
   uint64_t append(capnp::MessageBuilder& record) noexcept;
   // The same with the record's root at hand (the recording hot path).
   uint64_t append(capnp::MessageBuilder& record, format::schema::CallRecord::Builder root) noexcept;
+  // A launch record as plain fields: the writer builds the message off this thread.
+  uint64_t append_launch(const format::LaunchFields& fields) noexcept;
   // Stores bytes once; the null id when they could not be stored (disabled, dropped by policy).
   format::BlobId put_blob(std::span<const uint8_t> bytes) noexcept;
   // A tool event (ToolEvent::Kind value) about the call `related_seq` (UINT64_MAX: none).
@@ -80,6 +82,9 @@ class Session {
 
  private:
   format::Writer* ensure_open() noexcept;
+  template <class KeepPending>
+  format::Writer* writer_or_pending(KeepPending&& keep_pending);
+  uint64_t appended(const format::Result<uint64_t>& seq) noexcept;
   bool open_locked();
   // Appends a record made by the tool itself (apiName "cusnap"); `fill` sets its union member.
   template <class Fill>

@@ -24,7 +24,7 @@ namespace schema = format::schema;
 
 void* g_real[kSymbolCount] = {};
 std::atomic<bool> g_slow{true};
-thread_local ThreadState t_state;
+constinit thread_local ThreadState t_state{};
 
 namespace {
 int64_t exact_monotonic_ns() noexcept {
@@ -248,6 +248,20 @@ uint64_t CallScope::commit() {
   if (message_ == nullptr) return UINT64_MAX;
   Session* session = Session::current();
   return session != nullptr ? session->append(*message_, root_) : UINT64_MAX;
+}
+
+uint64_t CallScope::commit_launch(format::LaunchFields& fields) {
+  committed_ = true;
+  if (thread_ == nullptr) throw std::logic_error("commit_launch() outside a recorded call");
+  ThreadState& state = *thread_;
+  fields.thread_id = thread_id_of(state);
+  fields.start_ns = start_ns_;
+  fields.end_ns = end_ns_ != 0 ? end_ns_ : clock_ns(state);
+  fields.result = static_cast<int32_t>(result_);
+  fields.api_name = api_name();
+  fields.context = context_;
+  Session* session = Session::current();
+  return session != nullptr ? session->append_launch(fields) : UINT64_MAX;
 }
 
 void CallScope::commit_generic() noexcept {

@@ -14,6 +14,7 @@
 #include <capnp/message.h>
 
 #include "cusnap/format/capture.capnp.h"
+#include "cusnap/format/launch_record.h"
 #include "generated_shim_api.h"
 
 namespace cusnap::icpt {
@@ -42,7 +43,8 @@ struct ThreadState {
   alignas(capnp::MallocMessageBuilder) unsigned char builder_storage[sizeof(capnp::MallocMessageBuilder)];
   capnp::word scratch[kScratchWords];
 };
-extern thread_local ThreadState t_state;
+// constinit: zero-initialised, so accesses from other files need no TLS init wrapper (_ZTH).
+extern thread_local constinit ThreadState t_state;
 
 inline bool slow_path_wanted() noexcept {
   return g_slow.load(std::memory_order_relaxed) && t_state.depth == 0;
@@ -93,6 +95,9 @@ class CallScope {
   format::schema::CallRecord::Builder record();
   // Appends the record (see Session::append). Returns its seq, or UINT64_MAX when not written.
   uint64_t commit();
+  // Commits this call as a launch given as plain fields (the recording hot path: no message is
+  // built on this thread); fills in the common fields. Returns its seq, or UINT64_MAX.
+  uint64_t commit_launch(format::LaunchFields& fields);
   // Marks the call as deliberately not recorded (no generic record either).
   void skip() noexcept { committed_ = true; }
 
