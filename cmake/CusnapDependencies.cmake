@@ -20,3 +20,9 @@ find_library(CUSNAP_LZ4_STATIC NAMES liblz4.a REQUIRED)
 find_library(CUSNAP_XXHASH_STATIC NAMES libxxhash.a REQUIRED)
 
 include(CTest)
+
+# Debian's capnproto source package for exactly the installed libcapnp-dev (scripts/setup fetches
+# it): the interceptor compiles its own private, position-independent Cap'n Proto / kj from it
+# (interceptor/CMakeLists.txt, CUSNAP_SHIM_PRIVATE_CAPNP).
+set(CUSNAP_CAPNP_SOURCE_DIR "${CMAKE_SOURCE_DIR}/build/_deps/capnproto-${CapnProto_VERSION}" CACHE PATH
+    "Debian's capnproto source tree matching the installed Cap'n Proto headers (scripts/setup fetches it)")
