@@ -13,12 +13,19 @@
 
 namespace cusnap::format {
 
+namespace {
+// `value` need not be NUL-terminated (capnp::Text::Reader requires it): init, then copy.
+void copy_text(capnp::Text::Builder text, std::string_view value) {
+  if (!value.empty()) std::memcpy(text.begin(), value.data(), value.size());
+}
+}  // namespace
+
 void build_launch_record(const LaunchFields& f, schema::CallRecord::Builder record) {
   record.setThreadId(f.thread_id);
   record.setStartNs(f.start_ns);
   record.setEndNs(f.end_ns);
   record.setResult(f.result);
-  record.setApiName(capnp::Text::Reader(f.api_name.data(), f.api_name.size()));
+  copy_text(record.initApiName(static_cast<unsigned>(f.api_name.size())), f.api_name);
   record.setContext(f.context);
   auto launch = record.initLaunch();
   launch.setKind(f.kind);
@@ -32,7 +39,7 @@ void build_launch_record(const LaunchFields& f, schema::CallRecord::Builder reco
   launch.setSharedBytes(f.shared_bytes);
   launch.setStream(f.stream);
   launch.setCooperative(f.cooperative);
-  launch.setKernelName(capnp::Text::Reader(f.kernel_name.data(), f.kernel_name.size()));
+  copy_text(launch.initKernelName(static_cast<unsigned>(f.kernel_name.size())), f.kernel_name);
   if (f.layout_seq != LaunchFields::kNoLayoutSeq) launch.setLayoutSeq(f.layout_seq);
   launch.setViaExtra(f.via_extra);
   if (f.has_params) launch.setParams(capnp::Data::Reader(f.params.data(), f.params.size()));

@@ -151,6 +151,7 @@ TEST_CASE("append_launch writes what append_call of the same record writes", "[f
         launches.back()->bind();
         const LaunchFields& f = launches.back()->fields;
         auto seq = deferred->append_launch(f);
+        INFO(seq.status().to_string());
         REQUIRE(seq.is_ok());
         CHECK(seq.value() == i);
         launch_at_seq[i] = launches.size() - 1;
@@ -162,7 +163,10 @@ TEST_CASE("append_launch writes what append_call of the same record writes", "[f
         capnp::MallocMessageBuilder message;
         auto root = message.initRoot<schema::CallRecord>();
         fill_random(capnp::toDynamic(root), rng, 0, static_cast<int>(schema::CallRecord::MEMCPY));
-        REQUIRE(deferred->append_call(message).value() == i);
+        auto seq = deferred->append_call(message);
+        INFO(seq.status().to_string());
+        REQUIRE(seq.is_ok());
+        CHECK(seq.value() == i);
         REQUIRE(direct->append_call(message).value() == i);
       }
     }
