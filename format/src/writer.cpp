@@ -166,9 +166,12 @@ Status Writer::Impl::start(capnp::MessageBuilder& header_message) {
 
 
 void Writer::Impl::ticker_main() {
+  // Four looks per interval: a frame is sealed at most 1.25 intervals after its first record
+  // (waking once per interval could leave it for almost two).
+  const auto tick = std::max<std::chrono::milliseconds>(options_.flush_interval / 4, std::chrono::milliseconds(1));
   std::unique_lock lock(tick_mu_);
   while (!tick_stop_) {
-    tick_cv_.wait_for(lock, options_.flush_interval);
+    tick_cv_.wait_for(lock, tick);
     if (tick_stop_) break;
     lock.unlock();
     {

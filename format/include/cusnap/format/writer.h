@@ -78,7 +78,8 @@ struct WriterOptions {
   // Blocking put_blob() of blobs at least this large reads the caller's memory instead of copying
   // it, and returns when the blob is compressed (see the lifetime contract above). SIZE_MAX: never.
   size_t zero_copy_min_bytes = 32u << 20;
-  std::chrono::milliseconds flush_interval{200};  // seal a non-empty call frame this often
+  // A non-empty call frame is sealed once its first record is this old (checked 4x per interval).
+  std::chrono::milliseconds flush_interval{200};
   bool sync_on_flush = false;            // fdatasync() in flush() and close()
 };
 
