@@ -288,7 +288,7 @@ void register_capture(CLI::App& app, int& exit_code) {
                                             "emulator, or a path to a libcuda.so.1")
       ->capture_default_str();
   sub->add_flag("--force-overwrite", args->force_overwrite, "Overwrite an existing capture file");
-  sub->add_option("--compress-level", args->compress_level, "zstd level, 0 (none) to 19")
+  sub->add_option("--compress-level", args->compress_level, "zstd level for payloads, 0 (none) to 19 (call records: at most 1)")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
   sub->add_option("command", args->command, "-- APP [ARGS...]")->required();
