@@ -52,9 +52,12 @@ void* HeapArrayDisposer::allocateImpl(size_t, size_t, size_t, void (*)(void*), v
 
 }  // namespace kj::_
 
-// zstd's compression tracing hook (zstd_trace.h is not installed: the ABI is that of zstd 1.5).
-// Not the decompression hook: the emulator, this test's driver, decompresses fatbins with a
-// static zstd too, and would call it.
+// zstd's tracing hooks (zstd_trace.h is not installed: the ABI is that of zstd 1.5). The shim
+// compresses (capture), the emulator, this test's driver, decompresses fatbins: both link zstd
+// statically and must bind these inside themselves.
 extern "C" __attribute__((visibility("default"))) unsigned long long ZSTD_trace_compress_begin(const void*) {
   hostile("ZSTD_trace_compress_begin");
+}
+extern "C" __attribute__((visibility("default"))) unsigned long long ZSTD_trace_decompress_begin(const void*) {
+  hostile("ZSTD_trace_decompress_begin");
 }
