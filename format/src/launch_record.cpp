@@ -3,6 +3,7 @@
 #include "launch_entry.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -395,12 +396,120 @@ void write_launch_entry(const LaunchFields& f, uint64_t seq, uint64_t ordinal, u
   std::memset(p, 0, static_cast<size_t>(out + h.size - p));
 }
 
+namespace {
+
+// A launch entry read back (write_launch_entry's mirror): `fields` views the entry's bytes and
+// `layout`/`attributes`, which the caller reuses from entry to entry.
+struct ReadEntry {
+  LaunchFields fields;
+  uint64_t seq = 0;
+  uint64_t ordinal = 0;
+  uint32_t size = 0;  // bytes the entry takes in the call buffer
+};
+
+Status read_launch_entry(const uint8_t* p, size_t left, size_t at, std::vector<LaunchParamSlot>& layout,
+                         std::vector<LaunchAttributeFields>& attributes, ReadEntry& entry) {
+  EntryHead h;
+  if (left < sizeof h) {
+    return Status::error(ErrorCode::kMalformed, "call buffer: truncated launch entry at byte " + std::to_string(at));
+  }
+  std::memcpy(&h, p, sizeof h);
+  if (h.size > left || h.size < sizeof h ||
+      sizeof h + uint64_t{h.layout_count} * sizeof(LaunchParamSlot) + h.attribute_bytes + h.params_size +
+              h.api_len + h.name_len > h.size) {
+    return Status::error(ErrorCode::kMalformed, "call buffer: launch entry sizes wrong at byte " + std::to_string(at));
+  }
+  const uint8_t* q = p + sizeof h;
+  layout.resize(h.layout_count);
+  if (h.layout_count != 0) std::memcpy(layout.data(), q, h.layout_count * sizeof(LaunchParamSlot));
+  q += h.layout_count * sizeof(LaunchParamSlot);
+  attributes.resize(h.attribute_count);
+  const uint8_t* attr_end = q + h.attribute_bytes;
+  for (auto& a : attributes) {
+    uint32_t words[2];
+    if (attr_end - q < 8) return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
+    std::memcpy(words, q, sizeof words);
+    q += 8;
+    if (static_cast<size_t>(attr_end - q) < words[1]) {
+      return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
+    }
+    a.id = words[0];
+    a.value = std::span<const uint8_t>(q, words[1]);
+    q += words[1];
+  }
+  q = attr_end;
+  LaunchFields& f = entry.fields;
+  f.thread_id = h.thread_id;
+  f.start_ns = h.start_ns;
+  f.end_ns = h.end_ns;
+  f.result = h.result;
+  f.context = h.context;
+  f.kind = static_cast<schema::Launch::Kind>(h.kind);
+  f.function = h.function;
+  std::memcpy(f.grid, h.grid, sizeof f.grid);
+  std::memcpy(f.block, h.block, sizeof f.block);
+  f.shared_bytes = h.shared_bytes;
+  f.stream = h.stream;
+  f.cooperative = (h.flags & kCooperative) != 0;
+  f.via_extra = (h.flags & kViaExtra) != 0;
+  f.has_layout = (h.flags & kHasLayout) != 0;
+  f.has_params = (h.flags & kHasParams) != 0;
+  f.layout_seq = h.layout_seq;
+  f.layout = layout;
+  f.attributes = attributes;
+  f.params = std::span<const uint8_t>(q, h.params_size);
+  q += h.params_size;
+  f.api_name = std::string_view(reinterpret_cast<const char*>(q), h.api_len);
+  q += h.api_len;
+  f.kernel_name = std::string_view(reinterpret_cast<const char*>(q), h.name_len);
+  entry.seq = h.seq;
+  entry.ordinal = h.ordinal;
+  entry.size = h.size;
+  return Status::ok();
+}
+
+// Appends the framed record of `entry` to `out`: written directly when it fits one builder
+// segment, else through the builder over `scratch` (zeroed on first use, zeroed again by each
+// builder's destructor).
+Status append_launch_record(const ReadEntry& entry, BufferPool& pool, ByteBuffer& out,
+                            std::unique_ptr<capnp::word[]>& scratch) {
+  const LaunchFields& f = entry.fields;
+  const WireLayout& wire = wire_layout();
+  if (uint64_t words = direct_words(f, wire); words <= kFirstSegmentWords) {
+    size_t n = 8 + words * 8;
+    reserve_out(pool, out, n);
+    std::memset(out.data() + out.size(), 0, n);
+    write_direct(f, entry.seq, entry.ordinal, words, wire, out.data() + out.size());
+    out.set_size(out.size() + n);
+    return Status::ok();
+  }
+  try {
+    if (!scratch) scratch = std::make_unique<capnp::word[]>(kFirstSegmentWords);  // value-initialised: zero
+    capnp::MallocMessageBuilder message(kj::arrayPtr(scratch.get(), kFirstSegmentWords));
+    auto record = message.initRoot<schema::CallRecord>();
+    build_launch_record(f, record);
+    record.setSeq(entry.seq);
+    record.getLaunch().setOrdinal(entry.ordinal);
+    Segments segments = message.getSegmentsForOutput();
+    size_t n = framed_size(segments);
+    reserve_out(pool, out, n);
+    write_framed(segments, out.data() + out.size());
+    out.set_size(out.size() + n);
+  } catch (const kj::Exception& e) {
+    return Status::error(ErrorCode::kMalformed, std::string("launch record: ") + e.getDescription().cStr())
+        .at_call(entry.seq);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status expand_launch_entries(std::span<const uint8_t> in, BufferPool& pool, ByteBuffer& out) {
   out = pool.acquire(in.size() + in.size() / 2 + 4096);  // records are ~1.3x their entries
-  // One zeroed first segment for every record's builder (each destructor zeroes what it used).
-  std::vector<capnp::word> scratch(kFirstSegmentWords);
+  std::unique_ptr<capnp::word[]> scratch;  // the builder's first segment, only for oversized records
   std::vector<LaunchParamSlot> layout;
   std::vector<LaunchAttributeFields> attributes;
+  ReadEntry entry;
   size_t at = 0;
   while (at < in.size()) {
     const uint8_t* p = in.data() + at;
@@ -418,85 +527,10 @@ Status expand_launch_entries(std::span<const uint8_t> in, BufferPool& pool, Byte
       at += n;
       continue;
     }
-    EntryHead h;
-    if (left < sizeof h) {
-      return Status::error(ErrorCode::kMalformed, "call buffer: truncated launch entry at byte " + std::to_string(at));
-    }
-    std::memcpy(&h, p, sizeof h);
-    if (h.size > left || h.size < sizeof h ||
-        sizeof h + uint64_t{h.layout_count} * sizeof(LaunchParamSlot) + h.attribute_bytes + h.params_size +
-                h.api_len + h.name_len > h.size) {
-      return Status::error(ErrorCode::kMalformed, "call buffer: launch entry sizes wrong at byte " + std::to_string(at));
-    }
-    const uint8_t* q = p + sizeof h;
-    layout.resize(h.layout_count);
-    if (h.layout_count != 0) std::memcpy(layout.data(), q, h.layout_count * sizeof(LaunchParamSlot));
-    q += h.layout_count * sizeof(LaunchParamSlot);
-    attributes.resize(h.attribute_count);
-    const uint8_t* attr_end = q + h.attribute_bytes;
-    for (auto& a : attributes) {
-      uint32_t words[2];
-      if (attr_end - q < 8) return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
-      std::memcpy(words, q, sizeof words);
-      q += 8;
-      if (static_cast<size_t>(attr_end - q) < words[1]) {
-        return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
-      }
-      a.id = words[0];
-      a.value = std::span<const uint8_t>(q, words[1]);
-      q += words[1];
-    }
-    q = attr_end;
-    LaunchFields f;
-    f.thread_id = h.thread_id;
-    f.start_ns = h.start_ns;
-    f.end_ns = h.end_ns;
-    f.result = h.result;
-    f.context = h.context;
-    f.kind = static_cast<schema::Launch::Kind>(h.kind);
-    f.function = h.function;
-    std::memcpy(f.grid, h.grid, sizeof f.grid);
-    std::memcpy(f.block, h.block, sizeof f.block);
-    f.shared_bytes = h.shared_bytes;
-    f.stream = h.stream;
-    f.cooperative = (h.flags & kCooperative) != 0;
-    f.via_extra = (h.flags & kViaExtra) != 0;
-    f.has_layout = (h.flags & kHasLayout) != 0;
-    f.has_params = (h.flags & kHasParams) != 0;
-    f.layout_seq = h.layout_seq;
-    f.layout = layout;
-    f.attributes = attributes;
-    f.params = std::span<const uint8_t>(q, h.params_size);
-    q += h.params_size;
-    f.api_name = std::string_view(reinterpret_cast<const char*>(q), h.api_len);
-    q += h.api_len;
-    f.kernel_name = std::string_view(reinterpret_cast<const char*>(q), h.name_len);
-    const WireLayout& wire = wire_layout();
-    if (uint64_t words = direct_words(f, wire); words <= kFirstSegmentWords) {
-      size_t n = 8 + words * 8;
-      reserve_out(pool, out, n);
-      std::memset(out.data() + out.size(), 0, n);
-      write_direct(f, h.seq, h.ordinal, words, wire, out.data() + out.size());
-      out.set_size(out.size() + n);
-      at += h.size;
-      continue;
-    }
-    try {
-      capnp::MallocMessageBuilder message(kj::arrayPtr(scratch.data(), scratch.size()));
-      auto record = message.initRoot<schema::CallRecord>();
-      build_launch_record(f, record);
-      record.setSeq(h.seq);
-      record.getLaunch().setOrdinal(h.ordinal);
-      Segments segments = message.getSegmentsForOutput();
-      size_t n = framed_size(segments);
-      reserve_out(pool, out, n);
-      write_framed(segments, out.data() + out.size());
-      out.set_size(out.size() + n);
-    } catch (const kj::Exception& e) {
-      return Status::error(ErrorCode::kMalformed, std::string("launch record: ") + e.getDescription().cStr())
-          .at_call(h.seq);
-    }
-    at += h.size;
+    Status st = read_launch_entry(p, left, at, layout, attributes, entry);
+    if (st.is_ok()) st = append_launch_record(entry, pool, out, scratch);
+    if (!st.is_ok()) return st;
+    at += entry.size;
   }
   return Status::ok();
 }
