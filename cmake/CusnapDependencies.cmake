@@ -9,7 +9,8 @@ pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 find_package(Threads REQUIRED)
 
-# The CUDA toolkit provides headers and nvcc only: nothing links libcudart, and the driver is
+# The CUDA toolkit provides headers and nvcc. No cusnap library or tool links libcudart (only the
+# runtime-API samples and tests do, CUDA::cudart_static, as nvcc's default would); the driver is
 # always chosen at run time (the emulator, or a libcuda.so.1 found by path).
 find_package(CUDAToolkit REQUIRED)
 
