@@ -40,8 +40,9 @@ uint64_t le64(const std::vector<uint8_t>& b, uint64_t at) {
 
 }  // namespace
 
+// Per process: ctest runs each test case as its own process, several at once.
 std::string scratch_dir(const std::string& name) {
-  std::string dir = std::string(CUSNAP_TEST_SCRATCH) + "/" + name;
+  std::string dir = std::string(CUSNAP_TEST_SCRATCH) + "/" + std::to_string(::getpid()) + "/" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

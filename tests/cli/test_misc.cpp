@@ -13,7 +13,7 @@
 using namespace cusnap;
 using namespace cusnap::cli_test;
 
-TEST_CASE("--help works for the tool and every subcommand", "[misc]") {
+TEST_CASE("help: --help works for the tool and every subcommand", "[misc]") {
   for (std::vector<std::string> args : {std::vector<std::string>{"--help"},
                                         {"info", "--help"}, {"dump", "--help"},
                                         {"verify", "--help"}}) {
@@ -28,7 +28,7 @@ TEST_CASE("--help works for the tool and every subcommand", "[misc]") {
   CHECK(r.out.find("--calls") != std::string::npos);
 }
 
-TEST_CASE("--version names the tool, schema and container versions", "[misc]") {
+TEST_CASE("version: --version names the tool, schema and container versions", "[misc]") {
   RunResult r = run_cusnap({"--version"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == std::string("cusnap ") + CUSNAP_CLI_VERSION + " (capture schema " +

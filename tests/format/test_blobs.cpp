@@ -89,7 +89,7 @@ TEST_CASE("identical blobs are stored once and read back verified", "[format][bl
   CHECK(st.is_ok());
 }
 
-TEST_CASE("a 64 MiB blob streams in chunks; its second upload adds almost nothing",
+TEST_CASE("a 64 MiB blob streams in chunks, its second upload adds almost nothing",
           "[format][blob][large]") {
   TempDir dir;
   std::string path = dir.file("large.cusnap");

@@ -1,4 +1,4 @@
-# tsan.capture.<sample>: one sample captured on the emulator in a ThreadSanitizer build.
+# interceptor.tsan.<sample>: one sample captured on the emulator in a ThreadSanitizer build.
 # Arguments (-D): SAMPLE ARGS (list) SHIM_DIR EMULATOR INSPECT OUT SUPPRESSIONS
 # The capture is configured through the environment (docs/capture.md), as a launcher would, so
 # that this build needs neither the cli nor the replayer: only the instrumented sample, shim and

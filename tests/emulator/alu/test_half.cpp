@@ -84,7 +84,7 @@ std::vector<uint16_t> half_values(int count, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("f16 add/sub/mul are correctly rounded; NaN is canonical", "[alu][half]") {
+TEST_CASE("f16 add/sub/mul are correctly rounded, NaN is canonical", "[alu][half]") {
   Mods m;
   const auto vals = half_values(150, 1);
   for (uint16_t a : vals) {

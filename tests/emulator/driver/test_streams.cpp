@@ -217,7 +217,7 @@ TEST_CASE("each thread has its own per-thread default stream", "[stream]") {
   CHECK(main_id != legacy_id);
 }
 
-TEST_CASE("capture status: no stream is ever capturing; the capture mode is per thread", "[stream]") {
+TEST_CASE("capture status: no stream is ever capturing, the capture mode is per thread", "[stream]") {
   primary_context();
   CUstream s = nullptr;
   REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));

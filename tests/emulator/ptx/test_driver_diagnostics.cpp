@@ -59,7 +59,7 @@ TEST_CASE("the error log honours the buffer size and is NUL-terminated", "[drive
   CHECK(log.written() == 15);
 }
 
-TEST_CASE("cuLibraryLoadData reports through its JIT options; invalid PTX is INVALID_PTX", "[driver][load]") {
+TEST_CASE("cuLibraryLoadData reports through its JIT options, invalid PTX is INVALID_PTX", "[driver][load]") {
   make_context_current();
   {
     JitLog log(sizeof(JitLog::buffer));

@@ -96,7 +96,7 @@ TEST_CASE("malformed PTX is invalid, with its line", "[ptx][load]") {
   CHECK(r.error.rfind("line " + std::to_string(line_of(text, "call.uni")) + ":", 0) == 0);
 }
 
-TEST_CASE("a module of supported instructions loads; hints without effect are accepted", "[ptx][load]") {
+TEST_CASE("a module of supported instructions loads, hints without effect are accepted", "[ptx][load]") {
   const std::string text = kernel_with(
       "  setmaxnreg.inc.sync.aligned.u32 240;\n  add.u32 %r1, %r2, %r3;\n  fence.proxy.async;\n"
       "  barrier.sync 0;\n  prefetch.global.L2 [%rd1];");
