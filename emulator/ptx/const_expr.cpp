@@ -34,10 +34,13 @@ NumberValue truth(bool b) { return int_value(b ? 1 : 0, false); }
 
 double as_double(const NumberValue& v) {
   if (v.kind == NumberValue::kDouble) return v.value;
-  return v.is_unsigned ? static_cast<double>(v.bits) : static_cast<double>(static_cast<int64_t>(v.bits));
+  return v.is_unsigned ? static_cast<double>(v.bits)
+                       : static_cast<double>(static_cast<int64_t>(v.bits));
 }
 
-bool nonzero(const NumberValue& v) { return v.kind == NumberValue::kDouble ? v.value != 0 : v.bits != 0; }
+bool nonzero(const NumberValue& v) {
+  return v.kind == NumberValue::kDouble ? v.value != 0 : v.bits != 0;
+}
 
 }  // namespace
 
@@ -46,7 +49,8 @@ NumberValue Parser::number_token() {
   if (t.kind != Tok::kNumber) fail("expected a number, found " + describe(t));
   NumberValue v;
   std::string why;
-  if (!parse_number(t.text, v, why)) fail_at(t.line, "malformed number '" + std::string(t.text) + "': " + why);
+  if (!parse_number(t.text, v, why))
+    fail_at(t.line, "malformed number '" + std::string(t.text) + "': " + why);
   next();
   return v;
 }
@@ -62,7 +66,8 @@ bool Parser::at_const_expr() const {
     size_t k = 1;
     while (is_punct('-', k) || is_punct('+', k) || is_punct('!', k) || is_punct('~', k)) ++k;
     const Token& u = peek(k);
-    return u.kind == Tok::kNumber || is_punct('(', k) || (u.kind == Tok::kIdent && u.text == "WARP_SZ");
+    return u.kind == Tok::kNumber || is_punct('(', k) ||
+           (u.kind == Tok::kIdent && u.text == "WARP_SZ");
   }
   return false;
 }
@@ -76,12 +81,18 @@ bool Parser::at_op(const char* op) const {
     if (!u.glued || u.kind != Tok::kPunct) return true;
     const char c = u.text[0];
     switch (op[0]) {
-      case '|': return c != '|';
-      case '&': return c != '&';
-      case '<': return c != '<' && c != '=';
-      case '>': return c != '>' && c != '=';
-      case '!': return c != '=';
-      default: return true;
+      case '|':
+        return c != '|';
+      case '&':
+        return c != '&';
+      case '<':
+        return c != '<' && c != '=';
+      case '>':
+        return c != '>' && c != '=';
+      case '!':
+        return c != '=';
+      default:
+        return true;
     }
   }
   return is_punct(op[1], 1) && peek(1).glued;
@@ -101,7 +112,8 @@ NumberValue Parser::parse_const_expr() {
   NumberValue a = parse_const_expr();
   expect_punct(':', "in a conditional constant expression");
   NumberValue b = parse_const_expr();
-  if (c.kind != NumberValue::kInt) fail_at(line, "the condition of '?:' must be an integer constant");
+  if (c.kind != NumberValue::kInt)
+    fail_at(line, "the condition of '?:' must be an integer constant");
   if (a.kind == NumberValue::kF32Bits || b.kind == NumberValue::kF32Bits)
     fail_at(line, "a 0f single-precision literal cannot be used in a constant expression");
   if ((a.kind == NumberValue::kDouble) != (b.kind == NumberValue::kDouble))
@@ -114,8 +126,8 @@ NumberValue Parser::parse_const_expr() {
 // Precedence climbing over the binary operators, lowest level first.
 NumberValue Parser::parse_binary(int level) {
   static const char* const kLevels[][4] = {
-      {"||", nullptr}, {"&&", nullptr}, {"|", nullptr}, {"^", nullptr}, {"&", nullptr},
-      {"==", "!=", nullptr}, {"<=", ">=", "<", ">"}, {"<<", ">>", nullptr},
+      {"||", nullptr},     {"&&", nullptr},          {"|", nullptr},         {"^", nullptr},
+      {"&", nullptr},      {"==", "!=", nullptr},    {"<=", ">=", "<", ">"}, {"<<", ">>", nullptr},
       {"+", "-", nullptr}, {"*", "/", "%", nullptr},
   };
   constexpr int kCount = static_cast<int>(sizeof kLevels / sizeof kLevels[0]);
@@ -127,7 +139,10 @@ NumberValue Parser::parse_binary(int level) {
       if (!candidate) break;
       // Inside `%r<N>` a '>' closes the count instead of comparing.
       if (no_greater_ && candidate[0] == '>') continue;
-      if (at_op(candidate)) { op = candidate; break; }
+      if (at_op(candidate)) {
+        op = candidate;
+        break;
+      }
     }
     if (!op) return a;
     const uint32_t line = peek().line;
@@ -204,9 +219,12 @@ NumberValue Parser::parse_unary() {
   if (accept_punct('+')) return parse_unary();
   if (accept_punct('-')) {
     NumberValue v = parse_unary();
-    if (v.kind == NumberValue::kInt) v.bits = ~v.bits + 1;
-    else if (v.kind == NumberValue::kF32Bits) v.bits ^= 0x80000000u;  // exact, like -x
-    else v.value = -v.value;
+    if (v.kind == NumberValue::kInt)
+      v.bits = ~v.bits + 1;
+    else if (v.kind == NumberValue::kF32Bits)
+      v.bits ^= 0x80000000u;  // exact, like -x
+    else
+      v.value = -v.value;
     return v;
   }
   if (is_punct('!') || is_punct('~')) {
@@ -245,7 +263,8 @@ NumberValue Parser::parse_unary() {
 
 uint64_t Parser::expect_uint(const char* context) {
   const uint32_t line = peek().line;
-  if (!at_const_expr()) fail(std::string("expected an integer ") + context + ", found " + describe(peek()));
+  if (!at_const_expr())
+    fail(std::string("expected an integer ") + context + ", found " + describe(peek()));
   NumberValue v = parse_const_expr();
   if (v.kind != NumberValue::kInt) fail_at(line, std::string("expected an integer ") + context);
   if (!v.is_unsigned && static_cast<int64_t>(v.bits) < 0)

@@ -188,7 +188,8 @@ void Launch::init_block(Block& b, uint64_t linear) {
     fill(kSpNclusteridZ, (g.z + cl.z - 1) / cl.z);
     fill(kSpClusterCtarank, (b.ctaid.x % cl.x) + cl.x * ((b.ctaid.y % cl.y) + cl.y * (b.ctaid.z % cl.z)));
     fill(kSpClusterNctarank, cl.count());
-    fill(kSpIsExplicitCluster, cl.count() > 1 || kd_.explicit_cluster || kd_.reqnctapercluster.x ? 1 : 0);
+    fill(kSpIsExplicitCluster,
+         cl.count() > 1 || kd_.explicit_cluster || kd_.reqnctapercluster.x ? 1 : 0);
   }
 }
 
@@ -258,7 +259,8 @@ const uint64_t* Launch::computed_operand(Warp& w, const Operand& o, uint32_t exe
       // sinks and addresses as scalar sources): reaching this is an emulator bug, and it must
       // not pass for a value of zero.
       fail(LaunchStatus::kIllegalInstruction, "internal error: an operand of kind " +
-                                                  std::to_string(static_cast<int>(o.kind)) + " read as a value");
+                                                  std::to_string(static_cast<int>(o.kind)) +
+                                                  " read as a value");
       return w.slot(kSpZero);
   }
 }

@@ -425,7 +425,7 @@ void Launch::exec_cp_async(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   for (uint32_t m = exec; m; m &= m - 1) {
     int l = std::countr_zero(m);
     // ops[3]: src-size (bytes read, the rest zero-filled) or, with sub 1, ignore-src.
-    uint32_t n = !src_size ? size
+    uint32_t n = !src_size     ? size
                  : in.sub == 1 ? (src_size[l] ? 0 : size)
                                : static_cast<uint32_t>(std::min<uint64_t>(src_size[l], size));
     std::memmove(dst[l], src[l], n);

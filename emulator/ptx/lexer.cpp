@@ -130,9 +130,7 @@ bool tokenize(std::string_view s, std::vector<Token>& out, std::string& error) {
 
 namespace {
 
-bool hex_digit(char c) {
-  return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool hex_digit(char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // Unsigned digits in `base`, all of `s`, into 64 bits.
 bool parse_digits(std::string_view s, int base, uint64_t& out, std::string& why) {
@@ -147,7 +145,8 @@ bool parse_digits(std::string_view s, int base, uint64_t& out, std::string& why)
     return false;
   }
   if (ec != std::errc() || ptr != end) {
-    why = std::string("'") + (ec != std::errc() ? s[0] : *ptr) + "' is not a base-" + std::to_string(base) + " digit";
+    why = std::string("'") + (ec != std::errc() ? s[0] : *ptr) + "' is not a base-" +
+          std::to_string(base) + " digit";
     return false;
   }
   return true;
@@ -173,7 +172,8 @@ bool parse_number(std::string_view s, NumberValue& out, std::string& why) {
         return false;
       }
     if (h.size() != digits) {
-      why = std::string(single ? "0f" : "0d") + " needs exactly " + std::to_string(digits) + " hexadecimal digits";
+      why = std::string(single ? "0f" : "0d") + " needs exactly " + std::to_string(digits) +
+            " hexadecimal digits";
       return false;
     }
     uint64_t bits = 0;

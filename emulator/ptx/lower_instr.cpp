@@ -410,8 +410,11 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
         {".infinite", AluOp::kTestpInfinite}, {".number", AluOp::kTestpNumber},
         {".notanumber", AluOp::kTestpNotanumber}, {".normal", AluOp::kTestpNormal},
         {".subnormal", AluOp::kTestpSubnormal}};
-    if (!has(mods, ".finite") && alu_op_by_modifier(mods, AluOp::kTestpFinite, kClasses) == AluOp::kTestpFinite)
-      fail_at(line, "testp needs a class (.finite, .infinite, .number, .notanumber, .normal, .subnormal)");
+    if (!has(mods, ".finite") &&
+        alu_op_by_modifier(mods, AluOp::kTestpFinite, kClasses) == AluOp::kTestpFinite)
+      fail_at(
+          line,
+          "testp needs a class (.finite, .infinite, .number, .notanumber, .normal, .subnormal)");
     simple_alu(alu_op_by_modifier(mods, AluOp::kTestpFinite, kClasses), 1);
     return;
   }
@@ -420,8 +423,12 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.type = t;
     need(2);
     in.nops = 2;
-    if (in.vec > 1) not_supported_at(line, "mov." + std::string(in.vec == 2 ? "v2" : in.vec == 4 ? "v4" : "v8") +
-                                              " (vector registers are not supported by the emulator)");
+    if (in.vec > 1)
+      not_supported_at(line, "mov." +
+                                 std::string(in.vec == 2   ? "v2"
+                                             : in.vec == 4 ? "v4"
+                                                           : "v8") +
+                                 " (vector registers are not supported by the emulator)");
     // mov.bN d, {a, b[, c, d]} packs and mov.bN {a, b[, c, d]}, s unpacks: two or four equal
     // elements filling the bit type exactly. A one-element brace is the plain scalar move.
     auto pack_count = [&](const ParsedOperand& v) -> size_t {
@@ -430,7 +437,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       const int bits = type_bits(t);
       if ((t != Type::kB16 && t != Type::kB32 && t != Type::kB64) || (n != 2 && n != 4) ||
           bits / static_cast<int>(n) < 8)
-        fail_at(line, "mov" + instruction_text("", mods) + " cannot pack or unpack " + std::to_string(n) +
+        fail_at(line, "mov" + instruction_text("", mods) + " cannot pack or unpack " +
+                          std::to_string(n) +
                           " elements (mov.b16/.b32/.b64 with 2 or 4 elements of equal width)");
       return n;
     };
@@ -496,8 +504,10 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     if ((in.bool_op != BoolOp::kNone) != (ops.size() == 4))
       fail_at(line, "a predicate operand c goes with .and/.or/.xor, and only with them");
     in.nops = static_cast<uint8_t>(ops.size() == 4 ? 5 : 3);
-    if (op == "set") in.ops[0] = dst(ops[0]);  // set writes one register: no p|q pair
-    else if (dual_dst(0, 4)) in.nops = 5;
+    if (op == "set")
+      in.ops[0] = dst(ops[0]);  // set writes one register: no p|q pair
+    else if (dual_dst(0, 4))
+      in.nops = 5;
     in.ops[1] = src(ops[1], in.type2);
     in.ops[2] = src(ops[2], in.type2);
     if (ops.size() == 4) in.ops[3] = src(ops[3], Type::kPred);
@@ -563,8 +573,9 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     const int bits = type_bits(in.type);
     auto check_width = [&](const Operand& r) {
       if (r.kind == Operand::kReg && r.index >= kFirstRegSlot && m_.slot_bits[r.index] < bits)
-        fail_at(line, "a " + std::to_string(m_.slot_bits[r.index]) + "-bit register cannot hold the " +
-                          std::to_string(bits) + "-bit data of '" + instruction_text(op, mods) + "'");
+        fail_at(line, "a " + std::to_string(m_.slot_bits[r.index]) +
+                          "-bit register cannot hold the " + std::to_string(bits) +
+                          "-bit data of '" + instruction_text(op, mods) + "'");
     };
     if (data.kind == Operand::kVector)
       for (uint32_t i = 0; i < data.count; ++i) check_width(m_.vec_pool[data.index + i]);
@@ -611,8 +622,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.op = Op::kBra;
     need(1);
     in.nops = 1;
-    if ((ops[0].kind != ParsedOperand::kName && ops[0].kind != ParsedOperand::kSymbol) || ops[0].offset != 0 ||
-        ops[0].negate)
+    if ((ops[0].kind != ParsedOperand::kName && ops[0].kind != ParsedOperand::kSymbol) ||
+        ops[0].offset != 0 || ops[0].negate)
       fail_at(line, "bra needs a label");
     fixups_.push_back(LabelFixup{static_cast<uint32_t>(m_.code.size()), 0, std::string(ops[0].name), line});
     return;
@@ -797,12 +808,15 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     // Optional src-size (u32) or ignore-src (a predicate), then the cache policy that
     // .L2::cache_hint requires (a hint: not used).
     const bool hint = has(mods, ".L2::cache_hint");
-    if (ops.size() == 5 && !hint) fail_at(line, "cp.async takes a cache policy only with .L2::cache_hint");
-    if (hint && ops.size() == 3) fail_at(line, "cp.async with .L2::cache_hint needs a cache policy operand");
+    if (ops.size() == 5 && !hint)
+      fail_at(line, "cp.async takes a cache policy only with .L2::cache_hint");
+    if (hint && ops.size() == 3)
+      fail_at(line, "cp.async with .L2::cache_hint needs a cache policy operand");
     if (hint) (void)src(ops.back(), Type::kB64);
     if (ops.size() == (hint ? 5u : 4u)) {
       const ParsedOperand& extra = ops[3];
-      const bool ignore_src = extra.kind == ParsedOperand::kReg && extra.slot >= kFirstRegSlot && m_.slot_bits[extra.slot] == 1;
+      const bool ignore_src = extra.kind == ParsedOperand::kReg && extra.slot >= kFirstRegSlot &&
+                              m_.slot_bits[extra.slot] == 1;
       in.sub = ignore_src ? 1 : 0;  // 1: ops[3] is ignore-src (true: copy zeros)
       in.ops[3] = src(extra, ignore_src ? Type::kPred : Type::kU32);
     }

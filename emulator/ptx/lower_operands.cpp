@@ -8,7 +8,8 @@
 
 namespace cusnap::emu::ptx {
 
-std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_view comp, uint32_t line) {
+std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_view comp,
+                                             uint32_t line) {
   auto xyz = [&](uint32_t base) -> std::optional<uint32_t> {
     if (comp == ".x") return base;
     if (comp == ".y") return base + 1;
@@ -26,17 +27,30 @@ std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_
   if (!comp.empty()) return std::nullopt;
   struct E { const char* n; uint32_t s; };
   static const E kTable[] = {
-      {"%laneid", kSpLaneid}, {"%warpid", kSpWarpid}, {"%nwarpid", kSpNwarpid},
-      {"%smid", kSpSmid}, {"%nsmid", kSpNsmid}, {"%gridid", kSpGridid},
-      {"%lanemask_eq", kSpLanemaskEq}, {"%lanemask_lt", kSpLanemaskLt},
-      {"%lanemask_le", kSpLanemaskLe}, {"%lanemask_gt", kSpLanemaskGt},
-      {"%lanemask_ge", kSpLanemaskGe}, {"%clock", kSpClock}, {"%clock_hi", kSpClockHi},
-      {"%clock64", kSpClock64}, {"%globaltimer", kSpGlobaltimer},
-      {"%globaltimer_lo", kSpGlobaltimerLo}, {"%globaltimer_hi", kSpGlobaltimerHi},
-      {"%dynamic_smem_size", kSpDynSmem}, {"%total_smem_size", kSpTotalSmem},
-      {"%cluster_ctarank", kSpClusterCtarank}, {"%cluster_nctarank", kSpClusterNctarank},
+      {"%laneid", kSpLaneid},
+      {"%warpid", kSpWarpid},
+      {"%nwarpid", kSpNwarpid},
+      {"%smid", kSpSmid},
+      {"%nsmid", kSpNsmid},
+      {"%gridid", kSpGridid},
+      {"%lanemask_eq", kSpLanemaskEq},
+      {"%lanemask_lt", kSpLanemaskLt},
+      {"%lanemask_le", kSpLanemaskLe},
+      {"%lanemask_gt", kSpLanemaskGt},
+      {"%lanemask_ge", kSpLanemaskGe},
+      {"%clock", kSpClock},
+      {"%clock_hi", kSpClockHi},
+      {"%clock64", kSpClock64},
+      {"%globaltimer", kSpGlobaltimer},
+      {"%globaltimer_lo", kSpGlobaltimerLo},
+      {"%globaltimer_hi", kSpGlobaltimerHi},
+      {"%dynamic_smem_size", kSpDynSmem},
+      {"%total_smem_size", kSpTotalSmem},
+      {"%cluster_ctarank", kSpClusterCtarank},
+      {"%cluster_nctarank", kSpClusterNctarank},
       // No shared memory is reserved for the system here, so the aggregate is the total.
-      {"%is_explicit_cluster", kSpIsExplicitCluster}, {"%aggr_smem_size", kSpTotalSmem},
+      {"%is_explicit_cluster", kSpIsExplicitCluster},
+      {"%aggr_smem_size", kSpTotalSmem},
   };
   for (const E& e : kTable)
     if (name == e.n) return e.s;
@@ -45,13 +59,16 @@ std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_
   for (uint32_t i = 0; i < 32; ++i)
     if (name == "%envreg" + std::to_string(i)) return kSpEnvreg0 + i;
   for (uint32_t i = 0; i < 8; ++i)
-    if (name == "%pm" + std::to_string(i) || name == "%pm" + std::to_string(i) + "_64") return kSpZero;
+    if (name == "%pm" + std::to_string(i) || name == "%pm" + std::to_string(i) + "_64")
+      return kSpZero;
   // Predefined, but describing machinery the emulator does not have.
   static const char* const kUnsupported[] = {
       "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
-      "%reserved_smem_offset_0", "%reserved_smem_offset_1", "%current_graph_exec"};
+      "%reserved_smem_offset_0",     "%reserved_smem_offset_1",   "%current_graph_exec"};
   for (const char* n : kUnsupported)
-    if (name == n) not_supported_at(line, "special register '" + std::string(name) + "' is not supported by the emulator");
+    if (name == n)
+      not_supported_at(
+          line, "special register '" + std::string(name) + "' is not supported by the emulator");
   return std::nullopt;
 }
 
@@ -63,7 +80,8 @@ ParsedOperand Parser::parse_address() {
   // [reg], [reg+imm], [sym], [sym+imm] or [imm]; imm is a constant expression (`[%rd1+-8]`).
   auto offset = [&](const char* context) {
     const uint32_t line = peek().line;
-    if (!at_const_expr()) fail("expected a constant " + std::string(context) + ", found " + describe(peek()));
+    if (!at_const_expr())
+      fail("expected a constant " + std::string(context) + ", found " + describe(peek()));
     NumberValue v = parse_const_expr();
     if (v.kind != NumberValue::kInt) fail_at(line, "an address offset must be an integer constant");
     p.offset = static_cast<int64_t>(v.bits);
@@ -83,11 +101,14 @@ ParsedOperand Parser::parse_address() {
     } else {
       p.has_symbol = true;
       p.symbol = n->id;
-      if (m_.symbols[n->id].space == Space::kShared && current_) current_->shared_symbols.push_back(n->id);
+      if (m_.symbols[n->id].space == Space::kShared && current_)
+        current_->shared_symbols.push_back(n->id);
     }
-    if (accept_punct('+')) offset("offset after '+'");
+    if (accept_punct('+'))
+      offset("offset after '+'");
     else if (is_punct('-'))
-      fail("PTX addresses are [base+offset]: a negative offset is written [" + std::string(name) + "+-N]");
+      fail("PTX addresses are [base+offset]: a negative offset is written [" + std::string(name) +
+           "+-N]");
   } else {
     offset("address");
   }
@@ -131,7 +152,8 @@ ParsedOperand Parser::parse_operand(bool lists) {
     return p;
   }
   if (is_punct('-') || is_punct('+') || is_punct('~'))
-    fail("'" + std::string(peek().text) + "' applies only to constants, found it before " + describe(peek(1)));
+    fail("'" + std::string(peek().text) + "' applies only to constants, found it before " +
+         describe(peek(1)));
   const Token& t = peek();
   if (t.kind == Tok::kIdent) {
     std::string_view name = next().text;
@@ -142,8 +164,8 @@ ParsedOperand Parser::parse_operand(bool lists) {
       if (sp) {
         p.kind = ParsedOperand::kReg;
         p.slot = *sp;
-        p.dynamic = *sp == kSpClock || *sp == kSpClockHi || *sp == kSpClock64 || *sp == kSpGlobaltimer ||
-                    *sp == kSpGlobaltimerLo || *sp == kSpGlobaltimerHi;
+        p.dynamic = *sp == kSpClock || *sp == kSpClockHi || *sp == kSpClock64 ||
+                    *sp == kSpGlobaltimer || *sp == kSpGlobaltimerLo || *sp == kSpGlobaltimerHi;
         return p;
       }
       if (!comp.empty()) fail_at(t.line, "unknown special register '" + std::string(name) + std::string(comp) + "'");
@@ -167,7 +189,8 @@ ParsedOperand Parser::parse_operand(bool lists) {
       const uint32_t line = peek().line;
       if (!at_const_expr()) fail("expected a constant offset after '+', found " + describe(peek()));
       NumberValue v = parse_const_expr();
-      if (v.kind != NumberValue::kInt) fail_at(line, "an address offset must be an integer constant");
+      if (v.kind != NumberValue::kInt)
+        fail_at(line, "an address offset must be an integer constant");
       p.offset = static_cast<int64_t>(v.bits);
     }
     return p;
@@ -194,8 +217,10 @@ static uint64_t width_mask(Type t) {
 static std::string number_text(const NumberValue& v) {
   char buf[64];
   if (v.kind == NumberValue::kInt) {
-    if (v.is_unsigned) std::snprintf(buf, sizeof buf, "%lluU", static_cast<unsigned long long>(v.bits));
-    else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.bits));
+    if (v.is_unsigned)
+      std::snprintf(buf, sizeof buf, "%lluU", static_cast<unsigned long long>(v.bits));
+    else
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.bits));
   } else if (v.kind == NumberValue::kF32Bits) {
     std::snprintf(buf, sizeof buf, "0f%08llX", static_cast<unsigned long long>(v.bits));
   } else {
@@ -215,31 +240,51 @@ uint64_t Parser::immediate_bits(const NumberValue& v, Type t, uint32_t line) {
     case Type::kF32:
     case Type::kTF32:
       if (v.kind == NumberValue::kF32Bits) return v.bits;
-      if (v.kind == NumberValue::kDouble) return std::bit_cast<uint32_t>(static_cast<float>(v.value));
-      return std::bit_cast<uint32_t>(v.is_unsigned ? static_cast<float>(v.bits)
-                                                   : static_cast<float>(static_cast<int64_t>(v.bits)));
+      if (v.kind == NumberValue::kDouble)
+        return std::bit_cast<uint32_t>(static_cast<float>(v.value));
+      return std::bit_cast<uint32_t>(v.is_unsigned
+                                         ? static_cast<float>(v.bits)
+                                         : static_cast<float>(static_cast<int64_t>(v.bits)));
     case Type::kF64:
       if (v.kind == NumberValue::kF32Bits)
-        return std::bit_cast<uint64_t>(static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v.bits))));
+        return std::bit_cast<uint64_t>(
+            static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v.bits))));
       if (v.kind == NumberValue::kDouble) return std::bit_cast<uint64_t>(v.value);
-      return std::bit_cast<uint64_t>(v.is_unsigned ? static_cast<double>(v.bits)
-                                                   : static_cast<double>(static_cast<int64_t>(v.bits)));
-    case Type::kF16: case Type::kF16x2: case Type::kBF16: case Type::kBF16x2:
-    case Type::kE4M3x2: case Type::kE5M2x2:
+      return std::bit_cast<uint64_t>(v.is_unsigned
+                                         ? static_cast<double>(v.bits)
+                                         : static_cast<double>(static_cast<int64_t>(v.bits)));
+    case Type::kF16:
+    case Type::kF16x2:
+    case Type::kBF16:
+    case Type::kBF16x2:
+    case Type::kE4M3x2:
+    case Type::kE5M2x2:
       // PTX has no half-precision literals; what an integer or a double means as an .f16 operand
       // (bits or value) is not settled, so neither is guessed. mov.b16/.b32 takes the bits.
-      not_supported_at(line, "immediate operands of type " + ("." + std::string(type_name(t))) + " (use mov.b16 or mov.b32 with the bits)");
-    case Type::kB8: case Type::kB16: case Type::kB32: case Type::kB64:
-    case Type::kU8: case Type::kU16: case Type::kU32: case Type::kU64:
-    case Type::kS8: case Type::kS16: case Type::kS32: case Type::kS64: {
+      not_supported_at(line, "immediate operands of type " + ("." + std::string(type_name(t))) +
+                                 " (use mov.b16 or mov.b32 with the bits)");
+    case Type::kB8:
+    case Type::kB16:
+    case Type::kB32:
+    case Type::kB64:
+    case Type::kU8:
+    case Type::kU16:
+    case Type::kU32:
+    case Type::kU64:
+    case Type::kS8:
+    case Type::kS16:
+    case Type::kS32:
+    case Type::kS64: {
       // Floating-point constants in bit-typed operands of their own width are their IEEE bits.
       if (v.kind == NumberValue::kF32Bits) {
         if (t == Type::kB32) return v.bits;
-        return refuse("(a 0f single-precision literal) cannot be a " + ("." + std::string(type_name(t))) + " operand");
+        return refuse("(a 0f single-precision literal) cannot be a " +
+                      ("." + std::string(type_name(t))) + " operand");
       }
       if (v.kind == NumberValue::kDouble) {
         if (t == Type::kB64) return std::bit_cast<uint64_t>(v.value);
-        return refuse("(floating-point) cannot be a " + ("." + std::string(type_name(t))) + " operand");
+        return refuse("(floating-point) cannot be a " + ("." + std::string(type_name(t))) +
+                      " operand");
       }
       // "Each integer constant is casted to the appropriate size based on the data or
       // instruction type at its use" (PTX ISA, Integer Constants): the low bits.
@@ -255,8 +300,10 @@ Operand Parser::src(const ParsedOperand& p, Type t) {
   o.negate = p.negate;
   if (p.negate) {
     // `!` negates predicates only (`!%p` in setp, selp, vote, bar.red and predicate logic).
-    const bool pred_reg = p.kind == ParsedOperand::kReg && p.slot >= kFirstRegSlot && m_.slot_bits[p.slot] == 1;
-    if (t != Type::kPred || !pred_reg) fail_at(p.line, "'!' applies only to predicate registers in predicate operands");
+    const bool pred_reg =
+        p.kind == ParsedOperand::kReg && p.slot >= kFirstRegSlot && m_.slot_bits[p.slot] == 1;
+    if (t != Type::kPred || !pred_reg)
+      fail_at(p.line, "'!' applies only to predicate registers in predicate operands");
   }
   switch (p.kind) {
     case ParsedOperand::kReg:
@@ -276,7 +323,8 @@ Operand Parser::src(const ParsedOperand& p, Type t) {
     case ParsedOperand::kVector:
       if (p.dual) fail_at(p.line, "a 'p|q' pair is only a destination (setp, shfl, match, elect)");
       if (p.elems.size() == 1) return src(p.elems[0], t);  // `{a}` is a
-      fail_at(p.line, "a vector operand of " + std::to_string(p.elems.size()) + " elements is not allowed here");
+      fail_at(p.line, "a vector operand of " + std::to_string(p.elems.size()) +
+                          " elements is not allowed here");
     case ParsedOperand::kAddr:
       fail_at(p.line, "an address [..] is not allowed here");
     case ParsedOperand::kSink:
@@ -299,11 +347,13 @@ Operand Parser::dst(const ParsedOperand& p) {
     return o;
   }
   if (p.kind == ParsedOperand::kSink) return Operand{Operand::kSink};
-  if (p.kind == ParsedOperand::kName) fail_at(p.line, "unknown register '" + std::string(p.name) + "'");
+  if (p.kind == ParsedOperand::kName)
+    fail_at(p.line, "unknown register '" + std::string(p.name) + "'");
   if (p.kind == ParsedOperand::kVector) {
     if (p.dual) fail_at(p.line, "this instruction has no 'p|q' destination pair");
     if (p.elems.size() == 1) return dst(p.elems[0]);
-    fail_at(p.line, "a vector destination of " + std::to_string(p.elems.size()) + " elements is not allowed here");
+    fail_at(p.line, "a vector destination of " + std::to_string(p.elems.size()) +
+                        " elements is not allowed here");
   }
   fail_at(p.line, "expected a destination register");
 }

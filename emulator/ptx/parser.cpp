@@ -173,7 +173,8 @@ void Parser::parse_init_element(Type t, uint32_t eb, uint64_t at, std::vector<ui
     if (!n || n->is_reg) fail_at(line, "unknown symbol '" + std::string(id) + "' in initializer");
     const Space target = m_.symbols[n->id].space;
     if (target != Space::kGlobal && target != Space::kConst && target != Space::kFunction)
-      not_supported_at(line, "the address of '" + std::string(id) + "' (not a .global, .const or function) in an initializer");
+      not_supported_at(line, "the address of '" + std::string(id) +
+                                 "' (not a .global, .const or function) in an initializer");
     int64_t addend = 0;
     auto offset = [&] {
       const uint32_t l = peek().line;
@@ -188,7 +189,8 @@ void Parser::parse_init_element(Type t, uint32_t eb, uint64_t at, std::vector<ui
     if (accept_punct('+')) offset();
     // Addresses are 64-bit here; a narrower element would silently truncate one.
     const bool integer = t == Type::kB64 || t == Type::kU64 || t == Type::kS64;
-    if (!integer) fail_at(line, "the address of '" + std::string(id) + "' needs a .u64/.s64/.b64 element");
+    if (!integer)
+      fail_at(line, "the address of '" + std::string(id) + "' needs a .u64/.s64/.b64 element");
     Module::Relocation r;
     r.offset = at;
     r.target_symbol = n->id;
@@ -207,9 +209,9 @@ void Parser::parse_init_element(Type t, uint32_t eb, uint64_t at, std::vector<ui
 // elements of `eb` bytes starting at byte `at`. Braces inside address the next dimension (a short
 // list leaves the rest of its row zero, as in C); a list of plain values fills the elements of
 // this level's sub-array in order. Returns the number of items; `nested` says which form it was.
-uint64_t Parser::parse_init_list(const std::vector<uint64_t>& dims, size_t level, Type t, uint32_t eb,
-                                 uint64_t at, std::vector<uint8_t>& init, std::vector<Module::Relocation>& relocs,
-                                 bool& nested) {
+uint64_t Parser::parse_init_list(const std::vector<uint64_t>& dims, size_t level, Type t,
+                                 uint32_t eb, uint64_t at, std::vector<uint8_t>& init,
+                                 std::vector<Module::Relocation>& relocs, bool& nested) {
   expect_punct('{', "to open an initializer list");
   nested = level + 1 < dims.size() && is_punct('{');
   uint64_t stride = eb;  // bytes per item
@@ -226,9 +228,12 @@ uint64_t Parser::parse_init_list(const std::vector<uint64_t>& dims, size_t level
     if (!open && items >= capacity)
       fail("too many initializers (room for " + std::to_string(capacity) + " at this level)");
     bool inner = false;
-    if (nested) parse_init_list(dims, level + 1, t, eb, at + items * stride, init, relocs, inner);
-    else if (is_punct('{')) fail("unexpected '{' in initializer");
-    else parse_init_element(t, eb, at + items * stride, init, relocs);
+    if (nested)
+      parse_init_list(dims, level + 1, t, eb, at + items * stride, init, relocs, inner);
+    else if (is_punct('{'))
+      fail("unexpected '{' in initializer");
+    else
+      parse_init_element(t, eb, at + items * stride, init, relocs);
     ++items;
     if (!accept_punct(',')) break;
   }
@@ -254,8 +259,9 @@ void Parser::parse_module() {
       if (dot == std::string_view::npos || dot == 0 || dot + 1 == vt.text.size() ||
           vt.text.find_first_not_of("0123456789.") != std::string_view::npos ||
           vt.text.find('.', dot + 1) != std::string_view::npos ||
-          !parse_number(vt.text.substr(0, dot), major, why) || !parse_number(vt.text.substr(dot + 1), minor, why) ||
-          major.kind != NumberValue::kInt || minor.kind != NumberValue::kInt || major.bits > 99 || minor.bits > 9)
+          !parse_number(vt.text.substr(0, dot), major, why) ||
+          !parse_number(vt.text.substr(dot + 1), minor, why) || major.kind != NumberValue::kInt ||
+          minor.kind != NumberValue::kInt || major.bits > 99 || minor.bits > 9)
         fail("expected a version like 9.0 after .version, found " + describe(vt));
       next();
       m_.ptx_version = static_cast<uint32_t>(major.bits * 10 + minor.bits);
@@ -297,7 +303,8 @@ void Parser::parse_module() {
     if (d == ".file") {  // .file N "name" [, timestamp, size]
       next();
       expect_uint("after .file");
-      if (peek().kind != Tok::kString) fail_at(t.line, "expected a file name after .file N, found " + describe(peek()));
+      if (peek().kind != Tok::kString)
+        fail_at(t.line, "expected a file name after .file N, found " + describe(peek()));
       next();
       while (accept_punct(',')) expect_uint("in .file");
       continue;
@@ -313,12 +320,19 @@ void Parser::parse_module() {
       } while (depth > 0 && peek().kind != Tok::kEnd);
       continue;
     }
-    if (d == ".pragma") { next(); parse_pragma_strings(); continue; }
+    if (d == ".pragma") {
+      next();
+      parse_pragma_strings();
+      continue;
+    }
     if (d == ".alias") not_supported_at(t.line, ".alias is not supported by the emulator");
     for (const char* opaque : {".texref", ".samplerref", ".surfref"})
       for (size_t k = 0; k < 4 && peek(k).kind == Tok::kDot; ++k)
         if (peek(k).text == opaque)
-          not_supported_at(t.line, std::string(opaque) + " variables (textures, samplers, surfaces) are not supported by the emulator");
+          not_supported_at(
+              t.line,
+              std::string(opaque) +
+                  " variables (textures, samplers, surfaces) are not supported by the emulator");
     bool is_extern = false, is_visible = false;
     while (is_dot(".extern") || is_dot(".visible") || is_dot(".weak") || is_dot(".common")) {
       if (is_dot(".extern")) is_extern = true;
@@ -349,9 +363,10 @@ void Parser::parse_module() {
                            "', which is declared but never defined (unresolved extern function)");
     // A missing argument would read as zero and a missing return slot would drop the value.
     if (in.ops[1].count != callee.params.size() || in.ops[0].count != callee.returns.size())
-      fail_at(in.line, "call of '" + callee.name + "' passes " + std::to_string(in.ops[1].count) + " arguments and " +
-                           std::to_string(in.ops[0].count) + " return values; it takes " +
-                           std::to_string(callee.params.size()) + " and " + std::to_string(callee.returns.size()));
+      fail_at(in.line, "call of '" + callee.name + "' passes " + std::to_string(in.ops[1].count) +
+                           " arguments and " + std::to_string(in.ops[0].count) +
+                           " return values; it takes " + std::to_string(callee.params.size()) +
+                           " and " + std::to_string(callee.returns.size()));
   }
 
   // Finalisation: call graph facts, shared layouts, kernel descriptors.
@@ -539,7 +554,8 @@ void Parser::parse_performance_directives(KernelDesc* kd) {
         if (req) kd->reqntid = d;
         const uint64_t n = std::min<uint64_t>(d.count(), 0xffffffffu);
         const uint32_t limit = static_cast<uint32_t>(n);
-        kd->max_threads_per_block = kd->max_threads_per_block ? std::min(kd->max_threads_per_block, limit) : limit;
+        kd->max_threads_per_block =
+            kd->max_threads_per_block ? std::min(kd->max_threads_per_block, limit) : limit;
       }
       continue;
     }
@@ -580,10 +596,12 @@ void Parser::parse_performance_directives(KernelDesc* kd) {
   }
 }
 
-// `.pragma "a", "b";`: performance hints (nounroll, used_bytes_mask ...) that do not change results.
+// `.pragma "a", "b";`: performance hints (nounroll, used_bytes_mask ...) that do not change
+// results.
 void Parser::parse_pragma_strings() {
   for (;;) {
-    if (peek().kind != Tok::kString) fail("expected a string after .pragma, found " + describe(peek()));
+    if (peek().kind != Tok::kString)
+      fail("expected a string after .pragma, found " + describe(peek()));
     next();
     if (!accept_punct(',')) break;
   }
@@ -717,8 +735,11 @@ void Parser::parse_reg_decl() {
   uint32_t line = peek().line;
   if (!parse_type_and_align(dt)) fail("expected a register type after .reg, found " + describe(peek()));
   // A register slot holds one scalar of up to 64 bits.
-  if (dt.vec > 1) not_supported_at(line, "vector registers (.reg .v" + std::to_string(dt.vec) + ") are not supported by the emulator");
-  if (type_bits(dt.type) > 64) not_supported_at(line, "128-bit registers are not supported by the emulator");
+  if (dt.vec > 1)
+    not_supported_at(line, "vector registers (.reg .v" + std::to_string(dt.vec) +
+                               ") are not supported by the emulator");
+  if (type_bits(dt.type) > 64)
+    not_supported_at(line, "128-bit registers are not supported by the emulator");
   for (;;) {
     std::string_view name = expect_ident("in .reg declaration");
     if (accept_punct('<')) {  // %r<N> declares %r0 .. %r(N-1)
@@ -798,7 +819,11 @@ void Parser::parse_body(Function& f) {
         for (size_t s = before; s < m_.symbols.size(); ++s) f.shared_symbols.push_back(static_cast<uint32_t>(s));
         continue;
       }
-      if (is_dot(".pragma")) { next(); parse_pragma_strings(); continue; }
+      if (is_dot(".pragma")) {
+        next();
+        parse_pragma_strings();
+        continue;
+      }
       if (is_dot(".loc") || is_dot(".file")) {
         uint32_t l = next().line;
         // Debug line info runs to the end of its line.

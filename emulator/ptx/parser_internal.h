@@ -28,7 +28,7 @@ struct ParsedOperand {
   bool has_symbol = false;
   uint32_t symbol = 0;       // kAddr / kSymbol
   int64_t offset = 0;
-  std::string_view name;     // kName: unresolved identifier (label / function); kSymbol: its name
+  std::string_view name;  // kName: unresolved identifier (label / function); kSymbol: its name
   uint32_t line = 0;
 };
 
@@ -76,7 +76,8 @@ class Parser {
   bool accept_op(const char* op);
   NumberValue parse_const_expr();
   NumberValue parse_binary(int level);
-  NumberValue apply_binary(const std::string& op, const NumberValue& a, const NumberValue& b, uint32_t line);
+  NumberValue apply_binary(const std::string& op, const NumberValue& a, const NumberValue& b,
+                           uint32_t line);
   NumberValue parse_unary();
   uint64_t expect_uint(const char* context);  // a non-negative integer constant expression
   uint32_t expect_u32(const char* context);   // ... that fits in 32 bits
@@ -92,8 +93,9 @@ class Parser {
   uint64_t element_count(const std::vector<uint64_t>& dims, uint32_t line) const;
   void parse_init_element(Type t, uint32_t eb, uint64_t at, std::vector<uint8_t>& init,
                           std::vector<Module::Relocation>& relocs);
-  uint64_t parse_init_list(const std::vector<uint64_t>& dims, size_t level, Type t, uint32_t eb, uint64_t at,
-                           std::vector<uint8_t>& init, std::vector<Module::Relocation>& relocs, bool& nested);
+  uint64_t parse_init_list(const std::vector<uint64_t>& dims, size_t level, Type t, uint32_t eb,
+                           uint64_t at, std::vector<uint8_t>& init,
+                           std::vector<Module::Relocation>& relocs, bool& nested);
   void parse_pragma_strings();
   void parse_module_variable(Space space, bool is_extern, bool is_visible);
   void parse_function(bool is_entry, bool is_extern);
@@ -131,7 +133,8 @@ class Parser {
   uint32_t add_symbol(Symbol s);
   uint32_t new_slot(Type t);
   // The slot of a predefined special register (`%tid` + `.x`, `%laneid`, ...), or nullopt.
-  std::optional<uint32_t> special_slot(std::string_view name, std::string_view component, uint32_t line);
+  std::optional<uint32_t> special_slot(std::string_view name, std::string_view component,
+                                       uint32_t line);
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
@@ -143,7 +146,7 @@ class Parser {
   std::vector<LabelFixup> fixups_;
   std::unordered_map<std::string, uint32_t> labels_;
   std::vector<std::string> owned_names_;  // storage for generated register names
-  bool no_greater_ = false;  // parsing `%name<N>`: '>' ends the expression
+  bool no_greater_ = false;               // parsing `%name<N>`: '>' ends the expression
 };
 
 inline std::string describe(const Token& t) {

@@ -112,12 +112,15 @@ class ProgramImpl final : public Program {
     Dim3& cl = run_config.cluster;
     const Dim3& req = kd.reqnctapercluster;
     if (req.x) {
-      if (cl.count() <= 1) cl = req;
+      if (cl.count() <= 1)
+        cl = req;
       else if (cl.x != req.x || cl.y != req.y || cl.z != req.z)
-        return invalid(LaunchStatus::kInvalidValue, "cluster shape differs from .reqnctapercluster of " + kd.name);
+        return invalid(LaunchStatus::kInvalidValue,
+                       "cluster shape differs from .reqnctapercluster of " + kd.name);
     }
     if (kd.max_cluster_rank && cl.count() > kd.max_cluster_rank)
-      return invalid(LaunchStatus::kInvalidValue, "cluster larger than .maxclusterrank of " + kd.name);
+      return invalid(LaunchStatus::kInvalidValue,
+                     "cluster larger than .maxclusterrank of " + kd.name);
     if ((cl.x > 1 && g.x % cl.x) || (cl.y > 1 && g.y % cl.y) || (cl.z > 1 && g.z % cl.z))
       return invalid(LaunchStatus::kInvalidValue, "grid dimensions must be multiples of the cluster dimensions");
     const uint64_t nblocks = g.count();

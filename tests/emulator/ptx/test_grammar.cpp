@@ -31,12 +31,14 @@ std::string kernel(const std::string& body, const std::string& prelude = "",
 struct Ran {
   LaunchResult result;
   std::vector<uint64_t> out;  // kSlots per thread
-  uint64_t at(uint32_t thread, int slot) const { return out[thread * kSlots + static_cast<size_t>(slot)]; }
+  uint64_t at(uint32_t thread, int slot) const {
+    return out[thread * kSlots + static_cast<size_t>(slot)];
+  }
 };
 
 // Compiles (must succeed) and runs `text` with one block of `threads` threads.
-Ran run_text(const std::string& text, uint32_t threads = 1, Dim3 grid = {1, 1, 1}, uint32_t dyn_shared = 0,
-             Dim3 cluster = {1, 1, 1}) {
+Ran run_text(const std::string& text, uint32_t threads = 1, Dim3 grid = {1, 1, 1},
+             uint32_t dyn_shared = 0, Dim3 cluster = {1, 1, 1}) {
   CompileResult c = compile(text);
   INFO(text << "\n-> " << c.error);
   REQUIRE(c.program != nullptr);
@@ -45,7 +47,8 @@ Ran run_text(const std::string& text, uint32_t threads = 1, Dim3 grid = {1, 1, 1
   const size_t n = static_cast<size_t>(threads) * kSlots * grid.count();
   uint64_t* out = mem.zeros<uint64_t>(n);
   Ran r;
-  r.result = run(*c.program, "k", grid, {threads}, Args().add(out), mem, dyn_shared, false, cluster);
+  r.result =
+      run(*c.program, "k", grid, {threads}, Args().add(out), mem, dyn_shared, false, cluster);
   r.out.assign(out, out + n);
   return r;
 }
@@ -69,19 +72,20 @@ void require_refused(const std::string& text, const std::string& needle, Compile
   if (!what.empty()) CHECK(c.error.find(what) != std::string::npos);
 }
 
-void require_invalid(const std::string& body, const std::string& needle, const std::string& what = "",
-                     const std::string& prelude = "") {
+void require_invalid(const std::string& body, const std::string& needle,
+                     const std::string& what = "", const std::string& prelude = "") {
   require_refused(kernel(body, prelude), needle, CompileStatus::kInvalidPtx, what);
 }
 
-void require_unsupported(const std::string& body, const std::string& needle, const std::string& what = "",
-                         const std::string& prelude = "") {
+void require_unsupported(const std::string& body, const std::string& needle,
+                         const std::string& what = "", const std::string& prelude = "") {
   require_refused(kernel(body, prelude), needle, CompileStatus::kNotSupported, what);
 }
 
 }  // namespace
 
-TEST_CASE("a one-element vector brace behaves exactly like the scalar (ld, st, mov)", "[ptx][grammar]") {
+TEST_CASE("a one-element vector brace behaves exactly like the scalar (ld, st, mov)",
+          "[ptx][grammar]") {
   // Other compilers (Triton's inline PTX, for one) brace single registers: `ld.global.b32 {%r5}`.
   const Ran r = run_body(
       "  mov.u32 %r5, 7;\n"
@@ -105,7 +109,8 @@ TEST_CASE("a one-element vector brace behaves exactly like the scalar (ld, st, m
   CHECK(r.at(0, 4) == (uint64_t{11} << 32 | 1234));
 }
 
-TEST_CASE("vector operands of every width in ld/st, with sinks; mismatched vectors are refused", "[ptx][grammar]") {
+TEST_CASE("vector operands of every width in ld/st, with sinks; mismatched vectors are refused",
+          "[ptx][grammar]") {
   const std::string prelude =
       ".global .align 32 .b32 w[8] = {1, 2, 3, 4, 5, 6, 7, 8};\n"
       ".global .align 32 .b64 d[4] = {0x1111, 0x2222, 0x3333, 0x4444};\n";
@@ -135,14 +140,17 @@ TEST_CASE("vector operands of every width in ld/st, with sinks; mismatched vecto
   // A brace vector whose size is not the access's .vN (this one used to leave %r1 unchanged).
   require_invalid("  ld.global.b32 {%r1, %r2}, [w];", "{%r1, %r2}", "vector", prelude);
   require_invalid("  st.global.b32 [w], {%r1, %r2};", "[w], {%r1", "vector", prelude);
-  require_invalid("  ld.global.v2.b32 {%r1, %r2, %r3}, [w];", "{%r1, %r2, %r3}", "2 elements", prelude);
+  require_invalid("  ld.global.v2.b32 {%r1, %r2, %r3}, [w];", "{%r1, %r2, %r3}", "2 elements",
+                  prelude);
   require_invalid("  ld.global.v4.b32 {%r1, %r2}, [w];", "{%r1, %r2}", "4 elements", prelude);
   require_invalid("  ld.global.v2.b32 %rd1, [w];", "%rd1, [w]", "2 elements", prelude);
-  require_invalid("  ld.global.v2.b32 {%r1, %r1}, [w];", "{%r1, %r1}", "same register twice", prelude);
+  require_invalid("  ld.global.v2.b32 {%r1, %r1}, [w];", "{%r1, %r1}", "same register twice",
+                  prelude);
   require_invalid("  st.global.v2.b32 [w], {%r1, _};", "{%r1, _}", "sink", prelude);
-  require_invalid("  ld.global.v8.b64 {%rd1, %rd2, %rd3, %rd4, %rd5, %rd6, %rd7, %rd8}, [d];", "v8.b64",
-                  "256 bits", prelude);
-  require_invalid("  ld.global.v2.b32 {%r1, %r2}, [w];\n  ld.global.b32 %r3, [{%r1}];", "[{%r1}]", "", prelude);
+  require_invalid("  ld.global.v8.b64 {%rd1, %rd2, %rd3, %rd4, %rd5, %rd6, %rd7, %rd8}, [d];",
+                  "v8.b64", "256 bits", prelude);
+  require_invalid("  ld.global.v2.b32 {%r1, %r2}, [w];\n  ld.global.b32 %r3, [{%r1}];", "[{%r1}]",
+                  "", prelude);
 }
 
 TEST_CASE("vectors and sinks in mov, ALU operands and dual destinations", "[ptx][grammar]") {
@@ -180,7 +188,7 @@ TEST_CASE("vectors and sinks in mov, ALU operands and dual destinations", "[ptx]
   CHECK(r.at(0, 1) == (uint64_t{0x88776655u} << 32 | swapped));
   CHECK(r.at(0, 2) == (uint64_t{lo} << 32 | hi));
   CHECK(r.at(0, 3) == 0x7788556633441122ull);
-  const uint32_t r5 = swapped + 1;  // positive: every "< 0" is false
+  const uint32_t r5 = swapped + 1;               // positive: every "< 0" is false
   CHECK(r.at(0, 4) == (uint64_t{1} << 32 | 0));  // %p1 = 0, %p2 = !%p1 = 1
   CHECK(r.at(0, 5) == (uint64_t{1} << 32 | 1));  // %p3 = 1, !%p4 = 1
   CHECK(r.at(0, 6) == r5);
@@ -209,10 +217,10 @@ TEST_CASE("integer and floating-point immediates in every notation", "[ptx][gram
       "  mov.u32 %r8, 0;\n"
       "  st.global.v4.u32 [%rd30], {%r1, %r2, %r3, %r4};\n"
       "  st.global.v4.u32 [%rd30+16], {%r5, %r6, %r7, %r8};\n"
-      "  mov.f32 %f1, 0f3FC00000;\n"   // 1.5
+      "  mov.f32 %f1, 0f3FC00000;\n"  // 1.5
       "  mov.f32 %f2, 1.5;\n"
       "  mov.f32 %f3, -0f3FC00000;\n"
-      "  add.f32 %f4, %f1, 3;\n"        // an integer constant is its value as a float
+      "  add.f32 %f4, %f1, 3;\n"  // an integer constant is its value as a float
       "  mov.f32 %f5, 1e-3;\n"
       "  mov.f32 %f6, .25;\n"
       "  st.global.v4.f32 [%rd30+32], {%f2, %f3, %f4, %f5};\n"
@@ -257,7 +265,8 @@ TEST_CASE("integer and floating-point immediates in every notation", "[ptx][gram
       "  mov.u16 %rs1, -1;\n  mov.u16 %rs2, 65535;\n  mov.b16 %rs3, -128;\n  mov.u32 %r1, -1U;\n"
       "  cvt.u32.u16 %r2, %rs1;\n  cvt.u32.u16 %r3, %rs2;\n  cvt.s32.s8 %r4, %rs3;\n"
       "  st.global.v4.u32 [%rd30], {%r1, %r2, %r3, %r4};\n"
-      "  st.global.u8 [%rd30+16], 255;\n  st.global.s8 [%rd30+17], -128;\n  st.global.u8 [%rd30+18], -1;\n"
+      "  st.global.u8 [%rd30+16], 255;\n  st.global.s8 [%rd30+17], -128;\n  st.global.u8 "
+      "[%rd30+18], -1;\n"
       "  st.global.u8 [%rd30+19], 0x1ff;\n  mov.u16 %rs4, 70000;\n  mov.u32 %r5, 0x100000007;\n"
       "  cvt.u32.u16 %r6, %rs4;\n  st.global.v2.u32 [%rd30+24], {%r5, %r6};\n");
   CHECK(fit.at(0, 0) == (uint64_t{0xffff} << 32 | 0xffffffffu));
@@ -267,7 +276,10 @@ TEST_CASE("integer and floating-point immediates in every notation", "[ptx][gram
 }
 
 TEST_CASE("constant expressions follow the PTX ISA's 64-bit rules", "[ptx][grammar]") {
-  struct Case { const char* expr; uint64_t want; };
+  struct Case {
+    const char* expr;
+    uint64_t want;
+  };
   const Case cases[] = {
       {"1 + 2 * 3", 7},
       {"(1 + 2) * 3", 9},
@@ -275,13 +287,13 @@ TEST_CASE("constant expressions follow the PTX ISA's 64-bit rules", "[ptx][gramm
       {"~0", ~uint64_t{0}},
       {"-1U", ~uint64_t{0}},
       {"7 % 3", 1},
-      {"-7 / 2", static_cast<uint64_t>(-3)},          // signed division truncates
-      {"-7U / 2", (~uint64_t{0} - 6) / 2},            // unsigned: U makes the whole division unsigned
-      {"-8 >> 1", static_cast<uint64_t>(-4)},         // arithmetic shift of a signed value
-      {"(.u64)-8 >> 60", 0xf},                        // logical shift of an unsigned one
-      {"0x8000000000000000 >> 63", 1},                // too big for .s64: unsigned
+      {"-7 / 2", static_cast<uint64_t>(-3)},   // signed division truncates
+      {"-7U / 2", (~uint64_t{0} - 6) / 2},     // unsigned: U makes the whole division unsigned
+      {"-8 >> 1", static_cast<uint64_t>(-4)},  // arithmetic shift of a signed value
+      {"(.u64)-8 >> 60", 0xf},                 // logical shift of an unsigned one
+      {"0x8000000000000000 >> 63", 1},         // too big for .s64: unsigned
       {"-1 < 0", 1},
-      {"-1 < 0U", 0},                                 // unsigned comparison
+      {"-1 < 0U", 0},  // unsigned comparison
       {"(.s64)0xffffffffffffffff < 0", 1},
       {"3 > 2 && 2 > 1", 1},
       {"0 || 0", 0},
@@ -302,8 +314,8 @@ TEST_CASE("constant expressions follow the PTX ISA's 64-bit rules", "[ptx][gramm
   std::string body;
   int i = 0;
   for (const Case& c : cases) {
-    body += "  mov.b64 %rd1, " + std::string(c.expr) + ";\n  st.global.u64 [%rd0+" + std::to_string(8 * i++) +
-            "], %rd1;\n";
+    body += "  mov.b64 %rd1, " + std::string(c.expr) + ";\n  st.global.u64 [%rd0+" +
+            std::to_string(8 * i++) + "], %rd1;\n";
   }
   // Enough output: the test kernel's buffer is 8 slots per thread, so run 4 "threads" worth.
   const Ran r = run_text(kernel(body), 4);
@@ -317,7 +329,8 @@ TEST_CASE("constant expressions follow the PTX ISA's 64-bit rules", "[ptx][gramm
   // Floating-point expressions are evaluated in double precision.
   const Ran f = run_body(
       "  mov.f64 %fd1, 1.5 * 2 + 0.25;\n  mov.f32 %f1, 1 / 3.0;\n  mov.f64 %fd2, -(2.5);\n"
-      "  st.global.f64 [%rd30], %fd1;\n  st.global.f32 [%rd30+8], %f1;\n  st.global.f64 [%rd30+16], %fd2;\n");
+      "  st.global.f64 [%rd30], %fd1;\n  st.global.f32 [%rd30+8], %f1;\n  st.global.f64 "
+      "[%rd30+16], %fd2;\n");
   CHECK(std::bit_cast<double>(f.at(0, 0)) == 3.25);
   CHECK(static_cast<uint32_t>(f.at(0, 1)) == std::bit_cast<uint32_t>(static_cast<float>(1 / 3.0)));
   CHECK(std::bit_cast<double>(f.at(0, 2)) == -2.5);
@@ -331,36 +344,54 @@ TEST_CASE("constant expressions follow the PTX ISA's 64-bit rules", "[ptx][gramm
   require_unsupported("  mov.b64 %rd1, 1 << 64;", "1 << 64", "shift");
 }
 
-TEST_CASE("malformed numbers are refused naming their line, never an internal error", "[ptx][grammar]") {
-  const char* const bad[] = {"0x",    "0xZZ",     "99999999999999999999999", "0f123", "1e999", "08",
-                             "0b102", "1.5U",     "0d12",                    "1e",    "0f3F800000U",
-                             "1..2",  "0x1.8",    "0b",                      "1e-400", "0fZZZZZZZZ",
+TEST_CASE("malformed numbers are refused naming their line, never an internal error",
+          "[ptx][grammar]") {
+  const char* const bad[] = {"0x",
+                             "0xZZ",
+                             "99999999999999999999999",
+                             "0f123",
+                             "1e999",
+                             "08",
+                             "0b102",
+                             "1.5U",
+                             "0d12",
+                             "1e",
+                             "0f3F800000U",
+                             "1..2",
+                             "0x1.8",
+                             "0b",
+                             "1e-400",
+                             "0fZZZZZZZZ",
                              "18446744073709551616"};
   for (const char* n : bad) {
     INFO(n);
     const std::string text = std::string(n);
     // As an instruction operand, an address offset, an array size, a register count, an
     // initializer, a directive argument and the .version.
-    require_invalid("  mov.b64 %rd1, " + text + ";", "mov.b64 %rd1, " + text, "malformed number '" + text + "'");
+    require_invalid("  mov.b64 %rd1, " + text + ";", "mov.b64 %rd1, " + text,
+                    "malformed number '" + text + "'");
     require_invalid("  ld.global.u32 %r1, [%rd0+" + text + "];", "[%rd0+", "malformed number");
     require_invalid("  { .local .b8 buf[" + text + "]; }", "buf[", "malformed number");
     require_invalid("  { .reg .b32 %q<" + text + ">; }", "%q<", "malformed number");
-    require_refused(kernel("", ".global .u64 g = " + text + ";\n"), ".global .u64 g", CompileStatus::kInvalidPtx,
-                    "malformed number");
-    require_refused(".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n.maxntid " + text +
-                        "\n{\n  ret;\n}\n",
-                    ".maxntid", CompileStatus::kInvalidPtx, "malformed number");
+    require_refused(kernel("", ".global .u64 g = " + text + ";\n"), ".global .u64 g",
+                    CompileStatus::kInvalidPtx, "malformed number");
+    require_refused(
+        ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n.maxntid " + text +
+            "\n{\n  ret;\n}\n",
+        ".maxntid", CompileStatus::kInvalidPtx, "malformed number");
   }
   for (const char* v : {"8.x", "8.", ".5", "99999999999999999999.0", "8.5.1", "8", "8.10", "1e1"}) {
     INFO(v);
-    require_refused(".version " + std::string(v) + "\n.target sm_90\n", ".version", CompileStatus::kInvalidPtx,
-                    ".version");
+    require_refused(".version " + std::string(v) + "\n.target sm_90\n", ".version",
+                    CompileStatus::kInvalidPtx, ".version");
   }
-  require_refused(".version 9.0\n.target sm_99999999999999999999999\n", ".target", CompileStatus::kInvalidPtx,
-                  "target");
+  require_refused(".version 9.0\n.target sm_99999999999999999999999\n", ".target",
+                  CompileStatus::kInvalidPtx, "target");
 }
 
-TEST_CASE("address forms: [reg], [reg+imm], [reg+-imm], [sym], [sym+imm], [imm]; sym+imm as a value", "[ptx][grammar]") {
+TEST_CASE(
+    "address forms: [reg], [reg+imm], [reg+-imm], [sym], [sym+imm], [imm]; sym+imm as a value",
+    "[ptx][grammar]") {
   const std::string prelude = ".global .align 8 .u32 a[8] = {10, 11, 12, 13, 14, 15, 16, 17};\n";
   const Ran r = run_body(
       "  .shared .align 16 .b8 sh[32];\n"
@@ -377,7 +408,7 @@ TEST_CASE("address forms: [reg], [reg+imm], [reg+-imm], [sym], [sym+imm], [imm];
       "  cvta.global.u64 %rd4, a+8;\n"
       "  ld.u32 %r8, [%rd4];\n"
       "  mov.u32 %r9, 777;\n"
-      "  st.shared.u32 [8], %r9;\n"          // [imm]: an absolute shared-window address
+      "  st.shared.u32 [8], %r9;\n"  // [imm]: an absolute shared-window address
       "  mov.u32 %r10, sh;\n"
       "  ld.shared.u32 %r11, [%r10+8];\n"
       "  ld.global.u32 %r12, [%rd1+WARP_SZ-4];\n"
@@ -435,12 +466,15 @@ TEST_CASE("labels, guards and predicate operands", "[ptx][grammar]") {
   require_invalid("  bra NOWHERE;", "bra NOWHERE", "NOWHERE");
 }
 
-TEST_CASE("register declarations: %name<N>, lists, scopes; vector and 128-bit registers refused", "[ptx][grammar]") {
+TEST_CASE("register declarations: %name<N>, lists, scopes; vector and 128-bit registers refused",
+          "[ptx][grammar]") {
   const Ran r = run_body(
       "  { .reg .b32 %q<100>, x, y;\n"
       "    .reg .u32 %n<2*4>;\n"
-      "    mov.u32 %q99, 99;\n  mov.u32 %q0, 1;\n  mov.u32 x, 2;\n  mov.u32 y, 3;\n  mov.u32 %n7, 4;\n"
-      "    add.u32 %r1, %q99, %q0;\n  add.u32 %r1, %r1, x;\n  add.u32 %r1, %r1, y;\n  add.u32 %r1, %r1, %n7; }\n"
+      "    mov.u32 %q99, 99;\n  mov.u32 %q0, 1;\n  mov.u32 x, 2;\n  mov.u32 y, 3;\n  mov.u32 %n7, "
+      "4;\n"
+      "    add.u32 %r1, %q99, %q0;\n  add.u32 %r1, %r1, x;\n  add.u32 %r1, %r1, y;\n  add.u32 %r1, "
+      "%r1, %n7; }\n"
       "  st.global.u32 [%rd30], %r1;\n");
   CHECK(r.at(0, 0) == 109);
   require_invalid("  { .reg .b32 %q<100>;\n  mov.u32 %q100, 1; }", "%q100", "q100");
@@ -450,7 +484,8 @@ TEST_CASE("register declarations: %name<N>, lists, scopes; vector and 128-bit re
   require_invalid("  { .reg .b32 %d, %d; }", ".reg .b32 %d, %d", "twice");
 }
 
-TEST_CASE("module variables: vectors, arrays, nested and flat initializers, addresses", "[ptx][grammar]") {
+TEST_CASE("module variables: vectors, arrays, nested and flat initializers, addresses",
+          "[ptx][grammar]") {
   const std::string prelude =
       ".global .v4 .u32 gv = {1, 2, 3, 4};\n"
       ".global .v2 .u32 gva[2] = {{5, 6}, {7}};\n"
@@ -465,22 +500,22 @@ TEST_CASE("module variables: vectors, arrays, nested and flat initializers, addr
       ".weak .global .align 4 .u32 weakly = 7;\n"
       ".common .global .align 4 .u32 commonly;\n"
       ".extern .global .align 4 .u32 elsewhere;\n";
-  CompileResult c = compile(kernel(
-      "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [gv];\n"
-      "  st.global.v4.u32 [%rd30], {%r1, %r2, %r3, %r4};\n"
-      "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [gva];\n"
-      "  st.global.v4.u32 [%rd30+16], {%r1, %r2, %r3, %r4};\n"
-      "  ld.global.u64 %rd1, [gp+8];\n"
-      "  ld.u32 %r5, [%rd1];\n"
-      "  ld.global.u64 %rd1, [gp+16];\n"
-      "  ld.global.u32 %r6, [%rd1];\n"
-      "  ld.global.u64 %rd1, [gp+24];\n"
-      "  ld.u32 %r7, [%rd1];\n"
-      "  ld.const.f32 %f1, [cf+4];\n"
-      "  ld.global.u32 %r8, [weakly];\n"
-      "  st.global.v4.u32 [%rd30+32], {%r5, %r6, %r7, %r8};\n"
-      "  st.global.f32 [%rd30+48], %f1;\n",
-      prelude));
+  CompileResult c =
+      compile(kernel("  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [gv];\n"
+                     "  st.global.v4.u32 [%rd30], {%r1, %r2, %r3, %r4};\n"
+                     "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [gva];\n"
+                     "  st.global.v4.u32 [%rd30+16], {%r1, %r2, %r3, %r4};\n"
+                     "  ld.global.u64 %rd1, [gp+8];\n"
+                     "  ld.u32 %r5, [%rd1];\n"
+                     "  ld.global.u64 %rd1, [gp+16];\n"
+                     "  ld.global.u32 %r6, [%rd1];\n"
+                     "  ld.global.u64 %rd1, [gp+24];\n"
+                     "  ld.u32 %r7, [%rd1];\n"
+                     "  ld.const.f32 %f1, [cf+4];\n"
+                     "  ld.global.u32 %r8, [weakly];\n"
+                     "  st.global.v4.u32 [%rd30+32], {%r5, %r6, %r7, %r8};\n"
+                     "  st.global.f32 [%rd30+48], %f1;\n",
+                     prelude));
   INFO(c.error);
   REQUIRE(c.program != nullptr);
   const Program& p = *c.program;
@@ -516,7 +551,8 @@ TEST_CASE("module variables: vectors, arrays, nested and flat initializers, addr
   CHECK(out[5] == (uint64_t{7} << 32 | 4));  // m[1][0] = 4, weakly = 7
   CHECK(std::bit_cast<float>(static_cast<uint32_t>(out[6])) == 2.0f);
 
-  auto refused = [&](const std::string& decl, const std::string& what, CompileStatus status = CompileStatus::kInvalidPtx) {
+  auto refused = [&](const std::string& decl, const std::string& what,
+                     CompileStatus status = CompileStatus::kInvalidPtx) {
     const std::string text = kernel("", decl + "\n");
     require_refused(text, decl.substr(0, 12), status, what);
   };
@@ -533,7 +569,8 @@ TEST_CASE("module variables: vectors, arrays, nested and flat initializers, addr
   refused(".global .align 4 .u32 tu[2] = {1, {2}};", "'{'");
 }
 
-TEST_CASE("directives: pragmas, debug info, sections, performance tuning, clusters", "[ptx][grammar]") {
+TEST_CASE("directives: pragmas, debug info, sections, performance tuning, clusters",
+          "[ptx][grammar]") {
   const std::string text =
       ".version 9.0\n.target sm_90, debug\n.address_size 64\n"
       ".pragma \"nounroll\";\n"
@@ -563,11 +600,13 @@ TEST_CASE("directives: pragmas, debug info, sections, performance tuning, cluste
   uint32_t* out = mem.zeros<uint32_t>(128);
   require_success(run(*c.program, "k", {1}, {64}, Args().add(out), mem));
   for (uint32_t i = 0; i < 64; ++i) CHECK(out[i] == i);
-  CHECK(run(*c.program, "k", {1}, {65}, Args().add(out), mem).status == LaunchStatus::kOutOfResources);
+  CHECK(run(*c.program, "k", {1}, {65}, Args().add(out), mem).status ==
+        LaunchStatus::kOutOfResources);
 
   // .reqntid fixes the block shape.
-  CompileResult req = compile(".version 9.0\n.target sm_90\n.address_size 64\n"
-                              ".visible .entry k()\n.reqntid 32, 2\n{\n  ret;\n}\n");
+  CompileResult req = compile(
+      ".version 9.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry k()\n.reqntid 32, 2\n{\n  ret;\n}\n");
   REQUIRE(req.program != nullptr);
   CHECK(req.program->kernels()[0].reqntid.y == 2);
   require_success(run(*req.program, "k", {1}, {32, 2}, Args(), mem));
@@ -576,7 +615,8 @@ TEST_CASE("directives: pragmas, debug info, sections, performance tuning, cluste
   // .reqnctapercluster sets the cluster shape the special registers report, also for a launch
   // that does not give one; .maxclusterrank bounds it.
   const std::string cluster_body =
-      "  mov.u32 %r1, %cluster_nctarank;\n  mov.u32 %r2, %cluster_ctarank;\n  mov.u32 %r3, %is_explicit_cluster;\n"
+      "  mov.u32 %r1, %cluster_nctarank;\n  mov.u32 %r2, %cluster_ctarank;\n  mov.u32 %r3, "
+      "%is_explicit_cluster;\n"
       "  mov.u32 %r4, %nclusterid.x;\n  mov.u32 %r5, %ctaid.x;\n  mul.wide.u32 %rd1, %r5, 64;\n"
       "  add.s64 %rd2, %rd0, %rd1;\n  st.global.v4.u32 [%rd2], {%r1, %r2, %r3, %r4};\n";
   auto with_header = [&](const std::string& directive) {
@@ -600,29 +640,36 @@ TEST_CASE("directives: pragmas, debug info, sections, performance tuning, cluste
   REQUIRE(ex.result.status == LaunchStatus::kSuccess);
   CHECK((ex.at(0, 1) & 0xffffffffu) == 1);  // %is_explicit_cluster
 
-  require_refused(".version 9.0\n.target sm_90, map_f64_to_f32\n", "map_f64_to_f32", CompileStatus::kNotSupported,
-                  "map_f64_to_f32");
-  require_refused(".version 9.0\n.target sm_90, bogus\n", "bogus", CompileStatus::kInvalidPtx, "bogus");
-  require_refused(with_header(".blocksareclusters"), ".blocksareclusters", CompileStatus::kNotSupported,
-                  ".blocksareclusters");
-  require_refused(with_header(".maxntid 0"), ".maxntid 0", CompileStatus::kInvalidPtx, "at least 1");
-  require_refused(with_header(".maxntid 64, 64, 64, 64"), ".maxntid", CompileStatus::kInvalidPtx, "");
-  require_refused(with_header(".pragma nounroll;"), ".pragma", CompileStatus::kInvalidPtx, "string");
+  require_refused(".version 9.0\n.target sm_90, map_f64_to_f32\n", "map_f64_to_f32",
+                  CompileStatus::kNotSupported, "map_f64_to_f32");
+  require_refused(".version 9.0\n.target sm_90, bogus\n", "bogus", CompileStatus::kInvalidPtx,
+                  "bogus");
+  require_refused(with_header(".blocksareclusters"), ".blocksareclusters",
+                  CompileStatus::kNotSupported, ".blocksareclusters");
+  require_refused(with_header(".maxntid 0"), ".maxntid 0", CompileStatus::kInvalidPtx,
+                  "at least 1");
+  require_refused(with_header(".maxntid 64, 64, 64, 64"), ".maxntid", CompileStatus::kInvalidPtx,
+                  "");
+  require_refused(with_header(".pragma nounroll;"), ".pragma", CompileStatus::kInvalidPtx,
+                  "string");
   require_refused(kernel("", ".file 1\n"), ".file 1", CompileStatus::kInvalidPtx, "file name");
 }
 
 TEST_CASE("predefined identifiers and special registers", "[ptx][grammar]") {
   const uint32_t threads = 40;
   const std::string body =
-      "  mov.u32 %r1, %laneid;\n  mov.u32 %r2, %warpid;\n  mov.u32 %r3, %nwarpid;\n  mov.u32 %r4, WARP_SZ;\n"
+      "  mov.u32 %r1, %laneid;\n  mov.u32 %r2, %warpid;\n  mov.u32 %r3, %nwarpid;\n  mov.u32 %r4, "
+      "WARP_SZ;\n"
       "  st.global.v4.u32 [%rd30], {%r1, %r2, %r3, %r4};\n"
       "  mov.u32 %r1, %lanemask_eq;\n  mov.u32 %r2, %lanemask_le;\n  mov.u32 %r3, %lanemask_lt;\n"
       "  mov.u32 %r4, %lanemask_ge;\n  st.global.v4.u32 [%rd30+16], {%r1, %r2, %r3, %r4};\n"
-      "  mov.u32 %r1, %lanemask_gt;\n  mov.u32 %r2, %smid;\n  mov.u32 %r3, %nsmid;\n  mov.u32 %r4, %envreg3;\n"
+      "  mov.u32 %r1, %lanemask_gt;\n  mov.u32 %r2, %smid;\n  mov.u32 %r3, %nsmid;\n  mov.u32 %r4, "
+      "%envreg3;\n"
       "  st.global.v4.u32 [%rd30+32], {%r1, %r2, %r3, %r4};\n"
       "  mov.u32 %r1, %total_smem_size;\n  mov.u32 %r2, %dynamic_smem_size;\n  mov.u32 %r3, %pm0;\n"
       "  mov.u32 %r4, %aggr_smem_size;\n  st.global.v4.u32 [%rd30+48], {%r1, %r2, %r3, %r4};\n";
-  const std::string prelude = ".shared .align 4 .b8 fixed[100];\n.extern .shared .align 16 .b8 dyn[];\n";
+  const std::string prelude =
+      ".shared .align 4 .b8 fixed[100];\n.extern .shared .align 16 .b8 dyn[];\n";
   // Both shared arrays must be referenced for the kernel to use them.
   const std::string use_shared = "  mov.u32 %r5, fixed;\n  mov.u32 %r6, dyn;\n";
   const Ran r = run_text(kernel(use_shared + body, prelude), threads, {1, 1, 1}, 64);
@@ -631,7 +678,9 @@ TEST_CASE("predefined identifiers and special registers", "[ptx][grammar]") {
   for (uint32_t t = 0; t < threads; ++t) {
     INFO("thread " << t);
     const uint32_t lane = t % 32;
-    auto word = [&](int slot, int half) { return static_cast<uint32_t>(r.at(t, slot) >> (32 * half)); };
+    auto word = [&](int slot, int half) {
+      return static_cast<uint32_t>(r.at(t, slot) >> (32 * half));
+    };
     CHECK(word(0, 0) == lane);
     CHECK(word(0, 1) == t / 32);
     CHECK(word(1, 0) > t / 32);  // %nwarpid bounds %warpid
@@ -646,13 +695,14 @@ TEST_CASE("predefined identifiers and special registers", "[ptx][grammar]") {
     CHECK(word(5, 1) == 0);          // %envreg3: not set by the emulator's driver
     CHECK(word(6, 0) >= 100 + 64);   // static + dynamic
     CHECK(word(6, 1) == 64);
-    CHECK(word(7, 0) == 0);          // %pm0: performance counters do not count here
+    CHECK(word(7, 0) == 0);  // %pm0: performance counters do not count here
     CHECK(word(7, 1) == word(6, 0));
   }
 
   // 64-bit ones: %clock64 and %globaltimer advance, %gridid differs between launches.
   const std::string timers =
-      "  mov.u64 %rd1, %clock64;\n  mov.u32 %r1, %clock;\n  add.u32 %r1, %r1, 1;\n  mov.u64 %rd2, %clock64;\n"
+      "  mov.u64 %rd1, %clock64;\n  mov.u32 %r1, %clock;\n  add.u32 %r1, %r1, 1;\n  mov.u64 %rd2, "
+      "%clock64;\n"
       "  mov.u64 %rd3, %globaltimer;\n  mov.u64 %rd4, %gridid;\n  mov.u64 %rd5, %pm7_64;\n"
       "  st.global.v2.u64 [%rd30], {%rd1, %rd2};\n  st.global.v2.u64 [%rd30+16], {%rd3, %rd4};\n"
       "  st.global.u64 [%rd30+32], %rd5;\n";
@@ -663,13 +713,15 @@ TEST_CASE("predefined identifiers and special registers", "[ptx][grammar]") {
   CHECK(t1.at(0, 3) != t2.at(0, 3));
   CHECK(t1.at(0, 4) == 0);
 
-  for (const char* name : {"%envreg32", "%envreg01", "%pm8", "%pm0_32", "%laneidx", "%tid", "%tid.w", "%warp_sz",
-                           "WARP_SIZE"}) {
+  for (const char* name : {"%envreg32", "%envreg01", "%pm8", "%pm0_32", "%laneidx", "%tid",
+                           "%tid.w", "%warp_sz", "WARP_SIZE"}) {
     INFO(name);
     require_invalid("  mov.u32 %r1, " + std::string(name) + ";", "%r1, " + std::string(name));
   }
-  require_unsupported("  mov.u32 %r1, %reserved_smem_offset_begin;", "%reserved_smem_offset_begin", "not supported");
-  require_unsupported("  mov.u64 %rd1, %current_graph_exec;", "%current_graph_exec", "not supported");
+  require_unsupported("  mov.u32 %r1, %reserved_smem_offset_begin;", "%reserved_smem_offset_begin",
+                      "not supported");
+  require_unsupported("  mov.u64 %rd1, %current_graph_exec;", "%current_graph_exec",
+                      "not supported");
   require_invalid("  mov.u32 %laneid, 1;", "%laneid, 1", "special register");
   require_invalid("  mov.u32 WARP_SZ, 1;", "WARP_SZ, 1", "destination");
 }
@@ -678,13 +730,15 @@ TEST_CASE("calls: argument counts, integer constants as arguments", "[ptx][gramm
   const std::string prelude =
       ".func (.reg .b32 r) add3(.reg .b32 a, .reg .b32 b, .reg .b32 c)\n{\n  add.u32 r, a, b;\n"
       "  add.u32 r, r, c;\n  ret;\n}\n";
-  const Ran r = run_body("  mov.u32 %r1, 5;\n  call.uni (%r2), add3, (%r1, 7, 0x10);\n  st.global.u32 [%rd30], %r2;\n",
-                         prelude);
+  const Ran r = run_body(
+      "  mov.u32 %r1, 5;\n  call.uni (%r2), add3, (%r1, 7, 0x10);\n  st.global.u32 [%rd30], %r2;\n",
+      prelude);
   CHECK(r.at(0, 0) == 5 + 7 + 16);
   require_invalid("  call.uni (%r2), add3, (%r1, 7);", "call.uni", "2 arguments", prelude);
   require_invalid("  call.uni add3, (%r1, 7, 1);", "call.uni", "0 return values", prelude);
   require_invalid("  call.uni (1), add3, (%r1, 7, 1);", "call.uni", "return values", prelude);
-  require_unsupported("  call.uni (%r2), add3, (%r1, 7, 1.5);", "call.uni", "floating-point", prelude);
+  require_unsupported("  call.uni (%r2), add3, (%r1, 7, 1.5);", "call.uni", "floating-point",
+                      prelude);
 }
 
 TEST_CASE("barrier names, cvta widths", "[ptx][grammar]") {
@@ -694,10 +748,12 @@ TEST_CASE("barrier names, cvta widths", "[ptx][grammar]") {
   const Ran r = run_text(kernel("  mov.u32 %r1, 17;\n  bar.sync %r1;\n"), 32);
   CHECK(r.result.status == LaunchStatus::kIllegalInstruction);
   CHECK(r.result.message.find("barrier 17") != std::string::npos);
-  require_unsupported("  { .shared .b8 s[4];\n  cvta.shared.u32 %r1, s; }", "cvta.shared.u32", "32-bit");
+  require_unsupported("  { .shared .b8 s[4];\n  cvta.shared.u32 %r1, s; }", "cvta.shared.u32",
+                      "32-bit");
   const Ran to = run_body(
       "  .shared .align 4 .b8 s[8];\n  cvta.shared.u64 %rd1, s;\n  add.s64 %rd1, %rd1, 4;\n"
-      "  cvta.to.shared.u32 %r1, %rd1;\n  mov.u32 %r2, s;\n  sub.u32 %r3, %r1, %r2;\n  st.global.u32 [%rd30], %r3;\n");
+      "  cvta.to.shared.u32 %r1, %rd1;\n  mov.u32 %r2, s;\n  sub.u32 %r3, %r1, %r2;\n  "
+      "st.global.u32 [%rd30], %r3;\n");
   CHECK(to.at(0, 0) == 4);
 }
 
@@ -717,7 +773,8 @@ std::string read_llvm_ptx(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("LLVM NVPTX output: vector loads, shared memory, calls, 0f immediates", "[ptx][grammar][llvm]") {
+TEST_CASE("LLVM NVPTX output: vector loads, shared memory, calls, 0f immediates",
+          "[ptx][grammar][llvm]") {
   auto prog = compile_or_fail(read_llvm_ptx("shared_call.ptx"));
   HostMemory mem;
   auto vars = bind_variables(*prog, mem);
@@ -727,7 +784,8 @@ TEST_CASE("LLVM NVPTX output: vector loads, shared memory, calls, 0f immediates"
   for (float& v : vin) v = rng.uniform() * 4 - 2;
   float* dvin = mem.upload(vin);
   float* out = mem.zeros<float>(n);
-  require_success(run(*prog, "kern", {grid}, {block}, Args().add(out).add(dvin).add(static_cast<int32_t>(n)), mem));
+  require_success(run(*prog, "kern", {grid}, {block},
+                      Args().add(out).add(dvin).add(static_cast<int32_t>(n)), mem));
   const float table[4] = {1.0f, 2.5f, -3.0f, 0.125f};
   for (uint32_t i = 0; i < n; ++i) {
     INFO("i = " << i);
@@ -740,13 +798,19 @@ TEST_CASE("LLVM NVPTX output: vector loads, shared memory, calls, 0f immediates"
   }
 }
 
-TEST_CASE("LLVM NVPTX output: address initializers, local arrays, byval structs, atomics, switch", "[ptx][grammar][llvm]") {
+TEST_CASE("LLVM NVPTX output: address initializers, local arrays, byval structs, atomics, switch",
+          "[ptx][grammar][llvm]") {
   auto prog = compile_or_fail(read_llvm_ptx("initializers_local.ptx"));
   for (int32_t sel : {5, 7}) {
     HostMemory mem;
     bind_variables(*prog, mem);
     const uint32_t n = 40;
-    struct Pair { int32_t a; int16_t b; uint8_t c; uint8_t pad; } pair{123456, -5, 200, 0};
+    struct Pair {
+      int32_t a;
+      int16_t b;
+      uint8_t c;
+      uint8_t pad;
+    } pair{123456, -5, 200, 0};
     const uint16_t halves[2] = {40000, 30000};
     uint16_t* dh = mem.upload(std::vector<uint16_t>(halves, halves + 2));
     int32_t* out = mem.zeros<int32_t>(12 * n);
@@ -756,16 +820,16 @@ TEST_CASE("LLVM NVPTX output: address initializers, local arrays, byval structs,
       INFO("thread " << t << " sel " << sel);
       const int32_t* o = out + 12 * t;
       CHECK(o[0] == static_cast<int32_t>(t % 32));
-      CHECK(o[1] == 32);                                      // WARP_SZ
-      CHECK(o[2] == static_cast<int32_t>((t & 7) * t));       // local array
-      CHECK(o[3] == 300 + 100);                               // arr+8 and generic(arr)
+      CHECK(o[1] == 32);                                 // WARP_SZ
+      CHECK(o[2] == static_cast<int32_t>((t & 7) * t));  // local array
+      CHECK(o[3] == 300 + 100);                          // arr+8 and generic(arr)
       CHECK(o[4] == 123456);
       CHECK(o[5] == -5);
       CHECK(o[6] == 200);
       CHECK(o[7] == static_cast<uint16_t>(40000 + 30000));
       REQUIRE(o[8] >= 0);
       REQUIRE(o[8] < static_cast<int32_t>(n));
-      ++seen[o[8]];                                           // atom.add: each old value once
+      ++seen[o[8]];  // atom.add: each old value once
       CHECK(o[9] == -2);
       CHECK(o[10] == (sel == 5 ? 15 : -1));
     }
@@ -773,11 +837,14 @@ TEST_CASE("LLVM NVPTX output: address initializers, local arrays, byval structs,
   }
 }
 
-TEST_CASE("LLVM NVPTX output: struct returns, vector parameters, i128 carries, f16", "[ptx][grammar][llvm]") {
+TEST_CASE("LLVM NVPTX output: struct returns, vector parameters, i128 carries, f16",
+          "[ptx][grammar][llvm]") {
   auto prog = compile_or_fail(read_llvm_ptx("struct_i128_half.ptx"));
   HostMemory mem;
   const uint32_t n = 32;
-  struct U128 { uint64_t lo, hi; } big{0xfffffffffffffff0ull, 0x100};
+  struct U128 {
+    uint64_t lo, hi;
+  } big{0xfffffffffffffff0ull, 0x100};
   const uint16_t half_two = 0x4000;  // 2.0
   uint16_t* dh = mem.upload(std::vector<uint16_t>{half_two});
   uint32_t* out = mem.zeros<uint32_t>(8 * n);
@@ -806,9 +873,9 @@ TEST_CASE("optional operands: cache policies, cp.async src-size and ignore-src",
       "  st.global.L2::cache_hint.u32 [%rd30], %r1, %rd1;\n"
       "  mov.u64 %rd2, src4;\n"
       "  setp.eq.u32 %p1, %r31, 0;\n"
-      "  cp.async.ca.shared.global [s], [%rd2], 16, 8;\n"       // src-size: 8 bytes read, 8 zeroed
-      "  cp.async.ca.shared.global [s+16], [%rd2], 16, %p1;\n"  // ignore-src true: all zero
-      "  cp.async.ca.shared.global [s+32], [%rd2], 16, !%p1;\n" // ignore-src false: copied
+      "  cp.async.ca.shared.global [s], [%rd2], 16, 8;\n"        // src-size: 8 bytes read, 8 zeroed
+      "  cp.async.ca.shared.global [s+16], [%rd2], 16, %p1;\n"   // ignore-src true: all zero
+      "  cp.async.ca.shared.global [s+32], [%rd2], 16, !%p1;\n"  // ignore-src false: copied
       "  cp.async.wait_all;\n"
       "  ld.shared.v4.u32 {%r2, %r3, %r4, %r5}, [s];\n"
       "  st.global.v4.u32 [%rd30+16], {%r2, %r3, %r4, %r5};\n"
@@ -829,5 +896,6 @@ TEST_CASE("optional operands: cache policies, cp.async src-size and ignore-src",
   require_invalid("  st.global.v2.u64 [%rd0], {%rd1, %r1};", "st.global.v2.u64", "32-bit register");
   require_invalid("  setp.eq.s32 %p1, %r1, %r2, %p2;", "setp.eq.s32 %p1", ".and/.or/.xor");
   require_invalid("  testp.f32 %p1, %f1;", "testp.f32", "class");
-  require_invalid("  cp.async.ca.shared.global [%rd0], [%rd1], 16, 16, %rd2;", "cp.async", "cache_hint");
+  require_invalid("  cp.async.ca.shared.global [%rd0], [%rd1], 16, 16, %rd2;", "cp.async",
+                  "cache_hint");
 }

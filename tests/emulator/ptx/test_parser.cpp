@@ -135,10 +135,15 @@ struct NumberToken {
 std::vector<NumberToken> number_tokens(const std::string& s) {
   std::vector<NumberToken> out;
   int line = 1;
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%'; };
+  auto ident = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
+  };
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    if (c == '\n') { ++line; continue; }
+    if (c == '\n') {
+      ++line;
+      continue;
+    }
     if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
       while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
       continue;
@@ -167,7 +172,8 @@ std::vector<NumberToken> number_tokens(const std::string& s) {
 TEST_CASE("every number replaced by a malformed one is refused naming its line", "[ptx][parser]") {
   // The literal forms the parser once let through to std::stoul (an exception, reported as an
   // internal error) or converted wrongly (out of range, locale, overflow).
-  const char* const kBad[] = {"0x", "0xZZ", "99999999999999999999999", "0f123", "1e999", "08", "0b2", "1.5.5"};
+  const char* const kBad[] = {"0x",  "0xZZ", "99999999999999999999999", "0f123", "1e999", "08",
+                              "0b2", "1.5.5"};
   constexpr size_t kCount = sizeof kBad / sizeof kBad[0];
   for (const auto& [name, original] : mutation_inputs()) {
     const std::vector<NumberToken> numbers = number_tokens(original);
@@ -181,8 +187,8 @@ TEST_CASE("every number replaced by a malformed one is refused naming its line",
         std::string text = original;
         text.replace(n.at, n.size, bad);
         CompileResult r = compile(text);
-        INFO(name << ": '" << original.substr(n.at, n.size) << "' on line " << n.line << " -> '" << bad << "': "
-                  << r.error);
+        INFO(name << ": '" << original.substr(n.at, n.size) << "' on line " << n.line << " -> '"
+                  << bad << "': " << r.error);
         REQUIRE(r.program == nullptr);
         REQUIRE(r.status == CompileStatus::kInvalidPtx);
         REQUIRE(r.error.rfind("line " + std::to_string(n.line) + ":", 0) == 0);
@@ -201,15 +207,23 @@ TEST_CASE("mutated PTX is rejected with a line number or compiles, never crashes
       for (int e = 0; e < edits; ++e) {
         size_t pos = rng.next() % text.size();
         switch (rng.next() % 5) {
-          case 0: text.resize(pos); break;                                   // truncate
-          case 1: text.erase(pos, 1 + rng.next() % 12); break;               // delete a run
-          case 2: text[pos] = "{}[];,.%@!<>|+-0x9fz\""[rng.next() % 21]; break;  // replace a char
+          case 0:
+            text.resize(pos);
+            break;  // truncate
+          case 1:
+            text.erase(pos, 1 + rng.next() % 12);
+            break;  // delete a run
+          case 2:
+            text[pos] = "{}[];,.%@!<>|+-0x9fz\""[rng.next() % 21];
+            break;   // replace a char
           case 3: {  // duplicate a piece elsewhere
             std::string piece = text.substr(rng.next() % text.size(), 1 + rng.next() % 30);
             text = text.substr(0, pos) + piece + text.substr(pos);
             break;
           }
-          case 4: text = text.substr(0, pos) + "\n.reg .b32 %zz<99999999>;\n" + text.substr(pos); break;
+          case 4:
+            text = text.substr(0, pos) + "\n.reg .b32 %zz<99999999>;\n" + text.substr(pos);
+            break;
         }
         if (text.empty()) text.push_back(' ');
       }
