@@ -38,6 +38,9 @@ struct KernelDesc {
   uint32_t num_regs = 0;               // virtual registers declared (reported as NUM_REGS, capped)
   uint32_t max_threads_per_block = 0;  // `.maxntid` product, 0 when not declared
   Dim3 reqntid{0, 0, 0};               // `.reqntid`, zeros when not declared
+  Dim3 reqnctapercluster{0, 0, 0};     // `.reqnctapercluster`, zeros when not declared
+  uint32_t max_cluster_rank = 0;       // `.maxclusterrank`, 0 when not declared
+  bool explicit_cluster = false;       // `.explicitcluster`
   bool uses_dynamic_shared = false;    // refers to an `.extern .shared` array
 };
 

@@ -187,6 +187,7 @@ class Launch {
   std::atomic<uint64_t> instructions_{0};         // warp-instructions
   std::atomic<uint64_t> thread_instructions_{0};  // lanes that issued them (LaunchResult)
   uint64_t start_ns_ = 0;
+  uint64_t grid_id_ = 0;  // %gridid
 };
 
 }  // namespace cusnap::emu::ptx

@@ -183,7 +183,13 @@ void Launch::exec_bar(Block& b, Warp& w, const Instr& in, uint32_t group, uint32
   if (exec != group) diverge(w);
   const int first = std::countr_zero(exec);
   const uint64_t* idv = operand(w, in.ops[1], exec, kSpScratch0);
-  const uint32_t id = static_cast<uint32_t>(idv[first]) % kBarriers;
+  if (idv[first] >= kBarriers) {
+    fail(LaunchStatus::kIllegalInstruction,
+         "barrier " + std::to_string(idv[first]) +
+             " does not exist (0..15): " + where(b, w, first, in));
+    return;
+  }
+  const uint32_t id = static_cast<uint32_t>(idv[first]);
   BarrierState& bar = b.bars[id];
   if (in.ops[2].kind != Operand::kNone) {
     const uint64_t* cv = operand(w, in.ops[2], exec, kSpScratch1);

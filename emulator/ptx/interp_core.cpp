@@ -62,6 +62,9 @@ Launch::Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& 
   if (local_window_ == 0) local_window_ = 16;
   start_ns_ = now_ns();
   result_.status = LaunchStatus::kSuccess;
+  // %gridid: the temporal launch number, distinct for every launch of the process.
+  static std::atomic<uint64_t> launches{0};
+  grid_id_ = launches.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 void Launch::fail(LaunchStatus status, std::string message) {
@@ -167,7 +170,7 @@ void Launch::init_block(Block& b, uint64_t linear) {
     fill(kSpNctaidX, g.x); fill(kSpNctaidY, g.y); fill(kSpNctaidZ, g.z);
     fill(kSpWarpid, wi); fill(kSpNwarpid, 64);
     fill(kSpSmid, linear % std::max<uint32_t>(1, limits_.sm_count)); fill(kSpNsmid, limits_.sm_count);
-    fill(kSpGridid, 1);
+    fill(kSpGridid, grid_id_);
     fill(kSpDynSmem, config_.dynamic_shared_bytes);
     fill(kSpTotalSmem, shared_bytes_);
     if (config_.cooperative) {
@@ -185,7 +188,8 @@ void Launch::init_block(Block& b, uint64_t linear) {
     fill(kSpNclusteridZ, (g.z + cl.z - 1) / cl.z);
     fill(kSpClusterCtarank, (b.ctaid.x % cl.x) + cl.x * ((b.ctaid.y % cl.y) + cl.y * (b.ctaid.z % cl.z)));
     fill(kSpClusterNctarank, cl.count());
-    fill(kSpIsExplicitCluster, cl.count() > 1 ? 1 : 0);
+    fill(kSpIsExplicitCluster,
+         cl.count() > 1 || kd_.explicit_cluster || kd_.reqnctapercluster.x ? 1 : 0);
   }
 }
 
@@ -248,10 +252,16 @@ const uint64_t* Launch::computed_operand(Warp& w, const Operand& o, uint32_t exe
       }
       return s;
     }
-    default: {
-      uint64_t* s = w.slot(kSpZero);
-      return s;
-    }
+    case Operand::kNone:  // an optional operand that is absent (callers test for it first)
+      return w.slot(kSpZero);
+    default:
+      // Lowering gives every source operand one of the kinds above (Parser::src refuses vectors,
+      // sinks and addresses as scalar sources): reaching this is an emulator bug, and it must
+      // not pass for a value of zero.
+      fail(LaunchStatus::kIllegalInstruction, "internal error: an operand of kind " +
+                                                  std::to_string(static_cast<int>(o.kind)) +
+                                                  " read as a value");
+      return w.slot(kSpZero);
   }
 }
 

@@ -424,7 +424,10 @@ void Launch::exec_cp_async(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   if (!resolve_lanes(b, w, in, in.ops[1], exec, size, false, src, Space::kGlobal)) return;
   for (uint32_t m = exec; m; m &= m - 1) {
     int l = std::countr_zero(m);
-    uint32_t n = src_size ? static_cast<uint32_t>(std::min<uint64_t>(src_size[l], size)) : size;
+    // ops[3]: src-size (bytes read, the rest zero-filled) or, with sub 1, ignore-src.
+    uint32_t n = !src_size     ? size
+                 : in.sub == 1 ? (src_size[l] ? 0 : size)
+                               : static_cast<uint32_t>(std::min<uint64_t>(src_size[l], size));
     std::memmove(dst[l], src[l], n);
     std::memset(dst[l] + n, 0, size - n);
   }

@@ -1,7 +1,9 @@
 #include "lexer.h"
 
-#include <cstdlib>
+#include <bit>
+#include <charconv>
 #include <cstring>
+#include <limits>
 
 namespace cusnap::emu::ptx {
 namespace {
@@ -79,7 +81,7 @@ bool tokenize(std::string_view s, std::vector<Token>& out, std::string& error) {
       }
       t.kind = Tok::kDot;
       t.text = s.substr(start, i - start);
-    } else if (ident_start(c)) {
+    } else if (ident_start(c) && !(c == '%' && (i + 1 >= n || !ident_char(s[i + 1])))) {
       ++i;
       while (i < n && ident_char(s[i])) ++i;
       t.kind = Tok::kIdent;
@@ -106,7 +108,9 @@ bool tokenize(std::string_view s, std::vector<Token>& out, std::string& error) {
       }
       t.kind = Tok::kNumber;
       t.text = s.substr(start, i - start);
-    } else if (std::strchr(",;:[]{}()+-|!@<>=*", c) != nullptr) {
+    } else if (std::strchr(",;:[]{}()+-|!@<>=*/&^~?", c) != nullptr ||
+               (c == '%' && (i + 1 >= n || !ident_char(s[i + 1])))) {
+      // A '%' that starts no identifier is the remainder operator of a constant expression.
       t.kind = Tok::kPunct;
       t.text = s.substr(i, 1);
       ++i;
@@ -124,48 +128,99 @@ bool tokenize(std::string_view s, std::vector<Token>& out, std::string& error) {
   return true;
 }
 
-bool parse_number(std::string_view t, NumberValue& out) {
+namespace {
+
+bool hex_digit(char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// Unsigned digits in `base`, all of `s`, into 64 bits.
+bool parse_digits(std::string_view s, int base, uint64_t& out, std::string& why) {
+  if (s.empty()) {
+    why = "no digits";
+    return false;
+  }
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out, base);
+  if (ec == std::errc::result_out_of_range) {
+    why = "does not fit in 64 bits";
+    return false;
+  }
+  if (ec != std::errc() || ptr != end) {
+    why = std::string("'") + (ec != std::errc() ? s[0] : *ptr) + "' is not a base-" +
+          std::to_string(base) + " digit";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_number(std::string_view s, NumberValue& out, std::string& why) {
   out = NumberValue{};
-  if (t.empty()) return false;
-  std::string s(t);
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'f' || s[1] == 'F')) {
-    if (s.size() != 10) return false;
-    char* end = nullptr;
-    out.bits = std::strtoull(s.c_str() + 2, &end, 16);
-    if (*end != '\0') return false;
-    out.kind = NumberValue::kF32Bits;
+  why.clear();
+  if (s.empty() || !(digit(s[0]) || s[0] == '.')) {
+    why = "not a number";
+    return false;
+  }
+  const char p = s.size() > 1 && s[0] == '0' ? s[1] : '\0';
+  if (p == 'f' || p == 'F' || p == 'd' || p == 'D') {  // 0fXXXXXXXX / 0dXXXXXXXXXXXXXXXX
+    const bool single = p == 'f' || p == 'F';
+    const size_t digits = single ? 8 : 16;
+    std::string_view h = s.substr(2);
+    for (char c : h)
+      if (!hex_digit(c)) {
+        why = std::string("'") + c + "' is not a hexadecimal digit";
+        return false;
+      }
+    if (h.size() != digits) {
+      why = std::string(single ? "0f" : "0d") + " needs exactly " + std::to_string(digits) +
+            " hexadecimal digits";
+      return false;
+    }
+    uint64_t bits = 0;
+    if (!parse_digits(h, 16, bits, why)) return false;
+    if (single) {
+      out.kind = NumberValue::kF32Bits;
+      out.bits = bits;
+    } else {
+      out.kind = NumberValue::kDouble;
+      out.value = std::bit_cast<double>(bits);
+    }
     return true;
   }
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'd' || s[1] == 'D')) {
-    if (s.size() != 18) return false;
-    char* end = nullptr;
-    out.bits = std::strtoull(s.c_str() + 2, &end, 16);
-    if (*end != '\0') return false;
-    out.kind = NumberValue::kF64Bits;
-    return true;
-  }
-  if (s.back() == 'U' || s.back() == 'u') {
-    out.is_unsigned = true;
-    s.pop_back();
-  }
-  const bool is_hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  if (!is_hex && s.find_first_of(".eE") != std::string::npos) {
-    char* end = nullptr;
-    out.value = std::strtod(s.c_str(), &end);
-    if (*end != '\0') return false;
+  const bool hex = p == 'x' || p == 'X';
+  const bool binary = p == 'b' || p == 'B';
+  if (!hex && !binary && s.find_first_of(".eE") != std::string_view::npos) {
+    // A decimal floating-point literal: digits, an optional point, an optional signed exponent.
+    const char* end = s.data() + s.size();
+    auto [ptr, ec] = std::from_chars(s.data(), end, out.value, std::chars_format::general);
+    if (ec == std::errc::result_out_of_range) {
+      why = "out of the range of a double";
+      return false;
+    }
+    if (ec != std::errc() || ptr != end) {
+      why = "not a floating-point literal";
+      return false;
+    }
     out.kind = NumberValue::kDouble;
     return true;
   }
-  char* end = nullptr;
+  std::string_view d = s;
+  if (d.back() == 'U' || d.back() == 'u') {
+    out.is_unsigned = true;
+    d.remove_suffix(1);
+  }
   int base = 10;
-  const char* p = s.c_str();
-  if (is_hex) { base = 16; p += 2; }
-  else if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) { base = 2; p += 2; }
-  else if (s.size() > 1 && s[0] == '0') { base = 8; p += 1; }
-  if (*p == '\0') return false;
-  out.bits = std::strtoull(p, &end, base);
-  if (*end != '\0') return false;
+  if (hex || binary) {
+    base = hex ? 16 : 2;
+    d.remove_prefix(2);
+  } else if (d.size() > 1 && d[0] == '0') {
+    base = 8;
+    d.remove_prefix(1);
+  }
+  if (!parse_digits(d, base, out.bits, why)) return false;
   out.kind = NumberValue::kInt;
+  // Literals are .s64 unless they need .u64 to be represented.
+  if (out.bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) out.is_unsigned = true;
   return true;
 }
 

@@ -1,6 +1,7 @@
 // Instruction decoding: `[@[!]p] opcode.mod.mod operands;` into one Instr. Every opcode's
 // modifiers are interpreted here once so the interpreter never looks at text.
 #include <algorithm>
+#include <functional>
 
 #include "parser_internal.h"
 
@@ -171,6 +172,8 @@ void Parser::parse_instruction(Function& f) {
     std::string_view pname = expect_ident("as guard predicate");
     auto n = lookup(pname);
     if (!n || !n->is_reg) fail_at(line, "unknown predicate '" + std::string(pname) + "'");
+    if (n->id < kFirstRegSlot || m_.slot_bits[n->id] != 1)
+      fail_at(line, "guard '" + std::string(pname) + "' is not a .pred register");
     in.has_guard = true;
     in.guard_negate = neg;
     in.guard_slot = n->id;
@@ -190,12 +193,12 @@ void Parser::parse_instruction(Function& f) {
   std::vector<ParsedOperand> ops;
   if (!is_punct(';')) {
     for (;;) {
-      ParsedOperand p = parse_operand();
-      if (accept_punct('|')) {  // dual destination p|q: keep both as a 2-vector marked by name
+      ParsedOperand p = parse_operand(opcode == "call");
+      if (accept_punct('|')) {  // dual destination p|q: keep both as a 2-vector marked dual
         ParsedOperand second = parse_operand();
         ParsedOperand pair;
         pair.kind = ParsedOperand::kVector;
-        pair.name = "|";
+        pair.dual = true;
         pair.line = p.line;
         pair.elems.push_back(p);
         pair.elems.push_back(second);
@@ -261,8 +264,11 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     if (types.empty()) fail_at(line, std::string(op) + " needs a type suffix");
     return types.back();
   };
-  for (size_t i = 0; i < ops.size(); ++i)
-    if (ops[i].kind == ParsedOperand::kReg && ops[i].name == "dynamic") in.reads_dynamic_special = true;
+  // %clock/%globaltimer anywhere among the operands (also inside vectors and call lists).
+  std::function<bool(const ParsedOperand&)> dynamic = [&](const ParsedOperand& p) {
+    return p.dynamic || std::any_of(p.elems.begin(), p.elems.end(), dynamic);
+  };
+  in.reads_dynamic_special = std::any_of(ops.begin(), ops.end(), dynamic);
 
   // `d, s1, s2, ...`: the destination and sources with their operand types (immediates are
   // converted to them).
@@ -280,7 +286,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   // `d|q` (dual destination) into ops[first] and ops[second]; a single `d` leaves ops[second]
   // a sink. Returns whether there were two.
   auto dual_dst = [&](int first, int second) {
-    if (ops[0].kind == ParsedOperand::kVector && ops[0].name == "|") {
+    if (ops[0].kind == ParsedOperand::kVector && ops[0].dual) {
       in.ops[first] = dst(ops[0].elems[0]);
       in.ops[second] = dst(ops[0].elems[1]);
       return true;
@@ -404,6 +410,11 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
         {".infinite", AluOp::kTestpInfinite}, {".number", AluOp::kTestpNumber},
         {".notanumber", AluOp::kTestpNotanumber}, {".normal", AluOp::kTestpNormal},
         {".subnormal", AluOp::kTestpSubnormal}};
+    if (!has(mods, ".finite") &&
+        alu_op_by_modifier(mods, AluOp::kTestpFinite, kClasses) == AluOp::kTestpFinite)
+      fail_at(
+          line,
+          "testp needs a class (.finite, .infinite, .number, .notanumber, .normal, .subnormal)");
     simple_alu(alu_op_by_modifier(mods, AluOp::kTestpFinite, kClasses), 1);
     return;
   }
@@ -412,19 +423,40 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.type = t;
     need(2);
     in.nops = 2;
-    if (ops[0].kind == ParsedOperand::kVector) {
+    if (in.vec > 1)
+      not_supported_at(line, "mov." +
+                                 std::string(in.vec == 2   ? "v2"
+                                             : in.vec == 4 ? "v4"
+                                                           : "v8") +
+                                 " (vector registers are not supported by the emulator)");
+    // mov.bN d, {a, b[, c, d]} packs and mov.bN {a, b[, c, d]}, s unpacks: two or four equal
+    // elements filling the bit type exactly. A one-element brace is the plain scalar move.
+    auto pack_count = [&](const ParsedOperand& v) -> size_t {
+      const size_t n = v.kind == ParsedOperand::kVector && !v.dual ? v.elems.size() : 1;
+      if (n == 1) return 1;
+      const int bits = type_bits(t);
+      if ((t != Type::kB16 && t != Type::kB32 && t != Type::kB64) || (n != 2 && n != 4) ||
+          bits / static_cast<int>(n) < 8)
+        fail_at(line, "mov" + instruction_text("", mods) + " cannot pack or unpack " +
+                          std::to_string(n) +
+                          " elements (mov.b16/.b32/.b64 with 2 or 4 elements of equal width)");
+      return n;
+    };
+    auto elem_type = [&](size_t n) {
+      const int eb = type_bits(t) / static_cast<int>(n);
+      return eb == 8 ? Type::kB8 : eb == 16 ? Type::kB16 : eb == 32 ? Type::kB32 : Type::kB64;
+    };
+    if (const size_t n = pack_count(ops[0]); n > 1) {
+      if (pack_count(ops[1]) > 1) fail_at(line, "mov cannot have vectors on both sides");
       in.op = Op::kMovUnpack;
-      in.ops[0] = dst(ops[0]);
+      in.ops[0] = dst_vector(ops[0], n);
       in.ops[1] = src(ops[1], t);
       return;
     }
     in.ops[0] = dst(ops[0]);
-    if (ops[1].kind == ParsedOperand::kVector) {
+    if (const size_t n = pack_count(ops[1]); n > 1) {
       in.op = Op::kMovPack;
-      int n = static_cast<int>(ops[1].elems.size());
-      int bits = t == Type::kPred ? 1 : type_bits(t);
-      Type et = bits / n == 8 ? Type::kB8 : bits / n == 16 ? Type::kB16 : bits / n == 32 ? Type::kB32 : Type::kB64;
-      in.ops[1] = src(ops[1], et);
+      in.ops[1] = src_vector(ops[1], elem_type(n), n);
       return;
     }
     if (ops[1].kind == ParsedOperand::kName) {  // mov of a function name
@@ -469,9 +501,13 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       in.type2 = types[1];
     }
     need_range(3, 4);
-    if (in.bool_op != BoolOp::kNone && ops.size() != 4) fail_at(line, "boolean combination needs a predicate operand");
+    if ((in.bool_op != BoolOp::kNone) != (ops.size() == 4))
+      fail_at(line, "a predicate operand c goes with .and/.or/.xor, and only with them");
     in.nops = static_cast<uint8_t>(ops.size() == 4 ? 5 : 3);
-    if (dual_dst(0, 4)) in.nops = 5;
+    if (op == "set")
+      in.ops[0] = dst(ops[0]);  // set writes one register: no p|q pair
+    else if (dual_dst(0, 4))
+      in.nops = 5;
     in.ops[1] = src(ops[1], in.type2);
     in.ops[2] = src(ops[2], in.type2);
     if (ops.size() == 4) in.ops[3] = src(ops[3], Type::kPred);
@@ -495,6 +531,10 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       if (space_from(m) != Space::kNone) in.space = space_from(m);
     if (in.space == Space::kNone) fail_at(line, std::string(op) + " needs a state space");
     in.type = types.empty() ? Type::kU64 : types.back();
+    // Generic addresses are 64-bit host addresses here: a 32-bit one would be truncated.
+    if (in.op == Op::kCvta && type_bits(in.type) != 64)
+      not_supported_at(line, "instruction '" + instruction_text(op, mods) +
+                                 "': 32-bit generic addresses are not supported by the emulator");
     need(2);
     in.nops = 2;
     in.ops[0] = dst(ops[0]);
@@ -508,19 +548,39 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       if (space_from(m) != Space::kNone) in.space = space_from(m);
     in.type = type0();
     if (std::string why = lower_memory_order(in, mods); !why.empty()) fail_at(line, why);
+    // .L2::cache_hint adds a cache-policy operand: a hint, checked and not used.
+    if (has(mods, ".L2::cache_hint")) {
+      need(3);
+      (void)src(ops[2], Type::kB64);
+      ops.pop_back();
+    }
     need(2);
     in.nops = 2;
+    if (type_bits(in.type) * in.vec > 256)
+      fail_at(line, "instruction '" + instruction_text(op, mods) + "' accesses more than 256 bits");
+    // `.vN` takes a brace vector of exactly N elements; a scalar access takes a scalar (a
+    // one-element brace `{%r1}` is that scalar).
     if (in.op == Op::kLd) {
-      in.ops[0] = dst(ops[0]);
+      in.ops[0] = in.vec > 1 ? dst_vector(ops[0], in.vec) : dst(ops[0]);
       in.ops[1] = addr(ops[1]);
     } else {
       in.ops[0] = addr(ops[0]);
-      in.ops[1] = src(ops[1], in.type);
+      in.ops[1] = in.vec > 1 ? src_vector(ops[1], in.type, in.vec) : src(ops[1], in.type);
     }
-    if (in.vec > 1 && in.ops[in.op == Op::kLd ? 0 : 1].kind != Operand::kVector)
-      fail_at(line, "a vector access needs a vector operand {..}");
-    if (in.vec > 1 && in.ops[in.op == Op::kLd ? 0 : 1].count != in.vec)
-      fail_at(line, "vector operand size does not match ." + std::string("v") + std::to_string(in.vec));
+    // ld/st may use registers wider than the type (narrow values in regular-width registers),
+    // never narrower ones: the access would not fit.
+    const Operand& data = in.ops[in.op == Op::kLd ? 0 : 1];
+    const int bits = type_bits(in.type);
+    auto check_width = [&](const Operand& r) {
+      if (r.kind == Operand::kReg && r.index >= kFirstRegSlot && m_.slot_bits[r.index] < bits)
+        fail_at(line, "a " + std::to_string(m_.slot_bits[r.index]) +
+                          "-bit register cannot hold the " + std::to_string(bits) +
+                          "-bit data of '" + instruction_text(op, mods) + "'");
+    };
+    if (data.kind == Operand::kVector)
+      for (uint32_t i = 0; i < data.count; ++i) check_width(m_.vec_pool[data.index + i]);
+    else
+      check_width(data);
     return;
   }
   if (op == "atom" || op == "red") {
@@ -562,7 +622,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.op = Op::kBra;
     need(1);
     in.nops = 1;
-    if (ops[0].kind != ParsedOperand::kName && ops[0].kind != ParsedOperand::kSymbol)
+    if ((ops[0].kind != ParsedOperand::kName && ops[0].kind != ParsedOperand::kSymbol) ||
+        ops[0].offset != 0 || ops[0].negate)
       fail_at(line, "bra needs a label");
     fixups_.push_back(LabelFixup{static_cast<uint32_t>(m_.code.size()), 0, std::string(ops[0].name), line});
     return;
@@ -597,8 +658,16 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       if (!list) return o;
       std::vector<Operand> elems;
       for (const ParsedOperand& e : list->elems) {
-        Type t = Type::kB64;
-        elems.push_back(src(e, t));
+        // Returns land in registers or `.param` blocks; arguments are those or integer
+        // constants (a floating-point one would need the parameter's type, which PTX
+        // prototypes give only as a size).
+        if (list == rets && e.kind != ParsedOperand::kReg && e.kind != ParsedOperand::kSymbol)
+          fail_at(line, "call return values must be registers or .param variables");
+        if (e.kind == ParsedOperand::kImm && e.number.kind != NumberValue::kInt)
+          not_supported_at(line, "floating-point constants as call arguments");
+        if (e.kind == ParsedOperand::kReg && e.slot < kFirstRegSlot && list == rets)
+          fail_at(line, "a special register cannot be written");
+        elems.push_back(src(e, Type::kB64));
       }
       m_.vec_pool.insert(m_.vec_pool.end(), elems.begin(), elems.end());
       o.count = static_cast<uint8_t>(elems.size());
@@ -614,6 +683,12 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   if (op == "trap") { in.op = Op::kTrap; return; }
   if (op == "brkpt") { in.op = Op::kBrkpt; return; }
   if (op == "bar" || op == "barrier") {
+    // Barrier names are 0..15.
+    if (!ops.empty() && ops[has(mods, ".red") ? 1 : 0].kind == ParsedOperand::kImm &&
+        !has(mods, ".warp")) {
+      const NumberValue& id = ops[has(mods, ".red") ? 1 : 0].number;
+      if (id.kind != NumberValue::kInt || id.bits >= 16) fail_at(line, "barrier names are 0..15");
+    }
     if (has(mods, ".warp")) {
       in.op = Op::kBarWarpSync;
       need(1);
@@ -730,9 +805,21 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.ops[0] = addr(ops[0]);
     in.ops[1] = addr(ops[1]);
     in.ops[2] = src(ops[2], Type::kU32);
-    // Optional src-size, then an optional cache policy when .L2::cache_hint is given.
+    // Optional src-size (u32) or ignore-src (a predicate), then the cache policy that
+    // .L2::cache_hint requires (a hint: not used).
     const bool hint = has(mods, ".L2::cache_hint");
-    if ((!hint && ops.size() >= 4) || (hint && ops.size() == 5)) in.ops[3] = src(ops[3], Type::kU32);
+    if (ops.size() == 5 && !hint)
+      fail_at(line, "cp.async takes a cache policy only with .L2::cache_hint");
+    if (hint && ops.size() == 3)
+      fail_at(line, "cp.async with .L2::cache_hint needs a cache policy operand");
+    if (hint) (void)src(ops.back(), Type::kB64);
+    if (ops.size() == (hint ? 5u : 4u)) {
+      const ParsedOperand& extra = ops[3];
+      const bool ignore_src = extra.kind == ParsedOperand::kReg && extra.slot >= kFirstRegSlot &&
+                              m_.slot_bits[extra.slot] == 1;
+      in.sub = ignore_src ? 1 : 0;  // 1: ops[3] is ignore-src (true: copy zeros)
+      in.ops[3] = src(extra, ignore_src ? Type::kPred : Type::kU32);
+    }
     return;
   }
   if (op == "bmsk" || op == "szext") {

@@ -1,13 +1,15 @@
 // Operand syntax (registers, special registers, immediates, vectors, addresses, symbols) and
 // their lowering into Operand slots, with immediates converted to the type the instruction reads.
 #include <bit>
+#include <cstdio>
 #include <cstring>
 
 #include "parser_internal.h"
 
 namespace cusnap::emu::ptx {
 
-std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_view comp) {
+std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_view comp,
+                                             uint32_t line) {
   auto xyz = [&](uint32_t base) -> std::optional<uint32_t> {
     if (comp == ".x") return base;
     if (comp == ".y") return base + 1;
@@ -25,24 +27,48 @@ std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_
   if (!comp.empty()) return std::nullopt;
   struct E { const char* n; uint32_t s; };
   static const E kTable[] = {
-      {"%laneid", kSpLaneid}, {"%warpid", kSpWarpid}, {"%nwarpid", kSpNwarpid},
-      {"%smid", kSpSmid}, {"%nsmid", kSpNsmid}, {"%gridid", kSpGridid},
-      {"%lanemask_eq", kSpLanemaskEq}, {"%lanemask_lt", kSpLanemaskLt},
-      {"%lanemask_le", kSpLanemaskLe}, {"%lanemask_gt", kSpLanemaskGt},
-      {"%lanemask_ge", kSpLanemaskGe}, {"%clock", kSpClock}, {"%clock_hi", kSpClockHi},
-      {"%clock64", kSpClock64}, {"%globaltimer", kSpGlobaltimer},
-      {"%globaltimer_lo", kSpGlobaltimerLo}, {"%globaltimer_hi", kSpGlobaltimerHi},
-      {"%dynamic_smem_size", kSpDynSmem}, {"%total_smem_size", kSpTotalSmem},
-      {"%cluster_ctarank", kSpClusterCtarank}, {"%cluster_nctarank", kSpClusterNctarank},
-      {"%is_explicit_cluster", kSpIsExplicitCluster}, {"%aggr_smem_size", kSpTotalSmem},
+      {"%laneid", kSpLaneid},
+      {"%warpid", kSpWarpid},
+      {"%nwarpid", kSpNwarpid},
+      {"%smid", kSpSmid},
+      {"%nsmid", kSpNsmid},
+      {"%gridid", kSpGridid},
+      {"%lanemask_eq", kSpLanemaskEq},
+      {"%lanemask_lt", kSpLanemaskLt},
+      {"%lanemask_le", kSpLanemaskLe},
+      {"%lanemask_gt", kSpLanemaskGt},
+      {"%lanemask_ge", kSpLanemaskGe},
+      {"%clock", kSpClock},
+      {"%clock_hi", kSpClockHi},
+      {"%clock64", kSpClock64},
+      {"%globaltimer", kSpGlobaltimer},
+      {"%globaltimer_lo", kSpGlobaltimerLo},
+      {"%globaltimer_hi", kSpGlobaltimerHi},
+      {"%dynamic_smem_size", kSpDynSmem},
+      {"%total_smem_size", kSpTotalSmem},
+      {"%cluster_ctarank", kSpClusterCtarank},
+      {"%cluster_nctarank", kSpClusterNctarank},
+      // No shared memory is reserved for the system here, so the aggregate is the total.
+      {"%is_explicit_cluster", kSpIsExplicitCluster},
+      {"%aggr_smem_size", kSpTotalSmem},
   };
   for (const E& e : kTable)
     if (name == e.n) return e.s;
-  if (name.substr(0, 7) == "%envreg") {
-    int n = std::atoi(std::string(name.substr(7)).c_str());
-    if (n >= 0 && n < 32) return kSpEnvreg0 + n;
-  }
-  if (name.substr(0, 3) == "%pm") return kSpZero;
+  // %envreg0..31 and the performance counters %pm0..7 / %pm0_64..%pm7_64 (never counting
+  // here: they read 0). Exact spellings only: `%envreg01` or `%pm8` are not predefined.
+  for (uint32_t i = 0; i < 32; ++i)
+    if (name == "%envreg" + std::to_string(i)) return kSpEnvreg0 + i;
+  for (uint32_t i = 0; i < 8; ++i)
+    if (name == "%pm" + std::to_string(i) || name == "%pm" + std::to_string(i) + "_64")
+      return kSpZero;
+  // Predefined, but describing machinery the emulator does not have.
+  static const char* const kUnsupported[] = {
+      "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
+      "%reserved_smem_offset_0",     "%reserved_smem_offset_1",   "%current_graph_exec"};
+  for (const char* n : kUnsupported)
+    if (name == n)
+      not_supported_at(
+          line, "special register '" + std::string(name) + "' is not supported by the emulator");
   return std::nullopt;
 }
 
@@ -51,51 +77,52 @@ ParsedOperand Parser::parse_address() {
   p.kind = ParsedOperand::kAddr;
   p.line = peek().line;
   expect_punct('[', "to open an address");
-  bool have_base = false;
-  for (;;) {
-    bool minus = false;
-    while (is_punct('+') || is_punct('-')) {
-      if (next().text[0] == '-') minus = !minus;
+  // [reg], [reg+imm], [sym], [sym+imm] or [imm]; imm is a constant expression (`[%rd1+-8]`).
+  auto offset = [&](const char* context) {
+    const uint32_t line = peek().line;
+    if (!at_const_expr())
+      fail("expected a constant " + std::string(context) + ", found " + describe(peek()));
+    NumberValue v = parse_const_expr();
+    if (v.kind != NumberValue::kInt) fail_at(line, "an address offset must be an integer constant");
+    p.offset = static_cast<int64_t>(v.bits);
+  };
+  const Token& t = peek();
+  if (t.kind == Tok::kIdent && t.text != "WARP_SZ") {
+    std::string_view name = next().text;
+    auto n = lookup(name);
+    if (!n) {
+      auto sp = special_slot(name, "", t.line);
+      if (!sp) fail_at(t.line, "unknown name '" + std::string(name) + "' in address");
+      n = Name{true, *sp};
     }
-    const Token& t = peek();
-    if (t.kind == Tok::kIdent && !have_base) {
-      std::string_view name = next().text;
-      auto n = lookup(name);
-      if (!n) {
-        auto sp = special_slot(name, "");
-        if (!sp) fail_at(t.line, "unknown name '" + std::string(name) + "' in address");
-        n = Name{true, *sp};
-      }
-      if (minus) fail_at(t.line, "a base cannot be negated");
-      have_base = true;
-      if (n->is_reg) { p.base_reg = true; p.slot = n->id; }
-      else {
-        p.has_symbol = true;
-        p.symbol = n->id;
-        if (m_.symbols[n->id].space == Space::kShared && current_)
-          current_->shared_symbols.push_back(n->id);
-      }
-    } else if (t.kind == Tok::kNumber) {
-      NumberValue v;
-      if (!parse_number(t.text, v) || v.kind != NumberValue::kInt) fail_at(t.line, "bad address offset '" + std::string(t.text) + "'");
-      next();
-      int64_t val = static_cast<int64_t>(v.bits);
-      p.offset += minus ? -val : val;
+    if (n->is_reg) {
+      p.base_reg = true;
+      p.slot = n->id;
     } else {
-      fail("expected a register, symbol or offset in address, found '" + std::string(t.text) + "'");
+      p.has_symbol = true;
+      p.symbol = n->id;
+      if (m_.symbols[n->id].space == Space::kShared && current_)
+        current_->shared_symbols.push_back(n->id);
     }
-    if (is_punct(']')) { next(); break; }
-    if (!is_punct('+') && !is_punct('-')) fail("expected '+', '-' or ']' in address, found '" + std::string(peek().text) + "'");
+    if (accept_punct('+'))
+      offset("offset after '+'");
+    else if (is_punct('-'))
+      fail("PTX addresses are [base+offset]: a negative offset is written [" + std::string(name) +
+           "+-N]");
+  } else {
+    offset("address");
   }
+  if (!accept_punct(']')) fail("expected '+' or ']' in address, found " + describe(peek()));
   return p;
 }
 
-ParsedOperand Parser::parse_operand() {
+ParsedOperand Parser::parse_operand(bool lists) {
   ParsedOperand p;
   p.line = peek().line;
   if (is_punct('[')) return parse_address();
   if (accept_punct('{')) {
     p.kind = ParsedOperand::kVector;
+    if (is_punct('}')) fail("an empty vector {}");
     for (;;) {
       p.elems.push_back(parse_operand());
       if (accept_punct('}')) break;
@@ -103,7 +130,7 @@ ParsedOperand Parser::parse_operand() {
     }
     return p;
   }
-  if (accept_punct('(')) {
+  if (lists && accept_punct('(')) {
     p.kind = ParsedOperand::kList;
     if (accept_punct(')')) return p;
     for (;;) {
@@ -114,35 +141,31 @@ ParsedOperand Parser::parse_operand() {
     return p;
   }
   if (accept_punct('_')) { p.kind = ParsedOperand::kSink; return p; }
+  if (at_const_expr()) {
+    p.kind = ParsedOperand::kImm;
+    p.number = parse_const_expr();
+    return p;
+  }
   if (accept_punct('!')) {
     p = parse_operand();
     p.negate = !p.negate;
     return p;
   }
-  bool minus = false;
-  while (is_punct('-') || is_punct('+')) {
-    if (next().text[0] == '-') minus = !minus;
-  }
+  if (is_punct('-') || is_punct('+') || is_punct('~'))
+    fail("'" + std::string(peek().text) + "' applies only to constants, found it before " +
+         describe(peek(1)));
   const Token& t = peek();
-  if (t.kind == Tok::kNumber) {
-    p.kind = ParsedOperand::kImm;
-    if (!parse_number(t.text, p.number)) fail("malformed number '" + std::string(t.text) + "'");
-    p.minus = minus;
-    next();
-    return p;
-  }
   if (t.kind == Tok::kIdent) {
     std::string_view name = next().text;
     std::string_view comp;
     if (peek().kind == Tok::kDot && peek().glued && name[0] == '%') comp = next().text;
     if (name[0] == '%' && (!comp.empty() || !lookup(name))) {
-      auto sp = special_slot(name, comp);
+      auto sp = special_slot(name, comp, t.line);
       if (sp) {
         p.kind = ParsedOperand::kReg;
         p.slot = *sp;
-        if (*sp == kSpClock || *sp == kSpClockHi || *sp == kSpClock64 || *sp == kSpGlobaltimer ||
-            *sp == kSpGlobaltimerLo || *sp == kSpGlobaltimerHi)
-          p.name = "dynamic";
+        p.dynamic = *sp == kSpClock || *sp == kSpClockHi || *sp == kSpClock64 ||
+                    *sp == kSpGlobaltimer || *sp == kSpGlobaltimerLo || *sp == kSpGlobaltimerHi;
         return p;
       }
       if (!comp.empty()) fail_at(t.line, "unknown special register '" + std::string(name) + std::string(comp) + "'");
@@ -162,15 +185,17 @@ ParsedOperand Parser::parse_operand() {
     p.symbol = n->id;
     p.name = name;
     if (m_.symbols[n->id].space == Space::kShared && current_) current_->shared_symbols.push_back(n->id);
-    if (accept_punct('+')) {
-      NumberValue v;
-      if (peek().kind != Tok::kNumber || !parse_number(peek().text, v)) fail("expected an offset after '+'");
-      next();
+    if (accept_punct('+')) {  // the address of sym+offset
+      const uint32_t line = peek().line;
+      if (!at_const_expr()) fail("expected a constant offset after '+', found " + describe(peek()));
+      NumberValue v = parse_const_expr();
+      if (v.kind != NumberValue::kInt)
+        fail_at(line, "an address offset must be an integer constant");
       p.offset = static_cast<int64_t>(v.bits);
     }
     return p;
   }
-  fail("expected an operand, found '" + std::string(t.text) + "'");
+  fail("expected an operand, found " + describe(t));
 }
 
 uint32_t Parser::const_index(uint64_t bits) {
@@ -189,44 +214,97 @@ static uint64_t width_mask(Type t) {
   return b >= 64 ? ~uint64_t{0} : ((uint64_t{1} << b) - 1);
 }
 
-uint64_t Parser::immediate_bits(const ParsedOperand& p, Type t) {
-  const NumberValue& v = p.number;
-  const bool is_f32 = t == Type::kF32 || t == Type::kTF32;
-  const bool is_f64 = t == Type::kF64;
-  if (is_f32 || is_f64) {
-    double d = 0;
-    switch (v.kind) {
-      case NumberValue::kF32Bits: {
-        if (is_f32) return (v.bits ^ (p.minus ? 0x80000000u : 0)) & 0xffffffffu;
-        float f = std::bit_cast<float>(static_cast<uint32_t>(v.bits));
-        d = f;
-        break;
+static std::string number_text(const NumberValue& v) {
+  char buf[64];
+  if (v.kind == NumberValue::kInt) {
+    if (v.is_unsigned)
+      std::snprintf(buf, sizeof buf, "%lluU", static_cast<unsigned long long>(v.bits));
+    else
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.bits));
+  } else if (v.kind == NumberValue::kF32Bits) {
+    std::snprintf(buf, sizeof buf, "0f%08llX", static_cast<unsigned long long>(v.bits));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.17g", v.value);
+  }
+  return buf;
+}
+
+uint64_t Parser::immediate_bits(const NumberValue& v, Type t, uint32_t line) {
+  auto refuse = [&](const std::string& why) -> uint64_t {
+    fail_at(line, "constant " + number_text(v) + " " + why);
+  };
+  switch (t) {
+    case Type::kPred:  // integers as in C: zero is false
+      if (v.kind != NumberValue::kInt) return refuse("cannot be a predicate");
+      return v.bits != 0;
+    case Type::kF32:
+    case Type::kTF32:
+      if (v.kind == NumberValue::kF32Bits) return v.bits;
+      if (v.kind == NumberValue::kDouble)
+        return std::bit_cast<uint32_t>(static_cast<float>(v.value));
+      return std::bit_cast<uint32_t>(v.is_unsigned
+                                         ? static_cast<float>(v.bits)
+                                         : static_cast<float>(static_cast<int64_t>(v.bits)));
+    case Type::kF64:
+      if (v.kind == NumberValue::kF32Bits)
+        return std::bit_cast<uint64_t>(
+            static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v.bits))));
+      if (v.kind == NumberValue::kDouble) return std::bit_cast<uint64_t>(v.value);
+      return std::bit_cast<uint64_t>(v.is_unsigned
+                                         ? static_cast<double>(v.bits)
+                                         : static_cast<double>(static_cast<int64_t>(v.bits)));
+    case Type::kF16:
+    case Type::kF16x2:
+    case Type::kBF16:
+    case Type::kBF16x2:
+    case Type::kE4M3x2:
+    case Type::kE5M2x2:
+      // PTX has no half-precision literals; what an integer or a double means as an .f16 operand
+      // (bits or value) is not settled, so neither is guessed. mov.b16/.b32 takes the bits.
+      not_supported_at(line, "immediate operands of type " + ("." + std::string(type_name(t))) +
+                                 " (use mov.b16 or mov.b32 with the bits)");
+    case Type::kB8:
+    case Type::kB16:
+    case Type::kB32:
+    case Type::kB64:
+    case Type::kU8:
+    case Type::kU16:
+    case Type::kU32:
+    case Type::kU64:
+    case Type::kS8:
+    case Type::kS16:
+    case Type::kS32:
+    case Type::kS64: {
+      // Floating-point constants in bit-typed operands of their own width are their IEEE bits.
+      if (v.kind == NumberValue::kF32Bits) {
+        if (t == Type::kB32) return v.bits;
+        return refuse("(a 0f single-precision literal) cannot be a " +
+                      ("." + std::string(type_name(t))) + " operand");
       }
-      case NumberValue::kF64Bits: d = std::bit_cast<double>(v.bits); break;
-      case NumberValue::kDouble: d = v.value; break;
-      case NumberValue::kInt: d = static_cast<double>(static_cast<int64_t>(v.bits)); break;
+      if (v.kind == NumberValue::kDouble) {
+        if (t == Type::kB64) return std::bit_cast<uint64_t>(v.value);
+        return refuse("(floating-point) cannot be a " + ("." + std::string(type_name(t))) +
+                      " operand");
+      }
+      // "Each integer constant is casted to the appropriate size based on the data or
+      // instruction type at its use" (PTX ISA, Integer Constants): the low bits.
+      return v.bits & width_mask(t);
     }
-    if (p.minus) d = -d;
-    if (is_f64) return std::bit_cast<uint64_t>(d);
-    return std::bit_cast<uint32_t>(static_cast<float>(d));
+    default:
+      not_supported_at(line, "immediate operands of type " + ("." + std::string(type_name(t))));
   }
-  uint64_t bits = v.bits;
-  if (v.kind == NumberValue::kDouble) {
-    bits = static_cast<uint64_t>(static_cast<int64_t>(v.value));
-  } else if (v.kind == NumberValue::kF32Bits && p.minus) {
-    bits ^= 0x80000000u;
-    return bits & width_mask(t);
-  } else if (v.kind == NumberValue::kF64Bits && p.minus) {
-    return bits ^ 0x8000000000000000ull;
-  }
-  if (p.minus) bits = ~bits + 1;
-  if (t == Type::kPred) return bits != 0;
-  return bits & width_mask(t);
 }
 
 Operand Parser::src(const ParsedOperand& p, Type t) {
   Operand o;
   o.negate = p.negate;
+  if (p.negate) {
+    // `!` negates predicates only (`!%p` in setp, selp, vote, bar.red and predicate logic).
+    const bool pred_reg =
+        p.kind == ParsedOperand::kReg && p.slot >= kFirstRegSlot && m_.slot_bits[p.slot] == 1;
+    if (t != Type::kPred || !pred_reg)
+      fail_at(p.line, "'!' applies only to predicate registers in predicate operands");
+  }
   switch (p.kind) {
     case ParsedOperand::kReg:
       o.kind = Operand::kReg;
@@ -234,7 +312,7 @@ Operand Parser::src(const ParsedOperand& p, Type t) {
       return o;
     case ParsedOperand::kImm:
       o.kind = Operand::kConst;
-      o.index = const_index(immediate_bits(p, t));
+      o.index = const_index(immediate_bits(p.number, t, p.line));
       return o;
     case ParsedOperand::kSymbol:
       o.kind = Operand::kSymbol;
@@ -242,21 +320,15 @@ Operand Parser::src(const ParsedOperand& p, Type t) {
       o.symbol = p.symbol;
       o.offset = p.offset;
       return o;
-    case ParsedOperand::kVector: {
-      o.kind = Operand::kVector;
-      o.index = static_cast<uint32_t>(m_.vec_pool.size());
-      o.count = static_cast<uint8_t>(p.elems.size());
-      std::vector<Operand> elems;
-      for (const ParsedOperand& e : p.elems) elems.push_back(e.kind == ParsedOperand::kSink ? Operand{Operand::kSink} : src(e, t));
-      o.index = static_cast<uint32_t>(m_.vec_pool.size());
-      m_.vec_pool.insert(m_.vec_pool.end(), elems.begin(), elems.end());
-      return o;
-    }
+    case ParsedOperand::kVector:
+      if (p.dual) fail_at(p.line, "a 'p|q' pair is only a destination (setp, shfl, match, elect)");
+      if (p.elems.size() == 1) return src(p.elems[0], t);  // `{a}` is a
+      fail_at(p.line, "a vector operand of " + std::to_string(p.elems.size()) +
+                          " elements is not allowed here");
     case ParsedOperand::kAddr:
-      return addr(p);
+      fail_at(p.line, "an address [..] is not allowed here");
     case ParsedOperand::kSink:
-      o.kind = Operand::kSink;
-      return o;
+      fail_at(p.line, "the sink '_' can only be a destination");
     case ParsedOperand::kName:
       fail_at(p.line, "unknown name '" + std::string(p.name) + "'");
     case ParsedOperand::kList:
@@ -266,6 +338,7 @@ Operand Parser::src(const ParsedOperand& p, Type t) {
 }
 
 Operand Parser::dst(const ParsedOperand& p) {
+  if (p.negate) fail_at(p.line, "a destination cannot be negated");
   if (p.kind == ParsedOperand::kReg) {
     if (p.slot < kFirstRegSlot) fail_at(p.line, "a special register cannot be written");
     Operand o;
@@ -274,15 +347,52 @@ Operand Parser::dst(const ParsedOperand& p) {
     return o;
   }
   if (p.kind == ParsedOperand::kSink) return Operand{Operand::kSink};
+  if (p.kind == ParsedOperand::kName)
+    fail_at(p.line, "unknown register '" + std::string(p.name) + "'");
   if (p.kind == ParsedOperand::kVector) {
-    for (const ParsedOperand& e : p.elems)
-      if (e.kind != ParsedOperand::kReg && e.kind != ParsedOperand::kSink) fail_at(p.line, "vector destinations must be registers");
-    return src(p, Type::kB64);
+    if (p.dual) fail_at(p.line, "this instruction has no 'p|q' destination pair");
+    if (p.elems.size() == 1) return dst(p.elems[0]);
+    fail_at(p.line, "a vector destination of " + std::to_string(p.elems.size()) +
+                        " elements is not allowed here");
   }
   fail_at(p.line, "expected a destination register");
 }
 
+Operand Parser::src_vector(const ParsedOperand& p, Type elem, size_t count) {
+  if (p.kind != ParsedOperand::kVector || p.dual || p.elems.size() != count)
+    fail_at(p.line, "expected a vector operand {..} of " + std::to_string(count) + " elements");
+  std::vector<Operand> elems;
+  for (const ParsedOperand& e : p.elems) elems.push_back(src(e, elem));
+  Operand o;
+  o.kind = Operand::kVector;
+  o.index = static_cast<uint32_t>(m_.vec_pool.size());
+  o.count = static_cast<uint8_t>(count);
+  m_.vec_pool.insert(m_.vec_pool.end(), elems.begin(), elems.end());
+  return o;
+}
+
+Operand Parser::dst_vector(const ParsedOperand& p, size_t count) {
+  if (p.kind != ParsedOperand::kVector || p.dual || p.elems.size() != count)
+    fail_at(p.line, "expected a vector destination {..} of " + std::to_string(count) + " elements");
+  std::vector<Operand> elems;
+  for (const ParsedOperand& e : p.elems) {
+    Operand d = dst(e);
+    // The PTX ISA leaves a vector destination naming a register twice undefined.
+    for (const Operand& prior : elems)
+      if (d.kind == Operand::kReg && prior.kind == Operand::kReg && prior.index == d.index)
+        fail_at(p.line, "a vector destination names the same register twice");
+    elems.push_back(d);
+  }
+  Operand o;
+  o.kind = Operand::kVector;
+  o.index = static_cast<uint32_t>(m_.vec_pool.size());
+  o.count = static_cast<uint8_t>(count);
+  m_.vec_pool.insert(m_.vec_pool.end(), elems.begin(), elems.end());
+  return o;
+}
+
 Operand Parser::addr(const ParsedOperand& p) {
+  if (p.negate) fail_at(p.line, "an address cannot be negated");
   if (p.kind != ParsedOperand::kAddr) {
     if (p.kind == ParsedOperand::kSymbol) {  // some instructions accept a bare symbol as address
       Operand o;

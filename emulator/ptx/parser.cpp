@@ -44,11 +44,6 @@ void Parser::not_supported_at(uint32_t line, const std::string& what) const {
   throw ParseError{line, what, true};
 }
 
-static std::string describe(const Token& t) {
-  if (t.kind == Tok::kEnd) return "end of input";
-  return "'" + std::string(t.text) + "'";
-}
-
 void Parser::expect_punct(char c, const char* context) {
   if (!accept_punct(c))
     fail(std::string("expected '") + c + "' " + context + ", found " + describe(peek()));
@@ -57,14 +52,6 @@ void Parser::expect_punct(char c, const char* context) {
 std::string_view Parser::expect_ident(const char* context) {
   if (peek().kind != Tok::kIdent) fail(std::string("expected a name ") + context + ", found " + describe(peek()));
   return next().text;
-}
-
-uint64_t Parser::expect_uint(const char* context) {
-  NumberValue v;
-  if (peek().kind != Tok::kNumber || !parse_number(peek().text, v) || v.kind != NumberValue::kInt)
-    fail(std::string("expected an integer ") + context + ", found " + describe(peek()));
-  next();
-  return v.bits;
 }
 
 void Parser::skip_to_semicolon() {
@@ -106,35 +93,152 @@ uint32_t Parser::new_slot(Type t) {
   return m_.slot_count++;
 }
 
-// Parses `.align N`, `.vN`, `.ptr...` and the element type in any order.
-uint64_t Parser::parse_array_dims(bool& unsized) {
-  uint64_t count = 1;
-  while (accept_punct('[')) {
-    if (accept_punct(']')) { unsized = true; continue; }
-    count *= expect_uint("as array size");
+// `[N][M]...`: the extents, outermost first; a first `[]` (size from the initializer or, for
+// `.extern .shared`, dynamic) sets `unsized` and has extent 0.
+std::vector<uint64_t> Parser::parse_array_dims(bool& unsized) {
+  std::vector<uint64_t> dims;
+  while (is_punct('[')) {
+    const uint32_t line = next().line;
+    if (accept_punct(']')) {
+      if (!dims.empty()) fail_at(line, "only the first array dimension can be left open");
+      unsized = true;
+      dims.push_back(0);
+      continue;
+    }
+    const uint64_t n = expect_uint("as array size");
+    if (n > (uint64_t{1} << 40)) fail_at(line, "array size " + std::to_string(n) + " is too large");
+    dims.push_back(n);
     expect_punct(']', "after array size");
+  }
+  return dims;
+}
+
+uint64_t Parser::element_count(const std::vector<uint64_t>& dims, uint32_t line) const {
+  uint64_t count = 1;
+  for (uint64_t d : dims) {
+    if (d != 0 && count > (uint64_t{1} << 40) / d) fail_at(line, "array is too large");
+    count *= d;
   }
   return count;
 }
 
+// Parses `.align N`, `.vN`, `.ptr...` and the element type in any order.
 bool Parser::parse_type_and_align(DeclType& dt) {
   bool any = false;
   for (;;) {
-    if (accept_dot(".align")) { dt.align = static_cast<uint32_t>(expect_uint("after .align")); any = true; continue; }
-    if (accept_dot(".v2")) { dt.vec = 2; any = true; continue; }
-    if (accept_dot(".v4")) { dt.vec = 4; any = true; continue; }
-    if (accept_dot(".v8")) { dt.vec = 8; any = true; continue; }
+    const uint32_t line = peek().line;
+    if (accept_dot(".align")) {
+      dt.align = expect_u32("after .align");
+      if (dt.align == 0 || (dt.align & (dt.align - 1)) != 0)
+        fail_at(line, ".align " + std::to_string(dt.align) + " is not a power of two");
+      any = true;
+      continue;
+    }
+    if (is_dot(".v2") || is_dot(".v4") || is_dot(".v8")) {
+      if (dt.vec != 1) fail_at(line, "two vector sizes in one declaration");
+      dt.vec = static_cast<uint32_t>(next().text[2] - '0');
+      any = true;
+      continue;
+    }
     if (accept_dot(".ptr")) {  // .ptr .global .align 4 (kernel pointer parameter attributes)
       while (peek().kind == Tok::kDot && (is_dot(".global") || is_dot(".shared") || is_dot(".const") || is_dot(".local"))) next();
       continue;
     }
     if (peek().kind == Tok::kDot) {
       Type t = type_from_suffix(peek().text);
-      if (t != Type::kNone) { next(); dt.type = t; any = true; continue; }
+      if (t != Type::kNone) {
+        if (dt.type != Type::kNone) fail_at(line, "two types in one declaration");
+        next();
+        dt.type = t;
+        any = true;
+        continue;
+      }
     }
     break;
   }
   return any && dt.type != Type::kNone;
+}
+
+// One initializer element at byte `at`: a constant expression converted to the element type,
+// or an address (`sym`, `generic(sym)`, either `+ offset`), patched in once `sym` is bound.
+void Parser::parse_init_element(Type t, uint32_t eb, uint64_t at, std::vector<uint8_t>& init,
+                                std::vector<Module::Relocation>& relocs) {
+  const uint32_t line = peek().line;
+  if (init.size() < at + eb) init.resize(at + eb, 0);
+  if (peek().kind == Tok::kIdent && !at_const_expr()) {
+    std::string_view id = next().text;
+    const bool generic = id == "generic" && accept_punct('(');
+    if (generic) id = expect_ident("in generic()");
+    auto n = lookup(id);
+    if (!n || n->is_reg) fail_at(line, "unknown symbol '" + std::string(id) + "' in initializer");
+    const Space target = m_.symbols[n->id].space;
+    if (target != Space::kGlobal && target != Space::kConst && target != Space::kFunction)
+      not_supported_at(line, "the address of '" + std::string(id) +
+                                 "' (not a .global, .const or function) in an initializer");
+    int64_t addend = 0;
+    auto offset = [&] {
+      const uint32_t l = peek().line;
+      NumberValue v = parse_const_expr();
+      if (v.kind != NumberValue::kInt) fail_at(l, "an address offset must be an integer constant");
+      addend += static_cast<int64_t>(v.bits);
+    };
+    if (generic) {
+      if (accept_punct('+')) offset();
+      expect_punct(')', "after generic(");
+    }
+    if (accept_punct('+')) offset();
+    // Addresses are 64-bit here; a narrower element would silently truncate one.
+    const bool integer = t == Type::kB64 || t == Type::kU64 || t == Type::kS64;
+    if (!integer)
+      fail_at(line, "the address of '" + std::string(id) + "' needs a .u64/.s64/.b64 element");
+    Module::Relocation r;
+    r.offset = at;
+    r.target_symbol = n->id;
+    r.addend = addend;
+    r.size = eb;
+    relocs.push_back(r);
+    return;
+  }
+  if (!at_const_expr()) fail("expected a value in initializer, found " + describe(peek()));
+  NumberValue v = parse_const_expr();
+  const uint64_t bits = immediate_bits(v, t, line);
+  std::memcpy(init.data() + at, &bits, eb);
+}
+
+// `{ ... }` for dimension `level` of `dims` (the vector length is the innermost dimension),
+// elements of `eb` bytes starting at byte `at`. Braces inside address the next dimension (a short
+// list leaves the rest of its row zero, as in C); a list of plain values fills the elements of
+// this level's sub-array in order. Returns the number of items; `nested` says which form it was.
+uint64_t Parser::parse_init_list(const std::vector<uint64_t>& dims, size_t level, Type t,
+                                 uint32_t eb, uint64_t at, std::vector<uint8_t>& init,
+                                 std::vector<Module::Relocation>& relocs, bool& nested) {
+  expect_punct('{', "to open an initializer list");
+  nested = level + 1 < dims.size() && is_punct('{');
+  uint64_t stride = eb;  // bytes per item
+  uint64_t capacity = 1;
+  if (nested) {
+    for (size_t d = level + 1; d < dims.size(); ++d) stride *= dims[d];
+    capacity = dims[level];
+  } else {
+    for (size_t d = level; d < dims.size(); ++d) capacity *= dims[d];
+  }
+  const bool open = dims[level] == 0;  // `[]`: as many as given
+  uint64_t items = 0;
+  while (!is_punct('}')) {
+    if (!open && items >= capacity)
+      fail("too many initializers (room for " + std::to_string(capacity) + " at this level)");
+    bool inner = false;
+    if (nested)
+      parse_init_list(dims, level + 1, t, eb, at + items * stride, init, relocs, inner);
+    else if (is_punct('{'))
+      fail("unexpected '{' in initializer");
+    else
+      parse_init_element(t, eb, at + items * stride, init, relocs);
+    ++items;
+    if (!accept_punct(',')) break;
+  }
+  expect_punct('}', "to close an initializer list");
+  return items;
 }
 
 void Parser::parse_module() {
@@ -147,13 +251,20 @@ void Parser::parse_module() {
     std::string_view d = t.text;
     if (d == ".version") {
       next();
-      NumberValue v;
-      if (peek().kind != Tok::kNumber || !parse_number(peek().text, v) || v.kind != NumberValue::kDouble)
-        fail("expected a version like 9.0 after .version, found " + describe(peek()));
-      std::string_view vt = next().text;
-      size_t dot = vt.find('.');
-      m_.ptx_version = static_cast<uint32_t>(std::stoul(std::string(vt.substr(0, dot))) * 10 +
-                                             std::stoul(std::string(vt.substr(dot + 1))));
+      // major.minor, each a decimal integer through the checked conversion.
+      const Token& vt = peek();
+      const size_t dot = vt.kind == Tok::kNumber ? vt.text.find('.') : std::string_view::npos;
+      NumberValue major, minor;
+      std::string why;
+      if (dot == std::string_view::npos || dot == 0 || dot + 1 == vt.text.size() ||
+          vt.text.find_first_not_of("0123456789.") != std::string_view::npos ||
+          vt.text.find('.', dot + 1) != std::string_view::npos ||
+          !parse_number(vt.text.substr(0, dot), major, why) ||
+          !parse_number(vt.text.substr(dot + 1), minor, why) || major.kind != NumberValue::kInt ||
+          minor.kind != NumberValue::kInt || major.bits > 99 || minor.bits > 9)
+        fail("expected a version like 9.0 after .version, found " + describe(vt));
+      next();
+      m_.ptx_version = static_cast<uint32_t>(major.bits * 10 + minor.bits);
       have_version = true;
       continue;
     }
@@ -161,12 +272,21 @@ void Parser::parse_module() {
     if (d == ".target") {
       next();
       for (;;) {
+        const uint32_t line = peek().line;
         std::string_view name = expect_ident("after .target");
-        if (name.substr(0, 3) == "sm_") {
-          std::string digits;
-          for (char c : name.substr(3))
-            if (c >= '0' && c <= '9') digits += c;
-          if (!digits.empty()) m_.target_sm = static_cast<uint32_t>(std::stoul(digits));
+        if (name.substr(0, 3) == "sm_") {  // sm_NN with an optional feature suffix (sm_90a)
+          std::string_view digits = name.substr(3);
+          digits = digits.substr(0, digits.find_first_not_of("0123456789"));
+          NumberValue v;
+          std::string why;
+          if (digits.empty() || !parse_number(digits, v, why) || v.bits > 10000)
+            fail_at(line, "malformed target '" + std::string(name) + "'");
+          m_.target_sm = static_cast<uint32_t>(v.bits);
+        } else if (name == "map_f64_to_f32") {
+          // Changes what every .f64 instruction computes; the emulator runs .f64 as written.
+          not_supported_at(line, ".target map_f64_to_f32 is not supported by the emulator");
+        } else if (name != "texmode_unified" && name != "texmode_independent" && name != "debug") {
+          fail_at(line, "unknown target '" + std::string(name) + "'");
         }
         if (!accept_punct(',')) break;
       }
@@ -183,8 +303,10 @@ void Parser::parse_module() {
     if (d == ".file") {  // .file N "name" [, timestamp, size]
       next();
       expect_uint("after .file");
-      if (peek().kind == Tok::kString) next();
-      while (accept_punct(',')) next();
+      if (peek().kind != Tok::kString)
+        fail_at(t.line, "expected a file name after .file N, found " + describe(peek()));
+      next();
+      while (accept_punct(',')) expect_uint("in .file");
       continue;
     }
     if (d == ".section") {  // debug sections: skip the braced body
@@ -198,8 +320,19 @@ void Parser::parse_module() {
       } while (depth > 0 && peek().kind != Tok::kEnd);
       continue;
     }
-    if (d == ".pragma") { next(); skip_to_semicolon(); continue; }
+    if (d == ".pragma") {
+      next();
+      parse_pragma_strings();
+      continue;
+    }
     if (d == ".alias") not_supported_at(t.line, ".alias is not supported by the emulator");
+    for (const char* opaque : {".texref", ".samplerref", ".surfref"})
+      for (size_t k = 0; k < 4 && peek(k).kind == Tok::kDot; ++k)
+        if (peek(k).text == opaque)
+          not_supported_at(
+              t.line,
+              std::string(opaque) +
+                  " variables (textures, samplers, surfaces) are not supported by the emulator");
     bool is_extern = false, is_visible = false;
     while (is_dot(".extern") || is_dot(".visible") || is_dot(".weak") || is_dot(".common")) {
       if (is_dot(".extern")) is_extern = true;
@@ -228,6 +361,12 @@ void Parser::parse_module() {
     if (!callee.has_body && callee.builtin == Builtin::kNone)
       fail_at(in.line, "function '" + caller + "' calls '" + callee.name +
                            "', which is declared but never defined (unresolved extern function)");
+    // A missing argument would read as zero and a missing return slot would drop the value.
+    if (in.ops[1].count != callee.params.size() || in.ops[0].count != callee.returns.size())
+      fail_at(in.line, "call of '" + callee.name + "' passes " + std::to_string(in.ops[1].count) +
+                           " arguments and " + std::to_string(in.ops[0].count) +
+                           " return values; it takes " + std::to_string(callee.params.size()) +
+                           " and " + std::to_string(callee.returns.size()));
   }
 
   // Finalisation: call graph facts, shared layouts, kernel descriptors.
@@ -311,11 +450,13 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
   DeclType dt;
   uint32_t line = peek().line;
   if (!parse_type_and_align(dt)) fail("expected a type in variable declaration, found " + describe(peek()));
+  if (dt.type == Type::kPred) fail_at(line, "variables cannot have type .pred");
   for (;;) {
     std::string_view name = expect_ident("in variable declaration");
-    uint64_t elem = type_bytes(dt.type) * dt.vec;
+    const uint32_t eb = type_bytes(dt.type);
+    const uint64_t elem = uint64_t{eb} * dt.vec;
     bool unsized = false;
-    uint64_t count = parse_array_dims(unsized);
+    std::vector<uint64_t> dims = parse_array_dims(unsized);
     Symbol s;
     s.name = std::string(name);
     s.space = space;
@@ -323,48 +464,28 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
     if (s.align == 0) s.align = 1;
     std::vector<uint8_t> init;
     std::vector<Module::Relocation> relocs;
-    if (accept_punct('=')) {
-      // Flattened initializer list; nested braces allowed.
-      int depth = 0;
-      do {
-        if (accept_punct('{')) { ++depth; continue; }
-        if (accept_punct('}')) { --depth; accept_punct(','); continue; }
-        uint64_t at = init.size();
-        init.resize(at + elem / dt.vec, 0);
-        const uint32_t eb = static_cast<uint32_t>(elem / dt.vec);
-        if (peek().kind == Tok::kIdent) {
-          // generic(sym) / sym / sym+off: an address, patched once the target is bound.
-          std::string_view id = next().text;
-          bool paren = false;
-          if (id == "generic") { expect_punct('(', "after generic"); paren = true; id = expect_ident("in generic()"); }
-          auto n = lookup(id);
-          if (!n || n->is_reg) fail_at(line, "unknown symbol '" + std::string(id) + "' in initializer");
-          int64_t addend = 0;
-          if (accept_punct('+')) addend = static_cast<int64_t>(expect_uint("after '+'"));
-          if (paren) expect_punct(')', "after generic(");
-          Module::Relocation r;
-          r.offset = at;
-          r.target_symbol = n->id;
-          r.addend = addend;
-          r.size = eb;
-          relocs.push_back(r);
-        } else {
-          bool minus = accept_punct('-');
-          NumberValue v;
-          if (peek().kind != Tok::kNumber || !parse_number(peek().text, v))
-            fail("expected a value in initializer, found " + describe(peek()));
-          next();
-          ParsedOperand p;
-          p.kind = ParsedOperand::kImm;
-          p.number = v;
-          p.minus = minus;
-          Type et = dt.type;
-          uint64_t bits = immediate_bits(p, et);
-          std::memcpy(init.data() + at, &bits, eb);
+    uint64_t count = element_count(dims, line);
+    if (is_punct('=')) {
+      const uint32_t at_line = next().line;
+      if (space != Space::kGlobal && space != Space::kConst)
+        fail_at(at_line, "only .global and .const variables can have initializers");
+      if (is_extern) fail_at(at_line, "an .extern variable cannot have an initializer");
+      // The vector length is the innermost dimension of the initializer.
+      std::vector<uint64_t> shape = dims;
+      if (dt.vec > 1) shape.push_back(dt.vec);
+      if (shape.empty()) {
+        parse_init_element(dt.type, eb, 0, init, relocs);
+      } else {
+        bool nested = false;
+        const uint64_t items = parse_init_list(shape, 0, dt.type, eb, 0, init, relocs, nested);
+        if (unsized) {
+          // Nested lists give the outer extent; a flat one fills whole rows.
+          uint64_t row = 1;
+          for (size_t d = 1; d < shape.size(); ++d) row *= shape[d];
+          dims[0] = nested ? items : (items + row - 1) / row;
+          count = element_count(dims, line);
         }
-        if (depth > 0) accept_punct(',');
-      } while (depth > 0);
-      if (unsized) count = (init.size() + elem - 1) / std::max<uint64_t>(elem, 1);
+      }
     }
     if (count > (uint64_t{1} << 40) || elem * count > (uint64_t{1} << 40) ||
         (space == Space::kShared && elem * count > kMaxFrameBytes))
@@ -412,31 +533,79 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
 }
 
 void Parser::parse_performance_directives(KernelDesc* kd) {
+  // nx[, ny[, nz]], each at least 1.
+  auto dims = [&](const char* directive) {
+    uint32_t v[3] = {1, 1, 1};
+    for (int i = 0; i < 3; ++i) {
+      const uint32_t line = peek().line;
+      v[i] = expect_u32(directive);
+      if (v[i] == 0) fail_at(line, std::string(directive) + " needs extents of at least 1");
+      if (!accept_punct(',')) break;
+    }
+    return Dim3{v[0], v[1], v[2]};
+  };
   for (;;) {
+    const Token& t = peek();
     if (is_dot(".maxntid") || is_dot(".reqntid")) {
-      bool req = is_dot(".reqntid");
+      const bool req = is_dot(".reqntid");
       next();
-      uint32_t v[3] = {1, 1, 1};
-      for (int i = 0; i < 3; ++i) {
-        v[i] = static_cast<uint32_t>(expect_uint("in .maxntid/.reqntid"));
-        if (!accept_punct(',')) break;
-      }
+      const Dim3 d = dims(req ? "in .reqntid" : "in .maxntid");
       if (kd) {
-        if (req) kd->reqntid = Dim3{v[0], v[1], v[2]};
-        kd->max_threads_per_block = v[0] * v[1] * v[2];
+        if (req) kd->reqntid = d;
+        const uint64_t n = std::min<uint64_t>(d.count(), 0xffffffffu);
+        const uint32_t limit = static_cast<uint32_t>(n);
+        kd->max_threads_per_block =
+            kd->max_threads_per_block ? std::min(kd->max_threads_per_block, limit) : limit;
       }
       continue;
     }
-    if (is_dot(".minnctapersm") || is_dot(".maxnctapersm") || is_dot(".maxnreg") ||
-        is_dot(".maxclusterrank") || is_dot(".reqnctapercluster") || is_dot(".explicitcluster") ||
-        is_dot(".noreturn") || is_dot(".blocksareclusters")) {
+    if (is_dot(".reqnctapercluster")) {
       next();
-      while (peek().kind == Tok::kNumber || is_punct(',')) next();
+      const Dim3 d = dims("in .reqnctapercluster");
+      if (kd) kd->reqnctapercluster = d;
       continue;
     }
-    if (is_dot(".pragma")) { next(); skip_to_semicolon(); continue; }
+    if (is_dot(".maxclusterrank")) {
+      next();
+      const uint32_t n = expect_u32("after .maxclusterrank");
+      if (kd) kd->max_cluster_rank = n;
+      continue;
+    }
+    if (is_dot(".explicitcluster")) {
+      next();
+      if (kd) kd->explicit_cluster = true;
+      continue;
+    }
+    // Occupancy and register-allocation hints, and `.noreturn` on functions: no effect on what a
+    // kernel computes.
+    if (is_dot(".minnctapersm") || is_dot(".maxnctapersm") || is_dot(".maxnreg") ||
+        is_dot(".abi_preserve") || is_dot(".abi_preserve_control")) {
+      const std::string what(next().text);
+      expect_u32(("after " + what).c_str());
+      continue;
+    }
+    if (accept_dot(".noreturn")) continue;
+    if (is_dot(".blocksareclusters"))
+      not_supported_at(t.line, ".blocksareclusters is not supported by the emulator");
+    if (is_dot(".pragma")) {
+      next();
+      parse_pragma_strings();
+      continue;
+    }
     break;
   }
+}
+
+// `.pragma "a", "b";`: performance hints (nounroll, used_bytes_mask ...) that do not change
+// results.
+void Parser::parse_pragma_strings() {
+  for (;;) {
+    if (peek().kind != Tok::kString)
+      fail("expected a string after .pragma, found " + describe(peek()));
+    next();
+    if (!accept_punct(',')) break;
+  }
+  expect_punct(';', "after .pragma");
 }
 
 void Parser::parse_param_list(Function& f, bool is_entry, bool returns) {
@@ -452,7 +621,9 @@ void Parser::parse_param_list(Function& f, bool is_entry, bool returns) {
     if (!parse_type_and_align(dt)) fail("expected a parameter type, found " + describe(peek()));
     std::string_view name = expect_ident("as parameter name");
     bool unsized = false;  // `p[]` counts as one element
-    const uint64_t count = parse_array_dims(unsized);
+    std::vector<uint64_t> dims = parse_array_dims(unsized);
+    if (unsized) dims[0] = 1;
+    const uint64_t count = element_count(dims, line);
     uint32_t elem = type_bytes(dt.type) * dt.vec;
     if (count > 65536 || elem * count > 65536) fail_at(line, "parameter '" + std::string(name) + "' is too large");
     uint32_t size = static_cast<uint32_t>(elem * count);
@@ -563,15 +734,23 @@ void Parser::parse_reg_decl() {
   DeclType dt;
   uint32_t line = peek().line;
   if (!parse_type_and_align(dt)) fail("expected a register type after .reg, found " + describe(peek()));
+  // A register slot holds one scalar of up to 64 bits.
+  if (dt.vec > 1)
+    not_supported_at(line, "vector registers (.reg .v" + std::to_string(dt.vec) +
+                               ") are not supported by the emulator");
+  if (type_bits(dt.type) > 64)
+    not_supported_at(line, "128-bit registers are not supported by the emulator");
   for (;;) {
     std::string_view name = expect_ident("in .reg declaration");
-    if (accept_punct('<')) {
+    if (accept_punct('<')) {  // %r<N> declares %r0 .. %r(N-1)
+      no_greater_ = true;
       uint64_t n = expect_uint("in %name<N>");
+      no_greater_ = false;
       if (n > kMaxSlots || m_.slot_count + n > kMaxSlots) fail_at(line, "too many registers declared");
       expect_punct('>', "after register count");
       for (uint64_t i = 0; i < n; ++i) {
         owned_names_.push_back(std::string(name) + std::to_string(i));
-        uint32_t slot = new_slot(dt.vec > 1 ? Type::kB64 : dt.type);
+        uint32_t slot = new_slot(dt.type);
         declare(owned_names_.back(), Name{true, slot}, line);
       }
     } else {
@@ -589,8 +768,10 @@ void Parser::parse_local_decl(Function& f, Space space) {
   if (!parse_type_and_align(dt)) fail("expected a type in declaration, found " + describe(peek()));
   for (;;) {
     std::string_view name = expect_ident("in declaration");
-    bool unsized = false;
-    const uint64_t count = parse_array_dims(unsized);
+    bool unsized = false;  // `.shared .b8 s[]`: dynamic shared memory
+    std::vector<uint64_t> dims = parse_array_dims(unsized);
+    if (unsized) dims[0] = 1;
+    const uint64_t count = element_count(dims, line);
     uint32_t elem = type_bytes(dt.type) * dt.vec;
     if (count > kMaxFrameBytes || elem * count > kMaxFrameBytes)
       fail_at(line, "'" + std::string(name) + "' is too large for a function-scope variable");
@@ -638,7 +819,11 @@ void Parser::parse_body(Function& f) {
         for (size_t s = before; s < m_.symbols.size(); ++s) f.shared_symbols.push_back(static_cast<uint32_t>(s));
         continue;
       }
-      if (is_dot(".pragma")) { next(); skip_to_semicolon(); continue; }
+      if (is_dot(".pragma")) {
+        next();
+        parse_pragma_strings();
+        continue;
+      }
       if (is_dot(".loc") || is_dot(".file")) {
         uint32_t l = next().line;
         // Debug line info runs to the end of its line.

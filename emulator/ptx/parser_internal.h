@@ -18,16 +18,17 @@ struct ParsedOperand {
   enum Kind : uint8_t { kReg, kImm, kVector, kAddr, kSymbol, kSink, kName, kList };
   Kind kind = kReg;
   bool negate = false;       // `!%p`
-  bool minus = false;        // unary minus on an immediate
+  bool dual = false;         // kVector: the two destinations of `p|q`, not a brace vector
+  bool dynamic = false;      // kReg: %clock/%globaltimer, refreshed before the instruction
   uint32_t slot = 0;         // kReg
-  NumberValue number;        // kImm
+  NumberValue number;        // kImm: the value of the constant expression
   std::vector<ParsedOperand> elems;  // kVector / kList
   // kAddr: [base + offset]; base a register (base_reg), a symbol (has_symbol) or neither
   bool base_reg = false;
   bool has_symbol = false;
   uint32_t symbol = 0;       // kAddr / kSymbol
   int64_t offset = 0;
-  std::string_view name;     // kName: unresolved identifier (label / function)
+  std::string_view name;  // kName: unresolved identifier (label / function); kSymbol: its name
   uint32_t line = 0;
 };
 
@@ -63,11 +64,23 @@ class Parser {
   bool accept_dot(std::string_view d) { if (is_dot(d)) { next(); return true; } return false; }
   void expect_punct(char c, const char* context);
   std::string_view expect_ident(const char* context);
-  uint64_t expect_uint(const char* context);
   [[noreturn]] void fail(const std::string& what) const;
   [[noreturn]] void fail_at(uint32_t line, const std::string& what) const;
   // Valid PTX the emulator does not implement: the module fails to load, naming it.
   [[noreturn]] void not_supported_at(uint32_t line, const std::string& what) const;
+
+  // --- numbers and constant expressions (const_expr.cpp)
+  NumberValue number_token();  // the current kNumber token through parse_number(), or fail
+  bool at_const_expr() const;  // whether an operand here is a constant expression
+  bool at_op(const char* op) const;
+  bool accept_op(const char* op);
+  NumberValue parse_const_expr();
+  NumberValue parse_binary(int level);
+  NumberValue apply_binary(const std::string& op, const NumberValue& a, const NumberValue& b,
+                           uint32_t line);
+  NumberValue parse_unary();
+  uint64_t expect_uint(const char* context);  // a non-negative integer constant expression
+  uint32_t expect_u32(const char* context);   // ... that fits in 32 bits
 
   // --- declarations
   struct DeclType {
@@ -76,7 +89,14 @@ class Parser {
     uint32_t vec = 1;
   };
   bool parse_type_and_align(DeclType& dt);  // consumes .align N, .vN, .type in any order
-  uint64_t parse_array_dims(bool& unsized);  // `[N][M]...` -> element count; `[]` sets unsized
+  std::vector<uint64_t> parse_array_dims(bool& unsized);  // `[N][M]...`; `[]` sets unsized
+  uint64_t element_count(const std::vector<uint64_t>& dims, uint32_t line) const;
+  void parse_init_element(Type t, uint32_t eb, uint64_t at, std::vector<uint8_t>& init,
+                          std::vector<Module::Relocation>& relocs);
+  uint64_t parse_init_list(const std::vector<uint64_t>& dims, size_t level, Type t, uint32_t eb,
+                           uint64_t at, std::vector<uint8_t>& init,
+                           std::vector<Module::Relocation>& relocs, bool& nested);
+  void parse_pragma_strings();
   void parse_module_variable(Space space, bool is_extern, bool is_visible);
   void parse_function(bool is_entry, bool is_extern);
   void parse_param_list(Function& f, bool is_entry, bool returns);
@@ -88,15 +108,23 @@ class Parser {
 
   // --- instruction level (lower_instr.cpp)
   void parse_instruction(Function& f);
-  ParsedOperand parse_operand();
+  ParsedOperand parse_operand(bool lists = false);  // lists: `(a, b)` is a call list
   ParsedOperand parse_address();
   void lower(Function& f, Instr& in, std::string_view opcode, std::vector<std::string_view>& mods,
              std::vector<ParsedOperand>& ops, uint32_t line);
+  // Scalar operands. A one-element brace `{a}` is the scalar a; any other vector, a sink read as
+  // a source, `!` on anything but a predicate, an address or a `p|q` pair is refused.
   Operand src(const ParsedOperand& p, Type t);   // a source of type t (immediates converted)
-  Operand dst(const ParsedOperand& p);           // a destination (register, sink or vector)
+  Operand dst(const ParsedOperand& p);           // a destination: a register or the sink `_`
+  // Brace vectors of exactly `count` elements (ld/st .vN, mov pack/unpack).
+  Operand src_vector(const ParsedOperand& p, Type elem, size_t count);
+  Operand dst_vector(const ParsedOperand& p, size_t count);
   Operand addr(const ParsedOperand& p);
   uint32_t const_index(uint64_t bits);
-  uint64_t immediate_bits(const ParsedOperand& p, Type t);
+  // A constant converted to an operand of type t (integers cast to its size, floating-point
+  // ones rounded to it), or refused (naming `line`) when PTX gives it no exact meaning there: a
+  // floating-point constant for an integer operand, an immediate of a half-precision type.
+  uint64_t immediate_bits(const NumberValue& v, Type t, uint32_t line);
 
   // --- scopes
   struct Name { bool is_reg; uint32_t id; };
@@ -104,7 +132,9 @@ class Parser {
   void declare(std::string_view name, Name n, uint32_t line);
   uint32_t add_symbol(Symbol s);
   uint32_t new_slot(Type t);
-  std::optional<uint32_t> special_slot(std::string_view name, std::string_view component);
+  // The slot of a predefined special register (`%tid` + `.x`, `%laneid`, ...), or nullopt.
+  std::optional<uint32_t> special_slot(std::string_view name, std::string_view component,
+                                       uint32_t line);
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
@@ -116,7 +146,16 @@ class Parser {
   std::vector<LabelFixup> fixups_;
   std::unordered_map<std::string, uint32_t> labels_;
   std::vector<std::string> owned_names_;  // storage for generated register names
+  bool no_greater_ = false;               // parsing `%name<N>`: '>' ends the expression
 };
+
+inline std::string describe(const Token& t) {
+  if (t.kind == Tok::kEnd) return "end of input";
+  std::string s(1, '\'');  // appended, not "'" + ...: GCC 12 warns falsely (-Wrestrict) on that
+  s += t.text;
+  s += '\'';
+  return s;
+}
 
 Type type_from_suffix(std::string_view s);  // ".u32" -> kU32, kNone if not a type
 

@@ -106,7 +106,21 @@ class ProgramImpl final : public Program {
     if (std::string err = apply_relocations(memory); !err.empty())
       return invalid(LaunchStatus::kInvalidValue, err);
 
-    const Dim3& cl = config.cluster;
+    // `.reqnctapercluster` fixes the cluster shape: a launch without one runs with it, a launch
+    // with another one fails (as on a GPU); `.maxclusterrank` bounds the cluster size.
+    LaunchConfig run_config = config;
+    Dim3& cl = run_config.cluster;
+    const Dim3& req = kd.reqnctapercluster;
+    if (req.x) {
+      if (cl.count() <= 1)
+        cl = req;
+      else if (cl.x != req.x || cl.y != req.y || cl.z != req.z)
+        return invalid(LaunchStatus::kInvalidValue,
+                       "cluster shape differs from .reqnctapercluster of " + kd.name);
+    }
+    if (kd.max_cluster_rank && cl.count() > kd.max_cluster_rank)
+      return invalid(LaunchStatus::kInvalidValue,
+                     "cluster larger than .maxclusterrank of " + kd.name);
     if ((cl.x > 1 && g.x % cl.x) || (cl.y > 1 && g.y % cl.y) || (cl.z > 1 && g.z % cl.z))
       return invalid(LaunchStatus::kInvalidValue, "grid dimensions must be multiples of the cluster dimensions");
     const uint64_t nblocks = g.count();
@@ -116,7 +130,7 @@ class ProgramImpl final : public Program {
         return invalid(LaunchStatus::kCooperativeTooLarge, "cooperative grid too large for co-residency");
     }
 
-    Launch launch(m_, static_cast<uint32_t>(kernel_index), config, memory, limits, addresses_);
+    Launch launch(m_, static_cast<uint32_t>(kernel_index), run_config, memory, limits, addresses_);
     // hardware_concurrency() reads sysfs on every call: ask once per process.
     static const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
     const uint64_t hw = limits.worker_threads ? limits.worker_threads : cpus;

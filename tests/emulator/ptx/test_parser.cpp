@@ -1,4 +1,6 @@
 // Parser: module facts and errors with line numbers on malformed PTX.
+#include <cctype>
+
 #include "harness.h"
 
 using namespace cusnap::emu::ptx;
@@ -105,34 +107,134 @@ TEST_CASE("nvcc PTX with comments and a trailing NUL (as inside fatbins) compile
   CHECK(p->find_kernel("nope") == -1);
 }
 
-TEST_CASE("mutated PTX is rejected with a line number or compiles, never crashes", "[ptx][parser]") {
-  const std::string original = read_ptx("misc.sm75.ptx");
-  Rng rng(1234);
-  int rejected = 0;
-  for (int iter = 0; iter < 400; ++iter) {
-    std::string text = original;
-    const int edits = 1 + static_cast<int>(rng.next() % 4);
-    for (int e = 0; e < edits; ++e) {
-      size_t pos = rng.next() % text.size();
-      switch (rng.next() % 5) {
-        case 0: text.resize(pos); break;                                   // truncate
-        case 1: text.erase(pos, 1 + rng.next() % 12); break;               // delete a run
-        case 2: text[pos] = "{}[];,.%@!<>|+-0x9fz\""[rng.next() % 21]; break;  // replace a char
-        case 3: {  // duplicate a piece elsewhere
-          std::string piece = text.substr(rng.next() % text.size(), 1 + rng.next() % 30);
-          text = text.substr(0, pos) + piece + text.substr(pos);
-          break;
-        }
-        case 4: text = text.substr(0, pos) + "\n.reg .b32 %zz<99999999>;\n" + text.substr(pos); break;
-      }
-      if (text.empty()) text.push_back(' ');
+namespace {
+
+// Inputs of the mutation tests: nvcc output compiled from a relative path (CMakeLists.txt: the
+// assert strings hold no checkout path) and checked-in LLVM output, so what gets mutated, and
+// therefore what the test covers, is the same wherever the tree lives.
+std::vector<std::pair<std::string, std::string>> mutation_inputs() {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  inputs.emplace_back("misc.sm75.ptx", read_ptx("misc.sm75.ptx"));
+  for (const char* name : {"shared_call.ptx", "initializers_local.ptx", "struct_i128_half.ptx"}) {
+    std::ifstream f(std::string(CUSNAP_TEST_LLVM_PTX_DIR) + "/" + name, std::ios::binary);
+    REQUIRE(f.good());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    inputs.emplace_back(name, ss.str());
+  }
+  return inputs;
+}
+
+struct NumberToken {
+  size_t at, size;
+  int line;
+};
+
+// Every numeric literal outside comments and strings: a digit that does not continue an
+// identifier (`%r12`, `sm_75`), through the alphanumerics and dots that follow it.
+std::vector<NumberToken> number_tokens(const std::string& s) {
+  std::vector<NumberToken> out;
+  int line = 1;
+  auto ident = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\n') {
+      ++line;
+      continue;
     }
-    CompileResult r = compile(text);
-    if (!r.program) {
-      ++rejected;
-      INFO(r.error);
-      REQUIRE(r.error.rfind("line ", 0) == 0);
+    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (c == '"') {
+      while (i + 1 < s.size() && s[i + 1] != '"') ++i;
+      ++i;
+      continue;
+    }
+    if (ident(c) && !std::isdigit(static_cast<unsigned char>(c))) {
+      while (i + 1 < s.size() && ident(s[i + 1])) ++i;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t end = i;
+      while (end < s.size() && (ident(s[end]) || s[end] == '.')) ++end;
+      out.push_back({i, end - i, line});
+      i = end - 1;
     }
   }
-  CHECK(rejected > 100);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every number replaced by a malformed one is refused naming its line", "[ptx][parser]") {
+  // The literal forms the parser once let through to std::stoul (an exception, reported as an
+  // internal error) or converted wrongly (out of range, locale, overflow).
+  const char* const kBad[] = {"0x",  "0xZZ", "99999999999999999999999", "0f123", "1e999", "08",
+                              "0b2", "1.5.5"};
+  constexpr size_t kCount = sizeof kBad / sizeof kBad[0];
+  for (const auto& [name, original] : mutation_inputs()) {
+    const std::vector<NumberToken> numbers = number_tokens(original);
+    REQUIRE(numbers.size() > 20);
+    // The .version number is the first one: it is always among those replaced.
+    REQUIRE(original.compare(numbers[0].at - 9, 9, ".version ") == 0);
+    for (size_t k = 0; k < numbers.size(); ++k) {
+      const NumberToken& n = numbers[k];
+      for (size_t j = 0; j < 2; ++j) {  // two forms per number, cycling through the list
+        const std::string bad = kBad[(k + j) % kCount];
+        std::string text = original;
+        text.replace(n.at, n.size, bad);
+        CompileResult r = compile(text);
+        INFO(name << ": '" << original.substr(n.at, n.size) << "' on line " << n.line << " -> '"
+                  << bad << "': " << r.error);
+        REQUIRE(r.program == nullptr);
+        REQUIRE(r.status == CompileStatus::kInvalidPtx);
+        REQUIRE(r.error.rfind("line " + std::to_string(n.line) + ":", 0) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("mutated PTX is rejected with a line number or compiles, never crashes", "[ptx][parser]") {
+  for (const auto& [name, original] : mutation_inputs()) {
+    Rng rng(1234);  // deterministic, and the inputs do not depend on the checkout path
+    int rejected = 0;
+    for (int iter = 0; iter < 400; ++iter) {
+      std::string text = original;
+      const int edits = 1 + static_cast<int>(rng.next() % 4);
+      for (int e = 0; e < edits; ++e) {
+        size_t pos = rng.next() % text.size();
+        switch (rng.next() % 5) {
+          case 0:
+            text.resize(pos);
+            break;  // truncate
+          case 1:
+            text.erase(pos, 1 + rng.next() % 12);
+            break;  // delete a run
+          case 2:
+            text[pos] = "{}[];,.%@!<>|+-0x9fz\""[rng.next() % 21];
+            break;   // replace a char
+          case 3: {  // duplicate a piece elsewhere
+            std::string piece = text.substr(rng.next() % text.size(), 1 + rng.next() % 30);
+            text = text.substr(0, pos) + piece + text.substr(pos);
+            break;
+          }
+          case 4:
+            text = text.substr(0, pos) + "\n.reg .b32 %zz<99999999>;\n" + text.substr(pos);
+            break;
+        }
+        if (text.empty()) text.push_back(' ');
+      }
+      CompileResult r = compile(text);
+      if (!r.program) {
+        ++rejected;
+        INFO(name << " iteration " << iter << ": " << r.error);
+        REQUIRE(r.error.rfind("line ", 0) == 0);
+      }
+    }
+    INFO(name);
+    CHECK(rejected > 100);
+  }
 }
