@@ -390,7 +390,7 @@ TEST_CASE("malformed numbers are refused naming their line, never an internal er
 }
 
 TEST_CASE(
-    "address forms: [reg], [reg+imm], [reg+-imm], [sym], [sym+imm], [imm]; sym+imm as a value",
+    "address forms: [reg], [reg+imm], [reg+-imm], [sym], [sym+imm], [imm], sym+imm as a value",
     "[ptx][grammar]") {
   const std::string prelude = ".global .align 8 .u32 a[8] = {10, 11, 12, 13, 14, 15, 16, 17};\n";
   const Ran r = run_body(
