@@ -212,7 +212,23 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream s, bool per_thread, bool async
   return submit_region(r, s, per_thread, async);
 }
 
+// Peer copies name both contexts; with one device they must merely be live contexts.
+CUresult check_peer_contexts(CUcontext dst, CUcontext src) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  return context_from_handle(dst) != nullptr && context_from_handle(src) != nullptr ? CUDA_SUCCESS
+                                                                                   : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes,
+                   CUstream s, bool per_thread, bool async) {
+  if (CUresult e = check_peer_contexts(dst_ctx, src_ctx); e != CUDA_SUCCESS) return e;
+  return submit_region(linear(device_side(dst), device_side(src), bytes), s, per_thread, async);
+}
+
 CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream s, bool per_thread, bool async) {
+  if (p != nullptr) {
+    if (CUresult e = check_peer_contexts(p->dstContext, p->srcContext); e != CUDA_SUCCESS) return e;
+  }
   Region r;
   if (CUresult e = region_3d(p, &r); e != CUDA_SUCCESS) return e;
   return submit_region(r, s, per_thread, async);
@@ -275,17 +291,17 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, s
 CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   CUSNAP_COPY("cuMemcpyAsync_ptsz", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream, kPerThreadDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyPeer", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kLegacyDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, kLegacyDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyPeer_ptds", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kPerThreadDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer_ptds", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, kPerThreadDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyPeerAsync", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kLegacyDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, kLegacyDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyPeerAsync_ptsz", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kPerThreadDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync_ptsz", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, kPerThreadDefault, kAsync));
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
   CUSNAP_COPY("cuMemcpyHtoD", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr, kLegacyDefault, kSync));

@@ -235,17 +235,16 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes
 // (allocating early is always safe); the free happens in stream order.
 static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool per_thread) {
   Context* ctx;
-  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  Stream* stream;
+  if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (resolve_stream(ctx, hStream, per_thread) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   return allocate(ctx, bytesize, AllocationKind::kDevice, 0, dptr);
 }
 
 static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thread) {
   Context* ctx;
-  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-  Stream* stream = resolve_stream(ctx, hStream, per_thread);
-  if (stream == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  Stream* stream;
+  if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   auto a = allocations().find(dptr);
   if (!a || a->base != dptr || a->kind != AllocationKind::kDevice) return CUDA_ERROR_INVALID_VALUE;
   ctx->submit(stream, [dptr] {

@@ -122,10 +122,9 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
 }
 
 void unload_module(Module* module) {
-  unregister_handle(module);
-  for (auto& f : module->functions) unregister_handle(f.get());
+  for (auto& f : module->functions) destroy_handle(f.release(), HandleKind::kFunction);
   free_variables(module);
-  delete module;
+  destroy_handle(module, HandleKind::kModule);
 }
 
 Function* function_from_handle(const void* handle) { return handle_cast<Function>(handle, HandleKind::kFunction); }
@@ -334,9 +333,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
     auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
     if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     if (Context* ctx = current_context()) ctx->synchronize();
-    unregister_handle(lib);
     unload_module(lib->module);
-    delete lib;
+    destroy_handle(lib, HandleKind::kLibrary);
     return CUDA_SUCCESS;
   });
 }

@@ -26,10 +26,9 @@ CUresult stream_synchronize(CUstream h, bool per_thread) {
   Context* ctx;
   Stream* s;
   CUresult r = stream_argument(h, per_thread, &ctx, &s);
-  if (s == nullptr || r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_NOT_INITIALIZED ||
-      r == CUDA_ERROR_INVALID_CONTEXT) {
-    return r;
-  }
+  // A poisoned context still has streams to wait for (then its sticky error is returned); a
+  // bad handle or context has none.
+  if (s == nullptr) return r;
   if (s->kind() == StreamKind::kLegacy) {
     // The legacy stream's last operation waits for every blocking stream: queue a marker.
     ctx->submit_and_wait(s, [] { return uint64_t{0}; });
@@ -70,7 +69,7 @@ CUresult stream_get(CUstream h, bool per_thread, Getter&& get) {
   Context* ctx;
   Stream* s;
   CUresult r = stream_argument(h, per_thread, &ctx, &s);
-  if (r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_INVALID_CONTEXT) return r;
+  if (s == nullptr) return r;  // queries answer from a poisoned context too
   return get(ctx, s);
 }
 
@@ -286,8 +285,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    unregister_handle(event);
-    delete event;  // recorded points keep their timelines alive on their own
+    destroy_handle(event, HandleKind::kEvent);  // recorded points keep their timelines alive
     return CUDA_SUCCESS;
   });
 }
