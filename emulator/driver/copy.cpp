@@ -2,9 +2,12 @@
 // per-thread default stream). CUDA arrays are not emulated: array copies stay unsupported.
 //
 // Synchronous calls queue their work on the default stream and wait for it, so they are
-// ordered with kernels exactly as on a GPU. An asynchronous copy from pageable host memory
-// reads its source at call time (the real driver stages such copies too), so the caller may
-// reuse the buffer as soon as the call returns.
+// ordered with kernels exactly as on a GPU. Asynchronous copies follow the driver API's "API
+// synchronization behavior": one from pageable host memory reads its source at call time (the
+// real driver stages such copies too), so the caller may reuse the buffer as soon as the call
+// returns; one into pageable host memory, and any host-to-host copy, returns only once the copy
+// has completed in stream order; everything else (device memory, pinned, registered and managed
+// host memory on both sides) is truly asynchronous.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -116,6 +119,9 @@ CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) 
   if (r.bytes() == 0) return CUDA_SUCCESS;
   bool counted = stats_enabled();
   CopyDirection direction = counted ? direction_of(r) : CopyDirection::kHostToHost;
+  // Decided before staging replaces a pageable source with the staging buffer.
+  const bool host_to_host = !r.src.device && !r.dst.device;
+  const bool into_pageable = !r.dst.device && !r.dst.staged_ok;
   if (async) stage_source(r);
   auto work = [r, ctx] {
     if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
@@ -123,9 +129,11 @@ CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) 
     return r.modelled_ns();
   };
   CUresult result = CUDA_SUCCESS;
-  if (async) {
+  if (async && !host_to_host && !into_pageable) {
     ctx->submit(stream, work);
   } else {
+    // Synchronous calls, and the asynchronous ones that return only after the copy: a failed
+    // earlier launch skipped the copy, so its error is what the caller gets.
     result = ctx->submit_and_wait(stream, work);
   }
   if (counted && result == CUDA_SUCCESS) note_copy(direction, r.bytes());
