@@ -88,7 +88,7 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     const ptx::VariableDesc& v = variables[i];
     if (v.is_extern) continue;
     uint64_t size = std::max<uint64_t>(v.size, 1);
-    uint64_t mapped = (size + 4095) / 4096 * 4096;
+    uint64_t mapped = (size + redzone_bytes() + 4095) / 4096 * 4096;  // redzone: see memory.h
     void* p = map_anonymous(mapped);
     if (p == nullptr) {
       free_variables(module.get());
@@ -100,6 +100,7 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     a.size = v.size;
     a.mapped_size = mapped;
     a.kind = AllocationKind::kModuleVariable;
+    a.name = v.name.c_str();  // the program (and its names) outlives the allocation
     a.device_writable = v.space == ptx::VariableSpace::kGlobal;
     a.counts_as_device_memory = false;
     allocations().insert(a);

@@ -63,6 +63,15 @@ class MemoryHost {
   // True when [address, address + size) lies entirely inside one live allocation that device
   // code may access (device, managed, mapped pinned or registered host memory, module variables).
   virtual bool accessible(uint64_t address, uint64_t size, bool write) const = 0;
+  // For the memcheck message of an access `accessible` refused: where it lies relative to the
+  // allocations (e.g. "0 bytes past the end of the 16384-byte device allocation at 0x..."), or
+  // empty. Called only on the failure path.
+  virtual std::string describe(uint64_t address, uint64_t size, bool write) const {
+    (void)address;
+    (void)size;
+    (void)write;
+    return {};
+  }
 };
 
 enum class LaunchStatus : uint8_t {
