@@ -44,6 +44,7 @@ CUresult status_to_result(ptx::LaunchStatus status) {
     case ptx::LaunchStatus::kOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     case ptx::LaunchStatus::kCooperativeTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     case ptx::LaunchStatus::kHung: return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case ptx::LaunchStatus::kTimeout: return CUDA_ERROR_LAUNCH_TIMEOUT;
   }
   return CUDA_ERROR_UNKNOWN;
 }

@@ -109,6 +109,12 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     module->program->bind_variable(static_cast<int>(i), a.base);
   }
   const auto& kernels = module->program->kernels();
+  for (const ptx::KernelDesc& k : kernels) {
+    if (k.serial_blocks) {
+      log(LogLevel::kDebug, "kernel %s runs its blocks one at a time in block-index order, so that its results "
+          "do not depend on CUSNAP_EMU_THREADS: %s", k.name.c_str(), k.serial_reason.c_str());
+    }
+  }
   for (size_t i = 0; i < kernels.size(); ++i) {
     auto f = std::make_unique<Function>();
     f->module = module.get();

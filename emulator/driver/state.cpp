@@ -45,6 +45,19 @@ uint64_t memory_from_env() {
   return static_cast<uint64_t>(value * static_cast<double>(scale));
 }
 
+double timeout_from_env() {
+  const char* text = std::getenv("CUSNAP_EMU_TIMEOUT");
+  if (text == nullptr || *text == '\0') return kDefaultTimeoutSeconds;
+  char* end = nullptr;
+  double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(seconds >= 0) || seconds > 1e9) {
+    log(LogLevel::kWarn, "CUSNAP_EMU_TIMEOUT=%s is not a number of seconds (0: no limit); using %g", text,
+        kDefaultTimeoutSeconds);
+    return kDefaultTimeoutSeconds;
+  }
+  return seconds;
+}
+
 std::atomic<bool> g_initialized{false};
 
 struct HandleEntry {
@@ -70,6 +83,7 @@ const DeviceConfig& device_config() {
     DeviceConfig c;
     c.sm = sm_from_env();
     c.total_memory = memory_from_env();
+    c.timeout_seconds = timeout_from_env();
     c.name = "cusnap emulator (sm_" + std::to_string(c.sm) + ")";
     return c;
   }();

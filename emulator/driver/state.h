@@ -12,11 +12,15 @@ namespace cusnap::emu::driver {
 
 inline constexpr int kDriverVersion = 13000;
 inline constexpr uint64_t kDefaultTotalMemory = uint64_t{16} << 30;
+inline constexpr double kDefaultTimeoutSeconds = 60;
 
 struct DeviceConfig {
   int sm = 90;                          // CUSNAP_EMU_SM, e.g. "90" or "sm_86"
   uint64_t total_memory = kDefaultTotalMemory;  // CUSNAP_EMU_MEMORY, bytes or with K/M/G suffix
   std::string name;                     // "cusnap emulator (sm_90)"
+  // CUSNAP_EMU_TIMEOUT: the launch watchdog in seconds (0: off). A launch that runs longer
+  // fails with CUDA_ERROR_LAUNCH_TIMEOUT, so a kernel that never ends cannot hang the process.
+  double timeout_seconds = kDefaultTimeoutSeconds;
 };
 
 const DeviceConfig& device_config();

@@ -39,6 +39,13 @@ struct KernelDesc {
   uint32_t max_threads_per_block = 0;  // `.maxntid` product, 0 when not declared
   Dim3 reqntid{0, 0, 0};               // `.reqntid`, zeros when not declared
   bool uses_dynamic_shared = false;    // refers to an `.extern .shared` array
+  // Determinism (schedule.cpp, at compile): true when the kernel's results can depend on the
+  // order in which its blocks run (a value-returning global atomic, a floating-point or
+  // non-commutative global atomic/reduction, an ordered global load used for inter-block
+  // signalling). Such a kernel's blocks run one at a time in block-index order, whatever
+  // Limits::worker_threads is. `serial_reason` names the first such instruction and its line.
+  bool serial_blocks = false;
+  std::string serial_reason;
 };
 
 enum class VariableSpace : uint8_t { kGlobal, kConst };
@@ -84,6 +91,7 @@ enum class LaunchStatus : uint8_t {
   kOutOfResources,      // too many threads / too much shared memory (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
   kCooperativeTooLarge, // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
   kHung,                // a barrier that can never complete (deadlock detected)
+  kTimeout,             // ran longer than Limits::timeout_ms (CUDA_ERROR_LAUNCH_TIMEOUT)
 };
 
 struct LaunchConfig {
@@ -116,8 +124,15 @@ struct Limits {
   size_t printf_fifo_bytes = 1 << 20;
   size_t stack_bytes_per_thread = 1024;
   // Host threads that run the blocks of one launch; 0: std::thread::hardware_concurrency().
-  // Never more than the grid has blocks.
+  // Never more than the grid has blocks, and one for kernels with KernelDesc::serial_blocks.
   uint32_t worker_threads = 0;
+  // Watchdog: a launch that runs longer than this (wall clock, from its start) is stopped and
+  // fails with kTimeout naming a block still running. 0: no limit. Checked between slices of
+  // block execution, never inside the instruction loop.
+  uint64_t timeout_ms = 0;
+  // Run KernelDesc::serial_blocks kernels one block at a time (the determinism rule). Only engine
+  // tests that exercise cross-thread memory ordering clear it; the driver never does.
+  bool serialize_order_dependent = true;
 };
 
 // A parsed, lowered PTX module. Thread-safe for concurrent launches once variables are bound.

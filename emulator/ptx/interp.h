@@ -112,6 +112,9 @@ class Launch {
   LaunchResult result();
   std::string take_output();
   uint64_t grid_blocks() const { return config_.grid.count(); }
+  // Where a started block is: "block (x,y,z), warp W at PTX line L" (the first warp with live
+  // lanes, at its lowest PC), for the watchdog's message.
+  std::string block_position(const Block& b) const;
 
  private:
   void init_block(Block& b, uint64_t linear);
