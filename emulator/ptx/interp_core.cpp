@@ -87,7 +87,24 @@ LaunchResult Launch::result() {
 
 std::string Launch::take_output() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return std::move(output_);
+  std::stable_sort(output_.begin(), output_.end(),
+                   [](const OutputChunk& a, const OutputChunk& b) { return a.block < b.block; });
+  std::string out;
+  size_t printed = 0;
+  bool full = false;
+  for (OutputChunk& c : output_) {
+    // The FIFO bounds what the kernel printed (once full, later output is lost); assert
+    // messages are always shown.
+    if (c.printf) {
+      full = full || printed + c.text.size() > limits_.printf_fifo_bytes;
+      if (full) continue;
+      printed += c.text.size();
+    }
+    out += c.text;
+  }
+  output_.clear();
+  output_bytes_ = 0;
+  return out;
 }
 
 std::string Launch::where(const Block& b, const Warp& w, int lane, const Instr& in) const {

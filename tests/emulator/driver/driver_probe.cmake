@@ -1,7 +1,8 @@
 # Runs emu_driver_probe under the environment variables the emulator reads once per process and
 # checks what it reports. Inputs: PROBE (the probe executable), ORDER_PTX (order.cu as PTX).
 #   - determinism: kernels whose results depend on block order give bit-identical results with
-#     CUSNAP_EMU_THREADS=1, 2 and 7, several runs each; the debug log names the serialised kernels
+#     CUSNAP_EMU_THREADS=1, 2 and 7, several runs each, and device printf output comes in block
+#     order; the debug log names the serialised kernels
 #   - CUSNAP_EMU_TIMEOUT: a kernel that never ends, and blocks that wait for a later block under
 #     serialisation, fail with CUDA_ERROR_LAUNCH_TIMEOUT naming kernel and block; a long finite
 #     kernel under the limit is unaffected; 0 turns the watchdog (and the device attribute) off
@@ -41,6 +42,8 @@ endforeach()
 foreach(kernel tickets exchange cas_push float_sum count_parallel coop_tickets)
   require_match("${reference}" "${kernel} [0-9a-f]+" "probe output")
 endforeach()
+require_match("${reference}" "hello block 0 thread 0\nhello block 0 thread 16\nhello block 1 thread 0\n" "printf order")
+require_match("${reference}" "hello block 63 thread 16\n$" "printf order")
 probe(out err ENV CUSNAP_EMU_THREADS=2 CUSNAP_LOG_LEVEL=debug ARGS order ${ORDER_PTX})
 foreach(kernel tickets exchange cas_push float_sum coop_tickets)
   require_match("${err}" "kernel ${kernel} runs its blocks one at a time in block-index order[^\n]*PTX line [0-9]+"

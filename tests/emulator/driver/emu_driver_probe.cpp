@@ -2,7 +2,8 @@
 // (CUSNAP_EMU_THREADS, CUSNAP_EMU_TIMEOUT, CUSNAP_EMU_REDZONE), which the emulator reads once per
 // process. Modes:
 //   order <order.ptx>   runs kernels whose results depend on block order, checks that each result
-//                       is a valid outcome and prints one digest line per kernel (stdout)
+//                       is a valid outcome and prints one digest line per kernel, then a kernel's
+//                       device printf output (stdout)
 //   timeout             a kernel that never ends must fail with CUDA_ERROR_LAUNCH_TIMEOUT (sticky)
 //   spin                block 0 waits for block 1 (serialised): LAUNCH_TIMEOUT, never a hang
 //   finite <n>          a long but finite loop must succeed with the right result
@@ -152,6 +153,15 @@ int order(const char* ptx_path) {
       if (t.size() != cn || t[i] != cn) return fail("a thread passed the grid barrier before every ticket");
     }
     std::printf("coop_tickets %016llx\n", static_cast<unsigned long long>(fnv1a(v.data(), cn * 4)));
+  }
+  {  // printf from a parallel kernel (written to stdout when the launch ends)
+    CUfunction hello;
+    PROBE_CHECK(cuModuleGetFunction(&hello, m, "hello"));
+    std::fflush(stdout);
+    CUdeviceptr sink = zeros(4);
+    void* args[] = {&sink};
+    PROBE_CHECK(cuLaunchKernel(hello, 64, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
+    PROBE_CHECK(cuCtxSynchronize());
   }
   PROBE_CHECK(cuCtxSynchronize());
   return 0;

@@ -2,6 +2,7 @@
 // driver_probe.cmake): on a GPU they differ from run to run; the emulator must give the same
 // results whatever CUSNAP_EMU_THREADS is.
 #include <cooperative_groups.h>
+#include <cstdio>
 
 // Every thread takes a ticket with atomicInc and keeps it.
 extern "C" __global__ void tickets(unsigned* counter, unsigned* out) {
@@ -46,4 +47,14 @@ extern "C" __global__ void coop_tickets(unsigned* counter, unsigned* out, unsign
   out[i] = atomicAdd(counter, 1u);
   grid.sync();
   total[i] = *(volatile unsigned*)counter;
+}
+
+// Device printf from many blocks of a parallel kernel: the launch's output is in block order.
+// Early blocks work longer before they print, so that later blocks finish first when several
+// workers run them.
+extern "C" __global__ void hello(unsigned* sink) {
+  unsigned x = threadIdx.x;
+  for (unsigned i = 0; i < (gridDim.x - blockIdx.x) * 200u; ++i) x = x * 1664525u + 1013904223u;
+  if (x == 0x12345678u) *sink = x;  // keeps the loop
+  if (threadIdx.x % 16 == 0) printf("hello block %d thread %d\n", blockIdx.x, threadIdx.x);
 }
