@@ -129,6 +129,7 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
 }
 
 void unload_module(Module* module) {
+  for (int n; (n = module->launches_in_flight.load()) != 0;) module->launches_in_flight.wait(n);
   for (auto& f : module->functions) destroy_handle(f.release(), HandleKind::kFunction);
   free_variables(module);
   destroy_handle(module, HandleKind::kModule);

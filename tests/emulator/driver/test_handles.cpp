@@ -4,6 +4,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -510,6 +511,63 @@ TEST_CASE("a destroyed handle is not reused by the next object, so it stays inva
     for (CUstream s : streams) REQUIRE_CU(cuStreamDestroy(s));
     for (CUevent e : events) REQUIRE_CU(cuEventDestroy(e));
   }
+}
+
+TEST_CASE("unloading a module waits for its kernels queued in other contexts", "[handles][module]") {
+  // out[tid] = the value of x = (x + i) * 3 after n iterations, starting from tid.
+  const char* busy_ptx = R"(.version 8.0
+.target sm_75
+.address_size 64
+.visible .entry busy(.param .u64 out, .param .u32 n)
+{
+  .reg .b64 %rd<4>;
+  .reg .b32 %r<6>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, 0;
+  mov.u32 %r3, %tid.x;
+LOOP:
+  add.u32 %r3, %r3, %r2;
+  mul.lo.u32 %r3, %r3, 3;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra LOOP;
+  mov.u32 %r4, %tid.x;
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r3;
+  ret;
+}
+)";
+  primary_context();
+  CUmodule module = nullptr;
+  REQUIRE_CU(cuModuleLoadData(&module, busy_ptx));
+  CUfunction busy = nullptr;
+  REQUIRE_CU(cuModuleGetFunction(&busy, module, "busy"));
+  CUdeviceptr out = 0;
+  REQUIRE_CU(cuMemAlloc(&out, 32 * 4));
+  CUcontext other = nullptr;
+  REQUIRE_CU(cuCtxCreate(&other, nullptr, 0, 0));
+  CUstream s = nullptr;
+  REQUIRE_CU(cuStreamCreate(&s, 0));
+  unsigned n = 2000000;
+  void* params[] = {&out, &n};
+  // Queued behind a host function so that it certainly has not finished when the unload starts.
+  REQUIRE_CU(cuLaunchHostFunc(s, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }, nullptr));
+  REQUIRE_CU(cuLaunchKernel(busy, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr));
+  REQUIRE_CU(cuCtxPopCurrent(nullptr));  // the primary context, which has nothing queued, is current
+  REQUIRE_CU(cuModuleUnload(module));    // must not free the program under the running kernel
+  CHECK(cuStreamQuery(s) == CUDA_SUCCESS);
+  std::vector<uint32_t> got(32);
+  REQUIRE_CU(cuMemcpyDtoH(got.data(), out, 32 * 4));
+  for (uint32_t t = 0; t < 32; ++t) {
+    uint32_t x = t;
+    for (uint32_t i = 0; i < n; ++i) x = (x + i) * 3;
+    CHECK(got[t] == x);
+  }
+  REQUIRE_CU(cuCtxDestroy(other));
+  REQUIRE_CU(cuMemFree(out));
 }
 
 TEST_CASE("a context destroyed while current to another thread answers CONTEXT_IS_DESTROYED there",
