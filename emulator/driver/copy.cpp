@@ -66,11 +66,13 @@ bool host_memory_known(const void* p) {
 
 Side host_side(const void* p) { return Side{static_cast<uint8_t*>(const_cast<void*>(p)), 0, 0, false, host_memory_known(p)}; }
 Side device_side(CUdeviceptr p) { return Side{reinterpret_cast<uint8_t*>(p), 0, 0, true, true}; }
-// cuMemcpy / UNIFIED: a pointer the table knows is device-visible memory, anything else is host.
+// cuMemcpy / UNIFIED: what the pointer is, as cuPointerGetAttribute would say: pinned and
+// registered memory is host memory (that needs no staging), other memory the table knows is
+// device memory, anything else is pageable host memory.
 Side unified_side(uint64_t p) {
   auto a = allocations().find(p);
-  bool known = a.has_value();
-  return Side{reinterpret_cast<uint8_t*>(p), 0, 0, known, known};
+  const bool host = a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered);
+  return Side{reinterpret_cast<uint8_t*>(p), 0, 0, a.has_value() && !host, a.has_value()};
 }
 
 CUresult validate(Region& r) {

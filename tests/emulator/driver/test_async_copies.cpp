@@ -154,6 +154,18 @@ TEST_CASE("async copies into pageable host memory return only after the copy has
     REQUIRE_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(out.data()), reinterpret_cast<CUdeviceptr>(src.data()),
                              kBytes, s));
   }
+  SECTION("host-to-host cuMemcpyAsync between pinned buffers is synchronous") {
+    void* a = nullptr;
+    void* b = nullptr;
+    REQUIRE_CU(cuMemAllocHost(&a, kBytes));
+    REQUIRE_CU(cuMemAllocHost(&b, kBytes));
+    std::memcpy(a, expected.data(), kBytes);
+    REQUIRE_CU(cuLaunchHostFunc(s, hold_stream, nullptr));
+    REQUIRE_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(b), reinterpret_cast<CUdeviceptr>(a), kBytes, s));
+    std::memcpy(out.data(), b, kBytes);
+    REQUIRE_CU(cuMemFreeHost(a));
+    REQUIRE_CU(cuMemFreeHost(b));
+  }
   CHECK(out == expected);  // no synchronisation before this read: the call itself waited
   REQUIRE_CU(cuStreamSynchronize(s));
   REQUIRE_CU(sync_ptsz(nullptr));
