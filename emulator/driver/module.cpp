@@ -94,7 +94,7 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
       free_variables(module.get());
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    std::memcpy(p, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
+    if (!v.initializer.empty()) std::memcpy(p, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
     Allocation a;
     a.base = reinterpret_cast<uint64_t>(p);
     a.size = v.size;

@@ -1,6 +1,7 @@
 // Stream, event and host-function entry points. Both the legacy (`cuX`) and the per-thread
 // default stream (`cuX_ptsz`) exports share one implementation.
 #include <atomic>
+#include <cstring>
 #include <utility>
 
 #include "driver/api.h"
@@ -359,8 +360,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCapture
   static thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
   return guarded("cuThreadExchangeStreamCaptureMode", [&] {
     if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-        *mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+    // Read as the integer the caller stored: a value outside the enumeration is not a valid
+    // CUstreamCaptureMode to load (undefined behaviour), and exactly what must be refused.
+    int requested = 0;
+    std::memcpy(&requested, mode, sizeof requested);
+    if (requested != CU_STREAM_CAPTURE_MODE_GLOBAL && requested != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        requested != CU_STREAM_CAPTURE_MODE_RELAXED) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     std::swap(thread_mode, *mode);
