@@ -163,7 +163,9 @@ bool Context::set_limit(CUlimit which, size_t value) {
   return true;
 }
 
-Context* current_context_handle() { return t_context_stack.empty() ? nullptr : t_context_stack.back(); }
+Context* current_context_handle() {
+  return t_context_stack.empty() ? nullptr : t_context_stack.back();
+}
 
 Context* current_context() {
   Context* top = current_context_handle();

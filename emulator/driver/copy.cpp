@@ -71,7 +71,8 @@ Side device_side(CUdeviceptr p) { return Side{reinterpret_cast<uint8_t*>(p), 0, 
 // device memory, anything else is pageable host memory.
 Side unified_side(uint64_t p) {
   auto a = allocations().find(p);
-  const bool host = a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered);
+  const bool host =
+      a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered);
   return Side{reinterpret_cast<uint8_t*>(p), 0, 0, a.has_value() && !host, a.has_value()};
 }
 
@@ -225,12 +226,12 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream s, bool per_thread, bool async
 // Peer copies name both contexts; with one device they must merely be live contexts.
 CUresult check_peer_contexts(CUcontext dst, CUcontext src) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-  return context_from_handle(dst) != nullptr && context_from_handle(src) != nullptr ? CUDA_SUCCESS
-                                                                                   : CUDA_ERROR_INVALID_CONTEXT;
+  const bool ok = context_from_handle(dst) != nullptr && context_from_handle(src) != nullptr;
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
-CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes,
-                   CUstream s, bool per_thread, bool async) {
+CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                   size_t bytes, CUstream s, bool per_thread, bool async) {
   if (CUresult e = check_peer_contexts(dst_ctx, src_ctx); e != CUDA_SUCCESS) return e;
   return submit_region(linear(device_side(dst), device_side(src), bytes), s, per_thread, async);
 }

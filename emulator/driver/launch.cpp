@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "driver/api.h"
@@ -143,7 +144,7 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     }
   };
   auto in_flight = std::make_shared<InFlight>(module);
-  ctx->submit(stream, [ctx, module, index, config, params, limits, in_flight]() mutable -> uint64_t {
+  auto work = [ctx, module, index, config, params, limits, in_flight]() mutable -> uint64_t {
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
@@ -162,7 +163,8 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
       ctx->set_sticky_error(error);
     }
     return result.emulated_ns;
-  });
+  };
+  ctx->submit(stream, std::move(work));
   return CUDA_SUCCESS;
 }
 

@@ -79,20 +79,27 @@ namespace {
 
 const char* kind_name(AllocationKind kind) {
   switch (kind) {
-    case AllocationKind::kDevice: return "device allocation";
-    case AllocationKind::kHostPinned: return "pinned host allocation";
-    case AllocationKind::kHostRegistered: return "registered host range";
-    case AllocationKind::kManaged: return "managed allocation";
-    case AllocationKind::kModuleVariable: return "module variable";
-    case AllocationKind::kVmmMapping: return "VMM mapping";
+    case AllocationKind::kDevice:
+      return "device allocation";
+    case AllocationKind::kHostPinned:
+      return "pinned host allocation";
+    case AllocationKind::kHostRegistered:
+      return "registered host range";
+    case AllocationKind::kManaged:
+      return "managed allocation";
+    case AllocationKind::kModuleVariable:
+      return "module variable";
+    case AllocationKind::kVmmMapping:
+      return "VMM mapping";
   }
   return "allocation";
 }
 
 std::string name_of(const Allocation& a) {
   char buf[192];
-  std::snprintf(buf, sizeof buf, "the %llu-byte %s%s%s at 0x%llx", static_cast<unsigned long long>(a.size),
-                kind_name(a.kind), a.name != nullptr ? " " : "", a.name != nullptr ? a.name : "",
+  std::snprintf(buf, sizeof buf, "the %llu-byte %s%s%s at 0x%llx",
+                static_cast<unsigned long long>(a.size), kind_name(a.kind),
+                a.name != nullptr ? " " : "", a.name != nullptr ? a.name : "",
                 static_cast<unsigned long long>(a.base));
   return buf;
 }
@@ -117,7 +124,8 @@ std::string AllocationTable::describe(uint64_t address, uint64_t size, bool writ
                     static_cast<unsigned long long>(address - below->base));
       return buf;
     }
-    if (write && !below->device_writable) return "a write to read-only " + name_of(*below).substr(4);
+    if (write && !below->device_writable)
+      return "a write to read-only " + name_of(*below).substr(4);
     return {};
   }
   const uint64_t past = below != nullptr ? address - (below->base + below->size) : ~uint64_t{0};
@@ -129,8 +137,8 @@ std::string AllocationTable::describe(uint64_t address, uint64_t size, bool writ
     return buf;
   }
   if (before < past && before < kNearBytes) {
-    std::snprintf(buf, sizeof buf, "%llu bytes before the start of %s", static_cast<unsigned long long>(before),
-                  name_of(*above).c_str());
+    std::snprintf(buf, sizeof buf, "%llu bytes before the start of %s",
+                  static_cast<unsigned long long>(before), name_of(*above).c_str());
     return buf;
   }
   return "not near any allocation";

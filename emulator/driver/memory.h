@@ -29,7 +29,7 @@ enum class AllocationKind : uint8_t {
 struct Allocation {
   uint64_t base = 0;
   uint64_t size = 0;        // what the caller asked for: the accessible range
-  uint64_t mapped_size = 0; // what was mmap'd, redzone included (0: not owned, e.g. registered or VMM)
+  uint64_t mapped_size = 0; // mmap'd, redzone included (0: not owned, e.g. registered or VMM)
   uint64_t charged = 0;     // bytes charged against the emulated total (refunded at free)
   AllocationKind kind = AllocationKind::kDevice;
   unsigned flags = 0;

@@ -94,7 +94,9 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
       free_variables(module.get());
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    if (!v.initializer.empty()) std::memcpy(p, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
+    if (!v.initializer.empty()) {
+      std::memcpy(p, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
+    }
     Allocation a;
     a.base = reinterpret_cast<uint64_t>(p);
     a.size = v.size;
@@ -111,8 +113,10 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
   const auto& kernels = module->program->kernels();
   for (const ptx::KernelDesc& k : kernels) {
     if (k.serial_blocks) {
-      log(LogLevel::kDebug, "kernel %s runs its blocks one at a time in block-index order, so that its results "
-          "do not depend on CUSNAP_EMU_THREADS: %s", k.name.c_str(), k.serial_reason.c_str());
+      log(LogLevel::kDebug,
+          "kernel %s runs its blocks one at a time in block-index order, so that its results do "
+          "not depend on CUSNAP_EMU_THREADS: %s",
+          k.name.c_str(), k.serial_reason.c_str());
     }
   }
   for (size_t i = 0; i < kernels.size(); ++i) {

@@ -51,8 +51,8 @@ double timeout_from_env() {
   char* end = nullptr;
   double seconds = std::strtod(text, &end);
   if (end == text || *end != '\0' || !(seconds >= 0) || seconds > 1e9) {
-    log(LogLevel::kWarn, "CUSNAP_EMU_TIMEOUT=%s is not a number of seconds (0: no limit); using %g", text,
-        kDefaultTimeoutSeconds);
+    log(LogLevel::kWarn, "CUSNAP_EMU_TIMEOUT=%s is not a number of seconds (0: no limit); using %g",
+        text, kDefaultTimeoutSeconds);
     return kDefaultTimeoutSeconds;
   }
   return seconds;
@@ -112,7 +112,9 @@ void register_handle(const void* handle, HandleKind kind) {
   r.handles[handle] = HandleEntry{kind, true};
 }
 
-bool is_handle(const void* handle, HandleKind kind) { return handle_state(handle, kind) == HandleState::kLive; }
+bool is_handle(const void* handle, HandleKind kind) {
+  return handle_state(handle, kind) == HandleState::kLive;
+}
 
 HandleState handle_state(const void* handle, HandleKind kind) {
   if (handle == nullptr) return HandleState::kUnknown;

@@ -364,7 +364,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCapture
     // CUstreamCaptureMode to load (undefined behaviour), and exactly what must be refused.
     int requested = 0;
     std::memcpy(&requested, mode, sizeof requested);
-    if (requested != CU_STREAM_CAPTURE_MODE_GLOBAL && requested != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+    if (requested != CU_STREAM_CAPTURE_MODE_GLOBAL &&
+        requested != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
         requested != CU_STREAM_CAPTURE_MODE_RELAXED) {
       return CUDA_ERROR_INVALID_VALUE;
     }

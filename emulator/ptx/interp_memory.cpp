@@ -83,7 +83,8 @@ uint8_t* Launch::translate(Block& b, Warp& w, int lane, Space space, uint64_t ad
     std::string message = buf;
     // For memory the driver owns: which allocation the access overflowed, by how much.
     if (global) {
-      if (std::string detail = memory_.describe(addr, size, write); !detail.empty()) message += detail + ", ";
+      std::string detail = memory_.describe(addr, size, write);
+      if (!detail.empty()) message += detail + ", ";
     }
     fail(LaunchStatus::kIllegalAddress, message + where(b, w, lane, in));
     return nullptr;

@@ -145,22 +145,23 @@ class ProgramImpl final : public Program {
     constexpr uint32_t kWatchdogSlices = 16;
     const bool watched = limits.timeout_ms != 0;
     const Clock::time_point deadline =
-        watched ? Clock::now() + std::chrono::milliseconds(limits.timeout_ms) : Clock::time_point::max();
+        watched ? Clock::now() + std::chrono::milliseconds(limits.timeout_ms)
+                : Clock::time_point::max();
     // True (and the launch failed) when the deadline has passed; `b` is the block just run.
     auto expired = [&](const Block& b) {
       if (!watched || Clock::now() < deadline) return false;
       std::string where = b.done ? "" : launch.block_position(b) + " was still running";
       if (where.empty()) {
-        where = "stopped after " + std::to_string(blocks_done.load()) + " of " + std::to_string(nblocks) +
-                " blocks had completed";
+        where = "stopped after " + std::to_string(blocks_done.load()) + " of " +
+                std::to_string(nblocks) + " blocks had completed";
       }
       char limit[64];
       std::snprintf(limit, sizeof limit, "%.3g s", static_cast<double>(limits.timeout_ms) / 1000.0);
-      std::string message = "kernel " + kd.name + " ran longer than the launch time limit of " + limit +
-                            " (CUSNAP_EMU_TIMEOUT): " + where;
+      std::string message = "kernel " + kd.name + " ran longer than the launch time limit of " +
+                            limit + " (CUSNAP_EMU_TIMEOUT): " + where;
       if (serial && !config.cooperative) {
-        message += "; its blocks run one at a time in block-index order because of " + kd.serial_reason +
-                   ", so a block that waits for a later block never finishes";
+        message += "; its blocks run one at a time in block-index order because of " +
+                   kd.serial_reason + ", so a block that waits for a later block never finishes";
       }
       launch.fail(LaunchStatus::kTimeout, message);
       return true;

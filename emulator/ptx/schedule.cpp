@@ -26,8 +26,13 @@ namespace {
 
 bool is_float(Type t) {
   switch (t) {
-    case Type::kF16: case Type::kF16x2: case Type::kBF16: case Type::kBF16x2:
-    case Type::kTF32: case Type::kF32: case Type::kF64:
+    case Type::kF16:
+    case Type::kF16x2:
+    case Type::kBF16:
+    case Type::kBF16x2:
+    case Type::kTF32:
+    case Type::kF32:
+    case Type::kF64:
       return true;
     default:
       return false;
@@ -35,27 +40,37 @@ bool is_float(Type t) {
 }
 
 // Memory other blocks can see: global, or generic (which may point at global memory).
-bool cross_block_space(Space s) { return s == Space::kGlobal || s == Space::kGeneric || s == Space::kNone; }
+bool cross_block_space(Space s) {
+  return s == Space::kGlobal || s == Space::kGeneric || s == Space::kNone;
+}
 
 const char* atom_name(AtomOp op) {
   switch (op) {
-    case AtomOp::kAdd: return "add";
-    case AtomOp::kMin: return "min";
-    case AtomOp::kMax: return "max";
-    case AtomOp::kInc: return "inc";
-    case AtomOp::kDec: return "dec";
-    case AtomOp::kAnd: return "and";
-    case AtomOp::kOr: return "or";
-    case AtomOp::kXor: return "xor";
-    case AtomOp::kExch: return "exch";
-    case AtomOp::kCas: return "cas";
+    case AtomOp::kAdd:
+      return "add";
+    case AtomOp::kMin:
+      return "min";
+    case AtomOp::kMax:
+      return "max";
+    case AtomOp::kInc:
+      return "inc";
+    case AtomOp::kDec:
+      return "dec";
+    case AtomOp::kAnd:
+      return "and";
+    case AtomOp::kOr:
+      return "or";
+    case AtomOp::kXor:
+      return "xor";
+    case AtomOp::kExch:
+      return "exch";
+    case AtomOp::kCas:
+      return "cas";
   }
   return "?";
 }
 
-const char* space_text(Space s) {
-  return s == Space::kGlobal ? ".global" : "";
-}
+const char* space_text(Space s) { return s == Space::kGlobal ? ".global" : ""; }
 
 // How often each register slot occurs in the module's operands (sources, destinations,
 // address bases, vector members, guards). nvcc writes `atom.global.add.u32 %r6, [a], 1` even when
@@ -64,14 +79,16 @@ const char* space_text(Space s) {
 std::vector<uint32_t> slot_occurrences(const Module& m) {
   std::vector<uint32_t> uses(m.slot_count, 0);
   auto count = [&](const Operand& o) {
-    if ((o.kind == Operand::kReg || (o.kind == Operand::kAddr && o.base_is_reg)) && o.index < uses.size())
+    if ((o.kind == Operand::kReg || (o.kind == Operand::kAddr && o.base_is_reg)) &&
+        o.index < uses.size())
       ++uses[o.index];
   };
   for (const Instr& in : m.code) {
     if (in.has_guard && in.guard_slot < uses.size()) ++uses[in.guard_slot];
     for (const Operand& o : in.ops) {
       if (o.kind == Operand::kVector) {
-        for (uint32_t i = 0; i < o.count && o.index + i < m.vec_pool.size(); ++i) count(m.vec_pool[o.index + i]);
+        for (uint32_t i = 0; i < o.count && o.index + i < m.vec_pool.size(); ++i)
+          count(m.vec_pool[o.index + i]);
       } else {
         count(o);
       }
@@ -84,13 +101,15 @@ std::vector<uint32_t> slot_occurrences(const Module& m) {
 std::string order_dependence(const Instr& in, const std::vector<uint32_t>& uses) {
   if ((in.op == Op::kAtom || in.op == Op::kRed) && cross_block_space(in.space)) {
     const AtomOp op = static_cast<AtomOp>(in.sub);
-    const std::string text = std::string(in.op == Op::kAtom ? "atom" : "red") + space_text(in.space) + "." +
-                             atom_name(op) + "." + type_name(in.type);
-    if (is_float(in.type)) return "floating-point '" + text + "' (the result rounds differently in every block order)";
+    const std::string text = std::string(in.op == Op::kAtom ? "atom" : "red") +
+                             space_text(in.space) + "." + atom_name(op) + "." + type_name(in.type);
+    if (is_float(in.type))
+      return "floating-point '" + text + "' (the result rounds differently in every block order)";
     if (op == AtomOp::kExch || op == AtomOp::kCas || op == AtomOp::kInc || op == AtomOp::kDec)
       return "'" + text + "' (not commutative: the final value depends on the block order)";
     const Operand& d = in.ops[0];
-    if (in.op == Op::kAtom && d.kind == Operand::kReg && (d.index >= uses.size() || uses[d.index] > 1))
+    if (in.op == Op::kAtom && d.kind == Operand::kReg &&
+        (d.index >= uses.size() || uses[d.index] > 1))
       return "value-returning '" + text + "' (its result depends on which blocks ran before)";
     return {};
   }
@@ -111,7 +130,8 @@ std::vector<uint32_t> address_taken(const Module& m) {
   auto mark = [&](uint32_t symbol) {
     if (symbol >= m.symbols.size()) return;
     const Symbol& s = m.symbols[symbol];
-    if (s.space == Space::kFunction && s.function >= 0 && static_cast<size_t>(s.function) < taken.size())
+    if (s.space == Space::kFunction && s.function >= 0 &&
+        static_cast<size_t>(s.function) < taken.size())
       taken[s.function] = 1;
   };
   for (const Instr& in : m.code) {
@@ -145,7 +165,8 @@ bool makes_indirect_calls(const Module& m, const Function& fn) {
 void classify_block_order(Module& m) {
   const size_t nf = m.functions.size();
   const std::vector<uint32_t> uses = slot_occurrences(m);
-  const std::vector<uint32_t> pointer_targets = m.has_indirect_calls ? address_taken(m) : std::vector<uint32_t>{};
+  const std::vector<uint32_t> pointer_targets =
+      m.has_indirect_calls ? address_taken(m) : std::vector<uint32_t>{};
   for (size_t k = 0; k < m.kernels.size() && k < m.kernel_info.size(); ++k) {
     const uint32_t entry = m.kernel_info[k].function;
     std::vector<char> reach(nf, 0);

@@ -30,9 +30,9 @@ int fail(const char* what, CUresult r = CUDA_SUCCESS) {
   return 1;
 }
 
-#define PROBE_CHECK(call)                                   \
-  do {                                                      \
-    CUresult probe_r = (call);                              \
+#define PROBE_CHECK(call)                                     \
+  do {                                                        \
+    CUresult probe_r = (call);                                \
     if (probe_r != CUDA_SUCCESS) return fail(#call, probe_r); \
   } while (0)
 
@@ -93,7 +93,8 @@ int order(const char* ptx_path) {
     std::sort(sorted.begin(), sorted.end());
     for (unsigned i = 0; i <= n; ++i)
       if (sorted[i] != i) return fail("exchanged values are not a permutation");
-    std::printf("exchange %016llx\n", static_cast<unsigned long long>(fnv1a(v.data(), v.size() * 4)));
+    std::printf("exchange %016llx\n",
+                static_cast<unsigned long long>(fnv1a(v.data(), v.size() * 4)));
   }
   {  // atomicCAS list push: following next[] from head visits every node once
     CUdeviceptr head = zeros(4), next = zeros(n * 4);
@@ -110,7 +111,8 @@ int order(const char* ptx_path) {
     }
     if (steps != n) return fail("the CAS list lost nodes");
     v.push_back(h[0]);
-    std::printf("cas_push %016llx\n", static_cast<unsigned long long>(fnv1a(v.data(), v.size() * 4)));
+    std::printf("cas_push %016llx\n",
+                static_cast<unsigned long long>(fnv1a(v.data(), v.size() * 4)));
   }
   {  // float atomicAdd: close to the exact sum, bits depend on the order of the adds
     std::vector<float> values(n);
@@ -125,7 +127,8 @@ int order(const char* ptx_path) {
     void* args[] = {&dv, &sum, &count};
     PROBE_CHECK(cuLaunchKernel(float_sum, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
     auto s = download<float>(sum, 1);
-    if (s.size() != 1 || std::fabs(s[0] - exact) > exact * 1e-3) return fail("the float sum is wrong");
+    if (s.size() != 1 || std::fabs(s[0] - exact) > exact * 1e-3)
+      return fail("the float sum is wrong");
     uint32_t bits;
     std::memcpy(&bits, &s[0], 4);
     std::printf("float_sum %08x\n", bits);
@@ -134,7 +137,8 @@ int order(const char* ptx_path) {
     CUdeviceptr count = zeros(4);
     int limit = static_cast<int>(n) - 5;
     void* args[] = {&count, &limit};
-    PROBE_CHECK(cuLaunchKernel(count_parallel, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
+    PROBE_CHECK(
+        cuLaunchKernel(count_parallel, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
     auto c = download<unsigned>(count, 1);
     if (c.size() != 1 || c[0] != n - 5) return fail("the count is wrong");
     std::printf("count_parallel %u\n", c[0]);
@@ -149,8 +153,10 @@ int order(const char* ptx_path) {
     auto sorted = v;
     std::sort(sorted.begin(), sorted.end());
     for (unsigned i = 0; i < cn; ++i) {
-      if (sorted.size() != cn || sorted[i] != i) return fail("cooperative tickets are not a permutation");
-      if (t.size() != cn || t[i] != cn) return fail("a thread passed the grid barrier before every ticket");
+      if (sorted.size() != cn || sorted[i] != i)
+        return fail("cooperative tickets are not a permutation");
+      if (t.size() != cn || t[i] != cn)
+        return fail("a thread passed the grid barrier before every ticket");
     }
     std::printf("coop_tickets %016llx\n", static_cast<unsigned long long>(fnv1a(v.data(), cn * 4)));
   }
@@ -276,7 +282,8 @@ int redzone(uint64_t bytes) {
   }
   std::sort(a.begin(), a.end());
   for (size_t i = 1; i < a.size(); ++i) {
-    if (a[i].first < a[i - 1].first + a[i - 1].second + bytes) return fail("two allocations are closer than the redzone");
+    if (a[i].first < a[i - 1].first + a[i - 1].second + bytes)
+      return fail("two allocations are closer than the redzone");
   }
   for (auto& [d, size] : a) PROBE_CHECK(cuMemFree(d));
   return 0;
@@ -300,7 +307,8 @@ int main(int argc, char** argv) {
   if (mode == "order" && argc == 3) return order(argv[2]);
   if (mode == "timeout") return expect_timeout(kForeverPtx, "forever", 1);
   if (mode == "spin") return expect_timeout(kSpinPtx, "spin", 2);
-  if (mode == "finite" && argc == 3) return finite(static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)));
+  if (mode == "finite" && argc == 3)
+    return finite(static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)));
   if (mode == "redzone" && argc == 3) return redzone(std::strtoull(argv[2], nullptr, 10));
   return 64;
 }

@@ -29,8 +29,8 @@ template <class Pfn>
 Pfn proc(const char* name, int version) {
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status{};
-  REQUIRE(cuGetProcAddress(name, &fn, version, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status) ==
-          CUDA_SUCCESS);
+  REQUIRE(cuGetProcAddress(name, &fn, version, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                           &status) == CUDA_SUCCESS);
   REQUIRE(fn != nullptr);
   return reinterpret_cast<Pfn>(fn);
 }
@@ -71,7 +71,8 @@ constexpr size_t kBytes = 64 * 1024;
 
 }  // namespace
 
-TEST_CASE("async copies into pageable host memory return only after the copy has completed", "[copy][async]") {
+TEST_CASE("async copies into pageable host memory return only after the copy has completed",
+          "[copy][async]") {
   CUcontext ctx = primary_context();
   const auto expected = pattern(kBytes, 3);
   CUdeviceptr d = 0;
@@ -151,8 +152,8 @@ TEST_CASE("async copies into pageable host memory return only after the copy has
   SECTION("host-to-host cuMemcpyAsync is synchronous") {
     std::vector<uint8_t> src = expected;
     REQUIRE_CU(cuLaunchHostFunc(s, hold_stream, nullptr));
-    REQUIRE_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(out.data()), reinterpret_cast<CUdeviceptr>(src.data()),
-                             kBytes, s));
+    REQUIRE_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(out.data()),
+                             reinterpret_cast<CUdeviceptr>(src.data()), kBytes, s));
   }
   SECTION("host-to-host cuMemcpyAsync between pinned buffers is synchronous") {
     void* a = nullptr;
@@ -161,7 +162,8 @@ TEST_CASE("async copies into pageable host memory return only after the copy has
     REQUIRE_CU(cuMemAllocHost(&b, kBytes));
     std::memcpy(a, expected.data(), kBytes);
     REQUIRE_CU(cuLaunchHostFunc(s, hold_stream, nullptr));
-    REQUIRE_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(b), reinterpret_cast<CUdeviceptr>(a), kBytes, s));
+    REQUIRE_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(b), reinterpret_cast<CUdeviceptr>(a),
+                             kBytes, s));
     std::memcpy(out.data(), b, kBytes);
     REQUIRE_CU(cuMemFreeHost(a));
     REQUIRE_CU(cuMemFreeHost(b));
@@ -173,7 +175,8 @@ TEST_CASE("async copies into pageable host memory return only after the copy has
   REQUIRE_CU(cuMemFree(d));
 }
 
-TEST_CASE("async copies from pageable host memory take the source bytes before returning", "[copy][async]") {
+TEST_CASE("async copies from pageable host memory take the source bytes before returning",
+          "[copy][async]") {
   primary_context();
   const auto expected = pattern(kBytes, 5);
   CUdeviceptr d = 0;

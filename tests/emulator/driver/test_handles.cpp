@@ -47,8 +47,8 @@ template <class Pfn>
 Pfn proc(const char* name, int version) {
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status{};
-  REQUIRE(cuGetProcAddress(name, &fn, version, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status) ==
-          CUDA_SUCCESS);
+  REQUIRE(cuGetProcAddress(name, &fn, version, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                           &status) == CUDA_SUCCESS);
   REQUIRE(fn != nullptr);
   return reinterpret_cast<Pfn>(fn);
 }
@@ -83,7 +83,8 @@ std::vector<Garbage> garbage_values() {
 
 }  // namespace
 
-TEST_CASE("cuStreamSynchronize after a sticky launch error returns the error, never crashes", "[handles]") {
+TEST_CASE("cuStreamSynchronize after a sticky launch error returns the error, never crashes",
+          "[handles]") {
   primary_context();
   CUcontext ctx = nullptr;
   REQUIRE_CU(cuCtxCreate(&ctx, nullptr, 0, 0));
@@ -129,7 +130,8 @@ TEST_CASE("cuStreamSynchronize after a sticky launch error returns the error, ne
   REQUIRE_CU(cuCtxDestroy(ctx));
 }
 
-TEST_CASE("entry points answer destroyed and garbage handles with the driver's error codes", "[handles]") {
+TEST_CASE("entry points answer destroyed and garbage handles with the driver's error codes",
+          "[handles]") {
   CUcontext primary = primary_context();
   CUcontext ctx = nullptr;
   REQUIRE_CU(cuCtxCreate(&ctx, nullptr, 0, 0));
@@ -149,7 +151,8 @@ TEST_CASE("entry points answer destroyed and garbage handles with the driver's e
   REQUIRE_CU(cuModuleGetFunction(&live_fn, live_module, "nop"));
   REQUIRE_CU(cuModuleGetFunction(&dead_fn, dead_module, "nop"));
   CUlibrary dead_library = nullptr;
-  REQUIRE_CU(cuLibraryLoadData(&dead_library, kHandlesPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  REQUIRE_CU(
+      cuLibraryLoadData(&dead_library, kHandlesPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
   CUkernel dead_kernel = nullptr;
   REQUIRE_CU(cuLibraryGetKernel(&dead_kernel, dead_library, "nop"));
   CUcontext dead_ctx = nullptr;
@@ -177,15 +180,20 @@ TEST_CASE("entry points answer destroyed and garbage handles with the driver's e
     std::string what;
     void* value;
   };
-  std::vector<Bad> streams = {{"destroyed stream", dead_stream}, {"stream of a destroyed context", dead_ctx_stream},
+  std::vector<Bad> streams = {{"destroyed stream", dead_stream},
+                              {"stream of a destroyed context", dead_ctx_stream},
                               {"an event used as a stream", live_event}};
-  std::vector<Bad> events = {{"destroyed event", dead_event}, {"a stream used as an event", live_stream}};
-  std::vector<Bad> contexts = {{"destroyed context", dead_ctx}, {"a stream used as a context", live_stream}};
-  std::vector<Bad> modules = {{"unloaded module", dead_module}, {"a function used as a module", live_fn}};
+  std::vector<Bad> events = {{"destroyed event", dead_event},
+                             {"a stream used as an event", live_stream}};
+  std::vector<Bad> contexts = {{"destroyed context", dead_ctx},
+                               {"a stream used as a context", live_stream}};
+  std::vector<Bad> modules = {{"unloaded module", dead_module},
+                              {"a function used as a module", live_fn}};
   std::vector<Bad> functions = {{"function of an unloaded module", dead_fn},
                                 {"kernel of an unloaded library", dead_kernel},
                                 {"a module used as a function", live_module}};
-  std::vector<Bad> libraries = {{"unloaded library", dead_library}, {"a module used as a library", live_module}};
+  std::vector<Bad> libraries = {{"unloaded library", dead_library},
+                                {"a module used as a library", live_module}};
   std::vector<Bad> pointers = {{"freed device pointer", reinterpret_cast<void*>(dead_ptr)},
                                {"freed pinned pointer", dead_host}};
   for (const Garbage& g : garbage_values()) {
@@ -230,67 +238,127 @@ TEST_CASE("entry points answer destroyed and garbage handles with the driver's e
   };
   auto as_stream = [](void* h) { return static_cast<CUstream>(h); };
   const std::vector<Probe> stream_probes = {
-      {"cuStreamSynchronize", [&](void* h) { return cuStreamSynchronize(as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamSynchronize_ptsz", [&](void* h) { return stream_ptsz(as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamQuery", [&](void* h) { return cuStreamQuery(as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamQuery_ptsz", [&](void* h) { return query_ptsz(as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamDestroy", [&](void* h) { return cuStreamDestroy(as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
+      {"cuStreamSynchronize", [&](void* h) { return cuStreamSynchronize(as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuStreamSynchronize_ptsz", [&](void* h) { return stream_ptsz(as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuStreamQuery", [&](void* h) { return cuStreamQuery(as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuStreamQuery_ptsz", [&](void* h) { return query_ptsz(as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuStreamDestroy", [&](void* h) { return cuStreamDestroy(as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
       {"cuStreamWaitEvent", [&](void* h) { return cuStreamWaitEvent(as_stream(h), live_event, 0); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamGetPriority", [&](void* h) { int v; return cuStreamGetPriority(as_stream(h), &v); },
+      {"cuStreamGetPriority",
+       [&](void* h) {
+         int v;
+         return cuStreamGetPriority(as_stream(h), &v);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamGetFlags", [&](void* h) { unsigned v; return cuStreamGetFlags(as_stream(h), &v); },
+      {"cuStreamGetFlags",
+       [&](void* h) {
+         unsigned v;
+         return cuStreamGetFlags(as_stream(h), &v);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamGetId", [&](void* h) { unsigned long long v; return cuStreamGetId(as_stream(h), &v); },
+      {"cuStreamGetId",
+       [&](void* h) {
+         unsigned long long v;
+         return cuStreamGetId(as_stream(h), &v);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamGetCtx", [&](void* h) { CUcontext v; return cuStreamGetCtx(as_stream(h), &v); },
+      {"cuStreamGetCtx",
+       [&](void* h) {
+         CUcontext v;
+         return cuStreamGetCtx(as_stream(h), &v);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuStreamGetDevice", [&](void* h) { CUdevice v; return cuStreamGetDevice(as_stream(h), &v); },
+      {"cuStreamGetDevice",
+       [&](void* h) {
+         CUdevice v;
+         return cuStreamGetDevice(as_stream(h), &v);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuStreamIsCapturing",
-       [&](void* h) { CUstreamCaptureStatus v; return cuStreamIsCapturing(as_stream(h), &v); },
+       [&](void* h) {
+         CUstreamCaptureStatus v;
+         return cuStreamIsCapturing(as_stream(h), &v);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuLaunchHostFunc", [&](void* h) { return cuLaunchHostFunc(as_stream(h), [](void*) {}, nullptr); },
+      {"cuLaunchHostFunc",
+       [&](void* h) {
+         return cuLaunchHostFunc(
+             as_stream(h), [](void*) {}, nullptr);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuStreamAddCallback",
-       [&](void* h) { return cuStreamAddCallback(as_stream(h), [](CUstream, CUresult, void*) {}, nullptr, 0); },
+       [&](void* h) {
+         return cuStreamAddCallback(
+             as_stream(h), [](CUstream, CUresult, void*) {}, nullptr, 0);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuEventRecord", [&](void* h) { return cuEventRecord(live_event, as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuEventRecord_ptsz", [&](void* h) { return record_ptsz(live_event, as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuEventRecordWithFlags", [&](void* h) { return cuEventRecordWithFlags(live_event, as_stream(h), 0); },
+      {"cuEventRecord", [&](void* h) { return cuEventRecord(live_event, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemcpyHtoDAsync", [&](void* h) { return cuMemcpyHtoDAsync(live_ptr, host.data(), 64, as_stream(h)); },
+      {"cuEventRecord_ptsz", [&](void* h) { return record_ptsz(live_event, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemcpyDtoHAsync", [&](void* h) { return cuMemcpyDtoHAsync(host.data(), live_ptr, 64, as_stream(h)); },
+      {"cuEventRecordWithFlags",
+       [&](void* h) { return cuEventRecordWithFlags(live_event, as_stream(h), 0); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemcpyDtoHAsync_ptsz", [&](void* h) { return dtoh_async_ptsz(host.data(), live_ptr, 64, as_stream(h)); },
+      {"cuMemcpyHtoDAsync",
+       [&](void* h) { return cuMemcpyHtoDAsync(live_ptr, host.data(), 64, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemcpyDtoDAsync", [&](void* h) { return cuMemcpyDtoDAsync(live_ptr, live_ptr + 64, 64, as_stream(h)); },
+      {"cuMemcpyDtoHAsync",
+       [&](void* h) { return cuMemcpyDtoHAsync(host.data(), live_ptr, 64, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemcpyAsync", [&](void* h) { return cuMemcpyAsync(live_ptr, live_ptr + 64, 64, as_stream(h)); },
+      {"cuMemcpyDtoHAsync_ptsz",
+       [&](void* h) { return dtoh_async_ptsz(host.data(), live_ptr, 64, as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuMemcpyDtoDAsync",
+       [&](void* h) { return cuMemcpyDtoDAsync(live_ptr, live_ptr + 64, 64, as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuMemcpyAsync",
+       [&](void* h) { return cuMemcpyAsync(live_ptr, live_ptr + 64, 64, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuMemcpyPeerAsync",
-       [&](void* h) { return cuMemcpyPeerAsync(live_ptr, ctx, live_ptr + 64, ctx, 64, as_stream(h)); },
+       [&](void* h) {
+         return cuMemcpyPeerAsync(live_ptr, ctx, live_ptr + 64, ctx, 64, as_stream(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemcpy2DAsync", [&](void* h) { return cuMemcpy2DAsync(&copy2d, as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemcpy3DAsync", [&](void* h) { return cuMemcpy3DAsync(&copy3d, as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
+      {"cuMemcpy2DAsync", [&](void* h) { return cuMemcpy2DAsync(&copy2d, as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuMemcpy3DAsync", [&](void* h) { return cuMemcpy3DAsync(&copy3d, as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
       {"cuMemsetD8Async", [&](void* h) { return cuMemsetD8Async(live_ptr, 0, 64, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemsetD32Async_ptsz", [&](void* h) { return memset_async_ptsz(live_ptr, 0, 16, as_stream(h)); },
+      {"cuMemsetD32Async_ptsz",
+       [&](void* h) { return memset_async_ptsz(live_ptr, 0, 16, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemsetD2D16Async", [&](void* h) { return cuMemsetD2D16Async(live_ptr, 64, 0, 8, 2, as_stream(h)); },
+      {"cuMemsetD2D16Async",
+       [&](void* h) { return cuMemsetD2D16Async(live_ptr, 64, 0, 8, 2, as_stream(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemAllocAsync", [&](void* h) { CUdeviceptr d; return cuMemAllocAsync(&d, 64, as_stream(h)); },
+      {"cuMemAllocAsync",
+       [&](void* h) {
+         CUdeviceptr d;
+         return cuMemAllocAsync(&d, 64, as_stream(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuMemFreeAsync", [&](void* h) { return cuMemFreeAsync(live_ptr, as_stream(h)); }, CUDA_ERROR_INVALID_HANDLE},
+      {"cuMemFreeAsync", [&](void* h) { return cuMemFreeAsync(live_ptr, as_stream(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
       {"cuLaunchKernel",
-       [&](void* h) { return cuLaunchKernel(live_fn, 1, 1, 1, 1, 1, 1, 0, as_stream(h), params, nullptr); },
+       [&](void* h) {
+         return cuLaunchKernel(live_fn, 1, 1, 1, 1, 1, 1, 0, as_stream(h), params, nullptr);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLaunchKernel_ptsz",
-       [&](void* h) { return launch_ptsz(live_fn, 1, 1, 1, 1, 1, 1, 0, as_stream(h), params, nullptr); },
+       [&](void* h) {
+         return launch_ptsz(live_fn, 1, 1, 1, 1, 1, 1, 0, as_stream(h), params, nullptr);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLaunchCooperativeKernel",
-       [&](void* h) { return cuLaunchCooperativeKernel(live_fn, 1, 1, 1, 1, 1, 1, 0, as_stream(h), params); },
+       [&](void* h) {
+         return cuLaunchCooperativeKernel(live_fn, 1, 1, 1, 1, 1, 1, 0, as_stream(h), params);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLaunchKernelEx",
        [&](void* h) {
@@ -304,31 +372,57 @@ TEST_CASE("entry points answer destroyed and garbage handles with the driver's e
   };
   auto as_event = [](void* h) { return static_cast<CUevent>(h); };
   const std::vector<Probe> event_probes = {
-      {"cuEventDestroy", [&](void* h) { return cuEventDestroy(as_event(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuEventRecord", [&](void* h) { return cuEventRecord(as_event(h), live_stream); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuEventRecordWithFlags", [&](void* h) { return cuEventRecordWithFlags(as_event(h), nullptr, 0); },
+      {"cuEventDestroy", [&](void* h) { return cuEventDestroy(as_event(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuEventQuery", [&](void* h) { return cuEventQuery(as_event(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuEventSynchronize", [&](void* h) { return cuEventSynchronize(as_event(h)); }, CUDA_ERROR_INVALID_HANDLE},
+      {"cuEventRecord", [&](void* h) { return cuEventRecord(as_event(h), live_stream); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuEventRecordWithFlags",
+       [&](void* h) { return cuEventRecordWithFlags(as_event(h), nullptr, 0); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuEventQuery", [&](void* h) { return cuEventQuery(as_event(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuEventSynchronize", [&](void* h) { return cuEventSynchronize(as_event(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
       {"cuEventElapsedTime (start)",
-       [&](void* h) { float ms; return cuEventElapsedTime(&ms, as_event(h), live_event); }, CUDA_ERROR_INVALID_HANDLE},
+       [&](void* h) {
+         float ms;
+         return cuEventElapsedTime(&ms, as_event(h), live_event);
+       },
+       CUDA_ERROR_INVALID_HANDLE},
       {"cuEventElapsedTime (end)",
-       [&](void* h) { float ms; return cuEventElapsedTime(&ms, live_event, as_event(h)); }, CUDA_ERROR_INVALID_HANDLE},
+       [&](void* h) {
+         float ms;
+         return cuEventElapsedTime(&ms, live_event, as_event(h));
+       },
+       CUDA_ERROR_INVALID_HANDLE},
       {"cuStreamWaitEvent", [&](void* h) { return cuStreamWaitEvent(live_stream, as_event(h), 0); },
        CUDA_ERROR_INVALID_HANDLE},
   };
   auto as_ctx = [](void* h) { return static_cast<CUcontext>(h); };
   const std::vector<Probe> context_probes = {
-      {"cuCtxDestroy", [&](void* h) { return cuCtxDestroy(as_ctx(h)); }, CUDA_ERROR_INVALID_CONTEXT},
-      {"cuCtxPushCurrent", [&](void* h) { return cuCtxPushCurrent(as_ctx(h)); }, CUDA_ERROR_INVALID_CONTEXT},
-      {"cuCtxSetCurrent", [&](void* h) { return cuCtxSetCurrent(as_ctx(h)); }, CUDA_ERROR_INVALID_CONTEXT},
-      {"cuCtxGetId", [&](void* h) { unsigned long long v; return cuCtxGetId(as_ctx(h), &v); },
+      {"cuCtxDestroy", [&](void* h) { return cuCtxDestroy(as_ctx(h)); },
        CUDA_ERROR_INVALID_CONTEXT},
-      {"cuCtxGetApiVersion", [&](void* h) { unsigned v; return cuCtxGetApiVersion(as_ctx(h), &v); },
+      {"cuCtxPushCurrent", [&](void* h) { return cuCtxPushCurrent(as_ctx(h)); },
        CUDA_ERROR_INVALID_CONTEXT},
-      {"cuMemcpyPeer (dst)", [&](void* h) { return cuMemcpyPeer(live_ptr, as_ctx(h), live_ptr + 64, ctx, 64); },
+      {"cuCtxSetCurrent", [&](void* h) { return cuCtxSetCurrent(as_ctx(h)); },
        CUDA_ERROR_INVALID_CONTEXT},
-      {"cuMemcpyPeer (src)", [&](void* h) { return cuMemcpyPeer(live_ptr, ctx, live_ptr + 64, as_ctx(h), 64); },
+      {"cuCtxGetId",
+       [&](void* h) {
+         unsigned long long v;
+         return cuCtxGetId(as_ctx(h), &v);
+       },
+       CUDA_ERROR_INVALID_CONTEXT},
+      {"cuCtxGetApiVersion",
+       [&](void* h) {
+         unsigned v;
+         return cuCtxGetApiVersion(as_ctx(h), &v);
+       },
+       CUDA_ERROR_INVALID_CONTEXT},
+      {"cuMemcpyPeer (dst)",
+       [&](void* h) { return cuMemcpyPeer(live_ptr, as_ctx(h), live_ptr + 64, ctx, 64); },
+       CUDA_ERROR_INVALID_CONTEXT},
+      {"cuMemcpyPeer (src)",
+       [&](void* h) { return cuMemcpyPeer(live_ptr, ctx, live_ptr + 64, as_ctx(h), 64); },
        CUDA_ERROR_INVALID_CONTEXT},
       {"cuMemcpy3DPeer",
        [&](void* h) {
@@ -346,41 +440,85 @@ TEST_CASE("entry points answer destroyed and garbage handles with the driver's e
   };
   auto as_module = [](void* h) { return static_cast<CUmodule>(h); };
   const std::vector<Probe> module_probes = {
-      {"cuModuleGetFunction", [&](void* h) { CUfunction f; return cuModuleGetFunction(&f, as_module(h), "nop"); },
+      {"cuModuleGetFunction",
+       [&](void* h) {
+         CUfunction f;
+         return cuModuleGetFunction(&f, as_module(h), "nop");
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuModuleGetGlobal",
-       [&](void* h) { CUdeviceptr d; size_t n; return cuModuleGetGlobal(&d, &n, as_module(h), "g"); },
+       [&](void* h) {
+         CUdeviceptr d;
+         size_t n;
+         return cuModuleGetGlobal(&d, &n, as_module(h), "g");
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuModuleGetFunctionCount", [&](void* h) { unsigned n; return cuModuleGetFunctionCount(&n, as_module(h)); },
+      {"cuModuleGetFunctionCount",
+       [&](void* h) {
+         unsigned n;
+         return cuModuleGetFunctionCount(&n, as_module(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuModuleEnumerateFunctions",
-       [&](void* h) { CUfunction f[2]; return cuModuleEnumerateFunctions(f, 2, as_module(h)); },
+       [&](void* h) {
+         CUfunction f[2];
+         return cuModuleEnumerateFunctions(f, 2, as_module(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuModuleUnload", [&](void* h) { return cuModuleUnload(as_module(h)); }, CUDA_ERROR_INVALID_HANDLE},
+      {"cuModuleUnload", [&](void* h) { return cuModuleUnload(as_module(h)); },
+       CUDA_ERROR_INVALID_HANDLE},
   };
   auto as_fn = [](void* h) { return static_cast<CUfunction>(h); };
   auto as_kernel = [](void* h) { return static_cast<CUkernel>(h); };
   const std::vector<Probe> function_probes = {
       {"cuFuncGetAttribute",
-       [&](void* h) { int v; return cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, as_fn(h)); },
+       [&](void* h) {
+         int v;
+         return cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, as_fn(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuFuncSetAttribute",
-       [&](void* h) { return cuFuncSetAttribute(as_fn(h), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0); },
+       [&](void* h) {
+         return cuFuncSetAttribute(as_fn(h), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuFuncGetName", [&](void* h) { const char* n; return cuFuncGetName(&n, as_fn(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuFuncGetParamInfo", [&](void* h) { size_t o, s; return cuFuncGetParamInfo(as_fn(h), 0, &o, &s); },
+      {"cuFuncGetName",
+       [&](void* h) {
+         const char* n;
+         return cuFuncGetName(&n, as_fn(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuFuncGetModule", [&](void* h) { CUmodule m; return cuFuncGetModule(&m, as_fn(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuFuncIsLoaded", [&](void* h) { CUfunctionLoadingState st; return cuFuncIsLoaded(&st, as_fn(h)); },
+      {"cuFuncGetParamInfo",
+       [&](void* h) {
+         size_t o, s;
+         return cuFuncGetParamInfo(as_fn(h), 0, &o, &s);
+       },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuFuncGetModule",
+       [&](void* h) {
+         CUmodule m;
+         return cuFuncGetModule(&m, as_fn(h));
+       },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuFuncIsLoaded",
+       [&](void* h) {
+         CUfunctionLoadingState st;
+         return cuFuncIsLoaded(&st, as_fn(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuFuncLoad", [&](void* h) { return cuFuncLoad(as_fn(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuFuncSetCacheConfig", [&](void* h) { return cuFuncSetCacheConfig(as_fn(h), CU_FUNC_CACHE_PREFER_NONE); },
+      {"cuFuncSetCacheConfig",
+       [&](void* h) { return cuFuncSetCacheConfig(as_fn(h), CU_FUNC_CACHE_PREFER_NONE); },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLaunchKernel",
-       [&](void* h) { return cuLaunchKernel(as_fn(h), 1, 1, 1, 1, 1, 1, 0, live_stream, params, nullptr); },
+       [&](void* h) {
+         return cuLaunchKernel(as_fn(h), 1, 1, 1, 1, 1, 1, 0, live_stream, params, nullptr);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLaunchCooperativeKernel",
-       [&](void* h) { return cuLaunchCooperativeKernel(as_fn(h), 1, 1, 1, 1, 1, 1, 0, nullptr, params); },
+       [&](void* h) {
+         return cuLaunchCooperativeKernel(as_fn(h), 1, 1, 1, 1, 1, 1, 0, nullptr, params);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLaunchKernelEx",
        [&](void* h) {
@@ -391,20 +529,40 @@ TEST_CASE("entry points answer destroyed and garbage handles with the driver's e
        },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuKernelGetAttribute",
-       [&](void* h) { int v; return cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, as_kernel(h), 0); },
+       [&](void* h) {
+         int v;
+         return cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, as_kernel(h), 0);
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuKernelSetAttribute",
        [&](void* h) {
-         return cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0, as_kernel(h), 0);
+         return cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0,
+                                     as_kernel(h), 0);
        },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuKernelGetName", [&](void* h) { const char* n; return cuKernelGetName(&n, as_kernel(h)); },
+      {"cuKernelGetName",
+       [&](void* h) {
+         const char* n;
+         return cuKernelGetName(&n, as_kernel(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuKernelGetParamInfo", [&](void* h) { size_t o, s; return cuKernelGetParamInfo(as_kernel(h), 0, &o, &s); },
+      {"cuKernelGetParamInfo",
+       [&](void* h) {
+         size_t o, s;
+         return cuKernelGetParamInfo(as_kernel(h), 0, &o, &s);
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuKernelGetFunction", [&](void* h) { CUfunction f; return cuKernelGetFunction(&f, as_kernel(h)); },
+      {"cuKernelGetFunction",
+       [&](void* h) {
+         CUfunction f;
+         return cuKernelGetFunction(&f, as_kernel(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuKernelGetLibrary", [&](void* h) { CUlibrary l; return cuKernelGetLibrary(&l, as_kernel(h)); },
+      {"cuKernelGetLibrary",
+       [&](void* h) {
+         CUlibrary l;
+         return cuKernelGetLibrary(&l, as_kernel(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuKernelSetCacheConfig",
        [&](void* h) { return cuKernelSetCacheConfig(as_kernel(h), CU_FUNC_CACHE_PREFER_NONE, 0); },
@@ -412,44 +570,80 @@ TEST_CASE("entry points answer destroyed and garbage handles with the driver's e
   };
   auto as_library = [](void* h) { return static_cast<CUlibrary>(h); };
   const std::vector<Probe> library_probes = {
-      {"cuLibraryUnload", [&](void* h) { return cuLibraryUnload(as_library(h)); }, CUDA_ERROR_INVALID_HANDLE},
-      {"cuLibraryGetKernel", [&](void* h) { CUkernel k; return cuLibraryGetKernel(&k, as_library(h), "nop"); },
+      {"cuLibraryUnload", [&](void* h) { return cuLibraryUnload(as_library(h)); },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuLibraryGetModule", [&](void* h) { CUmodule m; return cuLibraryGetModule(&m, as_library(h)); },
+      {"cuLibraryGetKernel",
+       [&](void* h) {
+         CUkernel k;
+         return cuLibraryGetKernel(&k, as_library(h), "nop");
+       },
+       CUDA_ERROR_INVALID_HANDLE},
+      {"cuLibraryGetModule",
+       [&](void* h) {
+         CUmodule m;
+         return cuLibraryGetModule(&m, as_library(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLibraryGetGlobal",
-       [&](void* h) { CUdeviceptr d; size_t n; return cuLibraryGetGlobal(&d, &n, as_library(h), "g"); },
+       [&](void* h) {
+         CUdeviceptr d;
+         size_t n;
+         return cuLibraryGetGlobal(&d, &n, as_library(h), "g");
+       },
        CUDA_ERROR_INVALID_HANDLE},
-      {"cuLibraryGetKernelCount", [&](void* h) { unsigned n; return cuLibraryGetKernelCount(&n, as_library(h)); },
+      {"cuLibraryGetKernelCount",
+       [&](void* h) {
+         unsigned n;
+         return cuLibraryGetKernelCount(&n, as_library(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
       {"cuLibraryEnumerateKernels",
-       [&](void* h) { CUkernel k[2]; return cuLibraryEnumerateKernels(k, 2, as_library(h)); },
+       [&](void* h) {
+         CUkernel k[2];
+         return cuLibraryEnumerateKernels(k, 2, as_library(h));
+       },
        CUDA_ERROR_INVALID_HANDLE},
   };
   auto as_ptr = [](void* h) { return reinterpret_cast<CUdeviceptr>(h); };
   const std::vector<Probe> pointer_probes = {
       {"cuMemFree", [&](void* h) { return cuMemFree(as_ptr(h)); }, CUDA_ERROR_INVALID_VALUE},
       {"cuMemFreeHost", [&](void* h) { return cuMemFreeHost(h); }, CUDA_ERROR_INVALID_VALUE},
-      {"cuMemFreeAsync", [&](void* h) { return cuMemFreeAsync(as_ptr(h), live_stream); }, CUDA_ERROR_INVALID_VALUE},
-      {"cuMemcpyHtoD", [&](void* h) { return cuMemcpyHtoD(as_ptr(h), host.data(), 64); }, CUDA_ERROR_INVALID_VALUE},
-      {"cuMemcpyDtoH", [&](void* h) { return cuMemcpyDtoH(host.data(), as_ptr(h), 64); }, CUDA_ERROR_INVALID_VALUE},
-      {"cuMemcpyDtoD", [&](void* h) { return cuMemcpyDtoD(live_ptr, as_ptr(h), 64); }, CUDA_ERROR_INVALID_VALUE},
-      {"cuMemcpyDtoHAsync", [&](void* h) { return cuMemcpyDtoHAsync(host.data(), as_ptr(h), 64, live_stream); },
+      {"cuMemFreeAsync", [&](void* h) { return cuMemFreeAsync(as_ptr(h), live_stream); },
        CUDA_ERROR_INVALID_VALUE},
-      {"cuMemsetD8", [&](void* h) { return cuMemsetD8(as_ptr(h), 0, 64); }, CUDA_ERROR_INVALID_VALUE},
+      {"cuMemcpyHtoD", [&](void* h) { return cuMemcpyHtoD(as_ptr(h), host.data(), 64); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"cuMemcpyDtoH", [&](void* h) { return cuMemcpyDtoH(host.data(), as_ptr(h), 64); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"cuMemcpyDtoD", [&](void* h) { return cuMemcpyDtoD(live_ptr, as_ptr(h), 64); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"cuMemcpyDtoHAsync",
+       [&](void* h) { return cuMemcpyDtoHAsync(host.data(), as_ptr(h), 64, live_stream); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"cuMemsetD8", [&](void* h) { return cuMemsetD8(as_ptr(h), 0, 64); },
+       CUDA_ERROR_INVALID_VALUE},
       {"cuMemsetD32Async", [&](void* h) { return cuMemsetD32Async(as_ptr(h), 0, 16, live_stream); },
        CUDA_ERROR_INVALID_VALUE},
       {"cuMemGetAddressRange",
-       [&](void* h) { CUdeviceptr b; size_t n; return cuMemGetAddressRange(&b, &n, as_ptr(h)); }, CUDA_ERROR_NOT_FOUND},
+       [&](void* h) {
+         CUdeviceptr b;
+         size_t n;
+         return cuMemGetAddressRange(&b, &n, as_ptr(h));
+       },
+       CUDA_ERROR_NOT_FOUND},
       {"cuPointerGetAttribute",
        [&](void* h) {
          unsigned type = 0;
          return cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, as_ptr(h));
        },
        CUDA_ERROR_INVALID_VALUE},
-      {"cuMemHostGetDevicePointer", [&](void* h) { CUdeviceptr d; return cuMemHostGetDevicePointer(&d, h, 0); },
+      {"cuMemHostGetDevicePointer",
+       [&](void* h) {
+         CUdeviceptr d;
+         return cuMemHostGetDevicePointer(&d, h, 0);
+       },
        CUDA_ERROR_INVALID_VALUE},
-      {"cuMemHostUnregister", [&](void* h) { return cuMemHostUnregister(h); }, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED},
+      {"cuMemHostUnregister", [&](void* h) { return cuMemHostUnregister(h); },
+       CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED},
       {"cuMemRelease (as an allocation handle)",
        [&](void* h) { return cuMemRelease(reinterpret_cast<CUmemGenericAllocationHandle>(h)); },
        CUDA_ERROR_INVALID_VALUE},
@@ -513,7 +707,8 @@ TEST_CASE("a destroyed handle is not reused by the next object, so it stays inva
   }
 }
 
-TEST_CASE("unloading a module waits for its kernels queued in other contexts", "[handles][module]") {
+TEST_CASE("unloading a module waits for its kernels queued in other contexts",
+          "[handles][module]") {
   // out[tid] = the value of x = (x + i) * 3 after n iterations, starting from tid.
   const char* busy_ptx = R"(.version 8.0
 .target sm_75
@@ -554,10 +749,12 @@ LOOP:
   unsigned n = 2000000;
   void* params[] = {&out, &n};
   // Queued behind a host function so that it certainly has not finished when the unload starts.
-  REQUIRE_CU(cuLaunchHostFunc(s, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }, nullptr));
+  REQUIRE_CU(cuLaunchHostFunc(
+      s, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }, nullptr));
   REQUIRE_CU(cuLaunchKernel(busy, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr));
-  REQUIRE_CU(cuCtxPopCurrent(nullptr));  // the primary context, which has nothing queued, is current
-  REQUIRE_CU(cuModuleUnload(module));    // must not free the program under the running kernel
+  REQUIRE_CU(
+      cuCtxPopCurrent(nullptr));       // the primary context, which has nothing queued, is current
+  REQUIRE_CU(cuModuleUnload(module));  // must not free the program under the running kernel
   CHECK(cuStreamQuery(s) == CUDA_SUCCESS);
   std::vector<uint32_t> got(32);
   REQUIRE_CU(cuMemcpyDtoH(got.data(), out, 32 * 4));

@@ -97,7 +97,8 @@ std::pair<CUresult, std::string> store_at(CUfunction f, CUdeviceptr p, unsigned 
 
 }  // namespace
 
-TEST_CASE("a store one element past a 16 KiB allocation is reported against that allocation", "[memory][redzone]") {
+TEST_CASE("a store one element past a 16 KiB allocation is reported against that allocation",
+          "[memory][redzone]") {
   primary_context();
   constexpr size_t kBytes = 16 * 1024;
   CUdeviceptr a = 0, b = 0;
@@ -134,7 +135,8 @@ TEST_CASE("a store one element past a 16 KiB allocation is reported against that
   REQUIRE_CU(cuMemFree(b));
 }
 
-TEST_CASE("overflows of pitched, pinned and module memory name their allocation", "[memory][redzone]") {
+TEST_CASE("overflows of pitched, pinned and module memory name their allocation",
+          "[memory][redzone]") {
   primary_context();
   CUcontext ctx = nullptr;
   REQUIRE_CU(cuCtxCreate(&ctx, nullptr, 0, 0));
@@ -151,8 +153,8 @@ TEST_CASE("overflows of pitched, pinned and module memory name their allocation"
     auto [result, message] = store_at(f, base, 260);
     INFO(message);
     CHECK(result == CUDA_ERROR_ILLEGAL_ADDRESS);
-    CHECK(message.find("40 bytes past the end of the 1000-byte pinned host allocation at " + hex(base)) !=
-          std::string::npos);
+    CHECK(message.find("40 bytes past the end of the 1000-byte pinned host allocation at " +
+                       hex(base)) != std::string::npos);
     REQUIRE_CU(cuCtxDestroy(ctx));
     REQUIRE_CU(cuMemFreeHost(pinned));
   }
@@ -163,8 +165,8 @@ TEST_CASE("overflows of pitched, pinned and module memory name their allocation"
     auto [result, message] = store_at(f, p, static_cast<unsigned>(pitch * 3 / 4));
     INFO(message);
     CHECK(result == CUDA_ERROR_ILLEGAL_ADDRESS);
-    CHECK(message.find("0 bytes past the end of the " + std::to_string(pitch * 3) + "-byte device allocation at " +
-                       hex(p)) != std::string::npos);
+    CHECK(message.find("0 bytes past the end of the " + std::to_string(pitch * 3) +
+                       "-byte device allocation at " + hex(p)) != std::string::npos);
     REQUIRE_CU(cuCtxDestroy(ctx));
     REQUIRE_CU(cuMemFree(p));
   }
@@ -185,8 +187,8 @@ TEST_CASE("overflows of pitched, pinned and module memory name their allocation"
     }
     INFO(message);
     CHECK(result == CUDA_ERROR_ILLEGAL_ADDRESS);
-    CHECK(message.find("0 bytes past the end of the 16-byte module variable table at " + hex(table)) !=
-          std::string::npos);
+    CHECK(message.find("0 bytes past the end of the 16-byte module variable table at " +
+                       hex(table)) != std::string::npos);
     REQUIRE_CU(cuCtxDestroy(ctx));
   }
   SECTION("an underflow is reported before the allocation") {
@@ -195,8 +197,8 @@ TEST_CASE("overflows of pitched, pinned and module memory name their allocation"
     auto [result, message] = store_at(f, d - 8, 0);
     INFO(message);
     CHECK(result == CUDA_ERROR_ILLEGAL_ADDRESS);
-    CHECK(message.find("8 bytes before the start of the 4096-byte device allocation at " + hex(d)) !=
-          std::string::npos);
+    CHECK(message.find("8 bytes before the start of the 4096-byte device allocation at " +
+                       hex(d)) != std::string::npos);
     REQUIRE_CU(cuCtxDestroy(ctx));
     REQUIRE_CU(cuMemFree(d));
   }

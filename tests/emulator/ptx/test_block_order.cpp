@@ -148,8 +148,8 @@ bool serial(Program& p, const char* name) {
   return p.kernels()[k].serial_blocks;
 }
 
-LaunchResult launch_with(Program& p, const char* name, Dim3 grid, Dim3 block, const Args& args, MemoryHost& mem,
-                         const Limits& limits) {
+LaunchResult launch_with(Program& p, const char* name, Dim3 grid, Dim3 block, const Args& args,
+                         MemoryHost& mem, const Limits& limits) {
   int k = p.find_kernel(name);
   REQUIRE(k >= 0);
   std::vector<uint8_t> buf = args.pack(p.kernels()[k]);
@@ -163,7 +163,8 @@ LaunchResult launch_with(Program& p, const char* name, Dim3 grid, Dim3 block, co
 
 }  // namespace
 
-TEST_CASE("kernels whose blocks can observe each other's order are serialised, with a reason", "[ptx][order]") {
+TEST_CASE("kernels whose blocks can observe each other's order are serialised, with a reason",
+          "[ptx][order]") {
   auto p = compile_or_fail(kRulesPtx);
   CHECK_FALSE(serial(*p, "int_red"));      // commutative integer reductions stay parallel
   CHECK_FALSE(serial(*p, "atom_drop"));    // result register never read: a reduction
@@ -171,7 +172,7 @@ TEST_CASE("kernels whose blocks can observe each other's order are serialised, w
   CHECK(serial(*p, "atom_keep"));
   CHECK(serial(*p, "atom_generic_keep"));  // generic addresses may be global
   CHECK(serial(*p, "float_red"));
-  CHECK(serial(*p, "exch_call"));          // found in a callee
+  CHECK(serial(*p, "exch_call"));  // found in a callee
   CHECK(serial(*p, "relaxed_load"));
   const auto& kernels = p->kernels();
   auto reason = [&](const char* name) { return kernels[p->find_kernel(name)].serial_reason; };
@@ -190,7 +191,8 @@ TEST_CASE("order-dependent results are the same with 1, 2 and 7 worker threads",
   REQUIRE(serial(*p, "fsum"));
   const uint32_t blocks = 128, threads = 64, n = blocks * threads;
   std::vector<float> values(n);
-  for (uint32_t i = 0; i < n; ++i) values[i] = (i % 3 == 0 ? 1.0e6f : 0.3f) * (1.0f + 0.01f * static_cast<float>(i % 17));
+  for (uint32_t i = 0; i < n; ++i)
+    values[i] = (i % 3 == 0 ? 1.0e6f : 0.3f) * (1.0f + 0.01f * static_cast<float>(i % 17));
   std::vector<uint32_t> first_tickets;
   uint32_t first_sum = 0;
   for (uint32_t workers : {1u, 2u, 7u, 7u, 2u, 1u}) {
@@ -202,8 +204,10 @@ TEST_CASE("order-dependent results are the same with 1, 2 and 7 worker threads",
     auto* sum = mem.zeros<float>(1);
     Limits limits;
     limits.worker_threads = workers;
-    require_success(launch_with(*p, "tickets", {blocks}, {threads}, Args().add(counter).add(out), mem, limits));
-    require_success(launch_with(*p, "fsum", {blocks}, {threads}, Args().add(in).add(sum), mem, limits));
+    require_success(
+        launch_with(*p, "tickets", {blocks}, {threads}, Args().add(counter).add(out), mem, limits));
+    require_success(
+        launch_with(*p, "fsum", {blocks}, {threads}, Args().add(in).add(sum), mem, limits));
     std::vector<uint32_t> tickets(out, out + n);
     uint32_t bits;
     std::memcpy(&bits, sum, 4);
@@ -228,8 +232,10 @@ TEST_CASE("the watchdog stops a launch that never ends, naming kernel and block"
     LaunchResult r = launch_with(*p, "forever", {2}, {32}, Args(), mem, limits);
     INFO(r.message);
     CHECK(r.status == LaunchStatus::kTimeout);
-    CHECK(r.message.find("kernel forever ran longer than the launch time limit of 0.2 s") != std::string::npos);
-    const std::string at = "warp 0 at PTX line " + std::to_string(line_of(kOrderPtx, "bra.uni LOOP"));
+    CHECK(r.message.find("kernel forever ran longer than the launch time limit of 0.2 s") !=
+          std::string::npos);
+    const std::string at =
+        "warp 0 at PTX line " + std::to_string(line_of(kOrderPtx, "bra.uni LOOP"));
     // Both blocks spin (the kernel is not order-dependent, so they may run in parallel): the
     // message names whichever the worker that noticed the deadline was running.
     CHECK((r.message.find("block (0,0,0), " + at + " was still running") != std::string::npos ||
