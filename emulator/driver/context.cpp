@@ -47,14 +47,16 @@ Context::Context(unsigned flags, bool primary)
 }
 
 Context::~Context() {
-  unregister_handle(this);
   synchronize();
   std::vector<std::unique_ptr<Stream>> streams;
   {
     std::lock_guard lock(mutex_);
     streams.swap(streams_);
   }
-  for (auto& s : streams) unregister_handle(s.get());
+  for (auto& s : streams) {
+    // User streams are handles: they die with the context and their handles stay "destroyed".
+    if (s->kind() == StreamKind::kUser) destroy_handle(s.release(), HandleKind::kStream);
+  }
   streams.clear();
   legacy_.reset();
 }
@@ -92,8 +94,7 @@ bool Context::destroy_stream(Stream* stream) {
     owned = std::move(*it);
     streams_.erase(it);
   }
-  unregister_handle(stream);
-  owned.reset();  // runs the queued work to completion, then joins the worker
+  destroy_handle(owned.release(), HandleKind::kStream);  // runs the queued work, joins the worker
   return true;
 }
 
@@ -162,14 +163,29 @@ bool Context::set_limit(CUlimit which, size_t value) {
   return true;
 }
 
-Context* current_context() { return t_context_stack.empty() ? nullptr : t_context_stack.back(); }
+Context* current_context_handle() {
+  return t_context_stack.empty() ? nullptr : t_context_stack.back();
+}
+
+Context* current_context() {
+  Context* top = current_context_handle();
+  return is_handle(top, HandleKind::kContext) ? top : nullptr;
+}
 
 CUresult require_context_any(Context** out) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-  Context* ctx = current_context();
-  if (ctx == nullptr || !is_handle(ctx, HandleKind::kContext)) return CUDA_ERROR_INVALID_CONTEXT;
-  *out = ctx;
-  return CUDA_SUCCESS;
+  Context* ctx = current_context_handle();
+  switch (handle_state(ctx, HandleKind::kContext)) {
+    case HandleState::kLive:
+      *out = ctx;
+      return CUDA_SUCCESS;
+    case HandleState::kDestroyed:
+      // Destroyed by cuCtxDestroy while current to this thread too (another thread's call).
+      return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    case HandleState::kUnknown:
+      break;
+  }
+  return CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult require_context(Context** out) {
@@ -218,6 +234,8 @@ Stream* resolve_stream(Context* context, CUstream handle, bool per_thread_defaul
 namespace cusnap::emu::driver {
 
 CUresult stream_argument(CUstream handle, bool per_thread_default, Context** context, Stream** stream) {
+  *context = nullptr;
+  *stream = nullptr;
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   if (handle != nullptr && handle != CU_STREAM_LEGACY && handle != CU_STREAM_PER_THREAD) {
     Stream* s = handle_cast<Stream>(handle, HandleKind::kStream);
@@ -226,9 +244,12 @@ CUresult stream_argument(CUstream handle, bool per_thread_default, Context** con
     *stream = s;
     return s->context()->sticky_error();
   }
-  if (CUresult r = require_context(context); r != CUDA_SUCCESS) return r;
+  if (CUresult r = require_context_any(context); r != CUDA_SUCCESS) {
+    *context = nullptr;
+    return r;
+  }
   *stream = resolve_stream(*context, handle, per_thread_default);
-  return CUDA_SUCCESS;
+  return (*context)->sticky_error();
 }
 
 }  // namespace cusnap::emu::driver

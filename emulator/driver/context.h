@@ -68,8 +68,11 @@ class Context {
   size_t limits_[16] = {};
 };
 
-// The calling thread's current context (top of its stack), or null.
+// The calling thread's current context (top of its stack) if it is alive, else null.
 Context* current_context();
+// The top of the calling thread's stack as it is, possibly a context destroyed meanwhile (by
+// another thread): only to be compared or handed back, never dereferenced.
+Context* current_context_handle();
 // Validates initialisation and the current context and returns the context's sticky error, so
 // that entry points can start with `Context* ctx; if (auto r = require_context(&ctx)) return r;`.
 CUresult require_context(Context** out);
@@ -90,7 +93,10 @@ Stream* resolve_stream(Context* context, CUstream handle, bool per_thread_defaul
 
 // The stream and its context for an entry point's stream argument: a stream handle brings its
 // own context, the special handles use the current one. Returns the error to report (including
-// the context's sticky error), CUDA_ERROR_INVALID_HANDLE for a bad handle.
+// the context's sticky error), CUDA_ERROR_INVALID_HANDLE for a bad or destroyed handle. Both
+// outputs are always written: null unless the stream was resolved, and set (with the sticky
+// error returned) when the stream is valid but its context is poisoned, so that paths which
+// ignore the sticky error (synchronize, queries) may still use them.
 CUresult stream_argument(CUstream handle, bool per_thread_default, Context** context, Stream** stream);
 
 // Per-thread-default-stream flag of an entry point, for the PTSZ macro pattern.

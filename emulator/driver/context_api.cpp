@@ -120,7 +120,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
     if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     if (context->primary()) return CUDA_ERROR_INVALID_CONTEXT;
     if (current_context() == context) pop_context();
-    delete context;
+    // Other threads that have it current get CONTEXT_IS_DESTROYED from then on (require_context).
+    destroy_handle(context, HandleKind::kContext);
     return CUDA_SUCCESS;
   });
 }
@@ -140,7 +141,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     Context* top = pop_context();
     if (top == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-    if (pctx != nullptr) *pctx = top->handle();
+    if (pctx != nullptr) *pctx = reinterpret_cast<CUcontext>(top);  // top may be destroyed
     return CUDA_SUCCESS;
   });
 }
@@ -158,8 +159,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
 CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  Context* ctx = current_context();
-  *pctx = ctx != nullptr ? ctx->handle() : nullptr;
+  // A context destroyed while current to this thread stays current (as documented for
+  // cuCtxDestroy); the handle is only handed back.
+  *pctx = reinterpret_cast<CUcontext>(current_context_handle());
   return CUDA_SUCCESS;
 }
 
@@ -189,8 +191,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetFlags(unsigned int flags) {
 
 CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-  Context* context = ctx != nullptr ? context_from_handle(ctx) : current_context();
-  if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  Context* context = nullptr;
+  if (ctx == nullptr) {
+    if (CUresult r = require_context_any(&context); r != CUDA_SUCCESS) return r;
+  } else if ((context = context_from_handle(ctx)) == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   if (ctxId == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *ctxId = context->id();
   return CUDA_SUCCESS;
@@ -198,8 +204,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long* ctx
 
 CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-  Context* context = ctx != nullptr ? context_from_handle(ctx) : current_context();
-  if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  Context* context = nullptr;
+  if (ctx == nullptr) {
+    if (CUresult r = require_context_any(&context); r != CUDA_SUCCESS) return r;
+  } else if ((context = context_from_handle(ctx)) == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *version = 3020;  // the context API version every CUDA >= 3.2 context reports
   return CUDA_SUCCESS;

@@ -2,9 +2,12 @@
 // per-thread default stream). CUDA arrays are not emulated: array copies stay unsupported.
 //
 // Synchronous calls queue their work on the default stream and wait for it, so they are
-// ordered with kernels exactly as on a GPU. An asynchronous copy from pageable host memory
-// reads its source at call time (the real driver stages such copies too), so the caller may
-// reuse the buffer as soon as the call returns.
+// ordered with kernels exactly as on a GPU. Asynchronous copies follow the driver API's "API
+// synchronization behavior": one from pageable host memory reads its source at call time (the
+// real driver stages such copies too), so the caller may reuse the buffer as soon as the call
+// returns; one into pageable host memory, and any host-to-host copy, returns only once the copy
+// has completed in stream order; everything else (device memory, pinned, registered and managed
+// host memory on both sides) is truly asynchronous.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -63,11 +66,14 @@ bool host_memory_known(const void* p) {
 
 Side host_side(const void* p) { return Side{static_cast<uint8_t*>(const_cast<void*>(p)), 0, 0, false, host_memory_known(p)}; }
 Side device_side(CUdeviceptr p) { return Side{reinterpret_cast<uint8_t*>(p), 0, 0, true, true}; }
-// cuMemcpy / UNIFIED: a pointer the table knows is device-visible memory, anything else is host.
+// cuMemcpy / UNIFIED: what the pointer is, as cuPointerGetAttribute would say: pinned and
+// registered memory is host memory (that needs no staging), other memory the table knows is
+// device memory, anything else is pageable host memory.
 Side unified_side(uint64_t p) {
   auto a = allocations().find(p);
-  bool known = a.has_value();
-  return Side{reinterpret_cast<uint8_t*>(p), 0, 0, known, known};
+  const bool host =
+      a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered);
+  return Side{reinterpret_cast<uint8_t*>(p), 0, 0, a.has_value() && !host, a.has_value()};
 }
 
 CUresult validate(Region& r) {
@@ -116,6 +122,9 @@ CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) 
   if (r.bytes() == 0) return CUDA_SUCCESS;
   bool counted = stats_enabled();
   CopyDirection direction = counted ? direction_of(r) : CopyDirection::kHostToHost;
+  // Decided before staging replaces a pageable source with the staging buffer.
+  const bool host_to_host = !r.src.device && !r.dst.device;
+  const bool into_pageable = !r.dst.device && !r.dst.staged_ok;
   if (async) stage_source(r);
   auto work = [r, ctx] {
     if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
@@ -123,9 +132,11 @@ CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) 
     return r.modelled_ns();
   };
   CUresult result = CUDA_SUCCESS;
-  if (async) {
+  if (async && !host_to_host && !into_pageable) {
     ctx->submit(stream, work);
   } else {
+    // Synchronous calls, and the asynchronous ones that return only after the copy: a failed
+    // earlier launch skipped the copy, so its error is what the caller gets.
     result = ctx->submit_and_wait(stream, work);
   }
   if (counted && result == CUDA_SUCCESS) note_copy(direction, r.bytes());
@@ -212,7 +223,23 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream s, bool per_thread, bool async
   return submit_region(r, s, per_thread, async);
 }
 
+// Peer copies name both contexts; with one device they must merely be live contexts.
+CUresult check_peer_contexts(CUcontext dst, CUcontext src) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  const bool ok = context_from_handle(dst) != nullptr && context_from_handle(src) != nullptr;
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                   size_t bytes, CUstream s, bool per_thread, bool async) {
+  if (CUresult e = check_peer_contexts(dst_ctx, src_ctx); e != CUDA_SUCCESS) return e;
+  return submit_region(linear(device_side(dst), device_side(src), bytes), s, per_thread, async);
+}
+
 CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream s, bool per_thread, bool async) {
+  if (p != nullptr) {
+    if (CUresult e = check_peer_contexts(p->dstContext, p->srcContext); e != CUDA_SUCCESS) return e;
+  }
   Region r;
   if (CUresult e = region_3d(p, &r); e != CUDA_SUCCESS) return e;
   return submit_region(r, s, per_thread, async);
@@ -275,17 +302,17 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, s
 CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   CUSNAP_COPY("cuMemcpyAsync_ptsz", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream, kPerThreadDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyPeer", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kLegacyDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, kLegacyDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyPeer_ptds", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kPerThreadDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer_ptds", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, kPerThreadDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyPeerAsync", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kLegacyDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, kLegacyDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext, CUdeviceptr srcDevice, CUcontext, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyPeerAsync_ptsz", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kPerThreadDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync_ptsz", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, kPerThreadDefault, kAsync));
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
   CUSNAP_COPY("cuMemcpyHtoD", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr, kLegacyDefault, kSync));

@@ -1,4 +1,5 @@
 // cuInit, versions and the one emulated device with its attribute table.
+#include <cmath>
 #include <cstring>
 
 #include "driver/api.h"
@@ -33,7 +34,6 @@ constexpr AttributeValue kAttributes[] = {
     {CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 512},
     {CU_DEVICE_ATTRIBUTE_GPU_OVERLAP, 1},
     {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 132},
-    {CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, 0},
     {CU_DEVICE_ATTRIBUTE_INTEGRATED, 0},
     {CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 1},
     {CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, CU_COMPUTEMODE_DEFAULT},
@@ -178,6 +178,10 @@ bool device_attribute(CUdevice_attribute attribute, int* value) {
     *value = device_config().sm % 10;
     return true;
   }
+  if (attribute == CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT) {
+    *value = device_config().timeout_seconds > 0 ? 1 : 0;  // the CUSNAP_EMU_TIMEOUT watchdog
+    return true;
+  }
   for (const auto& entry : kAttributes) {
     if (entry.attribute == attribute) {
       *value = entry.value;
@@ -191,6 +195,9 @@ ptx::Limits engine_limits() {
   ptx::Limits limits;  // the defaults are the sm_90 numbers of the table above
   int value = 0;
   if (device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &value)) limits.sm_count = static_cast<uint32_t>(value);
+  const double timeout = device_config().timeout_seconds;
+  // Rounded up: a positive limit is never 0 ms (which would mean "off").
+  limits.timeout_ms = timeout > 0 ? static_cast<uint64_t>(std::ceil(timeout * 1000.0)) : 0;
   return limits;
 }
 

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "driver/api.h"
@@ -44,6 +46,7 @@ CUresult status_to_result(ptx::LaunchStatus status) {
     case ptx::LaunchStatus::kOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     case ptx::LaunchStatus::kCooperativeTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     case ptx::LaunchStatus::kHung: return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case ptx::LaunchStatus::kTimeout: return CUDA_ERROR_LAUNCH_TIMEOUT;
   }
   return CUDA_ERROR_UNKNOWN;
 }
@@ -131,7 +134,17 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
   config.cluster = request.cluster;
   Module* module = f->module;
   int index = f->index;
-  ctx->submit(stream, [ctx, module, index, config, params, limits]() mutable -> uint64_t {
+  // Counts this launch until the queued work (every copy of it) is gone: after it ran, or if
+  // queueing it failed. Unloading the module waits for the count to drop to zero.
+  struct InFlight {
+    Module* module;
+    explicit InFlight(Module* m) : module(m) { module->launches_in_flight.fetch_add(1); }
+    ~InFlight() {
+      if (module->launches_in_flight.fetch_sub(1) == 1) module->launches_in_flight.notify_all();
+    }
+  };
+  auto in_flight = std::make_shared<InFlight>(module);
+  auto work = [ctx, module, index, config, params, limits, in_flight]() mutable -> uint64_t {
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
@@ -150,7 +163,8 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
       ctx->set_sticky_error(error);
     }
     return result.emulated_ns;
-  });
+  };
+  ctx->submit(stream, std::move(work));
   return CUDA_SUCCESS;
 }
 

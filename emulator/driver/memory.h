@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <shared_mutex>
+#include <string>
 
 #include "generated_driver_api.h"
 #include "ptx/engine.h"
@@ -28,18 +29,32 @@ enum class AllocationKind : uint8_t {
 struct Allocation {
   uint64_t base = 0;
   uint64_t size = 0;        // what the caller asked for: the accessible range
-  uint64_t mapped_size = 0; // what was mmap'd (0: not owned, e.g. registered or VMM)
+  uint64_t mapped_size = 0; // mmap'd, redzone included (0: not owned, e.g. registered or VMM)
+  uint64_t charged = 0;     // bytes charged against the emulated total (refunded at free)
   AllocationKind kind = AllocationKind::kDevice;
   unsigned flags = 0;
   CUcontext context = nullptr;
   unsigned long long buffer_id = 0;
   bool device_writable = true;
   bool counts_as_device_memory = true;  // charged against the emulated total
+  const char* name = nullptr;           // module variables: the variable (lives with its module)
 };
+
+// Bytes after every allocation the emulator places itself (device, pitched, managed, pinned
+// host memory, module variables) that belong to no allocation, so that an access just past the
+// end is an illegal address instead of landing in the neighbouring allocation. At least
+// CUSNAP_EMU_REDZONE bytes (default kDefaultRedzone, 0 allowed), rounded up so that the mapping
+// ends on a page boundary; read once. Registered host memory and VMM mappings are placed by the
+// application and get none.
+inline constexpr uint64_t kDefaultRedzone = 256;
+uint64_t redzone_bytes();
 
 class AllocationTable final : public ptx::MemoryHost {
  public:
   bool accessible(uint64_t address, uint64_t size, bool write) const override;
+  // Memcheck detail for an access that is not accessible: the allocation it overflowed or
+  // underflowed (the nearest one), with base, size and offset; empty when none is near.
+  std::string describe(uint64_t address, uint64_t size, bool write) const override;
 
   void insert(Allocation allocation);
   std::optional<Allocation> erase(uint64_t base);  // by exact base

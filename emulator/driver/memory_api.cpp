@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #include "driver/api.h"
@@ -26,17 +27,23 @@ uint64_t page_round(uint64_t size) {
 CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned flags, CUdeviceptr* out) {
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
   bool device_memory = kind == AllocationKind::kDevice || kind == AllocationKind::kManaged;
-  uint64_t mapped = page_round(size);
-  if (device_memory && !allocations().charge(mapped)) return CUDA_ERROR_OUT_OF_MEMORY;
+  // The redzone is mapped with the allocation (so nothing else can be placed there) but is not
+  // part of it, and is not charged against the emulated device memory. Mappings are page
+  // aligned, which keeps cuMemAlloc's 256-byte alignment guarantee.
+  uint64_t charged = device_memory ? page_round(size) : 0;
+  if (size > UINT64_MAX - redzone_bytes() - 4096) return CUDA_ERROR_OUT_OF_MEMORY;
+  uint64_t mapped = page_round(size + redzone_bytes());
+  if (device_memory && !allocations().charge(charged)) return CUDA_ERROR_OUT_OF_MEMORY;
   void* p = map_anonymous(mapped);
   if (p == nullptr) {
-    if (device_memory) allocations().refund(mapped);
+    if (device_memory) allocations().refund(charged);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   Allocation a;
   a.base = reinterpret_cast<uint64_t>(p);
   a.size = size;
   a.mapped_size = mapped;
+  a.charged = charged;
   a.kind = kind;
   a.flags = flags;
   a.context = ctx->handle();
@@ -54,7 +61,7 @@ CUresult release(uint64_t base, bool (*kind_ok)(AllocationKind)) {
   allocations().erase(base);
   note_free(a->kind, a->size);
   if (a->mapped_size != 0) unmap_anonymous(reinterpret_cast<void*>(a->base), a->mapped_size);
-  if (a->counts_as_device_memory) allocations().refund(a->mapped_size);
+  if (a->counts_as_device_memory) allocations().refund(a->charged);
   return CUDA_SUCCESS;
 }
 
@@ -235,17 +242,16 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes
 // (allocating early is always safe); the free happens in stream order.
 static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool per_thread) {
   Context* ctx;
-  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+  Stream* stream;
+  if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (resolve_stream(ctx, hStream, per_thread) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   return allocate(ctx, bytesize, AllocationKind::kDevice, 0, dptr);
 }
 
 static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thread) {
   Context* ctx;
-  if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-  Stream* stream = resolve_stream(ctx, hStream, per_thread);
-  if (stream == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  Stream* stream;
+  if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   auto a = allocations().find(dptr);
   if (!a || a->base != dptr || a->kind != AllocationKind::kDevice) return CUDA_ERROR_INVALID_VALUE;
   ctx->submit(stream, [dptr] {

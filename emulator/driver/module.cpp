@@ -88,18 +88,21 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     const ptx::VariableDesc& v = variables[i];
     if (v.is_extern) continue;
     uint64_t size = std::max<uint64_t>(v.size, 1);
-    uint64_t mapped = (size + 4095) / 4096 * 4096;
+    uint64_t mapped = (size + redzone_bytes() + 4095) / 4096 * 4096;  // redzone: see memory.h
     void* p = map_anonymous(mapped);
     if (p == nullptr) {
       free_variables(module.get());
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    std::memcpy(p, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
+    if (!v.initializer.empty()) {
+      std::memcpy(p, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
+    }
     Allocation a;
     a.base = reinterpret_cast<uint64_t>(p);
     a.size = v.size;
     a.mapped_size = mapped;
     a.kind = AllocationKind::kModuleVariable;
+    a.name = v.name.c_str();  // the program (and its names) outlives the allocation
     a.device_writable = v.space == ptx::VariableSpace::kGlobal;
     a.counts_as_device_memory = false;
     allocations().insert(a);
@@ -108,6 +111,14 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     module->program->bind_variable(static_cast<int>(i), a.base);
   }
   const auto& kernels = module->program->kernels();
+  for (const ptx::KernelDesc& k : kernels) {
+    if (k.serial_blocks) {
+      log(LogLevel::kDebug,
+          "kernel %s runs its blocks one at a time in block-index order, so that its results do "
+          "not depend on CUSNAP_EMU_THREADS: %s",
+          k.name.c_str(), k.serial_reason.c_str());
+    }
+  }
   for (size_t i = 0; i < kernels.size(); ++i) {
     auto f = std::make_unique<Function>();
     f->module = module.get();
@@ -122,10 +133,10 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
 }
 
 void unload_module(Module* module) {
-  unregister_handle(module);
-  for (auto& f : module->functions) unregister_handle(f.get());
+  for (int n; (n = module->launches_in_flight.load()) != 0;) module->launches_in_flight.wait(n);
+  for (auto& f : module->functions) destroy_handle(f.release(), HandleKind::kFunction);
   free_variables(module);
-  delete module;
+  destroy_handle(module, HandleKind::kModule);
 }
 
 Function* function_from_handle(const void* handle) { return handle_cast<Function>(handle, HandleKind::kFunction); }
@@ -334,9 +345,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
     auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
     if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     if (Context* ctx = current_context()) ctx->synchronize();
-    unregister_handle(lib);
     unload_module(lib->module);
-    delete lib;
+    destroy_handle(lib, HandleKind::kLibrary);
     return CUDA_SUCCESS;
   });
 }

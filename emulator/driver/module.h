@@ -33,6 +33,9 @@ struct Function {
 
 struct Module {
   std::unique_ptr<ptx::Program> program;
+  // Launches of this module's kernels queued or running on any stream: unloading waits for them,
+  // so the program is never freed under a kernel of another context.
+  std::atomic<int> launches_in_flight{0};
   std::vector<std::unique_ptr<Function>> functions;
   std::vector<uint64_t> variable_addresses;  // per program->variables(); 0 for externs
   Library* library = nullptr;

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include "driver/log.h"
@@ -43,11 +45,30 @@ uint64_t memory_from_env() {
   return static_cast<uint64_t>(value * static_cast<double>(scale));
 }
 
+double timeout_from_env() {
+  const char* text = std::getenv("CUSNAP_EMU_TIMEOUT");
+  if (text == nullptr || *text == '\0') return kDefaultTimeoutSeconds;
+  char* end = nullptr;
+  double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(seconds >= 0) || seconds > 1e9) {
+    log(LogLevel::kWarn, "CUSNAP_EMU_TIMEOUT=%s is not a number of seconds (0: no limit); using %g",
+        text, kDefaultTimeoutSeconds);
+    return kDefaultTimeoutSeconds;
+  }
+  return seconds;
+}
+
 std::atomic<bool> g_initialized{false};
+
+struct HandleEntry {
+  HandleKind kind;
+  bool live;
+};
 
 struct Registry {
   std::mutex mutex;
-  std::unordered_map<const void*, HandleKind> handles;
+  std::unordered_map<const void*, HandleEntry> handles;
+  std::deque<void*> quarantine;  // destroyed objects' memory, oldest first
 };
 
 Registry& registry() {
@@ -62,6 +83,7 @@ const DeviceConfig& device_config() {
     DeviceConfig c;
     c.sm = sm_from_env();
     c.total_memory = memory_from_env();
+    c.timeout_seconds = timeout_from_env();
     c.name = "cusnap emulator (sm_" + std::to_string(c.sm) + ")";
     return c;
   }();
@@ -87,21 +109,44 @@ CUresult check_device(CUdevice device) {
 void register_handle(const void* handle, HandleKind kind) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  r.handles[handle] = kind;
-}
-
-void unregister_handle(const void* handle) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  r.handles.erase(handle);
+  r.handles[handle] = HandleEntry{kind, true};
 }
 
 bool is_handle(const void* handle, HandleKind kind) {
-  if (handle == nullptr) return false;
+  return handle_state(handle, kind) == HandleState::kLive;
+}
+
+HandleState handle_state(const void* handle, HandleKind kind) {
+  if (handle == nullptr) return HandleState::kUnknown;
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto it = r.handles.find(handle);
-  return it != r.handles.end() && it->second == kind;
+  if (it == r.handles.end() || it->second.kind != kind) return HandleState::kUnknown;
+  return it->second.live ? HandleState::kLive : HandleState::kDestroyed;
+}
+
+void mark_destroyed(const void* handle, HandleKind kind) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.handles[handle] = HandleEntry{kind, false};
+}
+
+void quarantine_storage(void* storage) {
+  void* released = nullptr;
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.quarantine.push_back(storage);
+    if (r.quarantine.size() > kHandleQuarantine) {
+      released = r.quarantine.front();
+      r.quarantine.pop_front();
+      // Forgotten before the memory is freed: once another object can be placed there, the
+      // address is unknown (INVALID_HANDLE) rather than "destroyed".
+      auto it = r.handles.find(released);
+      if (it != r.handles.end() && !it->second.live) r.handles.erase(it);
+    }
+  }
+  ::operator delete(released);
 }
 
 }  // namespace cusnap::emu::driver

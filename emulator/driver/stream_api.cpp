@@ -1,6 +1,7 @@
 // Stream, event and host-function entry points. Both the legacy (`cuX`) and the per-thread
 // default stream (`cuX_ptsz`) exports share one implementation.
 #include <atomic>
+#include <cstring>
 #include <utility>
 
 #include "driver/api.h"
@@ -26,10 +27,9 @@ CUresult stream_synchronize(CUstream h, bool per_thread) {
   Context* ctx;
   Stream* s;
   CUresult r = stream_argument(h, per_thread, &ctx, &s);
-  if (s == nullptr || r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_NOT_INITIALIZED ||
-      r == CUDA_ERROR_INVALID_CONTEXT) {
-    return r;
-  }
+  // A poisoned context still has streams to wait for (then its sticky error is returned); a
+  // bad handle or context has none.
+  if (s == nullptr) return r;
   if (s->kind() == StreamKind::kLegacy) {
     // The legacy stream's last operation waits for every blocking stream: queue a marker.
     ctx->submit_and_wait(s, [] { return uint64_t{0}; });
@@ -70,7 +70,7 @@ CUresult stream_get(CUstream h, bool per_thread, Getter&& get) {
   Context* ctx;
   Stream* s;
   CUresult r = stream_argument(h, per_thread, &ctx, &s);
-  if (r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_INVALID_CONTEXT) return r;
+  if (s == nullptr) return r;  // queries answer from a poisoned context too
   return get(ctx, s);
 }
 
@@ -286,8 +286,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    unregister_handle(event);
-    delete event;  // recorded points keep their timelines alive on their own
+    destroy_handle(event, HandleKind::kEvent);  // recorded points keep their timelines alive
     return CUDA_SUCCESS;
   });
 }
@@ -361,8 +360,13 @@ CUSNAP_EXPORT CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCapture
   static thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
   return guarded("cuThreadExchangeStreamCaptureMode", [&] {
     if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-        *mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+    // Read as the integer the caller stored: a value outside the enumeration is not a valid
+    // CUstreamCaptureMode to load (undefined behaviour), and exactly what must be refused.
+    int requested = 0;
+    std::memcpy(&requested, mode, sizeof requested);
+    if (requested != CU_STREAM_CAPTURE_MODE_GLOBAL &&
+        requested != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        requested != CU_STREAM_CAPTURE_MODE_RELAXED) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     std::swap(thread_mode, *mode);

@@ -47,10 +47,9 @@ VmmState& vmm() {
 
 void drop_reference(Physical* p) {
   if (--p->references != 0) return;
-  unregister_handle(p);
   close(p->fd);
   allocations().refund(p->size);
-  delete p;
+  destroy_handle(p, HandleKind::kPhysicalMemory);
 }
 
 bool inside_reservation(VmmState& s, uint64_t ptr, size_t size) {

@@ -42,6 +42,13 @@ struct KernelDesc {
   uint32_t max_cluster_rank = 0;       // `.maxclusterrank`, 0 when not declared
   bool explicit_cluster = false;       // `.explicitcluster`
   bool uses_dynamic_shared = false;    // refers to an `.extern .shared` array
+  // Determinism (schedule.cpp, at compile): true when the kernel's results can depend on the
+  // order in which its blocks run (a value-returning global atomic, a floating-point or
+  // non-commutative global atomic/reduction, an ordered global load used for inter-block
+  // signalling). Such a kernel's blocks run one at a time in block-index order, whatever
+  // Limits::worker_threads is. `serial_reason` names the first such instruction and its line.
+  bool serial_blocks = false;
+  std::string serial_reason;
 };
 
 enum class VariableSpace : uint8_t { kGlobal, kConst };
@@ -66,6 +73,15 @@ class MemoryHost {
   // True when [address, address + size) lies entirely inside one live allocation that device
   // code may access (device, managed, mapped pinned or registered host memory, module variables).
   virtual bool accessible(uint64_t address, uint64_t size, bool write) const = 0;
+  // For the memcheck message of an access `accessible` refused: where it lies relative to the
+  // allocations (e.g. "0 bytes past the end of the 16384-byte device allocation at 0x..."), or
+  // empty. Called only on the failure path.
+  virtual std::string describe(uint64_t address, uint64_t size, bool write) const {
+    (void)address;
+    (void)size;
+    (void)write;
+    return {};
+  }
 };
 
 enum class LaunchStatus : uint8_t {
@@ -78,6 +94,7 @@ enum class LaunchStatus : uint8_t {
   kOutOfResources,      // too many threads / too much shared memory (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
   kCooperativeTooLarge, // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
   kHung,                // a barrier that can never complete (deadlock detected)
+  kTimeout,             // ran longer than Limits::timeout_ms (CUDA_ERROR_LAUNCH_TIMEOUT)
 };
 
 struct LaunchConfig {
@@ -110,8 +127,15 @@ struct Limits {
   size_t printf_fifo_bytes = 1 << 20;
   size_t stack_bytes_per_thread = 1024;
   // Host threads that run the blocks of one launch; 0: std::thread::hardware_concurrency().
-  // Never more than the grid has blocks.
+  // Never more than the grid has blocks, and one for kernels with KernelDesc::serial_blocks.
   uint32_t worker_threads = 0;
+  // Watchdog: a launch that runs longer than this (wall clock, from its start) is stopped and
+  // fails with kTimeout naming a block still running. 0: no limit. Checked between slices of
+  // block execution, never inside the instruction loop.
+  uint64_t timeout_ms = 0;
+  // Run KernelDesc::serial_blocks kernels one block at a time (the determinism rule). Only engine
+  // tests that exercise cross-thread memory ordering clear it; the driver never does.
+  bool serialize_order_dependent = true;
 };
 
 // A parsed, lowered PTX module. Thread-safe for concurrent launches once variables are bound.

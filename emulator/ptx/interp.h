@@ -110,8 +110,11 @@ class Launch {
   bool aborted() const { return abort_.load(std::memory_order_relaxed); }
   void fail(LaunchStatus status, std::string message);
   LaunchResult result();
-  std::string take_output();
+  std::string take_output();  // in block-index order, at most Limits::printf_fifo_bytes of printf
   uint64_t grid_blocks() const { return config_.grid.count(); }
+  // Where a started block is: "block (x,y,z), warp W at PTX line L" (the first warp with live
+  // lanes, at its lowest PC), for the watchdog's message.
+  std::string block_position(const Block& b) const;
 
  private:
   void init_block(Block& b, uint64_t linear);
@@ -183,7 +186,17 @@ class Launch {
   std::atomic<bool> abort_{false};
   std::mutex mutex_;
   LaunchResult result_;
-  std::string output_;
+  // Device printf/assert output, one chunk per call, tagged with its block. A block runs on one
+  // worker, so its chunks are in program order; take_output() orders blocks by index, which makes
+  // the output independent of how blocks were spread over worker threads.
+  struct OutputChunk {
+    uint64_t block = 0;
+    std::string text;
+    bool printf = true;  // bounded by the printf FIFO (assert messages are not)
+  };
+  void add_output(const Block& b, std::string text, bool always);
+  std::vector<OutputChunk> output_;
+  size_t output_bytes_ = 0;
   std::atomic<uint64_t> instructions_{0};         // warp-instructions
   std::atomic<uint64_t> thread_instructions_{0};  // lanes that issued them (LaunchResult)
   uint64_t start_ns_ = 0;

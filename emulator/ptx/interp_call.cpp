@@ -315,8 +315,16 @@ void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint6
     }
     i = j;
   }
+  add_output(b, std::move(out), false);
+}
+
+void Launch::add_output(const Block& b, std::string text, bool always) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (output_.size() + out.size() <= limits_.printf_fifo_bytes) output_ += out;
+  // Kept up to a few FIFOs' worth, so that which printf output survives a full FIFO is decided
+  // in block order by take_output (unless even that much was printed).
+  if (!always && output_bytes_ + text.size() > 4 * limits_.printf_fifo_bytes) return;
+  output_bytes_ += text.size();
+  output_.push_back(OutputChunk{b.linear, std::move(text), !always});
 }
 
 void Launch::builtin_assert(Block& b, Warp& w, int lane, const Instr& in, const uint64_t* argv) {
@@ -331,11 +339,7 @@ void Launch::builtin_assert(Block& b, Warp& w, int lane, const Instr& in, const 
   std::snprintf(buf, sizeof buf, ":%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `", line,
                 function.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z, t % bd.x, (t / bd.x) % bd.y,
                 t / (bd.x * bd.y));
-  std::string text = file + buf + message + "` failed.\n";
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    output_ += text;
-  }
+  add_output(b, file + buf + message + "` failed.\n", true);
   fail(LaunchStatus::kAssert, "device assert failed: " + message + " (" + where(b, w, lane, in) + ")");
 }
 

@@ -4,6 +4,8 @@
 #include <array>
 #include <bit>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "interp.h"
@@ -88,7 +90,24 @@ LaunchResult Launch::result() {
 
 std::string Launch::take_output() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return std::move(output_);
+  std::stable_sort(output_.begin(), output_.end(),
+                   [](const OutputChunk& a, const OutputChunk& b) { return a.block < b.block; });
+  std::string out;
+  size_t printed = 0;
+  bool full = false;
+  for (OutputChunk& c : output_) {
+    // The FIFO bounds what the kernel printed (once full, later output is lost); assert
+    // messages are always shown.
+    if (c.printf) {
+      full = full || printed + c.text.size() > limits_.printf_fifo_bytes;
+      if (full) continue;
+      printed += c.text.size();
+    }
+    out += c.text;
+  }
+  output_.clear();
+  output_bytes_ = 0;
+  return out;
 }
 
 std::string Launch::where(const Block& b, const Warp& w, int lane, const Instr& in) const {
@@ -632,6 +651,24 @@ bool Launch::release_barriers(Block& b) {
     released = true;
   }
   return released;
+}
+
+std::string Launch::block_position(const Block& b) const {
+  char buf[160];
+  int n = std::snprintf(buf, sizeof buf, "block (%u,%u,%u)", b.ctaid.x, b.ctaid.y, b.ctaid.z);
+  for (const Warp& w : b.warps) {
+    const uint32_t live = w.live();
+    if (!live) continue;
+    uint32_t pc = w.upc;
+    if (!w.uniform) {
+      pc = UINT32_MAX;
+      for (uint32_t m = live; m; m &= m - 1) pc = std::min(pc, w.pc[std::countr_zero(m)]);
+    }
+    if (pc < m_.code.size() && n > 0 && static_cast<size_t>(n) < sizeof buf)
+      std::snprintf(buf + n, sizeof buf - n, ", warp %u at PTX line %u", w.index, m_.code[pc].line);
+    break;
+  }
+  return buf;
 }
 
 SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) {

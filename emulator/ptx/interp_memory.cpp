@@ -75,12 +75,18 @@ Space Launch::effective_space(const Instr& in, const Operand& a) const {
 uint8_t* Launch::translate(Block& b, Warp& w, int lane, Space space, uint64_t addr, uint32_t size,
                            bool write, const Instr& in) {
   const uint64_t t = w.index * kWarpSize + static_cast<uint64_t>(lane);
-  auto bad = [&](const char* why) -> uint8_t* {
+  auto bad = [&](const char* why, bool global = false) -> uint8_t* {
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s: %s %s of %u bytes at %s address 0x%llx, ", why,
                   in.op == Op::kAtom || in.op == Op::kRed ? "atomic" : write ? "write" : "read",
                   "access", size, space_name(space), static_cast<unsigned long long>(addr));
-    fail(LaunchStatus::kIllegalAddress, buf + where(b, w, lane, in));
+    std::string message = buf;
+    // For memory the driver owns: which allocation the access overflowed, by how much.
+    if (global) {
+      std::string detail = memory_.describe(addr, size, write);
+      if (!detail.empty()) message += detail + ", ";
+    }
+    fail(LaunchStatus::kIllegalAddress, message + where(b, w, lane, in));
     return nullptr;
   };
   if (size > 1 && (addr & (size - 1)) != 0 && space != Space::kGeneric && space != Space::kGlobal &&
@@ -128,7 +134,7 @@ uint8_t* Launch::translate(Block& b, Warp& w, int lane, Space space, uint64_t ad
       const uint64_t ws = reinterpret_cast<uint64_t>(&grid_workspace_[0]);
       if (config_.cooperative && addr >= ws && addr + size <= ws + sizeof grid_workspace_) break;
       if (space == Space::kConst && write) return bad("illegal address (constant memory is read-only)");
-      if (!memory_.accessible(addr, size, write)) return bad("illegal address");
+      if (!memory_.accessible(addr, size, write)) return bad("illegal address", true);
       break;
     }
     default:

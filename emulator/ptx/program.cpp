@@ -1,14 +1,18 @@
 // compile() and the Program implementation: variable binding, initializer relocations, launch
 // validation and the block scheduler (a pool of worker threads; cooperative launches keep all
-// blocks resident and round-robin them so that grid-wide barriers make progress).
+// blocks resident and round-robin them so that grid-wide barriers make progress; kernels whose
+// results depend on block order run on one worker in block-index order; a watchdog stops
+// launches that run longer than Limits::timeout_ms).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <thread>
 
 #include "interp.h"
+#include "schedule.h"
 
 namespace cusnap::emu::ptx {
 namespace {
@@ -134,26 +138,63 @@ class ProgramImpl final : public Program {
     // hardware_concurrency() reads sysfs on every call: ask once per process.
     static const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
     const uint64_t hw = limits.worker_threads ? limits.worker_threads : cpus;
-    const uint64_t workers = std::min<uint64_t>(hw, nblocks);
+    // Determinism: a kernel whose blocks can observe each other's order runs them one at a time
+    // in block-index order (schedule.cpp), so its results do not depend on the worker count. A
+    // cooperative one is round-robined in fixed slices on that one worker, which keeps grid-wide
+    // barriers working and is just as deterministic.
+    const bool serial = kd.serial_blocks && limits.serialize_order_dependent;
+    const uint64_t workers = serial ? 1 : std::min<uint64_t>(hw, nblocks);
 
     std::atomic<uint64_t> next{0};
+    std::atomic<uint64_t> blocks_done{0};
     auto hung = [&](const Block& b) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "kernel %s, block (%u,%u,%u): every thread waits at a barrier that can never complete",
                     kd.name.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z);
       launch.fail(LaunchStatus::kHung, buf);
     };
+    // Watchdog (Limits::timeout_ms): each worker reads the clock every kWatchdogSlices slices of
+    // block execution, so the interpreter loop itself pays nothing.
+    using Clock = std::chrono::steady_clock;
+    constexpr uint32_t kWatchdogSlices = 16;
+    const bool watched = limits.timeout_ms != 0;
+    const Clock::time_point deadline =
+        watched ? Clock::now() + std::chrono::milliseconds(limits.timeout_ms)
+                : Clock::time_point::max();
+    // True (and the launch failed) when the deadline has passed; `b` is the block just run.
+    auto expired = [&](const Block& b) {
+      if (!watched || Clock::now() < deadline) return false;
+      std::string where = b.done ? "" : launch.block_position(b) + " was still running";
+      if (where.empty()) {
+        where = "stopped after " + std::to_string(blocks_done.load()) + " of " +
+                std::to_string(nblocks) + " blocks had completed";
+      }
+      char limit[64];
+      std::snprintf(limit, sizeof limit, "%.3g s", static_cast<double>(limits.timeout_ms) / 1000.0);
+      std::string message = "kernel " + kd.name + " ran longer than the launch time limit of " +
+                            limit + " (CUSNAP_EMU_TIMEOUT): " + where;
+      if (serial && !config.cooperative) {
+        message += "; its blocks run one at a time in block-index order because of " +
+                   kd.serial_reason + ", so a block that waits for a later block never finishes";
+      }
+      launch.fail(LaunchStatus::kTimeout, message);
+      return true;
+    };
     auto plain_worker = [&]() {
       try {
         Block block;
+        uint32_t slices = 0;
         for (;;) {
           uint64_t i = next.fetch_add(1);
           if (i >= nblocks || launch.aborted()) return;
           block.started = false;
           for (;;) {
             SliceResult r = launch.run_block_slice(block, i, 1u << 14);
-            if (r == SliceResult::kDone || r == SliceResult::kAbort) break;
             if (r == SliceResult::kStuck) { hung(block); return; }
+            if (r == SliceResult::kAbort) break;
+            if (r == SliceResult::kDone) blocks_done.fetch_add(1, std::memory_order_relaxed);
+            if (++slices % kWatchdogSlices == 0 && expired(block)) return;
+            if (r == SliceResult::kDone) break;
           }
         }
       } catch (const std::bad_alloc&) {
@@ -169,13 +210,18 @@ class ProgramImpl final : public Program {
         for (uint64_t i = w; i < nblocks; i += workers) ids.push_back(i);
         blocks.resize(ids.size());
         size_t remaining = ids.size();
+        uint32_t slices = 0;
         while (remaining > 0 && !launch.aborted()) {
           for (size_t k = 0; k < blocks.size(); ++k) {
             if (blocks[k].done) continue;
             SliceResult r = launch.run_block_slice(blocks[k], ids[k], 256);
-            if (r == SliceResult::kDone) --remaining;
+            if (r == SliceResult::kDone) {
+              --remaining;
+              blocks_done.fetch_add(1, std::memory_order_relaxed);
+            }
             if (r == SliceResult::kAbort) return;
             if (r == SliceResult::kStuck) { hung(blocks[k]); return; }
+            if (++slices % (kWatchdogSlices * 4) == 0 && expired(blocks[k])) return;
           }
           if (workers < hw) std::this_thread::yield();
         }
@@ -227,6 +273,7 @@ CompileResult compile(std::string_view ptx_text) {
       if (not_supported) r.status = CompileStatus::kNotSupported;
       return r;
     }
+    classify_block_order(m);
     r.program = std::make_unique<ProgramImpl>(std::move(m));
     r.status = CompileStatus::kSuccess;
   } catch (const std::bad_alloc&) {

@@ -30,7 +30,7 @@ Pfn proc(const char* name, int version, cuuint64_t flags) {
 }  // namespace
 
 TEST_CASE("1D copies: every variant round-trips through device memory", "[copy]") {
-  primary_context();
+  CUcontext ctx = primary_context();
   constexpr size_t kN = 10000;
   auto src = random_bytes(kN, 1);
   CUdeviceptr d1 = 0, d2 = 0;
@@ -81,7 +81,7 @@ TEST_CASE("1D copies: every variant round-trips through device memory", "[copy]"
   SECTION("unified cuMemcpy / cuMemcpyAsync and peer copies") {
     REQUIRE_CU(cuMemcpy(d1, reinterpret_cast<CUdeviceptr>(src.data()), kN));
     REQUIRE_CU(memcpy_ptds(d2, d1, kN));
-    REQUIRE_CU(cuMemcpyPeer(d1, nullptr, d2, nullptr, kN));
+    REQUIRE_CU(cuMemcpyPeer(d1, ctx, d2, ctx, kN));
     REQUIRE_CU(memcpy_async_ptsz(d2, d1, kN, s));
     REQUIRE_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(out.data()), d2, kN, s));
     REQUIRE_CU(cuStreamSynchronize(s));
@@ -234,7 +234,7 @@ TEST_CASE("2D copies with pitches and offsets", "[copy]") {
 }
 
 TEST_CASE("3D copies with pitches, heights and offsets", "[copy]") {
-  primary_context();
+  CUcontext ctx = primary_context();
   constexpr size_t kPitch = 48, kRows = 7, kSlices = 5;
   constexpr size_t kW = 20, kH = 4, kD = 3;
   auto host = random_bytes(kPitch * kRows * kSlices, 3);
@@ -280,6 +280,8 @@ TEST_CASE("3D copies with pitches, heights and offsets", "[copy]") {
   down.WidthInBytes = kW;
   down.Height = kH;
   down.Depth = kD;
+  down.srcContext = ctx;
+  down.dstContext = ctx;
   CUstream s = nullptr;
   REQUIRE_CU(cuStreamCreate(&s, 0));
   REQUIRE_CU(cuMemcpy3DPeerAsync(&down, s));
