@@ -6,6 +6,8 @@
 #
 # Schema versions: 1 first release. 2 adds GenericCall.affectsDeviceState, the deferredResult
 # record (replacing "deferred ..." toolEvent messages) and MemAlloc.accessDescriptors.
+# 3 gives memory snapshots their meaning (MemorySnapshot.launchSeq/skippedReason,
+# MemoryChunk.hashOnly) and adds CaptureHeader.extract for captures cut out by `cusnap extract`.
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -22,7 +24,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 2;
+const schemaVersion :UInt32 = 3;
 
 struct BlobId {
   high @0 :UInt64;
@@ -53,6 +55,29 @@ struct CaptureHeader {
   driverPath @12 :Text;             # path of the real libcuda that was interposed
   devices @13 :List(DeviceProperties);
   options @14 :CaptureOptions;
+  extract @15 :ExtractInfo;         # schema 3: set only in a capture written by `cusnap extract`
+}
+
+# What an extracted capture is: one launch cut out of another capture, with the device memory it
+# starts from and the memory it is expected to leave (docs/format.md, "Memory snapshots").
+struct ExtractInfo {
+  sourcePath @0 :Text;              # the capture it was cut from, as given to `cusnap extract`
+  sourceCreationTimeNs @1 :Int64;   # that capture's CaptureHeader.creationTimeNs (its identity)
+  sourceHostName @2 :Text;
+  sourcePid @3 :UInt32;
+  launchSeq @4 :UInt64;             # the launch's seq in the source capture
+  launchOrdinal @5 :UInt64;         # and its Launch.ordinal there
+  kernelName @6 :Text;
+  route @7 :Route;
+  routeDriver @8 :Text;             # route replay: the driver the prefix was replayed on
+  minimized @9 :Bool;               # memory reduced to what the launch reads / compares writes
+  inputBytes @10 :UInt64;           # bytes of memory restored before the launch
+  expectedBytes @11 :UInt64;        # bytes of memory compared after it
+
+  enum Route {
+    snapshot @0;                    # copied from the source's snapshots (file work, no driver)
+    replay @1;                      # the source was replayed up to the launch and read there
+  }
 }
 
 struct DeviceProperties {
@@ -502,14 +527,21 @@ struct HostFunc {
 struct MemoryChunk {
   address @0 :UInt64;
   size @1 :UInt64;
-  blob @2 :BlobId;
+  blob @2 :BlobId;                  # XXH3-128 of the chunk's bytes (the BlobId of its content)
+  hashOnly @3 :Bool;                # schema 3: only the hash is recorded, the file holds no blob
 }
 
-# Device memory contents around a selected launch (snapshot captures).
+# Device memory contents around a selected launch (snapshot captures, extracted captures).
+# Written after the launch record it belongs to (launchSeq), so both phases name a known launch;
+# the blobs of a beforeLaunch snapshot hold the memory as it was before that launch ran.
+# Chunks tile each covered allocation in CaptureOptions.snapshotChunkBytes pieces (the last one
+# shorter), in address order; a chunk equal to one already stored costs its id, not its bytes.
 struct MemorySnapshot {
   phase @0 :Phase;
   launchOrdinal @1 :UInt64;
   chunks @2 :List(MemoryChunk);
+  launchSeq @3 :UInt64;             # schema 3: seq of the launch record
+  skippedReason @4 :Text;           # schema 3: non-empty: no snapshot was taken, and why
 
   enum Phase {
     beforeLaunch @0;
