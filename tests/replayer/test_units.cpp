@@ -67,6 +67,24 @@ TEST_CASE("fatbin and PTX images name the architectures they can run on", "[unit
   CHECK(image_runs_on(image_architectures(truncated), 50));
   std::vector<uint8_t> junk(3, 0xBA);
   CHECK_FALSE(image_architectures(junk).known);
+
+  // Containers back to back (a whole .nv_fatbin section): every one is read.
+  auto first = fake_fatbin({{2, 90}});
+  auto second = fake_fatbin({{1, 75}});
+  first.insert(first.end(), second.begin(), second.end());
+  auto section = image_architectures(first);
+  REQUIRE(section.known);
+  CHECK(section.sass == std::vector<int>{90});
+  CHECK(section.ptx == std::vector<int>{75});
+
+  // A damaged entry after a good one: the image is unknown (the driver decides), not judged by
+  // the sm_90 cubin before the damage, which would refuse a device the PTX runs on.
+  auto damaged = fake_fatbin({{2, 90}, {1, 75}});
+  uint32_t huge_header = 0xFFFF;
+  std::memcpy(damaged.data() + 16 + 80 + 4, &huge_header, 4);
+  auto partial = image_architectures(damaged);
+  CHECK_FALSE(partial.known);
+  CHECK(image_runs_on(partial, 86));
 }
 
 TEST_CASE("the driver is chosen and opened only by absolute path", "[units][driver]") {
