@@ -20,7 +20,7 @@
 #include <capnp/message.h>
 
 #include "common.h"
-#include "config.h"  // interceptor/src: the capture configuration and output-name patterns
+#include "cusnap/capture/config.h"  // the capture configuration and output-name patterns
 #include "info_collect.h"
 #include "table.h"
 
@@ -221,8 +221,8 @@ int run_capture(const CaptureArgs& args) {
   }
   std::string pattern = args.output.empty() ? default_output(args.command.front()) : args.output;
   bool has_pid = pattern.find("%p") != std::string::npos;
-  if (!has_pid && !args.force_overwrite && fs::exists(icpt::expand_output_pattern(pattern, 0))) {
-    std::cerr << "cusnap capture: " << icpt::expand_output_pattern(pattern, 0)
+  if (!has_pid && !args.force_overwrite && fs::exists(capture::expand_output_pattern(pattern, 0))) {
+    std::cerr << "cusnap capture: " << capture::expand_output_pattern(pattern, 0)
               << " exists (use --force-overwrite, or %p in the name)\n";
     return kExitUsageOrIo;
   }
@@ -265,7 +265,7 @@ int run_capture(const CaptureArgs& args) {
   g_child = 0;
   int app_rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
-  std::string file = icpt::expand_output_pattern(pattern, pid);
+  std::string file = capture::expand_output_pattern(pattern, pid);
   if (fs::exists(file)) {
     summarise(file);
     if (!has_pid) {
