@@ -13,9 +13,9 @@ struct Name {
 };
 
 constexpr Name kNames[] = {
-    {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
-    {"warn", LogLevel::kWarn},   {"warning", LogLevel::kWarn}, {"error", LogLevel::kError},
-    {"critical", LogLevel::kCritical}, {"off", LogLevel::kOff}, {"none", LogLevel::kOff},
+    {"trace", LogLevel::kTrace},       {"debug", LogLevel::kDebug},  {"info", LogLevel::kInfo},
+    {"warn", LogLevel::kWarn},         {"warning", LogLevel::kWarn}, {"error", LogLevel::kError},
+    {"critical", LogLevel::kCritical}, {"off", LogLevel::kOff},      {"none", LogLevel::kOff},
 };
 
 // Verbosity numbers: how much is shown, 0 nothing.
@@ -51,13 +51,20 @@ ParsedLogLevel log_level_from_env() noexcept {
 
 const char* log_level_name(LogLevel level) noexcept {
   switch (level) {
-    case LogLevel::kTrace: return "trace";
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
-    case LogLevel::kCritical: return "critical";
-    case LogLevel::kOff: return "off";
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kCritical:
+      return "critical";
+    case LogLevel::kOff:
+      return "off";
   }
   return "warn";
 }

@@ -1,8 +1,7 @@
 // CUSNAP_LOG_LEVEL: the whole table of accepted values, and what is refused.
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "cusnap/common/log_level.h"
 

@@ -110,6 +110,31 @@ TEST_CASE("the driver is chosen and opened only by absolute path", "[units][driv
   CHECK(driver.value()->error_name(CUDA_ERROR_INVALID_VALUE) == "CUDA_ERROR_INVALID_VALUE");
 }
 
+TEST_CASE("replay resolves --driver with the search capture and the interceptor use", "[units][driver]") {
+  // CUSNAP_REAL_DRIVER, the override the interceptor has always obeyed, is auto's answer here too
+  // (cusnap/common/driver_search.h), so capture and replay agree on one machine.
+  ::setenv("CUSNAP_REAL_DRIVER", CUSNAP_TEST_EMULATOR, 1);
+  auto chosen = resolve_driver("auto");
+  ::unsetenv("CUSNAP_REAL_DRIVER");
+  REQUIRE(chosen);
+  CHECK(chosen->path == CUSNAP_TEST_EMULATOR);
+  CHECK(chosen->reason == "auto: CUSNAP_REAL_DRIVER");
+  ::setenv("CUSNAP_REAL_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  auto missing = resolve_driver("auto");
+  ::unsetenv("CUSNAP_REAL_DRIVER");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().kind() == ErrorKind::kTarget);
+  CHECK(missing.error().to_string().find("CUSNAP_REAL_DRIVER=/nonexistent/libcuda.so.1: missing") !=
+        std::string::npos);
+#ifdef CUSNAP_TEST_INTERCEPTOR
+  // The interceptor is never a replay target (it would look for a driver of its own).
+  auto shim = resolve_driver(CUSNAP_TEST_INTERCEPTOR);
+  REQUIRE_FALSE(shim);
+  CHECK(shim.error().kind() == ErrorKind::kInvalidArgument);
+  CHECK(shim.error().to_string().find("the cusnap interceptor, not a driver") != std::string::npos);
+#endif
+}
+
 TEST_CASE("time statistics", "[units][timing]") {
   TimeStats s = summarize_times({4.0, 1.0, 3.0, 2.0});
   CHECK(s.samples == 4);
