@@ -1,6 +1,7 @@
 // One small streaming JSON writer for the JSON documents cusnap writes itself: the replay report
 // (replayer/report.cpp) and the emulator's usage statistics (CUSNAP_EMU_STATS,
-// emulator/driver/stats.cpp). Their schemas are documented in docs/schemas/.
+// emulator/driver/stats.cpp), whose schemas are documented in docs/schemas/, and the expectations
+// format/tools/sample_writer.cpp writes for the Python reader test.
 //
 // The rule: a document that serialises Cap'n Proto records (`cusnap info --json`, `cusnap dump
 // --json`) is written by Cap'n Proto's JSON codec and its schema is the .capnp file; every other
