@@ -3,7 +3,6 @@
 // The application's stdout stays the application's: everything cusnap says goes to stderr.
 #include "capture.h"
 
-#include <dlfcn.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,9 +17,11 @@
 #include <vector>
 
 #include <capnp/message.h>
+#include <spdlog/spdlog.h>
 
 #include "common.h"
-#include "config.h"  // interceptor/src: the capture configuration and output-name patterns
+#include "cusnap/capture/config.h"  // the capture configuration and output-name patterns
+#include "cusnap/common/driver_search.h"
 #include "info_collect.h"
 #include "table.h"
 
@@ -48,10 +49,11 @@ std::string executable_dir() {
   return error ? std::string() : self.parent_path().string();
 }
 
-// Where a cusnap library lives: $<env_var>, next to the build tree's bin/ (<exe>/../<build_rel>),
-// the install layout (<exe>/../lib/cusnap/<name>), or the build directory compiled in.
+// Where the interceptor lives: $<env_var>, next to the build tree's bin/ (<exe>/../<build_rel>),
+// or the install layout (<exe>/../lib/cusnap/<name>). (Drivers, the emulator included, are found
+// by the driver search, cusnap/common/driver_search.h.)
 std::string find_library_dir(const char* env_var, const std::string& build_rel, const std::string& name,
-                             const char* file, const char* compiled_in) {
+                             const char* file) {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') candidates.push_back(env);
   std::string exe = executable_dir();
@@ -59,7 +61,6 @@ std::string find_library_dir(const char* env_var, const std::string& build_rel, 
     candidates.push_back(exe + "/../" + build_rel);
     candidates.push_back(exe + "/../lib/cusnap/" + name);
   }
-  if (compiled_in != nullptr && *compiled_in != '\0') candidates.push_back(compiled_in);
   for (const std::string& dir : candidates) {
     if (is_file(dir + "/" + file)) {
       std::error_code error;
@@ -68,71 +69,6 @@ std::string find_library_dir(const char* env_var, const std::string& build_rel, 
     }
   }
   return {};
-}
-
-#ifndef CUSNAP_INTERCEPTOR_BUILD_DIR
-#define CUSNAP_INTERCEPTOR_BUILD_DIR ""
-#endif
-#ifndef CUSNAP_EMULATOR_BUILD_DIR
-#define CUSNAP_EMULATOR_BUILD_DIR ""
-#endif
-
-// True when the driver at `path` initialises and reports at least one device. Probed in a child
-// process so a misbehaving driver cannot disturb cusnap (and CUDA state never crosses a fork).
-bool driver_has_device(const std::string& path) {
-  pid_t pid = ::fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) ::_exit(1);
-    using InitFn = int (*)(unsigned);
-    using CountFn = int (*)(int*);
-    auto init = reinterpret_cast<InitFn>(::dlsym(handle, "cuInit"));
-    auto count = reinterpret_cast<CountFn>(::dlsym(handle, "cuDeviceGetCount"));
-    int devices = 0;
-    if (init == nullptr || count == nullptr || init(0) != 0 || count(&devices) != 0 || devices <= 0) ::_exit(1);
-    ::_exit(0);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-std::optional<std::string> resolve_driver(const std::string& choice, const std::string& emulator_dir,
-                                          const std::string& shim_dir, std::string& error) {
-  std::string emulator = emulator_dir.empty() ? "" : emulator_dir + "/libcuda.so.1";
-  if (choice == "emulator") {
-    if (emulator.empty()) {
-      error = "the cusnap emulator was not found (set CUSNAP_EMULATOR_DIR)";
-      return std::nullopt;
-    }
-    return emulator;
-  }
-  if (choice == "auto") {
-    static const char* const kSystem[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1",
-                                          "/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1",
-                                          "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"};
-    for (const char* candidate : kSystem) {
-      std::error_code ec;
-      if (is_file(candidate) && !fs::equivalent(candidate, shim_dir + "/libcuda.so.1", ec) &&
-          driver_has_device(candidate)) {
-        return std::string(candidate);
-      }
-    }
-    if (emulator.empty()) {
-      error = "no NVIDIA driver with a device and no cusnap emulator found";
-      return std::nullopt;
-    }
-    return emulator;
-  }
-  std::error_code ec;
-  fs::path path = fs::absolute(choice, ec);
-  if (ec || !is_file(path.string())) {
-    error = "--driver " + choice + ": no such file";
-    return std::nullopt;
-  }
-  return fs::canonical(path, ec).string();
 }
 
 // Default output: <app>.cusnap, or <app>.<n>.cusnap when that exists (never overwrites).
@@ -206,29 +142,32 @@ std::vector<std::string> child_captures(const std::string& root) {
 
 int run_capture(const CaptureArgs& args) {
   std::string shim_dir = find_library_dir("CUSNAP_INTERCEPTOR_DIR", "interceptor/lib", "interceptor",
-                                          "libcuda.so.1", CUSNAP_INTERCEPTOR_BUILD_DIR);
+                                          "libcuda.so.1");
   if (shim_dir.empty()) {
     std::cerr << "cusnap capture: the cusnap interceptor (libcuda.so.1) was not found; set CUSNAP_INTERCEPTOR_DIR\n";
     return kExitUsageOrIo;
   }
-  std::string emulator_dir = find_library_dir("CUSNAP_EMULATOR_DIR", "emulator/lib", "emulator", "libcuda.so.1",
-                                              CUSNAP_EMULATOR_BUILD_DIR);
-  std::string error;
-  auto driver = resolve_driver(args.driver, emulator_dir, shim_dir, error);
-  if (!driver) {
-    std::cerr << "cusnap capture: " << error << "\n";
+  // The one driver lookup (cusnap/common/driver_search.h): what `cusnap replay` and the shim
+  // itself would pick for the same request on this machine.
+  common::DriverSearchOptions search;
+  search.self = common::executable_path();
+  search.probe = common::probe_driver_in_child;
+  common::DriverSearch found = common::find_driver(args.driver, search);
+  if (!found.ok()) {
+    std::cerr << "cusnap capture: " << found.error << "\n";
     return kExitUsageOrIo;
   }
+  spdlog::info("cusnap capture: driver {} ({})", found.path, found.reason);
   std::string pattern = args.output.empty() ? default_output(args.command.front()) : args.output;
   bool has_pid = pattern.find("%p") != std::string::npos;
-  if (!has_pid && !args.force_overwrite && fs::exists(icpt::expand_output_pattern(pattern, 0))) {
-    std::cerr << "cusnap capture: " << icpt::expand_output_pattern(pattern, 0)
+  if (!has_pid && !args.force_overwrite && fs::exists(capture::expand_output_pattern(pattern, 0))) {
+    std::cerr << "cusnap capture: " << capture::expand_output_pattern(pattern, 0)
               << " exists (use --force-overwrite, or %p in the name)\n";
     return kExitUsageOrIo;
   }
 
   ::setenv("CUSNAP_CAPTURE_OUTPUT", pattern.c_str(), 1);
-  ::setenv("CUSNAP_REAL_DRIVER", driver->c_str(), 1);
+  ::setenv(common::kRealDriverVariable, found.path.c_str(), 1);
   ::setenv("CUSNAP_COMPRESS_LEVEL", std::to_string(args.compress_level).c_str(), 1);
   ::setenv("CUSNAP_FORCE_OVERWRITE", args.force_overwrite ? "1" : "0", 1);
   ::setenv("CUSNAP_SHIM_PATH", (shim_dir + "/libcuda.so.1").c_str(), 1);
@@ -265,7 +204,7 @@ int run_capture(const CaptureArgs& args) {
   g_child = 0;
   int app_rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
-  std::string file = icpt::expand_output_pattern(pattern, pid);
+  std::string file = capture::expand_output_pattern(pattern, pid);
   if (fs::exists(file)) {
     summarise(file);
     if (!has_pid) {

@@ -6,6 +6,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cusnap/common/log_level.h"
+
 namespace cusnap::cli {
 
 int exit_code_for(const format::Status& status) {
@@ -46,17 +48,22 @@ void init_logging() {
   auto logger = spdlog::stderr_color_mt("cusnap");
   logger->set_pattern("%^%l%$: %v");
   spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::warn);
-  if (const char* env = std::getenv("CUSNAP_LOG_LEVEL"); env != nullptr && *env != '\0') {
-    std::string value(env);
-    auto level = spdlog::level::from_str(value);
-    // from_str maps anything unknown to "off"; only believe it when the text really says off.
-    if (level == spdlog::level::off && value != "off") {
-      spdlog::warn("CUSNAP_LOG_LEVEL='{}' is not one of trace, debug, info, warn, error, "
-                   "critical, off; using warn", value);
-    } else {
-      spdlog::set_level(level);
-    }
+  // The one CUSNAP_LOG_LEVEL parser (cusnap/common/log_level.h), mapped onto spdlog's levels.
+  common::ParsedLogLevel parsed = common::log_level_from_env();
+  spdlog::level::level_enum level = spdlog::level::warn;
+  switch (parsed.level) {
+    case common::LogLevel::kTrace: level = spdlog::level::trace; break;
+    case common::LogLevel::kDebug: level = spdlog::level::debug; break;
+    case common::LogLevel::kInfo: level = spdlog::level::info; break;
+    case common::LogLevel::kWarn: level = spdlog::level::warn; break;
+    case common::LogLevel::kError: level = spdlog::level::err; break;
+    case common::LogLevel::kCritical: level = spdlog::level::critical; break;
+    case common::LogLevel::kOff: level = spdlog::level::off; break;
+  }
+  spdlog::set_level(level);
+  if (!parsed.valid) {
+    spdlog::warn("{}='{}' is not one of {}; using warn", common::kLogLevelVariable,
+                 std::getenv(common::kLogLevelVariable), common::kLogLevelValues);
   }
 }
 

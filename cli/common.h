@@ -27,8 +27,8 @@ format::Result<std::unique_ptr<format::Reader>> open_capture(const std::string& 
 // Status and returns its exit code.
 int report_failure(const std::string& command, const format::Status& status);
 
-// Configures the default spdlog logger: stderr only, level from CUSNAP_LOG_LEVEL
-// (trace|debug|info|warn|error|critical|off; default warn). An unknown value is reported once.
+// Configures the default spdlog logger: stderr only, level from CUSNAP_LOG_LEVEL through the one
+// parser, cusnap/common/log_level.h (default warn). An invalid value is reported once.
 void init_logging();
 
 // "0x1a2b" for handles and addresses.

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
                                         std::to_string(format::kContainerVersionMajor) + "." +
                                         std::to_string(format::kContainerVersionMinor) + ")");
   app.require_subcommand(1);
-  app.footer("Logging goes to stderr; set CUSNAP_LOG_LEVEL=trace|debug|info|warn|error|off.");
+  app.footer("Logging goes to stderr; set CUSNAP_LOG_LEVEL="
+             "trace|debug|info|warn|error|critical|off (or 0-5).");
 
   int exit_code = cli::kExitOk;
   cli::register_info(app, exit_code);

@@ -1,40 +1,12 @@
 #include "replayer/driver.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <array>
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
+
+#include "cusnap/common/driver_search.h"
 
 namespace cusnap::replayer {
-namespace {
-
-bool is_file(const std::string& path) {
-  struct stat st;
-  return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string executable_dir() {
-  char buffer[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  if (n <= 0) return {};
-  buffer[n] = '\0';
-  return std::filesystem::path(buffer).parent_path().string();
-}
-
-// NVIDIA's driver as distributions install it. LD_LIBRARY_PATH is deliberately not consulted:
-// cusnap capture puts its shim there.
-constexpr std::array<const char*, 6> kSystemDrivers = {
-    "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1",
-    "/usr/lib/libcuda.so.1",                  "/usr/local/nvidia/lib64/libcuda.so.1",
-    "/usr/lib/wsl/lib/libcuda.so.1",          "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
-};
-
-}  // namespace
 
 Expected<std::unique_ptr<Driver>> Driver::open(const std::string& path) {
   if (path.empty() || path[0] != '/') {
@@ -99,58 +71,16 @@ Error Driver::failure(const std::string& what, CUresult result) const {
   return e;
 }
 
-std::string emulator_path() {
-  if (const char* env = std::getenv("CUSNAP_EMULATOR_PATH"); env != nullptr && *env != '\0') {
-    return std::filesystem::absolute(env).string();
-  }
-#ifdef CUSNAP_REPLAYER_EMULATOR_BUILD_PATH
-  if (is_file(CUSNAP_REPLAYER_EMULATOR_BUILD_PATH)) return CUSNAP_REPLAYER_EMULATOR_BUILD_PATH;
-#endif
-  std::string dir = executable_dir();
-  if (!dir.empty()) {
-    std::string installed = dir + "/../lib/cusnap/emulator/libcuda.so.1";
-    if (is_file(installed)) return std::filesystem::weakly_canonical(installed).string();
-  }
-  return {};
-}
-
 Expected<DriverChoice> resolve_driver(const std::string& spec) {
-  if (spec == "emulator") {
-    std::string path = emulator_path();
-    if (path.empty()) {
-      return Error(ErrorKind::kTarget,
-                   "the cusnap emulator was not found (set CUSNAP_EMULATOR_PATH to its libcuda.so.1)");
-    }
-    return DriverChoice{path, "emulator"};
+  common::DriverSearchOptions options;
+  options.self = common::executable_path();
+  options.probe = common::probe_driver_in_child;
+  common::DriverSearch found = common::find_driver(spec, options);
+  if (!found.ok()) {
+    bool named = spec != "auto" && spec != "emulator";
+    return Error(named ? ErrorKind::kInvalidArgument : ErrorKind::kTarget, found.error);
   }
-  if (spec != "auto") {
-    std::string path = std::filesystem::absolute(spec).string();
-    if (!is_file(path)) return Error(ErrorKind::kInvalidArgument, "--driver " + spec + ": no such file");
-    return DriverChoice{path, "given path"};
-  }
-  for (const char* candidate : kSystemDrivers) {
-    if (!is_file(candidate)) continue;
-    // Probe: it must load, initialise and see at least one device.
-    void* library = ::dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) continue;
-    auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(::dlsym(library, "cuGetProcAddress_v2"));
-    if (get_proc == nullptr) continue;
-    void* init = nullptr;
-    void* count = nullptr;
-    CUdriverProcAddressQueryResult found;
-    if (get_proc("cuInit", &init, 2000, 0, &found) != CUDA_SUCCESS || init == nullptr) continue;
-    if (get_proc("cuDeviceGetCount", &count, 2000, 0, &found) != CUDA_SUCCESS || count == nullptr) continue;
-    if (reinterpret_cast<PFN_cuInit_v2000>(init)(0) != CUDA_SUCCESS) continue;
-    int devices = 0;
-    if (reinterpret_cast<PFN_cuDeviceGetCount_v2000>(count)(&devices) != CUDA_SUCCESS || devices <= 0) continue;
-    return DriverChoice{candidate, "auto: system driver with " + std::to_string(devices) + " device(s)"};
-  }
-  std::string path = emulator_path();
-  if (path.empty()) {
-    return Error(ErrorKind::kTarget, "--driver auto: no NVIDIA driver initialises a device and the emulator "
-                                     "was not found (set CUSNAP_EMULATOR_PATH)");
-  }
-  return DriverChoice{path, "auto: no usable system driver, using the emulator"};
+  return DriverChoice{found.path, found.reason};
 }
 
 const char* error_kind_name(ErrorKind kind) {

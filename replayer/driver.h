@@ -133,19 +133,16 @@ class Driver {
   std::vector<std::string> missing_;
 };
 
-// Where the emulator's libcuda.so.1 is: $CUSNAP_EMULATOR_PATH, else the build tree this
-// replayer was compiled in, else <dir of the running executable>/../lib/cusnap/emulator/.
-// Empty when none of those exists.
-std::string emulator_path();
-
 struct DriverChoice {
   std::string path;
   std::string reason;  // how it was chosen, for the report and the log
 };
 
-// Resolves --driver: "emulator", an absolute or relative path, or "auto" (NVIDIA's driver from
-// the standard system locations if one loads and cuInit finds a device, else the emulator).
-// Never searches LD_LIBRARY_PATH, so cusnap's own interceptor shim is never picked up.
+// Resolves --driver: "emulator", an absolute or relative path, or "auto", through cusnap's one
+// driver lookup (cusnap/common/driver_search.h; the same answer `cusnap capture` and the
+// interceptor get), with system drivers probed for a device in a child process. Never searches
+// LD_LIBRARY_PATH, and never picks the cusnap interceptor. Errors: kInvalidArgument for a path
+// that is no usable file, kTarget when no driver is found; both name every path tried.
 Expected<DriverChoice> resolve_driver(const std::string& spec);
 
 }  // namespace cusnap::replayer

@@ -6,12 +6,14 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cusnap/fatbin/fatbin.h"
 #include "replayer/target.h"
 
 namespace cusnap::replayer {
 namespace {
 
-constexpr uint32_t kFatbinWrapperMagic = 0x466243B1;
+namespace fb = cusnap::fatbin;
+
 constexpr uint64_t kMaxInflightBytes = uint64_t{256} << 20;
 
 std::string hex(uint64_t v) {
@@ -24,7 +26,7 @@ bool looks_like_text(const std::vector<uint8_t>& bytes) {
   static const uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};
   uint32_t magic = 0;
   if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
-  return !(bytes.size() >= 4 && (std::memcmp(bytes.data(), kElf, 4) == 0 || magic == 0xBA55ED50));
+  return !(bytes.size() >= 4 && (std::memcmp(bytes.data(), kElf, 4) == 0 || magic == fb::kContainerMagic));
 }
 
 // Source and destination of a 2D (CUDA_MEMCPY2D) or 3D (CUDA_MEMCPY3D) copy: the host side is the
@@ -315,8 +317,8 @@ MaybeError Executor::do_module_load(const Action& a, const ModuleLoadOp& op) {
   const void* image = bytes.data();
   if (op.kind == ImageKind::kFatbinWrapper && op.is_library) {
     // The application passed a __fatBinC_Wrapper_t; give the driver the same shape.
-    std::vector<uint8_t>& wrapper = wrappers_.emplace_back(24, 0);
-    uint32_t magic = kFatbinWrapperMagic, version = 1;
+    std::vector<uint8_t>& wrapper = wrappers_.emplace_back(fb::kWrapperSize, 0);
+    uint32_t magic = fb::kWrapperMagic, version = fb::kWrapperVersion;
     uint64_t data = reinterpret_cast<uint64_t>(bytes.data());
     std::memcpy(wrapper.data(), &magic, 4);
     std::memcpy(wrapper.data() + 4, &version, 4);

@@ -1,82 +1,17 @@
 #include "replayer/report.h"
 
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 
+#include "cusnap/common/json_writer.h"
+
 namespace cusnap::replayer {
 namespace {
 
-// A minimal streaming JSON writer: objects, arrays, strings, numbers, booleans, null.
-class Json {
- public:
-  Json& begin_object() { value_prefix(); out_ += '{'; first_ = true; return *this; }
-  Json& end_object() { out_ += '}'; first_ = false; return *this; }
-  Json& begin_array() { value_prefix(); out_ += '['; first_ = true; return *this; }
-  Json& end_array() { out_ += ']'; first_ = false; return *this; }
-  Json& key(const char* k) {
-    if (!first_) out_ += ',';
-    string_literal(k);
-    out_ += ':';
-    after_key_ = true;
-    return *this;
-  }
-  Json& str(const std::string& s) { value_prefix(); string_literal(s); return *this; }
-  Json& num(uint64_t v) { value_prefix(); out_ += std::to_string(v); return *this; }
-  Json& num(int64_t v) { value_prefix(); out_ += std::to_string(v); return *this; }
-  Json& num(int v) { return num(static_cast<int64_t>(v)); }
-  Json& num(unsigned v) { return num(static_cast<uint64_t>(v)); }
-  Json& real(double v) {
-    value_prefix();
-    if (!std::isfinite(v)) {
-      out_ += "null";
-      return *this;
-    }
-    char buffer[40];
-    std::snprintf(buffer, sizeof buffer, "%.9g", v);
-    out_ += buffer;
-    return *this;
-  }
-  Json& boolean(bool b) { value_prefix(); out_ += b ? "true" : "false"; return *this; }
-  Json& null() { value_prefix(); out_ += "null"; return *this; }
-  std::string take() { return std::move(out_); }
-
- private:
-  void value_prefix() {
-    if (after_key_) {
-      after_key_ = false;
-    } else if (!first_) {
-      out_ += ',';
-    }
-    first_ = false;
-  }
-  void string_literal(const std::string& s) {
-    out_ += '"';
-    for (unsigned char c : s) {
-      switch (c) {
-        case '"': out_ += "\\\""; break;
-        case '\\': out_ += "\\\\"; break;
-        case '\n': out_ += "\\n"; break;
-        case '\r': out_ += "\\r"; break;
-        case '\t': out_ += "\\t"; break;
-        default:
-          if (c < 0x20) {
-            char buffer[8];
-            std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-            out_ += buffer;
-          } else {
-            out_ += static_cast<char>(c);
-          }
-      }
-    }
-    out_ += '"';
-  }
-  std::string out_;
-  bool first_ = true;
-  bool after_key_ = false;
-};
+// The one JSON writer of cusnap's own documents (schema: docs/schemas/replay-report.md).
+using Json = common::JsonWriter;
 
 std::string hex(uint64_t v) {
   char buffer[32];
@@ -224,7 +159,7 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.end_array();
 
   j.key("skipped").begin_object();
-  for (const auto& [what, count] : r.plan.skipped) j.key(what.c_str()).num(count);
+  for (const auto& [what, count] : r.plan.skipped) j.key(what).num(count);
   j.end_object();
   j.key("warnings").begin_array();
   for (const std::string& m : r.messages) j.str(m);

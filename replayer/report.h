@@ -1,5 +1,6 @@
-// The --report FILE.json document (schema "cusnap-replay-report", version 1; docs/replay.md
-// describes every field). Field names are stable: new fields may be added, none removed.
+// The --report FILE.json document (schema "cusnap-replay-report", version 1;
+// docs/schemas/replay-report.md describes every field), written with cusnap's one JSON writer
+// (cusnap/common/json_writer.h). Field names are stable: new fields may be added, none removed.
 #pragma once
 
 #include <string>

@@ -4,12 +4,12 @@
 #include <cstring>
 #include <string_view>
 
+#include "cusnap/fatbin/fatbin.h"
+
 namespace cusnap::replayer {
 namespace {
 
-constexpr uint32_t kFatbinMagic = 0xBA55ED50;
-constexpr uint16_t kEntryPtx = 1;
-constexpr uint16_t kEntryElf = 2;
+namespace fb = cusnap::fatbin;
 
 template <typename T>
 bool read_at(std::span<const uint8_t> bytes, uint64_t offset, T* out) {
@@ -22,37 +22,22 @@ void add_unique(std::vector<int>& v, int x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
+// The entries of every container in `bytes` (a section may hold several back to back), read by
+// the fatbin library within the bytes the capture holds. A damaged container makes the image
+// unknown rather than judged by the entries before the damage: never a false refusal.
 bool parse_fatbin(std::span<const uint8_t> bytes, ImageArchitectures& out) {
-  uint64_t container = 0;
+  size_t offset = 0;
   bool any = false;
-  // Containers may follow each other; each: u32 magic, u16 version, u16 header size, u64 size.
-  while (container < bytes.size()) {
-    uint32_t magic = 0;
-    uint16_t header_size = 0;
-    uint64_t entries_size = 0;
-    if (!read_at(bytes, container, &magic) || magic != kFatbinMagic) break;
-    if (!read_at(bytes, container + 6, &header_size) || !read_at(bytes, container + 8, &entries_size)) break;
-    uint64_t begin = container + header_size;
-    if (entries_size > bytes.size() || begin > bytes.size() - entries_size) break;
-    uint64_t end = begin + entries_size;
-    for (uint64_t entry = begin; entry < end;) {
-      uint16_t kind = 0;
-      uint32_t entry_header = 0;
-      uint64_t payload = 0;
-      uint32_t sm = 0;
-      if (!read_at(bytes, entry, &kind) || !read_at(bytes, entry + 4, &entry_header) ||
-          !read_at(bytes, entry + 8, &payload) || !read_at(bytes, entry + 28, &sm)) {
-        break;
-      }
-      if (entry_header < 32 || payload > end || entry_header > end - payload) break;
-      if (kind == kEntryPtx) add_unique(out.ptx, static_cast<int>(sm));
-      if (kind == kEntryElf) add_unique(out.sass, static_cast<int>(sm));
+  uint32_t magic = 0;
+  while (read_at(bytes, offset, &magic) && magic == fb::kContainerMagic) {
+    fb::Container container = fb::parse_container(bytes.data() + offset, bytes.size() - offset);
+    if (!container.error.empty()) return false;
+    for (const fb::Entry& entry : container.entries) {
+      if (entry.kind == fb::kEntryPtx) add_unique(out.ptx, static_cast<int>(entry.sm));
+      if (entry.kind == fb::kEntryElf) add_unique(out.sass, static_cast<int>(entry.sm));
       any = true;
-      uint64_t next = entry + entry_header + payload;
-      if (next <= entry || next > end) break;
-      entry = next;
     }
-    container = end;
+    offset += container.total_size;
   }
   return any;
 }
@@ -76,7 +61,7 @@ bool parse_ptx(std::span<const uint8_t> bytes, ImageArchitectures& out) {
 ImageArchitectures image_architectures(std::span<const uint8_t> image) {
   ImageArchitectures out;
   uint32_t magic = 0;
-  if (read_at(image, 0, &magic) && magic == kFatbinMagic) {
+  if (read_at(image, 0, &magic) && magic == fb::kContainerMagic) {
     out.known = parse_fatbin(image, out);
   } else if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) {
     // A bare cubin: where its ELF header keeps the sm version changed across toolkits, so the

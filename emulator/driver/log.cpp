@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "cusnap/common/log_level.h"
 #include "driver/unsupported.h"
 
 namespace cusnap::emu::driver {
@@ -18,28 +19,35 @@ namespace {
 // compute-sanitizer. `off` silences everything.
 constexpr LogLevel kDefaultLevel = LogLevel::kWarn;
 
+// CUSNAP_LOG_LEVEL through the one parser (cusnap/common/log_level.h). The emulator has no
+// trace or critical messages: trace shows debug, critical shows errors.
 LogLevel level_from_env() {
-  const char* text = std::getenv("CUSNAP_LOG_LEVEL");
-  if (text == nullptr || *text == '\0') return kDefaultLevel;
-  static constexpr struct {
-    const char* name;
-    LogLevel level;
-  } kNames[] = {{"off", LogLevel::kOff},   {"error", LogLevel::kError}, {"warn", LogLevel::kWarn},
-                {"warning", LogLevel::kWarn}, {"info", LogLevel::kInfo}, {"debug", LogLevel::kDebug},
-                {"trace", LogLevel::kDebug}, {"none", LogLevel::kOff}};
-  for (const auto& entry : kNames) {
-    if (strcasecmp(text, entry.name) == 0) return entry.level;
+  common::ParsedLogLevel parsed = common::log_level_from_env();
+  if (!parsed.valid) {
+    std::fprintf(stderr, "[cusnap-emu warn] %s='%s' is not one of %s; using warn\n",
+                 common::kLogLevelVariable, std::getenv(common::kLogLevelVariable),
+                 common::kLogLevelValues);
   }
-  if (text[0] < '0' || text[0] > '9') return kDefaultLevel;  // unknown word: keep the default
-  int number = std::atoi(text);
-  if (number <= 0) return LogLevel::kOff;
-  return number >= 4 ? LogLevel::kDebug : static_cast<LogLevel>(number);
+  switch (parsed.level) {
+    case common::LogLevel::kTrace:
+    case common::LogLevel::kDebug: return LogLevel::kDebug;
+    case common::LogLevel::kInfo: return LogLevel::kInfo;
+    case common::LogLevel::kWarn: return LogLevel::kWarn;
+    case common::LogLevel::kError:
+    case common::LogLevel::kCritical: return LogLevel::kError;
+    case common::LogLevel::kOff: return LogLevel::kOff;
+  }
+  return kDefaultLevel;
 }
 
 LogLevel current_level() {
   static const LogLevel level = level_from_env();
   return level;
 }
+
+// Read when the library loads, so that an invalid value is reported even by a process the
+// emulator has nothing else to say to.
+[[maybe_unused]] const LogLevel g_level_at_load = current_level();
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // Which PTX the emulator runs for a code image handed to cuModuleLoadData / cuLibraryLoadData:
-// the emulator's own policy on top of the shared fatbin reader (format/fatbin, cusnap::fatbin).
+// the emulator's own policy on top of the shared fatbin reader (fatbin/, cusnap::fatbin).
 //
 // * PTX text: the text itself.
 // * A fatbin container, or the container a version-1 wrapper points at: the PTX entry with the

@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 
+#include "cusnap/common/json_writer.h"
 #include "driver/log.h"
 
 namespace cusnap::emu::driver {
@@ -95,65 +96,47 @@ class Stats {
     return out;
   }
 
-  static std::string quoted(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-      auto u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (u < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", u);
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-    return out + "\"";
+  static void tally(common::JsonWriter& j, const Tally& t) {
+    j.begin_object().key("count").num(t.count).key("bytes").num(t.bytes).end_object();
   }
 
-  static std::string tally(const Tally& t) {
-    return "{\"count\": " + std::to_string(t.count) + ", \"bytes\": " + std::to_string(t.bytes) + "}";
-  }
-
+  // The document docs/schemas/emulator-stats.md describes, through cusnap's one JSON writer.
   std::string json() const {
+    common::JsonWriter j(2);
+    j.begin_object();
+    j.key("pid").num(static_cast<long>(::getpid()));
     uint64_t launched = 0;
-    std::string kernels;
-    for (const auto& [name, count] : counts_.launches) {
-      launched += count;
-      if (!kernels.empty()) kernels += ", ";
-      kernels += quoted(name) + ": " + std::to_string(count);
-    }
-    std::string out = "{\n  \"pid\": " + std::to_string(static_cast<long>(::getpid())) + ",\n";
-    out += "  \"launches\": {\"total\": " + std::to_string(launched + counts_.launches_failed) +
-           ", \"succeeded\": " + std::to_string(launched) +
-           ", \"failed\": " + std::to_string(counts_.launches_failed) + ", \"kernels\": {" + kernels + "}},\n";
-    out += "  \"execution\": {";
-    bool first = true;
+    for (const auto& entry : counts_.launches) launched += entry.second;
+    j.key("launches").begin_object();
+    j.key("total").num(launched + counts_.launches_failed);
+    j.key("succeeded").num(launched);
+    j.key("failed").num(counts_.launches_failed);
+    j.key("kernels").begin_object();
+    for (const auto& [name, count] : counts_.launches) j.key(name).num(count);
+    j.end_object();
+    j.end_object();
+    j.key("execution").begin_object();
     for (const auto& [name, e] : counts_.executions) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%.9f", e.seconds);
-      out += std::string(first ? "" : ", ") + quoted(name) + ": {\"launches\": " + std::to_string(e.launches) +
-             ", \"warpInstructions\": " + std::to_string(e.warp_instructions) +
-             ", \"threadInstructions\": " + std::to_string(e.thread_instructions) + ", \"seconds\": " + seconds + "}";
-      first = false;
+      j.key(name).begin_object();
+      j.key("launches").num(e.launches);
+      j.key("warpInstructions").num(e.warp_instructions);
+      j.key("threadInstructions").num(e.thread_instructions);
+      j.key("seconds").real(e.seconds);
+      j.end_object();
     }
-    out += "},\n";
-    out += "  \"copies\": {";
-    for (size_t i = 0; i < 4; ++i) {
-      out += std::string(i ? ", " : "") + "\"" + kCopyNames[i] + "\": " + tally(counts_.copies[i]);
-    }
-    out += "},\n  \"memsets\": " + tally(counts_.memsets) + ",\n";
+    j.end_object();
+    j.key("copies").begin_object();
+    for (size_t i = 0; i < 4; ++i) tally(j.key(kCopyNames[i]), counts_.copies[i]);
+    j.end_object();
+    tally(j.key("memsets"), counts_.memsets);
     for (const char* section : {"allocations", "frees"}) {
       const Tally* tallies = section[0] == 'a' ? counts_.allocations : counts_.frees;
-      out += std::string("  \"") + section + "\": {";
-      for (size_t i = 0; i < kAllocationKinds; ++i) {
-        out += std::string(i ? ", " : "") + "\"" + kAllocationNames[i] + "\": " + tally(tallies[i]);
-      }
-      out += section[0] == 'a' ? "},\n" : "}\n";
+      j.key(section).begin_object();
+      for (size_t i = 0; i < kAllocationKinds; ++i) tally(j.key(kAllocationNames[i]), tallies[i]);
+      j.end_object();
     }
-    return out + "}\n";
+    j.end_object();
+    return j.take() + "\n";
   }
 
   void write() noexcept {

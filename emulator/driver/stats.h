@@ -3,7 +3,8 @@
 // compare a capture with these counts instead of counting with a debugger).
 //
 // Off unless CUSNAP_EMU_STATS names a file: then every note_* call counts, and at process exit
-// (library destructor) the counts are written there as one JSON object (README.md shows it),
+// (library destructor) the counts are written there as one JSON object (docs/schemas/
+// emulator-stats.md; cusnap/common/json_writer.h writes it),
 // through a temporary file renamed into place so a reader never sees half of it. `%p` in the
 // name is replaced by the process id; a fork()ed child starts from zero counts. When the
 // variable is unset, each note_* costs one predictable branch.

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Generates the emulator's boring 90% of the driver API into the build tree.
 
-  gen_entry_points.py --stub libcuda.so --cuda-h cuda.h --typedefs cudaTypedefs.h [--typedefs ...]
-                      --out-dir DIR SOURCE...
+  gen_entry_points.py --driver-api driver_api/driver_api.py --stub libcuda.so --cuda-h cuda.h
+                      --typedefs cudaTypedefs.h [--typedefs ...] [--overrides F] --out-dir DIR SOURCE...
+
+The driver API model is driver_api/driver_api.py (shared with the interceptor's generator).
 
 SOURCEs are the hand-written emulator files; every function defined there as
 `CUSNAP_EXPORT CUresult CUDAAPI <symbol>(` counts as implemented. Writes:
@@ -19,14 +21,13 @@ import re
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean when run from the build
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import driver_api  # noqa: E402
 
 _IMPLEMENTED_RE = re.compile(r"CUSNAP_EXPORT\s+CUresult\s+CUDAAPI\s+(cu\w+)\s*\(")
 
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--driver-api", required=True, help="path of driver_api/driver_api.py")
     ap.add_argument("--stub", required=True)
     ap.add_argument("--typedefs", action="append", required=True)
     ap.add_argument("--overrides")
@@ -34,6 +35,9 @@ def main():
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("sources", nargs="*")
     args = ap.parse_args()
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(args.driver_api)))
+    import driver_api  # noqa: E402  (the shared model, driver_api/README.md)
 
     api = driver_api.load(args.typedefs, args.stub, args.overrides)
     problems = api.check()

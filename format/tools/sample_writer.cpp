@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cusnap/common/json_writer.h"
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/header_info.h"
 #include "cusnap/format/reader.h"
@@ -95,7 +96,11 @@ int main(int argc, char** argv) {
 
   std::map<std::string, uint64_t> kinds;
   std::map<std::string, uint64_t> blob_sizes;
-  std::string launches_json;
+  struct ExpectedLaunch {
+    uint64_t ordinal, seq, grid_x;
+    std::string kernel_name, params;
+  };
+  std::vector<ExpectedLaunch> expected_launches;
   uint64_t launches = 0;
   uint64_t total = 0;
   auto add = [&](capnp::MallocMessageBuilder& m, const char* kind) -> bool {
@@ -156,11 +161,8 @@ int main(int argc, char** argv) {
         layout[0].setSize(8);
         layout[1].setOffset(8);
         layout[1].setSize(8);
-        if (!launches_json.empty()) launches_json += ",";
-        launches_json += "{\"ordinal\":" + std::to_string(launches) + ",\"seq\":" +
-                         std::to_string(total) + ",\"gridX\":" + std::to_string(i + 1) +
-                         ",\"kernelName\":\"kernel_" + std::to_string(i % 3) +
-                         "\",\"params\":\"" + hex(params) + "\"}";
+        expected_launches.push_back({launches, total, static_cast<uint64_t>(i + 1),
+                                     "kernel_" + std::to_string(i % 3), hex(params)});
         ++launches;
         if (!add(m, "launch")) return 1;
         break;
@@ -221,22 +223,33 @@ int main(int argc, char** argv) {
   if (!st.is_ok()) return fail(st);
   WriterCounters counters = w.counters();
 
-  std::string json = "{\n  \"calls\": " + std::to_string(total) + ",\n  \"closed\": " +
-                     (close_file ? "true" : "false") + ",\n  \"kinds\": {";
-  bool first = true;
-  for (const auto& [k, n] : kinds) {
-    json += std::string(first ? "" : ",") + "\"" + k + "\": " + std::to_string(n);
-    first = false;
+  // The expectations the Python reader test compares with (cusnap's one JSON writer).
+  cusnap::common::JsonWriter j(2);
+  j.begin_object();
+  j.key("calls").num(total);
+  j.key("closed").boolean(close_file);
+  j.key("kinds").begin_object();
+  for (const auto& [k, n] : kinds) j.key(k).num(n);
+  j.end_object();
+  j.key("blobs").begin_object();
+  for (const auto& [id, size] : blob_sizes) j.key(id).num(size);
+  j.end_object();
+  j.key("blob_bytes_logical").num(counters.blob_bytes_logical);
+  j.key("launches").begin_array();
+  for (const ExpectedLaunch& l : expected_launches) {
+    j.begin_object();
+    j.key("ordinal").num(l.ordinal);
+    j.key("seq").num(l.seq);
+    j.key("gridX").num(l.grid_x);
+    j.key("kernelName").str(l.kernel_name);
+    j.key("params").str(l.params);
+    j.end_object();
   }
-  json += "},\n  \"blobs\": {";
-  first = true;
-  for (const auto& [id, size] : blob_sizes) {
-    json += std::string(first ? "" : ",") + "\"" + id + "\": " + std::to_string(size);
-    first = false;
-  }
-  json += "},\n  \"blob_bytes_logical\": " + std::to_string(counters.blob_bytes_logical) +
-          ",\n  \"launches\": [" + launches_json + "],\n  \"hostName\": \"sample-host\",\n" +
-          "  \"schemaVersion\": " + std::to_string(schema::SCHEMA_VERSION) + "\n}\n";
+  j.end_array();
+  j.key("hostName").str("sample-host");
+  j.key("schemaVersion").num(schema::SCHEMA_VERSION);
+  j.end_object();
+  std::string json = j.take() + "\n";
   FILE* f = std::fopen(json_path.c_str(), "w");
   if (f == nullptr) {
     std::perror(json_path.c_str());

@@ -8,7 +8,7 @@
 //   format not known to us) yields no layout rather than a wrong one;
 // - the `.entry` signature of PTX (ptx_signature.h).
 // A fatbin (or the fatbin a runtime wrapper points to) is searched entry by entry through the
-// shared fatbin reader (format/fatbin, which decompresses zstd and LZ4 entries). Cubins for
+// shared fatbin reader (fatbin/, which decompresses zstd and LZ4 entries). Cubins for
 // different architectures agree on the parameter ABI, so the first one that describes a kernel
 // wins; and every entry of a fatbin is compiled from the same source, so PTX is only read (and
 // decompressed) when no cubin in the fatbin has `.nv.info` layouts.

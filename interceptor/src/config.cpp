@@ -1,11 +1,11 @@
-#include "config.h"
+#include "cusnap/capture/config.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 
-namespace cusnap::icpt {
+namespace cusnap::capture {
 namespace {
 
 const char* env(const char* name) {
@@ -88,4 +88,4 @@ std::string process_output_name(const CaptureConfig& config, long pid) {
   return name.substr(0, dot) + "." + std::to_string(pid) + name.substr(dot);
 }
 
-}  // namespace cusnap::icpt
+}  // namespace cusnap::capture

@@ -1,6 +1,6 @@
 // What a code image handed to cuModuleLoadData* / cuLibraryLoadData is, and which bytes a
 // capture stores for it, from the pointer alone (the driver API passes no size). The container
-// knowledge is the shared fatbin library (format/fatbin, cusnap::fatbin); this file is the
+// knowledge is the shared fatbin library (fatbin/, cusnap::fatbin); this file is the
 // interceptor's policy on top of it:
 //   * a fatbin container: its declared size; a version-1 fatbin wrapper (what the CUDA runtime
 //     passes): the container it points to, in place;

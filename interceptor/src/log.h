@@ -1,6 +1,7 @@
 // Diagnostics of the interceptor. Never stdout (the application owns it): stderr, or the file
-// named by CUSNAP_LOG_FILE. Level from CUSNAP_LOG_LEVEL (trace|debug|info|warn|error|off,
-// default warn). Safe to call from any thread; never throws.
+// named by CUSNAP_LOG_FILE. Level from CUSNAP_LOG_LEVEL through the one parser
+// (cusnap/common/log_level.h; default warn; critical shows errors, the shim has nothing more
+// severe; an invalid value is reported once). Safe to call from any thread; never throws.
 #pragma once
 
 #include <cstdarg>

@@ -1,54 +1,33 @@
 #include "real_driver.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 
-#include <cstdlib>
 #include <mutex>
 
+#include "cusnap/common/driver_search.h"
+#include "cusnap/common/library_mark.h"
 #include "log.h"
 #include "shim_runtime.h"
+
+// What the driver search recognises as the cusnap interceptor, copies included (it never opens
+// itself, nor another copy of itself, as the real driver).
+CUSNAP_MARK_LIBRARY("interceptor");
 
 namespace cusnap::icpt {
 namespace {
 
-// Where distributions and containers put NVIDIA's driver.
-const char* const kSystemDriverPaths[] = {
-    "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-    "/usr/lib64/libcuda.so.1",
-    "/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1",
-    "/usr/local/nvidia/lib64/libcuda.so.1",
-    "/usr/lib/wsl/lib/libcuda.so.1",
-    "/usr/lib/libcuda.so.1",
-};
-
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
+// The one driver lookup (cusnap/common/driver_search.h), as `auto`: CUSNAP_REAL_DRIVER (what
+// `cusnap capture` sets), else NVIDIA's driver at the system paths, else the emulator of this
+// cusnap tree. Never probed: the shim does not initialise a driver on its application's behalf.
 std::string choose_path(std::string& why_not) {
-  const std::string self = own_library_path();
-  if (const char* env = std::getenv("CUSNAP_REAL_DRIVER"); env != nullptr && *env != '\0') {
-    std::string path = env;
-    if (path.front() != '/') {
-      why_not = "CUSNAP_REAL_DRIVER must be an absolute path, got '" + path + "'";
-      return {};
-    }
-    if (same_file(path, self)) {
-      why_not = "CUSNAP_REAL_DRIVER names the cusnap interceptor itself (" + path + ")";
-      return {};
-    }
-    return path;
+  common::DriverSearchOptions options;
+  options.self = common::library_path_of(reinterpret_cast<const void*>(&load_real_driver));
+  common::DriverSearch found = common::find_driver("auto", options);
+  if (!found.ok()) {
+    why_not = found.error;
+    return {};
   }
-  for (const char* candidate : kSystemDriverPaths) {
-    if (file_exists(candidate) && !same_file(candidate, self)) return candidate;
-  }
-#ifdef CUSNAP_ICPT_EMULATOR_PATH
-  if (file_exists(CUSNAP_ICPT_EMULATOR_PATH)) return CUSNAP_ICPT_EMULATOR_PATH;
-#endif
-  why_not = "no real CUDA driver found (set CUSNAP_REAL_DRIVER to its absolute path)";
-  return {};
+  return found.path;
 }
 
 void load(RealDriver& driver) {
@@ -69,22 +48,6 @@ void load(RealDriver& driver) {
 }
 
 }  // namespace
-
-std::string own_library_path() {
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&own_library_path), &info) == 0 || info.dli_fname == nullptr) return {};
-  char* resolved = ::realpath(info.dli_fname, nullptr);
-  if (resolved == nullptr) return info.dli_fname;
-  std::string path = resolved;
-  std::free(resolved);
-  return path;
-}
-
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa, sb;
-  if (a.empty() || b.empty() || ::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 const RealDriver& load_real_driver() noexcept {
   static RealDriver* driver = new RealDriver();  // never destroyed: used until the very end

@@ -1,9 +1,10 @@
 // The real driver behind the shim, opened by absolute path (never by soname: the shim itself is
 // the libcuda.so.1 the loader found) with RTLD_LOCAL so its exports never shadow the shim's.
 //
-// Which driver: CUSNAP_REAL_DRIVER (an absolute path, what `cusnap capture --driver` sets); if
-// unset, the first NVIDIA driver found at the usual system locations that is not the shim itself;
-// else the emulator this shim was built with. The decision is made once per process.
+// Which driver: the one driver lookup of cusnap (cusnap/common/driver_search.h, `auto`):
+// CUSNAP_REAL_DRIVER (an absolute path, what `cusnap capture --driver` sets); if unset, the first
+// NVIDIA driver at the usual system locations that is not a cusnap interceptor; else the emulator
+// of this cusnap tree. The decision is made once per process.
 #pragma once
 
 #include <string>
@@ -19,11 +20,5 @@ struct RealDriver {
 
 // Loads the driver and fills g_real. Idempotent and thread-safe (first caller does the work).
 const RealDriver& load_real_driver() noexcept;
-
-// Absolute path of the shim library itself (for the self-check and diagnostics).
-std::string own_library_path();
-
-// True when `a` and `b` name the same file (device and inode), false if either is missing.
-bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace cusnap::icpt

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "code_layouts.h"
+#include "cusnap/fatbin/fatbin.h"
 #include "handles.h"
 #include "hooks.h"
 #include "image_size.h"
@@ -70,12 +71,11 @@ std::vector<uint8_t> read_file(const char* path) {
 // inspect_image's header reads stay inside it and PTX text gets a terminating NUL; a fatbin
 // wrapper holds a pointer, meaningless in a file, so it is never followed.
 ImageView file_image(std::vector<uint8_t>& bytes) {
-  constexpr uint32_t kWrapperMagic = 0x466243B1;
   constexpr size_t kPadding = 128;
   size_t size = bytes.size();
   uint32_t magic = 0;
   if (size >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);
-  if (magic == kWrapperMagic) return {};
+  if (magic == cusnap::fatbin::kWrapperMagic) return {};
   bytes.resize(size + kPadding, 0);
   ImageView view = inspect_image(bytes.data());
   if (view.kind == ImageKind::kUnknown || view.size > size) return {};

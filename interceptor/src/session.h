@@ -9,7 +9,7 @@
 // - Closed (index and trailer written) by the library destructor at normal exit; on a fatal
 //   signal the file is flushed and closed before the previous handler runs.
 // - After fork() the child abandons the parent's writer (its threads do not exist in the child)
-//   and starts a session of its own with its own file name (config.h).
+//   and starts a session of its own with its own file name (cusnap/capture/config.h).
 // - Any internal error disables the capture: a captureDisabled event is written, the file is
 //   closed, and every later call takes the fast path. The application never notices.
 //
@@ -29,11 +29,13 @@
 
 #include <capnp/message.h>
 
-#include "config.h"
+#include "cusnap/capture/config.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/writer.h"
 
 namespace cusnap::icpt {
+
+using capture::CaptureConfig;  // the public configuration (cusnap::capture_config)
 
 // What an asynchronous call turned out to produce, learnt in stream order (schema DeferredResult).
 struct DeferredResult {

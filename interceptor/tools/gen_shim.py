@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Generates the interceptor's pass-through layer (the boring 90%) into the build tree.
 
-  gen_shim.py --stub libcuda.so --typedefs cudaTypedefs.h [--typedefs ...] [--overrides F]
+  gen_shim.py --driver-api driver_api/driver_api.py --stub libcuda.so --typedefs cudaTypedefs.h [--typedefs ...] [--overrides F]
               --annotations interceptor/annotations.json --out-dir DIR SOURCE...
 
 The driver API model (every exported symbol with its exact ABI, and the (name, version,
-per-thread flag) -> symbol map cuGetProcAddress answers with) comes from the emulator's
-emulator/tools/driver_api.py, imported here, so both libraries agree on it by construction.
+per-thread flag) -> symbol map cuGetProcAddress answers with) comes from driver_api/driver_api.py,
+imported here as by the emulator's generator, so both libraries agree on it by construction.
 
 SOURCEs are the hand-written interceptor files. A hook is any function defined there as
   CUSNAP_PRE_HOOK(<symbol>)(...)   runs before the real call (only while recording)
@@ -34,7 +34,7 @@ _HOOK_RE = re.compile(r"CUSNAP_(PRE_HOOK|POST_HOOK|CUSTOM)\(\s*(cu\w+)\s*\)")
 
 def import_driver_api(path):
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    import driver_api  # noqa: E402  (the emulator's model, deliberately shared)
+    import driver_api  # noqa: E402  (the shared model, driver_api/README.md)
     return driver_api
 
 
@@ -45,7 +45,7 @@ def base_symbol(symbol):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--driver-api", required=True, help="path of emulator/tools/driver_api.py")
+    ap.add_argument("--driver-api", required=True, help="path of driver_api/driver_api.py")
     ap.add_argument("--stub", required=True)
     ap.add_argument("--typedefs", action="append", required=True)
     ap.add_argument("--overrides")

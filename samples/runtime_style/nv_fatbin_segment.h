@@ -8,7 +8,7 @@
 // reads its own section headers from /proc/self/exe and adds the load bias of the main
 // executable (dl_iterate_phdr's first entry; non-zero for a PIE).
 //
-// Which wrappers the runtime registers (observed in nvcc 13 output, see format/fatbin/include/cusnap/fatbin/fatbin.h):
+// Which wrappers the runtime registers (observed in nvcc 13 output, see fatbin/include/cusnap/fatbin/fatbin.h):
 //   * ordinary objects: each object's version-1 wrapper;
 //   * -rdc=true: the version-2 wrapper of the `nvcc -dlink` object, whose NULL-terminated
 //     prelinked list holds the `data` pointers of the rdc objects' version-1 wrappers; those

@@ -56,6 +56,17 @@ TEST_CASE("logging goes to stderr at the level of CUSNAP_LOG_LEVEL", "[misc]") {
   r = run_cusnap({"verify", s.path}, "CUSNAP_LOG_LEVEL=loud");
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("CUSNAP_LOG_LEVEL='loud'") != std::string::npos);
+
+  // The values every cusnap component accepts (cusnap/common/log_level.h): numbers are
+  // verbosities (0 = off), names are case-insensitive, critical hides errors.
+  r = run_cusnap({"info", "/nonexistent.cusnap"}, "CUSNAP_LOG_LEVEL=0");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.empty());
+  r = run_cusnap({"info", "/nonexistent.cusnap"}, "CUSNAP_LOG_LEVEL=CRITICAL");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.empty());
+  r = run_cusnap({"info", "/nonexistent.cusnap"}, "CUSNAP_LOG_LEVEL=1");
+  CHECK(r.err.find("error: cusnap info:") != std::string::npos);
 }
 
 TEST_CASE("CUresult names agree with the installed cuda.h", "[misc]") {

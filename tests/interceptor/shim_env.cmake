@@ -2,9 +2,18 @@
 # `cusnap capture`). Arguments (-D): SAMPLE SHIM_DIR EMU_DIR MODE
 #   MODE=passthrough  no CUSNAP_CAPTURE_OUTPUT: the sample passes, the shim stays silent
 #   MODE=unwritable   the output cannot be created: the sample still passes, one error is logged
+#   MODE=log_number   CUSNAP_LOG_LEVEL=3 is info for the shim as for every cusnap component
+#                     (cusnap/common/log_level.h): the shim logs which real driver it opened
+#   MODE=log_invalid  CUSNAP_LOG_LEVEL=loud: the shim and the emulator each say so once
 set(ENV{LD_LIBRARY_PATH} "${SHIM_DIR}")
 set(ENV{CUSNAP_REAL_DRIVER} "${EMU_DIR}/libcuda.so.1")
 unset(ENV{CUSNAP_CAPTURE_OUTPUT})
+unset(ENV{CUSNAP_LOG_LEVEL})
+if(MODE STREQUAL "log_number")
+  set(ENV{CUSNAP_LOG_LEVEL} "3")
+elseif(MODE STREQUAL "log_invalid")
+  set(ENV{CUSNAP_LOG_LEVEL} "loud")
+endif()
 if(MODE STREQUAL "unwritable")
   set(ENV{CUSNAP_CAPTURE_OUTPUT} "/proc/cusnap-no-such-dir/capture.cusnap")
 endif()
@@ -22,4 +31,16 @@ if(MODE STREQUAL "unwritable")
   if(NOT count EQUAL 1)
     message(FATAL_ERROR "expected the failure to be logged exactly once, found ${count}")
   endif()
+endif()
+if(MODE STREQUAL "log_number" AND NOT err MATCHES "cusnap\\[[0-9]+\\] info: real driver ")
+  message(FATAL_ERROR "CUSNAP_LOG_LEVEL=3 (info): the shim did not log the real driver it opened")
+endif()
+if(MODE STREQUAL "log_invalid")
+  foreach(who "cusnap\\[[0-9]+\\] warn: " "\\[cusnap-emu warn\\] ")
+    string(REGEX MATCHALL "${who}CUSNAP_LOG_LEVEL='loud' is not one of [^;\n]*" lines "${err}")
+    list(LENGTH lines count)
+    if(NOT count EQUAL 1)
+      message(FATAL_ERROR "expected one '${who}' line about CUSNAP_LOG_LEVEL='loud', found ${count}")
+    endif()
+  endforeach()
 endif()

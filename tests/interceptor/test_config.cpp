@@ -6,9 +6,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "config.h"
+#include "cusnap/capture/config.h"
 
-using namespace cusnap::icpt;
+using namespace cusnap::capture;
 
 TEST_CASE("output patterns expand like Nsight Systems names") {
   ::setenv("CUSNAP_TEST_TAG", "run7", 1);

@@ -1,7 +1,7 @@
 // The image size found from a bare pointer must equal the size of the file nvcc wrote, for every
 // kernel image the samples embed (fatbins with every --compress-mode, and PTX text), and a fatbin
 // wrapper must resolve to the fatbin it points to (version 2: flattened into one fatbin by
-// cusnap::fatbin::flatten_rdc; tests/format/fatbin checks that on nvcc's own rdc output).
+// cusnap::fatbin::flatten_rdc; tests/fatbin checks that on nvcc's own rdc output).
 #include <cstdint>
 #include <cstring>
 #include <iterator>

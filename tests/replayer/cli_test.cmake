@@ -42,7 +42,10 @@ if(NOT first EQUAL mismatch_seq)
   message(FATAL_ERROR "report: first mismatch at ${first}, expected ${mismatch_seq}")
 endif()
 
+# The emulator under the replay counts too (CUSNAP_EMU_STATS), for the schema check below.
+set(ENV{CUSNAP_EMU_STATS} ${WORK}/stats.json)
 run_replay(0 ${WORK}/good.cusnap --repeat 3 --warmup 1 --kernel-name increment --report ${WORK}/rep.json)
+unset(ENV{CUSNAP_EMU_STATS})
 file(READ ${WORK}/rep.json report)
 string(JSON samples GET "${report}" launches 1 time_ms samples)
 string(JSON selected GET "${report}" launches 0 selected)
@@ -55,3 +58,18 @@ file(WRITE ${WORK}/not.cusnap "this is not a capture")
 run_replay(4 ${WORK}/not.cusnap)
 run_replay(1 ${WORK}/missing.cusnap)
 run_replay(1 ${WORK}/good.cusnap --repeat 0)
+
+# The reports against their documented schemas (docs/schemas/): every field written is documented
+# with its type, every documented field is written. A capture of a real program adds what the
+# hand-built ones lack (its command line).
+run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json"
+              "emulator-stats.md;${WORK}/stats.json")
+  list(POP_FRONT check doc)
+  execute_process(COMMAND ${PYTHON} ${CHECK_SCHEMA} ${SCHEMAS}/${doc} ${check}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "${out}${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the documents do not follow docs/schemas/${doc}")
+  endif()
+endforeach()

@@ -207,6 +207,24 @@ TEST_CASE("the report is JSON with the documented fields", "[replay][report]") {
   CHECK(read_text(path) == json);
 }
 
+TEST_CASE("the report stays valid UTF-8 JSON whatever the names hold", "[replay][report]") {
+  // Kernel names, paths and warnings come from the capture: a byte that is not UTF-8 becomes
+  // U+FFFD and control characters are escaped (cusnap/common/json_writer.h), so every JSON
+  // reader accepts the report.
+  ReplayResult r;
+  r.capture_path = "dir\x01/app\xff.cusnap";
+  LaunchReport launch;
+  launch.kernel = "k\xc3(\x7f";
+  r.launches.push_back(launch);
+  r.messages.push_back("tab\there");
+  std::string json = report_json(r, ReplayOptions{});
+  CHECK(json.find("\"path\":\"dir\\u0001/app\xEF\xBF\xBD.cusnap\"") != std::string::npos);
+  CHECK(json.find("\"kernel\":\"k\xEF\xBF\xBD(\x7f\"") != std::string::npos);
+  CHECK(json.find("\"tab\\there\"") != std::string::npos);
+  CHECK(json.find('\xff') == std::string::npos);
+  CHECK(json.back() == '\n');
+}
+
 namespace {
 
 // A kernel that follows a pointer stored in device memory: only same-address replay keeps it.

@@ -67,6 +67,24 @@ TEST_CASE("fatbin and PTX images name the architectures they can run on", "[unit
   CHECK(image_runs_on(image_architectures(truncated), 50));
   std::vector<uint8_t> junk(3, 0xBA);
   CHECK_FALSE(image_architectures(junk).known);
+
+  // Containers back to back (a whole .nv_fatbin section): every one is read.
+  auto first = fake_fatbin({{2, 90}});
+  auto second = fake_fatbin({{1, 75}});
+  first.insert(first.end(), second.begin(), second.end());
+  auto section = image_architectures(first);
+  REQUIRE(section.known);
+  CHECK(section.sass == std::vector<int>{90});
+  CHECK(section.ptx == std::vector<int>{75});
+
+  // A damaged entry after a good one: the image is unknown (the driver decides), not judged by
+  // the sm_90 cubin before the damage, which would refuse a device the PTX runs on.
+  auto damaged = fake_fatbin({{2, 90}, {1, 75}});
+  uint32_t huge_header = 0xFFFF;
+  std::memcpy(damaged.data() + 16 + 80 + 4, &huge_header, 4);
+  auto partial = image_architectures(damaged);
+  CHECK_FALSE(partial.known);
+  CHECK(image_runs_on(partial, 86));
 }
 
 TEST_CASE("the driver is chosen and opened only by absolute path", "[units][driver]") {
@@ -90,6 +108,31 @@ TEST_CASE("the driver is chosen and opened only by absolute path", "[units][driv
   CHECK(driver.value()->version() >= 12000);
   CHECK(driver.value()->has_vmm());
   CHECK(driver.value()->error_name(CUDA_ERROR_INVALID_VALUE) == "CUDA_ERROR_INVALID_VALUE");
+}
+
+TEST_CASE("replay resolves --driver with the search capture and the interceptor use", "[units][driver]") {
+  // CUSNAP_REAL_DRIVER, the override the interceptor has always obeyed, is auto's answer here too
+  // (cusnap/common/driver_search.h), so capture and replay agree on one machine.
+  ::setenv("CUSNAP_REAL_DRIVER", CUSNAP_TEST_EMULATOR, 1);
+  auto chosen = resolve_driver("auto");
+  ::unsetenv("CUSNAP_REAL_DRIVER");
+  REQUIRE(chosen);
+  CHECK(chosen->path == CUSNAP_TEST_EMULATOR);
+  CHECK(chosen->reason == "auto: CUSNAP_REAL_DRIVER");
+  ::setenv("CUSNAP_REAL_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  auto missing = resolve_driver("auto");
+  ::unsetenv("CUSNAP_REAL_DRIVER");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().kind() == ErrorKind::kTarget);
+  CHECK(missing.error().to_string().find("CUSNAP_REAL_DRIVER=/nonexistent/libcuda.so.1: missing") !=
+        std::string::npos);
+#ifdef CUSNAP_TEST_INTERCEPTOR
+  // The interceptor is never a replay target (it would look for a driver of its own).
+  auto shim = resolve_driver(CUSNAP_TEST_INTERCEPTOR);
+  REQUIRE_FALSE(shim);
+  CHECK(shim.error().kind() == ErrorKind::kInvalidArgument);
+  CHECK(shim.error().to_string().find("the cusnap interceptor, not a driver") != std::string::npos);
+#endif
 }
 
 TEST_CASE("time statistics", "[units][timing]") {

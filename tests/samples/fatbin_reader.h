@@ -1,5 +1,5 @@
 // A fatbin container reader for the samples' image tests, written from the layout in
-// cuda-facts.md ("Fatbin container") independently of format/fatbin, so that the tests check
+// cuda-facts.md ("Fatbin container") independently of fatbin/, so that the tests check
 // nvcc's output rather than agree with the code under test. Header-only; Catch2 assertions.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Checks what nvcc 13 writes for a relocatable-device-code sample (runtime_rdc), straight from the
 // build tree, so that the layout the emulator and the interceptor rely on for version-2 fatbin
-// wrappers (format/fatbin/include/cusnap/fatbin/fatbin.h) is noticed when a toolkit changes it:
+// wrappers (fatbin/include/cusnap/fatbin/fatbin.h) is noticed when a toolkit changes it:
 //   * each rdc object's fatbin (section __nv_relfatbin) holds PTX compiled with the option
 //     "--compile-only" and relocatable (ET_REL) cubins;
 //   * the device-linked fatbin (section .nv_fatbin of the nvcc -dlink object) holds executable

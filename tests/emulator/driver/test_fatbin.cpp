@@ -9,7 +9,7 @@
 #include "test_helpers.h"
 
 using namespace cusnap_test;
-// The container reader is the shared library (format/fatbin); the PTX choice is the emulator's.
+// The container reader is the shared library (fatbin/); the PTX choice is the emulator's.
 namespace fatbin {
 using namespace cusnap::fatbin;
 using cusnap::emu::driver::PtxSelection;

@@ -1,4 +1,4 @@
-// Kernels for the fatbin library tests (tests/format/fatbin): only their compiled form matters.
+// Kernels for the fatbin library tests (tests/fatbin): only their compiled form matters.
 struct Window {
   int begin;
   int end;

@@ -1,4 +1,8 @@
-// Capture configuration, read once per process from the environment (docs/capture.md):
+// Capture configuration, read once per process from the environment (docs/capture.md). The
+// public part of the interceptor: the shim reads it, and `cusnap capture` (cli/capture.cpp), which
+// sets the variables for its child, expands output names exactly as the shim will. Library
+// cusnap::capture_config (interceptor/CMakeLists.txt): libc/libstdc++ only, no CUDA header.
+//
 //   CUSNAP_CAPTURE_OUTPUT    output file name pattern; unset or empty: pass through, record nothing
 //                            %p pid, %h host name, %q{VAR} the value of VAR, %% a percent sign
 //   CUSNAP_CAPTURE_ROOT_PID  set by `cusnap capture`: the process that owns the name as given;
@@ -11,14 +15,14 @@
 //   CUSNAP_QUEUE_POLICY      block (default: the application waits for the disk, nothing is lost)
 //                            or drop (copy payloads that do not fit are not stored; recorded)
 //   CUSNAP_DTOH_CHECKSUMS    0: do not checksum device-to-host results
-//   CUSNAP_REAL_DRIVER       absolute path of the real driver (see real_driver.h)
-//   CUSNAP_LOG_LEVEL, CUSNAP_LOG_FILE  diagnostics (see log.h)
+//   CUSNAP_REAL_DRIVER       absolute path of the real driver (interceptor/src/real_driver.h)
+//   CUSNAP_LOG_LEVEL, CUSNAP_LOG_FILE  diagnostics (interceptor/src/log.h)
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-namespace cusnap::icpt {
+namespace cusnap::capture {
 
 struct CaptureConfig {
   bool enabled = false;
@@ -41,4 +45,4 @@ std::string expand_output_pattern(const std::string& pattern, long pid);
 // extension when this is not the root process and the pattern has no %p.
 std::string process_output_name(const CaptureConfig& config, long pid);
 
-}  // namespace cusnap::icpt
+}  // namespace cusnap::capture

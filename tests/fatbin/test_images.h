@@ -1,4 +1,4 @@
-// Helpers for the fatbin library tests: the images tests/format/fatbin/CMakeLists.txt builds.
+// Helpers for the fatbin library tests: the images tests/fatbin/CMakeLists.txt builds.
 #pragma once
 
 #include <catch2/catch.hpp>

@@ -4,7 +4,7 @@ Inputs:
   * cudaTypedefs.h, cudaProfilerTypedefs.h - one `PFN_<name>_v<version>[_ptsz|_ptds]` typedef per ABI of every entry
     point, with the exact parameter list;
   * the stub libcuda.so (lib64/stubs) - the list of symbols a real driver exports;
-  * driver_api_overrides.json (next to this file) - the few facts the headers cannot tell.
+  * overrides.json (next to this file) - the few facts the headers cannot tell.
 
 Output: `DriverApi`, which knows for every exported symbol its signature, and for every
 (name, cudaVersion, per-thread-stream flag) triple which exported symbol `cuGetProcAddress` must
@@ -14,7 +14,9 @@ per-thread ABI `name_v<V>_ptsz|_ptds` uses the newest default ABI not newer than
 the suffix.  Exceptions live in the overrides file; `DriverApi.check()` verifies the result
 against the stub's export list so a new toolkit that breaks the scheme fails the build loudly.
 
-Standard library only: it runs at build time from CMake.
+Standard library only: it runs at build time from CMake. Every generator of driver entry points
+(emulator/tools/gen_entry_points.py, interceptor/tools/gen_shim.py, the interceptor's test
+generators) imports this one file, from the path CMake passes (CUSNAP_DRIVER_API_PY).
 """
 
 from __future__ import annotations
@@ -191,7 +193,7 @@ def write_if_changed(path: str, text: str) -> None:
 
 
 def default_overrides_path() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "driver_api_overrides.json")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "overrides.json")
 
 
 def load(typedef_headers: list[str], stub_so: str, overrides_json: str | None = None) -> DriverApi:
@@ -238,7 +240,7 @@ def load(typedef_headers: list[str], stub_so: str, overrides_json: str | None = 
     for key, symbol in overrides.get("extra_proc", {}).items():
         m = re.match(r"^(cu\w+)@(\d+)(?:_(ptsz|ptds))?$", key)
         if not m or symbol not in export_set:
-            api.problems.append(f"driver_api_overrides.json: bad extra_proc entry {key} -> {symbol}")
+            api.problems.append(f"driver_api/overrides.json: bad extra_proc entry {key} -> {symbol}")
             continue
         api.mapping[(m.group(1), int(m.group(2)), m.group(3) or "")] = symbol
 
@@ -251,7 +253,7 @@ def load(typedef_headers: list[str], stub_so: str, overrides_json: str | None = 
             api.symbols[symbol] = Symbol(symbol, Pfn(symbol, 0, "", params, False))
         else:
             api.problems.append(f"{symbol}: exported by the stub but no PFN typedef maps to it "
-                                "(add it to driver_api_overrides.json)")
+                                "(add it to driver_api/overrides.json)")
     return api
 
 
