@@ -50,7 +50,7 @@ TEST_CASE("log level numbers are verbosities, 0 = off", "[log_level]") {
   check_valid("5", LogLevel::kTrace);
 }
 
-TEST_CASE("unset and empty mean warn; anything else is invalid and means warn", "[log_level]") {
+TEST_CASE("unset and empty mean warn, anything else is invalid and means warn", "[log_level]") {
   auto unset = parse_log_level(nullptr);
   CHECK(unset.valid);
   CHECK(unset.level == LogLevel::kWarn);

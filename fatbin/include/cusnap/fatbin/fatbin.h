@@ -3,7 +3,7 @@
 // emulator (which runs the PTX) and the interceptor (which stores images and reads parameter
 // layouts out of them); the version-2 wrapper flattening both rely on is in flatten.h.
 //
-// Layouts (nvcc 13; see shared/design/cuda-facts.md, "Fatbin container"):
+// Layouts (what nvcc 13 writes; docs/format.md does not cover CUDA images, so they are here):
 //   * the fatbin wrapper (`__fatBinC_Wrapper_t`, one per object file in `.nvFatBinSegment`,
 //     magic 0x466243B1), what the CUDA runtime hands to cuLibraryLoadData:
 //       u32 magic, u32 version, u64 data, u64 filename_or_fatbins   (24 bytes)
