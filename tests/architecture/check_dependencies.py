@@ -2,8 +2,9 @@
 """Checks the module dependency rules of docs/architecture.md against the code.
 
 Each module directory's README.md has one paragraph that starts with "May depend on:". Its
-backticked `name/` items are the cusnap modules the module may use; its other words name the
-third-party libraries (matched against THIRD_PARTY below). This script then reads every source
+backticked `name/` items are the cusnap modules the module may use; `name/include` allows only
+that module's public headers, and a backticked `cusnap::target` allows linking that one target;
+its other words name the third-party libraries (matched against THIRD_PARTY below). This script then reads every source
 file and CMakeLists.txt of the module and fails, naming file and line, when
   - an #include resolves into another module that the README does not allow,
   - an #include names a third-party library the README does not allow,
@@ -46,10 +47,13 @@ def read_rules(root):
             raise SystemExit(f"{readme}: no paragraph starting with 'May depend on:'")
         line = " ".join(match.group(1).split())
         modules = set(re.findall(r"`([a-z_]+)/`", line))
-        unknown = modules - set(MODULES)
+        public = set(re.findall(r"`([a-z_]+)/include[^`]*`", line))
+        targets = {"cusnap_" + t for t in re.findall(r"`cusnap::([a-z_]+)`", line)}
+        unknown = (modules | public) - set(MODULES)
         if unknown:
             raise SystemExit(f"{readme}: 'May depend on' names unknown modules {sorted(unknown)}")
-        rules[m] = {"modules": modules, "text": line.lower()}
+        rules[m] = {"modules": modules, "public": public, "targets": targets,
+                    "text": line.lower()}
     return rules
 
 
@@ -60,20 +64,23 @@ def module_of(root, path):
 
 
 def resolve(root, including_file, module, name):
-    """The module an include refers to, or None when it is not a file of ours (system, generated
-    headers that only exist in the build tree are matched by their cusnap/<lib>/ prefix)."""
+    """(module, public) for an include: the module it refers to and whether it is one of that
+    module's public headers (under <module>/include), or (None, False) when it is not a file of
+    ours. Generated headers that only exist in the build tree match by their cusnap/<lib>/ prefix."""
     candidates = [os.path.dirname(including_file), os.path.join(root, module), root]
     candidates += [os.path.join(root, m, "include") for m in MODULES]
     for base in candidates:
         path = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(path):
-            return module_of(root, path)
+            owner = module_of(root, path)
+            public = owner is not None and path.startswith(os.path.join(root, owner, "include") + os.sep)
+            return owner, public
     m = re.match(r"cusnap/([a-z_]+)/", name)
     if m:
         for mod in MODULES:
             if os.path.isdir(os.path.join(root, mod, "include", "cusnap", m.group(1))):
-                return mod
-    return None
+                return mod, True
+    return None, False
 
 
 def source_files(root, module):
@@ -114,7 +121,8 @@ def check(root):
                         name = word.split("::")[-1] if word.startswith("cusnap::") else word
                         name = "cusnap_" + name if word.startswith("cusnap::") else name
                         owner = targets.get(name)
-                        if owner and owner not in allowed and "link" in line.lower():
+                        if (owner and owner not in allowed and name not in rule["targets"] and
+                                "link" in line.lower()):
                             errors.append(f"{rel}:{n}: links {word} of module {owner}/, "
                                           f"which {m}/README.md does not allow")
                     for other in re.findall(r"\$\{(?:CMAKE|PROJECT)_SOURCE_DIR\}/([a-z_]+)/", line):
@@ -137,8 +145,8 @@ def check(root):
                 if not inc:
                     continue
                 kind, name = inc.groups()
-                owner = resolve(root, path, m, name)
-                if owner and owner not in allowed:
+                owner, public = resolve(root, path, m, name)
+                if owner and owner not in allowed and not (public and owner in rule["public"]):
                     errors.append(f"{rel}:{n}: includes {name} from {owner}/, which "
                                   f"{m}/README.md does not allow")
                 if owner is None:
@@ -164,7 +172,46 @@ def check(root):
     return rules, errors
 
 
+def self_test():
+    """The checker on a small tree with one violation of each kind: each must be reported."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        def write(path, text):
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+            open(os.path.join(root, path), "w", encoding="utf-8").write(text)
+        write("format/README.md", "# format/\n\nMay depend on: zstd, `common/`.\n")
+        write("format/src/a.cpp", '#include <cuda.h>\n#include "replayer/plan.h"\n#include <zstd.h>\n')
+        write("format/CMakeLists.txt", "add_library(cusnap_format a.cpp)\n"
+              "target_link_libraries(cusnap_format PRIVATE cusnap_replayer)\n")
+        write("common/README.md", "# common/\n\nMay depend on: `format/`.\n")
+        write("replayer/README.md", "# replayer/\n\nMay depend on: `interceptor/include`.\n")
+        write("replayer/plan.h", "#pragma once\n")
+        write("replayer/b.cpp", '#include "cusnap/capture/config.h"\n#include "../interceptor/src/x.h"\n')
+        write("replayer/CMakeLists.txt", "add_library(cusnap_replayer b.cpp)\n"
+              "target_link_libraries(cusnap_replayer PRIVATE CUDA::cuda_driver)\n")
+        write("interceptor/README.md", "# interceptor/\n\nMay depend on: nothing.\n")
+        write("interceptor/include/cusnap/capture/config.h", "#pragma once\n")
+        write("interceptor/src/x.h", "#pragma once\n")
+        _, errors = check(root)
+    expected = ["format/src/a.cpp:1: includes <cuda.h>", "format/src/a.cpp:2: includes replayer/plan.h",
+                "format/CMakeLists.txt:2: links cusnap_replayer", "dependency cycle",
+                "replayer/b.cpp:2: includes ../interceptor/src/x.h",
+                "replayer/CMakeLists.txt:2: links the CUDA driver"]
+    unexpected = ["a.cpp:3", "b.cpp:1"]
+    missing = [e for e in expected if not any(e in x for x in errors)]
+    extra = [u for u in unexpected if any(u in x for x in errors)]
+    for e in errors:
+        print("self-test found:", e)
+    if missing or extra:
+        print("self-test FAILED: missing", missing, "wrongly reported", extra)
+        return 1
+    print("self-test: every planted violation was reported")
+    return 0
+
+
 def main():
+    if sys.argv[1:2] == ["--self-test"]:
+        return self_test()
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
     rules, errors = check(root)
     for e in errors:
