@@ -12,6 +12,8 @@
 // Exit status 0 when the emulator behaved as expected; the failing check is printed on stderr.
 #include <cuda.h>
 
+#include "test_kernels.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -211,32 +213,6 @@ SET:
 }
 )";
 
-// out[tid] = the loop's value after n iterations of x = (x + i) * 3.
-const char* kBusyPtx = R"(.version 8.0
-.target sm_75
-.address_size 64
-.visible .entry busy(.param .u64 out, .param .u32 n)
-{
-  .reg .b64 %rd<4>;
-  .reg .b32 %r<6>;
-  .reg .pred %p<2>;
-  ld.param.u64 %rd1, [out];
-  ld.param.u32 %r1, [n];
-  mov.u32 %r2, 0;
-  mov.u32 %r3, %tid.x;
-LOOP:
-  add.u32 %r3, %r3, %r2;
-  mul.lo.u32 %r3, %r3, 3;
-  add.u32 %r2, %r2, 1;
-  setp.lt.u32 %p1, %r2, %r1;
-  @%p1 bra LOOP;
-  mov.u32 %r4, %tid.x;
-  mul.wide.u32 %rd2, %r4, 4;
-  add.s64 %rd3, %rd1, %rd2;
-  st.global.u32 [%rd3], %r3;
-  ret;
-}
-)";
 
 int expect_timeout(const char* ptx, const char* name, unsigned grid) {
   CUmodule m = nullptr;
@@ -256,7 +232,7 @@ int expect_timeout(const char* ptx, const char* name, unsigned grid) {
 
 int finite(unsigned n) {
   CUmodule m = nullptr;
-  PROBE_CHECK(cuModuleLoadData(&m, kBusyPtx));
+  PROBE_CHECK(cuModuleLoadData(&m, cusnap::emu_test::kBusyPtx));
   CUfunction f = nullptr;
   PROBE_CHECK(cuModuleGetFunction(&f, m, "busy"));
   CUdeviceptr out = zeros(32 * 4);
