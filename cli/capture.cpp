@@ -149,10 +149,7 @@ int run_capture(const CaptureArgs& args) {
   }
   // The one driver lookup (cusnap/common/driver_search.h): what `cusnap replay` and the shim
   // itself would pick for the same request on this machine.
-  common::DriverSearchOptions search;
-  search.self = common::executable_path();
-  search.probe = common::probe_driver_in_child;
-  common::DriverSearch found = common::find_driver(args.driver, search);
+  common::DriverSearch found = common::find_driver_for_executable(args.driver);
   if (!found.ok()) {
     std::cerr << "cusnap capture: " << found.error << "\n";
     return kExitUsageOrIo;

@@ -72,10 +72,7 @@ Error Driver::failure(const std::string& what, CUresult result) const {
 }
 
 Expected<DriverChoice> resolve_driver(const std::string& spec) {
-  common::DriverSearchOptions options;
-  options.self = common::executable_path();
-  options.probe = common::probe_driver_in_child;
-  common::DriverSearch found = common::find_driver(spec, options);
+  common::DriverSearch found = common::find_driver_for_executable(spec);
   if (!found.ok()) {
     bool named = spec != "auto" && spec != "emulator";
     return Error(named ? ErrorKind::kInvalidArgument : ErrorKind::kTarget, found.error);

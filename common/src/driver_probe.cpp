@@ -86,4 +86,11 @@ bool probe_driver_in_child(const std::string& path, std::string* detail) {
   return true;
 }
 
+DriverSearch find_driver_for_executable(std::string_view request) {
+  DriverSearchOptions options;
+  options.self = executable_path();
+  options.probe = probe_driver_in_child;
+  return find_driver(request, options);
+}
+
 }  // namespace cusnap::common

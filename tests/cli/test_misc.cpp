@@ -16,7 +16,7 @@ using namespace cusnap::cli_test;
 TEST_CASE("help: --help works for the tool and every subcommand", "[misc]") {
   for (std::vector<std::string> args : {std::vector<std::string>{"--help"},
                                         {"info", "--help"}, {"dump", "--help"},
-                                        {"verify", "--help"}}) {
+                                        {"verify", "--help"}, {"driver", "--help"}}) {
     RunResult r = run_cusnap(args);
     INFO(args.front());
     CHECK(r.exit_code == 0);
@@ -110,4 +110,26 @@ TEST_CASE("parse_call_range", "[misc]") {
     CHECK(r.status().message().rfind(std::string("--calls ") + bad + ":", 0) == 0);
   }
   CHECK(cli::parse_call_range("0", 0).status().message().find("no calls") != std::string::npos);
+}
+
+TEST_CASE("driver: prints the one lookup's answer, the same for every request form", "[misc][driver]") {
+  RunResult emu = run_cusnap({"driver", "emulator"});
+  REQUIRE(emu.exit_code == 0);
+  REQUIRE(emu.out.size() > 1);
+  std::string path = emu.out.substr(0, emu.out.size() - 1);
+  CHECK(emu.out.back() == '\n');
+  CHECK(path.front() == '/');
+  CHECK(std::ifstream(path).good());
+  // The override of auto is honoured, and a given path comes back as it is.
+  RunResult over = run_cusnap({"driver", "auto"}, "CUSNAP_REAL_DRIVER=" + path);
+  // The emulator is not NVIDIA's driver, but CUSNAP_REAL_DRIVER may name any driver but the shim.
+  CHECK(over.exit_code == 0);
+  CHECK(over.out == emu.out);
+  RunResult given = run_cusnap({"driver", path});
+  CHECK(given.exit_code == 0);
+  CHECK(given.out == emu.out);
+  RunResult missing = run_cusnap({"driver", "/nonexistent/libcuda.so.1"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.empty());
+  CHECK(missing.err.find("/nonexistent/libcuda.so.1") != std::string::npos);
 }

@@ -97,4 +97,9 @@ std::string library_path_of(const void* address);
 // Declared here, defined in driver_probe.cpp: code that never probes does not link it.
 bool probe_driver_in_child(const std::string& path, std::string* detail);
 
+// What every cusnap executable asks (`cusnap capture`, `cusnap replay`, `cusnap driver`): the
+// request resolved for the running executable (`self`), system drivers probed in a child.
+// Defined in driver_probe.cpp, next to the probe.
+DriverSearch find_driver_for_executable(std::string_view request);
+
 }  // namespace cusnap::common
