@@ -881,6 +881,9 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       op == "applypriority" || op == "griddepcontrol" || op == "setmaxnreg" || op == "createpolicy" ||
       op == "pmevent") {
     in.op = Op::kFence;
+    // membar and fence order memory: the interpreter runs them as sequentially consistent host
+    // fences (sub = 1); the rest are hints.
+    if (op == "membar" || (op == "fence" && !has(mods, ".proxy"))) in.sub = 1;
     if (op == "createpolicy") {  // returns an opaque cache policy: write 0
       in.op = Op::kMov;
       in.type = Type::kB64;
