@@ -99,6 +99,7 @@ class Parser {
   void parse_pragma_strings();
   void parse_module_variable(Space space, bool is_extern, bool is_visible);
   void parse_function(bool is_entry, bool is_extern);
+  void parse_function_attributes();  // `.attribute(.unified(a, b))` after `.func`
   void parse_param_list(Function& f, bool is_entry, bool returns);
   void parse_body(Function& f);
   void parse_reg_decl();
