@@ -275,8 +275,8 @@ constexpr NoEffectSpec kNoEffect[] = {
     {"cp", ".commit_group .wait_group .wait_all",
      "cp.async copies complete when they are issued, so every group is already complete"},
     {"griddepcontrol", ".launch_dependents .wait",
-     "grids run one after another: prerequisites have finished before a grid starts, dependents "
-     "start after it ends"},
+     "a stream runs its grids one after another: prerequisites have finished before a grid "
+     "starts, dependents start after it ends"},
     {"setmaxnreg", ".inc .dec .sync .aligned",
      "register-file repartitioning between warps; every thread has all its registers"},
     {"pmevent", ".mask", "performance-monitor events; there are no counters"},
