@@ -261,7 +261,11 @@ void Parser::parse_instruction(Function& f) {
                                (*why ? std::string(" (") + why + ")" : std::string()));
   // Every modifier is one the lowering implements or one without effect here (modifiers.cpp):
   // an instruction never runs as if a modifier it carries were absent.
-  switch (const ModifierVerdict v = check_modifiers(opcode, mods); v.kind) {
+  // Decided once per spelling: a module repeats the same few hundred (ld.global.u32, ...).
+  auto verdict = modifier_verdicts_.find(text);
+  if (verdict == modifier_verdicts_.end())
+    verdict = modifier_verdicts_.emplace(text, check_modifiers(opcode, mods)).first;
+  switch (const ModifierVerdict& v = verdict->second; v.kind) {
     case ModifierVerdict::kAccepted:
       break;
     case ModifierVerdict::kUnknownOpcode:

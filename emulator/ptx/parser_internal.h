@@ -10,6 +10,7 @@
 
 #include "ir.h"
 #include "lexer.h"
+#include "modifiers.h"
 
 namespace cusnap::emu::ptx {
 
@@ -147,6 +148,7 @@ class Parser {
   std::vector<LabelFixup> fixups_;
   std::unordered_map<std::string, uint32_t> labels_;
   std::vector<std::string> owned_names_;  // storage for generated register names
+  std::unordered_map<std::string, ModifierVerdict> modifier_verdicts_;  // by opcode + modifiers
   bool no_greater_ = false;               // parsing `%name<N>`: '>' ends the expression
 };
 
