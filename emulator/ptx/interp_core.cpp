@@ -409,8 +409,12 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
     }
     ++w.icount;
     switch (in.op) {
-      case Op::kNop:
       case Op::kFence:
+        // membar/fence (sub 1): orders this thread's plain accesses against other blocks' threads.
+        if (in.sub == 1) std::atomic_thread_fence(std::memory_order_seq_cst);
+        advance(w, group);
+        break;
+      case Op::kNop:
       case Op::kBrkpt:
       case Op::kNanosleep:
         advance(w, group);

@@ -65,8 +65,8 @@ enum class Op : uint8_t {
   kBar,         // bar.sync / barrier.sync / bar.arrive / bar.red
   kBarWarpSync,
   kShfl, kVote, kActivemask, kMatch, kRedux,
-  kFence,       // membar / fence / prefetch / discard: executed as a no-op (ordering between
-                // blocks comes from the atomic ld/st/atom of MemOrder, see below)
+  kFence,       // sub 1: membar / fence, a sequentially consistent host fence; sub 0: proxy
+                // fences, prefetch, discard and other hints, no-ops (modifiers.cpp says why)
   kNanosleep,
   kCpAsync,     // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
   kElect,       // elect.sync d|p, membermask

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "modifiers.h"
 #include "parser_internal.h"
 
 namespace cusnap::emu::ptx {
@@ -119,6 +120,8 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
   if ((opcode == "atom" || opcode == "red") && (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
     return "vector atomics";
   if ((opcode == "ld" || opcode == "st" || opcode == "mov") && has(mods, ".b128")) return "128-bit operands";
+  if (opcode == "mov" && (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
+    return "vector registers";
   return nullptr;
 }
 
@@ -150,6 +153,72 @@ std::string lower_memory_order(Instr& in, const std::vector<std::string_view>& m
   if (!is_ld && in.order == MemOrder::kAcquire) return "st cannot have .acquire semantics";
   if (in.scope != MemScope::kNone && (in.order == MemOrder::kWeak || in.order == MemOrder::kVolatile))
     return "a scope needs .relaxed, .acquire or .release on " + opname;
+  return {};
+}
+
+// cvt between integer and f16/bf16/f32/f64 types (PTX ISA, cvt, "Rounding modifiers"): a
+// float-to-integer conversion needs an integer rounding (.rni .rzi .rmi .rpi), an integer-to-float
+// one and a float-to-float one that can lose precision need a floating-point rounding (.rn .rz .rm
+// .rp); a float-to-float one to the same type may round to an integral value; no other
+// conversion takes a rounding. .sat on an integer-to-integer conversion needs a destination
+// whose range does not hold every source value. Returns what is wrong, or "".
+std::string cvt_rounding_error(Type dst, Type src, const Mods& m) {
+  auto is_int = [](Type t) {
+    return t == Type::kU8 || t == Type::kU16 || t == Type::kU32 || t == Type::kU64 ||
+           t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64;
+  };
+  auto is_scalar_float = [](Type t) {
+    return t == Type::kF16 || t == Type::kBF16 || t == Type::kF32 || t == Type::kF64;
+  };
+  if (!(is_int(dst) || is_scalar_float(dst)) || !(is_int(src) || is_scalar_float(src))) return {};
+  const bool irnd = m.round == Round::kRni || m.round == Round::kRzi || m.round == Round::kRmi ||
+                    m.round == Round::kRpi;
+  const bool frnd = m.round == Round::kRn || m.round == Round::kRz || m.round == Round::kRm ||
+                    m.round == Round::kRp;
+  std::string pair(1, '.');  // appended: GCC 12 warns falsely (-Wrestrict) on "." + string
+  pair += type_name(dst);
+  pair += '.';
+  pair += type_name(src);
+  if (is_int(dst) && is_int(src)) {
+    if (m.round != Round::kNone) return "a conversion between integers takes no rounding";
+    auto is_signed = [](Type t) {
+      return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64;
+    };
+    const int db = type_bits(dst), sb = type_bits(src);
+    const bool holds_all = is_signed(dst) == is_signed(src) ? db >= sb : is_signed(dst) && db > sb;
+    if (m.sat && holds_all) return ".sat on cvt" + pair + ": every source value fits";
+    return {};
+  }
+  if (m.sat && (dst == Type::kBF16 || src == Type::kBF16)) return "cvt" + pair + " takes no .sat";
+  if (is_int(dst))
+    return irnd ? "" : "cvt" + pair + " needs an integer rounding (.rni, .rzi, .rmi, .rpi)";
+  if (is_int(src)) return frnd ? "" : "cvt" + pair + " needs a rounding (.rn, .rz, .rm, .rp)";
+  if (dst == src) return frnd ? "cvt" + pair + " rounds only to integral values (.rni ...)" : "";
+  if (irnd) return "cvt" + pair + " takes no integer rounding";
+  // f16 <-> bf16 trade exponent range for precision: both directions can round.
+  const bool narrowing = type_bits(dst) <= type_bits(src);
+  if (narrowing && !frnd) return "cvt" + pair + " needs a rounding (.rn, .rz, .rm, .rp)";
+  if (!narrowing && frnd) return "cvt" + pair + " is exact and takes no rounding";
+  return {};
+}
+
+// The state spaces and widths ld/st qualifiers apply to (PTX ISA, ld/st): memory orders on global
+// and shared memory and generic addresses; eviction priorities, prefetch sizes and cache hints on
+// global memory and generic addresses; .L2::evict_* only on 256-bit accesses. Returns what is
+// wrong, or "".
+std::string memory_qualifier_error(const Instr& in, const std::vector<std::string_view>& mods) {
+  const bool global_or_generic = in.space == Space::kGlobal || in.space == Space::kGeneric;
+  const bool shared = in.space == Space::kShared;
+  for (std::string_view m : mods) {
+    const bool order =
+        m == ".relaxed" || m == ".acquire" || m == ".release" || m == ".volatile" || m == ".mmio";
+    if (order && !global_or_generic && !shared)
+      return std::string(m) + " applies to global and shared memory only";
+    const bool hint = m.substr(0, 5) == ".L1::" || m.substr(0, 5) == ".L2::";
+    if (hint && !global_or_generic) return std::string(m) + " applies to global memory only";
+    if (m.substr(0, 11) == ".L2::evict_" && type_bits(in.type) * in.vec != 256)
+      return std::string(m) + " needs a 256-bit access (.v8.b32, .v4.b64)";
+  }
   return {};
 }
 
@@ -190,6 +259,23 @@ void Parser::parse_instruction(Function& f) {
   if (const char* why = not_emulated(opcode, mods))
     not_supported_at(line, "instruction '" + text + "' in function '" + f.name + "' is not supported by the emulator" +
                                (*why ? std::string(" (") + why + ")" : std::string()));
+  // Every modifier is one the lowering implements or one without effect here (modifiers.cpp):
+  // an instruction never runs as if a modifier it carries were absent.
+  // Decided once per spelling: a module repeats the same few hundred (ld.global.u32, ...).
+  auto verdict = modifier_verdicts_.find(text);
+  if (verdict == modifier_verdicts_.end())
+    verdict = modifier_verdicts_.emplace(text, check_modifiers(opcode, mods)).first;
+  switch (const ModifierVerdict& v = verdict->second; v.kind) {
+    case ModifierVerdict::kAccepted:
+      break;
+    case ModifierVerdict::kUnknownOpcode:
+      fail_at(line, "unknown instruction '" + std::string(opcode) + "'");
+    case ModifierVerdict::kInvalid:
+      fail_at(line, "instruction '" + text + "' in function '" + f.name + "': " + v.why);
+    case ModifierVerdict::kNotSupported:
+      not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
+                                 "' is not supported by the emulator: " + v.why);
+  }
   std::vector<ParsedOperand> ops;
   if (!is_punct(';')) {
     for (;;) {
@@ -423,12 +509,6 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.type = t;
     need(2);
     in.nops = 2;
-    if (in.vec > 1)
-      not_supported_at(line, "mov." +
-                                 std::string(in.vec == 2   ? "v2"
-                                             : in.vec == 4 ? "v4"
-                                                           : "v8") +
-                                 " (vector registers are not supported by the emulator)");
     // mov.bN d, {a, b[, c, d]} packs and mov.bN {a, b[, c, d]}, s unpacks: two or four equal
     // elements filling the bit type exactly. A one-element brace is the plain scalar move.
     auto pack_count = [&](const ParsedOperand& v) -> size_t {
@@ -518,7 +598,14 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.op = Op::kCvt;
     in.type = types[0];
     in.type2 = types[1];
-    need_range(2, 3);
+    if (std::string why = cvt_rounding_error(in.type, in.type2, in.mods); !why.empty())
+      not_supported_at(line, "instruction '" + instruction_text(op, mods) + "' in function '" +
+                                 f.name + "' is not supported by the emulator: " + why);
+    // Two sources only where two values are packed: cvt.f16x2.f32 d, a, b (and bf16x2, fp8).
+    const bool pair =
+        in.type2 == Type::kF32 &&
+        (is_packed_half(in.type) || in.type == Type::kE4M3x2 || in.type == Type::kE5M2x2);
+    need(pair ? 3 : 2);
     in.nops = static_cast<uint8_t>(ops.size());
     in.ops[0] = dst(ops[0]);
     in.ops[1] = src(ops[1], in.type2);
@@ -548,6 +635,9 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       if (space_from(m) != Space::kNone) in.space = space_from(m);
     in.type = type0();
     if (std::string why = lower_memory_order(in, mods); !why.empty()) fail_at(line, why);
+    if (std::string why = memory_qualifier_error(in, mods); !why.empty())
+      not_supported_at(line, "instruction '" + instruction_text(op, mods) + "' in function '" +
+                                 f.name + "' is not supported by the emulator: " + why);
     // .L2::cache_hint adds a cache-policy operand: a hint, checked and not used.
     if (has(mods, ".L2::cache_hint")) {
       need(3);
@@ -602,6 +692,17 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.sub = static_cast<uint8_t>(a);
     in.type = type0();
     size_t base = in.op == Op::kAtom ? 1 : 0;
+    // .L2::cache_hint (global memory only) adds a cache-policy operand: a hint, checked and not
+    // used.
+    if (has(mods, ".L2::cache_hint")) {
+      if (in.space != Space::kGlobal && in.space != Space::kGeneric)
+        not_supported_at(line, "instruction '" + instruction_text(op, mods) + "' in function '" +
+                                   f.name + "' is not supported by the emulator: .L2::cache_hint " +
+                                   "applies to global memory only");
+      need(base + 3);
+      (void)src(ops.back(), Type::kB64);
+      ops.pop_back();
+    }
     need(base + (a == AtomOp::kCas ? 3 : 2));
     in.nops = static_cast<uint8_t>(ops.size());
     if (base) in.ops[0] = dst(ops[0]);
@@ -710,6 +811,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       in.type = types.empty() ? Type::kU32 : types.back();
       return;
     } else in.sub = static_cast<uint8_t>(BarKind::kSync);
+    if (in.sub == static_cast<uint8_t>(BarKind::kArrive)) need(2);  // bar.arrive a, b: b required
     need_range(1, 2);
     in.nops = static_cast<uint8_t>(ops.size() + 1);
     in.ops[1] = src(ops[0], Type::kU32);
@@ -723,7 +825,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     else if (has(mods, ".bfly")) in.sub = static_cast<uint8_t>(ShflMode::kBfly);
     else in.sub = static_cast<uint8_t>(ShflMode::kIdx);
     in.type = Type::kB32;
-    need_range(4, 5);
+    // shfl.sync takes a membermask; the pre-sm_70 shfl does not.
+    need(has(mods, ".sync") ? 5 : 4);
     in.nops = 6;
     dual_dst(0, 1);
     in.ops[2] = src(ops[1], Type::kB32);
@@ -740,7 +843,7 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     else if (has(mods, ".uni")) in.sub = static_cast<uint8_t>(VoteMode::kUni);
     else in.sub = static_cast<uint8_t>(VoteMode::kBallot);
     in.uniform = false;
-    need_range(2, 3);
+    need(has(mods, ".sync") ? 3 : 2);  // vote.sync takes a membermask; the pre-sm_70 vote does not
     in.nops = 3;
     in.ops[0] = dst(ops[0]);
     in.ops[1] = src(ops[1], Type::kPred);
@@ -782,6 +885,9 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       op == "applypriority" || op == "griddepcontrol" || op == "setmaxnreg" || op == "createpolicy" ||
       op == "pmevent") {
     in.op = Op::kFence;
+    // membar and fence order memory: the interpreter runs them as sequentially consistent host
+    // fences (sub = 1); the rest are hints.
+    if (op == "membar" || (op == "fence" && !has(mods, ".proxy"))) in.sub = 1;
     if (op == "createpolicy") {  // returns an opaque cache policy: write 0
       in.op = Op::kMov;
       in.type = Type::kB64;
@@ -805,6 +911,13 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.ops[0] = addr(ops[0]);
     in.ops[1] = addr(ops[1]);
     in.ops[2] = src(ops[2], Type::kU32);
+    // cp-size is 4, 8 or 16 bytes; .cg copies only 16.
+    if (ops[2].kind != ParsedOperand::kImm || ops[2].number.kind != NumberValue::kInt ||
+        (ops[2].number.bits != 4 && ops[2].number.bits != 8 && ops[2].number.bits != 16) ||
+        (has(mods, ".cg") && ops[2].number.bits != 16))
+      fail_at(line, has(mods, ".cg")
+                        ? "cp.async.cg copies 16 bytes: cp-size must be the constant 16"
+                        : "cp.async cp-size must be the constant 4, 8 or 16");
     // Optional src-size (u32) or ignore-src (a predicate), then the cache policy that
     // .L2::cache_hint requires (a hint: not used).
     const bool hint = has(mods, ".L2::cache_hint");

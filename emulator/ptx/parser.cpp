@@ -449,6 +449,12 @@ void Parser::parse_module() {
 void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visible*/) {
   DeclType dt;
   uint32_t line = peek().line;
+  // `.global .attribute(.managed)` / `.attribute(.unified(..))`: host-visible variables, which
+  // need the driver's managed-memory and host-symbol machinery.
+  if (is_dot(".attribute"))
+    not_supported_at(line,
+                     "variable attributes (.attribute(.managed), .attribute(.unified)) are "
+                     "not supported by the emulator");
   if (!parse_type_and_align(dt)) fail("expected a type in variable declaration, found " + describe(peek()));
   if (dt.type == Type::kPred) fail_at(line, "variables cannot have type .pred");
   for (;;) {
@@ -676,6 +682,7 @@ void Parser::parse_function(bool is_entry, bool is_extern) {
     m_.kernel_info.emplace_back();
   }
   f.first_slot = m_.slot_count;
+  if (!is_entry && is_dot(".attribute")) parse_function_attributes();
   std::string_view name;
   if (!is_entry && is_punct('(')) {
     parse_param_list(f, false, true);
@@ -728,6 +735,27 @@ void Parser::parse_function(bool is_entry, bool is_extern) {
   parse_body(slot);
   current_ = nullptr;
   scopes_.pop_back();
+}
+
+// `.func .attribute(.unified(uuid1, uuid2)) f(...)`: the function has one identity in the host
+// and every device, so host code can hand its address to kernels. No effect on what the function
+// computes; function addresses stay the emulator's own (an address taken on the host and called
+// through on the device fails the indirect call with an error, as any non-function address does).
+void Parser::parse_function_attributes() {
+  const uint32_t line = next().line;  // .attribute
+  expect_punct('(', "after .attribute");
+  for (;;) {
+    if (!accept_dot(".unified"))
+      not_supported_at(line, "function attribute " + describe(peek()) +
+                                 " is not supported by the emulator (only .unified(uuid1, uuid2))");
+    expect_punct('(', "after .unified");
+    expect_uint("as the first half of the .unified UUID");
+    expect_punct(',', "between the halves of the .unified UUID");
+    expect_uint("as the second half of the .unified UUID");
+    expect_punct(')', "after the .unified UUID");
+    if (!accept_punct(',')) break;
+  }
+  expect_punct(')', "after the function attributes");
 }
 
 void Parser::parse_reg_decl() {

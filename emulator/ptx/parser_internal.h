@@ -10,6 +10,7 @@
 
 #include "ir.h"
 #include "lexer.h"
+#include "modifiers.h"
 
 namespace cusnap::emu::ptx {
 
@@ -99,6 +100,7 @@ class Parser {
   void parse_pragma_strings();
   void parse_module_variable(Space space, bool is_extern, bool is_visible);
   void parse_function(bool is_entry, bool is_extern);
+  void parse_function_attributes();  // `.attribute(.unified(a, b))` after `.func`
   void parse_param_list(Function& f, bool is_entry, bool returns);
   void parse_body(Function& f);
   void parse_reg_decl();
@@ -146,6 +148,7 @@ class Parser {
   std::vector<LabelFixup> fixups_;
   std::unordered_map<std::string, uint32_t> labels_;
   std::vector<std::string> owned_names_;  // storage for generated register names
+  std::unordered_map<std::string, ModifierVerdict> modifier_verdicts_;  // by opcode + modifiers
   bool no_greater_ = false;               // parsing `%name<N>`: '>' ends the expression
 };
 

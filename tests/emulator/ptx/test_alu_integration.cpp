@@ -19,7 +19,7 @@ TEST_CASE("combinations the ALU does not implement fail the module load", "[ptx]
   // load-time check can catch it. The error names the instruction, its function and PTX line.
   const std::pair<const char*, const char*> kCases[] = {
       {"add.rz.f16", "add.rz.f16 %h2, %h1, %h1;"},
-      {"rcp.f32", "rcp.f32 %f2, %f1;"},
+      {"fma.rn.oob.f16", "fma.rn.oob.f16 %h2, %h1, %h1, %h1;"},
       {"sqrt.approx.rn.f32", "sqrt.approx.rn.f32 %f2, %f1;"},
       {"cvt.rni.f16x2.f32", "cvt.rni.f16x2.f32 %r2, %f1, %f1;"},
       {"setp.lo.f32", "setp.lo.f32 %p6, %f1, %f1;"},

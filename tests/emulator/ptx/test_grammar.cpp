@@ -895,7 +895,7 @@ TEST_CASE("optional operands: cache policies, cp.async src-size and ignore-src",
   require_invalid("  ld.global.u64 %r1, [%rd0];", "ld.global.u64 %r1", "32-bit register");
   require_invalid("  st.global.v2.u64 [%rd0], {%rd1, %r1};", "st.global.v2.u64", "32-bit register");
   require_invalid("  setp.eq.s32 %p1, %r1, %r2, %p2;", "setp.eq.s32 %p1", ".and/.or/.xor");
-  require_invalid("  testp.f32 %p1, %f1;", "testp.f32", "class");
+  require_invalid("  testp.f32 %p1, %f1;", "testp.f32", "needs one of .finite");
   require_invalid("  cp.async.ca.shared.global [%rd0], [%rd1], 16, 16, %rd2;", "cp.async",
                   "cache_hint");
 }
