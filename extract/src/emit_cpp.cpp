@@ -1,0 +1,1 @@
+#include "cusnap/extract/extract.h"
