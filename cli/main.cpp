@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   cli::register_info(app, exit_code);
   cli::register_dump(app, exit_code);
   cli::register_verify(app, exit_code);
+  cli::register_extract(app, exit_code);
 #ifdef CUSNAP_CLI_HAVE_CAPTURE
   cli::register_capture(app, exit_code);
 #endif

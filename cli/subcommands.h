@@ -10,5 +10,6 @@ namespace cusnap::cli {
 void register_info(CLI::App& app, int& exit_code);
 void register_dump(CLI::App& app, int& exit_code);
 void register_verify(CLI::App& app, int& exit_code);
+void register_extract(CLI::App& app, int& exit_code);
 
 }  // namespace cusnap::cli
