@@ -22,9 +22,11 @@ TimeStats summarize_times(std::vector<double> samples) {
   return stats;
 }
 
-Expected<LaunchSelector> LaunchSelector::create(const std::string& kernel_regex, uint64_t skip, uint64_t count) {
+Expected<LaunchSelector> LaunchSelector::create(const std::string& kernel_regex, uint64_t skip,
+                                                uint64_t count) {
   std::string error;
-  std::optional<common::LaunchFilter> filter = common::LaunchFilter::create(kernel_regex, skip, count, &error);
+  std::optional<common::LaunchFilter> filter =
+      common::LaunchFilter::create(kernel_regex, skip, count, &error);
   if (!filter) return Error(ErrorKind::kInvalidArgument, error);
   return LaunchSelector(std::move(*filter));
 }

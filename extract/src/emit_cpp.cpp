@@ -20,7 +20,8 @@ using format::Status;
 namespace {
 
 // The reproducer. Plain cuda.h driver API, C++17, no cusnap header or library.
-constexpr const char* kMainCpp = R"CPP(// Reproducer of one CUDA kernel launch, written by `cusnap extract --emit-cpp`.
+constexpr const char* kMainCpp =
+    R"CPP(// Reproducer of one CUDA kernel launch, written by `cusnap extract --emit-cpp`.
 //
 // It needs only the CUDA toolkit (cuda.h and the driver library). What it does:
 //   1. reserves every captured memory range at its captured device address (cuMemAddressReserve
@@ -299,7 +300,8 @@ int main(int argc, char** argv) {
 }
 )CPP";
 
-constexpr const char* kCMakeLists = R"(# Reproducer of one CUDA kernel launch, written by `cusnap extract --emit-cpp`.
+constexpr const char* kCMakeLists =
+    R"(# Reproducer of one CUDA kernel launch, written by `cusnap extract --emit-cpp`.
 cmake_minimum_required(VERSION 3.18)
 project(cusnap_reproducer LANGUAGES CXX)
 find_package(CUDAToolkit REQUIRED)
@@ -405,7 +407,8 @@ Status emit_cpp(format::Reader& extracted, const std::string& dir) {
 
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Status::error(ErrorCode::kIo, "cannot create directory " + dir + ": " + ec.message());
+  if (ec)
+    return Status::error(ErrorCode::kIo, "cannot create directory " + dir + ": " + ec.message());
   fs::path d(dir);
   Status st = write_text(d / "main.cpp", kMainCpp);
   if (st) st = write_text(d / "CMakeLists.txt", kCMakeLists);
@@ -423,7 +426,8 @@ Status emit_cpp(format::Reader& extracted, const std::string& dir) {
     << "grid " << l.getGridX() << ' ' << l.getGridY() << ' ' << l.getGridZ() << '\n'
     << "block " << l.getBlockX() << ' ' << l.getBlockY() << ' ' << l.getBlockZ() << '\n'
     << "shared " << l.getSharedBytes() << '\n';
-  for (auto slot : l.getLayout()) m << "param " << slot.getOffset() << ' ' << slot.getSize() << '\n';
+  for (auto slot : l.getLayout())
+    m << "param " << slot.getOffset() << ' ' << slot.getSize() << '\n';
   for (const auto& a : allocations) {
     auto r = a.get().getMemAlloc();
     m << "range " << hex(r.getAddress()) << ' ' << r.getSize() << '\n';

@@ -86,10 +86,12 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
   for (auto chunk : snap.getChunks()) {
     uint64_t address = chunk.getAddress();
     uint64_t size = chunk.getSize();
-    std::string what = "chunk at " + hex(address) + " (" + std::to_string(size) + " bytes) of the " + who;
+    std::string what =
+        "chunk at " + hex(address) + " (" + std::to_string(size) + " bytes) of the " + who;
     if (size == 0 || (chunk_bytes != 0 && size > chunk_bytes))
-      return fail(ErrorCode::kMalformed, what + ": size is 0 or larger than the header's chunk size " +
-                                             std::to_string(chunk_bytes));
+      return fail(ErrorCode::kMalformed,
+                  what + ": size is 0 or larger than the header's chunk size " +
+                      std::to_string(chunk_bytes));
     if (!first && address < end)
       return fail(ErrorCode::kMalformed, what + ": overlaps or precedes the previous chunk");
     if (address + size < address) return fail(ErrorCode::kMalformed, what + ": wraps around");
@@ -122,7 +124,8 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
 
 }  // namespace
 
-Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Selection& selection) {
+Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
+                                                const Selection& selection) {
   std::string error;
   std::optional<common::LaunchFilter> filter =
       common::LaunchFilter::create(selection.kernel_regex, selection.launch_skip,
@@ -338,13 +341,15 @@ Status copy_blob(format::Reader& source, format::Writer& writer, const format::B
                  const std::string& what) {
   if (writer.has_blob(id)) return Status::ok();
   if (source.find_blob(id) == nullptr)
-    return fail(ErrorCode::kNotFound, what + ": blob " + id.to_hex() + " is missing from the source");
+    return fail(ErrorCode::kMalformed,
+                what + ": blob " + id.to_hex() + " is missing from the source");
   auto bytes = source.read_blob(id);
   if (!bytes) return bytes.status();
   auto put = writer.put_blob(*bytes);
   if (!put) return put.status();
   if (!(*put == id))
-    return fail(ErrorCode::kCorrupt, what + ": blob " + id.to_hex() + " hashes to " + put->to_hex());
+    return fail(ErrorCode::kCorrupt,
+                what + ": blob " + id.to_hex() + " hashes to " + put->to_hex());
   return Status::ok();
 }
 
@@ -374,8 +379,9 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
   for (auto c : before->get().getMemorySnapshot().getChunks()) {
     if (!kept(plan, c.getAddress(), c.getSize())) continue;
     if (c.getHashOnly())
-      return fail(ErrorCode::kMalformed, who + ": its beforeLaunch chunk at " + hex(c.getAddress()) +
-                                             " holds only a hash, nothing to restore");
+      return fail(ErrorCode::kInvalidArgument, who + ": its beforeLaunch chunk at " +
+                                                   hex(c.getAddress()) +
+                                                   " holds only a hash, nothing to restore");
     result.input_bytes += c.getSize();
   }
   for (auto c : after->get().getMemorySnapshot().getChunks())
@@ -419,7 +425,8 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
   Status st = copy(plan.module_seq, [&](schema::CallRecord::Builder r) {
     auto id = to_blob(r.getModuleLoad().getImage());
     if (id.is_null())
-      return fail(ErrorCode::kNotFound, who + ": its module (seq " + std::to_string(plan.module_seq) +
+      return fail(ErrorCode::kNotFound, who + ": its module (seq " +
+                                            std::to_string(plan.module_seq) +
                                             ") has no code image in the capture");
     return copy_blob(source, w, id, who + ": module image");
   });

@@ -76,3 +76,20 @@ foreach(kernel saxpy_int add_offset)
     message(FATAL_ERROR "${kernel}: altered expected data not reported:\n${out}")
   endif()
 endforeach()
+
+# Allocation a where the driver cannot honour the address: the reproducer relocates the pointer
+# parameter that points into it, says so, and still matches (saxpy_int stores no pointers).
+set(low ${WORK}/low.cusnap)
+run_checked(COMMAND ${MAKE_FIXTURE} capture ${low} ${PTX} low EXPECT_RC 0)
+set(repro ${WORK}/repro_low)
+run_checked(COMMAND ${CUSNAP} extract ${low} --kernel-name saxpy --launch-count 1
+                    -o ${WORK}/low-%n.cusnap --emit-cpp ${repro} EXPECT_RC 0)
+run_checked(COMMAND ${CMAKE_COMMAND} -S ${repro} -B ${repro}/build -G ${GENERATOR}
+                    -DCMAKE_CXX_COMPILER=${CXX} -DCUDAToolkit_ROOT=${CUDA_ROOT} EXPECT_RC 0)
+run_checked(COMMAND ${CMAKE_COMMAND} --build ${repro}/build EXPECT_RC 0)
+run_checked(COMMAND ${repro}/build/reproducer ${repro} ENV LD_LIBRARY_PATH=${EMULATOR_DIR}
+            EXPECT_RC 0 OUTPUT out)
+message(STATUS "${out}")
+if(NOT out MATCHES "relocated parameter at offset 0: 0x100000 -> 0x" OR NOT out MATCHES "MATCH \\(")
+  message(FATAL_ERROR "relocation not reported, or no match:\n${out}")
+endif()

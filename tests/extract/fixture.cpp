@@ -23,7 +23,7 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-Fixture write_fixture(const std::string& path, const std::string& ptx) {
+Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t a_address) {
   Fixture f;
   f.a.resize(kN);
   f.c0.resize(kN);
@@ -41,13 +41,13 @@ Fixture write_fixture(const std::string& path, const std::string& ptx) {
   f.module_a = b.module_load_ptx(kModuleA, ptx);
   f.module_b = b.module_load_ptx(kModuleB, ptx + "\n// a second module, never launched\n");
   Params saxpy;
-  saxpy.ptr(kA).ptr(kC).i32(kScale).i32(kN);
+  saxpy.ptr(a_address).ptr(kC).i32(kScale).i32(kN);
   Params add;
   add.ptr(kC).i32(kN);
   f.fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout);
   f.fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout);
   f.global = b.global_get(kModuleA, "g_offset", kGlobal, 4);
-  f.alloc_a = b.alloc(kA, kN * 4);
+  f.alloc_a = b.alloc(a_address, kN * 4);
   f.alloc_c = b.alloc(kC, kN * 4);
   f.alloc_d = b.alloc(kD, 4096);
   f.alloc_e = b.alloc(kE, 512);
@@ -55,8 +55,8 @@ Fixture write_fixture(const std::string& path, const std::string& ptx) {
 
   const uint32_t grid = (kN + 127) / 128;
   f.saxpy = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, f.fn_saxpy);
-  b.snapshot(f.saxpy, 0, true, b.tile({{kA, to_bytes(f.a)}, {kC, to_bytes(f.c0)}}));
-  b.snapshot(f.saxpy, 0, false, b.tile({{kA, to_bytes(f.a)}, {kC, to_bytes(f.c1)}}));
+  b.snapshot(f.saxpy, 0, true, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c0)}}));
+  b.snapshot(f.saxpy, 0, false, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c1)}}));
   f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, f.fn_add);
   b.snapshot(f.add, 1, true, b.tile({{kC, to_bytes(f.c1)}, {kGlobal, to_bytes(offset)}}));
   b.snapshot(f.add, 1, false, b.tile({{kC, to_bytes(f.c2)}, {kGlobal, to_bytes(offset)}}));

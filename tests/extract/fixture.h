@@ -24,7 +24,10 @@ struct Fixture {
 };
 
 std::string read_text(const std::string& path);
-// Writes the capture to `path` with the kernels' PTX text `ptx`.
-Fixture write_fixture(const std::string& path, const std::string& ptx);
+// Writes the capture to `path` with the kernels' PTX text `ptx`, allocation a at `a_address`
+// (kLowA: in the first 2 MiB of the address space, which no driver can map at that address, so
+// that a reproducer must relocate).
+inline constexpr uint64_t kLowA = 0x100000;
+Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t a_address = kA);
 
 }  // namespace cusnap::extract::test

@@ -84,7 +84,7 @@ LaunchPlan plan_one(format::Reader& r, Selection sel) {
 
 }  // namespace
 
-TEST_CASE("an extracted launch holds its module and function and covered allocations and launch and snapshots") {
+TEST_CASE("an extracted launch holds its module and function and covered memory and snapshots") {
   Source src = make_source("structure.cusnap");
   Selection sel;
   sel.call_seq = src.f.saxpy;
@@ -246,7 +246,8 @@ TEST_CASE("a launch without snapshots or with a skipped one is refused naming it
   std::string out = tmp("nosnap-out.cusnap");
   auto r = write_extracted(*src.reader, src.path, plan, out);
   REQUIRE_FALSE(r.is_ok());
-  CHECK_THAT(r.status().message(), Catch::Contains("launch seq " + std::to_string(src.f.unsnapped)));
+  CHECK_THAT(r.status().message(),
+             Catch::Contains("launch seq " + std::to_string(src.f.unsnapped)));
   CHECK_THAT(r.status().message(), Catch::Contains("no beforeLaunch memory snapshot"));
   CHECK_THAT(r.status().message(), Catch::Contains("needs --route replay, not implemented yet"));
   CHECK_FALSE(fs::exists(out));
