@@ -33,6 +33,18 @@ run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name saxpy --launch-ski
 if(NOT out MATCHES "needs --route replay, not implemented yet")
   message(FATAL_ERROR "no clear refusal for a launch without snapshots:\n${out}")
 endif()
+# Several launches into a directory: the two with snapshots are written even though the other
+# two cannot be (exit non-zero for those).
+run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name . -o ${WORK}/all
+            EXPECT_RC nonzero OUTPUT out)
+foreach(seq 10 13)
+  if(NOT EXISTS ${WORK}/all/call-${seq}.cusnap)
+    message(FATAL_ERROR "-o DIR: no call-${seq}.cusnap:\n${out}")
+  endif()
+endforeach()
+if(NOT out MATCHES "skipped at capture time")
+  message(FATAL_ERROR "-o DIR: the skipped launch is not reported:\n${out}")
+endif()
 # Neither --kernel-name nor --call: usage error.
 run_checked(COMMAND ${CUSNAP} extract ${source} -o ${WORK}/x.cusnap EXPECT_RC 1)
 
