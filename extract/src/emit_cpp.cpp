@@ -418,7 +418,11 @@ Status emit_cpp(format::Reader& extracted, const std::string& dir) {
   if (!st) return st;
 
   std::ostringstream m;
+  // The entry name: the functionGet's (a kernelGetFunction record may have none: the launch's).
   std::string kernel = function->get().getFunctionGet().getName();
+  if (kernel.empty()) kernel = l.getKernelName();
+  if (kernel.empty() || kernel.find_first_of(" \t\n") != std::string::npos)
+    return Status::error(ErrorCode::kMalformed, "the launch's kernel name is empty or has spaces");
   m << "# What the reproducer launches (main.cpp reads this). Addresses hex, sizes decimal.\n"
     << "# Extracted from " << std::string(extracted.header().getExtract().getSourcePath())
     << ", call " << extracted.header().getExtract().getLaunchSeq() << ".\n"

@@ -408,3 +408,57 @@ TEST_CASE("hostile: a restore snapshot holding only hashes and a launch of an un
   }
   CHECK_THAT(failure(h), Catch::Contains("has no functionGet record"));
 }
+
+TEST_CASE("emit-cpp refuses a capture that is not extracted and one without expected bytes") {
+  Source src = make_source("emit-refuse.cusnap");
+  fs::path dir = fs::path(tmp("emit-refuse"));
+  format::Status st = emit_cpp(*src.reader, dir.string());
+  REQUIRE_FALSE(st.is_ok());
+  CHECK_THAT(st.message(), Catch::Contains("is not an extracted capture"));
+
+  // afterLaunch with hashes only (captured without --snapshot-outputs): extraction keeps the
+  // hashes, the reproducer has nothing to compare with.
+  auto h = hostile("hash-after.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+    std::vector<uint8_t> bytes(512, 1);
+    b.snapshot(l, 0, true, b.tile({{kA, bytes}}));
+    b.snapshot(l, 0, false, b.tile({{kA, bytes}}, true));
+  });
+  auto r = open(h.path);
+  Selection s;
+  s.call_seq = h.launch;
+  auto plans = plan_extraction(*r, s);
+  REQUIRE(plans.is_ok());
+  std::string out = tmp("hash-after-out.cusnap");
+  auto done = write_extracted(*r, h.path, plans->front(), out);
+  INFO(done.status().to_string());
+  REQUIRE(done.is_ok());
+  CHECK(done->expected_bytes == 512);
+  auto extracted = open(out);
+  format::CallRef after = record(*extracted, 5);
+  auto chunks = after.get().getMemorySnapshot().getChunks();
+  REQUIRE(chunks.size() == 2);
+  CHECK(chunks[0].getHashOnly());
+  st = emit_cpp(*extracted, dir.string());
+  REQUIRE_FALSE(st.is_ok());
+  CHECK_THAT(st.message(), Catch::Contains("holds only a hash"));
+  CHECK_THAT(st.message(), Catch::Contains("--snapshot-outputs"));
+}
+
+TEST_CASE("emit-cpp refuses a truncated extracted capture") {
+  Source src = make_source("emit-trunc.cusnap");
+  Selection sel;
+  sel.call_seq = src.f.saxpy;
+  LaunchPlan plan = plan_one(*src.reader, sel);
+  std::string out = tmp("emit-trunc-out.cusnap");
+  REQUIRE(write_extracted(*src.reader, src.path, plan, out).is_ok());
+  // Cut the file in the middle of its blob and call frames (as a killed copy would be).
+  fs::resize_file(out, fs::file_size(out) / 2);
+  // The reader recovers what is before the cut (the header, some records): not enough.
+  auto r = format::Reader::open(out);
+  INFO(r.status().to_string());
+  REQUIRE(r.is_ok());
+  CHECK(r.value()->recovery().state == format::Integrity::kTruncated);
+  format::Status st = emit_cpp(*r.value(), tmp("emit-trunc"));
+  REQUIRE_FALSE(st.is_ok());
+  CHECK_THAT(st.message(), Catch::Contains("an extracted capture needs a moduleLoad"));
+}
