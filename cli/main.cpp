@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   cli::register_dump(app, exit_code);
   cli::register_verify(app, exit_code);
   cli::register_driver(app, exit_code);
+  cli::register_extract(app, exit_code);
 #ifdef CUSNAP_CLI_HAVE_CAPTURE
   cli::register_capture(app, exit_code);
 #endif

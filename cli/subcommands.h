@@ -11,5 +11,6 @@ void register_info(CLI::App& app, int& exit_code);
 void register_dump(CLI::App& app, int& exit_code);
 void register_verify(CLI::App& app, int& exit_code);
 void register_driver(CLI::App& app, int& exit_code);
+void register_extract(CLI::App& app, int& exit_code);
 
 }  // namespace cusnap::cli

@@ -1,11 +1,7 @@
 #include "replayer/timing.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <memory>
 #include <numeric>
 
 namespace cusnap::replayer {
@@ -26,34 +22,17 @@ TimeStats summarize_times(std::vector<double> samples) {
   return stats;
 }
 
-Expected<LaunchSelector> LaunchSelector::create(const std::string& kernel_regex, uint64_t skip, uint64_t count) {
-  LaunchSelector selector;
-  selector.skip_ = skip;
-  selector.count_ = count;
-  std::string pattern = kernel_regex;
-  if (pattern.rfind("regex:", 0) == 0) pattern = pattern.substr(6);
-  if (!pattern.empty()) {
-    try {
-      selector.regex_.emplace(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return Error(ErrorKind::kInvalidArgument, "--kernel-name '" + kernel_regex + "': " + e.what());
-    }
-  }
-  return selector;
+Expected<LaunchSelector> LaunchSelector::create(const std::string& kernel_regex, uint64_t skip,
+                                                uint64_t count) {
+  std::string error;
+  std::optional<common::LaunchFilter> filter =
+      common::LaunchFilter::create(kernel_regex, skip, count, &error);
+  if (!filter) return Error(ErrorKind::kInvalidArgument, error);
+  return LaunchSelector(std::move(*filter));
 }
 
-bool LaunchSelector::select(const std::string& name) {
-  if (regex_ && !std::regex_search(name, *regex_) && !std::regex_search(demangle(name), *regex_)) return false;
-  if (matched_++ < skip_) return false;
-  if (count_ != 0 && selected_ >= count_) return false;
-  ++selected_;
-  return true;
-}
+bool LaunchSelector::select(const std::string& name) { return filter_.select(name); }
 
-std::string demangle(const std::string& name) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : name;
-}
+std::string demangle(const std::string& name) { return common::demangle(name); }
 
 }  // namespace cusnap::replayer

@@ -14,10 +14,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "cusnap/common/kernel_match.h"
 #include "replayer/status.h"
 
 namespace cusnap::replayer {
@@ -43,11 +43,8 @@ class LaunchSelector {
   bool select(const std::string& mangled_name);
 
  private:
-  std::optional<std::regex> regex_;
-  uint64_t skip_ = 0;
-  uint64_t count_ = 0;
-  uint64_t matched_ = 0;
-  uint64_t selected_ = 0;
+  explicit LaunchSelector(common::LaunchFilter filter) : filter_(std::move(filter)) {}
+  common::LaunchFilter filter_;  // the one matcher (common/kernel_match.h), shared with extract
 };
 
 // abi::__cxa_demangle, or the name itself when it is not a mangled C++ name.

@@ -1,0 +1,80 @@
+// `cusnap extract`: one standalone capture per selected launch, cut out of a capture that has
+// memory snapshots (docs/extract.md). Pure file work: the source is read with format::Reader, the
+// output written with format::Writer as docs/format.md ("CaptureHeader.extract") describes; no
+// driver is loaded. The source is untrusted: every inconsistency is an error naming the launch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cusnap/format/reader.h"
+#include "cusnap/format/status.h"
+
+namespace cusnap::extract {
+
+// Which launches: --call N (a launch record's seq), or --kernel-name/--launch-skip/--launch-count
+// (common/kernel_match.h, the replayer's rules).
+struct Selection {
+  std::optional<uint64_t> call_seq;
+  std::string kernel_regex;  // empty: every kernel
+  uint64_t launch_skip = 0;
+  uint64_t launch_count = 0;  // 0: all the rest
+};
+
+// What one launch needs, found in the source (seqs of the records to copy).
+struct LaunchPlan {
+  uint64_t launch_seq = 0;
+  uint64_t launch_ordinal = 0;
+  std::string kernel_name;
+  uint64_t module_seq = 0;
+  std::vector<uint64_t> function_seqs;     // functionGet records (a kernelGetFunction: two)
+  std::vector<uint64_t> global_seqs;       // globalGet records of the module the chunks cover
+  std::vector<uint64_t> allocation_seqs;   // memAlloc records live at the launch the chunks cover
+  std::optional<uint64_t> before_seq;      // the memorySnapshot records
+  std::optional<uint64_t> after_seq;
+  std::string skipped_reason;              // the beforeLaunch snapshot was skipped, why
+  // Address ranges of the copied allocations and globals: chunks outside them are left out.
+  std::vector<std::pair<uint64_t, uint64_t>> kept_ranges;  // (address, size)
+  std::vector<std::string> notes;          // what was left out, for the user
+};
+
+struct ExtractedLaunch {
+  LaunchPlan plan;
+  std::string output_path;
+  uint64_t input_bytes = 0;
+  uint64_t expected_bytes = 0;
+};
+
+// The launch records `selection` picks, in capture order, with what each needs. Errors: an
+// invalid regex, no launch selected, --call not a launch, and every inconsistency of the source
+// (a snapshot naming a record that is not its launch, a chunk outside every live allocation,
+// a launch whose function or module is unknown).
+format::Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
+                                                        const Selection& selection);
+
+// Where the capture of launch `plan` goes, given -o OUT and how many launches were selected:
+// OUT containing "%n" has it replaced by the launch's seq; otherwise one launch goes to OUT
+// itself, several to OUT/call-<seq>.cusnap (OUT a directory, created). Errors: several launches
+// and an OUT ending in ".cusnap" without "%n".
+format::Result<std::string> output_path(const std::string& out, const LaunchPlan& plan,
+                                        size_t selected);
+
+// Writes the extracted capture of one planned launch to `out_path`. `source_path` is recorded in
+// ExtractInfo.sourcePath. Errors: a launch without snapshots or whose snapshot was skipped (the
+// reason, and that it needs --route replay, not implemented yet), a restore snapshot holding only
+// hashes, missing or mismatching blobs, I/O.
+format::Result<ExtractedLaunch> write_extracted(format::Reader& source,
+                                                const std::string& source_path,
+                                                const LaunchPlan& plan,
+                                                const std::string& out_path);
+
+// --emit-cpp DIR: a standalone CUDA driver-API reproducer of one extracted launch (docs/extract.md,
+// "The C++ reproducer"), read from an extracted capture `extracted` (the output of
+// write_extracted). Errors: an afterLaunch snapshot that holds only hashes (no expected bytes),
+// a module image kind the program cannot load, I/O.
+format::Status emit_cpp(format::Reader& extracted, const std::string& dir);
+
+}  // namespace cusnap::extract

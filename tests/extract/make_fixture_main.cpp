@@ -1,0 +1,36 @@
+// Test tool for the --emit-cpp ctest script (emit_cpp_test.cmake):
+//   make_fixture capture OUT PTX [low]   writes the fixture capture (fixture.h) to OUT; with
+//                                        "low", allocation a where no driver can map it
+//   make_fixture flip FILE OFFSET    inverts one byte of FILE (an expected data file)
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <string>
+
+#include "fixture.h"
+
+int main(int argc, char** argv) {
+  try {
+    std::string cmd = argc > 1 ? argv[1] : "";
+    if (cmd == "capture" && (argc == 4 || (argc == 5 && std::string(argv[4]) == "low"))) {
+      namespace t = cusnap::extract::test;
+      t::write_fixture(argv[2], t::read_text(argv[3]), argc == 5 ? t::kLowA : t::kA);
+      return 0;
+    }
+    if (cmd == "flip" && argc == 4) {
+      std::fstream f(argv[2], std::ios::binary | std::ios::in | std::ios::out);
+      long offset = std::strtol(argv[3], nullptr, 10);
+      char c = 0;
+      if (!f.seekg(offset) || !f.get(c)) throw std::runtime_error("cannot read the byte");
+      c = static_cast<char>(~c);
+      if (!f.seekp(offset) || !f.put(c)) throw std::runtime_error("cannot write the byte");
+      return 0;
+    }
+    std::fprintf(stderr, "usage: make_fixture capture OUT PTX [low] | flip FILE OFFSET\n");
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "make_fixture: %s\n", e.what());
+    return 1;
+  }
+}
