@@ -7,6 +7,7 @@
 
 #include "hooks.h"
 #include "session.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -47,6 +48,10 @@ schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t 
   if (call.result() == CUDA_SUCCESS) {
     alloc.setAddress(address);
     if (address != 0 && kind != AllocKind::VMM_MAP && kind != AllocKind::VMM_SET_ACCESS) sizes().put(address, size);
+    // Device-reachable memory for snapshots (host allocations and VMM reservations are not).
+    bool device = kind == AllocKind::DEVICE || kind == AllocKind::PITCH || kind == AllocKind::ASYNC ||
+                  kind == AllocKind::FROM_POOL || kind == AllocKind::MANAGED;
+    if (device && snapshots_enabled()) track_range(address, size, RangeKind::kAllocation);
   }
   return alloc;
 }
@@ -54,6 +59,13 @@ schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t 
 void record_free(CallScope& call, FreeKind kind, uint64_t address, uint64_t size = 0, CUstream stream = nullptr,
                  uint64_t handle = 0) {
   uint64_t known = address != 0 ? sizes().take(address) : 0;
+  if (snapshots_enabled() && address != 0) {
+    if (kind == FreeKind::VMM_ADDRESS_FREE) {
+      untrack_ranges_within(address, size);
+    } else {
+      untrack_range(address);
+    }
+  }
   auto free = call.record().initMemFree();
   free.setKind(kind);
   free.setAddress(address);
@@ -182,6 +194,8 @@ CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, siz
   alloc.setKind(AllocKind::VMM_SET_ACCESS);
   alloc.setAddress(ptr);
   alloc.setSize(size);
+  // Mapped and now accessible: a kernel can reach it.
+  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) track_range(ptr, size, RangeKind::kVmm);
   // Every descriptor in order; the scalar fields repeat the first one for schema-1 readers.
   constexpr size_t kMaxDescriptors = 1u << 16;  // far beyond any device count; bounds a bad `count`
   if (desc != nullptr && count > 0) {
@@ -219,6 +233,7 @@ CUSNAP_POST_HOOK(cuMemUnmap)(CallScope& call, CUresult, CUdeviceptr ptr, size_t 
   free.setKind(FreeKind::VMM_UNMAP);
   free.setAddress(ptr);
   free.setSize(size);
+  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) untrack_ranges_within(ptr, size);
   call.commit();
 }
 

@@ -15,6 +15,7 @@
 #include "hooks.h"
 #include "image_size.h"
 #include "session.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -164,6 +165,7 @@ void record_unload(CallScope& call, uint64_t handle, bool is_library) {
   unload.setIsLibrary(is_library);
   call.commit();
   HandleTable::instance().forget_module(handle);
+  if (snapshots_enabled()) untrack_module(handle);
 }
 
 // A new function or kernel handle: remember it, ask for its layout, record both.
@@ -214,6 +216,10 @@ void record_global(CallScope& call, uint64_t module, bool is_library, const char
   if (call.result() == CUDA_SUCCESS) {
     if (dptr != nullptr) global.setAddress(*dptr);
     if (bytes != nullptr) global.setSize(*bytes);
+    // Module variables (__device__, __constant__) a kernel can reach, for snapshots.
+    if (dptr != nullptr && bytes != nullptr && snapshots_enabled()) {
+      track_range(*dptr, *bytes, RangeKind::kGlobal, module);
+    }
   }
   call.commit();
 }

@@ -1,0 +1,324 @@
+#include "snapshot.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cusnap/capture/config.h"
+#include "cusnap/common/kernel_filter.h"
+#include "cusnap/format/blob_id.h"
+#include "handles.h"
+#include "log.h"
+#include "session.h"
+#include "shim_runtime.h"
+#include "stream_order.h"
+
+namespace cusnap::icpt {
+namespace {
+
+// Bounded staging: device memory is read through at most this much host memory at a time.
+constexpr uint64_t kStagingBytes = 64u << 20;
+
+struct Range {
+  uint64_t size = 0;
+  RangeKind kind = RangeKind::kAllocation;
+  uint64_t module = 0;
+};
+
+struct Pending {
+  bool active = false;
+  std::string skipped;  // non-empty: no snapshot, why
+  CUstream stream = nullptr;
+  bool per_thread = false;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // address, size: what `before` covers
+  std::vector<SnapshotChunk> before;
+};
+
+struct State {
+  std::atomic<bool> enabled{false};
+  std::atomic<bool> failed{false};
+  std::mutex ranges_mutex;
+  std::map<uint64_t, Range> ranges;
+  std::mutex snapshot_mutex;  // selection, staging, the tool stream
+  std::optional<common::LaunchSelection> selection;
+  uint64_t chunk = capture::CaptureConfig::kDefaultSnapshotChunkBytes;
+  bool outputs = false;
+  std::vector<uint8_t> staging;
+  CUstream tool_stream = nullptr;
+  std::mutex order_mutex;
+  uint64_t ordinal = 0;
+};
+
+State& state() {
+  static State* s = new State();  // never destroyed: hooks may run during exit
+  return *s;
+}
+
+thread_local Pending* t_pending = nullptr;
+
+Pending& pending() {
+  if (t_pending == nullptr) t_pending = new Pending();
+  return *t_pending;
+}
+
+struct SnapshotError {
+  std::string what;
+};
+
+// The thread's capture mode RELAXED while the tool makes its own calls (a capture in GLOBAL mode
+// on another stream must not be invalidated by them).
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() {
+    if (g_stream_captures.load(std::memory_order_relaxed) == 0) return;
+    if (auto exchange = CUSNAP_REAL(cuThreadExchangeStreamCaptureMode)) {
+      saved_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+      active_ = exchange(&saved_) == CUDA_SUCCESS;
+    }
+  }
+  ~RelaxedCaptureMode() {
+    if (active_) CUSNAP_REAL(cuThreadExchangeStreamCaptureMode)(&saved_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  bool active_ = false;
+  CUstreamCaptureMode saved_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+};
+
+void check(CUresult result, const char* what) {
+  if (result != CUDA_SUCCESS) throw SnapshotError{std::string(what) + " failed (CUresult " + std::to_string(result) + ")"};
+}
+
+// Waits for the launch's stream (the legacy default stream also waits for the blocking streams,
+// as the driver defines it); never for other streams.
+void synchronize(CUstream stream, bool per_thread) {
+  auto sync = per_thread ? CUSNAP_REAL(cuStreamSynchronize_ptsz) : CUSNAP_REAL(cuStreamSynchronize);
+  if (sync == nullptr) throw SnapshotError{"the driver has no cuStreamSynchronize"};
+  check(sync(stream), "cuStreamSynchronize on the launch's stream");
+}
+
+// The live ranges, overlapping ones merged (VMM access set twice over a range), address order.
+std::vector<std::pair<uint64_t, uint64_t>> live_ranges() {
+  State& s = state();
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::lock_guard lock(s.ranges_mutex);
+  for (const auto& [address, range] : s.ranges) {
+    if (range.size == 0) continue;
+    if (!out.empty() && address < out.back().first + out.back().second) {
+      uint64_t end = std::max(out.back().first + out.back().second, address + range.size);
+      out.back().second = end - out.back().first;
+    } else {
+      out.emplace_back(address, range.size);
+    }
+  }
+  return out;
+}
+
+// Reads every range chunk by chunk through the staging buffer; `each` gets (address, bytes).
+template <class Each>
+void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&& each) {
+  State& s = state();
+  if (s.tool_stream == nullptr) {
+    auto create = CUSNAP_REAL(cuStreamCreate);
+    if (create == nullptr) throw SnapshotError{"the driver has no cuStreamCreate"};
+    // Non-blocking: the tool's copies never wait for (or make wait) the application's streams.
+    check(create(&s.tool_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate for the snapshot copies");
+  }
+  auto copy = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
+  auto sync = CUSNAP_REAL(cuStreamSynchronize);
+  if (copy == nullptr || sync == nullptr) throw SnapshotError{"the driver has no cuMemcpyDtoHAsync_v2"};
+  uint64_t piece_max = std::max<uint64_t>(s.chunk, kStagingBytes / s.chunk * s.chunk);
+  for (const auto& [address, size] : ranges) {
+    for (uint64_t offset = 0; offset < size;) {
+      uint64_t piece = std::min(piece_max, size - offset);
+      if (s.staging.size() < piece) {
+        try {
+          s.staging.resize(piece);
+        } catch (const std::bad_alloc&) {
+          throw SnapshotError{"out of host memory for the " + std::to_string(piece) + "-byte staging buffer"};
+        }
+      }
+      check(copy(s.staging.data(), address + offset, piece, s.tool_stream), "cuMemcpyDtoHAsync (snapshot read)");
+      check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
+      for (uint64_t at = 0; at < piece; at += s.chunk) {
+        uint64_t n = std::min(s.chunk, piece - at);
+        each(address + offset + at, std::span<const uint8_t>(s.staging.data() + at, n));
+      }
+      offset += piece;
+    }
+  }
+}
+
+void fail_snapshots(Pending& p, const std::string& why) {
+  State& s = state();
+  p.skipped = "snapshot failed, snapshots disabled for the rest of the run: " + why;
+  p.before.clear();
+  if (!s.failed.exchange(true)) {
+    log(LogLevel::kError, "memory snapshots disabled: %s (the application continues)", why.c_str());
+  }
+}
+
+std::string function_name(CUfunction function) {
+  uint64_t handle = reinterpret_cast<uint64_t>(function);
+  if (const LaunchFacts* facts = HandleTable::instance().lookup_cached(handle); facts != nullptr) {
+    if (!facts->info.name.empty()) return facts->info.name;
+    return query_function_name(handle, facts->info.is_kernel);
+  }
+  return query_function_name(handle, false);
+}
+
+}  // namespace
+
+bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
+  if (!config.snapshots()) return false;
+  try {
+    State& s = state();
+    auto base = common::parse_kernel_name_base(config.snapshot_kernel_base);
+    if (!base) {
+      log(LogLevel::kError, "CUSNAP_SNAPSHOT_KERNEL_BASE '%s': expected function, demangled or mangled; "
+          "no snapshots", config.snapshot_kernel_base.c_str());
+      return false;
+    }
+    std::string error;
+    // "regex:" alone (or any filter) selects by name; the filter "*" is not special (Nsight).
+    auto filter = common::KernelFilter::create(config.snapshot_kernels, *base, &error);
+    if (!filter) {
+      log(LogLevel::kError, "CUSNAP_SNAPSHOT_KERNELS %s; no snapshots", error.c_str());
+      return false;
+    }
+    s.selection.emplace(std::move(*filter), config.launch_skip, config.launch_count);
+    s.chunk = config.snapshot_chunk_bytes;
+    s.outputs = config.snapshot_outputs;
+    s.enabled.store(true);
+    return true;
+  } catch (...) {
+    log(LogLevel::kError, "cannot configure memory snapshots: out of memory");
+    return false;
+  }
+}
+
+bool snapshots_enabled() noexcept { return state().enabled.load(std::memory_order_relaxed); }
+
+void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module) noexcept {
+  if (address == 0 || size == 0) return;
+  try {
+    State& s = state();
+    std::lock_guard lock(s.ranges_mutex);
+    s.ranges[address] = Range{size, kind, module};
+  } catch (...) {
+  }
+}
+
+void untrack_range(uint64_t address) noexcept {
+  State& s = state();
+  std::lock_guard lock(s.ranges_mutex);
+  s.ranges.erase(address);
+}
+
+void untrack_ranges_within(uint64_t address, uint64_t size) noexcept {
+  State& s = state();
+  std::lock_guard lock(s.ranges_mutex);
+  for (auto it = s.ranges.lower_bound(address); it != s.ranges.end() && it->first < address + size;) {
+    it = s.ranges.erase(it);
+  }
+}
+
+void untrack_module(uint64_t module) noexcept {
+  State& s = state();
+  std::lock_guard lock(s.ranges_mutex);
+  for (auto it = s.ranges.begin(); it != s.ranges.end();) {
+    it = it->second.kind == RangeKind::kGlobal && it->second.module == module ? s.ranges.erase(it) : std::next(it);
+  }
+}
+
+std::mutex& launch_order_mutex() noexcept { return state().order_mutex; }
+uint64_t& launch_ordinal_counter() noexcept { return state().ordinal; }
+
+void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept {
+  State& s = state();
+  if (!s.enabled.load(std::memory_order_relaxed) || s.failed.load(std::memory_order_relaxed)) return;
+  try {
+    Pending& p = pending();
+    p = Pending{};
+    std::lock_guard lock(s.snapshot_mutex);
+    if (s.selection->exhausted() || !s.selection->select(function_name(function))) return;
+    p.active = true;
+    p.stream = stream;
+    p.per_thread = call.per_thread_stream();
+    RelaxedCaptureMode relaxed;
+    if (stream_is_capturing(stream, p.per_thread)) {
+      p.skipped = "the launch's stream is being captured into a graph (the launch does not run now)";
+      return;
+    }
+    try {
+      synchronize(stream, p.per_thread);
+      p.ranges = live_ranges();
+      Session* session = Session::current();
+      if (session == nullptr) throw SnapshotError{"no capture session"};
+      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
+        format::BlobId id = session->put_blob(bytes);
+        if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
+        p.before.push_back(SnapshotChunk{address, bytes.size(), id, false});
+      });
+    } catch (const SnapshotError& e) {
+      fail_snapshots(p, e.what);
+    }
+  } catch (...) {
+    if (t_pending != nullptr) fail_snapshots(*t_pending, "out of host memory");
+  }
+}
+
+void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
+  if (t_pending == nullptr || !t_pending->active) return;
+  Pending& p = *t_pending;
+  p.active = false;
+  Session* session = Session::current();
+  if (session == nullptr || seq == UINT64_MAX) return;
+  State& s = state();
+  try {
+    if (!p.skipped.empty()) {
+      session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
+      return;
+    }
+    std::vector<SnapshotChunk> after;
+    after.reserve(p.before.size());
+    try {
+      std::lock_guard lock(s.snapshot_mutex);
+      RelaxedCaptureMode relaxed;
+      synchronize(p.stream, p.per_thread);
+      size_t index = 0;
+      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
+        const SnapshotChunk* was = index < p.before.size() ? &p.before[index] : nullptr;
+        ++index;
+        format::BlobId id = format::hash_blob(bytes);
+        bool unchanged = was != nullptr && was->address == address && was->blob == id;
+        if (s.outputs && !unchanged) {
+          id = session->put_blob(bytes);
+          if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
+        }
+        // An unchanged chunk's bytes are in the file already (the before snapshot stored them).
+        after.push_back(SnapshotChunk{address, bytes.size(), id, !s.outputs && !unchanged});
+      });
+    } catch (const SnapshotError& e) {
+      fail_snapshots(p, e.what);
+      session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
+      return;
+    }
+    (void)call;
+    session->memory_snapshot(false, seq, ordinal, p.before, "");
+    session->memory_snapshot(true, seq, ordinal, after, "");
+  } catch (...) {
+    fail_snapshots(p, "out of host memory");
+  }
+  p.before.clear();
+  p.before.shrink_to_fit();
+}
+
+}  // namespace cusnap::icpt
