@@ -19,6 +19,9 @@
 #include "stream_order.h"
 
 namespace cusnap::icpt {
+
+std::atomic<bool> g_snapshots_enabled{false};
+
 namespace {
 
 // Bounded staging: device memory is read through at most this much host memory at a time.
@@ -40,7 +43,6 @@ struct Pending {
 };
 
 struct State {
-  std::atomic<bool> enabled{false};
   std::atomic<bool> failed{false};
   std::mutex ranges_mutex;
   std::map<uint64_t, Range> ranges;
@@ -196,7 +198,7 @@ bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
     s.selection.emplace(std::move(*filter), config.launch_skip, config.launch_count);
     s.chunk = config.snapshot_chunk_bytes;
     s.outputs = config.snapshot_outputs;
-    s.enabled.store(true);
+    g_snapshots_enabled.store(true);
     return true;
   } catch (...) {
     log(LogLevel::kError, "cannot configure memory snapshots: out of memory");
@@ -204,7 +206,6 @@ bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
   }
 }
 
-bool snapshots_enabled() noexcept { return state().enabled.load(std::memory_order_relaxed); }
 
 void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module) noexcept {
   if (address == 0 || size == 0) return;
@@ -242,8 +243,9 @@ std::mutex& launch_order_mutex() noexcept { return state().order_mutex; }
 uint64_t& launch_ordinal_counter() noexcept { return state().ordinal; }
 
 void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept {
+  if (!snapshots_enabled()) return;
   State& s = state();
-  if (!s.enabled.load(std::memory_order_relaxed) || s.failed.load(std::memory_order_relaxed)) return;
+  if (s.failed.load(std::memory_order_relaxed)) return;
   try {
     Pending& p = pending();
     p = Pending{};
@@ -276,6 +278,7 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
 }
 
 void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
+  if (!snapshots_enabled()) return;  // before touching the thread_local: the launch hot path
   if (t_pending == nullptr || !t_pending->active) return;
   Pending& p = *t_pending;
   p.active = false;
