@@ -63,8 +63,22 @@ State& state() {
 
 thread_local Pending* t_pending = nullptr;
 
+// Each thread's pending snapshot stays reachable from here (hooks may run while a thread exits,
+// so it is never freed; one per thread that launched a selected kernel).
+std::vector<Pending*>& all_pending() {
+  static auto* list = new std::vector<Pending*>();
+  return *list;
+}
+
 Pending& pending() {
-  if (t_pending == nullptr) t_pending = new Pending();
+  if (t_pending == nullptr) {
+    auto owned = std::make_unique<Pending>();
+    {
+      std::lock_guard lock(state().snapshot_mutex);
+      all_pending().push_back(owned.get());
+    }
+    t_pending = owned.release();
+  }
   return *t_pending;
 }
 
