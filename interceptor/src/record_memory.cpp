@@ -48,24 +48,20 @@ schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t 
   if (call.result() == CUDA_SUCCESS) {
     alloc.setAddress(address);
     if (address != 0 && kind != AllocKind::VMM_MAP && kind != AllocKind::VMM_SET_ACCESS) sizes().put(address, size);
-    // Device-reachable memory for snapshots (host allocations and VMM reservations are not).
-    bool device = kind == AllocKind::DEVICE || kind == AllocKind::PITCH || kind == AllocKind::ASYNC ||
-                  kind == AllocKind::FROM_POOL || kind == AllocKind::MANAGED;
-    if (device && snapshots_enabled()) track_range(address, size, RangeKind::kAllocation);
   }
   return alloc;
+}
+
+// Commits an allocation of device-reachable memory, then (snapshots on) adds it to the snapshot
+// table: after its record, so that no snapshot covers a range whose memAlloc comes later.
+void commit_device_alloc(CallScope& call, uint64_t address, uint64_t size) {
+  call.commit();
+  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) track_range(address, size, RangeKind::kAllocation);
 }
 
 void record_free(CallScope& call, FreeKind kind, uint64_t address, uint64_t size = 0, CUstream stream = nullptr,
                  uint64_t handle = 0) {
   uint64_t known = address != 0 ? sizes().take(address) : 0;
-  if (snapshots_enabled() && address != 0) {
-    if (kind == FreeKind::VMM_ADDRESS_FREE) {
-      untrack_ranges_within(address, size);
-    } else {
-      untrack_range(address);
-    }
-  }
   auto free = call.record().initMemFree();
   free.setKind(kind);
   free.setAddress(address);
@@ -89,7 +85,7 @@ namespace hooks {
 
 CUSNAP_POST_HOOK(cuMemAlloc_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize) {
   begin_alloc(call, AllocKind::DEVICE, out_value(result, dptr), bytesize);
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocPitch_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t* pPitch,
@@ -100,13 +96,13 @@ CUSNAP_POST_HOOK(cuMemAllocPitch_v2)(CallScope& call, CUresult result, CUdevicep
   alloc.setWidthBytes(WidthInBytes);
   alloc.setHeight(Height);
   alloc.setElementSize(ElementSizeBytes);
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), pitch * Height);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
                                   CUstream hStream) {
   begin_alloc(call, AllocKind::ASYNC, out_value(result, dptr), bytesize).setStream(handle_value(hStream));
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
@@ -114,13 +110,13 @@ CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)(CallScope& call, CUresult result, CUde
   auto alloc = begin_alloc(call, AllocKind::FROM_POOL, out_value(result, dptr), bytesize);
   alloc.setPool(handle_value(pool));
   alloc.setStream(handle_value(hStream));
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocManaged)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
                                     unsigned int flags) {
   begin_alloc(call, AllocKind::MANAGED, out_value(result, dptr), bytesize).setFlags(flags);
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocHost_v2)(CallScope& call, CUresult result, void** pp, size_t bytesize) {
@@ -194,8 +190,6 @@ CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, siz
   alloc.setKind(AllocKind::VMM_SET_ACCESS);
   alloc.setAddress(ptr);
   alloc.setSize(size);
-  // Mapped and now accessible: a kernel can reach it.
-  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) track_range(ptr, size, RangeKind::kVmm);
   // Every descriptor in order; the scalar fields repeat the first one for schema-1 readers.
   constexpr size_t kMaxDescriptors = 1u << 16;  // far beyond any device count; bounds a bad `count`
   if (desc != nullptr && count > 0) {
@@ -210,13 +204,35 @@ CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, siz
     }
   }
   call.commit();
+  // Mapped and now accessible: a kernel can reach it (added after its record, as above).
+  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) track_range(ptr, size, RangeKind::kVmm);
+}
+
+// Snapshots (snapshot.h): a range leaves the table before the real free, which runs while the
+// table's lock is held, so that no snapshot reads memory being released.
+CUSNAP_PRE_HOOK(cuMemFree_v2)(CallScope&, CUdeviceptr dptr) {
+  if (snapshots_enabled()) release_begin(Release::kRange, dptr);
+}
+
+CUSNAP_PRE_HOOK(cuMemFreeAsync)(CallScope&, CUdeviceptr dptr, CUstream) {
+  if (snapshots_enabled()) release_begin(Release::kRange, dptr);
+}
+
+CUSNAP_PRE_HOOK(cuMemUnmap)(CallScope&, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_begin(Release::kWithin, ptr, size);
+}
+
+CUSNAP_PRE_HOOK(cuMemAddressFree)(CallScope&, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_begin(Release::kWithin, ptr, size);
 }
 
 CUSNAP_POST_HOOK(cuMemFree_v2)(CallScope& call, CUresult, CUdeviceptr dptr) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::DEVICE, dptr);
 }
 
 CUSNAP_POST_HOOK(cuMemFreeAsync)(CallScope& call, CUresult, CUdeviceptr dptr, CUstream hStream) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::ASYNC, dptr, 0, hStream);
 }
 
@@ -229,11 +245,11 @@ CUSNAP_POST_HOOK(cuMemHostUnregister)(CallScope& call, CUresult, void* p) {
 }
 
 CUSNAP_POST_HOOK(cuMemUnmap)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_end();
   auto free = call.record().initMemFree();
   free.setKind(FreeKind::VMM_UNMAP);
   free.setAddress(ptr);
   free.setSize(size);
-  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) untrack_ranges_within(ptr, size);
   call.commit();
 }
 
@@ -242,6 +258,7 @@ CUSNAP_POST_HOOK(cuMemRelease)(CallScope& call, CUresult, CUmemGenericAllocation
 }
 
 CUSNAP_POST_HOOK(cuMemAddressFree)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::VMM_ADDRESS_FREE, ptr, size);
 }
 

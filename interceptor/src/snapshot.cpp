@@ -1,6 +1,7 @@
 #include "snapshot.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -84,6 +85,7 @@ Pending& pending() {
 
 struct SnapshotError {
   std::string what;
+  bool this_launch_only = false;  // skip this launch's snapshot, keep snapshots on
 };
 
 // The thread's capture mode RELAXED while the tool makes its own calls (a capture in GLOBAL mode
@@ -121,10 +123,10 @@ void synchronize(CUstream stream, bool per_thread) {
 }
 
 // The live ranges, overlapping ones merged (VMM access set twice over a range), address order.
+// The caller holds ranges_mutex.
 std::vector<std::pair<uint64_t, uint64_t>> live_ranges() {
   State& s = state();
   std::vector<std::pair<uint64_t, uint64_t>> out;
-  std::lock_guard lock(s.ranges_mutex);
   for (const auto& [address, range] : s.ranges) {
     if (range.size == 0) continue;
     if (!out.empty() && address < out.back().first + out.back().second) {
@@ -135,6 +137,24 @@ std::vector<std::pair<uint64_t, uint64_t>> live_ranges() {
     }
   }
   return out;
+}
+
+// True when every range of `ranges` still lies inside a live range (caller holds ranges_mutex).
+bool still_live(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  std::vector<std::pair<uint64_t, uint64_t>> now = live_ranges();
+  for (const auto& [address, size] : ranges) {
+    auto it = std::upper_bound(now.begin(), now.end(), std::make_pair(address, UINT64_MAX));
+    if (it == now.begin()) return false;
+    --it;
+    if (address + size > it->first + it->second) return false;
+  }
+  return true;
+}
+
+std::string hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(value));
+  return text;
 }
 
 // Reads every range chunk by chunk through the staging buffer; `each` gets (address, bytes).
@@ -161,7 +181,14 @@ void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&
           throw SnapshotError{"out of host memory for the " + std::to_string(piece) + "-byte staging buffer"};
         }
       }
-      check(copy(s.staging.data(), address + offset, piece, s.tool_stream), "cuMemcpyDtoHAsync (snapshot read)");
+      CUresult copied = copy(s.staging.data(), address + offset, piece, s.tool_stream);
+      if (copied == CUDA_ERROR_INVALID_VALUE) {
+        // The range is gone: freed by another thread between the table lookup and this read
+        // (the free hook runs after the real free). Not a reason to stop snapshotting.
+        throw SnapshotError{"the range at 0x" + hex(address) + " could not be read (freed meanwhile by another thread?)",
+                            true};
+      }
+      check(copied, "cuMemcpyDtoHAsync (snapshot read)");
       check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
       for (uint64_t at = 0; at < piece; at += s.chunk) {
         uint64_t n = std::min(s.chunk, piece - at);
@@ -179,6 +206,16 @@ void fail_snapshots(Pending& p, const std::string& why) {
   if (!s.failed.exchange(true)) {
     log(LogLevel::kError, "memory snapshots disabled: %s (the application continues)", why.c_str());
   }
+}
+
+void fail_or_skip(Pending& p, const SnapshotError& e) {
+  if (!e.this_launch_only) {
+    fail_snapshots(p, e.what);
+    return;
+  }
+  p.skipped = "snapshot not taken: " + e.what;
+  p.before.clear();
+  log_once(LogLevel::kWarn, "snapshot-range-gone", "a memory snapshot was skipped: %s", e.what.c_str());
 }
 
 std::string function_name(CUfunction function) {
@@ -231,26 +268,36 @@ void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t modul
   }
 }
 
-void untrack_range(uint64_t address) noexcept {
-  State& s = state();
-  std::lock_guard lock(s.ranges_mutex);
-  s.ranges.erase(address);
-}
+namespace {
+thread_local bool t_release_locked = false;  // this thread holds ranges_mutex across a free
+}  // namespace
 
-void untrack_ranges_within(uint64_t address, uint64_t size) noexcept {
+void release_begin(Release what, uint64_t address, uint64_t size) noexcept {
   State& s = state();
-  std::lock_guard lock(s.ranges_mutex);
-  for (auto it = s.ranges.lower_bound(address); it != s.ranges.end() && it->first < address + size;) {
-    it = s.ranges.erase(it);
+  if (t_release_locked) return;  // (never nested: the shim does not record its own calls)
+  s.ranges_mutex.lock();
+  t_release_locked = true;
+  switch (what) {
+    case Release::kRange:
+      s.ranges.erase(address);
+      break;
+    case Release::kWithin:
+      for (auto it = s.ranges.lower_bound(address); it != s.ranges.end() && it->first < address + size;) {
+        it = s.ranges.erase(it);
+      }
+      break;
+    case Release::kModule:
+      for (auto it = s.ranges.begin(); it != s.ranges.end();) {
+        it = it->second.kind == RangeKind::kGlobal && it->second.module == address ? s.ranges.erase(it) : std::next(it);
+      }
+      break;
   }
 }
 
-void untrack_module(uint64_t module) noexcept {
-  State& s = state();
-  std::lock_guard lock(s.ranges_mutex);
-  for (auto it = s.ranges.begin(); it != s.ranges.end();) {
-    it = it->second.kind == RangeKind::kGlobal && it->second.module == module ? s.ranges.erase(it) : std::next(it);
-  }
+void release_end() noexcept {
+  if (!t_release_locked) return;
+  t_release_locked = false;
+  state().ranges_mutex.unlock();
 }
 
 std::mutex& launch_order_mutex() noexcept { return state().order_mutex; }
@@ -263,8 +310,10 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
   try {
     Pending& p = pending();
     p = Pending{};
-    std::lock_guard lock(s.snapshot_mutex);
-    if (s.selection->exhausted() || !s.selection->select(function_name(function))) return;
+    {
+      std::lock_guard lock(s.snapshot_mutex);
+      if (s.selection->exhausted() || !s.selection->select(function_name(function))) return;
+    }
     p.active = true;
     p.stream = stream;
     p.per_thread = call.per_thread_stream();
@@ -274,17 +323,22 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       return;
     }
     try {
+      // Not under the snapshot lock: the stream's work may wait for another thread's progress
+      // (a host function, an event it records after its own launch), and that thread may be
+      // about to take a snapshot itself.
       synchronize(stream, p.per_thread);
-      p.ranges = live_ranges();
       Session* session = Session::current();
       if (session == nullptr) throw SnapshotError{"no capture session"};
+      std::lock_guard lock(s.snapshot_mutex);  // the staging buffer and the tool's stream
+      std::lock_guard memory(s.ranges_mutex);  // no free runs while the ranges are read
+      p.ranges = live_ranges();
       read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
         format::BlobId id = session->put_blob(bytes);
         if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
         p.before.push_back(SnapshotChunk{address, bytes.size(), id, false});
       });
     } catch (const SnapshotError& e) {
-      fail_snapshots(p, e.what);
+      fail_or_skip(p, e);
     }
   } catch (...) {
     if (t_pending != nullptr) fail_snapshots(*t_pending, "out of host memory");
@@ -307,9 +361,13 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
     std::vector<SnapshotChunk> after;
     after.reserve(p.before.size());
     try {
-      std::lock_guard lock(s.snapshot_mutex);
       RelaxedCaptureMode relaxed;
-      synchronize(p.stream, p.per_thread);
+      synchronize(p.stream, p.per_thread);  // unlocked, as in snapshot_before
+      std::lock_guard lock(s.snapshot_mutex);
+      std::lock_guard memory(s.ranges_mutex);
+      if (!still_live(p.ranges)) {
+        throw SnapshotError{"another thread freed memory the launch could reach while it ran", true};
+      }
       size_t index = 0;
       read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
         const SnapshotChunk* was = index < p.before.size() ? &p.before[index] : nullptr;
@@ -324,7 +382,7 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
         after.push_back(SnapshotChunk{address, bytes.size(), id, !s.outputs && !unchanged});
       });
     } catch (const SnapshotError& e) {
-      fail_snapshots(p, e.what);
+      fail_or_skip(p, e);
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
       return;
     }

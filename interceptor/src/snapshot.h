@@ -38,10 +38,13 @@ inline bool snapshots_enabled() noexcept { return g_snapshots_enabled.load(std::
 // Live range table (called from the allocation hooks only when snapshots_enabled()).
 enum class RangeKind : uint8_t { kAllocation, kVmm, kGlobal };
 void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module = 0) noexcept;
-void untrack_range(uint64_t address) noexcept;
-// Removes every range lying inside [address, address + size) (VMM unmap / address free).
-void untrack_ranges_within(uint64_t address, uint64_t size) noexcept;
-void untrack_module(uint64_t module) noexcept;
+// Frees (pre hook, before the real call): removes the range(s) and holds the table's lock across
+// the real call, so that no snapshot reads memory while it is being released; release_end (post
+// hook) lets go. kRange: the range at `address`; kWithin: every range inside
+// [address, address + size) (VMM unmap / address free); kModule: the globals of module `address`.
+enum class Release : uint8_t { kRange, kWithin, kModule };
+void release_begin(Release what, uint64_t address, uint64_t size = 0) noexcept;
+void release_end() noexcept;
 
 // Launch hooks. snapshot_before: pre hook of a launch of `function` on `stream`.
 void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept;
