@@ -7,6 +7,7 @@
 #           memory recomputed from the capture's own host-to-device payloads.
 #   select  SAMPLE (reduction): --launch-skip/--launch-count over regex:., an exact name, a
 #           regex, and a plain substring (Nsight Compute: exact match, so it selects nothing).
+#   options SAMPLE (vector_add): --snapshot-outputs and --snapshot-chunk 4096.
 #   size    APP IMAGE: 100 launches over 8 MiB, 10 vs 100 selected: the file grows with the
 #           bytes that change, not with launches x memory.
 #   fake_capture / fake_fail  APP FAKE SHIM_DIR: the skip paths on a fake driver (stream capture;
@@ -128,6 +129,25 @@ elseif(MODE STREQUAL "select")
   if(bad_rc EQUAL 0 OR NOT bad_err MATCHES "snapshot-kernels")
     message(FATAL_ERROR "an invalid regex was accepted (rc ${bad_rc}): ${bad_err}")
   endif()
+elseif(MODE STREQUAL "options")
+  # --snapshot-outputs stores every changed after chunk; --snapshot-chunk sets the tiling.
+  set(f ${OUT_DIR}/snap-options.cusnap)
+  capture(${f} run --snapshot-kernels "regex:." --snapshot-outputs --snapshot-chunk 4096 -- ${SAMPLE})
+  inspect(${f} result --require-all)
+  if(NOT result_out MATCHES "options mode=snapshot filter=regex:\\. skip=0 count=0 chunk=4096")
+    message(FATAL_ERROR "the header does not record the 4096-byte chunks")
+  endif()
+  string(REGEX MATCHALL "\nsnap [^\n]*" snaps "\n${result_out}")
+  list(LENGTH snaps n)
+  if(n EQUAL 0)
+    message(FATAL_ERROR "no snapshots")
+  endif()
+  foreach(line IN LISTS snaps)
+    if(NOT line MATCHES " after=([0-9]+) changed=([1-9][0-9]*) stored_after=([0-9]+)" OR
+       NOT CMAKE_MATCH_1 EQUAL CMAKE_MATCH_3)
+      message(FATAL_ERROR "with --snapshot-outputs every after chunk has its bytes in the file: ${line}")
+    endif()
+  endforeach()
 elseif(MODE STREQUAL "size")
   set(sizes "")
   foreach(count 0 10 100)
