@@ -1,8 +1,8 @@
 #include "snapshot.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <new>
@@ -345,7 +345,7 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
   }
 }
 
-void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
+void snapshot_after(CallScope&, uint64_t seq, uint64_t ordinal) noexcept {
   if (!snapshots_enabled()) return;  // before touching the thread_local: the launch hot path
   if (t_pending == nullptr || !t_pending->active) return;
   Pending& p = *t_pending;
@@ -386,7 +386,6 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
       return;
     }
-    (void)call;
     session->memory_snapshot(false, seq, ordinal, p.before, "");
     session->memory_snapshot(true, seq, ordinal, after, "");
   } catch (...) {
