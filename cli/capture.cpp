@@ -22,6 +22,7 @@
 #include "common.h"
 #include "cusnap/capture/config.h"  // the capture configuration and output-name patterns
 #include "cusnap/common/driver_search.h"
+#include "cusnap/common/kernel_filter.h"
 #include "info_collect.h"
 #include "table.h"
 
@@ -35,6 +36,13 @@ struct CaptureArgs {
   std::string driver = "auto";
   bool force_overwrite = false;
   int compress_level = 3;
+  // Memory snapshots (docs/capture.md, "Memory snapshots"); none unless snapshot_kernels is set.
+  std::string snapshot_kernels;
+  std::string kernel_name_base = "function";
+  uint64_t launch_skip = 0;
+  uint64_t launch_count = 0;
+  bool snapshot_outputs = false;
+  uint64_t snapshot_chunk = capture::CaptureConfig::kDefaultSnapshotChunkBytes;
   std::vector<std::string> command;
 };
 
@@ -167,6 +175,22 @@ int run_capture(const CaptureArgs& args) {
   ::setenv(common::kRealDriverVariable, found.path.c_str(), 1);
   ::setenv("CUSNAP_COMPRESS_LEVEL", std::to_string(args.compress_level).c_str(), 1);
   ::setenv("CUSNAP_FORCE_OVERWRITE", args.force_overwrite ? "1" : "0", 1);
+  if (!args.snapshot_kernels.empty()) {
+    std::string error;
+    auto base = common::parse_kernel_name_base(args.kernel_name_base);
+    if (!base || !common::KernelFilter::create(args.snapshot_kernels, *base, &error)) {
+      std::cerr << "cusnap capture: --snapshot-kernels " << error << "\n";
+      return kExitUsageOrIo;
+    }
+    ::setenv("CUSNAP_SNAPSHOT_KERNELS", args.snapshot_kernels.c_str(), 1);
+    ::setenv("CUSNAP_SNAPSHOT_KERNEL_BASE", args.kernel_name_base.c_str(), 1);
+    ::setenv("CUSNAP_LAUNCH_SKIP", std::to_string(args.launch_skip).c_str(), 1);
+    ::setenv("CUSNAP_LAUNCH_COUNT", std::to_string(args.launch_count).c_str(), 1);
+    ::setenv("CUSNAP_SNAPSHOT_OUTPUTS", args.snapshot_outputs ? "1" : "0", 1);
+    ::setenv("CUSNAP_SNAPSHOT_CHUNK", std::to_string(args.snapshot_chunk).c_str(), 1);
+  } else {
+    ::unsetenv("CUSNAP_SNAPSHOT_KERNELS");
+  }
   ::setenv("CUSNAP_SHIM_PATH", (shim_dir + "/libcuda.so.1").c_str(), 1);
   prepend_env("LD_LIBRARY_PATH", shim_dir, ':');
   if (is_file(shim_dir + "/libcusnap_audit.so")) prepend_env("LD_AUDIT", shim_dir + "/libcusnap_audit.so", ':');
@@ -226,6 +250,22 @@ void register_capture(CLI::App& app, int& exit_code) {
   sub->add_flag("--force-overwrite", args->force_overwrite, "Overwrite an existing capture file");
   sub->add_option("--compress-level", args->compress_level, "zstd level for payloads, 0 (none) to 19 (call records: at most 1)")
       ->check(CLI::Range(0, 19))
+      ->capture_default_str();
+  sub->add_option("--snapshot-kernels", args->snapshot_kernels,
+                  "Snapshot device memory around launches of these kernels (Nsight Compute filter: "
+                  "NAME exact, regex:EXPR searched)");
+  sub->add_option("--kernel-name-base", args->kernel_name_base,
+                  "Name --snapshot-kernels compares: function (demangled, no parameters), demangled, mangled")
+      ->check(CLI::IsMember({"function", "demangled", "mangled"}))
+      ->capture_default_str();
+  sub->add_option("--launch-skip", args->launch_skip, "Matching launches to pass over before the first snapshot")
+      ->capture_default_str();
+  sub->add_option("--launch-count", args->launch_count, "Matching launches to snapshot (0: all the rest)")
+      ->capture_default_str();
+  sub->add_flag("--snapshot-outputs", args->snapshot_outputs,
+                "Also store the contents of chunks a snapshotted launch changed (default: their hashes)");
+  sub->add_option("--snapshot-chunk", args->snapshot_chunk, "Snapshot chunk size in bytes")
+      ->check(CLI::Range(capture::CaptureConfig::kMinSnapshotChunkBytes, capture::CaptureConfig::kMaxSnapshotChunkBytes))
       ->capture_default_str();
   sub->add_option("command", args->command, "-- APP [ARGS...]")->required();
   sub->footer("Environment equivalents for launchers that cannot use the wrapper: see docs/capture.md.");

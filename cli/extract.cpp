@@ -1,4 +1,4 @@
-// `cusnap extract FILE (--kernel-name REGEX [--launch-skip N] [--launch-count M] | --call N)
+// `cusnap extract FILE (--kernel-name NAME [--launch-skip N] [--launch-count M] | --call N)
 //  -o OUT [--emit-cpp DIR]`: one standalone capture per selected launch, cut out of a capture
 // with memory snapshots (docs/extract.md); the work is cusnap::extract's.
 #include <iostream>
@@ -87,8 +87,8 @@ void register_extract(CLI::App& app, int& exit_code) {
       "--emit-cpp also writes a C++ driver-API reproducer that needs only the CUDA toolkit");
   cmd->add_option("FILE", args->file, "Capture with memory snapshots")->required();
   auto* name = cmd->add_option("--kernel-name", args->kernel_name,
-                               "Launches of kernels matching REGEX (Nsight Compute rules: "
-                               "ECMAScript, mangled or demangled name, optional regex: prefix)");
+                               "Launches of the kernel named NAME (function name, exactly) or, "
+                               "with regex:EXPR, whose name contains a match (Nsight Compute rules)");
   auto* skip = cmd->add_option("--launch-skip", args->launch_skip,
                                "Matching launches to pass over first");
   auto* count = cmd->add_option("--launch-count", args->launch_count,
@@ -105,7 +105,7 @@ void register_extract(CLI::App& app, int& exit_code) {
   cmd->callback([args, call, name, &exit_code]() {
     bool by_call = call->count() > 0;
     if (!by_call && name->count() == 0) {
-      std::cerr << "cusnap extract: give --kernel-name REGEX or --call N\n";
+      std::cerr << "cusnap extract: give --kernel-name NAME or --call N\n";
       exit_code = kExitUsageOrIo;
       return;
     }

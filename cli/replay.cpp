@@ -181,7 +181,8 @@ void register_replay(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"all", "none"}))
       ->capture_default_str();
   cmd->add_option("--kernel-name", o->kernel_name,
-                  "Select launches whose kernel name (mangled or demangled) matches this regex");
+                  "Select launches of the kernel named NAME (its function name, exactly) or, with "
+                  "regex:EXPR, whose name contains a match (Nsight Compute rules)");
   cmd->add_option("--launch-skip", o->launch_skip, "Matching launches to skip before selecting");
   cmd->add_option("--launch-count", o->launch_count, "Launches to select (0: all)");
   cmd->add_flag("--no-timing", o->no_timing, "Do not time launches (no events around them)");

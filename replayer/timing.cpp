@@ -25,14 +25,14 @@ TimeStats summarize_times(std::vector<double> samples) {
 Expected<LaunchSelector> LaunchSelector::create(const std::string& kernel_regex, uint64_t skip,
                                                 uint64_t count) {
   std::string error;
-  std::optional<common::LaunchFilter> filter =
-      common::LaunchFilter::create(kernel_regex, skip, count, &error);
-  if (!filter) return Error(ErrorKind::kInvalidArgument, error);
-  return LaunchSelector(std::move(*filter));
+  std::optional<common::KernelFilter> filter =
+      common::KernelFilter::create(kernel_regex, common::KernelNameBase::kFunction, &error);
+  if (!filter) return Error(ErrorKind::kInvalidArgument, "--kernel-name " + error);
+  return LaunchSelector(common::LaunchSelection(std::move(*filter), skip, count));
 }
 
-bool LaunchSelector::select(const std::string& name) { return filter_.select(name); }
+bool LaunchSelector::select(const std::string& name) { return selection_.select(name); }
 
-std::string demangle(const std::string& name) { return common::demangle(name); }
+std::string demangle(const std::string& name) { return common::demangle_name(name); }
 
 }  // namespace cusnap::replayer

@@ -1,8 +1,9 @@
 // Launch timing: which launches are selected (Nsight Compute's filters), statistics over samples.
 //
-// Selection: --kernel-name REGEX (ECMAScript, searched in the captured mangled name and in its
-// demangled form; an optional "regex:" prefix as Nsight Compute writes it is accepted),
-// --launch-skip N (matching launches to pass over first), --launch-count M (0: all the rest).
+// Selection: the one Nsight Compute-style filter of capture, replay and extraction
+// (cusnap/common/kernel_filter.h): --kernel-name NAME (the function name, exactly) or
+// --kernel-name regex:EXPR (ECMAScript, searched in it), --launch-skip N (matching launches to
+// pass over first), --launch-count M (0: all the rest).
 // Unselected launches are still replayed, once and untimed, so that memory evolves as captured.
 //
 // Selected launches are timed with a pair of events around the launch on its stream. With
@@ -17,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cusnap/common/kernel_match.h"
+#include "cusnap/common/kernel_filter.h"
 #include "replayer/status.h"
 
 namespace cusnap::replayer {
@@ -43,8 +44,8 @@ class LaunchSelector {
   bool select(const std::string& mangled_name);
 
  private:
-  explicit LaunchSelector(common::LaunchFilter filter) : filter_(std::move(filter)) {}
-  common::LaunchFilter filter_;  // the one matcher (common/kernel_match.h), shared with extract
+  explicit LaunchSelector(common::LaunchSelection selection) : selection_(std::move(selection)) {}
+  common::LaunchSelection selection_;  // the one matcher (common/kernel_filter.h)
 };
 
 // abi::__cxa_demangle, or the name itself when it is not a mangled C++ name.

@@ -10,7 +10,7 @@
 
 #include <capnp/message.h>
 
-#include "cusnap/common/kernel_match.h"
+#include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/writer.h"
 
 namespace cusnap::extract {
@@ -127,10 +127,11 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
 Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
                                                 const Selection& selection) {
   std::string error;
-  std::optional<common::LaunchFilter> filter =
-      common::LaunchFilter::create(selection.kernel_regex, selection.launch_skip,
-                                   selection.launch_count, &error);
-  if (!filter) return fail(ErrorCode::kInvalidArgument, error);
+  std::optional<common::KernelFilter> kernel_filter =
+      common::KernelFilter::create(selection.kernel_regex, common::KernelNameBase::kFunction, &error);
+  if (!kernel_filter) return fail(ErrorCode::kInvalidArgument, "--kernel-name " + error);
+  common::LaunchSelection filter(std::move(*kernel_filter), selection.launch_skip,
+                                 selection.launch_count);
   if (selection.call_seq) {
     uint64_t seq = *selection.call_seq;
     if (seq >= source.call_count())
@@ -176,7 +177,7 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
       case schema::CallRecord::LAUNCH: {
         auto l = rec.getLaunch();
         std::string name = l.getKernelName();
-        bool selected = selection.call_seq ? *selection.call_seq == seq : filter->select(name);
+        bool selected = selection.call_seq ? *selection.call_seq == seq : filter.select(name);
         if (!selected) break;
         Pending p;
         p.plan.launch_seq = seq;

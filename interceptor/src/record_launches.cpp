@@ -8,6 +8,7 @@
 #include "handles.h"
 #include "hooks.h"
 #include "session.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -116,7 +117,9 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
     }
     fields.attributes = std::span<const format::LaunchAttributeFields>(list, attribute_count);
   }
-  uint64_t seq = call.commit_launch(fields);
+  uint64_t ordinal = 0;
+  uint64_t seq = commit_counted_launch([&] { return call.commit_launch(fields); }, &ordinal);
+  snapshot_after(call, seq, ordinal);
   if (!have_layout && kernel_params != nullptr && table.first_warning(handle)) {
     // The name refers to this thread's cached copy, which stays as it is until its next lookup.
     if (Session* session = Session::current()) {
@@ -130,6 +133,22 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
 }  // namespace
 
 namespace hooks {
+
+// Snapshots before selected launches (snapshot.h); nothing while snapshots are off.
+CUSNAP_PRE_HOOK(cuLaunchKernel)(CallScope& call, CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int,
+                                unsigned int, unsigned int, unsigned int, CUstream hStream, void**, void**) {
+  if (snapshots_enabled()) snapshot_before(call, f, hStream);
+}
+
+CUSNAP_PRE_HOOK(cuLaunchCooperativeKernel)(CallScope& call, CUfunction f, unsigned int, unsigned int, unsigned int,
+                                           unsigned int, unsigned int, unsigned int, unsigned int, CUstream hStream,
+                                           void**) {
+  if (snapshots_enabled()) snapshot_before(call, f, hStream);
+}
+
+CUSNAP_PRE_HOOK(cuLaunchKernelEx)(CallScope& call, const CUlaunchConfig* config, CUfunction f, void**, void**) {
+  if (snapshots_enabled()) snapshot_before(call, f, config != nullptr ? config->hStream : nullptr);
+}
 
 CUSNAP_POST_HOOK(cuLaunchKernel)(CallScope& call, CUresult, CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                                  unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
@@ -151,7 +170,9 @@ CUSNAP_POST_HOOK(cuLaunchKernelEx)(CallScope& call, CUresult, const CUlaunchConf
                                    void** kernelParams, void** extra) {
   if (config == nullptr) {
     call.record().initLaunch().setFunction(handle_value(f));
-    call.commit();
+    uint64_t ordinal = 0;
+    uint64_t seq = commit_counted_launch([&] { return call.commit(); }, &ordinal);
+    snapshot_after(call, seq, ordinal);
     return;
   }
   Geometry g{{config->gridDimX, config->gridDimY, config->gridDimZ},

@@ -7,6 +7,7 @@
 
 #include "hooks.h"
 #include "session.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -51,6 +52,13 @@ schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t 
   return alloc;
 }
 
+// Commits an allocation of device-reachable memory, then (snapshots on) adds it to the snapshot
+// table: after its record, so that no snapshot covers a range whose memAlloc comes later.
+void commit_device_alloc(CallScope& call, uint64_t address, uint64_t size) {
+  call.commit();
+  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) track_range(address, size, RangeKind::kAllocation);
+}
+
 void record_free(CallScope& call, FreeKind kind, uint64_t address, uint64_t size = 0, CUstream stream = nullptr,
                  uint64_t handle = 0) {
   uint64_t known = address != 0 ? sizes().take(address) : 0;
@@ -77,7 +85,7 @@ namespace hooks {
 
 CUSNAP_POST_HOOK(cuMemAlloc_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize) {
   begin_alloc(call, AllocKind::DEVICE, out_value(result, dptr), bytesize);
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocPitch_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t* pPitch,
@@ -88,13 +96,13 @@ CUSNAP_POST_HOOK(cuMemAllocPitch_v2)(CallScope& call, CUresult result, CUdevicep
   alloc.setWidthBytes(WidthInBytes);
   alloc.setHeight(Height);
   alloc.setElementSize(ElementSizeBytes);
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), pitch * Height);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
                                   CUstream hStream) {
   begin_alloc(call, AllocKind::ASYNC, out_value(result, dptr), bytesize).setStream(handle_value(hStream));
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
@@ -102,13 +110,13 @@ CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)(CallScope& call, CUresult result, CUde
   auto alloc = begin_alloc(call, AllocKind::FROM_POOL, out_value(result, dptr), bytesize);
   alloc.setPool(handle_value(pool));
   alloc.setStream(handle_value(hStream));
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocManaged)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
                                     unsigned int flags) {
   begin_alloc(call, AllocKind::MANAGED, out_value(result, dptr), bytesize).setFlags(flags);
-  call.commit();
+  commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemAllocHost_v2)(CallScope& call, CUresult result, void** pp, size_t bytesize) {
@@ -196,13 +204,35 @@ CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, siz
     }
   }
   call.commit();
+  // Mapped and now accessible: a kernel can reach it (added after its record, as above).
+  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) track_range(ptr, size, RangeKind::kVmm);
+}
+
+// Snapshots (snapshot.h): a range leaves the table before the real free, which runs while the
+// table's lock is held, so that no snapshot reads memory being released.
+CUSNAP_PRE_HOOK(cuMemFree_v2)(CallScope&, CUdeviceptr dptr) {
+  if (snapshots_enabled()) release_begin(Release::kRange, dptr);
+}
+
+CUSNAP_PRE_HOOK(cuMemFreeAsync)(CallScope&, CUdeviceptr dptr, CUstream) {
+  if (snapshots_enabled()) release_begin(Release::kRange, dptr);
+}
+
+CUSNAP_PRE_HOOK(cuMemUnmap)(CallScope&, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_begin(Release::kWithin, ptr, size);
+}
+
+CUSNAP_PRE_HOOK(cuMemAddressFree)(CallScope&, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_begin(Release::kWithin, ptr, size);
 }
 
 CUSNAP_POST_HOOK(cuMemFree_v2)(CallScope& call, CUresult, CUdeviceptr dptr) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::DEVICE, dptr);
 }
 
 CUSNAP_POST_HOOK(cuMemFreeAsync)(CallScope& call, CUresult, CUdeviceptr dptr, CUstream hStream) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::ASYNC, dptr, 0, hStream);
 }
 
@@ -215,6 +245,7 @@ CUSNAP_POST_HOOK(cuMemHostUnregister)(CallScope& call, CUresult, void* p) {
 }
 
 CUSNAP_POST_HOOK(cuMemUnmap)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_end();
   auto free = call.record().initMemFree();
   free.setKind(FreeKind::VMM_UNMAP);
   free.setAddress(ptr);
@@ -227,6 +258,7 @@ CUSNAP_POST_HOOK(cuMemRelease)(CallScope& call, CUresult, CUmemGenericAllocation
 }
 
 CUSNAP_POST_HOOK(cuMemAddressFree)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::VMM_ADDRESS_FREE, ptr, size);
 }
 

@@ -15,6 +15,7 @@
 #include "hooks.h"
 #include "image_size.h"
 #include "session.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -216,6 +217,11 @@ void record_global(CallScope& call, uint64_t module, bool is_library, const char
     if (bytes != nullptr) global.setSize(*bytes);
   }
   call.commit();
+  // Module variables (__device__, __constant__) a kernel can reach, for snapshots (after the
+  // record: no snapshot covers a range whose globalGet comes later).
+  if (call.result() == CUDA_SUCCESS && dptr != nullptr && bytes != nullptr && snapshots_enabled()) {
+    track_range(*dptr, *bytes, RangeKind::kGlobal, module);
+  }
 }
 
 }  // namespace
@@ -254,7 +260,17 @@ CUSNAP_POST_HOOK(cuModuleLoadFatBinary)(CallScope& call, CUresult result, CUmodu
   record_load(call, args);
 }
 
+// Snapshots: the module's variables leave the table before the real unload (snapshot.h).
+CUSNAP_PRE_HOOK(cuModuleUnload)(CallScope&, CUmodule hmod) {
+  if (snapshots_enabled()) release_begin(Release::kModule, handle_value(hmod));
+}
+
+CUSNAP_PRE_HOOK(cuLibraryUnload)(CallScope&, CUlibrary library) {
+  if (snapshots_enabled()) release_begin(Release::kModule, handle_value(library));
+}
+
 CUSNAP_POST_HOOK(cuModuleUnload)(CallScope& call, CUresult, CUmodule hmod) {
+  if (snapshots_enabled()) release_end();
   record_unload(call, handle_value(hmod), false);
 }
 
@@ -279,6 +295,7 @@ CUSNAP_POST_HOOK(cuLibraryLoadFromFile)(CallScope& call, CUresult result, CUlibr
 }
 
 CUSNAP_POST_HOOK(cuLibraryUnload)(CallScope& call, CUresult, CUlibrary library) {
+  if (snapshots_enabled()) release_end();
   record_unload(call, handle_value(library), true);
 }
 

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "real_driver.h"
 #include "shim_runtime.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace schema = format::schema;
@@ -166,6 +167,7 @@ Session* Session::current() noexcept { return g_session.load(std::memory_order_a
 void Session::start(const CaptureConfig& config) noexcept {
   if (!config.enabled) return;
   try {
+    configure_snapshots(config);
     g_session.store(new Session(config));
     g_recording.store(true);
     ::pthread_atfork(nullptr, nullptr, on_fork_child);
@@ -201,14 +203,28 @@ bool Session::open_locked() {
   if (auto f = CUSNAP_REAL(cuDriverGetVersion); f && f(&version) == CUDA_SUCCESS) header.setDriverVersion(version);
   fill_devices(header);
   auto options = header.initOptions();
-  options.setMode(schema::CaptureOptions::CaptureMode::STREAM);
+  if (snapshots_enabled()) {
+    options.setMode(schema::CaptureOptions::CaptureMode::SNAPSHOT);
+    options.setKernelRegex(config_.snapshot_kernels);
+    options.setLaunchSkip(config_.launch_skip);
+    options.setLaunchCount(config_.launch_count);
+    options.setSnapshotChunkBytes(config_.snapshot_chunk_bytes);
+  } else {
+    options.setMode(schema::CaptureOptions::CaptureMode::STREAM);
+  }
   options.setCompressionLevel(config_.compress_level);
   options.setRecordDeviceToHostChecksums(config_.dtoh_checksums);
-  auto extra = options.initExtra(2);
+  auto extra = options.initExtra(snapshots_enabled() ? 4 : 2);
   extra[0].setKey("queuePolicy");
   extra[0].setValue(config_.drop_when_full ? "drop" : "block");
   extra[1].setKey("maxQueuedBytes");
   extra[1].setValue(std::to_string(config_.max_queued_bytes));
+  if (snapshots_enabled()) {
+    extra[2].setKey("snapshotKernelNameBase");
+    extra[2].setValue(config_.snapshot_kernel_base);
+    extra[3].setKey("snapshotOutputs");
+    extra[3].setValue(config_.snapshot_outputs ? "1" : "0");
+  }
 
   format::WriterOptions writer_options;
   writer_options.compression_level = config_.compress_level;
@@ -370,6 +386,27 @@ void Session::deferred_result(const DeferredResult& result) noexcept {
       id.setLow(result.payload.low);
     }
     if (!result.missing.empty()) deferred.setMissing(result.missing);
+  });
+}
+
+void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t launch_ordinal,
+                              const std::vector<SnapshotChunk>& chunks, const std::string& skipped) noexcept {
+  append_tool_record([&](schema::CallRecord::Builder record) {
+    auto snapshot = record.initMemorySnapshot();
+    snapshot.setPhase(after_launch ? schema::MemorySnapshot::Phase::AFTER_LAUNCH
+                                   : schema::MemorySnapshot::Phase::BEFORE_LAUNCH);
+    snapshot.setLaunchSeq(launch_seq);
+    snapshot.setLaunchOrdinal(launch_ordinal);
+    if (!skipped.empty()) snapshot.setSkippedReason(skipped);
+    auto list = snapshot.initChunks(static_cast<unsigned>(chunks.size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      list[i].setAddress(chunks[i].address);
+      list[i].setSize(chunks[i].size);
+      auto id = list[i].initBlob();
+      id.setHigh(chunks[i].blob.high);
+      id.setLow(chunks[i].blob.low);
+      list[i].setHashOnly(chunks[i].hash_only);
+    }
   });
 }
 

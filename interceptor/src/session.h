@@ -46,6 +46,14 @@ struct DeferredResult {
   std::string missing;         // non-empty: nothing could be observed, and why
 };
 
+// One chunk of a memory snapshot (schema MemoryChunk).
+struct SnapshotChunk {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  format::BlobId blob;
+  bool hash_only = false;
+};
+
 class Session {
  public:
   explicit Session(CaptureConfig config);
@@ -68,6 +76,10 @@ class Session {
   void tool_event(uint16_t kind, const std::string& message, uint64_t related_seq = UINT64_MAX) noexcept;
   // A DeferredResult record completing the call `result.call_seq` (see the schema).
   void deferred_result(const DeferredResult& result) noexcept;
+
+  // A memorySnapshot record for the launch `launch_seq` (`skipped` non-empty: none taken, why).
+  void memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t launch_ordinal,
+                       const std::vector<SnapshotChunk>& chunks, const std::string& skipped) noexcept;
 
   // The application's cuInit returned: open the file now.
   void on_driver_initialized() noexcept;

@@ -27,7 +27,7 @@ set(source ${WORK}/source.cusnap)
 run_checked(COMMAND ${MAKE_FIXTURE} capture ${source} ${PTX} EXPECT_RC 0)
 
 # A launch without snapshots: a clear refusal, non-zero exit.
-run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name saxpy --launch-skip 1
+run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name regex:saxpy --launch-skip 1
                     --launch-count 1 -o ${WORK}/unsnapped.cusnap
             EXPECT_RC nonzero OUTPUT out)
 if(NOT out MATCHES "needs --route replay, not implemented yet")
@@ -35,7 +35,7 @@ if(NOT out MATCHES "needs --route replay, not implemented yet")
 endif()
 # Several launches into a directory: the two with snapshots are written even though the other
 # two cannot be (exit non-zero for those).
-run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name . -o ${WORK}/all
+run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name regex:. -o ${WORK}/all
             EXPECT_RC nonzero OUTPUT out)
 foreach(seq 10 13)
   if(NOT EXISTS ${WORK}/all/call-${seq}.cusnap)
@@ -50,7 +50,7 @@ run_checked(COMMAND ${CUSNAP} extract ${source} -o ${WORK}/x.cusnap EXPECT_RC 1)
 
 foreach(kernel saxpy_int add_offset)
   set(repro ${WORK}/repro_${kernel})
-  run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name "^${kernel}$" --launch-count 1
+  run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name ${kernel} --launch-count 1
                       -o ${WORK}/${kernel}.cusnap --emit-cpp ${repro}
               EXPECT_RC 0 OUTPUT out)
   message(STATUS "${out}")
@@ -94,7 +94,7 @@ endforeach()
 set(low ${WORK}/low.cusnap)
 run_checked(COMMAND ${MAKE_FIXTURE} capture ${low} ${PTX} low EXPECT_RC 0)
 set(repro ${WORK}/repro_low)
-run_checked(COMMAND ${CUSNAP} extract ${low} --kernel-name saxpy --launch-count 1
+run_checked(COMMAND ${CUSNAP} extract ${low} --kernel-name regex:saxpy --launch-count 1
                     -o ${WORK}/low-%n.cusnap --emit-cpp ${repro} EXPECT_RC 0)
 run_checked(COMMAND ${CMAKE_COMMAND} -S ${repro} -B ${repro}/build -G ${GENERATOR}
                     -DCMAKE_CXX_COMPILER=${CXX} -DCUDAToolkit_ROOT=${CUDA_ROOT} EXPECT_RC 0)

@@ -197,7 +197,7 @@ TEST_CASE("a launch that reads a module variable carries its globalGet and conte
   CHECK(contents(*r, after.get().getMemorySnapshot())[kC] == to_bytes(src.f.c2));
 }
 
-TEST_CASE("selection follows the kernel-name and skip and count rules of replay") {
+TEST_CASE("selection follows the kernel-name and skip and count rules of capture and replay") {
   Source src = make_source("select.cusnap");
   auto pick = [&](Selection s) {
     auto plans = plan_extraction(*src.reader, s);
@@ -207,7 +207,10 @@ TEST_CASE("selection follows the kernel-name and skip and count rules of replay"
   };
   Selection s;
   CHECK(pick(s) == std::vector<uint64_t>{src.f.saxpy, src.f.add, src.f.unsnapped, src.f.skipped});
-  s.kernel_regex = "saxpy";
+  s.kernel_regex = "saxpy";  // exactly: no launch of "saxpy_int"
+  auto exact = plan_extraction(*src.reader, s);
+  CHECK_FALSE(exact.is_ok());
+  s.kernel_regex = "regex:saxpy";
   CHECK(pick(s) == std::vector<uint64_t>{src.f.saxpy, src.f.unsnapped, src.f.skipped});
   s.launch_skip = 1;
   s.launch_count = 1;
@@ -217,7 +220,7 @@ TEST_CASE("selection follows the kernel-name and skip and count rules of replay"
   CHECK(pick(anchored) == std::vector<uint64_t>{src.f.add});
   Selection call;
   call.call_seq = src.f.add;
-  call.kernel_regex = "saxpy";  // --call wins over a name
+  call.kernel_regex = "regex:saxpy";  // --call wins over a name
   CHECK(pick(call) == std::vector<uint64_t>{src.f.add});
 
   Selection none;
@@ -226,7 +229,7 @@ TEST_CASE("selection follows the kernel-name and skip and count rules of replay"
   REQUIRE_FALSE(empty.is_ok());
   CHECK_THAT(empty.status().message(), Catch::Contains("no launch matches"));
   Selection bad;
-  bad.kernel_regex = "(";
+  bad.kernel_regex = "regex:(";
   CHECK_FALSE(plan_extraction(*src.reader, bad).is_ok());
   Selection not_launch;
   not_launch.call_seq = src.f.alloc_a;

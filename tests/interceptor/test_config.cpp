@@ -3,10 +3,12 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "cusnap/capture/config.h"
+#include "cusnap/common/kernel_filter.h"
 
 using namespace cusnap::capture;
 
@@ -34,4 +36,70 @@ TEST_CASE("processes other than the root write their own file") {
   config.root_pid = 0;  // no root known: the pattern as given
   config.output_pattern = "plain.cusnap";
   CHECK(process_output_name(config, 123) == "plain.cusnap");
+}
+
+TEST_CASE("snapshot settings come from the environment, invalid values fall back") {
+  ::setenv("CUSNAP_SNAPSHOT_KERNELS", "regex:^scale", 1);
+  ::setenv("CUSNAP_LAUNCH_SKIP", "3", 1);
+  ::setenv("CUSNAP_LAUNCH_COUNT", "2", 1);
+  ::setenv("CUSNAP_SNAPSHOT_OUTPUTS", "1", 1);
+  ::setenv("CUSNAP_SNAPSHOT_CHUNK", "8192", 1);
+  CaptureConfig config = CaptureConfig::from_env();
+  CHECK(config.snapshots());
+  CHECK(config.snapshot_kernels == "regex:^scale");
+  CHECK(config.snapshot_kernel_base == "function");
+  CHECK(config.launch_skip == 3);
+  CHECK(config.launch_count == 2);
+  CHECK(config.snapshot_outputs);
+  CHECK(config.snapshot_chunk_bytes == 8192);
+  ::setenv("CUSNAP_SNAPSHOT_CHUNK", "100", 1);  // below the minimum
+  CHECK(CaptureConfig::from_env().snapshot_chunk_bytes == CaptureConfig::kDefaultSnapshotChunkBytes);
+  ::unsetenv("CUSNAP_SNAPSHOT_KERNELS");
+  ::unsetenv("CUSNAP_LAUNCH_SKIP");
+  ::unsetenv("CUSNAP_LAUNCH_COUNT");
+  ::unsetenv("CUSNAP_SNAPSHOT_OUTPUTS");
+  ::unsetenv("CUSNAP_SNAPSHOT_CHUNK");
+  CaptureConfig off = CaptureConfig::from_env();
+  CHECK_FALSE(off.snapshots());
+  CHECK(off.snapshot_chunk_bytes == 65536);
+  CHECK_FALSE(off.snapshot_outputs);
+}
+
+TEST_CASE("kernel filters follow Nsight Compute: exact names, regex: searched, name bases") {
+  using namespace cusnap::common;
+  const std::string mangled = "_Z5scaleIfEvPT_i";  // void scale<float>(float*, int)
+  CHECK(kernel_name_in_base(mangled, KernelNameBase::kMangled) == mangled);
+  CHECK(kernel_name_in_base(mangled, KernelNameBase::kDemangled) == "void scale<float>(float*, int)");
+  CHECK(kernel_name_in_base(mangled, KernelNameBase::kFunction) == "scale<float>");
+  CHECK(kernel_name_in_base("vector_add", KernelNameBase::kFunction) == "vector_add");
+  std::string error;
+  auto exact = KernelFilter::create("scale<float>", KernelNameBase::kFunction, &error);
+  REQUIRE(exact);
+  CHECK(exact->matches(mangled));
+  CHECK_FALSE(exact->matches("_Z5scaleIdEvPT_i"));
+  auto substring = KernelFilter::create("scale", KernelNameBase::kFunction, &error);
+  REQUIRE(substring);
+  CHECK_FALSE(substring->matches(mangled));  // plain text is an exact match, not a substring
+  auto regex = KernelFilter::create("regex:^sca", KernelNameBase::kFunction, &error);
+  REQUIRE(regex);
+  CHECK(regex->matches(mangled));
+  CHECK_FALSE(regex->matches("rescale"));
+  auto mangled_regex = KernelFilter::create("regex:^_Z5", KernelNameBase::kMangled, &error);
+  REQUIRE(mangled_regex);
+  CHECK(mangled_regex->matches(mangled));
+  CHECK_FALSE(KernelFilter::create("regex:(", KernelNameBase::kFunction, &error));
+  CHECK_FALSE(error.empty());
+  CHECK(parse_kernel_name_base("demangled") == KernelNameBase::kDemangled);
+  CHECK_FALSE(parse_kernel_name_base("Function"));
+}
+
+TEST_CASE("launch selection counts matching launches: skip, then count") {
+  using namespace cusnap::common;
+  auto filter = KernelFilter::create("a", KernelNameBase::kFunction, nullptr);
+  REQUIRE(filter);
+  LaunchSelection selection(std::move(*filter), 1, 2);
+  std::vector<bool> got;
+  for (const char* name : {"a", "b", "a", "a", "b", "a"}) got.push_back(selection.select(name));
+  CHECK(got == std::vector<bool>{false, false, true, true, false, false});
+  CHECK(selection.exhausted());
 }

@@ -135,7 +135,7 @@ TEST_CASE("forced relocation rewrites parameters", "[replay][relocation]") {
 TEST_CASE("repetitions restore the inputs of a launch", "[replay][timing]") {
   auto capture = write_standard_capture(temp_path("repeat.cusnap"));
   ReplayOptions options = emulator_options();
-  options.kernel_regex = "incr";
+  options.kernel_regex = "regex:incr";
   options.repeat = 5;
   options.warmup = 2;
   ReplayResult r = replay_ok(capture.path, options);
@@ -160,7 +160,7 @@ TEST_CASE("launch selection follows Nsight Compute's skip and count", "[replay][
   CHECK_FALSE(r.launches[0].selected);
   CHECK(r.launches[1].selected);
 
-  auto bad = LaunchSelector::create("([", 0, 0);
+  auto bad = LaunchSelector::create("regex:([", 0, 0);
   CHECK_FALSE(bad);
 }
 

@@ -145,15 +145,19 @@ TEST_CASE("time statistics", "[units][timing]") {
   CHECK(s.stddev_ms == Approx(1.118034).epsilon(1e-6));
   CHECK(summarize_times({}).samples == 0);
 
-  auto selector = LaunchSelector::create("regex:^_Z4gemm", 1, 2);
+  // Nsight Compute's rules (common/kernel_filter.h): the function name exactly, or regex:.
+  auto selector = LaunchSelector::create("regex:^gemm", 1, 2);
   REQUIRE(selector);
   CHECK_FALSE(selector->select("_Z4gemmPf"));  // skipped
   CHECK_FALSE(selector->select("_Z3foov"));    // does not match
   CHECK(selector->select("_Z4gemmPf"));
   CHECK(selector->select("_Z4gemmPf"));
   CHECK_FALSE(selector->select("_Z4gemmPf"));  // count reached
-  auto demangled = LaunchSelector::create("gemm\\(float", 0, 0);
-  CHECK(demangled->select("_Z4gemmPf"));  // matches "gemm(float*)"
+  auto exact = LaunchSelector::create("gemm", 0, 0);
+  CHECK(exact->select("_Z4gemmPf"));  // the function name of "gemm(float*)"
+  CHECK_FALSE(exact->select("_Z6gemm_tPf"));
+  auto no_params = LaunchSelector::create("regex:float", 0, 0);
+  CHECK_FALSE(no_params->select("_Z4gemmPf"));  // parameters are not part of the function name
 }
 
 TEST_CASE("captured ranges are widened to the granularity and merged", "[units][memory]") {

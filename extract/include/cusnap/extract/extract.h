@@ -16,10 +16,10 @@
 namespace cusnap::extract {
 
 // Which launches: --call N (a launch record's seq), or --kernel-name/--launch-skip/--launch-count
-// (common/kernel_match.h, the replayer's rules).
+// (common/kernel_filter.h: Nsight Compute's rules, the same for capture, replay and extraction).
 struct Selection {
   std::optional<uint64_t> call_seq;
-  std::string kernel_regex;  // empty: every kernel
+  std::string kernel_regex;  // a kernel_filter.h filter: NAME exactly, or regex:EXPR; empty: all
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;  // 0: all the rest
 };

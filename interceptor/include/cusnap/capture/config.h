@@ -15,11 +15,20 @@
 //   CUSNAP_QUEUE_POLICY      block (default: the application waits for the disk, nothing is lost)
 //                            or drop (copy payloads that do not fit are not stored; recorded)
 //   CUSNAP_DTOH_CHECKSUMS    0: do not checksum device-to-host results
+//   CUSNAP_SNAPSHOT_KERNELS  memory snapshots around the launches of kernels matching this filter
+//                            (Nsight Compute rules, cusnap/common/kernel_filter.h: NAME exact,
+//                            regex:EXPR searched); unset or empty: no snapshots
+//   CUSNAP_SNAPSHOT_KERNEL_BASE  function (default), demangled or mangled: the name compared
+//   CUSNAP_LAUNCH_SKIP       matching launches passed over before the first snapshot, default 0
+//   CUSNAP_LAUNCH_COUNT      matching launches snapshotted after those, default 0 = all
+//   CUSNAP_SNAPSHOT_OUTPUTS  1: store the changed after-launch chunks, not only their hashes
+//   CUSNAP_SNAPSHOT_CHUNK    chunk size in bytes, default 65536 (4096 .. 1 GiB)
 //   CUSNAP_REAL_DRIVER       absolute path of the real driver (interceptor/src/real_driver.h)
 //   CUSNAP_LOG_LEVEL, CUSNAP_LOG_FILE  diagnostics (interceptor/src/log.h)
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace cusnap::capture {
@@ -34,6 +43,19 @@ struct CaptureConfig {
   size_t max_queued_bytes = 256u << 20;
   bool drop_when_full = false;
   bool dtoh_checksums = true;
+  // Memory snapshots (docs/capture.md, "Memory snapshots"); off when snapshot_kernels is empty.
+  std::string snapshot_kernels;
+  std::string snapshot_kernel_base = "function";
+  uint64_t launch_skip = 0;
+  uint64_t launch_count = 0;  // 0: every matching launch after the skipped ones
+  bool snapshot_outputs = false;
+  uint64_t snapshot_chunk_bytes = kDefaultSnapshotChunkBytes;
+
+  static constexpr uint64_t kDefaultSnapshotChunkBytes = 64u << 10;
+  static constexpr uint64_t kMinSnapshotChunkBytes = 4u << 10;
+  static constexpr uint64_t kMaxSnapshotChunkBytes = 1u << 30;
+
+  bool snapshots() const { return !snapshot_kernels.empty(); }
 
   static CaptureConfig from_env();
 };

@@ -1,0 +1,398 @@
+#include "snapshot.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cusnap/capture/config.h"
+#include "cusnap/common/kernel_filter.h"
+#include "cusnap/format/blob_id.h"
+#include "handles.h"
+#include "log.h"
+#include "session.h"
+#include "shim_runtime.h"
+#include "stream_order.h"
+
+namespace cusnap::icpt {
+
+std::atomic<bool> g_snapshots_enabled{false};
+
+namespace {
+
+// Bounded staging: device memory is read through at most this much host memory at a time.
+constexpr uint64_t kStagingBytes = 64u << 20;
+
+struct Range {
+  uint64_t size = 0;
+  RangeKind kind = RangeKind::kAllocation;
+  uint64_t module = 0;
+};
+
+struct Pending {
+  bool active = false;
+  std::string skipped;  // non-empty: no snapshot, why
+  CUstream stream = nullptr;
+  bool per_thread = false;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // address, size: what `before` covers
+  std::vector<SnapshotChunk> before;
+};
+
+struct State {
+  std::atomic<bool> failed{false};
+  std::mutex ranges_mutex;
+  std::map<uint64_t, Range> ranges;
+  std::mutex snapshot_mutex;  // selection, staging, the tool stream
+  std::optional<common::LaunchSelection> selection;
+  uint64_t chunk = capture::CaptureConfig::kDefaultSnapshotChunkBytes;
+  bool outputs = false;
+  std::vector<uint8_t> staging;
+  CUstream tool_stream = nullptr;
+  std::mutex order_mutex;
+  uint64_t ordinal = 0;
+};
+
+State& state() {
+  static State* s = new State();  // never destroyed: hooks may run during exit
+  return *s;
+}
+
+thread_local Pending* t_pending = nullptr;
+
+// Each thread's pending snapshot stays reachable from here (hooks may run while a thread exits,
+// so it is never freed; one per thread that launched a selected kernel).
+std::vector<Pending*>& all_pending() {
+  static auto* list = new std::vector<Pending*>();
+  return *list;
+}
+
+Pending& pending() {
+  if (t_pending == nullptr) {
+    auto owned = std::make_unique<Pending>();
+    {
+      std::lock_guard lock(state().snapshot_mutex);
+      all_pending().push_back(owned.get());
+    }
+    t_pending = owned.release();
+  }
+  return *t_pending;
+}
+
+struct SnapshotError {
+  std::string what;
+  bool this_launch_only = false;  // skip this launch's snapshot, keep snapshots on
+};
+
+// The thread's capture mode RELAXED while the tool makes its own calls (a capture in GLOBAL mode
+// on another stream must not be invalidated by them).
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() {
+    if (g_stream_captures.load(std::memory_order_relaxed) == 0) return;
+    if (auto exchange = CUSNAP_REAL(cuThreadExchangeStreamCaptureMode)) {
+      saved_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+      active_ = exchange(&saved_) == CUDA_SUCCESS;
+    }
+  }
+  ~RelaxedCaptureMode() {
+    if (active_) CUSNAP_REAL(cuThreadExchangeStreamCaptureMode)(&saved_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  bool active_ = false;
+  CUstreamCaptureMode saved_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+};
+
+void check(CUresult result, const char* what) {
+  if (result != CUDA_SUCCESS) throw SnapshotError{std::string(what) + " failed (CUresult " + std::to_string(result) + ")"};
+}
+
+// Waits for the launch's stream (the legacy default stream also waits for the blocking streams,
+// as the driver defines it); never for other streams.
+void synchronize(CUstream stream, bool per_thread) {
+  auto sync = per_thread ? CUSNAP_REAL(cuStreamSynchronize_ptsz) : CUSNAP_REAL(cuStreamSynchronize);
+  if (sync == nullptr) throw SnapshotError{"the driver has no cuStreamSynchronize"};
+  check(sync(stream), "cuStreamSynchronize on the launch's stream");
+}
+
+// The live ranges, overlapping ones merged (VMM access set twice over a range), address order.
+// The caller holds ranges_mutex.
+std::vector<std::pair<uint64_t, uint64_t>> live_ranges() {
+  State& s = state();
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const auto& [address, range] : s.ranges) {
+    if (range.size == 0) continue;
+    if (!out.empty() && address < out.back().first + out.back().second) {
+      uint64_t end = std::max(out.back().first + out.back().second, address + range.size);
+      out.back().second = end - out.back().first;
+    } else {
+      out.emplace_back(address, range.size);
+    }
+  }
+  return out;
+}
+
+// True when every range of `ranges` still lies inside a live range (caller holds ranges_mutex).
+bool still_live(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  std::vector<std::pair<uint64_t, uint64_t>> now = live_ranges();
+  for (const auto& [address, size] : ranges) {
+    auto it = std::upper_bound(now.begin(), now.end(), std::make_pair(address, UINT64_MAX));
+    if (it == now.begin()) return false;
+    --it;
+    if (address + size > it->first + it->second) return false;
+  }
+  return true;
+}
+
+std::string hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// Reads every range chunk by chunk through the staging buffer; `each` gets (address, bytes).
+template <class Each>
+void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&& each) {
+  State& s = state();
+  if (s.tool_stream == nullptr) {
+    auto create = CUSNAP_REAL(cuStreamCreate);
+    if (create == nullptr) throw SnapshotError{"the driver has no cuStreamCreate"};
+    // Non-blocking: the tool's copies never wait for (or make wait) the application's streams.
+    check(create(&s.tool_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate for the snapshot copies");
+  }
+  auto copy = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
+  auto sync = CUSNAP_REAL(cuStreamSynchronize);
+  if (copy == nullptr || sync == nullptr) throw SnapshotError{"the driver has no cuMemcpyDtoHAsync_v2"};
+  uint64_t piece_max = std::max<uint64_t>(s.chunk, kStagingBytes / s.chunk * s.chunk);
+  for (const auto& [address, size] : ranges) {
+    for (uint64_t offset = 0; offset < size;) {
+      uint64_t piece = std::min(piece_max, size - offset);
+      if (s.staging.size() < piece) {
+        try {
+          s.staging.resize(piece);
+        } catch (const std::bad_alloc&) {
+          throw SnapshotError{"out of host memory for the " + std::to_string(piece) + "-byte staging buffer"};
+        }
+      }
+      CUresult copied = copy(s.staging.data(), address + offset, piece, s.tool_stream);
+      if (copied == CUDA_ERROR_INVALID_VALUE) {
+        // The range is gone: freed by another thread between the table lookup and this read
+        // (the free hook runs after the real free). Not a reason to stop snapshotting.
+        throw SnapshotError{"the range at 0x" + hex(address) + " could not be read (freed meanwhile by another thread?)",
+                            true};
+      }
+      check(copied, "cuMemcpyDtoHAsync (snapshot read)");
+      check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
+      for (uint64_t at = 0; at < piece; at += s.chunk) {
+        uint64_t n = std::min(s.chunk, piece - at);
+        each(address + offset + at, std::span<const uint8_t>(s.staging.data() + at, n));
+      }
+      offset += piece;
+    }
+  }
+}
+
+void fail_snapshots(Pending& p, const std::string& why) {
+  State& s = state();
+  p.skipped = "snapshot failed, snapshots disabled for the rest of the run: " + why;
+  p.before.clear();
+  if (!s.failed.exchange(true)) {
+    log(LogLevel::kError, "memory snapshots disabled: %s (the application continues)", why.c_str());
+  }
+}
+
+void fail_or_skip(Pending& p, const SnapshotError& e) {
+  if (!e.this_launch_only) {
+    fail_snapshots(p, e.what);
+    return;
+  }
+  p.skipped = "snapshot not taken: " + e.what;
+  p.before.clear();
+  log_once(LogLevel::kWarn, "snapshot-range-gone", "a memory snapshot was skipped: %s", e.what.c_str());
+}
+
+std::string function_name(CUfunction function) {
+  uint64_t handle = reinterpret_cast<uint64_t>(function);
+  if (const LaunchFacts* facts = HandleTable::instance().lookup_cached(handle); facts != nullptr) {
+    if (!facts->info.name.empty()) return facts->info.name;
+    return query_function_name(handle, facts->info.is_kernel);
+  }
+  return query_function_name(handle, false);
+}
+
+}  // namespace
+
+bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
+  if (!config.snapshots()) return false;
+  try {
+    State& s = state();
+    auto base = common::parse_kernel_name_base(config.snapshot_kernel_base);
+    if (!base) {
+      log(LogLevel::kError, "CUSNAP_SNAPSHOT_KERNEL_BASE '%s': expected function, demangled or mangled; "
+          "no snapshots", config.snapshot_kernel_base.c_str());
+      return false;
+    }
+    std::string error;
+    // "regex:" alone (or any filter) selects by name; the filter "*" is not special (Nsight).
+    auto filter = common::KernelFilter::create(config.snapshot_kernels, *base, &error);
+    if (!filter) {
+      log(LogLevel::kError, "CUSNAP_SNAPSHOT_KERNELS %s; no snapshots", error.c_str());
+      return false;
+    }
+    s.selection.emplace(std::move(*filter), config.launch_skip, config.launch_count);
+    s.chunk = config.snapshot_chunk_bytes;
+    s.outputs = config.snapshot_outputs;
+    g_snapshots_enabled.store(true);
+    return true;
+  } catch (...) {
+    log(LogLevel::kError, "cannot configure memory snapshots: out of memory");
+    return false;
+  }
+}
+
+
+void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module) noexcept {
+  if (address == 0 || size == 0) return;
+  try {
+    State& s = state();
+    std::lock_guard lock(s.ranges_mutex);
+    s.ranges[address] = Range{size, kind, module};
+  } catch (...) {
+  }
+}
+
+namespace {
+thread_local bool t_release_locked = false;  // this thread holds ranges_mutex across a free
+}  // namespace
+
+void release_begin(Release what, uint64_t address, uint64_t size) noexcept {
+  State& s = state();
+  if (t_release_locked) return;  // (never nested: the shim does not record its own calls)
+  s.ranges_mutex.lock();
+  t_release_locked = true;
+  switch (what) {
+    case Release::kRange:
+      s.ranges.erase(address);
+      break;
+    case Release::kWithin:
+      for (auto it = s.ranges.lower_bound(address); it != s.ranges.end() && it->first < address + size;) {
+        it = s.ranges.erase(it);
+      }
+      break;
+    case Release::kModule:
+      for (auto it = s.ranges.begin(); it != s.ranges.end();) {
+        it = it->second.kind == RangeKind::kGlobal && it->second.module == address ? s.ranges.erase(it) : std::next(it);
+      }
+      break;
+  }
+}
+
+void release_end() noexcept {
+  if (!t_release_locked) return;
+  t_release_locked = false;
+  state().ranges_mutex.unlock();
+}
+
+std::mutex& launch_order_mutex() noexcept { return state().order_mutex; }
+uint64_t& launch_ordinal_counter() noexcept { return state().ordinal; }
+
+void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept {
+  if (!snapshots_enabled()) return;
+  State& s = state();
+  if (s.failed.load(std::memory_order_relaxed)) return;
+  try {
+    Pending& p = pending();
+    p = Pending{};
+    {
+      std::lock_guard lock(s.snapshot_mutex);
+      if (s.selection->exhausted() || !s.selection->select(function_name(function))) return;
+    }
+    p.active = true;
+    p.stream = stream;
+    p.per_thread = call.per_thread_stream();
+    RelaxedCaptureMode relaxed;
+    if (stream_is_capturing(stream, p.per_thread)) {
+      p.skipped = "the launch's stream is being captured into a graph (the launch does not run now)";
+      return;
+    }
+    try {
+      // Not under the snapshot lock: the stream's work may wait for another thread's progress
+      // (a host function, an event it records after its own launch), and that thread may be
+      // about to take a snapshot itself.
+      synchronize(stream, p.per_thread);
+      Session* session = Session::current();
+      if (session == nullptr) throw SnapshotError{"no capture session"};
+      std::lock_guard lock(s.snapshot_mutex);  // the staging buffer and the tool's stream
+      std::lock_guard memory(s.ranges_mutex);  // no free runs while the ranges are read
+      p.ranges = live_ranges();
+      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
+        format::BlobId id = session->put_blob(bytes);
+        if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
+        p.before.push_back(SnapshotChunk{address, bytes.size(), id, false});
+      });
+    } catch (const SnapshotError& e) {
+      fail_or_skip(p, e);
+    }
+  } catch (...) {
+    if (t_pending != nullptr) fail_snapshots(*t_pending, "out of host memory");
+  }
+}
+
+void snapshot_after(CallScope&, uint64_t seq, uint64_t ordinal) noexcept {
+  if (!snapshots_enabled()) return;  // before touching the thread_local: the launch hot path
+  if (t_pending == nullptr || !t_pending->active) return;
+  Pending& p = *t_pending;
+  p.active = false;
+  Session* session = Session::current();
+  if (session == nullptr || seq == UINT64_MAX) return;
+  State& s = state();
+  try {
+    if (!p.skipped.empty()) {
+      session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
+      return;
+    }
+    std::vector<SnapshotChunk> after;
+    after.reserve(p.before.size());
+    try {
+      RelaxedCaptureMode relaxed;
+      synchronize(p.stream, p.per_thread);  // unlocked, as in snapshot_before
+      std::lock_guard lock(s.snapshot_mutex);
+      std::lock_guard memory(s.ranges_mutex);
+      if (!still_live(p.ranges)) {
+        throw SnapshotError{"another thread freed memory the launch could reach while it ran", true};
+      }
+      size_t index = 0;
+      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
+        const SnapshotChunk* was = index < p.before.size() ? &p.before[index] : nullptr;
+        ++index;
+        format::BlobId id = format::hash_blob(bytes);
+        bool unchanged = was != nullptr && was->address == address && was->blob == id;
+        if (s.outputs && !unchanged) {
+          id = session->put_blob(bytes);
+          if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
+        }
+        // An unchanged chunk's bytes are in the file already (the before snapshot stored them).
+        after.push_back(SnapshotChunk{address, bytes.size(), id, !s.outputs && !unchanged});
+      });
+    } catch (const SnapshotError& e) {
+      fail_or_skip(p, e);
+      session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
+      return;
+    }
+    session->memory_snapshot(false, seq, ordinal, p.before, "");
+    session->memory_snapshot(true, seq, ordinal, after, "");
+  } catch (...) {
+    fail_snapshots(p, "out of host memory");
+  }
+  p.before.clear();
+  p.before.shrink_to_fit();
+}
+
+}  // namespace cusnap::icpt

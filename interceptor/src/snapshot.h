@@ -1,0 +1,68 @@
+// Memory snapshots around selected launches (docs/capture.md, "Memory snapshots").
+//
+// - Live ranges: every device-reachable range a kernel could touch that the shim saw being made:
+//   cuMemAlloc* (plain, pitched, async, from pool), managed memory, VMM ranges once cuMemSetAccess
+//   made them accessible, and module globals returned by cuModuleGetGlobal / cuLibraryGetGlobal.
+//   Frees, unmaps and module unloads remove them. Host-mapped and registered host memory are not
+//   covered (this round).
+// - Off (no CUSNAP_SNAPSHOT_KERNELS): snapshots_enabled() is false, the allocation hooks do not
+//   touch the table and launches do nothing more than before.
+// - At a selected launch: before() (pre hook: the stream is checked for graph capture and
+//   synchronised, every range read through a bounded staging buffer, each chunk stored as a
+//   blob); after() (post hook, once the launch record has its seq: synchronise again, read again,
+//   append the beforeLaunch and afterLaunch memorySnapshot records). A failure disables
+//   snapshots for the rest of the run (one logged line, a skippedReason record); the
+//   application's launch and its result are never affected.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "generated_shim_api.h"
+
+namespace cusnap::capture {
+struct CaptureConfig;
+}
+
+namespace cusnap::icpt {
+
+class CallScope;
+
+// Reads the snapshot configuration (Session::start); false when it is invalid (logged).
+bool configure_snapshots(const capture::CaptureConfig& config) noexcept;
+// Snapshots on: a plain global, so that the hooks' test is one relaxed load (no guard, no TLS).
+extern std::atomic<bool> g_snapshots_enabled;
+inline bool snapshots_enabled() noexcept { return g_snapshots_enabled.load(std::memory_order_relaxed); }
+
+// Live range table (called from the allocation hooks only when snapshots_enabled()).
+enum class RangeKind : uint8_t { kAllocation, kVmm, kGlobal };
+void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module = 0) noexcept;
+// Frees (pre hook, before the real call): removes the range(s) and holds the table's lock across
+// the real call, so that no snapshot reads memory while it is being released; release_end (post
+// hook) lets go. kRange: the range at `address`; kWithin: every range inside
+// [address, address + size) (VMM unmap / address free); kModule: the globals of module `address`.
+enum class Release : uint8_t { kRange, kWithin, kModule };
+void release_begin(Release what, uint64_t address, uint64_t size = 0) noexcept;
+void release_end() noexcept;
+
+// Launch hooks. snapshot_before: pre hook of a launch of `function` on `stream`.
+void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept;
+// Post hook: `seq`/`ordinal` are the launch record's (seq UINT64_MAX: not written).
+void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept;
+
+// Launch ordinals as the writer assigns them (one per launch record, in append order): while
+// snapshots are on, every launch record is appended through this, under one lock, so the
+// shim's count is the writer's Launch.ordinal.
+std::mutex& launch_order_mutex() noexcept;
+uint64_t& launch_ordinal_counter() noexcept;
+template <class Commit>
+uint64_t commit_counted_launch(Commit&& commit, uint64_t* ordinal) {
+  if (!snapshots_enabled()) return commit();
+  std::lock_guard lock(launch_order_mutex());
+  uint64_t seq = commit();
+  if (seq != UINT64_MAX) *ordinal = launch_ordinal_counter()++;
+  return seq;
+}
+
+}  // namespace cusnap::icpt
