@@ -53,6 +53,54 @@ if(NOT samples EQUAL 3 OR NOT selected STREQUAL "OFF")
   message(FATAL_ERROR "repetitions: ${samples} samples, first launch selected=${selected}")
 endif()
 
+# Memory snapshots: an extracted capture restores and compares; mismatches name the byte.
+function(make_snapshot mode var)
+  execute_process(COMMAND ${MAKE_CAPTURE} ${WORK}/snap_${mode}.cusnap snapshot ${mode}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE address)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "could not write the ${mode} snapshot capture")
+  endif()
+  string(STRIP "${address}" address)
+  set(${var} "${address}" PARENT_SCOPE)
+endfunction()
+foreach(mode extract altered hashonly float wholerun)
+  make_snapshot(${mode} addr_${mode})
+endforeach()
+run_replay(0 ${WORK}/snap_extract.cusnap --report ${WORK}/snap_extract.json)
+if(NOT out MATCHES "4 snapshot chunk\\(s\\) compared, all match" OR NOT out MATCHES "extracted launch #0 of increment")
+  message(FATAL_ERROR "extracted capture: no match line:\n${out}")
+endif()
+run_replay(5 ${WORK}/snap_altered.cusnap --report ${WORK}/snap_altered.json)
+if(NOT out MATCHES "1 MISMATCHED" OR NOT out MATCHES "first at ${addr_altered} \\(device 0x6f0000000000 \\+ 0x135\\)")
+  message(FATAL_ERROR "altered expected chunk: the mismatch is not named at ${addr_altered}:\n${out}")
+endif()
+file(READ ${WORK}/snap_altered.json report)
+string(JSON first GET "${report}" snapshots checks 0 mismatches 0 first_difference address)
+string(JSON result GET "${report}" verification result)
+if(NOT first STREQUAL addr_altered OR NOT result STREQUAL "mismatched")
+  message(FATAL_ERROR "report: first difference ${first} (expected ${addr_altered}), result ${result}")
+endif()
+run_replay(5 ${WORK}/snap_hashonly.cusnap --tolerance f32:ulp=4 --report ${WORK}/snap_hashonly.json)
+if(NOT out MATCHES "only its hash was captured: exact comparison only")
+  message(FATAL_ERROR "hashOnly chunk with a tolerance: no note:\n${out}")
+endif()
+run_replay(5 ${WORK}/snap_float.cusnap)
+run_replay(0 ${WORK}/snap_float.cusnap --tolerance ${addr_float}=f32:ulp=8)
+if(NOT out MATCHES "all match \\([0-9]+ within the tolerance\\)")
+  message(FATAL_ERROR "float capture with a tolerance:\n${out}")
+endif()
+run_replay(5 ${WORK}/snap_float.cusnap --tolerance f32:ulp=0 --report ${WORK}/snap_float.json)
+if(NOT out MATCHES "outside it; worst:")
+  message(FATAL_ERROR "float capture, tight tolerance: no worst elements:\n${out}")
+endif()
+run_replay(1 ${WORK}/snap_float.cusnap --tolerance f32:ulps=8)
+run_replay(5 ${WORK}/snap_wholerun.cusnap --report ${WORK}/snap_wholerun.json)
+if(NOT out MATCHES "beforeLaunch of launch #0 increment" OR NOT out MATCHES "first at ${addr_wholerun}"
+   OR NOT out MATCHES "beforeLaunch not compared: the stream was being captured into a graph"
+   OR NOT out MATCHES "1 matched, 0 mismatched")
+  message(FATAL_ERROR "whole-run capture with a wrong beforeLaunch snapshot:\n${out}")
+endif()
+
 # Damaged input: a clear error and a documented exit code, never a crash.
 file(WRITE ${WORK}/not.cusnap "this is not a capture")
 run_replay(4 ${WORK}/not.cusnap)
@@ -63,7 +111,7 @@ run_replay(1 ${WORK}/good.cusnap --repeat 0)
 # with its type, every documented field is written. A capture of a real program adds what the
 # hand-built ones lack (its command line).
 run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
-foreach(check "replay-report.md;${WORK}/good.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json"
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
               "emulator-stats.md;${WORK}/stats.json")
   list(POP_FRONT check doc)
   execute_process(COMMAND ${PYTHON} ${CHECK_SCHEMA} ${SCHEMAS}/${doc} ${check}
