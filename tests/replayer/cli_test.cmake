@@ -101,6 +101,30 @@ if(NOT out MATCHES "beforeLaunch of launch #0 increment" OR NOT out MATCHES "fir
   message(FATAL_ERROR "whole-run capture with a wrong beforeLaunch snapshot:\n${out}")
 endif()
 
+# cusnap info: what an extracted capture is; skipped snapshots and why (human and --json).
+execute_process(COMMAND ${REPLAY} info ${WORK}/snap_extract.cusnap RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "extracted +one launch of increment: launch #0 \\(call 1234\\) of source.cusnap \\(host testhost, pid 4242\\), route snapshot; input 3.91 KiB, expected 3.91 KiB"
+   OR NOT out MATCHES "Snapshots: 2 record\\(s\\) for 1 launch, 8 chunks")
+  message(FATAL_ERROR "cusnap info on an extracted capture:\n${out}")
+endif()
+execute_process(COMMAND ${REPLAY} info ${WORK}/snap_wholerun.cusnap RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "launch #1 \\(call 7\\) increment, beforeLaunch: the stream was being captured into a graph"
+   OR out MATCHES "extracted ")
+  message(FATAL_ERROR "cusnap info on a whole-run snapshot capture:\n${out}")
+endif()
+execute_process(COMMAND ${REPLAY} info --json ${WORK}/snap_wholerun.cusnap RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(JSON reason GET "${out}" snapshots skipped 0 reason)
+string(JSON records GET "${out}" snapshots records)
+if(NOT reason STREQUAL "the stream was being captured into a graph" OR NOT records EQUAL 2)
+  message(FATAL_ERROR "cusnap info --json: snapshots ${records}, reason '${reason}'")
+endif()
+execute_process(COMMAND ${REPLAY} info --json ${WORK}/snap_extract.cusnap RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(JSON kernel GET "${out}" header extract kernelName)
+string(JSON input GET "${out}" header extract inputBytes)
+if(NOT kernel STREQUAL "increment" OR NOT input EQUAL 4000)
+  message(FATAL_ERROR "cusnap info --json on an extracted capture: ${kernel} ${input}")
+endif()
+
 # Damaged input: a clear error and a documented exit code, never a crash.
 file(WRITE ${WORK}/not.cusnap "this is not a capture")
 run_replay(4 ${WORK}/not.cusnap)
