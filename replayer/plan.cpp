@@ -84,7 +84,7 @@ class PlanBuilder {
   MaybeError add_memset(uint64_t seq, schema::Memset::Reader r);
   MaybeError add_launch(uint64_t seq, schema::Launch::Reader r);
   MaybeError add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r);
-  bool inside_live_range(uint64_t address, uint64_t size) const;
+  bool inside_live_range(uint64_t address, uint64_t size, bool host = false) const;
   MaybeError apply_deferred(uint64_t seq, const char* record, uint64_t related,
                             std::optional<uint64_t> checksum, std::optional<format::BlobId> payload);
   MaybeError parse_legacy_deferred(uint64_t seq, uint64_t related, std::string_view message);
@@ -98,6 +98,7 @@ class PlanBuilder {
   std::unordered_map<uint64_t, size_t> launches_;  // seq -> index in plan_.actions
   std::map<uint64_t, uint64_t> live_allocations_;  // base -> size, for snapshot coverage
   std::map<uint64_t, uint64_t> globals_;           // module variables: address -> size
+  std::map<uint64_t, uint64_t> host_allocations_;  // host memory (not replayed): base -> size
  public:
   uint64_t chunk_bytes_ = 0;  // CaptureOptions.snapshotChunkBytes (set before the records)
 };
@@ -231,6 +232,9 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
         warn_once("hostmap", seq,
                   "host memory visible to kernels (mapped/registered) is not replayed: kernels reading it "
                   "will see other data");
+      }
+      if (r.getAddress() != 0 && r.getSize() != 0 && r.getSize() <= kMaxRangeBytes) {
+        host_allocations_[r.getAddress()] = r.getSize();
       }
       skip("memAlloc (host)");
       return std::nullopt;
@@ -611,7 +615,7 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
   }
 }
 
-bool PlanBuilder::inside_live_range(uint64_t address, uint64_t size) const {
+bool PlanBuilder::inside_live_range(uint64_t address, uint64_t size, bool host) const {
   auto inside = [&](const std::map<uint64_t, uint64_t>& ranges) {
     auto it = ranges.upper_bound(address);
     if (it == ranges.begin()) return false;
@@ -619,6 +623,7 @@ bool PlanBuilder::inside_live_range(uint64_t address, uint64_t size) const {
     uint64_t offset = address - it->first;
     return offset < it->second && size <= it->second - offset;
   };
+  if (host) return inside(host_allocations_);
   return inside(live_allocations_) || inside(globals_);
 }
 
@@ -708,6 +713,15 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
       return capture_error(seq, kRecord, where + ": overlaps or precedes the previous chunk (chunks must be in "
                                                  "increasing address order, non-overlapping)")
           .with_address(chunk.address);
+    }
+    if (!inside_live_range(chunk.address, chunk.size) && inside_live_range(chunk.address, chunk.size, true)) {
+      // Host-mapped / registered host memory is not replayed: its chunks can be neither
+      // restored nor compared. Said once, counted per snapshot.
+      warn_once("snapshot-host", seq,
+                "snapshot chunks in host memory (mapped or registered) are not restored or compared");
+      previous_end = chunk.address + chunk.size;
+      ++snapshot.host_chunks;
+      continue;
     }
     if (!inside_live_range(chunk.address, chunk.size)) {
       return capture_error(seq, kRecord, where + ": outside every allocation and module variable live at the launch")

@@ -166,6 +166,7 @@ struct Snapshot {
   std::vector<SnapshotChunk> chunks;  // increasing address, non-overlapping
   uint64_t bytes = 0;                 // sum of the chunk sizes
   uint64_t hash_only_chunks = 0;
+  uint64_t host_chunks = 0;  // chunks in host memory, dropped (host memory is not replayed)
 };
 
 struct LaunchOp {

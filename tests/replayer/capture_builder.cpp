@@ -187,6 +187,16 @@ uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint
   return append(m);
 }
 
+uint64_t CaptureBuilder::host_alloc(uint64_t address, uint64_t size) {
+  capnp::MallocMessageBuilder m;
+  auto a = record(m, "cuMemHostAlloc").initMemAlloc();
+  a.setKind(schema::MemAlloc::Kind::HOST_ALLOC);
+  a.setFlags(0x02);
+  a.setAddress(address);
+  a.setSize(size);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size) {
   capnp::MallocMessageBuilder m;
   auto g = record(m, "cuModuleGetGlobal_v2").initGlobalGet();

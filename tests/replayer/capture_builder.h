@@ -78,6 +78,8 @@ class CaptureBuilder {
   uint64_t event_record(uint64_t event, uint64_t stream);
   uint64_t stream_wait(uint64_t stream, uint64_t event);
   uint64_t context_sync();
+  // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (host memory a kernel can reach).
+  uint64_t host_alloc(uint64_t address, uint64_t size);
   uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
   // Tiles [address, address + bytes.size()) in `chunk_bytes` pieces; stores the blobs unless
   // hash_only (the hash is always computed from the bytes).

@@ -191,6 +191,40 @@ TEST_CASE("a whole-run capture whose snapshots are right matches", "[snapshot]")
   CHECK(r.verification.matched == 1);
 }
 
+TEST_CASE("snapshot chunks in host memory are neither restored nor compared, and a warning says so", "[snapshot]") {
+  std::string path = temp_path("snap_host.cusnap");
+  const uint64_t host = 0x7ffe00000000ull;
+  {
+    SnapshotHeader header;
+    header.chunk_bytes = 1024;
+    header.extracted = true;
+    CaptureBuilder w(path, header);
+    w.module_load_ptx(0xA000, test_ptx());
+    w.function_get(0xA000, 0xF001, "increment");
+    w.alloc(kBase, 128);
+    w.host_alloc(host, 256);
+    uint64_t launch = w.launch(0xF001, "increment", 1, 32, Params().ptr(kBase).i32(32));
+    std::vector<int> x(32, 7), x_after(32, 8);
+    std::vector<uint8_t> pinned(256, 0x11);
+    auto before = w.chunks(kBase, as_bytes(x), 1024);
+    auto after = w.chunks(kBase, as_bytes(x_after), 1024);
+    for (auto* c : {&before, &after}) {
+      auto h = w.chunks(host, pinned, 1024);
+      c->insert(c->end(), h.begin(), h.end());
+    }
+    w.snapshot(launch, 0, 0, before);
+    w.snapshot(launch, 0, 1, after);
+    w.close();
+  }
+  ReplayResult r = replay_ok(path, emulator_options());
+  CHECK(r.matched());
+  CHECK(r.snapshots.restored_chunks == 1);
+  CHECK(r.snapshots.compared_chunks == 1);
+  bool warned = false;
+  for (const PlanWarning& w : r.plan.warnings) warned |= w.message.find("host memory") != std::string::npos;
+  CHECK(warned);
+}
+
 TEST_CASE("tolerance rules parse and compare elements on their ordered representation", "[snapshot]") {
   Tolerance t = tolerance("0x7f00=f16:ulp=2,abs=1e-3");
   CHECK(t.allocation == 0x7f00u);
