@@ -43,6 +43,14 @@ TEST_CASE("an extracted capture restores its inputs and every expected chunk mat
   std::string json = report_json(r, emulator_options());
   CHECK(json.find("\"compared_chunks\":4") != std::string::npos);
   CHECK(json.find("\"extracted\":true") != std::string::npos);
+
+  // Relocated memory: chunks are written and read through the address translation.
+  ReplayOptions relocate = emulator_options();
+  relocate.address_mode = AddressMode::kRelocate;
+  ReplayResult moved = replay_ok(capture.path, relocate);
+  CHECK(moved.relocated_ranges == 1);
+  CHECK(moved.snapshots.matched_chunks == 4);
+  CHECK(moved.matched());
 }
 
 TEST_CASE("an altered expected chunk is a mismatch naming the first differing byte", "[snapshot]") {
