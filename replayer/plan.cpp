@@ -46,6 +46,8 @@ class PlanBuilder {
   MaybeError add(const format::CallRef& ref);
   MaybeError add_record(const format::CallRef& ref);
   Plan finish();
+  void set_chunk_bytes(uint64_t bytes) { chunk_bytes_ = bytes; }
+  uint64_t chunk_bytes() const { return chunk_bytes_; }
   void set_extract(schema::ExtractInfo::Reader e) {
     ExtractSummary x;
     x.source_path = e.getSourcePath();
@@ -99,7 +101,6 @@ class PlanBuilder {
   std::map<uint64_t, uint64_t> live_allocations_;  // base -> size, for snapshot coverage
   std::map<uint64_t, uint64_t> globals_;           // module variables: address -> size
   std::map<uint64_t, uint64_t> host_allocations_;  // host memory (not replayed): base -> size
- public:
   uint64_t chunk_bytes_ = 0;  // CaptureOptions.snapshotChunkBytes (set before the records)
 };
 
@@ -809,7 +810,7 @@ Expected<Plan> build_plan(format::Reader& reader) {
   try {
     PlanBuilder builder(reader);
     auto header = reader.header();
-    builder.chunk_bytes_ = header.getOptions().getSnapshotChunkBytes();
+    builder.set_chunk_bytes(header.getOptions().getSnapshotChunkBytes());
     if (header.hasExtract()) builder.set_extract(header.getExtract());
     MaybeError failure;
     format::Status status = reader.for_each_call([&](const format::CallRef& ref) {
@@ -831,7 +832,7 @@ Expected<Plan> build_plan(format::Reader& reader) {
                                             d.getComputeCapabilityMinor(), d.getTotalMemoryBytes(),
                                             d.getMultiprocessorCount()});
     }
-    plan.snapshot_chunk_bytes = builder.chunk_bytes_;
+    plan.snapshot_chunk_bytes = builder.chunk_bytes();
     plan.call_count = reader.call_count();
     plan.integrity = reader.recovery().summary();
     return plan;
