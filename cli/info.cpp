@@ -104,6 +104,19 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
     mode += ", zstd level " + std::to_string(options.getCompressionLevel());
     print_field(out, "mode", mode);
   }
+  if (header.hasExtract()) {
+    // One line saying what an extracted capture is (docs/replay.md, "Extracted captures").
+    auto x = header.getExtract();
+    std::string route = x.getRoute() == format::schema::ExtractInfo::Route::REPLAY
+                            ? std::string("replay on ") + x.getRouteDriver().cStr()
+                            : std::string("snapshot");
+    print_field(out, "extracted",
+                "one launch of " + std::string(x.getKernelName().cStr()) + ": launch #" +
+                    std::to_string(x.getLaunchOrdinal()) + " (call " + std::to_string(x.getLaunchSeq()) +
+                    ") of " + x.getSourcePath().cStr() + " (host " + x.getSourceHostName().cStr() + ", pid " +
+                    std::to_string(x.getSourcePid()) + "), route " + route + (x.getMinimized() ? ", minimized" : "") +
+                    "; input " + human_bytes(x.getInputBytes()) + ", expected " + human_bytes(x.getExpectedBytes()));
+  }
   for (auto kv : header.getEnvironment()) {
     print_field(out, "env", std::string(kv.getKey().cStr()) + "=" + kv.getValue().cStr());
   }
@@ -157,6 +170,21 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
     }
     kernels.print(out);
     out << "  (grid/block/shared: the kernel's most frequent shape; shapes: distinct shapes)\n";
+  }
+
+  auto snapshots = info.getSnapshots();
+  if (snapshots.getRecords() > 0 || snapshots.getSkipped().size() > 0) {
+    out << "\nSnapshots: " << snapshots.getRecords() << " record(s) for " << snapshots.getLaunches() << " launch"
+        << (snapshots.getLaunches() == 1 ? "" : "es") << ", " << snapshots.getChunks() << " chunks covering "
+        << human_bytes(snapshots.getBytes()) << " (chunk " << human_bytes(snapshots.getChunkBytes()) << ", "
+        << snapshots.getHashOnlyChunks() << " by hash only)\n";
+    auto skipped = snapshots.getSkipped();
+    if (skipped.size() > 0) out << "  skipped: " << skipped.size() << '\n';
+    for (auto k : skipped) {
+      out << "    launch #" << k.getLaunchOrdinal() << " (call " << k.getLaunchSeq() << ")";
+      if (k.getKernel().size() > 0) out << " " << k.getKernel().cStr();
+      out << ", " << k.getPhase().cStr() << ": " << k.getReason().cStr() << '\n';
+    }
   }
 
   out << "\nBytes\n";

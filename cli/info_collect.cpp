@@ -138,6 +138,15 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
   int64_t first_start = 0;
   int64_t last_end = 0;
 
+  struct Skipped {
+    uint64_t seq, launch_seq, launch_ordinal;
+    std::string kernel, phase, reason;
+  };
+  std::vector<Skipped> skipped_snapshots;
+  std::unordered_map<uint64_t, std::string> launch_kernels;  // launch seq -> kernel
+  std::set<uint64_t> snapshot_launches;
+  uint64_t snapshot_records = 0, snapshot_chunks = 0, snapshot_bytes = 0, hash_only_chunks = 0;
+
   format::Status walk = reader.for_each_call([&](const format::CallRef& ref) {
     fs::CallRecord::Reader record = ref.get();
     auto which = static_cast<size_t>(record.which());
@@ -166,12 +175,34 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
       } else {
         name = "<function " + hex(launch.getFunction()) + ">";
       }
+      launch_kernels[ref.seq()] = name;
       KernelStats& k = kernels[name];
       ++k.launches;
       Shape shape{{launch.getGridX(), launch.getGridY(), launch.getGridZ()},
                   {launch.getBlockX(), launch.getBlockY(), launch.getBlockZ()},
                   launch.getSharedBytes()};
       ++k.shapes[shape];
+    }
+    if (record.isMemorySnapshot()) {
+      auto snap = record.getMemorySnapshot();
+      auto phase = snap.getPhase();
+      std::string phase_name = phase == fs::MemorySnapshot::Phase::BEFORE_LAUNCH  ? "beforeLaunch"
+                               : phase == fs::MemorySnapshot::Phase::AFTER_LAUNCH ? "afterLaunch"
+                                                                                  : "onDemand";
+      if (snap.hasSkippedReason() && snap.getSkippedReason().size() > 0) {
+        auto k = launch_kernels.find(snap.getLaunchSeq());
+        skipped_snapshots.push_back({ref.seq(), snap.getLaunchSeq(), snap.getLaunchOrdinal(),
+                                     k == launch_kernels.end() ? std::string() : k->second, phase_name,
+                                     snap.getSkippedReason().cStr()});
+      } else {
+        ++snapshot_records;
+        snapshot_launches.insert(snap.getLaunchSeq());
+        for (auto chunk : snap.getChunks()) {
+          ++snapshot_chunks;
+          snapshot_bytes += chunk.getSize();
+          if (chunk.getHashOnly()) ++hash_only_chunks;
+        }
+      }
     }
     if (unmodelled_state_change(record)) ++unmodelled[record.getApiName().cStr()];
     count_blob_refs(reader, capnp::DynamicStruct::Reader(record), refs);
@@ -233,6 +264,24 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
   for (size_t i = 0; i < apis.size(); ++i) {
     api_list[i].setApi(apis[i].first);
     api_list[i].setCount(apis[i].second);
+  }
+
+  auto snapshots = out.initSnapshots();
+  snapshots.setRecords(snapshot_records);
+  snapshots.setLaunches(snapshot_launches.size());
+  snapshots.setChunks(snapshot_chunks);
+  snapshots.setBytes(snapshot_bytes);
+  snapshots.setHashOnlyChunks(hash_only_chunks);
+  snapshots.setChunkBytes(reader.header().getOptions().getSnapshotChunkBytes());
+  auto skipped_list = snapshots.initSkipped(static_cast<unsigned>(skipped_snapshots.size()));
+  for (size_t i = 0; i < skipped_snapshots.size(); ++i) {
+    const Skipped& k = skipped_snapshots[i];
+    skipped_list[i].setSeq(k.seq);
+    skipped_list[i].setLaunchSeq(k.launch_seq);
+    skipped_list[i].setLaunchOrdinal(k.launch_ordinal);
+    skipped_list[i].setKernel(k.kernel);
+    skipped_list[i].setPhase(k.phase);
+    skipped_list[i].setReason(k.reason);
   }
 
   auto bytes = out.initBytes();

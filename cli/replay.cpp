@@ -37,6 +37,7 @@ struct Options {
   std::string report;
   std::string progress = "auto";
   bool quiet = false;
+  std::vector<std::string> tolerances;
 };
 
 int exit_code_for_error(const Error& e) {
@@ -52,6 +53,85 @@ std::string mib(uint64_t bytes) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return buffer;
+}
+
+std::string hex(uint64_t v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
+  return buffer;
+}
+
+// "0x7f..0040 (allocation 0x7f..0000 + 0x40, device)" or just the address.
+std::string where(uint64_t address, const std::optional<AllocationRef>& allocation) {
+  if (!allocation) return hex(address);
+  return hex(address) + " (" + allocation->kind + " " + hex(allocation->address) + " + " +
+         hex(address - allocation->address) + ")";
+}
+
+void print_snapshots(const ReplayResult& r) {
+  const PlanSummary& p = r.plan;
+  const SnapshotResults& s = r.snapshots;
+  if (p.extract) {
+    std::printf("extracted launch #%llu of %s (call %llu of %s): %llu input byte(s) restored\n",
+                static_cast<unsigned long long>(p.extract->source_launch_ordinal), demangle(p.extract->kernel).c_str(),
+                static_cast<unsigned long long>(p.extract->source_launch_seq), p.extract->source_path.c_str(),
+                static_cast<unsigned long long>(s.restored_bytes));
+  }
+  if (p.snapshots == 0 && p.skipped_snapshots.empty()) return;
+  for (const SkippedSnapshot& k : p.skipped_snapshots) {
+    std::printf("snapshot  launch #%llu (call %llu) %s not compared: %s\n",
+                static_cast<unsigned long long>(k.launch_ordinal), static_cast<unsigned long long>(k.launch_seq),
+                k.phase.c_str(), k.reason.c_str());
+  }
+  if (s.compared_chunks == 0) {
+    std::printf("snapshots nothing compared (%llu snapshot record(s))\n", static_cast<unsigned long long>(p.snapshots));
+    return;
+  }
+  std::string tolerated;
+  if (s.within_tolerance_chunks > 0) {
+    tolerated = " (" + std::to_string(s.within_tolerance_chunks) + " within the tolerance)";
+  }
+  if (s.ok()) {
+    std::printf("snapshots %llu snapshot chunk(s) compared, all match%s\n",
+                static_cast<unsigned long long>(s.compared_chunks), tolerated.c_str());
+    return;
+  }
+  std::printf("snapshots %llu snapshot chunk(s) compared, %llu MISMATCHED%s\n",
+              static_cast<unsigned long long>(s.compared_chunks), static_cast<unsigned long long>(s.mismatched_chunks),
+              tolerated.c_str());
+  for (const SnapshotCheck& c : s.checks) {
+    for (const ChunkMismatch& m : c.mismatches) {
+      if (m.within_tolerance) continue;
+      std::printf("  mismatch: %s of launch #%llu %s (call %llu): chunk at %s, %llu bytes",
+                  snapshot_phase_name(c.phase), static_cast<unsigned long long>(c.launch_ordinal),
+                  demangle(c.kernel).c_str(), static_cast<unsigned long long>(c.launch_seq),
+                  where(m.address, m.allocation).c_str(), static_cast<unsigned long long>(m.size));
+      if (m.bytes_known) {
+        std::printf("; %llu byte(s) differ, first at %s: expected 0x%02x, got 0x%02x\n",
+                    static_cast<unsigned long long>(m.differing_bytes), where(m.first_difference, m.allocation).c_str(),
+                    m.expected_byte, m.actual_byte);
+      } else {
+        std::printf("; only its hash was captured (expected %s, got %s)\n", m.expected.to_hex().c_str(),
+                    m.actual.to_hex().c_str());
+      }
+      if (!m.note.empty()) std::printf("    %s\n", m.note.c_str());
+      if (!m.tolerance_text.empty()) {
+        std::printf("    tolerance %s: %llu of %llu element(s) outside it; worst:\n", m.tolerance_text.c_str(),
+                    static_cast<unsigned long long>(m.elements.over),
+                    static_cast<unsigned long long>(m.elements.elements));
+        for (const ElementError& e : m.elements.worst) {
+          if (e.within) break;
+          std::printf("      [%llu] at %s: expected %.9g, got %.9g (error %.3g, %llu ulp)\n",
+                      static_cast<unsigned long long>(e.index), hex(e.address).c_str(), e.expected, e.actual,
+                      e.abs_error, static_cast<unsigned long long>(e.ulp));
+        }
+      }
+    }
+    if (c.mismatched_chunks > c.mismatches.size()) {
+      std::printf("  ... and more in the snapshot of call %llu (see --report)\n",
+                  static_cast<unsigned long long>(c.seq));
+    }
+  }
 }
 
 void print_summary(const ReplayResult& r, const ReplayOptions& options) {
@@ -75,11 +155,14 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
                 static_cast<unsigned long long>(r.verification.matched),
                 static_cast<unsigned long long>(r.verification.mismatched),
                 static_cast<unsigned long long>(r.verification.unverified),
-                r.matched() ? "MATCHED" : "MISMATCH");
+                !r.verification.ok()           ? "MISMATCH"
+                : r.verification.matched == 0 ? "no copy checksum compared"
+                                              : "MATCHED");
     if (r.verification.first_mismatch) {
       std::printf("first mismatch: %s\n", describe_mismatch(*r.verification.first_mismatch).c_str());
     }
   }
+  print_snapshots(r);
   // Per kernel: timed launches and the median of their medians.
   struct KernelTimes {
     uint64_t launches = 0;
@@ -117,6 +200,15 @@ void run(const Options& o, int& exit_code) {
   options.launch_skip = o.launch_skip;
   options.launch_count = o.launch_count;
   options.nvtx = !o.no_nvtx;
+  for (const std::string& spec : o.tolerances) {
+    auto t = parse_tolerance(spec);
+    if (!t) {
+      spdlog::error("cusnap replay: {}", t.error().to_string());
+      exit_code = kExitUsageOrIo;
+      return;
+    }
+    options.tolerances.push_back(std::move(t.value()));
+  }
   options.progress = o.progress == "on" || (o.progress == "auto" && ::isatty(STDERR_FILENO) == 1);
   options.on_message = [](MessageLevel level, const std::string& message) {
     if (level == MessageLevel::kWarning) {
@@ -191,9 +283,13 @@ void register_replay(CLI::App& app, int& exit_code) {
   cmd->add_option("--progress", o->progress, "Progress line on stderr: auto (when a terminal) | on | off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  cmd->add_option("--tolerance", o->tolerances,
+                  "Compare snapshot chunks element-wise: [0xALLOC=]f64|f32|f16|bf16:ulp=N,rel=X,abs=X "
+                  "(repeatable; docs/replay.md)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print no summary (the exit code and --report still tell)");
   cmd->footer(
-      "Exit codes: 0 replayed, every verification matched; 5 a verification mismatched; 6 the target "
+      "Exit codes: 0 replayed, every verification matched; 5 a verification (copy checksum or snapshot "
+      "chunk) mismatched; 6 the target "
       "cannot run the capture or a replayed call failed; 1 usage or I/O; 2 truncated; 3 corrupt or "
       "inconsistent capture; 4 not a capture.");
   cmd->callback([o, &exit_code]() { run(*o, exit_code); });

@@ -395,7 +395,12 @@ MaybeError Executor::do_global_get(const Action& a, const GlobalGetOp& op) {
     warn("global '" + op.name + "' has " + std::to_string(size) + " bytes, " + std::to_string(op.size) +
          " at capture (call " + std::to_string(a.seq) + ")");
   }
-  memory_->add_global(op.module, op.address, std::min<uint64_t>(size, op.size == 0 ? size : op.size), live);
+  uint64_t placed = std::min<uint64_t>(size, op.size == 0 ? size : op.size);
+  memory_->add_global(op.module, op.address, placed, live);
+  // Snapshot mismatches and copy checks name the variable a captured address lies in.
+  if (op.address != 0 && placed != 0) {
+    allocations_[op.address] = AllocationRef{a.seq, op.address, placed, "global " + op.name};
+  }
   return std::nullopt;
 }
 

@@ -92,6 +92,14 @@ class Executor {
   MaybeError restore_memory();
   MaybeError flush_l2(CUstream stream);
 
+  // Memory snapshots (snapshot.cpp): writes every chunk of `snapshot` to device memory, or reads
+  // it back and compares it with the capture (both after a full synchronisation).
+  MaybeError restore_snapshot(const Action& a, const Snapshot& snapshot);
+  MaybeError compare_snapshot(const Action& a, const LaunchOp& op, const Snapshot& snapshot);
+  const Tolerance* tolerance_for(const std::optional<AllocationRef>& allocation) const;
+  std::optional<AllocationRef> allocation_of(uint64_t address) const;
+  Expected<uint64_t> snapshot_address(const Action& a, const SnapshotChunk& chunk);
+
   const Driver& driver_;
   const DriverApi& api_;
   format::Reader& reader_;

@@ -84,6 +84,15 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
     }
   }
 
+  // Memory snapshots: an extracted capture starts the launch from its captured inputs; in a
+  // whole-run capture the memory before the launch is only compared with what was captured.
+  const bool restores = plan_.extracted() && op.before.has_value();
+  if (restores) {
+    if (auto e = restore_snapshot(a, *op.before)) return e;
+  } else if (op.before && options_.verify != VerifyMode::kNone) {
+    if (auto e = compare_snapshot(a, op, *op.before)) return e;
+  }
+
   bool nvtx = options_.nvtx;
   if (nvtx) {
     std::string name = (op.kernel_name.empty() ? std::string("kernel") : demangle(op.kernel_name)) + " #" +
@@ -95,6 +104,9 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
                          : issue_launch(a, op, f.value(), stream, params);
   if (nvtx) nvtxRangePop();
   if (error) return error;
+  if (op.after && options_.verify != VerifyMode::kNone) {
+    if (auto e = compare_snapshot(a, op, *op.after)) return e;
+  }
 
   recent_launches_.push_back(LaunchRef{a.seq, op.ordinal, op.kernel_name});
   if (recent_launches_.size() > kRecentLaunches) recent_launches_.pop_front();
@@ -166,7 +178,11 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
                                        std::vector<uint8_t>& params, size_t report) {
   const unsigned runs = options_.warmup + std::max(options_.repeat, 1u);
   const bool repeated = runs > 1;
-  if (repeated) {
+  // An extracted capture's inputs are its beforeLaunch snapshot: each run starts from them
+  // (do_launch wrote them for the first), which also covers module variables, which
+  // save_memory() does not.
+  const bool restores = plan_.extracted() && op.before.has_value();
+  if (repeated && !restores) {
     if (auto e = save_memory()) return e;
   }
   auto take_event = [&](CUevent* e) -> CUresult {
@@ -180,7 +196,7 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
   std::vector<double> samples;
   for (unsigned run = 0; run < runs; ++run) {
     if (run > 0) {
-      if (auto e = restore_memory()) return e;
+      if (auto e = restores ? restore_snapshot(a, *op.before) : restore_memory()) return e;
     }
     if (options_.cache_control == CacheControl::kAll && repeated) {
       if (auto e = flush_l2(stream)) return e;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +46,24 @@ class PlanBuilder {
   MaybeError add(const format::CallRef& ref);
   MaybeError add_record(const format::CallRef& ref);
   Plan finish();
+  void set_chunk_bytes(uint64_t bytes) { chunk_bytes_ = bytes; }
+  uint64_t chunk_bytes() const { return chunk_bytes_; }
+  void set_extract(schema::ExtractInfo::Reader e) {
+    ExtractSummary x;
+    x.source_path = e.getSourcePath();
+    x.source_creation_time_ns = e.getSourceCreationTimeNs();
+    x.source_host = e.getSourceHostName();
+    x.source_pid = e.getSourcePid();
+    x.source_launch_seq = e.getLaunchSeq();
+    x.source_launch_ordinal = e.getLaunchOrdinal();
+    x.kernel = e.getKernelName();
+    x.route = e.getRoute() == schema::ExtractInfo::Route::REPLAY ? "replay" : "snapshot";
+    x.route_driver = e.getRouteDriver();
+    x.minimized = e.getMinimized();
+    x.input_bytes = e.getInputBytes();
+    x.expected_bytes = e.getExpectedBytes();
+    plan_.extract = std::move(x);
+  }
 
  private:
   Error capture_error(uint64_t seq, const char* record, std::string message) {
@@ -66,6 +85,8 @@ class PlanBuilder {
   MaybeError add_memcpy(uint64_t seq, schema::Memcpy::Reader r);
   MaybeError add_memset(uint64_t seq, schema::Memset::Reader r);
   MaybeError add_launch(uint64_t seq, schema::Launch::Reader r);
+  MaybeError add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r);
+  bool inside_live_range(uint64_t address, uint64_t size, bool host = false) const;
   MaybeError apply_deferred(uint64_t seq, const char* record, uint64_t related,
                             std::optional<uint64_t> checksum, std::optional<format::BlobId> payload);
   MaybeError parse_legacy_deferred(uint64_t seq, uint64_t related, std::string_view message);
@@ -76,6 +97,11 @@ class PlanBuilder {
   std::set<std::string> warned_;
   std::set<uint64_t> contexts_;
   std::unordered_map<uint64_t, size_t> copies_;  // seq -> index in plan_.actions
+  std::unordered_map<uint64_t, size_t> launches_;  // seq -> index in plan_.actions
+  std::map<uint64_t, uint64_t> live_allocations_;  // base -> size, for snapshot coverage
+  std::map<uint64_t, uint64_t> globals_;           // module variables: address -> size
+  std::map<uint64_t, uint64_t> host_allocations_;  // host memory (not replayed): base -> size
+  uint64_t chunk_bytes_ = 0;  // CaptureOptions.snapshotChunkBytes (set before the records)
 };
 
 // Asynchronous copies complete after their record is written: the interceptor records what it
@@ -208,6 +234,9 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
                   "host memory visible to kernels (mapped/registered) is not replayed: kernels reading it "
                   "will see other data");
       }
+      if (r.getAddress() != 0 && r.getSize() != 0 && r.getSize() <= kMaxRangeBytes) {
+        host_allocations_[r.getAddress()] = r.getSize();
+      }
       skip("memAlloc (host)");
       return std::nullopt;
     default:  // vmmCreate / vmmMap / vmmSetAccess: the reservation covers the range
@@ -215,6 +244,7 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
       return std::nullopt;
   }
   if (auto e = add_range(seq, "memAlloc", r.getAddress(), size)) return e;
+  if (size != 0) live_allocations_[r.getAddress()] = size;
   push(seq, AllocOp{r.getAddress(), size, name});
   return std::nullopt;
 }
@@ -414,6 +444,7 @@ MaybeError PlanBuilder::add_launch(uint64_t seq, schema::Launch::Reader r) {
   }
   if (op.cooperative) plan_.uses_cooperative_launch = true;
   ++plan_.launch_count;
+  launches_[seq] = plan_.actions.size();
   push(seq, std::move(op));
   return std::nullopt;
 }
@@ -504,6 +535,7 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       if (r.getSize() > kMaxRangeBytes || add_overflows(r.getAddress(), r.getSize())) {
         return capture_error(seq, "globalGet", "global out of limits").with_address(r.getAddress());
       }
+      if (r.getAddress() != 0 && r.getSize() != 0) globals_[r.getAddress()] = r.getSize();
       push(seq, GlobalGetOp{r.getModule(), r.getIsLibrary(), r.getName(), r.getAddress(), r.getSize()});
       return std::nullopt;
     }
@@ -519,6 +551,7 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       if (kind == schema::MemFree::Kind::DEVICE || kind == schema::MemFree::Kind::ASYNC ||
           kind == schema::MemFree::Kind::VMM_ADDRESS_FREE) {
         push(seq, FreeOp{r.getAddress()});
+        live_allocations_.erase(r.getAddress());
       } else {
         skip("memFree (host/vmm)");
       }
@@ -576,13 +609,145 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       skip("generic " + api);
       return std::nullopt;
     }
-    case Which::MEMORY_SNAPSHOT:
-      skip("memorySnapshot");
-      return std::nullopt;
+    case Which::MEMORY_SNAPSHOT: return add_snapshot(seq, record.getMemorySnapshot());
     default:
       skip(format::call_kind_name(static_cast<uint16_t>(which)));
       return std::nullopt;
   }
+}
+
+bool PlanBuilder::inside_live_range(uint64_t address, uint64_t size, bool host) const {
+  auto inside = [&](const std::map<uint64_t, uint64_t>& ranges) {
+    auto it = ranges.upper_bound(address);
+    if (it == ranges.begin()) return false;
+    --it;
+    uint64_t offset = address - it->first;
+    return offset < it->second && size <= it->second - offset;
+  };
+  if (host) return inside(host_allocations_);
+  return inside(live_allocations_) || inside(globals_);
+}
+
+// A snapshot record joins the launch it names (written after it). Everything a hostile file
+// could get wrong is checked here, so that execution only reads blobs of known, bounded size.
+MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r) {
+  const char* kRecord = "memorySnapshot";
+  uint64_t launch_seq = r.getLaunchSeq();
+  auto found = launches_.find(launch_seq);
+  if (found == launches_.end()) {
+    return capture_error(seq, kRecord,
+                         "snapshot of launch call " + std::to_string(launch_seq) +
+                             ", which is not a replayable launch recorded before it");
+  }
+  auto& launch = std::get<LaunchOp>(plan_.actions[found->second].op);
+  if (r.getLaunchOrdinal() != launch.ordinal) {
+    return capture_error(seq, kRecord,
+                         "snapshot names launch ordinal " + std::to_string(r.getLaunchOrdinal()) + ", call " +
+                             std::to_string(launch_seq) + " is launch #" + std::to_string(launch.ordinal));
+  }
+  SkippedSnapshot skipped{seq, launch_seq, launch.ordinal, launch.kernel_name, "", ""};
+  SnapshotPhase phase = SnapshotPhase::kBeforeLaunch;
+  switch (r.getPhase()) {
+    case schema::MemorySnapshot::Phase::BEFORE_LAUNCH: skipped.phase = "beforeLaunch"; break;
+    case schema::MemorySnapshot::Phase::AFTER_LAUNCH:
+      skipped.phase = "afterLaunch";
+      phase = SnapshotPhase::kAfterLaunch;
+      break;
+    default:
+      skipped.phase = "onDemand";
+      skipped.reason = "onDemand snapshots are not replayed";
+      plan_.skipped_snapshots.push_back(std::move(skipped));
+      skip("memorySnapshot (onDemand)");
+      return std::nullopt;
+  }
+  auto chunks = r.getChunks();
+  if (r.hasSkippedReason() && r.getSkippedReason().size() > 0) {
+    if (chunks.size() != 0) {
+      return capture_error(seq, kRecord, "a skipped snapshot (skippedReason set) with chunks");
+    }
+    skipped.reason = r.getSkippedReason();
+    plan_.skipped_snapshots.push_back(std::move(skipped));
+    skip("memorySnapshot (skipped at capture)");
+    return std::nullopt;
+  }
+  std::optional<Snapshot>& slot = phase == SnapshotPhase::kBeforeLaunch ? launch.before : launch.after;
+  if (slot) {
+    return capture_error(seq, kRecord,
+                         std::string("a second ") + skipped.phase + " snapshot of launch call " +
+                             std::to_string(launch_seq) + " (the first is call " + std::to_string(slot->seq) + ")");
+  }
+  if (chunk_bytes_ == 0 || chunk_bytes_ > kMaxSnapshotChunkBytes) {
+    return capture_error(seq, kRecord,
+                         "snapshot chunk size " + std::to_string(chunk_bytes_) +
+                             " in the header (CaptureOptions.snapshotChunkBytes) is out of limits");
+  }
+  if (chunks.size() > kMaxSnapshotChunks) {
+    return capture_error(seq, kRecord, std::to_string(chunks.size()) + " chunks in one snapshot");
+  }
+  Snapshot snapshot;
+  snapshot.seq = seq;
+  snapshot.phase = phase;
+  snapshot.chunks.reserve(chunks.size());
+  uint64_t previous_end = 0;
+  for (auto c : chunks) {
+    SnapshotChunk chunk;
+    chunk.address = c.getAddress();
+    chunk.size = c.getSize();
+    chunk.hash_only = c.getHashOnly();
+    chunk.blob = c.hasBlob() ? to_blob(c.getBlob()) : format::BlobId{};
+    std::string where = "chunk " + std::to_string(snapshot.chunks.size()) + " at 0x";
+    {
+      char buffer[24];
+      std::snprintf(buffer, sizeof buffer, "%llx", static_cast<unsigned long long>(chunk.address));
+      where += buffer;
+    }
+    if (chunk.size == 0 || chunk.size > chunk_bytes_) {
+      return capture_error(seq, kRecord,
+                           where + ": " + std::to_string(chunk.size) + " bytes, the chunk size is " +
+                               std::to_string(chunk_bytes_))
+          .with_address(chunk.address);
+    }
+    if (chunk.address == 0 || add_overflows(chunk.address, chunk.size)) {
+      return capture_error(seq, kRecord, where + ": address out of limits").with_address(chunk.address);
+    }
+    if (!snapshot.chunks.empty() && chunk.address < previous_end) {
+      return capture_error(seq, kRecord, where + ": overlaps or precedes the previous chunk (chunks must be in "
+                                                 "increasing address order, non-overlapping)")
+          .with_address(chunk.address);
+    }
+    if (!inside_live_range(chunk.address, chunk.size) && inside_live_range(chunk.address, chunk.size, true)) {
+      // Host-mapped / registered host memory is not replayed: its chunks can be neither
+      // restored nor compared. Said once, counted per snapshot.
+      warn_once("snapshot-host", seq,
+                "snapshot chunks in host memory (mapped or registered) are not restored or compared");
+      previous_end = chunk.address + chunk.size;
+      ++snapshot.host_chunks;
+      continue;
+    }
+    if (!inside_live_range(chunk.address, chunk.size)) {
+      return capture_error(seq, kRecord, where + ": outside every allocation and module variable live at the launch")
+          .with_address(chunk.address);
+    }
+    if (chunk.blob.is_null()) return capture_error(seq, kRecord, where + ": no hash").with_address(chunk.address);
+    if (chunk.hash_only) {
+      if (phase == SnapshotPhase::kBeforeLaunch && plan_.extract) {
+        return capture_error(seq, kRecord,
+                             where + ": an extracted capture's input chunk must hold its bytes, not only its hash")
+            .with_address(chunk.address);
+      }
+      ++snapshot.hash_only_chunks;
+    } else if (auto e = check_blob(seq, kRecord, chunk.blob, chunk.size)) {
+      return e->with_address(chunk.address);
+    }
+    previous_end = chunk.address + chunk.size;
+    snapshot.bytes += chunk.size;
+    snapshot.chunks.push_back(chunk);
+  }
+  ++plan_.snapshots;
+  plan_.snapshot_chunks += snapshot.chunks.size();
+  plan_.snapshot_bytes += snapshot.bytes;
+  slot = std::move(snapshot);
+  return std::nullopt;
 }
 
 Plan PlanBuilder::finish() {
@@ -618,6 +783,10 @@ const char* image_kind_name(ImageKind kind) {
   return "unknown";
 }
 
+const char* snapshot_phase_name(SnapshotPhase phase) {
+  return phase == SnapshotPhase::kBeforeLaunch ? "beforeLaunch" : "afterLaunch";
+}
+
 const char* copy_direction_name(CopyDirection direction) {
   switch (direction) {
     case CopyDirection::kHostToDevice: return "host to device";
@@ -640,8 +809,9 @@ const char* operation_name(const Operation& op) {
 Expected<Plan> build_plan(format::Reader& reader) {
   try {
     PlanBuilder builder(reader);
-    Plan header_part;
     auto header = reader.header();
+    builder.set_chunk_bytes(header.getOptions().getSnapshotChunkBytes());
+    if (header.hasExtract()) builder.set_extract(header.getExtract());
     MaybeError failure;
     format::Status status = reader.for_each_call([&](const format::CallRef& ref) {
       failure = builder.add(ref);
@@ -662,6 +832,7 @@ Expected<Plan> build_plan(format::Reader& reader) {
                                             d.getComputeCapabilityMinor(), d.getTotalMemoryBytes(),
                                             d.getMultiprocessorCount()});
     }
+    plan.snapshot_chunk_bytes = builder.chunk_bytes();
     plan.call_count = reader.call_count();
     plan.integrity = reader.recovery().summary();
     return plan;

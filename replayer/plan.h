@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -40,6 +41,9 @@ inline constexpr uint64_t kMaxParamBytes = 32764;               // CUDA's parame
 inline constexpr uint64_t kMaxRangeBytes = uint64_t{1} << 44;    // one allocation / copy
 inline constexpr uint64_t kMaxLaunchAttributes = 64;
 inline constexpr uint64_t kMaxMemoryRanges = uint64_t{1} << 20;
+// Snapshot chunks are read one at a time; a chunk larger than this is not a real capture's.
+inline constexpr uint64_t kMaxSnapshotChunkBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxSnapshotChunks = uint64_t{1} << 24;  // in one snapshot record
 
 enum class ImageKind : uint8_t { kUnknown, kPtx, kCubin, kFatbin, kFatbinWrapper, kFile };
 const char* image_kind_name(ImageKind kind);
@@ -144,6 +148,27 @@ struct LaunchAttributeOp {
   std::vector<uint8_t> value;  // raw CUlaunchAttributeValue bytes
 };
 
+// One piece of a memory snapshot (docs/format.md, "Memory snapshots"): captured address, size,
+// and the XXH3-128 of its bytes, which also names its blob unless only the hash was recorded.
+struct SnapshotChunk {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  format::BlobId blob;
+  bool hash_only = false;
+};
+
+enum class SnapshotPhase : uint8_t { kBeforeLaunch, kAfterLaunch };
+const char* snapshot_phase_name(SnapshotPhase phase);  // "beforeLaunch" / "afterLaunch"
+
+struct Snapshot {
+  uint64_t seq = 0;  // the memorySnapshot record
+  SnapshotPhase phase = SnapshotPhase::kBeforeLaunch;
+  std::vector<SnapshotChunk> chunks;  // increasing address, non-overlapping
+  uint64_t bytes = 0;                 // sum of the chunk sizes
+  uint64_t hash_only_chunks = 0;
+  uint64_t host_chunks = 0;  // chunks in host memory, dropped (host memory is not replayed)
+};
+
 struct LaunchOp {
   enum class Kind : uint8_t { kLaunchKernel, kLaunchKernelEx, kCooperative };
   Kind kind = Kind::kLaunchKernel;
@@ -160,6 +185,10 @@ struct LaunchOp {
   bool cooperative = false;
   uint64_t ordinal = 0;
   std::string kernel_name;
+  // Memory snapshots of this launch (their records follow the launch record). In an extracted
+  // capture `before` is restored and `after` compared; in a whole-run capture both are compared.
+  std::optional<Snapshot> before;
+  std::optional<Snapshot> after;
 };
 
 struct StreamCreateOp {
@@ -213,6 +242,32 @@ struct CapturedDevice {
   int multiprocessors = 0;
 };
 
+// A snapshot record that holds no snapshot (skippedReason), or that the replay does not use.
+struct SkippedSnapshot {
+  uint64_t seq = 0;
+  uint64_t launch_seq = 0;
+  uint64_t launch_ordinal = 0;
+  std::string kernel;
+  std::string phase;
+  std::string reason;
+};
+
+// CaptureHeader.extract: what an extracted capture is (one launch cut out of another capture).
+struct ExtractSummary {
+  std::string source_path;
+  int64_t source_creation_time_ns = 0;
+  std::string source_host;
+  uint32_t source_pid = 0;
+  uint64_t source_launch_seq = 0;
+  uint64_t source_launch_ordinal = 0;
+  std::string kernel;
+  std::string route;  // "snapshot" | "replay"
+  std::string route_driver;
+  bool minimized = false;
+  uint64_t input_bytes = 0;
+  uint64_t expected_bytes = 0;
+};
+
 struct PlanWarning {
   uint64_t seq = 0;
   std::string message;
@@ -235,6 +290,16 @@ struct PlanSummary {
   std::vector<PlanWarning> warnings;
   bool uses_cluster_launch = false;
   bool uses_cooperative_launch = false;
+
+  // Memory snapshots. `extract` is set for an extracted capture (restore + compare); otherwise
+  // snapshots are verification points only.
+  std::optional<ExtractSummary> extract;
+  uint64_t snapshot_chunk_bytes = 0;  // CaptureOptions.snapshotChunkBytes
+  uint64_t snapshots = 0;             // snapshot records attached to a launch
+  uint64_t snapshot_chunks = 0;
+  uint64_t snapshot_bytes = 0;
+  std::vector<SkippedSnapshot> skipped_snapshots;
+  bool extracted() const { return extract.has_value(); }
 };
 
 struct Plan : PlanSummary {

@@ -29,6 +29,7 @@
 #include "replayer/plan.h"
 #include "replayer/status.h"
 #include "replayer/timing.h"
+#include "replayer/tolerance.h"
 #include "replayer/verify.h"
 
 namespace cusnap::replayer {
@@ -49,6 +50,8 @@ struct ReplayOptions {
   uint64_t launch_count = 0;            // 0: all
   bool nvtx = true;                     // NVTX range per launch: "<kernel> #<ordinal> (call <seq>)"
   bool progress = false;                // progress line on stderr (the CLI enables it on a tty)
+  // Element-wise comparison of snapshot chunks (tolerance.h); empty: exact comparison only.
+  std::vector<Tolerance> tolerances;
   // Warnings and information (relocation, skipped calls, target differences). Default: dropped.
   std::function<void(MessageLevel, const std::string&)> on_message;
 };
@@ -66,6 +69,57 @@ struct LaunchReport {
   VerifyState verification = VerifyState::kUnverified;
   TimeStats time;  // samples == 0 when not timed
   unsigned pointers_rewritten = 0;  // relocation
+};
+
+// One snapshot chunk whose replayed bytes differ from the captured ones.
+struct ChunkMismatch {
+  uint64_t address = 0;  // captured address of the chunk
+  uint64_t size = 0;
+  format::BlobId expected;  // the captured hash
+  format::BlobId actual;    // XXH3-128 of the replayed bytes
+  std::optional<AllocationRef> allocation;  // what the chunk lies in (kind "global NAME" for variables)
+  bool bytes_known = false;  // the expected bytes are in the file (not hashOnly)
+  // With bytes_known: the first differing byte and how many differ.
+  uint64_t first_difference = 0;  // captured address
+  uint8_t expected_byte = 0;
+  uint8_t actual_byte = 0;
+  uint64_t differing_bytes = 0;
+  // A tolerance rule applied to this chunk (tolerance_text non-empty): the element comparison.
+  std::string tolerance_text;
+  bool within_tolerance = false;  // every element inside it: the chunk counts as matched
+  ElementComparison elements;
+  std::string note;  // e.g. why a tolerance could not be applied
+};
+
+// The comparison of one snapshot with the replayed memory.
+struct SnapshotCheck {
+  uint64_t seq = 0;  // the memorySnapshot record
+  uint64_t launch_seq = 0;
+  uint64_t launch_ordinal = 0;
+  std::string kernel;
+  SnapshotPhase phase = SnapshotPhase::kAfterLaunch;
+  uint64_t chunks = 0;  // chunks compared
+  uint64_t bytes = 0;
+  uint64_t matched_chunks = 0;            // identical bytes
+  uint64_t within_tolerance_chunks = 0;   // different bytes, every element inside the tolerance
+  uint64_t mismatched_chunks = 0;
+  std::vector<ChunkMismatch> mismatches;  // the first kMaxReportedMismatches, in address order
+  std::vector<std::string> tolerances;    // the rules that were applied to some chunk
+  bool ok() const { return mismatched_chunks == 0; }
+};
+inline constexpr size_t kMaxReportedMismatches = 16;
+inline constexpr size_t kWorstElements = 8;
+
+struct SnapshotResults {
+  uint64_t restored_chunks = 0;  // extracted capture: chunks written before launches
+  uint64_t restored_bytes = 0;
+  uint64_t compared_chunks = 0;
+  uint64_t compared_bytes = 0;
+  uint64_t matched_chunks = 0;
+  uint64_t within_tolerance_chunks = 0;
+  uint64_t mismatched_chunks = 0;
+  std::vector<SnapshotCheck> checks;  // in the order they were made
+  bool ok() const { return mismatched_chunks == 0; }
 };
 
 struct TargetInfo {
@@ -90,11 +144,13 @@ struct ReplayResult {
   size_t relocated_ranges = 0;
   std::vector<CopyCheck> copies;   // every device-to-host copy, in seq order
   VerifySummary verification;
+  SnapshotResults snapshots;
   std::vector<LaunchReport> launches;
   std::vector<std::string> messages;  // every warning issued, in order
   double wall_seconds = 0;
 
-  bool matched() const { return verification.ok(); }
+  // Every copy checksum and every snapshot chunk compared matched.
+  bool matched() const { return verification.ok() && snapshots.ok(); }
 };
 
 // Opens the capture, builds the plan, checks the target, replays. Errors: unreadable capture,

@@ -51,6 +51,146 @@ void copy_check(Json& j, const CopyCheck& c) {
   j.end_object();
 }
 
+void allocation_object(Json& j, const std::optional<AllocationRef>& a) {
+  if (!a) {
+    j.null();
+    return;
+  }
+  j.begin_object()
+      .key("call").num(a->seq)
+      .key("address").str(hex(a->address))
+      .key("bytes").num(a->size)
+      .key("kind").str(a->kind)
+      .end_object();
+}
+
+void chunk_mismatch(Json& j, const ChunkMismatch& m) {
+  j.begin_object();
+  j.key("address").str(hex(m.address));
+  j.key("bytes").num(m.size);
+  j.key("allocation");
+  allocation_object(j, m.allocation);
+  j.key("offset");
+  if (m.allocation) j.num(m.address - m.allocation->address); else j.null();
+  j.key("expected_hash").str(m.expected.to_hex());
+  j.key("actual_hash").str(m.actual.to_hex());
+  j.key("bytes_known").boolean(m.bytes_known);
+  j.key("differing_bytes");
+  if (m.bytes_known) j.num(m.differing_bytes); else j.null();
+  j.key("first_difference");
+  if (m.bytes_known && m.differing_bytes > 0) {
+    j.begin_object();
+    j.key("address").str(hex(m.first_difference));
+    j.key("offset");
+    if (m.allocation) j.num(m.first_difference - m.allocation->address); else j.null();
+    j.key("expected").num(static_cast<uint64_t>(m.expected_byte));
+    j.key("actual").num(static_cast<uint64_t>(m.actual_byte));
+    j.end_object();
+  } else {
+    j.null();
+  }
+  j.key("tolerance");
+  if (!m.tolerance_text.empty()) {
+    j.begin_object();
+    j.key("rule").str(m.tolerance_text);
+    j.key("within").boolean(m.within_tolerance);
+    j.key("elements").num(m.elements.elements);
+    j.key("differing").num(m.elements.differing);
+    j.key("over").num(m.elements.over);
+    j.key("worst").begin_array();
+    for (const ElementError& e : m.elements.worst) {
+      j.begin_object();
+      j.key("address").str(hex(e.address));
+      j.key("index").num(e.index);
+      j.key("expected").real(e.expected);
+      j.key("actual").real(e.actual);
+      j.key("abs_error").real(e.abs_error);
+      j.key("ulp").num(e.ulp);
+      j.key("within").boolean(e.within);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  } else {
+    j.null();
+  }
+  j.key("note").str(m.note);
+  j.end_object();
+}
+
+void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& options) {
+  const PlanSummary& p = r.plan;
+  const SnapshotResults& s = r.snapshots;
+  j.begin_object();
+  j.key("extracted").boolean(p.extracted());
+  j.key("extract");
+  if (p.extract) {
+    const ExtractSummary& x = *p.extract;
+    j.begin_object();
+    j.key("source_path").str(x.source_path);
+    j.key("source_host").str(x.source_host);
+    j.key("source_pid").num(static_cast<uint64_t>(x.source_pid));
+    j.key("launch_call").num(x.source_launch_seq);
+    j.key("launch_ordinal").num(x.source_launch_ordinal);
+    j.key("kernel").str(x.kernel);
+    j.key("route").str(x.route);
+    j.key("input_bytes").num(x.input_bytes);
+    j.key("expected_bytes").num(x.expected_bytes);
+    j.end_object();
+  } else {
+    j.null();
+  }
+  j.key("chunk_bytes").num(p.snapshot_chunk_bytes);
+  j.key("records").num(p.snapshots);
+  const char* result = s.compared_chunks == 0 ? "nothing compared" : s.ok() ? "matched" : "mismatched";
+  j.key("result").str(result);
+  j.key("restored_chunks").num(s.restored_chunks);
+  j.key("restored_bytes").num(s.restored_bytes);
+  j.key("compared_chunks").num(s.compared_chunks);
+  j.key("compared_bytes").num(s.compared_bytes);
+  j.key("matched_chunks").num(s.matched_chunks);
+  j.key("within_tolerance_chunks").num(s.within_tolerance_chunks);
+  j.key("mismatched_chunks").num(s.mismatched_chunks);
+  j.key("tolerances").begin_array();
+  for (const Tolerance& t : options.tolerances) j.str(t.text);
+  j.end_array();
+  j.key("checks").begin_array();
+  for (const SnapshotCheck& c : s.checks) {
+    j.begin_object();
+    j.key("call").num(c.seq);
+    j.key("launch_call").num(c.launch_seq);
+    j.key("launch_ordinal").num(c.launch_ordinal);
+    j.key("kernel").str(c.kernel);
+    j.key("phase").str(snapshot_phase_name(c.phase));
+    j.key("chunks").num(c.chunks);
+    j.key("bytes").num(c.bytes);
+    j.key("matched_chunks").num(c.matched_chunks);
+    j.key("within_tolerance_chunks").num(c.within_tolerance_chunks);
+    j.key("mismatched_chunks").num(c.mismatched_chunks);
+    j.key("tolerances").begin_array();
+    for (const std::string& t : c.tolerances) j.str(t);
+    j.end_array();
+    j.key("mismatches").begin_array();
+    for (const ChunkMismatch& m : c.mismatches) chunk_mismatch(j, m);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.key("skipped").begin_array();
+  for (const SkippedSnapshot& k : p.skipped_snapshots) {
+    j.begin_object()
+        .key("call").num(k.seq)
+        .key("launch_call").num(k.launch_seq)
+        .key("launch_ordinal").num(k.launch_ordinal)
+        .key("kernel").str(k.kernel)
+        .key("phase").str(k.phase)
+        .key("reason").str(k.reason)
+        .end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
 }  // namespace
 
 std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
@@ -112,7 +252,7 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.end_object();
 
   j.key("verification").begin_object();
-  j.key("result").str(r.verification.ok() ? "matched" : "mismatched");
+  j.key("result").str(r.matched() ? "matched" : "mismatched");
   j.key("matched").num(r.verification.matched);
   j.key("mismatched").num(r.verification.mismatched);
   j.key("unverified").num(r.verification.unverified);
@@ -126,6 +266,9 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   for (const CopyCheck& c : r.copies) copy_check(j, c);
   j.end_array();
   j.end_object();
+
+  j.key("snapshots");
+  snapshots_object(j, r, options);
 
   j.key("launches").begin_array();
   for (const LaunchReport& l : r.launches) {

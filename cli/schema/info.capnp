@@ -12,7 +12,7 @@ $Cxx.namespace("cusnap::cli::schema");
 
 using Capture = import "/cusnap/format/capture.capnp";
 
-const infoVersion :UInt32 = 2;  # 2: replayMayDiverge, unmodelledCalls
+const infoVersion :UInt32 = 3;  # 2: replayMayDiverge, unmodelledCalls; 3: snapshots
 
 struct InfoReport {
   infoVersion @0 :UInt32;
@@ -31,6 +31,27 @@ struct InfoReport {
   unmodelledCalls @12 :List(ApiCount);  # infoVersion 2: successful generic records that may
                                      # affect device state, per exported symbol, most frequent
                                      # first (ties by name)
+  snapshots @13 :Snapshots;          # infoVersion 3: memory snapshot records (the capture's
+                                     # header.extract says whether it is an extracted capture)
+}
+
+struct Snapshots {
+  records @0 :UInt64;                # memorySnapshot records holding a snapshot
+  launches @1 :UInt64;               # distinct launches (launchSeq) they belong to
+  chunks @2 :UInt64;                 # chunks over all of them
+  bytes @3 :UInt64;                  # sum of the chunk sizes (memory covered, not file bytes)
+  hashOnlyChunks @4 :UInt64;         # chunks recorded by hash only (no bytes in the file)
+  chunkBytes @5 :UInt64;             # CaptureOptions.snapshotChunkBytes
+  skipped @6 :List(SkippedSnapshot); # records saying no snapshot was taken, in seq order
+}
+
+struct SkippedSnapshot {
+  seq @0 :UInt64;                    # the memorySnapshot record
+  launchSeq @1 :UInt64;
+  launchOrdinal @2 :UInt64;
+  kernel @3 :Text;                   # the launch's kernel, when its record precedes
+  phase @4 :Text;                    # "beforeLaunch", "afterLaunch", "onDemand"
+  reason @5 :Text;                   # MemorySnapshot.skippedReason
 }
 
 struct ApiCount {

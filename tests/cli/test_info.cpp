@@ -38,7 +38,7 @@ TEST_CASE("info --json reports counts, kernels and dedup as written", "[info]") 
   json.codec().decode(kj::ArrayPtr<const char>(r.out.data(), r.out.size()),
                       capnp::DynamicStruct::Builder(info));
 
-  CHECK(info.getInfoVersion() == 2);
+  CHECK(info.getInfoVersion() == 3);
   CHECK(std::string(info.getFile().cStr()) == s.path);
   CHECK(info.getFileBytes() == read_file(s.path).size());
   CHECK(std::string(info.getContainerVersion().cStr()) == "1.0");

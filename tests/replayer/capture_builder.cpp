@@ -1,5 +1,6 @@
 #include "capture_builder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -17,7 +18,11 @@ Params& Params::add(const void* value, uint32_t size) {
   return *this;
 }
 
-CaptureBuilder::CaptureBuilder(const std::string& path) {
+CaptureBuilder::CaptureBuilder(const std::string& path) { open(path, nullptr); }
+
+CaptureBuilder::CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot) { open(path, &snapshot); }
+
+void CaptureBuilder::open(const std::string& path, const SnapshotHeader* snapshot) {
   capnp::MallocMessageBuilder header;
   auto h = header.initRoot<schema::CaptureHeader>();
   h.setToolVersion("test");
@@ -26,6 +31,23 @@ CaptureBuilder::CaptureBuilder(const std::string& path) {
   devices[0].setName("cusnap emulator");
   devices[0].setComputeCapabilityMajor(9);
   devices[0].setComputeCapabilityMinor(0);
+  if (snapshot != nullptr) {
+    auto o = h.initOptions();
+    o.setMode(schema::CaptureOptions::CaptureMode::SNAPSHOT);
+    o.setSnapshotChunkBytes(snapshot->chunk_bytes);
+    if (snapshot->extracted) {
+      auto x = h.initExtract();
+      x.setSourcePath("source.cusnap");
+      x.setSourceHostName("testhost");
+      x.setSourcePid(4242);
+      x.setLaunchSeq(snapshot->source_launch_seq);
+      x.setLaunchOrdinal(0);
+      x.setKernelName(snapshot->kernel);
+      x.setRoute(schema::ExtractInfo::Route::SNAPSHOT);
+      x.setInputBytes(snapshot->input_bytes);
+      x.setExpectedBytes(snapshot->expected_bytes);
+    }
+  }
   auto w = format::Writer::create(path, header);
   if (!w) throw std::runtime_error(w.status().to_string());
   writer_ = std::move(w.value());
@@ -142,9 +164,10 @@ uint64_t CaptureBuilder::memset32(uint64_t address, uint32_t value, uint64_t cou
 }
 
 uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
-                                const Params& params, uint64_t stream) {
+                                const Params& params, uint64_t stream, uint64_t ordinal) {
   capnp::MallocMessageBuilder m;
   auto l = record(m, "cuLaunchKernel").initLaunch();
+  l.setOrdinal(ordinal);
   l.setKind(schema::Launch::Kind::LAUNCH_KERNEL);
   l.setFunction(function);
   l.setGridX(grid);
@@ -160,6 +183,62 @@ uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint
   for (size_t i = 0; i < params.layout().size(); ++i) {
     layout[i].setOffset(params.layout()[i].offset);
     layout[i].setSize(params.layout()[i].size);
+  }
+  return append(m);
+}
+
+uint64_t CaptureBuilder::host_alloc(uint64_t address, uint64_t size) {
+  capnp::MallocMessageBuilder m;
+  auto a = record(m, "cuMemHostAlloc").initMemAlloc();
+  a.setKind(schema::MemAlloc::Kind::HOST_ALLOC);
+  a.setFlags(0x02);
+  a.setAddress(address);
+  a.setSize(size);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size) {
+  capnp::MallocMessageBuilder m;
+  auto g = record(m, "cuModuleGetGlobal_v2").initGlobalGet();
+  g.setModule(module);
+  g.setName(name);
+  g.setAddress(address);
+  g.setSize(size);
+  return append(m);
+}
+
+std::vector<RawChunk> CaptureBuilder::chunks(uint64_t address, std::span<const uint8_t> bytes, uint64_t chunk_bytes,
+                                             bool hash_only) {
+  std::vector<RawChunk> out;
+  for (uint64_t offset = 0; offset < bytes.size(); offset += chunk_bytes) {
+    auto piece = bytes.subspan(offset, std::min<uint64_t>(chunk_bytes, bytes.size() - offset));
+    RawChunk c{address + offset, piece.size(), format::hash_blob(piece), hash_only};
+    if (!hash_only) {
+      auto id = writer_->put_blob(piece);
+      if (!id) throw std::runtime_error(id.status().to_string());
+      if (!(id.value() == c.blob)) throw std::runtime_error("put_blob id is not the chunk's XXH3-128");
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+uint64_t CaptureBuilder::snapshot(uint64_t launch_seq, uint64_t ordinal, int phase, const std::vector<RawChunk>& chunks,
+                                  const std::string& skipped_reason) {
+  capnp::MallocMessageBuilder m;
+  auto s = record(m, "cusnap").initMemorySnapshot();
+  s.setPhase(phase == 0   ? schema::MemorySnapshot::Phase::BEFORE_LAUNCH
+             : phase == 1 ? schema::MemorySnapshot::Phase::AFTER_LAUNCH
+                          : schema::MemorySnapshot::Phase::ON_DEMAND);
+  s.setLaunchSeq(launch_seq);
+  s.setLaunchOrdinal(ordinal);
+  if (!skipped_reason.empty()) s.setSkippedReason(skipped_reason);
+  auto list = s.initChunks(static_cast<unsigned>(chunks.size()));
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    list[i].setAddress(chunks[i].address);
+    list[i].setSize(chunks[i].size);
+    set_blob(list[i].initBlob(), chunks[i].blob);
+    list[i].setHashOnly(chunks[i].hash_only);
   }
   return append(m);
 }

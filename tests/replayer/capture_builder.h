@@ -39,9 +39,28 @@ class Params {
   std::vector<Slot> layout_;
 };
 
+// A memory snapshot chunk as the record holds it (tests may make it inconsistent on purpose).
+struct RawChunk {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  format::BlobId blob;
+  bool hash_only = false;
+};
+
+// CaptureHeader fields of snapshot and extracted captures.
+struct SnapshotHeader {
+  uint64_t chunk_bytes = 64 << 10;
+  bool extracted = false;
+  std::string kernel;            // ExtractInfo.kernelName
+  uint64_t source_launch_seq = 0;
+  uint64_t input_bytes = 0;
+  uint64_t expected_bytes = 0;
+};
+
 class CaptureBuilder {
  public:
   explicit CaptureBuilder(const std::string& path);
+  CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot);
   ~CaptureBuilder();
 
   uint64_t module_load_ptx(uint64_t handle, const std::string& ptx);
@@ -52,19 +71,30 @@ class CaptureBuilder {
   uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0, bool async = false);
   uint64_t memset32(uint64_t address, uint32_t value, uint64_t count);
   uint64_t launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block, const Params& params,
-                  uint64_t stream = 0);
+                  uint64_t stream = 0, uint64_t ordinal = 0);
   uint64_t stream_create(uint64_t stream);
   uint64_t stream_sync(uint64_t stream);
   uint64_t event_create(uint64_t event);
   uint64_t event_record(uint64_t event, uint64_t stream);
   uint64_t stream_wait(uint64_t stream, uint64_t event);
   uint64_t context_sync();
+  // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (host memory a kernel can reach).
+  uint64_t host_alloc(uint64_t address, uint64_t size);
+  uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
+  // Tiles [address, address + bytes.size()) in `chunk_bytes` pieces; stores the blobs unless
+  // hash_only (the hash is always computed from the bytes).
+  std::vector<RawChunk> chunks(uint64_t address, std::span<const uint8_t> bytes, uint64_t chunk_bytes,
+                               bool hash_only = false);
+  // phase 0 beforeLaunch, 1 afterLaunch, 2 onDemand.
+  uint64_t snapshot(uint64_t launch_seq, uint64_t ordinal, int phase, const std::vector<RawChunk>& chunks,
+                    const std::string& skipped_reason = "");
   // A call the replayer must skip (failed at capture).
   uint64_t failed_launch(uint64_t function);
   void close();
 
  private:
   uint64_t append(capnp::MallocMessageBuilder& message);
+  void open(const std::string& path, const SnapshotHeader* snapshot);
   std::unique_ptr<format::Writer> writer_;
 };
 

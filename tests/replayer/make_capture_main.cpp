@@ -1,18 +1,45 @@
-// Writes the standard test capture (test_support.h) for the CLI test:
-//   make_capture OUT [mismatch]
+// Writes the test captures (test_support.h) for the CLI test:
+//   make_capture OUT [mismatch]           the standard capture; prints the mismatching copy's seq
+//   make_capture OUT snapshot MODE        a snapshot capture; prints the address of interest
+// MODE: extract (matches), altered (one expected byte flipped: prints its address), hashonly
+// (altered, expected chunks hash-only), float (fast_exp: prints the output allocation),
+// wholerun (a wrong beforeLaunch snapshot and a skipped one: prints the wrong byte's address).
 #include <cstdio>
 #include <string>
 
 #include "test_support.h"
 
+using namespace cusnap::replayer::test;
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUT [mismatch]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT [mismatch | snapshot MODE]\n", argv[0]);
     return 1;
   }
-  cusnap::replayer::test::StandardOptions options;
-  options.corrupt_b_payload = argc > 2 && std::string(argv[2]) == "mismatch";
-  auto capture = cusnap::replayer::test::write_standard_capture(argv[1], options);
+  std::string mode = argc > 2 ? argv[2] : "";
+  if (mode == "snapshot" && argc > 3) {
+    std::string kind = argv[3];
+    SnapshotCaptureOptions o;
+    if (kind == "altered" || kind == "hashonly") o.alter_expected = true;
+    if (kind == "hashonly") o.hash_only_after = true;
+    if (kind == "float") o.kernel = "fast_exp";
+    if (kind == "wholerun") {
+      o.extracted = false;
+      o.wrong_before = true;
+      o.with_skipped = true;
+    }
+    if (kind != "extract" && kind != "altered" && kind != "hashonly" && kind != "float" && kind != "wholerun") {
+      std::fprintf(stderr, "unknown snapshot mode %s\n", kind.c_str());
+      return 1;
+    }
+    auto capture = write_snapshot_capture(argv[1], o);
+    uint64_t address = kind == "float" ? capture.y : kind == "wholerun" ? capture.x + 8 : capture.altered_address;
+    std::printf("0x%llx\n", static_cast<unsigned long long>(address));
+    return 0;
+  }
+  StandardOptions options;
+  options.corrupt_b_payload = mode == "mismatch";
+  auto capture = write_standard_capture(argv[1], options);
   std::printf("%llu\n", static_cast<unsigned long long>(capture.dtoh_c_seq));
   return 0;
 }

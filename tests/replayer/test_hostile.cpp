@@ -121,3 +121,133 @@ TEST_CASE("corrupted captures never crash the plan builder or the replay", "[hos
     }
   }
 }
+
+namespace {
+
+// A snapshot capture with one launch on a 4 KiB allocation at kBase, then one snapshot record
+// made by `edit` from well-formed chunks of the allocation; returns the record's seq.
+template <typename Edit>
+uint64_t hostile_snapshot(const std::string& path, Edit edit, uint64_t chunk_bytes = 1024, bool extracted = false) {
+  SnapshotHeader header;
+  header.chunk_bytes = chunk_bytes;
+  header.extracted = extracted;
+  CaptureBuilder w(path, header);
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF001, "increment");
+  w.alloc(kBase, 4096);
+  uint64_t launch = w.launch(0xF001, "increment", 1, 32, Params().ptr(kBase).i32(32));
+  std::vector<uint8_t> bytes(4096, 0x5a);
+  std::vector<RawChunk> chunks = w.chunks(kBase, bytes, std::max<uint64_t>(chunk_bytes, 1));
+  uint64_t seq = edit(w, launch, chunks);
+  w.close();
+  return seq;
+}
+
+void expect_snapshot_error(const std::string& path, uint64_t seq, const std::string& text) {
+  auto result = replay_capture(path, emulator_options());
+  REQUIRE_FALSE(result);
+  CHECK(result.error().kind() == ErrorKind::kCapture);
+  CHECK(result.error().seq() == seq);
+  INFO(result.error().to_string());
+  CHECK(result.error().to_string().find(text) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("hostile snapshot records are refused with their call and a clear reason", "[hostile][snapshot]") {
+  using Chunks = std::vector<RawChunk>;
+  SECTION("a launch that does not exist") {
+    std::string path = temp_path("snap_nolaunch.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      return w.snapshot(launch + 100, 0, 1, c);
+    });
+    expect_snapshot_error(path, seq, "not a replayable launch");
+  }
+  SECTION("a launch ordinal that is not the launch's") {
+    std::string path = temp_path("snap_ordinal.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      return w.snapshot(launch, 7, 1, c);
+    });
+    expect_snapshot_error(path, seq, "ordinal 7");
+  }
+  SECTION("overlapping chunks") {
+    std::string path = temp_path("snap_overlap.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      c[1].address -= 1;
+      return w.snapshot(launch, 0, 1, c);
+    });
+    expect_snapshot_error(path, seq, "overlaps or precedes");
+  }
+  SECTION("chunks out of order") {
+    std::string path = temp_path("snap_order.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      std::swap(c[0], c[2]);
+      return w.snapshot(launch, 0, 1, c);
+    });
+    expect_snapshot_error(path, seq, "overlaps or precedes");
+  }
+  SECTION("a chunk larger than the header's chunk size") {
+    std::string path = temp_path("snap_big.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      c[0].size = uint64_t{1} << 40;
+      return w.snapshot(launch, 0, 1, Chunks{c[0]});
+    });
+    expect_snapshot_error(path, seq, "the chunk size is 1024");
+  }
+  SECTION("a chunk outside every allocation") {
+    std::string path = temp_path("snap_outside.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      c[3].address += 512;  // runs 512 bytes past the 4 KiB allocation
+      return w.snapshot(launch, 0, 1, c);
+    });
+    expect_snapshot_error(path, seq, "outside every allocation");
+  }
+  SECTION("a chunk whose blob is not in the file") {
+    std::string path = temp_path("snap_noblob.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      c[2].blob.low ^= 1;
+      return w.snapshot(launch, 0, 1, c);
+    });
+    expect_snapshot_error(path, seq, "is not in the capture");
+  }
+  SECTION("a chunk whose blob has another size") {
+    std::string path = temp_path("snap_blobsize.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      c[3].size = 1000;  // the blob holds 1024 bytes
+      return w.snapshot(launch, 0, 1, c);
+    });
+    expect_snapshot_error(path, seq, "holds 1024 bytes");
+  }
+  SECTION("two snapshots of one phase") {
+    std::string path = temp_path("snap_twice.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      w.snapshot(launch, 0, 0, c);
+      return w.snapshot(launch, 0, 0, c);
+    });
+    expect_snapshot_error(path, seq, "a second beforeLaunch snapshot");
+  }
+  SECTION("no chunk size in the header") {
+    std::string path = temp_path("snap_nochunk.cusnap");
+    uint64_t seq = hostile_snapshot(
+        path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) { return w.snapshot(launch, 0, 1, c); }, 0);
+    expect_snapshot_error(path, seq, "snapshot chunk size 0");
+  }
+  SECTION("a skipped snapshot with chunks") {
+    std::string path = temp_path("snap_skipchunks.cusnap");
+    uint64_t seq = hostile_snapshot(path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+      return w.snapshot(launch, 0, 0, c, "stream capture");
+    });
+    expect_snapshot_error(path, seq, "skipped snapshot");
+  }
+  SECTION("an extracted capture whose inputs are only hashes") {
+    std::string path = temp_path("snap_hashinput.cusnap");
+    uint64_t seq = hostile_snapshot(
+        path,
+        [](CaptureBuilder& w, uint64_t launch, Chunks& c) {
+          for (RawChunk& chunk : c) chunk.hash_only = true;
+          return w.snapshot(launch, 0, 0, c);
+        },
+        1024, true);
+    expect_snapshot_error(path, seq, "must hold its bytes");
+  }
+}

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -80,6 +82,109 @@ StandardCapture write_standard_capture(const std::string& path, const StandardOp
   s.dtoh_x_seq = w.dtoh(s.x, kN * 4, format::checksum64(as_bytes(x_after)));
   w.free(s.a);
   w.context_sync();
+  w.close();
+  return s;
+}
+
+SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCaptureOptions& o) {
+  SnapshotCapture s;
+  s.path = path;
+  const uint64_t cb = o.chunk_bytes;
+  // Memory before and after the launch, per covered range (captured address -> bytes).
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> before, after;
+  auto bytes_of = [](const auto& v) {
+    auto b = as_bytes(v);
+    return std::vector<uint8_t>(b.begin(), b.end());
+  };
+  Params params;
+
+  if (o.kernel == "increment" || o.kernel == "add_bias") {
+    std::vector<int> x(kN), x_after(kN);
+    const int bias = 5;
+    for (int i = 0; i < kN; ++i) {
+      x[i] = i * 7 - 300;
+      x_after[i] = x[i] + (o.kernel == "increment" ? 1 : bias);
+    }
+    before.emplace_back(s.x, bytes_of(x));
+    after.emplace_back(s.x, bytes_of(x_after));
+    if (o.kernel == "add_bias") {
+      before.emplace_back(s.bias, bytes_of(std::vector<int>{bias}));
+      after.emplace_back(s.bias, bytes_of(std::vector<int>{bias}));
+      before.emplace_back(s.calls, bytes_of(std::vector<int>{41}));
+      after.emplace_back(s.calls, bytes_of(std::vector<int>{42}));
+    }
+    params.ptr(s.x).i32(kN);
+  } else if (o.kernel == "fast_exp") {
+    std::vector<float> x(kN), y(kN, 0.0f), y_after(kN);
+    for (int i = 0; i < kN; ++i) {
+      x[i] = -4.0f + 8.0f * static_cast<float>(i) / kN;
+      y_after[i] = static_cast<float>(std::exp(static_cast<double>(x[i])));
+      if (i % 16 == 0) y_after[i] = std::nextafter(y_after[i], 1e30f);
+    }
+    before.emplace_back(s.x, bytes_of(x));
+    before.emplace_back(s.y, bytes_of(y));
+    after.emplace_back(s.x, bytes_of(x));
+    after.emplace_back(s.y, bytes_of(y_after));
+    params.ptr(s.x).ptr(s.y).i32(kN);
+  } else {
+    throw std::runtime_error("unknown snapshot test kernel " + o.kernel);
+  }
+  if (o.wrong_before) before.front().second[8] ^= 0x40;
+  if (o.alter_expected) {
+    after.front().second[4 * 77 + 1] ^= 0x01;
+    s.altered_address = after.front().first + 4 * 77 + 1;
+  }
+  for (auto& [address, bytes] : before) s.input_bytes += bytes.size();
+  for (auto& [address, bytes] : after) s.expected_bytes += bytes.size();
+
+  SnapshotHeader header;
+  header.chunk_bytes = cb;
+  header.extracted = o.extracted;
+  header.kernel = o.kernel;
+  header.source_launch_seq = 1234;
+  header.input_bytes = s.input_bytes;
+  header.expected_bytes = s.expected_bytes;
+  CaptureBuilder w(path, header);
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF001, o.kernel);
+  if (o.kernel == "add_bias") {
+    w.global_get(0xA000, "bias", s.bias, 4);
+    w.global_get(0xA000, "calls", s.calls, 4);
+  }
+  w.alloc(s.x, kN * 4);
+  if (o.kernel == "fast_exp") w.alloc(s.y, kN * 4);
+  if (!o.extracted) {
+    // A whole run: the application's own copies put the inputs there (the true ones, whatever
+    // the beforeLaunch snapshot says).
+    std::vector<uint8_t> x = before.front().second;
+    if (o.wrong_before) x[8] ^= 0x40;
+    w.htod(s.x, x);
+  }
+  auto snapshot_of = [&](const std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& ranges, bool hash_only) {
+    std::vector<RawChunk> chunks;
+    for (auto& [address, bytes] : ranges) {
+      auto c = w.chunks(address, bytes, cb, hash_only);
+      chunks.insert(chunks.end(), c.begin(), c.end());
+    }
+    return chunks;
+  };
+  s.launch_seq = w.launch(0xF001, o.kernel, (kN + 127) / 128, 128, params);
+  s.before_seq = w.snapshot(s.launch_seq, 0, 0, snapshot_of(before, false));
+  s.after_seq = w.snapshot(s.launch_seq, 0, 1, snapshot_of(after, o.hash_only_after));
+  std::vector<uint8_t> final_x = after.front().second;
+  if (o.alter_expected) final_x[4 * 77 + 1] ^= 0x01;
+  if (!o.extracted && o.with_skipped && o.kernel == "increment") {
+    uint64_t second = w.launch(0xF001, o.kernel, (kN + 127) / 128, 128, params, 0, 1);
+    s.skipped_seq = w.snapshot(second, 1, 0, {}, "the stream was being captured into a graph");
+    for (size_t i = 0; i < final_x.size(); i += 4) {
+      int v;
+      std::memcpy(&v, final_x.data() + i, 4);
+      ++v;
+      std::memcpy(final_x.data() + i, &v, 4);
+    }
+
+  }
+  if (!o.extracted) s.dtoh_seq = w.dtoh(s.x, final_x.size(), copy_checksum(final_x));
   w.close();
   return s;
 }

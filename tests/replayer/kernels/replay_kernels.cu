@@ -20,3 +20,20 @@ extern "C" __global__ void through_struct(const Indirect* s, int add) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < s->n) s->data[i] += add;
 }
+
+// An approximate instruction (__expf: ex2.approx): results differ from a correctly rounded exp in
+// the last bits, which is what snapshot tolerances are for.
+extern "C" __global__ void fast_exp(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __expf(x[i]);
+}
+
+// Adds a module variable (__device__) to every element and counts its calls in another:
+// snapshots cover module globals too.
+__device__ int bias = 0;
+__device__ int calls = 0;
+extern "C" __global__ void add_bias(int* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += bias;
+  if (i == 0) calls += 1;
+}

@@ -1,0 +1,170 @@
+// Memory snapshots during a replay (docs/replay.md, "Memory snapshots"): an extracted capture's
+// beforeLaunch snapshot is written to device memory before its launch; every other snapshot is
+// a verification point, read back after a full synchronisation and compared chunk by chunk.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "cusnap/format/blob_id.h"
+#include "replayer/execute.h"
+
+namespace cusnap::replayer {
+namespace {
+
+std::string hex(uint64_t v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
+  return buffer;
+}
+
+}  // namespace
+
+std::optional<AllocationRef> Executor::allocation_of(uint64_t address) const {
+  auto it = allocations_.upper_bound(address);
+  if (it == allocations_.begin()) return std::nullopt;
+  --it;
+  if (address - it->second.address >= it->second.size) return std::nullopt;
+  return it->second;
+}
+
+const Tolerance* Executor::tolerance_for(const std::optional<AllocationRef>& allocation) const {
+  const Tolerance* general = nullptr;
+  for (const Tolerance& t : options_.tolerances) {
+    if (!t.allocation) {
+      if (general == nullptr) general = &t;
+    } else if (allocation && allocation->address == *t.allocation) {
+      return &t;  // a rule for this allocation wins over a general one
+    }
+  }
+  return general;
+}
+
+Expected<uint64_t> Executor::snapshot_address(const Action& a, const SnapshotChunk& chunk) {
+  auto live = memory_->translate(chunk.address, chunk.size);
+  if (!live) {
+    return Error(ErrorKind::kCapture, "snapshot chunk of " + std::to_string(chunk.size) +
+                                          " bytes outside every replayed allocation and module variable")
+        .at_call(a.seq)
+        .in_record("memorySnapshot")
+        .with_address(chunk.address);
+  }
+  return *live;
+}
+
+MaybeError Executor::restore_snapshot(const Action& a, const Snapshot& snapshot) {
+  if (auto e = synchronize_all()) return e;
+  for (const SnapshotChunk& chunk : snapshot.chunks) {
+    auto live = snapshot_address(a, chunk);
+    if (!live) return live.error();
+    auto bytes = reader_.read_blob(chunk.blob);
+    if (!bytes || bytes.value().size() != chunk.size) {
+      return Error(ErrorKind::kCapture, "reading snapshot chunk " + chunk.blob.to_hex() + ": " +
+                                            (bytes ? std::string("wrong size") : bytes.status().to_string()))
+          .at_call(snapshot.seq)
+          .in_record("memorySnapshot")
+          .with_address(chunk.address);
+    }
+    if (CUresult r = api_.cuMemcpyHtoD(live.value(), bytes.value().data(), chunk.size); r != CUDA_SUCCESS) {
+      return fail(a, "restoring a snapshot chunk", r).with_address(chunk.address);
+    }
+    ++result_.snapshots.restored_chunks;
+    result_.snapshots.restored_bytes += chunk.size;
+  }
+  return std::nullopt;
+}
+
+MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op, const Snapshot& snapshot) {
+  if (auto e = synchronize_all()) return e;
+  SnapshotCheck check;
+  check.seq = snapshot.seq;
+  check.launch_seq = a.seq;
+  check.launch_ordinal = op.ordinal;
+  check.kernel = op.kernel_name;
+  check.phase = snapshot.phase;
+  std::vector<uint8_t> actual;
+  for (const SnapshotChunk& chunk : snapshot.chunks) {
+    auto live = snapshot_address(a, chunk);
+    if (!live) return live.error();
+    actual.resize(chunk.size);
+    if (CUresult r = api_.cuMemcpyDtoH(actual.data(), live.value(), chunk.size); r != CUDA_SUCCESS) {
+      return fail(a, "reading back a snapshot chunk", r).with_address(chunk.address);
+    }
+    ++check.chunks;
+    check.bytes += chunk.size;
+    format::BlobId hash = format::hash_blob(actual);
+    if (hash == chunk.blob) {
+      ++check.matched_chunks;
+      continue;
+    }
+    ChunkMismatch m;
+    m.address = chunk.address;
+    m.size = chunk.size;
+    m.expected = chunk.blob;
+    m.actual = hash;
+    m.allocation = allocation_of(chunk.address);
+    m.bytes_known = !chunk.hash_only;
+    const Tolerance* tolerance = tolerance_for(m.allocation);
+    if (m.bytes_known) {
+      auto expected = reader_.read_blob(chunk.blob);
+      if (!expected || expected.value().size() != chunk.size) {
+        return Error(ErrorKind::kCapture, "reading snapshot chunk " + chunk.blob.to_hex())
+            .at_call(snapshot.seq)
+            .in_record("memorySnapshot")
+            .with_address(chunk.address);
+      }
+      const std::vector<uint8_t>& want = expected.value();
+      bool first = true;
+      for (uint64_t i = 0; i < chunk.size; ++i) {
+        if (want[i] == actual[i]) continue;
+        ++m.differing_bytes;
+        if (first) {
+          first = false;
+          m.first_difference = chunk.address + i;
+          m.expected_byte = want[i];
+          m.actual_byte = actual[i];
+        }
+      }
+      if (tolerance != nullptr) {
+        unsigned size = element_size(tolerance->type);
+        uint64_t base = m.allocation ? m.allocation->address : chunk.address;
+        if ((chunk.address - base) % size != 0 || chunk.size % size != 0) {
+          m.note = "the chunk is not a whole number of " + std::string(element_type_name(tolerance->type)) +
+                   " elements from the allocation's start: exact comparison only";
+        } else {
+          m.tolerance_text = tolerance->text;
+          m.elements = compare_elements(*tolerance, want, actual, chunk.address, (chunk.address - base) / size,
+                                        kWorstElements);
+          m.within_tolerance = m.elements.over == 0;
+        }
+      }
+    } else if (tolerance != nullptr) {
+      m.note = "only its hash was captured: exact comparison only";
+    }
+    if (!m.tolerance_text.empty() &&
+        std::find(check.tolerances.begin(), check.tolerances.end(), m.tolerance_text) == check.tolerances.end()) {
+      check.tolerances.push_back(m.tolerance_text);
+    }
+    if (m.within_tolerance) {
+      ++check.within_tolerance_chunks;
+    } else {
+      ++check.mismatched_chunks;
+    }
+    if (check.mismatches.size() < kMaxReportedMismatches) check.mismatches.push_back(std::move(m));
+  }
+  SnapshotResults& s = result_.snapshots;
+  s.compared_chunks += check.chunks;
+  s.compared_bytes += check.bytes;
+  s.matched_chunks += check.matched_chunks;
+  s.within_tolerance_chunks += check.within_tolerance_chunks;
+  s.mismatched_chunks += check.mismatched_chunks;
+  if (!check.ok()) {
+    warn("snapshot of call " + std::to_string(snapshot.seq) + " (" + snapshot_phase_name(snapshot.phase) +
+         " of launch #" + std::to_string(op.ordinal) + ", call " + std::to_string(a.seq) + "): " +
+         std::to_string(check.mismatched_chunks) + " of " + std::to_string(check.chunks) +
+         " chunk(s) differ, first at " + hex(check.mismatches.front().address));
+  }
+  s.checks.push_back(std::move(check));
+  return std::nullopt;
+}
+
+}  // namespace cusnap::replayer
