@@ -31,7 +31,9 @@ CUresult initialize(unsigned flags);
 // CUDA_ERROR_INVALID_DEVICE unless `device` is the emulator's only device (ordinal 0).
 CUresult check_device(CUdevice device);
 
-enum class HandleKind : uint8_t { kContext, kStream, kEvent, kModule, kFunction, kLibrary, kPhysicalMemory };
+enum class HandleKind : uint8_t {
+  kContext, kStream, kEvent, kModule, kFunction, kLibrary, kPhysicalMemory, kMemPool
+};
 
 // The registry of opaque handles. Every entry point validates a handle here before it
 // dereferences it, so a garbage value (0x1234, a freed heap pointer) is answered with the
