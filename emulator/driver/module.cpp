@@ -278,6 +278,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
 CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
   return guarded("cuModuleGetFunction", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    if (hfunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
     Function* f = nullptr;
     CUresult r = get_function(module_from_handle(hmod), name, &f);
     if (r == CUDA_SUCCESS) *hfunc = reinterpret_cast<CUfunction>(f);
@@ -356,6 +357,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* pKernel, CUlibrary l
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
     if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (pKernel == nullptr) return CUDA_ERROR_INVALID_VALUE;
     Function* f = nullptr;
     CUresult r = get_function(lib->module, name, &f);
     if (r == CUDA_SUCCESS) *pKernel = reinterpret_cast<CUkernel>(f);

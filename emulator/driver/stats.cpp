@@ -44,6 +44,7 @@ struct Counts {
   uint64_t launches_failed = 0;
   Tally copies[4];
   Tally memsets;
+  uint64_t profiler_starts = 0, profiler_stops = 0;
   Tally allocations[kAllocationKinds];
   Tally frees[kAllocationKinds];
 };
@@ -145,6 +146,8 @@ class Stats {
       out += std::string(i ? ", " : "") + "\"" + kCopyNames[i] + "\": " + tally(counts_.copies[i]);
     }
     out += "},\n  \"memsets\": " + tally(counts_.memsets) + ",\n";
+    out += "  \"profiler\": {\"starts\": " + std::to_string(counts_.profiler_starts) +
+           ", \"stops\": " + std::to_string(counts_.profiler_stops) + "},\n";
     for (const char* section : {"allocations", "frees"}) {
       const Tally* tallies = section[0] == 'a' ? counts_.allocations : counts_.frees;
       out += std::string("  \"") + section + "\": {";
@@ -248,6 +251,11 @@ void note_copy(CopyDirection direction, uint64_t bytes) noexcept {
 void note_memset(uint64_t bytes) noexcept {
   if (!g_stats.enabled()) return;
   g_stats.update([&](Counts& c) { c.memsets.add(bytes); });
+}
+
+void note_profiler(bool start) noexcept {
+  if (!g_stats.enabled()) return;
+  g_stats.update([&](Counts& c) { ++(start ? c.profiler_starts : c.profiler_stops); });
 }
 
 void note_allocation(AllocationKind kind, uint64_t bytes) noexcept {
