@@ -3,6 +3,9 @@
 //               (CUDA_ERROR_NOT_INITIALIZED), initialised without a current context
 //               (CUDA_ERROR_INVALID_CONTEXT), and with one but NULL outputs / names
 //               (CUDA_ERROR_INVALID_VALUE)
+//   memory      prints "total <bytes>" (cuDeviceTotalMem) and "host <bytes>" (MemTotal of
+//               /proc/meminfo); with a total of 64 MiB, checks that allocations beyond it fail with
+//               CUDA_ERROR_OUT_OF_MEMORY and that freeing makes room again
 //   profiler    cuProfilerStart twice and cuProfilerStop once (surface_probe.cmake reads the
 //               counts back from CUSNAP_EMU_STATS); cuProfilerInitialize is NOT_SUPPORTED
 // Exit status 0 when every check held; each failing check is printed on stderr.
@@ -148,6 +151,44 @@ int arguments() {
   return failures == 0 ? 0 : 1;
 }
 
+int memory() {
+  CUcontext ctx = nullptr;
+  if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS ||
+      cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+    return 1;
+  }
+  size_t total = 0, free_bytes = 0, reported = 0;
+  if (cuDeviceTotalMem(&total, 0) != CUDA_SUCCESS || cuMemGetInfo(&free_bytes, &reported) != CUDA_SUCCESS) return 1;
+  if (reported != total) {
+    std::fprintf(stderr, "probe: cuMemGetInfo total %zu != cuDeviceTotalMem %zu\n", reported, total);
+    return 1;
+  }
+  unsigned long long host_kib = 0;
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      if (std::sscanf(line, "MemTotal: %llu kB", &host_kib) == 1) break;
+    }
+    std::fclose(f);
+  }
+  std::printf("total %zu\nhost %llu\n", total, host_kib * 1024);
+  if (total != (size_t{64} << 20)) return 0;
+  CUdeviceptr a = 0, b = 0, c = 0;
+  expect("64 MiB device", {CALL(cuMemAlloc(&a, size_t{48} << 20))}, CUDA_SUCCESS);
+  expect("64 MiB device",
+         {CALL(cuMemAlloc(&b, size_t{32} << 20)), CALL(cuMemAllocAsync(&b, size_t{32} << 20, nullptr)),
+          CALL(cuMemAllocManaged(&b, size_t{32} << 20, CU_MEM_ATTACH_GLOBAL))},
+         CUDA_ERROR_OUT_OF_MEMORY);
+  if (cuMemGetInfo(&free_bytes, &reported) != CUDA_SUCCESS || free_bytes != (size_t{16} << 20)) {
+    std::fprintf(stderr, "probe: %zu bytes free after 48 MiB of 64, expected 16 MiB\n", free_bytes);
+    ++failures;
+  }
+  expect("64 MiB device",
+         {CALL(cuMemAlloc(&c, size_t{16} << 20)), CALL(cuMemFree(a)), CALL(cuMemAlloc(&b, size_t{32} << 20))},
+         CUDA_SUCCESS);
+  return failures == 0 ? 0 : 1;
+}
+
 int profiler() {
   CUcontext ctx = nullptr;
   if (cuInit(0) != CUDA_SUCCESS) return 1;
@@ -165,6 +206,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc >= 2 ? argv[1] : "";
   if (mode == "arguments") return arguments();
   if (mode == "profiler") return profiler();
-  std::fprintf(stderr, "usage: emu_surface_probe arguments|profiler\n");
+  if (mode == "memory") return memory();
+  std::fprintf(stderr, "usage: emu_surface_probe arguments|memory|profiler\n");
   return 2;
 }
