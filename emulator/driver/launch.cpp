@@ -164,6 +164,7 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
+    config.start_ns = current_operation_start_ns();
     const bool timed = stats_enabled();  // the clock is read only when the counts are kept
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     ptx::LaunchResult result = module->program->launch(index, config, allocations(), limits);
