@@ -55,7 +55,9 @@ CUresult get_attribute(int* pi, CUfunction_attribute attrib, Function* f) {
   switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = max_threads_per_block(*f); break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = static_cast<int>(d.static_shared_bytes); break;
-    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = const_bank_bytes(*f->module); break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+      *pi = const_bank_bytes(*f->module);
+      break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = static_cast<int>(d.local_bytes_per_thread); break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(std::min<uint32_t>(d.num_regs, 255)); break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = static_cast<int>(f->module->program->ptx_version()); break;

@@ -105,8 +105,8 @@ CUresult pack_params(const Function& f, void** kernelParams, void** extra, std::
 // `legacy_params`: the parameter buffer of a cuLaunch/cuLaunchGrid[Async] call, already built
 // from the function's legacy state; null for the cuLaunchKernel* family, which takes
 // kernelParams/extra and invalidates the legacy state (see LegacyLaunchState).
-CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelParams, void** extra, bool per_thread,
-                std::vector<uint8_t>* legacy_params = nullptr) {
+CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelParams, void** extra,
+                bool per_thread, std::vector<uint8_t>* legacy_params = nullptr) {
   Context* ctx;
   Stream* stream;
   if (CUresult r = stream_argument(request.stream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
@@ -220,7 +220,8 @@ CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelPara
 }
 
 // The launch request and parameter buffer of a legacy launch, from the function's state.
-CUresult legacy_launch(CUfunction handle, int grid_width, int grid_height, CUstream stream, bool per_thread) {
+CUresult legacy_launch(CUfunction handle, int grid_width, int grid_height, CUstream stream,
+                       bool per_thread) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   Function* f = function_from_handle(handle);
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
@@ -231,14 +232,18 @@ CUresult legacy_launch(CUfunction handle, int grid_width, int grid_height, CUstr
     std::lock_guard lock(f->legacy_mutex);
     const LegacyLaunchState& s = f->legacy;
     if (s.block[0] == 0) {
-      log(LogLevel::kError, "legacy launch of %s: no block shape (cuFuncSetBlockShape) since the function "
-          "was loaded or last launched with cuLaunchKernel*", f->desc->name.c_str());
+      log(LogLevel::kError,
+          "legacy launch of %s: no block shape (cuFuncSetBlockShape) since the function "
+          "was loaded or last launched with cuLaunchKernel*",
+          f->desc->name.c_str());
       return CUDA_ERROR_INVALID_VALUE;
     }
     const unsigned size = s.size_set ? s.param_size : 0;
     if (size < f->desc->param_bytes) {
-      log(LogLevel::kError, "legacy launch of %s: the kernel takes %u bytes of parameters, cuParamSetSize "
-          "gave %u", f->desc->name.c_str(), f->desc->param_bytes, size);
+      log(LogLevel::kError,
+          "legacy launch of %s: the kernel takes %u bytes of parameters, cuParamSetSize "
+          "gave %u",
+          f->desc->name.c_str(), f->desc->param_bytes, size);
       return CUDA_ERROR_INVALID_VALUE;
     }
     r.block = {s.block[0], s.block[1], s.block[2]};
@@ -343,7 +348,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int 
     if (CUresult r = legacy_function(hfunc, &f); r != CUDA_SUCCESS) return r;
     const ptx::Limits limits = engine_limits();
     if (x <= 0 || y <= 0 || z <= 0 || static_cast<uint32_t>(x) > limits.max_block_x ||
-        static_cast<uint32_t>(y) > limits.max_block_y || static_cast<uint32_t>(z) > limits.max_block_z) {
+        static_cast<uint32_t>(y) > limits.max_block_y ||
+        static_cast<uint32_t>(z) > limits.max_block_z) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     std::lock_guard lock(f->legacy_mutex);
@@ -384,20 +390,25 @@ CUSNAP_EXPORT CUresult CUDAAPI cuParamSetf(CUfunction hfunc, int offset, float v
   return guarded("cuParamSetf", [&] { return param_write(hfunc, offset, &value, sizeof value); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) {
+CUSNAP_EXPORT CUresult CUDAAPI cuParamSetv(CUfunction hfunc, int offset, void* ptr,
+                                           unsigned int numbytes) {
   return guarded("cuParamSetv", [&] { return param_write(hfunc, offset, ptr, numbytes); });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuLaunch(CUfunction f) {
-  return guarded("cuLaunch", [&] { return counted(f, legacy_launch(f, 1, 1, nullptr, kLegacyDefault)); });
+  return guarded("cuLaunch",
+                 [&] { return counted(f, legacy_launch(f, 1, 1, nullptr, kLegacyDefault)); });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
-  return guarded("cuLaunchGrid",
-                 [&] { return counted(f, legacy_launch(f, grid_width, grid_height, nullptr, kLegacyDefault)); });
+  return guarded("cuLaunchGrid", [&] {
+    return counted(f, legacy_launch(f, grid_width, grid_height, nullptr, kLegacyDefault));
+  });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
-  return guarded("cuLaunchGridAsync",
-                 [&] { return counted(f, legacy_launch(f, grid_width, grid_height, hStream, kLegacyDefault)); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height,
+                                                 CUstream hStream) {
+  return guarded("cuLaunchGridAsync", [&] {
+    return counted(f, legacy_launch(f, grid_width, grid_height, hStream, kLegacyDefault));
+  });
 }

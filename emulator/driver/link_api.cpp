@@ -36,20 +36,28 @@ struct JitOutputs {
 CUresult parse_options(unsigned n, CUjit_option* options, void** values, JitOutputs* out) {
   if (n > 0 && (options == nullptr || values == nullptr)) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < n; ++i) {
-    const auto size = static_cast<size_t>(static_cast<unsigned>(reinterpret_cast<uintptr_t>(values[i])));
+    const auto size =
+        static_cast<size_t>(static_cast<unsigned>(reinterpret_cast<uintptr_t>(values[i])));
     switch (options[i]) {
-      case CU_JIT_ERROR_LOG_BUFFER: out->error.buffer = static_cast<char*>(values[i]); break;
+      case CU_JIT_ERROR_LOG_BUFFER:
+        out->error.buffer = static_cast<char*>(values[i]);
+        break;
       case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
         out->error.size = size;
         out->error.length_slot = &values[i];
         break;
-      case CU_JIT_INFO_LOG_BUFFER: out->info.buffer = static_cast<char*>(values[i]); break;
+      case CU_JIT_INFO_LOG_BUFFER:
+        out->info.buffer = static_cast<char*>(values[i]);
+        break;
       case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
         out->info.size = size;
         out->info.length_slot = &values[i];
         break;
-      case CU_JIT_WALL_TIME: out->wall_time_slot = &values[i]; break;
-      default: break;  // optimisation levels, targets, debug info, ...: nothing to change here
+      case CU_JIT_WALL_TIME:
+        out->wall_time_slot = &values[i];
+        break;
+      default:
+        break;  // optimisation levels, targets, debug info, ...: nothing to change here
     }
   }
   return CUDA_SUCCESS;
@@ -62,7 +70,8 @@ void write_log(const LogBuffer& log, const std::string& text) {
   const size_t length = std::min(text.size(), log.size - 1);
   std::memcpy(log.buffer, text.data(), length);
   log.buffer[length] = '\0';
-  if (log.length_slot != nullptr) *log.length_slot = reinterpret_cast<void*>(static_cast<uintptr_t>(length));
+  if (log.length_slot != nullptr)
+    *log.length_slot = reinterpret_cast<void*>(static_cast<uintptr_t>(length));
 }
 
 struct LinkState {
@@ -73,7 +82,9 @@ struct LinkState {
   bool complete = false;
 };
 
-LinkState* link_state(CUlinkState handle) { return handle_cast<LinkState>(handle, HandleKind::kLinkState); }
+LinkState* link_state(CUlinkState handle) {
+  return handle_cast<LinkState>(handle, HandleKind::kLinkState);
+}
 
 CUresult fail(LinkState* state, const JitOutputs* call, CUresult result, const std::string& what) {
   const std::string text = "cusnap emulator linker: " + what + "\n";
@@ -83,12 +94,14 @@ CUresult fail(LinkState* state, const JitOutputs* call, CUresult result, const s
   return result;
 }
 
-CUresult link_create(unsigned numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) {
+CUresult link_create(unsigned numOptions, CUjit_option* options, void** optionValues,
+                     CUlinkState* stateOut) {
   Context* ctx;
   if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
   if (stateOut == nullptr) return CUDA_ERROR_INVALID_VALUE;
   JitOutputs outputs;
-  if (CUresult r = parse_options(numOptions, options, optionValues, &outputs); r != CUDA_SUCCESS) return r;
+  if (CUresult r = parse_options(numOptions, options, optionValues, &outputs); r != CUDA_SUCCESS)
+    return r;
   auto* state = new LinkState;
   state->outputs = outputs;
   write_log(outputs.error, "");
@@ -98,14 +111,18 @@ CUresult link_create(unsigned numOptions, CUjit_option* options, void** optionVa
   return CUDA_SUCCESS;
 }
 
-CUresult link_add(CUlinkState handle, CUjitInputType type, const void* data, size_t size, const std::string& name,
-                  unsigned numOptions, CUjit_option* options, void** optionValues) {
+CUresult link_add(CUlinkState handle, CUjitInputType type, const void* data, size_t size,
+                  const std::string& name, unsigned numOptions, CUjit_option* options,
+                  void** optionValues) {
   LinkState* state = link_state(handle);
   if (state == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   JitOutputs call;
-  if (CUresult r = parse_options(numOptions, options, optionValues, &call); r != CUDA_SUCCESS) return r;
+  if (CUresult r = parse_options(numOptions, options, optionValues, &call); r != CUDA_SUCCESS)
+    return r;
   std::lock_guard lock(state->mutex);
-  if (state->complete) return fail(state, &call, CUDA_ERROR_INVALID_VALUE, "input '" + name + "' added after cuLinkComplete");
+  if (state->complete)
+    return fail(state, &call, CUDA_ERROR_INVALID_VALUE,
+                "input '" + name + "' added after cuLinkComplete");
   std::string error;
   std::vector<LinkInput> added;
   CUresult r = add_link_input(type, data, size, name, &added, &error);
@@ -115,18 +132,20 @@ CUresult link_add(CUlinkState handle, CUjitInputType type, const void* data, siz
   return CUDA_SUCCESS;
 }
 
-CUresult link_add_data(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
-                       unsigned numOptions, CUjit_option* options, void** optionValues) {
+CUresult link_add_data(CUlinkState state, CUjitInputType type, void* data, size_t size,
+                       const char* name, unsigned numOptions, CUjit_option* options,
+                       void** optionValues) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   LinkState* s = link_state(state);
-  const std::string label = name != nullptr && *name != '\0'
-                                ? std::string(name)
-                                : "input " + std::to_string(s != nullptr ? s->inputs.size() + 1 : 0);
+  const std::string label =
+      name != nullptr && *name != '\0'
+          ? std::string(name)
+          : "input " + std::to_string(s != nullptr ? s->inputs.size() + 1 : 0);
   return link_add(state, type, data, size, label, numOptions, options, optionValues);
 }
 
-CUresult link_add_file(CUlinkState state, CUjitInputType type, const char* path, unsigned numOptions,
-                       CUjit_option* options, void** optionValues) {
+CUresult link_add_file(CUlinkState state, CUjitInputType type, const char* path,
+                       unsigned numOptions, CUjit_option* options, void** optionValues) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   if (link_state(state) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -144,9 +163,12 @@ CUresult check_linked(const std::string& ptx, std::string* error) {
   if (compiled.program) return CUDA_SUCCESS;
   *error = "the linked module: " + compiled.error;
   switch (compiled.status) {
-    case cusnap::emu::ptx::CompileStatus::kNotSupported: return CUDA_ERROR_NOT_SUPPORTED;
-    case cusnap::emu::ptx::CompileStatus::kOutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
-    default: return CUDA_ERROR_INVALID_PTX;
+    case cusnap::emu::ptx::CompileStatus::kNotSupported:
+      return CUDA_ERROR_NOT_SUPPORTED;
+    case cusnap::emu::ptx::CompileStatus::kOutOfMemory:
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    default:
+      return CUDA_ERROR_INVALID_PTX;
   }
 #else
   (void)ptx;
@@ -167,16 +189,19 @@ CUresult link_complete(CUlinkState handle, void** cubinOut, size_t* sizeOut) {
     // Link errors (undefined, multiply defined, mismatched symbols) make no usable image.
     if (!linked.ok) return fail(state, nullptr, CUDA_ERROR_INVALID_IMAGE, linked.error);
     std::string error;
-    if (CUresult r = check_linked(linked.ptx, &error); r != CUDA_SUCCESS) return fail(state, nullptr, r, error);
+    if (CUresult r = check_linked(linked.ptx, &error); r != CUDA_SUCCESS)
+      return fail(state, nullptr, r, error);
     state->image = std::move(linked.ptx);
     state->complete = true;
   }
   *cubinOut = state->image.data();
   *sizeOut = state->image.size() + 1;  // with its NUL, as a PTX image is loaded
-  write_log(state->outputs.info, "cusnap emulator linker: linked " + std::to_string(state->inputs.size()) +
+  write_log(state->outputs.info, "cusnap emulator linker: linked " +
+                                     std::to_string(state->inputs.size()) +
                                      " inputs into one PTX module\n");
   if (state->outputs.wall_time_slot != nullptr) {
-    const float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const float ms =
+        std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::memcpy(state->outputs.wall_time_slot, &ms, sizeof ms);
   }
   return CUDA_SUCCESS;
@@ -184,37 +209,46 @@ CUresult link_complete(CUlinkState handle, void** cubinOut, size_t* sizeOut) {
 
 }  // namespace
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
-                                            CUlinkState* stateOut) {
-  return guarded("cuLinkCreate", [&] { return link_create(numOptions, options, optionValues, stateOut); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLinkCreate(unsigned int numOptions, CUjit_option* options,
+                                            void** optionValues, CUlinkState* stateOut) {
+  return guarded("cuLinkCreate",
+                 [&] { return link_create(numOptions, options, optionValues, stateOut); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options, void** optionValues,
-                                               CUlinkState* stateOut) {
-  return guarded("cuLinkCreate_v2", [&] { return link_create(numOptions, options, optionValues, stateOut); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options,
+                                               void** optionValues, CUlinkState* stateOut) {
+  return guarded("cuLinkCreate_v2",
+                 [&] { return link_create(numOptions, options, optionValues, stateOut); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size,
-                                             const char* name, unsigned int numOptions, CUjit_option* options,
-                                             void** optionValues) {
-  return guarded("cuLinkAddData",
-                 [&] { return link_add_data(state, type, data, size, name, numOptions, options, optionValues); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddData(CUlinkState state, CUjitInputType type, void* data,
+                                             size_t size, const char* name, unsigned int numOptions,
+                                             CUjit_option* options, void** optionValues) {
+  return guarded("cuLinkAddData", [&] {
+    return link_add_data(state, type, data, size, name, numOptions, options, optionValues);
+  });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size,
-                                                const char* name, unsigned int numOptions, CUjit_option* options,
+CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data,
+                                                size_t size, const char* name,
+                                                unsigned int numOptions, CUjit_option* options,
                                                 void** optionValues) {
-  return guarded("cuLinkAddData_v2",
-                 [&] { return link_add_data(state, type, data, size, name, numOptions, options, optionValues); });
+  return guarded("cuLinkAddData_v2", [&] {
+    return link_add_data(state, type, data, size, name, numOptions, options, optionValues);
+  });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path,
-                                             unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  return guarded("cuLinkAddFile",
-                 [&] { return link_add_file(state, type, path, numOptions, options, optionValues); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddFile(CUlinkState state, CUjitInputType type,
+                                             const char* path, unsigned int numOptions,
+                                             CUjit_option* options, void** optionValues) {
+  return guarded("cuLinkAddFile", [&] {
+    return link_add_file(state, type, path, numOptions, options, optionValues);
+  });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* path,
-                                                unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  return guarded("cuLinkAddFile_v2",
-                 [&] { return link_add_file(state, type, path, numOptions, options, optionValues); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState state, CUjitInputType type,
+                                                const char* path, unsigned int numOptions,
+                                                CUjit_option* options, void** optionValues) {
+  return guarded("cuLinkAddFile_v2", [&] {
+    return link_add_file(state, type, path, numOptions, options, optionValues);
+  });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) {

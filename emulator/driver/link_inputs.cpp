@@ -18,20 +18,29 @@ namespace fb = cusnap::fatbin;
 template <class T>
 T read_le(const uint8_t* p) {
   T v;
-  std::memcpy(&v, p, sizeof v);  // ELF64 little endian, the only kind a Linux x86-64/arm64 host makes
+  std::memcpy(&v, p,
+              sizeof v);  // ELF64 little endian, the only kind a Linux x86-64/arm64 host makes
   return v;
 }
 
 // The contents of the first section named one of `names` in a 64-bit little-endian ELF object.
-bool elf_section(const uint8_t* d, size_t n, std::initializer_list<const char*> names, const uint8_t** section,
-                 size_t* section_size) {
-  if (n < 64 || std::memcmp(d, "\x7f" "ELF", 4) != 0 || d[4] != 2 || d[5] != 1) return false;
+bool elf_section(const uint8_t* d, size_t n, std::initializer_list<const char*> names,
+                 const uint8_t** section, size_t* section_size) {
+  if (n < 64 ||
+      std::memcmp(d,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      d[4] != 2 || d[5] != 1)
+    return false;
   const uint64_t shoff = read_le<uint64_t>(d + 0x28);
   const uint16_t shentsize = read_le<uint16_t>(d + 0x3a), shnum = read_le<uint16_t>(d + 0x3c);
   const uint16_t shstrndx = read_le<uint16_t>(d + 0x3e);
-  if (shentsize < 64 || shstrndx >= shnum || shoff > n || uint64_t{shnum} * shentsize > n - shoff) return false;
+  if (shentsize < 64 || shstrndx >= shnum || shoff > n || uint64_t{shnum} * shentsize > n - shoff)
+    return false;
   auto header = [&](uint16_t i) { return d + shoff + uint64_t{i} * shentsize; };
-  const uint64_t strtab = read_le<uint64_t>(header(shstrndx) + 24), strsize = read_le<uint64_t>(header(shstrndx) + 32);
+  const uint64_t strtab = read_le<uint64_t>(header(shstrndx) + 24),
+                 strsize = read_le<uint64_t>(header(shstrndx) + 32);
   if (strtab > n || strsize > n - strtab) return false;
   for (uint16_t i = 0; i < shnum; ++i) {
     const uint8_t* h = header(i);
@@ -41,7 +50,8 @@ bool elf_section(const uint8_t* d, size_t n, std::initializer_list<const char*> 
     const char* section_name = reinterpret_cast<const char*>(d + strtab + name);
     const size_t max = strsize - name;
     for (const char* wanted : names) {
-      if (strnlen(section_name, max) == std::strlen(wanted) && std::strcmp(section_name, wanted) == 0) {
+      if (strnlen(section_name, max) == std::strlen(wanted) &&
+          std::strcmp(section_name, wanted) == 0) {
         *section = d + offset;
         *section_size = size;
         return true;
@@ -99,7 +109,8 @@ bool ar_members(const uint8_t* d, size_t n, std::vector<Member>* out, std::strin
     }
     if (name.size() > 1 && name[0] == '/' && std::isdigit(static_cast<unsigned char>(name[1]))) {
       const size_t offset = std::strtoull(name.c_str() + 1, nullptr, 10);
-      const size_t end = offset < long_names.size() ? long_names.find('\n', offset) : std::string::npos;
+      const size_t end =
+          offset < long_names.size() ? long_names.find('\n', offset) : std::string::npos;
       if (end == std::string::npos) {
         *error = "member name " + name + " is not in the archive's name table";
         return false;
@@ -113,16 +124,19 @@ bool ar_members(const uint8_t* d, size_t n, std::vector<Member>* out, std::strin
   return true;
 }
 
-CUresult add_fatbin(const void* image, const std::string& name, std::vector<LinkInput>* out, std::string* error) {
+CUresult add_fatbin(const void* image, const std::string& name, std::vector<LinkInput>* out,
+                    std::string* error) {
   PtxSelection selection = select_ptx(image, static_cast<uint32_t>(device_config().sm));
   if (selection.sass_only) {
-    *error = "'" + name + "' has no PTX (the emulator runs PTX, never machine code): " + selection.error;
+    *error =
+        "'" + name + "' has no PTX (the emulator runs PTX, never machine code): " + selection.error;
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
   if (!selection.error.empty()) {
     *error = "'" + name + "': " + selection.error;
-    return selection.error.find("newer architecture") != std::string::npos ? CUDA_ERROR_NO_BINARY_FOR_GPU
-                                                                           : CUDA_ERROR_INVALID_IMAGE;
+    return selection.error.find("newer architecture") != std::string::npos
+               ? CUDA_ERROR_NO_BINARY_FOR_GPU
+               : CUDA_ERROR_INVALID_IMAGE;
   }
   out->push_back(LinkInput{name, std::move(selection.ptx)});
   return CUDA_SUCCESS;
@@ -131,13 +145,19 @@ CUresult add_fatbin(const void* image, const std::string& name, std::vector<Link
 // What an archive member is, by its contents (archives say nothing else about their members).
 CUjitInputType member_type(const Member& m, bool* known) {
   *known = true;
-  if (m.size >= 4 && std::memcmp(m.data, "\x7f" "ELF", 4) == 0) return CU_JIT_INPUT_OBJECT;
+  if (m.size >= 4 && std::memcmp(m.data,
+                                 "\x7f"
+                                 "ELF",
+                                 4) == 0)
+    return CU_JIT_INPUT_OBJECT;
   if (m.size >= 8) {
     const fb::ImageKind kind = fb::classify(m.data);
-    if (kind == fb::ImageKind::kContainer || kind == fb::ImageKind::kWrapper) return CU_JIT_INPUT_FATBINARY;
+    if (kind == fb::ImageKind::kContainer || kind == fb::ImageKind::kWrapper)
+      return CU_JIT_INPUT_FATBINARY;
   }
   const std::string head(reinterpret_cast<const char*>(m.data), std::min<size_t>(m.size, 4096));
-  if (head.find(".version") != std::string::npos && head.find('\0') == std::string::npos) return CU_JIT_INPUT_PTX;
+  if (head.find(".version") != std::string::npos && head.find('\0') == std::string::npos)
+    return CU_JIT_INPUT_PTX;
   *known = false;
   return CU_JIT_INPUT_CUBIN;
 }
@@ -164,8 +184,11 @@ CUresult add_link_input(CUjitInputType type, const void* data, size_t size, cons
     case CU_JIT_INPUT_OBJECT: {
       const uint8_t* section = nullptr;
       size_t section_size = 0;
-      if (!elf_section(bytes, size, {".nv_fatbin", "__nv_relfatbin"}, &section, &section_size) || section_size < 16) {
-        *error = "'" + name + "' is not a host object with device code (no .nv_fatbin or __nv_relfatbin section)";
+      if (!elf_section(bytes, size, {".nv_fatbin", "__nv_relfatbin"}, &section, &section_size) ||
+          section_size < 16) {
+        *error =
+            "'" + name +
+            "' is not a host object with device code (no .nv_fatbin or __nv_relfatbin section)";
         return CUDA_ERROR_INVALID_IMAGE;
       }
       return add_fatbin(section, name, out, error);
@@ -185,18 +208,24 @@ CUresult add_link_input(CUjitInputType type, const void* data, size_t size, cons
         bool known = false;
         const CUjitInputType member = member_type(m, &known);
         if (!known) {
-          *error = "member '" + member_name + "' is neither PTX, a fatbin nor a host object with device code";
+          *error = "member '" + member_name +
+                   "' is neither PTX, a fatbin nor a host object with device code";
           return CUDA_ERROR_INVALID_IMAGE;
         }
-        if (CUresult r = add_link_input(member, m.data, m.size, member_name, out, error); r != CUDA_SUCCESS) return r;
+        if (CUresult r = add_link_input(member, m.data, m.size, member_name, out, error);
+            r != CUDA_SUCCESS)
+          return r;
       }
       return CUDA_SUCCESS;
     }
     case CU_JIT_INPUT_CUBIN:
-      *error = "'" + name + "' is a cubin (machine code); the emulator runs PTX: link a fatbin with PTX, or PTX text";
+      *error =
+          "'" + name +
+          "' is a cubin (machine code); the emulator runs PTX: link a fatbin with PTX, or PTX text";
       return CUDA_ERROR_NO_BINARY_FOR_GPU;
     case CU_JIT_INPUT_NVVM:
-      *error = "'" + name + "' is LTO IR (NVVM); linking it needs libNVVM, which the emulator does not have";
+      *error = "'" + name +
+               "' is LTO IR (NVVM); linking it needs libNVVM, which the emulator does not have";
       return CUDA_ERROR_NOT_SUPPORTED;
     default:
       return CUDA_ERROR_INVALID_VALUE;

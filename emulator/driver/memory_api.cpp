@@ -26,8 +26,8 @@ uint64_t page_round(uint64_t size) {
 
 // Allocates fresh zero-filled memory and enters it in the table. A stream-ordered allocation
 // names its pool, which is charged instead of the device directly (mempool.h).
-CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned flags, CUdeviceptr* out,
-                  MemPool* pool = nullptr) {
+CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned flags,
+                  CUdeviceptr* out, MemPool* pool = nullptr) {
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
   bool device_memory = kind == AllocationKind::kDevice || kind == AllocationKind::kManaged;
   // The redzone is mapped with the allocation (so nothing else can be placed there) but is not
@@ -257,8 +257,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes
 // Stream-ordered allocation from a pool (cuMemAllocAsync: the device's current pool): the memory
 // exists from the call on (allocating early is always safe, so work on any stream may use it
 // once the allocation is ordered before it); the free happens in stream order.
-static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool hPool, bool from_pool,
-                                CUstream hStream, bool per_thread) {
+static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool hPool,
+                                bool from_pool, CUstream hStream, bool per_thread) {
   Context* ctx;
   Stream* stream;
   if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
@@ -281,22 +281,26 @@ static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thre
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return guarded("cuMemAllocAsync",
-                 [&] { return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kLegacyDefault); });
+  return guarded("cuMemAllocAsync", [&] {
+    return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kLegacyDefault);
+  });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return guarded("cuMemAllocAsync_ptsz",
-                 [&] { return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kPerThreadDefault); });
+  return guarded("cuMemAllocAsync_ptsz", [&] {
+    return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kPerThreadDefault);
+  });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
-                                                       CUstream hStream) {
-  return guarded("cuMemAllocFromPoolAsync",
-                 [&] { return mem_alloc_async(dptr, bytesize, pool, true, hStream, kLegacyDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize,
+                                                       CUmemoryPool pool, CUstream hStream) {
+  return guarded("cuMemAllocFromPoolAsync", [&] {
+    return mem_alloc_async(dptr, bytesize, pool, true, hStream, kLegacyDefault);
+  });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
-                                                            CUstream hStream) {
-  return guarded("cuMemAllocFromPoolAsync_ptsz",
-                 [&] { return mem_alloc_async(dptr, bytesize, pool, true, hStream, kPerThreadDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
+                                                            CUmemoryPool pool, CUstream hStream) {
+  return guarded("cuMemAllocFromPoolAsync_ptsz", [&] {
+    return mem_alloc_async(dptr, bytesize, pool, true, hStream, kPerThreadDefault);
+  });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   return guarded("cuMemFreeAsync", [&] { return mem_free_async(dptr, hStream, kLegacyDefault); });

@@ -181,7 +181,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool poo
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location,
+CUSNAP_EXPORT CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool* pool_out,
+                                                      CUmemLocation* location,
                                                       CUmemAllocationType type) {
   return guarded("cuMemGetDefaultMemPool", [&] {
     if (CUresult r = check_pool_location(location, type); r != CUDA_SUCCESS) return r;
@@ -191,7 +192,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CU
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location,
+                                               CUmemAllocationType type) {
   return guarded("cuMemGetMemPool", [&] {
     if (CUresult r = check_pool_location(location, type); r != CUDA_SUCCESS) return r;
     if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -200,19 +202,22 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type,
+                                               CUmemoryPool pool) {
   return guarded("cuMemSetMemPool", [&] {
     if (CUresult r = check_pool_location(location, type); r != CUDA_SUCCESS) return r;
     return set_current(pool_from_handle(pool));
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool,
+                                               const CUmemPoolProps* poolProps) {
   return guarded("cuMemPoolCreate", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     if (pool == nullptr || poolProps == nullptr) return CUDA_ERROR_INVALID_VALUE;
     const CUmemPoolProps& props = *poolProps;
-    if (CUresult r = check_pool_location(&props.location, props.allocType); r != CUDA_SUCCESS) return r;
+    if (CUresult r = check_pool_location(&props.location, props.allocType); r != CUDA_SUCCESS)
+      return r;
     // Shareable handles are inter-process (IPC) pools: not emulated, refused on purpose.
     if (props.handleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;
     if (props.win32SecurityAttributes != nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -270,7 +275,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minByte
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                                     void* value) {
   return guarded("cuMemPoolSetAttribute", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     MemPool* target = pool_from_handle(pool);
@@ -311,7 +317,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPoo
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                                     void* value) {
   return guarded("cuMemPoolGetAttribute", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     MemPool* target = pool_from_handle(pool);
@@ -320,15 +327,32 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPoo
     auto put_int = [&](int v) { std::memcpy(value, &v, sizeof v); };
     auto put_bytes = [&](cuuint64_t v) { std::memcpy(value, &v, sizeof v); };
     switch (attr) {
-      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: put_int(target->reuse_follow_event_dependencies); break;
-      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: put_int(target->reuse_allow_opportunistic); break;
-      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: put_int(target->reuse_allow_internal_dependencies); break;
-      case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: put_bytes(target->release_threshold); break;
-      case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: put_bytes(target->reserved); break;
-      case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: put_bytes(target->reserved_high); break;
-      case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: put_bytes(target->used); break;
-      case CU_MEMPOOL_ATTR_USED_MEM_HIGH: put_bytes(target->used_high); break;
-      default: return CUDA_ERROR_INVALID_VALUE;
+      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+        put_int(target->reuse_follow_event_dependencies);
+        break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+        put_int(target->reuse_allow_opportunistic);
+        break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        put_int(target->reuse_allow_internal_dependencies);
+        break;
+      case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        put_bytes(target->release_threshold);
+        break;
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+        put_bytes(target->reserved);
+        break;
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        put_bytes(target->reserved_high);
+        break;
+      case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+        put_bytes(target->used);
+        break;
+      case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        put_bytes(target->used_high);
+        break;
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
   });
@@ -337,10 +361,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPoo
 // One device owns every pool and always has read-write access to it; there is no peer to grant
 // access to. A descriptor for another device is INVALID_DEVICE, one that would take the owner's
 // access away is INVALID_VALUE.
-CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map,
+                                                  size_t count) {
   return guarded("cuMemPoolSetAccess", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-    if (pool_from_handle(pool) == nullptr || (map == nullptr && count > 0)) return CUDA_ERROR_INVALID_VALUE;
+    if (pool_from_handle(pool) == nullptr || (map == nullptr && count > 0))
+      return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < count; ++i) {
       if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
       if (map[i].location.id != 0) return CUDA_ERROR_INVALID_DEVICE;

@@ -64,8 +64,10 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
   if (std::strncmp(static_cast<const char*>(image), "!<arch>\n", 8) == 0) {
     // A static library: its members are separate modules to link, and an image pointer alone
     // does not say where the archive ends.
-    *error = "the image is an ar archive (a static library), not a module: load it from its file "
-             "(cuModuleLoad, cuLibraryLoadFromFile) or link it (cuLinkAddData with CU_JIT_INPUT_LIBRARY)";
+    *error =
+        "the image is an ar archive (a static library), not a module: load it from its file "
+        "(cuModuleLoad, cuLibraryLoadFromFile) or link it (cuLinkAddData with "
+        "CU_JIT_INPUT_LIBRARY)";
     log(LogLevel::kError, "module load: %s", error->c_str());
     return CUDA_ERROR_INVALID_IMAGE;
   }
@@ -167,7 +169,8 @@ CUresult read_file(const char* path, std::string* out, std::string* error) {
     // A static library file: its members (PTX, fatbins, host objects with device code) linked
     // into one module, as cuLinkAddFile with CU_JIT_INPUT_LIBRARY would.
     std::vector<LinkInput> inputs;
-    if (CUresult r = add_link_input(CU_JIT_INPUT_LIBRARY, out->data(), out->size(), path, &inputs, error);
+    if (CUresult r =
+            add_link_input(CU_JIT_INPUT_LIBRARY, out->data(), out->size(), path, &inputs, error);
         r != CUDA_SUCCESS) {
       log(LogLevel::kError, "module load: %s", error->c_str());
       return r;

@@ -30,9 +30,9 @@ struct Library;
 struct LegacyLaunchState {
   uint32_t block[3] = {0, 0, 0};  // 0: never set
   unsigned shared_bytes = 0;
-  std::vector<uint8_t> params;    // written bytes (zero where nothing was written)
+  std::vector<uint8_t> params;  // written bytes (zero where nothing was written)
   bool size_set = false;
-  unsigned param_size = 0;        // cuParamSetSize
+  unsigned param_size = 0;  // cuParamSetSize
 };
 
 // The largest parameter buffer a kernel takes (CUDA 12.1+, sm_70+): cuParamSet* refuse to write

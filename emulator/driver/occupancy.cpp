@@ -75,7 +75,8 @@ uint64_t shared_per_block(const Function& f, uint64_t dynamic, const SmLimits& s
 
 uint64_t active_blocks(const Function& f, int block_size, uint64_t dynamic, const SmLimits& sm) {
   if (dynamic > static_cast<uint64_t>(max_dynamic_shared(f))) return 0;
-  return std::min(blocks_without_shared(f, block_size, sm), sm.shared / shared_per_block(f, dynamic, sm));
+  return std::min(blocks_without_shared(f, block_size, sm),
+                  sm.shared / shared_per_block(f, dynamic, sm));
 }
 
 // Occupancy queries need the driver initialised and a current context (documented); a CUkernel
@@ -91,7 +92,8 @@ CUresult max_active_blocks(int* numBlocks, CUfunction func, int blockSize, size_
                            unsigned flags) {
   Function* f;
   if (CUresult r = occupancy_function(func, &f); r != CUDA_SUCCESS) return r;
-  if (numBlocks == nullptr || blockSize <= 0 || (flags & ~CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE) != 0) {
+  if (numBlocks == nullptr || blockSize <= 0 ||
+      (flags & ~CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   *numBlocks = static_cast<int>(active_blocks(*f, blockSize, dynamicSMemSize, SmLimits{}));
@@ -101,8 +103,8 @@ CUresult max_active_blocks(int* numBlocks, CUfunction func, int blockSize, size_
 // Tries every block size that is a multiple of the warp size, from the largest allowed down, and
 // keeps the first with the most resident threads per SM (so ties go to the larger block).
 CUresult max_potential_block_size(int* minGridSize, int* blockSize, CUfunction func,
-                                  CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
-                                  int blockSizeLimit, unsigned flags) {
+                                  CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                  size_t dynamicSMemSize, int blockSizeLimit, unsigned flags) {
   Function* f;
   if (CUresult r = occupancy_function(func, &f); r != CUDA_SUCCESS) return r;
   if (minGridSize == nullptr || blockSize == nullptr || blockSizeLimit < 0 ||
@@ -114,10 +116,11 @@ CUresult max_potential_block_size(int* minGridSize, int* blockSize, CUfunction f
   if (blockSizeLimit > 0) limit = std::min(limit, blockSizeLimit);
   uint64_t best_threads = 0, best_blocks = 0;
   int best_size = 0;
-  for (int size = static_cast<int>(round_up(static_cast<uint64_t>(limit), 32)); size > 0; size -= 32) {
+  for (int size = static_cast<int>(round_up(static_cast<uint64_t>(limit), 32)); size > 0;
+       size -= 32) {
     const int tried = std::min(size, limit);
-    const uint64_t dynamic = blockSizeToDynamicSMemSize != nullptr ? blockSizeToDynamicSMemSize(tried)
-                                                                   : dynamicSMemSize;
+    const uint64_t dynamic =
+        blockSizeToDynamicSMemSize != nullptr ? blockSizeToDynamicSMemSize(tried) : dynamicSMemSize;
     const uint64_t blocks = active_blocks(*f, tried, dynamic, sm);
     if (blocks * static_cast<uint64_t>(tried) > best_threads) {
       best_threads = blocks * static_cast<uint64_t>(tried);
@@ -135,71 +138,81 @@ CUresult max_potential_block_size(int* minGridSize, int* blockSize, CUfunction f
 int required_cluster_size(const Function& f) {
   const auto& d = f.desc->reqnctapercluster;
   if (d.x != 0) return static_cast<int>(d.count());
-  const int x = f.required_cluster[0].load(), y = f.required_cluster[1].load(), z = f.required_cluster[2].load();
+  const int x = f.required_cluster[0].load(), y = f.required_cluster[1].load(),
+            z = f.required_cluster[2].load();
   if (x == 0 && y == 0 && z == 0) return 0;
   return std::max(x, 1) * std::max(y, 1) * std::max(z, 1);
 }
 
-CUresult cluster_config(CUfunction func, const CUlaunchConfig* config, Function** f, uint64_t* blocks_per_sm) {
+CUresult cluster_config(CUfunction func, const CUlaunchConfig* config, Function** f,
+                        uint64_t* blocks_per_sm) {
   if (CUresult r = occupancy_function(func, f); r != CUDA_SUCCESS) return r;
-  if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr))
+    return CUDA_ERROR_INVALID_VALUE;
   const uint64_t threads = uint64_t{config->blockDimX} * config->blockDimY * config->blockDimZ;
   if (threads == 0 || threads > 1024) return CUDA_ERROR_INVALID_VALUE;
-  *blocks_per_sm = active_blocks(**f, static_cast<int>(threads), config->sharedMemBytes, SmLimits{});
+  *blocks_per_sm =
+      active_blocks(**f, static_cast<int>(threads), config->sharedMemBytes, SmLimits{});
   return CUDA_SUCCESS;
 }
 
 }  // namespace
 
-CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func,
-                                                                           int blockSize, size_t dynamicSMemSize) {
+CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks,
+                                                                           CUfunction func,
+                                                                           int blockSize,
+                                                                           size_t dynamicSMemSize) {
   return guarded("cuOccupancyMaxActiveBlocksPerMultiprocessor",
                  [&] { return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, 0); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
-                                                                                    int blockSize,
-                                                                                    size_t dynamicSMemSize,
-                                                                                    unsigned int flags) {
-  return guarded("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
-                 [&] { return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags); });
-}
-
-CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
-                                                                CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-                                                                size_t dynamicSMemSize, int blockSizeLimit) {
-  return guarded("cuOccupancyMaxPotentialBlockSize", [&] {
-    return max_potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                                    blockSizeLimit, 0);
+CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
+  return guarded("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", [&] {
+    return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags);
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize,
-                                                                         CUfunction func,
-                                                                         CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-                                                                         size_t dynamicSMemSize, int blockSizeLimit,
-                                                                         unsigned int flags) {
+CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
+    int* minGridSize, int* blockSize, CUfunction func,
+    CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) {
+  return guarded("cuOccupancyMaxPotentialBlockSize", [&] {
+    return max_potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                    dynamicSMemSize, blockSizeLimit, 0);
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(
+    int* minGridSize, int* blockSize, CUfunction func,
+    CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit,
+    unsigned int flags) {
   return guarded("cuOccupancyMaxPotentialBlockSizeWithFlags", [&] {
-    return max_potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                                    blockSizeLimit, flags);
+    return max_potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                    dynamicSMemSize, blockSizeLimit, flags);
   });
 }
 
 // The largest dynamic shared memory per block that still lets `numBlocks` blocks of `blockSize`
 // threads reside on one SM; 0 when the other limits do not allow that many blocks.
-CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func,
-                                                                       int numBlocks, int blockSize) {
+CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize,
+                                                                       CUfunction func,
+                                                                       int numBlocks,
+                                                                       int blockSize) {
   return guarded("cuOccupancyAvailableDynamicSMemPerBlock", [&] {
     Function* f;
     if (CUresult r = occupancy_function(func, &f); r != CUDA_SUCCESS) return r;
-    if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0)
+      return CUDA_ERROR_INVALID_VALUE;
     const SmLimits sm;
     *dynamicSmemSize = 0;
-    if (blocks_without_shared(*f, blockSize, sm) < static_cast<uint64_t>(numBlocks)) return CUDA_SUCCESS;
-    const uint64_t per_block = sm.shared / static_cast<uint64_t>(numBlocks) / kSharedGranularity * kSharedGranularity;
+    if (blocks_without_shared(*f, blockSize, sm) < static_cast<uint64_t>(numBlocks))
+      return CUDA_SUCCESS;
+    const uint64_t per_block =
+        sm.shared / static_cast<uint64_t>(numBlocks) / kSharedGranularity * kSharedGranularity;
     const uint64_t fixed = f->desc->static_shared_bytes + sm.reserved_shared;
     if (per_block <= fixed) return CUDA_SUCCESS;
-    *dynamicSmemSize = std::min<uint64_t>(per_block - fixed, static_cast<uint64_t>(max_dynamic_shared(*f)));
+    *dynamicSmemSize =
+        std::min<uint64_t>(per_block - fixed, static_cast<uint64_t>(max_dynamic_shared(*f)));
     return CUDA_SUCCESS;
   });
 }
@@ -215,7 +228,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* clusterSi
     if (CUresult r = cluster_config(func, config, &f, &blocks); r != CUDA_SUCCESS) return r;
     if (clusterSize == nullptr) return CUDA_ERROR_INVALID_VALUE;
     int size = required_cluster_size(*f);
-    if (size == 0) size = f->non_portable_cluster.load() != 0 ? kNonPortableClusterSize : kPortableClusterSize;
+    if (size == 0)
+      size = f->non_portable_cluster.load() != 0 ? kNonPortableClusterSize : kPortableClusterSize;
     *clusterSize = blocks == 0 ? 0 : size;
     return CUDA_SUCCESS;
   });
@@ -239,10 +253,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* numClusters, CU
       }
     }
     const uint64_t required = static_cast<uint64_t>(required_cluster_size(*f));
-    if (required != 0 && configured != 0 && required != configured) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    if (required != 0 && configured != 0 && required != configured)
+      return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     const uint64_t size = required != 0 ? required : configured;
     if (size == 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-    const int limit = f->non_portable_cluster.load() != 0 ? kNonPortableClusterSize : kPortableClusterSize;
+    const int limit =
+        f->non_portable_cluster.load() != 0 ? kNonPortableClusterSize : kPortableClusterSize;
     if (size > static_cast<uint64_t>(limit)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     *numClusters = static_cast<int>(blocks * SmLimits{}.sm_count / size);
     return CUDA_SUCCESS;

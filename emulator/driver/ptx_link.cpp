@@ -18,8 +18,12 @@ struct Token {
   uint32_t line;
 };
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
+}
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
 
 // PTX tokens, comments and whitespace skipped. Only identifiers have to be exact: they are what
 // gets renamed and resolved; numbers and punctuation are merely skipped over correctly.
@@ -46,7 +50,8 @@ std::vector<Token> tokenize(const std::string& s) {
       while (i < n && s[i] != '"' && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
       i = std::min(n, i + 1);
       out.push_back({Tok::kString, b, i, line});
-    } else if (c == '.' && i + 1 < n && (std::isalpha(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '_')) {
+    } else if (c == '.' && i + 1 < n &&
+               (std::isalpha(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '_')) {
       const size_t b = i++;
       while (i < n && ident_char(s[i])) ++i;
       out.push_back({Tok::kDirective, b, i, line});
@@ -54,9 +59,12 @@ std::vector<Token> tokenize(const std::string& s) {
       const size_t b = i++;
       while (i < n && ident_char(s[i])) ++i;
       out.push_back({Tok::kIdent, b, i, line});
-    } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < n && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+               (c == '.' && i + 1 < n && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
       const size_t b = i++;
-      while (i < n && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '_')) ++i;
+      while (i < n &&
+             (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '_'))
+        ++i;
       out.push_back({Tok::kNumber, b, i, line});
     } else {
       out.push_back({Tok::kPunct, i, i + 1, line});
@@ -146,7 +154,8 @@ bool parse_module(Module& m, std::string* error) {
           if (word == ".common") st.linkage = Linkage::kCommon;
         }
         if (!function && st.space.empty() &&
-            (word == ".global" || word == ".const" || word == ".shared" || word == ".local" || word == ".tex")) {
+            (word == ".global" || word == ".const" || word == ".shared" || word == ".local" ||
+             word == ".tex")) {
           st.space = word;
           st.kind = Kind::kVariable;
         }
@@ -202,7 +211,8 @@ bool parse_module(Module& m, std::string* error) {
     return false;
   }
   if (m.address_size != "64") {
-    *error = "'" + m.input->name + "': .address_size " + (m.address_size.empty() ? "32" : m.address_size) +
+    *error = "'" + m.input->name + "': .address_size " +
+             (m.address_size.empty() ? "32" : m.address_size) +
              " is not supported by the emulator (64-bit addresses only)";
     return false;
   }
@@ -217,12 +227,17 @@ bool builtin(const std::string& name) {
 uint32_t version_number(const std::string& v) {
   const size_t dot = v.find('.');
   const uint32_t major = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
-  const uint32_t minor = dot == std::string::npos ? 0 : static_cast<uint32_t>(std::strtoul(v.c_str() + dot + 1, nullptr, 10));
+  const uint32_t minor =
+      dot == std::string::npos
+          ? 0
+          : static_cast<uint32_t>(std::strtoul(v.c_str() + dot + 1, nullptr, 10));
   return major * 100 + minor;
 }
 
 uint32_t sm_number(const std::string& target) {
-  return target.rfind("sm_", 0) == 0 ? static_cast<uint32_t>(std::strtoul(target.c_str() + 3, nullptr, 10)) : 0;
+  return target.rfind("sm_", 0) == 0
+             ? static_cast<uint32_t>(std::strtoul(target.c_str() + 3, nullptr, 10))
+             : 0;
 }
 
 struct Ref {
@@ -279,7 +294,8 @@ LinkOutput link_ptx(const std::vector<LinkInput>& inputs) {
       if (stmt(r).body != 0) entry_modules.insert(r.module);
     }
     if (entry_modules.size() > 1) {
-      problems.push_back("kernel '" + name + "' is defined in " + input_name(*entry_modules.begin()) + " and " +
+      problems.push_back("kernel '" + name + "' is defined in " +
+                         input_name(*entry_modules.begin()) + " and " +
                          input_name(*std::next(entry_modules.begin())));
     }
     // Internal names: private to their module, renamed where another module also has the name.
@@ -295,10 +311,13 @@ LinkOutput link_ptx(const std::vector<LinkInput>& inputs) {
     bool consistent = true;
     for (const Ref& r : external) {
       const Stmt& s = stmt(r);
-      if ((s.kind == Kind::kVariable) != (first.kind == Kind::kVariable) || s.space != first.space) {
-        problems.push_back("'" + name + "' is a " + kind_word(first) + (first.space.empty() ? "" : " in " + first.space) +
-                           " in " + input_name(external.front().module) + " but a " + kind_word(s) +
-                           (s.space.empty() ? "" : " in " + s.space) + " in " + input_name(r.module));
+      if ((s.kind == Kind::kVariable) != (first.kind == Kind::kVariable) ||
+          s.space != first.space) {
+        problems.push_back("'" + name + "' is a " + kind_word(first) +
+                           (first.space.empty() ? "" : " in " + first.space) + " in " +
+                           input_name(external.front().module) + " but a " + kind_word(s) +
+                           (s.space.empty() ? "" : " in " + s.space) + " in " +
+                           input_name(r.module));
         consistent = false;
         break;
       }
@@ -311,8 +330,8 @@ LinkOutput link_ptx(const std::vector<LinkInput>& inputs) {
       (s.linkage == Linkage::kVisible ? strong : weak).push_back(r);
     }
     if (strong.size() > 1) {
-      problems.push_back("multiple definitions of '" + name + "' in " + input_name(strong[0].module) + " and " +
-                         input_name(strong[1].module));
+      problems.push_back("multiple definitions of '" + name + "' in " +
+                         input_name(strong[0].module) + " and " + input_name(strong[1].module));
       continue;
     }
     const Ref* chosen = !strong.empty() ? &strong[0] : !weak.empty() ? &weak[0] : nullptr;
@@ -327,7 +346,8 @@ LinkOutput link_ptx(const std::vector<LinkInput>& inputs) {
           if (t >= decl.first && t < decl.last) continue;
           used = mod.tokens[t].kind == Tok::kIdent && mod.text(t) == name;
         }
-        if (used) problems.push_back("undefined reference to '" + name + "' in " + input_name(r.module));
+        if (used)
+          problems.push_back("undefined reference to '" + name + "' in " + input_name(r.module));
       }
       continue;
     }

@@ -34,7 +34,8 @@ int sm_from_env() {
 uint64_t read_limit(const std::string& path) {
   std::ifstream in(path);
   std::string text;
-  if (!(in >> text) || text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return UINT64_MAX;
+  if (!(in >> text) || text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+    return UINT64_MAX;
   return std::strtoull(text.c_str(), nullptr, 10);
 }
 
@@ -97,7 +98,8 @@ uint64_t memory_from_env() {
   if (configured <= cap) return configured;
   if (std::getenv("CUSNAP_EMU_MEMORY") != nullptr) {
     log(LogLevel::kWarn,
-        "CUSNAP_EMU_MEMORY=%s is more than half of the host's memory; reporting %llu MiB of device memory",
+        "CUSNAP_EMU_MEMORY=%s is more than half of the host's memory; reporting %llu MiB of device "
+        "memory",
         std::getenv("CUSNAP_EMU_MEMORY"), static_cast<unsigned long long>(cap >> 20));
   }
   return cap;
@@ -139,7 +141,9 @@ Registry& registry() {
 uint64_t host_memory_bytes() {
   static const uint64_t bytes = [] {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    uint64_t physical = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
+    uint64_t physical = pages > 0 && page > 0
+                            ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                            : UINT64_MAX;
     return std::min(physical, cgroup_limit());
   }();
   return bytes;

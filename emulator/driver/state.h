@@ -38,7 +38,15 @@ CUresult initialize(unsigned flags);
 CUresult check_device(CUdevice device);
 
 enum class HandleKind : uint8_t {
-  kContext, kStream, kEvent, kModule, kFunction, kLibrary, kPhysicalMemory, kMemPool, kLinkState
+  kContext,
+  kStream,
+  kEvent,
+  kModule,
+  kFunction,
+  kLibrary,
+  kPhysicalMemory,
+  kMemPool,
+  kLinkState
 };
 
 // The registry of opaque handles. Every entry point validates a handle here before it

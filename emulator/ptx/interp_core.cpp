@@ -17,7 +17,9 @@ namespace {
 // the cycles slept in nanosleep, at clock_khz cycles per ms.
 constexpr uint64_t kCyclesPerInstruction = 4;
 constexpr uint64_t kMaxNanosleepNs = 1000000;  // the PTX ISA's longest nanosleep (1 ms)
-inline uint64_t warp_cycles(const Warp& w) { return w.icount * kCyclesPerInstruction + w.slept_cycles; }
+inline uint64_t warp_cycles(const Warp& w) {
+  return w.icount * kCyclesPerInstruction + w.slept_cycles;
+}
 // Cycles to ns and back, rounded up (so a sleep of t ns always reads as at least t ns).
 inline uint64_t cycles_to_ns(uint64_t cycles, uint64_t khz) {
   return cycles / khz * 1000000 + ((cycles % khz) * 1000000 + khz - 1) / khz;
@@ -95,8 +97,9 @@ LaunchResult Launch::result() {
   r.instructions = instructions_.load();
   r.thread_instructions = thread_instructions_.load();
   // A modelled device time: ~1 ns per warp-instruction spread over the SMs, plus launch latency.
-  r.emulated_ns = 3000 + std::max<uint64_t>(r.instructions / std::max<uint32_t>(1, limits_.sm_count),
-                                            longest_warp_ns_.load());
+  r.emulated_ns =
+      3000 + std::max<uint64_t>(r.instructions / std::max<uint32_t>(1, limits_.sm_count),
+                                longest_warp_ns_.load());
   return r;
 }
 
@@ -434,7 +437,8 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         if (exec) {
           const uint64_t* t = operand(w, in.ops[0], exec, kSpScratch0);
           uint64_t longest = 0;
-          for_lanes(exec, [&](int l) { longest = std::max<uint64_t>(longest, t[l] & 0xffffffffu); });
+          for_lanes(exec,
+                    [&](int l) { longest = std::max<uint64_t>(longest, t[l] & 0xffffffffu); });
           w.slept_cycles += ns_to_cycles(std::min(longest, kMaxNanosleepNs), khz);
         }
         advance(w, group);
@@ -714,7 +718,8 @@ SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) 
     for (const Warp& w : b.warps) longest = std::max(longest, warp_cycles(w));
     longest = cycles_to_ns(longest, std::max<uint64_t>(1, limits_.clock_khz));
     uint64_t seen = longest_warp_ns_.load(std::memory_order_relaxed);
-    while (seen < longest && !longest_warp_ns_.compare_exchange_weak(seen, longest, std::memory_order_relaxed)) {
+    while (seen < longest &&
+           !longest_warp_ns_.compare_exchange_weak(seen, longest, std::memory_order_relaxed)) {
     }
     return SliceResult::kDone;
   }

@@ -65,7 +65,8 @@ int attribute(CUfunction f, CUfunction_attribute a) {
 
 }  // namespace
 
-TEST_CASE("function attributes: registers, constant bank, local, shared, limits, versions", "[attributes]") {
+TEST_CASE("function attributes: registers, constant bank, local, shared, limits, versions",
+          "[attributes]") {
   primary_context();
   CUmodule module = nullptr;
   REQUIRE_CU(cuModuleLoadData(&module, kAttributesPtx));
@@ -106,8 +107,9 @@ TEST_CASE("function attributes: registers, constant bank, local, shared, limits,
   REQUIRE_CU(cuModuleUnload(module));
 }
 
-TEST_CASE("function attributes: nvcc kernels report their local depot, static shared memory and bounds",
-          "[attributes]") {
+TEST_CASE(
+    "function attributes: nvcc kernels report their local depot, static shared memory and bounds",
+    "[attributes]") {
   primary_context();
   std::string ptx = read_file(kernel_path("surface.ptx"));
   CUmodule module = nullptr;

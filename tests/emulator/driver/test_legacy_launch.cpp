@@ -82,7 +82,8 @@ TEST_CASE("legacy launch: cuParamSetv/Seti at the caller's offsets, cuLaunchGrid
   REQUIRE_CU(cuModuleUnload(module));
 }
 
-TEST_CASE("legacy launch: char, double, int and float parameters, cuParamSetf, 2D grid", "[legacy]") {
+TEST_CASE("legacy launch: char, double, int and float parameters, cuParamSetf, 2D grid",
+          "[legacy]") {
   primary_context();
   CUmodule module = load("surface.ptx");
   CUfunction f = nullptr;
@@ -120,7 +121,8 @@ TEST_CASE("legacy launch: char, double, int and float parameters, cuParamSetf, 2
   REQUIRE_CU(cuModuleUnload(module));
 }
 
-TEST_CASE("legacy launch: cuFuncSetSharedSize, cuLaunchGridAsync on a stream, then cuLaunch", "[legacy]") {
+TEST_CASE("legacy launch: cuFuncSetSharedSize, cuLaunchGridAsync on a stream, then cuLaunch",
+          "[legacy]") {
   primary_context();
   CUmodule module = load("surface.ptx");
   CUfunction f = nullptr;

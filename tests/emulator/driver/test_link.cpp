@@ -80,14 +80,15 @@ const char* kWeakPtx = R"(.version 8.0
 struct Logs {
   char error[4096] = {};
   char info[1024] = {};
-  CUjit_option options[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-                             CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-  void* values[4] = {error, reinterpret_cast<void*>(sizeof error), info, reinterpret_cast<void*>(sizeof info)};
+  CUjit_option options[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                             CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* values[4] = {error, reinterpret_cast<void*>(sizeof error), info,
+                     reinterpret_cast<void*>(sizeof info)};
 };
 
 CUresult add_ptx(CUlinkState state, const char* ptx, const char* name) {
-  return cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(ptx), std::strlen(ptx) + 1, name, 0, nullptr,
-                       nullptr);
+  return cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(ptx), std::strlen(ptx) + 1, name,
+                       0, nullptr, nullptr);
 }
 
 // Runs kernel `name` of `image` on `threads` threads; returns out[].
@@ -101,7 +102,8 @@ std::vector<unsigned> run(const void* image, const char* name, unsigned threads,
   REQUIRE_CU(cuMemsetD32(out, 0, threads));
   void* with_flag[] = {&out, &verbose};
   void* without[] = {&out};
-  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, nullptr, verbose >= 0 ? with_flag : without, nullptr));
+  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, nullptr,
+                            verbose >= 0 ? with_flag : without, nullptr));
   std::vector<unsigned> result(threads);
   REQUIRE_CU(cuMemcpyDtoH(result.data(), out, threads * sizeof(unsigned)));
   REQUIRE_CU(cuMemFree(out));
@@ -111,7 +113,8 @@ std::vector<unsigned> run(const void* image, const char* name, unsigned threads,
 
 }  // namespace
 
-TEST_CASE("linker: .extern functions and variables resolve across PTX modules, in either order", "[link]") {
+TEST_CASE("linker: .extern functions and variables resolve across PTX modules, in either order",
+          "[link]") {
   primary_context();
   for (int order = 0; order < 2; ++order) {
     INFO("order " << order);
@@ -174,7 +177,8 @@ TEST_CASE("linker: a strong definition overrides a weak one", "[link]") {
   REQUIRE_CU(cuLinkCreate(0, nullptr, nullptr, &state));
   REQUIRE_CU(add_ptx(state, kWeakPtx, "weak.ptx"));
   REQUIRE_CU(add_ptx(state, kUserPtx, "user.ptx"));
-  const char* bias_ptx = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .global .align 4 .u32 bias = 1;\n";
+  const char* bias_ptx =
+      ".version 8.0\n.target sm_75\n.address_size 64\n.visible .global .align 4 .u32 bias = 1;\n";
   REQUIRE_CU(add_ptx(state, bias_ptx, "bias.ptx"));
   void* image = nullptr;
   size_t size = 0;
@@ -183,7 +187,8 @@ TEST_CASE("linker: a strong definition overrides a weak one", "[link]") {
   REQUIRE_CU(cuLinkDestroy(state));
 }
 
-TEST_CASE("linker: undefined and multiply defined symbols fail cuLinkComplete, naming them", "[link]") {
+TEST_CASE("linker: undefined and multiply defined symbols fail cuLinkComplete, naming them",
+          "[link]") {
   primary_context();
   {
     Logs logs;
@@ -211,9 +216,11 @@ TEST_CASE("linker: undefined and multiply defined symbols fail cuLinkComplete, n
     size_t size = 0;
     CHECK(cuLinkComplete(state, &image, &size) == CUDA_ERROR_INVALID_IMAGE);
     INFO(logs.error);
-    CHECK(std::string(logs.error).find("multiple definitions of 'bias' in 'one.ptx' and 'two.ptx'") !=
-          std::string::npos);
-    CHECK(std::string(logs.error).find("multiple definitions of 'scale' in 'one.ptx' and 'two.ptx'") !=
+    CHECK(
+        std::string(logs.error).find("multiple definitions of 'bias' in 'one.ptx' and 'two.ptx'") !=
+        std::string::npos);
+    CHECK(std::string(logs.error)
+              .find("multiple definitions of 'scale' in 'one.ptx' and 'two.ptx'") !=
           std::string::npos);
     REQUIRE_CU(cuLinkDestroy(state));
   }
@@ -224,15 +231,20 @@ TEST_CASE("linker: undefined and multiply defined symbols fail cuLinkComplete, n
     REQUIRE_CU(cuLinkCreate(4, logs.options, logs.values, &state));
     REQUIRE_CU(add_ptx(state, kUserPtx, "first.ptx"));
     REQUIRE_CU(add_ptx(state, kUserPtx, "second.ptx"));
-    const char* clash = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .global .u32 scale;\n";
+    const char* clash =
+        ".version 8.0\n.target sm_75\n.address_size 64\n.visible .global .u32 scale;\n";
     REQUIRE_CU(add_ptx(state, clash, "clash.ptx"));
     void* image = nullptr;
     size_t size = 0;
     CHECK(cuLinkComplete(state, &image, &size) == CUDA_ERROR_INVALID_IMAGE);
     INFO(logs.error);
-    CHECK(std::string(logs.error).find("kernel 'k' is defined in 'first.ptx' and 'second.ptx'") != std::string::npos);
-    CHECK(std::string(logs.error).find("'scale' is a function in 'first.ptx' but a variable in .global in 'clash.ptx'") !=
+    CHECK(std::string(logs.error).find("kernel 'k' is defined in 'first.ptx' and 'second.ptx'") !=
           std::string::npos);
+    CHECK(
+        std::string(logs.error)
+            .find(
+                "'scale' is a function in 'first.ptx' but a variable in .global in 'clash.ptx'") !=
+        std::string::npos);
     REQUIRE_CU(cuLinkDestroy(state));
   }
 }
@@ -243,13 +255,19 @@ namespace {
 // it in an initializer and a function `bump` (x + `step`). Kernel <name>(out) stores
 // *ptr + bump(thread index) through `dyn`.
 std::string private_module(const char* kernel, unsigned value, unsigned step) {
-  return std::string(".version 8.0\n.target sm_75\n.address_size 64\n"
-                     ".extern .shared .align 4 .b8 dyn[];\n"
-                     ".global .align 4 .u32 table[1] = {") + std::to_string(value) + "};\n" +
+  return std::string(
+             ".version 8.0\n.target sm_75\n.address_size 64\n"
+             ".extern .shared .align 4 .b8 dyn[];\n"
+             ".global .align 4 .u32 table[1] = {") +
+         std::to_string(value) + "};\n" +
          ".global .align 8 .u64 ptr = generic(table);\n"
-         ".func (.param .b32 r) bump(.param .b32 x)\n{\n  .reg .b32 %b<3>;\n  ld.param.b32 %b1, [x];\n"
-         "  add.u32 %b2, %b1, " + std::to_string(step) + ";\n  st.param.b32 [r], %b2;\n  ret;\n}\n"
-         ".visible .entry " + kernel + R"((.param .u64 out)
+         ".func (.param .b32 r) bump(.param .b32 x)\n{\n  .reg .b32 %b<3>;\n  ld.param.b32 %b1, "
+         "[x];\n"
+         "  add.u32 %b2, %b1, " +
+         std::to_string(step) +
+         ";\n  st.param.b32 [r], %b2;\n  ret;\n}\n"
+         ".visible .entry " +
+         kernel + R"((.param .u64 out)
 {
   .reg .b32 %r<7>;
   .reg .b64 %rd<8>;
@@ -280,9 +298,11 @@ std::string private_module(const char* kernel, unsigned value, unsigned step) {
 
 }  // namespace
 
-TEST_CASE("linker: private names, incl. dynamic shared arrays and initializers, stay private", "[link]") {
+TEST_CASE("linker: private names, incl. dynamic shared arrays and initializers, stay private",
+          "[link]") {
   primary_context();
-  const std::string first = private_module("first", 1000, 1), second = private_module("second", 2000, 2);
+  const std::string first = private_module("first", 1000, 1),
+                    second = private_module("second", 2000, 2);
   CUlinkState state = nullptr;
   REQUIRE_CU(cuLinkCreate(0, nullptr, nullptr, &state));
   REQUIRE_CU(add_ptx(state, first.c_str(), "first.ptx"));
@@ -293,13 +313,15 @@ TEST_CASE("linker: private names, incl. dynamic shared arrays and initializers, 
   INFO(static_cast<const char*>(image));
   CUmodule module = nullptr;
   REQUIRE_CU(cuModuleLoadData(&module, image));
-  for (const auto& [name, base] : {std::pair<const char*, unsigned>{"first", 1001}, {"second", 2002}}) {
+  for (const auto& [name, base] :
+       {std::pair<const char*, unsigned>{"first", 1001}, {"second", 2002}}) {
     CUfunction f = nullptr;
     REQUIRE_CU(cuModuleGetFunction(&f, module, name));
     CUdeviceptr out = 0;
     REQUIRE_CU(cuMemAlloc(&out, 32 * sizeof(unsigned)));
     void* params[] = {&out};
-    REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 32 * sizeof(unsigned), nullptr, params, nullptr));
+    REQUIRE_CU(
+        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 32 * sizeof(unsigned), nullptr, params, nullptr));
     std::vector<unsigned> result(32);
     REQUIRE_CU(cuMemcpyDtoH(result.data(), out, sizeof(unsigned) * 32));
     for (unsigned t = 0; t < 32; ++t) {
@@ -330,23 +352,29 @@ TEST_CASE("linker: nvcc relocatable PTX, host objects and static libraries", "[l
   SECTION("PTX files") {
     CUlinkState state = nullptr;
     REQUIRE_CU(cuLinkCreate(0, nullptr, nullptr, &state));
-    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_PTX, kernel_path("link_a.ptx").c_str(), 0, nullptr, nullptr));
-    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_PTX, kernel_path("link_b.ptx").c_str(), 0, nullptr, nullptr));
+    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_PTX, kernel_path("link_a.ptx").c_str(), 0, nullptr,
+                             nullptr));
+    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_PTX, kernel_path("link_b.ptx").c_str(), 0, nullptr,
+                             nullptr));
     check(state);
   }
   SECTION("host objects") {
     CUlinkState state = nullptr;
     REQUIRE_CU(cuLinkCreate(0, nullptr, nullptr, &state));
-    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_OBJECT, kernel_path("link_b.o").c_str(), 0, nullptr, nullptr));
+    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_OBJECT, kernel_path("link_b.o").c_str(), 0,
+                             nullptr, nullptr));
     std::string object = read_file(kernel_path("link_a.o"));
-    REQUIRE_CU(cuLinkAddData(state, CU_JIT_INPUT_OBJECT, object.data(), object.size(), "link_a.o", 0, nullptr, nullptr));
+    REQUIRE_CU(cuLinkAddData(state, CU_JIT_INPUT_OBJECT, object.data(), object.size(), "link_a.o",
+                             0, nullptr, nullptr));
     check(state);
   }
   SECTION("an object and a static library") {
     CUlinkState state = nullptr;
     REQUIRE_CU(cuLinkCreate(0, nullptr, nullptr, &state));
-    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_OBJECT, kernel_path("link_a.o").c_str(), 0, nullptr, nullptr));
-    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_LIBRARY, kernel_path("liblink_b.a").c_str(), 0, nullptr, nullptr));
+    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_OBJECT, kernel_path("link_a.o").c_str(), 0,
+                             nullptr, nullptr));
+    REQUIRE_CU(cuLinkAddFile(state, CU_JIT_INPUT_LIBRARY, kernel_path("liblink_b.a").c_str(), 0,
+                             nullptr, nullptr));
     check(state);
   }
   SECTION("a whole static library loaded from its file") {
@@ -356,15 +384,17 @@ TEST_CASE("linker: nvcc relocatable PTX, host objects and static libraries", "[l
     REQUIRE_CU(cuModuleGetFunction(&f, module, "linked_kernel"));
     REQUIRE_CU(cuModuleUnload(module));
     CUlibrary library = nullptr;
-    REQUIRE_CU(cuLibraryLoadFromFile(&library, kernel_path("liblink_ab.a").c_str(), nullptr, nullptr, 0, nullptr,
-                                     nullptr, 0));
+    REQUIRE_CU(cuLibraryLoadFromFile(&library, kernel_path("liblink_ab.a").c_str(), nullptr,
+                                     nullptr, 0, nullptr, nullptr, 0));
     CUkernel kernel = nullptr;
     REQUIRE_CU(cuLibraryGetKernel(&kernel, library, "linked_kernel"));
     REQUIRE_CU(cuLibraryUnload(library));
   }
 }
 
-TEST_CASE("linker: archives are recognised as archives, and what cannot be linked is refused by name", "[link]") {
+TEST_CASE(
+    "linker: archives are recognised as archives, and what cannot be linked is refused by name",
+    "[link]") {
   primary_context();
   // An archive image has no size: recognised and refused, not parsed as PTX.
   std::string archive = read_file(kernel_path("liblink_b.a"));
@@ -372,39 +402,44 @@ TEST_CASE("linker: archives are recognised as archives, and what cannot be linke
   char error[1024] = {};
   CUjit_option options[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[2] = {error, reinterpret_cast<void*>(sizeof error)};
-  CHECK(cuModuleLoadDataEx(&module, archive.data(), 2, options, values) == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuModuleLoadDataEx(&module, archive.data(), 2, options, values) ==
+        CUDA_ERROR_INVALID_IMAGE);
   CHECK(std::string(error).find("ar archive") != std::string::npos);
 
   // A member that is neither PTX, a fatbin nor an object with device code.
   std::string junk = "!<arch>\n";
   char header[61];
-  std::snprintf(header, sizeof header, "%-16s%-12s%-6s%-6s%-8s%-10s`\n", "notes.txt/", "0", "0", "0", "644", "5");
+  std::snprintf(header, sizeof header, "%-16s%-12s%-6s%-6s%-8s%-10s`\n", "notes.txt/", "0", "0",
+                "0", "644", "5");
   junk += header;
   junk += "hello\n";  // 5 bytes and the padding byte
   Logs logs;
   CUlinkState state = nullptr;
   REQUIRE_CU(cuLinkCreate(4, logs.options, logs.values, &state));
-  CHECK(cuLinkAddData(state, CU_JIT_INPUT_LIBRARY, junk.data(), junk.size(), "libjunk.a", 0, nullptr, nullptr) ==
-        CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuLinkAddData(state, CU_JIT_INPUT_LIBRARY, junk.data(), junk.size(), "libjunk.a", 0,
+                      nullptr, nullptr) == CUDA_ERROR_INVALID_IMAGE);
   CHECK(std::string(logs.error).find("member 'libjunk.a(notes.txt)'") != std::string::npos);
 
   // Input kinds the emulator cannot link.
   std::string sass = read_file(kernel_path("vector_sass.fatbin"));
-  CHECK(cuLinkAddData(state, CU_JIT_INPUT_FATBINARY, sass.data(), sass.size(), "sass.fatbin", 0, nullptr, nullptr) ==
-        CUDA_ERROR_NO_BINARY_FOR_GPU);
-  CHECK(cuLinkAddData(state, CU_JIT_INPUT_CUBIN, sass.data(), sass.size(), "x.cubin", 0, nullptr, nullptr) ==
-        CUDA_ERROR_NO_BINARY_FOR_GPU);
-  CHECK(cuLinkAddData(state, CU_JIT_INPUT_NVVM, sass.data(), sass.size(), "x.ltoir", 0, nullptr, nullptr) ==
-        CUDA_ERROR_NOT_SUPPORTED);
-  CHECK(cuLinkAddData(state, CU_JIT_INPUT_OBJECT, const_cast<char*>(kUserPtx), std::strlen(kUserPtx), "x.o", 0,
-                      nullptr, nullptr) == CUDA_ERROR_INVALID_IMAGE);
-  CHECK(cuLinkAddData(state, CU_JIT_INPUT_PTX, nullptr, 10, "null", 0, nullptr, nullptr) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuLinkAddFile(state, CU_JIT_INPUT_PTX, "/nonexistent/x.ptx", 0, nullptr, nullptr) == CUDA_ERROR_FILE_NOT_FOUND);
+  CHECK(cuLinkAddData(state, CU_JIT_INPUT_FATBINARY, sass.data(), sass.size(), "sass.fatbin", 0,
+                      nullptr, nullptr) == CUDA_ERROR_NO_BINARY_FOR_GPU);
+  CHECK(cuLinkAddData(state, CU_JIT_INPUT_CUBIN, sass.data(), sass.size(), "x.cubin", 0, nullptr,
+                      nullptr) == CUDA_ERROR_NO_BINARY_FOR_GPU);
+  CHECK(cuLinkAddData(state, CU_JIT_INPUT_NVVM, sass.data(), sass.size(), "x.ltoir", 0, nullptr,
+                      nullptr) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuLinkAddData(state, CU_JIT_INPUT_OBJECT, const_cast<char*>(kUserPtx),
+                      std::strlen(kUserPtx), "x.o", 0, nullptr,
+                      nullptr) == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuLinkAddData(state, CU_JIT_INPUT_PTX, nullptr, 10, "null", 0, nullptr, nullptr) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuLinkAddFile(state, CU_JIT_INPUT_PTX, "/nonexistent/x.ptx", 0, nullptr, nullptr) ==
+        CUDA_ERROR_FILE_NOT_FOUND);
 
   // A fatbin with PTX links; nothing may be added once complete.
   std::string fatbin = read_file(kernel_path("vector_default.fatbin"));
-  REQUIRE_CU(cuLinkAddData(state, CU_JIT_INPUT_FATBINARY, fatbin.data(), fatbin.size(), "vector.fatbin", 0, nullptr,
-                           nullptr));
+  REQUIRE_CU(cuLinkAddData(state, CU_JIT_INPUT_FATBINARY, fatbin.data(), fatbin.size(),
+                           "vector.fatbin", 0, nullptr, nullptr));
   void* image = nullptr;
   size_t size = 0;
   REQUIRE_CU(cuLinkComplete(state, &image, &size));

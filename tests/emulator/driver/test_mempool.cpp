@@ -64,12 +64,16 @@ TEST_CASE("memory pools: default and current pool, locations, what is refused", 
 
   // Host and managed pools are not emulated; a location that is none of them is invalid.
   CUmemLocation host{CU_MEM_LOCATION_TYPE_HOST, 0};
-  CHECK(cuMemGetDefaultMemPool(&by_location, &host, CU_MEM_ALLOCATION_TYPE_PINNED) == CUDA_ERROR_NOT_SUPPORTED);
-  CHECK(cuMemGetDefaultMemPool(&by_location, &device, CU_MEM_ALLOCATION_TYPE_MANAGED) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuMemGetDefaultMemPool(&by_location, &host, CU_MEM_ALLOCATION_TYPE_PINNED) ==
+        CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuMemGetDefaultMemPool(&by_location, &device, CU_MEM_ALLOCATION_TYPE_MANAGED) ==
+        CUDA_ERROR_NOT_SUPPORTED);
   CUmemLocation other{CU_MEM_LOCATION_TYPE_DEVICE, 1};
-  CHECK(cuMemGetMemPool(&by_location, &other, CU_MEM_ALLOCATION_TYPE_PINNED) == CUDA_ERROR_INVALID_DEVICE);
+  CHECK(cuMemGetMemPool(&by_location, &other, CU_MEM_ALLOCATION_TYPE_PINNED) ==
+        CUDA_ERROR_INVALID_DEVICE);
   CUmemLocation bogus{CU_MEM_LOCATION_TYPE_INVALID, 0};
-  CHECK(cuMemGetMemPool(&by_location, &bogus, CU_MEM_ALLOCATION_TYPE_PINNED) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemGetMemPool(&by_location, &bogus, CU_MEM_ALLOCATION_TYPE_PINNED) ==
+        CUDA_ERROR_INVALID_VALUE);
 
   // Pool creation: IPC-capable handle types are refused on purpose, bad properties are invalid.
   CUmemPoolProps props = device_props();
@@ -89,12 +93,14 @@ TEST_CASE("memory pools: default and current pool, locations, what is refused", 
   // The default pool cannot be destroyed; a garbage pool handle is an invalid value.
   CHECK(cuMemPoolDestroy(fallback) == CUDA_ERROR_INVALID_VALUE);
   cuuint64_t value = 0;
-  CHECK(cuMemPoolGetAttribute(reinterpret_cast<CUmemoryPool>(&value), CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value) ==
-        CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolGetAttribute(reinterpret_cast<CUmemoryPool>(&value),
+                              CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                              &value) == CUDA_ERROR_INVALID_VALUE);
   CHECK(cuDeviceSetMemPool(0, reinterpret_cast<CUmemoryPool>(&value)) == CUDA_ERROR_INVALID_VALUE);
 }
 
-TEST_CASE("memory pools: used and reserved bytes, release threshold, trim, high watermarks", "[mempool]") {
+TEST_CASE("memory pools: used and reserved bytes, release threshold, trim, high watermarks",
+          "[mempool]") {
   primary_context();
   CUmemPoolProps props = device_props();
   CUmemoryPool pool = nullptr;
@@ -133,7 +139,8 @@ TEST_CASE("memory pools: used and reserved bytes, release threshold, trim, high 
   CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == pages(10000));
   CHECK(free_memory() == before);
   CUmemoryPool none = nullptr;
-  CHECK(cuPointerGetAttribute(&none, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, a) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuPointerGetAttribute(&none, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, a) ==
+        CUDA_ERROR_INVALID_VALUE);
 
   // A threshold keeps freed memory reserved (and charged) across synchronisations; the pool's
   // next allocations take it before charging the device again.
@@ -162,13 +169,16 @@ TEST_CASE("memory pools: used and reserved bytes, release threshold, trim, high 
   // High watermarks reset to the current value, and only to zero; current values are read-only.
   CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 2u << 20);
   cuuint64_t zero = 0, nonzero = 5;
-  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &nonzero) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &nonzero) ==
+        CUDA_ERROR_INVALID_VALUE);
   REQUIRE_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero));
   REQUIRE_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero));
   CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 1u << 20);
   CHECK(attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 1u << 20);
-  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &zero) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &zero) ==
+        CUDA_ERROR_INVALID_VALUE);
   int off = 0;
   REQUIRE_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &off));
   CHECK(flag(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC) == 0);
@@ -181,7 +191,8 @@ TEST_CASE("memory pools: used and reserved bytes, release threshold, trim, high 
   CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 0);
   CHECK(free_memory() == before);
   REQUIRE_CU(cuMemPoolDestroy(pool));
-  CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero) ==
+        CUDA_ERROR_INVALID_VALUE);
   REQUIRE_CU(cuStreamDestroy(stream));
 }
 
@@ -207,8 +218,9 @@ TEST_CASE("memory pools: maxSize bounds a pool, the device total bounds every po
   REQUIRE_CU(cuMemPoolDestroy(pool));
 }
 
-TEST_CASE("memory pools: cuMemAllocAsync takes the current pool, destroying it restores the default",
-          "[mempool]") {
+TEST_CASE(
+    "memory pools: cuMemAllocAsync takes the current pool, destroying it restores the default",
+    "[mempool]") {
   primary_context();
   CUmemPoolProps props = device_props();
   CUmemoryPool pool = nullptr, current = nullptr, fallback = nullptr;
@@ -230,7 +242,8 @@ TEST_CASE("memory pools: cuMemAllocAsync takes the current pool, destroying it r
   REQUIRE_CU(cuDeviceGetMemPool(&current, 0));
   CHECK(current == fallback);
   cuuint64_t value = 0;
-  CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value) ==
+        CUDA_ERROR_INVALID_VALUE);
   CHECK(cuDeviceSetMemPool(0, pool) == CUDA_ERROR_INVALID_VALUE);
   std::vector<uint32_t> in(1024, 0x5a5a5a5a), out(1024, 0);
   REQUIRE_CU(cuMemcpyHtoD(a, in.data(), 4096));

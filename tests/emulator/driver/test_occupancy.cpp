@@ -29,20 +29,26 @@ uint64_t round_up(uint64_t v, uint64_t unit) { return (v + unit - 1) / unit * un
 // The model, written out from the documentation.
 int expected_blocks(CUfunction f, int block_size, uint64_t dynamic) {
   if (block_size > function(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)) return 0;
-  if (dynamic > static_cast<uint64_t>(function(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES))) return 0;
+  if (dynamic > static_cast<uint64_t>(function(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)))
+    return 0;
   const uint64_t warps = (block_size + 31) / 32;
   uint64_t blocks = device(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
-  blocks = std::min<uint64_t>(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / 32 / warps);
+  blocks = std::min<uint64_t>(
+      blocks, device(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / 32 / warps);
   const uint64_t regs = function(f, CU_FUNC_ATTRIBUTE_NUM_REGS);
   if (regs > 0) {
-    if (regs * block_size > static_cast<uint64_t>(device(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK))) return 0;
-    blocks = std::min<uint64_t>(
-        blocks, device(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) / (round_up(regs * 32, 256) * warps));
+    if (regs * block_size >
+        static_cast<uint64_t>(device(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)))
+      return 0;
+    blocks =
+        std::min<uint64_t>(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) /
+                                       (round_up(regs * 32, 256) * warps));
   }
   const uint64_t shared = round_up(function(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) + dynamic +
                                        device(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK),
                                    128);
-  blocks = std::min<uint64_t>(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) / shared);
+  blocks = std::min<uint64_t>(
+      blocks, device(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) / shared);
   return static_cast<int>(blocks);
 }
 
@@ -59,13 +65,14 @@ TEST_CASE("occupancy: active blocks per SM follow the documented model", "[occup
     CUfunction f = nullptr;
     REQUIRE_CU(cuModuleGetFunction(&f, module, name));
     for (int block : {1, 32, 33, 64, 96, 128, 256, 257, 512, 1024}) {
-      for (size_t dynamic : {size_t{0}, size_t{1}, size_t{4096}, size_t{40000}, size_t{48 * 1024}}) {
+      for (size_t dynamic :
+           {size_t{0}, size_t{1}, size_t{4096}, size_t{40000}, size_t{48 * 1024}}) {
         INFO(name << " block " << block << " dynamic " << dynamic);
         int blocks = -1;
         REQUIRE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, block, dynamic));
         CHECK(blocks == expected_blocks(f, block, dynamic));
-        REQUIRE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, f, block, dynamic,
-                                                                        CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
+        REQUIRE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+            &blocks, f, block, dynamic, CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
         CHECK(blocks == expected_blocks(f, block, dynamic));
       }
     }
@@ -93,15 +100,19 @@ TEST_CASE("occupancy: active blocks per SM follow the documented model", "[occup
   CHECK(blocks == 1);
   CHECK(blocks == expected_blocks(tiny, 32, 200 * 1024));
 
-  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(nullptr, tiny, 32, 0) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, tiny, 0, 0) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, tiny, 32, 0, 4) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<CUfunction>(&blocks), 32, 0) ==
-        CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(nullptr, tiny, 32, 0) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, tiny, 0, 0) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, tiny, 32, 0, 4) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<CUfunction>(&blocks),
+                                                    32, 0) == CUDA_ERROR_INVALID_HANDLE);
   REQUIRE_CU(cuModuleUnload(module));
 }
 
-TEST_CASE("occupancy: potential block size, with and without a shared-memory callback", "[occupancy]") {
+TEST_CASE("occupancy: potential block size, with and without a shared-memory callback",
+          "[occupancy]") {
   primary_context();
   std::string ptx = read_file(kernel_path("surface.ptx"));
   CUmodule module = nullptr;
@@ -128,13 +139,13 @@ TEST_CASE("occupancy: potential block size, with and without a shared-memory cal
           }
         }
         int min_grid = -1, block = -1;
-        REQUIRE_CU(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, f, use_callback ? smem_per_thread : nullptr,
-                                                    fixed, limit));
+        REQUIRE_CU(cuOccupancyMaxPotentialBlockSize(
+            &min_grid, &block, f, use_callback ? smem_per_thread : nullptr, fixed, limit));
         CHECK(block == best);
         CHECK(min_grid == best_blocks * sms);
-        REQUIRE_CU(cuOccupancyMaxPotentialBlockSizeWithFlags(&min_grid, &block, f,
-                                                             use_callback ? smem_per_thread : nullptr, fixed, limit,
-                                                             CU_OCCUPANCY_DEFAULT));
+        REQUIRE_CU(cuOccupancyMaxPotentialBlockSizeWithFlags(
+            &min_grid, &block, f, use_callback ? smem_per_thread : nullptr, fixed, limit,
+            CU_OCCUPANCY_DEFAULT));
         CHECK(block == best);
       }
     }
@@ -145,8 +156,10 @@ TEST_CASE("occupancy: potential block size, with and without a shared-memory cal
   REQUIRE_CU(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, tiny, nullptr, 0, 0));
   CHECK(block == 1024);  // 2 blocks of 1024 fill the SM's 2048 threads: the largest such block
   CHECK(min_grid == 2 * sms);
-  CHECK(cuOccupancyMaxPotentialBlockSize(nullptr, &block, tiny, nullptr, 0, 0) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, tiny, nullptr, 0, -1) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuOccupancyMaxPotentialBlockSize(nullptr, &block, tiny, nullptr, 0, 0) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, tiny, nullptr, 0, -1) ==
+        CUDA_ERROR_INVALID_VALUE);
   REQUIRE_CU(cuModuleUnload(module));
 }
 
@@ -172,7 +185,8 @@ TEST_CASE("occupancy: available dynamic shared memory and clusters", "[occupancy
     REQUIRE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reverse, 64, available));
     CHECK(blocks >= n);
     if (available < static_cast<uint64_t>(max_dynamic)) {
-      REQUIRE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reverse, 64, available + 128));
+      REQUIRE_CU(
+          cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reverse, 64, available + 128));
       CHECK(blocks < n);
     }
   }
@@ -180,7 +194,8 @@ TEST_CASE("occupancy: available dynamic shared memory and clusters", "[occupancy
   // 33 blocks exceed the block limit of an SM.
   REQUIRE_CU(cuOccupancyAvailableDynamicSMemPerBlock(&available, reverse, 33, 32));
   CHECK(available == 0);
-  CHECK(cuOccupancyAvailableDynamicSMemPerBlock(nullptr, reverse, 1, 32) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuOccupancyAvailableDynamicSMemPerBlock(nullptr, reverse, 1, 32) ==
+        CUDA_ERROR_INVALID_VALUE);
 
   CUlaunchConfig config{};
   config.gridDimX = 16;
@@ -194,7 +209,8 @@ TEST_CASE("occupancy: available dynamic shared memory and clusters", "[occupancy
   REQUIRE_CU(cuOccupancyMaxPotentialClusterSize(&cluster, reverse, &config));
   CHECK(cluster == 16);
   int clusters = 0;
-  CHECK(cuOccupancyMaxActiveClusters(&clusters, reverse, &config) == CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  CHECK(cuOccupancyMaxActiveClusters(&clusters, reverse, &config) ==
+        CUDA_ERROR_INVALID_CLUSTER_SIZE);
   CUlaunchAttribute attr{};
   attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   attr.value.clusterDim.x = 4;
@@ -202,7 +218,8 @@ TEST_CASE("occupancy: available dynamic shared memory and clusters", "[occupancy
   config.attrs = &attr;
   config.numAttrs = 1;
   REQUIRE_CU(cuOccupancyMaxActiveClusters(&clusters, reverse, &config));
-  CHECK(clusters == expected_blocks(reverse, 128, 0) * device(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) / 4);
+  CHECK(clusters ==
+        expected_blocks(reverse, 128, 0) * device(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) / 4);
   REQUIRE_CU(cuModuleUnload(module));
 }
 

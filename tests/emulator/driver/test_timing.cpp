@@ -13,8 +13,8 @@ using namespace cusnap_test;
 namespace {
 
 struct Timed {
-  float ms = 0;                          // cuEventElapsedTime around the launch
-  std::vector<unsigned long long> out;   // what the kernel stored per thread
+  float ms = 0;                         // cuEventElapsedTime around the launch
+  std::vector<unsigned long long> out;  // what the kernel stored per thread
 };
 
 Timed run_timed(const char* kernel, unsigned threads, std::vector<void*> extra_params) {
@@ -61,8 +61,8 @@ TEST_CASE("timing: a kernel that nanosleeps 10 ms measures at least 10 ms, and %
   CHECK(t.ms < 11.0f);  // the sleep, not the few instructions around it
   for (unsigned i = 0; i < 64; ++i) {
     INFO("thread " << i);
-    CHECK(t.out[i] >= 10000000ull);                                   // the kernel saw 10 ms pass
-    CHECK(static_cast<double>(t.out[i]) <= t.ms * 1e6 + 1.0);         // within what the events saw
+    CHECK(t.out[i] >= 10000000ull);                            // the kernel saw 10 ms pass
+    CHECK(static_cast<double>(t.out[i]) <= t.ms * 1e6 + 1.0);  // within what the events saw
   }
   // Deterministic: the same kernel takes the same emulated time.
   const Timed again = run_timed("sleepy", 64, {&rounds, &ns});
