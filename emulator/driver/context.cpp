@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "driver/mempool.h"
 #include "driver/state.h"
 
 namespace cusnap::emu::driver {
@@ -126,6 +127,7 @@ CUresult Context::synchronize() {
   }
   for (auto& t : tails) t.timeline->wait_for(t.seq);
   std::fflush(stdout);  // device printf output
+  trim_pools_to_thresholds();  // a synchronisation point releases pool memory (mempool.h)
   if (CUresult sticky = sticky_error(); sticky != CUDA_SUCCESS) return sticky;
   return take_async_error();
 }

@@ -54,6 +54,9 @@ class Context {
   size_t limit(CUlimit which) const;
   bool set_limit(CUlimit which, size_t value);
   CUfunc_cache cache_config = CU_FUNC_CACHE_PREFER_NONE;
+  // The deprecated usage count of cuCtxAttach/cuCtxDetach: 1 for a created context (its
+  // creation), 0 for the primary context, whose lifetime retain/release governs instead.
+  std::atomic<unsigned> usage_count{0};
   CUsharedconfig shared_config = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
 
  private:

@@ -19,6 +19,7 @@ CUresult create_context(CUcontext* pctx, unsigned flags, CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   if (pctx == nullptr || (flags & ~kValidContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
   auto* ctx = new Context(flags, false);
+  ctx->usage_count = 1;
   push_context(ctx);
   *pctx = ctx->handle();
   return CUDA_SUCCESS;
@@ -122,6 +123,37 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
     if (current_context() == context) pop_context();
     // Other threads that have it current get CONTEXT_IS_DESTROYED from then on (require_context).
     destroy_handle(context, HandleKind::kContext);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxAttach(CUcontext* pctx, unsigned int flags) {
+  return guarded("cuCtxAttach", [&] {
+    Context* ctx;
+    if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+    if (pctx == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    ctx->usage_count.fetch_add(1);
+    *pctx = ctx->handle();
+    return CUDA_SUCCESS;
+  });
+}
+
+// Decrements the usage count; a created context whose count reaches 0 is destroyed as by
+// cuCtxDestroy. The primary context only counts: its lifetime is retain/release.
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxDetach(CUcontext ctx) {
+  return guarded("cuCtxDetach", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    Context* context = context_from_handle(ctx);
+    // Documented: the context must be current to the calling thread.
+    if (context == nullptr || current_context() != context) return CUDA_ERROR_INVALID_CONTEXT;
+    unsigned count = context->usage_count.load();
+    do {
+      if (count == 0) return CUDA_ERROR_INVALID_CONTEXT;  // more detaches than attaches
+    } while (!context->usage_count.compare_exchange_weak(count, count - 1));
+    if (count == 1 && !context->primary()) {
+      pop_context();
+      destroy_handle(context, HandleKind::kContext);
+    }
     return CUDA_SUCCESS;
   });
 }

@@ -195,6 +195,8 @@ ptx::Limits engine_limits() {
   ptx::Limits limits;  // the defaults are the sm_90 numbers of the table above
   int value = 0;
   if (device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &value)) limits.sm_count = static_cast<uint32_t>(value);
+  if (device_attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &value))
+    limits.clock_khz = static_cast<uint32_t>(value);
   const double timeout = device_config().timeout_seconds;
   // Rounded up: a positive limit is never 0 ms (which would mean "off").
   limits.timeout_ms = timeout > 0 ? static_cast<uint64_t>(std::ceil(timeout * 1000.0)) : 0;

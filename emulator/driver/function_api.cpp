@@ -1,5 +1,6 @@
 // CUfunction / CUkernel queries and settings: names, parameter layout, attributes.
 #include <algorithm>
+#include <cstdint>
 
 #include "driver/api.h"
 #include "driver/device.h"
@@ -7,6 +8,7 @@
 #include "driver/state.h"
 
 using namespace cusnap::emu::driver;
+namespace ptx = cusnap::emu::ptx;
 
 namespace cusnap::emu::driver {
 
@@ -33,6 +35,19 @@ int max_threads_per_block(const Function& f) {
 
 namespace {
 
+// CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: the module's user constant bank, as on a GPU every kernel
+// of a module reports the same: its `.const` variables laid out in declaration order, each at
+// its alignment (`.extern` declarations take no space).
+int const_bank_bytes(const Module& m) {
+  uint64_t end = 0;
+  for (const ptx::VariableDesc& v : m.program->variables()) {
+    if (v.space != ptx::VariableSpace::kConst || v.is_extern) continue;
+    const uint64_t align = std::max<uint32_t>(v.align, 1);
+    end = (end + align - 1) / align * align + v.size;
+  }
+  return static_cast<int>(std::min<uint64_t>(end, INT32_MAX));
+}
+
 CUresult get_attribute(int* pi, CUfunction_attribute attrib, Function* f) {
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -40,7 +55,9 @@ CUresult get_attribute(int* pi, CUfunction_attribute attrib, Function* f) {
   switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = max_threads_per_block(*f); break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = static_cast<int>(d.static_shared_bytes); break;
-    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+      *pi = const_bank_bytes(*f->module);
+      break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = static_cast<int>(d.local_bytes_per_thread); break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(std::min<uint32_t>(d.num_regs, 255)); break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = static_cast<int>(f->module->program->ptx_version()); break;

@@ -1,11 +1,15 @@
-// Kernel launches: cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel (+ _ptsz).
+// Kernel launches: cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel (+ _ptsz), and
+// the legacy execution control (cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSet*,
+// cuLaunch, cuLaunchGrid, cuLaunchGridAsync) that older bindings still launch with.
 // The configuration and parameters are checked and copied at call time (errors there are
 // returned synchronously, as on a GPU); the kernel then runs on the stream's worker thread and
 // a failure poisons the context (see context.h).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -98,12 +102,20 @@ CUresult pack_params(const Function& f, void** kernelParams, void** extra, std::
   return d.params.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelParams, void** extra, bool per_thread) {
+// `legacy_params`: the parameter buffer of a cuLaunch/cuLaunchGrid[Async] call, already built
+// from the function's legacy state; null for the cuLaunchKernel* family, which takes
+// kernelParams/extra and invalidates the legacy state (see LegacyLaunchState).
+CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelParams, void** extra,
+                bool per_thread, std::vector<uint8_t>* legacy_params = nullptr) {
   Context* ctx;
   Stream* stream;
   if (CUresult r = stream_argument(request.stream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   Function* f = function_from_handle(handle);
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (legacy_params == nullptr) {
+    std::lock_guard lock(f->legacy_mutex);
+    f->legacy = LegacyLaunchState{};
+  }
   ptx::Limits limits = engine_limits();
   limits.worker_threads = worker_threads();
   const auto& g = request.grid;
@@ -124,7 +136,11 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     if (g.count() > resident) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   }
   auto params = std::make_shared<std::vector<uint8_t>>();
-  if (CUresult r = pack_params(*f, kernelParams, extra, params.get()); r != CUDA_SUCCESS) return r;
+  if (legacy_params != nullptr) {
+    *params = std::move(*legacy_params);
+  } else if (CUresult r = pack_params(*f, kernelParams, extra, params.get()); r != CUDA_SUCCESS) {
+    return r;
+  }
 
   ptx::LaunchConfig config;
   config.grid = g;
@@ -148,6 +164,7 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
+    config.start_ns = current_operation_start_ns();
     const bool timed = stats_enabled();  // the clock is read only when the counts are kept
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     ptx::LaunchResult result = module->program->launch(index, config, allocations(), limits);
@@ -200,6 +217,65 @@ CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelPara
     }
   }
   return launch(f, r, kernelParams, extra, per_thread);
+}
+
+// The launch request and parameter buffer of a legacy launch, from the function's state.
+CUresult legacy_launch(CUfunction handle, int grid_width, int grid_height, CUstream stream,
+                       bool per_thread) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  Function* f = function_from_handle(handle);
+  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
+  LaunchRequest r;
+  std::vector<uint8_t> params;
+  {
+    std::lock_guard lock(f->legacy_mutex);
+    const LegacyLaunchState& s = f->legacy;
+    if (s.block[0] == 0) {
+      log(LogLevel::kError,
+          "legacy launch of %s: no block shape (cuFuncSetBlockShape) since the function "
+          "was loaded or last launched with cuLaunchKernel*",
+          f->desc->name.c_str());
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const unsigned size = s.size_set ? s.param_size : 0;
+    if (size < f->desc->param_bytes) {
+      log(LogLevel::kError,
+          "legacy launch of %s: the kernel takes %u bytes of parameters, cuParamSetSize "
+          "gave %u",
+          f->desc->name.c_str(), f->desc->param_bytes, size);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    r.block = {s.block[0], s.block[1], s.block[2]};
+    r.shared = s.shared_bytes;
+    params.assign(f->desc->param_bytes, 0);
+    std::memcpy(params.data(), s.params.data(), std::min<size_t>(s.params.size(), params.size()));
+  }
+  r.grid = {static_cast<uint32_t>(grid_width), static_cast<uint32_t>(grid_height), 1};
+  r.stream = stream;
+  return launch(handle, r, nullptr, nullptr, per_thread, &params);
+}
+
+// Validates a legacy setter's function argument (a current context is required, as documented).
+CUresult legacy_function(CUfunction handle, Function** out) {
+  Context* ctx;
+  if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+  *out = function_from_handle(handle);
+  return *out != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult param_write(CUfunction handle, int offset, const void* data, unsigned size) {
+  Function* f;
+  if (CUresult r = legacy_function(handle, &f); r != CUDA_SUCCESS) return r;
+  if (offset < 0 || (data == nullptr && size > 0) || size > kMaxParamBytes ||
+      static_cast<unsigned>(offset) > kMaxParamBytes - size) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::lock_guard lock(f->legacy_mutex);
+  std::vector<uint8_t>& buffer = f->legacy.params;
+  if (buffer.size() < offset + size) buffer.resize(offset + size, 0);
+  if (size > 0) std::memcpy(buffer.data() + offset, data, size);
+  return CUDA_SUCCESS;
 }
 
 // CUSNAP_EMU_STATS: the outcome of every launch entry point call, by kernel name.
@@ -264,4 +340,75 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CU
 CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
                                                      void** extra) {
   return guarded("cuLaunchKernelEx_ptsz", [&] { return counted(f, launch_ex(config, f, kernelParams, extra, kPerThreadDefault)); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
+  return guarded("cuFuncSetBlockShape", [&] {
+    Function* f;
+    if (CUresult r = legacy_function(hfunc, &f); r != CUDA_SUCCESS) return r;
+    const ptx::Limits limits = engine_limits();
+    if (x <= 0 || y <= 0 || z <= 0 || static_cast<uint32_t>(x) > limits.max_block_x ||
+        static_cast<uint32_t>(y) > limits.max_block_y ||
+        static_cast<uint32_t>(z) > limits.max_block_z) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::lock_guard lock(f->legacy_mutex);
+    f->legacy.block[0] = static_cast<uint32_t>(x);
+    f->legacy.block[1] = static_cast<uint32_t>(y);
+    f->legacy.block[2] = static_cast<uint32_t>(z);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
+  return guarded("cuFuncSetSharedSize", [&] {
+    Function* f;
+    if (CUresult r = legacy_function(hfunc, &f); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(f->legacy_mutex);
+    f->legacy.shared_bytes = bytes;  // checked at launch, against the function's limit then
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
+  return guarded("cuParamSetSize", [&] {
+    Function* f;
+    if (CUresult r = legacy_function(hfunc, &f); r != CUDA_SUCCESS) return r;
+    if (numbytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(f->legacy_mutex);
+    f->legacy.size_set = true;
+    f->legacy.param_size = numbytes;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
+  return guarded("cuParamSeti", [&] { return param_write(hfunc, offset, &value, sizeof value); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuParamSetf(CUfunction hfunc, int offset, float value) {
+  return guarded("cuParamSetf", [&] { return param_write(hfunc, offset, &value, sizeof value); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuParamSetv(CUfunction hfunc, int offset, void* ptr,
+                                           unsigned int numbytes) {
+  return guarded("cuParamSetv", [&] { return param_write(hfunc, offset, ptr, numbytes); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunch(CUfunction f) {
+  return guarded("cuLaunch",
+                 [&] { return counted(f, legacy_launch(f, 1, 1, nullptr, kLegacyDefault)); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
+  return guarded("cuLaunchGrid", [&] {
+    return counted(f, legacy_launch(f, grid_width, grid_height, nullptr, kLegacyDefault));
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height,
+                                                 CUstream hStream) {
+  return guarded("cuLaunchGridAsync", [&] {
+    return counted(f, legacy_launch(f, grid_width, grid_height, hStream, kLegacyDefault));
+  });
 }

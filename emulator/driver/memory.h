@@ -17,6 +17,8 @@
 
 namespace cusnap::emu::driver {
 
+struct MemPool;
+
 enum class AllocationKind : uint8_t {
   kDevice,          // cuMemAlloc, cuMemAllocPitch, cuMemAllocAsync
   kHostPinned,      // cuMemAllocHost, cuMemHostAlloc: device pointer == host pointer
@@ -38,6 +40,7 @@ struct Allocation {
   bool device_writable = true;
   bool counts_as_device_memory = true;  // charged against the emulated total
   const char* name = nullptr;           // module variables: the variable (lives with its module)
+  MemPool* pool = nullptr;              // stream-ordered allocations: the pool charged (mempool.h)
 };
 
 // Bytes after every allocation the emulator places itself (device, pitched, managed, pinned
@@ -79,7 +82,8 @@ AllocationTable& allocations();
 void* map_anonymous(uint64_t size);
 void unmap_anonymous(void* base, uint64_t size);
 
-// Frees an allocation made by cuMemAlloc/cuMemAllocAsync (the stream-ordered free ends here).
+// Frees an allocation made by cuMemAlloc/cuMemAllocAsync/cuMemAllocFromPoolAsync (the
+// stream-ordered free ends here); a pool allocation's bytes go back to its pool.
 CUresult free_device_allocation(uint64_t base);
 
 }  // namespace cusnap::emu::driver

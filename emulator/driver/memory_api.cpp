@@ -10,6 +10,7 @@
 #include "driver/api.h"
 #include "driver/context.h"
 #include "driver/memory.h"
+#include "driver/mempool.h"
 #include "driver/state.h"
 #include "driver/stats.h"
 
@@ -23,20 +24,30 @@ uint64_t page_round(uint64_t size) {
   return (size + page - 1) / page * page;
 }
 
-// Allocates fresh zero-filled memory and enters it in the table.
-CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned flags, CUdeviceptr* out) {
+// Allocates fresh zero-filled memory and enters it in the table. A stream-ordered allocation
+// names its pool, which is charged instead of the device directly (mempool.h).
+CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned flags,
+                  CUdeviceptr* out, MemPool* pool = nullptr) {
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
   bool device_memory = kind == AllocationKind::kDevice || kind == AllocationKind::kManaged;
   // The redzone is mapped with the allocation (so nothing else can be placed there) but is not
   // part of it, and is not charged against the emulated device memory. Mappings are page
   // aligned, which keeps cuMemAlloc's 256-byte alignment guarantee.
-  uint64_t charged = device_memory ? page_round(size) : 0;
   if (size > UINT64_MAX - redzone_bytes() - 4096) return CUDA_ERROR_OUT_OF_MEMORY;
+  uint64_t charged = device_memory ? page_round(size) : 0;
   uint64_t mapped = page_round(size + redzone_bytes());
-  if (device_memory && !allocations().charge(charged)) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (pool != nullptr) {
+    if (!pool_reserve(pool, charged)) return CUDA_ERROR_OUT_OF_MEMORY;
+  } else if (device_memory && !allocations().charge(charged)) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   void* p = map_anonymous(mapped);
   if (p == nullptr) {
-    if (device_memory) allocations().refund(charged);
+    if (pool != nullptr) {
+      pool_release(pool, charged);
+    } else if (device_memory) {
+      allocations().refund(charged);
+    }
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   Allocation a;
@@ -49,6 +60,7 @@ CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned fla
   a.context = ctx->handle();
   a.buffer_id = g_next_buffer_id++;
   a.counts_as_device_memory = device_memory;
+  a.pool = pool;
   allocations().insert(a);
   note_allocation(kind, size);
   *out = a.base;
@@ -61,7 +73,11 @@ CUresult release(uint64_t base, bool (*kind_ok)(AllocationKind)) {
   allocations().erase(base);
   note_free(a->kind, a->size);
   if (a->mapped_size != 0) unmap_anonymous(reinterpret_cast<void*>(a->base), a->mapped_size);
-  if (a->counts_as_device_memory) allocations().refund(a->charged);
+  if (a->pool != nullptr) {
+    pool_release(a->pool, a->charged);  // the pool keeps the bytes reserved (mempool.h)
+  } else if (a->counts_as_device_memory) {
+    allocations().refund(a->charged);
+  }
   return CUDA_SUCCESS;
 }
 
@@ -238,14 +254,17 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes
   });
 }
 
-// Stream-ordered allocation from the device's default pool: the memory exists from the call on
-// (allocating early is always safe); the free happens in stream order.
-static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool per_thread) {
+// Stream-ordered allocation from a pool (cuMemAllocAsync: the device's current pool): the memory
+// exists from the call on (allocating early is always safe, so work on any stream may use it
+// once the allocation is ordered before it); the free happens in stream order.
+static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool hPool,
+                                bool from_pool, CUstream hStream, bool per_thread) {
   Context* ctx;
   Stream* stream;
   if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
-  if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return allocate(ctx, bytesize, AllocationKind::kDevice, 0, dptr);
+  MemPool* pool = from_pool ? pool_from_handle(hPool) : current_pool();
+  if (dptr == nullptr || pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return allocate(ctx, bytesize, AllocationKind::kDevice, 0, dptr, pool);
 }
 
 static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thread) {
@@ -262,10 +281,26 @@ static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thre
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return guarded("cuMemAllocAsync", [&] { return mem_alloc_async(dptr, bytesize, hStream, kLegacyDefault); });
+  return guarded("cuMemAllocAsync", [&] {
+    return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kLegacyDefault);
+  });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return guarded("cuMemAllocAsync_ptsz", [&] { return mem_alloc_async(dptr, bytesize, hStream, kPerThreadDefault); });
+  return guarded("cuMemAllocAsync_ptsz", [&] {
+    return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kPerThreadDefault);
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize,
+                                                       CUmemoryPool pool, CUstream hStream) {
+  return guarded("cuMemAllocFromPoolAsync", [&] {
+    return mem_alloc_async(dptr, bytesize, pool, true, hStream, kLegacyDefault);
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
+                                                            CUmemoryPool pool, CUstream hStream) {
+  return guarded("cuMemAllocFromPoolAsync_ptsz", [&] {
+    return mem_alloc_async(dptr, bytesize, pool, true, hStream, kPerThreadDefault);
+  });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   return guarded("cuMemFreeAsync", [&] { return mem_free_async(dptr, hStream, kLegacyDefault); });
@@ -336,7 +371,7 @@ CUresult pointer_attribute(CUpointer_attribute attribute, CUdeviceptr ptr, const
                                                            : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ));
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-      put(data, CUmemoryPool{});
+      put(data, a && a->pool != nullptr ? pool_handle(a->pool) : CUmemoryPool{});
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
       put(data, a ? a->buffer_id : 0ULL);

@@ -7,7 +7,9 @@
 
 #include "driver/api.h"
 #include "driver/context.h"
+#include "driver/link_inputs.h"
 #include "driver/memory.h"
+#include "driver/ptx_link.h"
 #include "driver/ptx_selection.h"
 #include "driver/state.h"
 #include "driver/stats.h"
@@ -59,6 +61,16 @@ void free_variables(Module* m) {
 
 CUresult load_module(const void* image, Module** out, std::string* error) {
   if (image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (std::strncmp(static_cast<const char*>(image), "!<arch>\n", 8) == 0) {
+    // A static library: its members are separate modules to link, and an image pointer alone
+    // does not say where the archive ends.
+    *error =
+        "the image is an ar archive (a static library), not a module: load it from its file "
+        "(cuModuleLoad, cuLibraryLoadFromFile) or link it (cuLinkAddData with "
+        "CU_JIT_INPUT_LIBRARY)";
+    log(LogLevel::kError, "module load: %s", error->c_str());
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
   int sm = device_config().sm;
   PtxSelection selection = select_ptx(image, static_cast<uint32_t>(sm));
   if (selection.sass_only) {
@@ -148,11 +160,29 @@ using namespace cusnap::emu::driver;
 
 namespace {
 
-CUresult read_file(const char* path, std::string* out) {
+CUresult read_file(const char* path, std::string* out, std::string* error) {
   if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::ifstream in(path, std::ios::binary);
   if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
   out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (is_ar_archive(out->data(), out->size())) {
+    // A static library file: its members (PTX, fatbins, host objects with device code) linked
+    // into one module, as cuLinkAddFile with CU_JIT_INPUT_LIBRARY would.
+    std::vector<LinkInput> inputs;
+    if (CUresult r =
+            add_link_input(CU_JIT_INPUT_LIBRARY, out->data(), out->size(), path, &inputs, error);
+        r != CUDA_SUCCESS) {
+      log(LogLevel::kError, "module load: %s", error->c_str());
+      return r;
+    }
+    LinkOutput linked = link_ptx(inputs);
+    if (!linked.ok) {
+      *error = "linking the members of '" + std::string(path) + "': " + linked.error;
+      log(LogLevel::kError, "module load: %s", error->c_str());
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    *out = std::move(linked.ptx);
+  }
   out->push_back('\0');  // PTX text files need not end in NUL
   return CUDA_SUCCESS;
 }
@@ -258,8 +288,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const voi
 
 CUSNAP_EXPORT CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
   return guarded("cuModuleLoad", [&] {
-    std::string bytes;
-    if (CUresult r = read_file(fname, &bytes); r != CUDA_SUCCESS) return r;
+    std::string bytes, error;
+    if (CUresult r = read_file(fname, &bytes, &error); r != CUDA_SUCCESS) return r;
     return module_load(module, bytes.data());
   });
 }
@@ -278,6 +308,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
 CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
   return guarded("cuModuleGetFunction", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    if (hfunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
     Function* f = nullptr;
     CUresult r = get_function(module_from_handle(hmod), name, &f);
     if (r == CUDA_SUCCESS) *hfunc = reinterpret_cast<CUfunction>(f);
@@ -333,8 +364,11 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const c
                                                      void** jitOptionsValues, unsigned int numJitOptions,
                                                      CUlibraryOption*, void**, unsigned int) {
   return guarded("cuLibraryLoadFromFile", [&] {
-    std::string bytes;
-    if (CUresult r = read_file(fileName, &bytes); r != CUDA_SUCCESS) return r;
+    std::string bytes, error;
+    if (CUresult r = read_file(fileName, &bytes, &error); r != CUDA_SUCCESS) {
+      report_jit_log(numJitOptions, jitOptions, jitOptionsValues, error);
+      return r;
+    }
     return library_load(library, bytes.data(), numJitOptions, jitOptions, jitOptionsValues);
   });
 }
@@ -356,6 +390,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* pKernel, CUlibrary l
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
     if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (pKernel == nullptr) return CUDA_ERROR_INVALID_VALUE;
     Function* f = nullptr;
     CUresult r = get_function(lib->module, name, &f);
     if (r == CUDA_SUCCESS) *pKernel = reinterpret_cast<CUkernel>(f);

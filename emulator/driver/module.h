@@ -8,7 +8,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,23 @@ namespace cusnap::emu::driver {
 struct Module;
 struct Library;
 
+// The legacy execution-control state of a function (cuFuncSetBlockShape, cuFuncSetSharedSize,
+// cuParamSetSize/Seti/Setf/Setv), read by cuLaunch, cuLaunchGrid and cuLaunchGridAsync. The
+// parameter buffer holds the bytes at the offsets the caller gave; cuLaunchKernel* clears the
+// whole state (the driver documents it as invalidated), so a later cuLaunch* without setting it
+// again fails with CUDA_ERROR_INVALID_VALUE instead of launching with stale values.
+struct LegacyLaunchState {
+  uint32_t block[3] = {0, 0, 0};  // 0: never set
+  unsigned shared_bytes = 0;
+  std::vector<uint8_t> params;  // written bytes (zero where nothing was written)
+  bool size_set = false;
+  unsigned param_size = 0;  // cuParamSetSize
+};
+
+// The largest parameter buffer a kernel takes (CUDA 12.1+, sm_70+): cuParamSet* refuse to write
+// beyond it.
+inline constexpr unsigned kMaxParamBytes = 32764;
+
 struct Function {
   Module* module = nullptr;
   int index = 0;                        // into program->kernels()
@@ -29,6 +48,8 @@ struct Function {
   std::atomic<int> non_portable_cluster{0};
   std::atomic<int> required_cluster[3] = {0, 0, 0};
   std::atomic<int> cluster_policy{0};
+  std::mutex legacy_mutex;  // guards legacy
+  LegacyLaunchState legacy;
 };
 
 struct Module {

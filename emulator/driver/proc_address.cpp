@@ -33,6 +33,42 @@ const ErrorEntry kErrors[] = {
 #include "generated_errors.inc"
 };
 
+// cuGetErrorString as NVIDIA's driver words it, for the codes whose wording could be confirmed
+// from programs that print the driver's own string (cuGetErrorName + ": " + cuGetErrorString
+// in CuPy's, TensorFlow's, XLA's and ffmpeg's error messages, Triton's "Triton Error [CUDA]: ...").
+// Every other code answers the first sentence of its cuda.h documentation (generated_errors.inc),
+// which says the same thing in other words; docs/emulator.md lists which is which.
+struct DriverWording {
+  CUresult value;
+  const char* text;
+};
+
+constexpr DriverWording kDriverWording[] = {
+    {CUDA_SUCCESS, "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "named symbol not found"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch"},
+    {CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated"},
+    {CUDA_ERROR_ASSERT, "device-side assert triggered"},
+    {CUDA_ERROR_ILLEGAL_INSTRUCTION, "an illegal instruction was encountered"},
+    {CUDA_ERROR_MISALIGNED_ADDRESS, "misaligned address"},
+    {CUDA_ERROR_INVALID_PC, "invalid program counter"},
+    {CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure"},
+    {CUDA_ERROR_NOT_PERMITTED, "operation not permitted"},
+    {CUDA_ERROR_NOT_SUPPORTED, "operation not supported"},
+    {CUDA_ERROR_UNKNOWN, "unknown error"},
+};
+
 const ErrorEntry* find_error(CUresult error) {
   for (const auto& entry : kErrors) {
     if (entry.value == static_cast<int>(error)) return &entry;
@@ -122,6 +158,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr)
 
 CUSNAP_EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error, const char** pStr) {
   if (pStr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  for (const DriverWording& w : kDriverWording) {
+    if (w.value == error) {
+      *pStr = w.text;
+      return CUDA_SUCCESS;
+    }
+  }
   const ErrorEntry* entry = find_error(error);
   *pStr = entry != nullptr ? entry->description : nullptr;
   return entry != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

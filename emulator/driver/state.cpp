@@ -1,11 +1,16 @@
 #include "driver/state.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <deque>
+#include <fstream>
 #include <mutex>
 #include <new>
+#include <string>
 #include <unordered_map>
 
 #include "driver/log.h"
@@ -25,7 +30,46 @@ int sm_from_env() {
   return sm;
 }
 
-uint64_t memory_from_env() {
+// A cgroup limit file's value: bytes, or none for "max" / an unreadable file / no limit.
+uint64_t read_limit(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+    return UINT64_MAX;
+  return std::strtoull(text.c_str(), nullptr, 10);
+}
+
+// The smallest memory limit of the process's cgroup and its ancestors (v2: memory.max; v1:
+// memory.limit_in_bytes), UINT64_MAX when there is none.
+uint64_t cgroup_limit() {
+  uint64_t limit = UINT64_MAX;
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    const size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    std::string root, file;
+    if (controllers.empty()) {
+      root = "/sys/fs/cgroup";
+      file = "/memory.max";
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      root = "/sys/fs/cgroup/memory";
+      file = "/memory.limit_in_bytes";
+    } else {
+      continue;
+    }
+    for (;;) {
+      limit = std::min(limit, read_limit(root + (path == "/" ? "" : path) + file));
+      if (path.empty() || path == "/") break;
+      const size_t slash = path.rfind('/');
+      path = slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+    }
+  }
+  return limit;
+}
+
+uint64_t configured_memory() {
   const char* text = std::getenv("CUSNAP_EMU_MEMORY");
   if (text == nullptr || *text == '\0') return kDefaultTotalMemory;
   char* end = nullptr;
@@ -43,6 +87,22 @@ uint64_t memory_from_env() {
     return kDefaultTotalMemory;
   }
   return static_cast<uint64_t>(value * static_cast<double>(scale));
+}
+
+// What is reported: the configured size, but never more than kHostMemoryShare of what the host
+// can back (so that a program sizing itself by cuMemGetInfo does not run into the OOM killer;
+// its own host buffers usually mirror its device buffers).
+uint64_t memory_from_env() {
+  const uint64_t configured = configured_memory();
+  const uint64_t cap = host_memory_bytes() / kHostMemoryShare / 4096 * 4096;
+  if (configured <= cap) return configured;
+  if (std::getenv("CUSNAP_EMU_MEMORY") != nullptr) {
+    log(LogLevel::kWarn,
+        "CUSNAP_EMU_MEMORY=%s is more than half of the host's memory; reporting %llu MiB of device "
+        "memory",
+        std::getenv("CUSNAP_EMU_MEMORY"), static_cast<unsigned long long>(cap >> 20));
+  }
+  return cap;
 }
 
 double timeout_from_env() {
@@ -77,6 +137,17 @@ Registry& registry() {
 }
 
 }  // namespace
+
+uint64_t host_memory_bytes() {
+  static const uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t physical = pages > 0 && page > 0
+                            ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                            : UINT64_MAX;
+    return std::min(physical, cgroup_limit());
+  }();
+  return bytes;
+}
 
 const DeviceConfig& device_config() {
   static const DeviceConfig config = [] {

@@ -14,9 +14,15 @@ inline constexpr int kDriverVersion = 13000;
 inline constexpr uint64_t kDefaultTotalMemory = uint64_t{16} << 30;
 inline constexpr double kDefaultTimeoutSeconds = 60;
 
+// The host memory that backs device memory: physical RAM, or the process's cgroup limit when
+// that is lower. The reported device memory is at most 1/kHostMemoryShare of it.
+uint64_t host_memory_bytes();
+inline constexpr uint64_t kHostMemoryShare = 2;
+
 struct DeviceConfig {
   int sm = 90;                          // CUSNAP_EMU_SM, e.g. "90" or "sm_86"
-  uint64_t total_memory = kDefaultTotalMemory;  // CUSNAP_EMU_MEMORY, bytes or with K/M/G suffix
+  // CUSNAP_EMU_MEMORY (bytes or with a K/M/G/T suffix), capped at half the host's memory.
+  uint64_t total_memory = kDefaultTotalMemory;
   std::string name;                     // "cusnap emulator (sm_90)"
   // CUSNAP_EMU_TIMEOUT: the launch watchdog in seconds (0: off). A launch that runs longer
   // fails with CUDA_ERROR_LAUNCH_TIMEOUT, so a kernel that never ends cannot hang the process.
@@ -31,7 +37,17 @@ CUresult initialize(unsigned flags);
 // CUDA_ERROR_INVALID_DEVICE unless `device` is the emulator's only device (ordinal 0).
 CUresult check_device(CUdevice device);
 
-enum class HandleKind : uint8_t { kContext, kStream, kEvent, kModule, kFunction, kLibrary, kPhysicalMemory };
+enum class HandleKind : uint8_t {
+  kContext,
+  kStream,
+  kEvent,
+  kModule,
+  kFunction,
+  kLibrary,
+  kPhysicalMemory,
+  kMemPool,
+  kLinkState
+};
 
 // The registry of opaque handles. Every entry point validates a handle here before it
 // dereferences it, so a garbage value (0x1234, a freed heap pointer) is answered with the

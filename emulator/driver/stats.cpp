@@ -45,6 +45,7 @@ struct Counts {
   uint64_t launches_failed = 0;
   Tally copies[4];
   Tally memsets;
+  uint64_t profiler_starts = 0, profiler_stops = 0;
   Tally allocations[kAllocationKinds];
   Tally frees[kAllocationKinds];
 };
@@ -129,6 +130,10 @@ class Stats {
     for (size_t i = 0; i < 4; ++i) tally(j.key(kCopyNames[i]), counts_.copies[i]);
     j.end_object();
     tally(j.key("memsets"), counts_.memsets);
+    j.key("profiler").begin_object();
+    j.key("starts").num(counts_.profiler_starts);
+    j.key("stops").num(counts_.profiler_stops);
+    j.end_object();
     for (const char* section : {"allocations", "frees"}) {
       const Tally* tallies = section[0] == 'a' ? counts_.allocations : counts_.frees;
       j.key(section).begin_object();
@@ -231,6 +236,11 @@ void note_copy(CopyDirection direction, uint64_t bytes) noexcept {
 void note_memset(uint64_t bytes) noexcept {
   if (!g_stats.enabled()) return;
   g_stats.update([&](Counts& c) { c.memsets.add(bytes); });
+}
+
+void note_profiler(bool start) noexcept {
+  if (!g_stats.enabled()) return;
+  g_stats.update([&](Counts& c) { ++(start ? c.profiler_starts : c.profiler_stops); });
 }
 
 void note_allocation(AllocationKind kind, uint64_t bytes) noexcept {

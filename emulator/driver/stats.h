@@ -32,6 +32,8 @@ enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevi
 // A copy (any cuMemcpy* entry point) was accepted; `bytes` is what it moves.
 void note_copy(CopyDirection direction, uint64_t bytes) noexcept;
 void note_memset(uint64_t bytes) noexcept;
+// cuProfilerStart (`start`) or cuProfilerStop succeeded.
+void note_profiler(bool start) noexcept;
 
 // An allocation entered or left the allocation table (every kind, module variables included).
 void note_allocation(AllocationKind kind, uint64_t bytes) noexcept;

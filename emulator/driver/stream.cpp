@@ -36,7 +36,10 @@ void Timeline::complete(uint64_t seq, uint64_t end_ns) {
 
 namespace {
 std::atomic<unsigned long long> g_next_stream_id{1};
-}
+thread_local uint64_t t_operation_start_ns = 0;
+}  // namespace
+
+uint64_t current_operation_start_ns() { return t_operation_start_ns; }
 
 Stream::Stream(Context* context, StreamKind kind, unsigned flags, int priority)
     : context_(context), kind_(kind), flags_(flags), priority_(priority), id_(g_next_stream_id++) {
@@ -91,6 +94,7 @@ void Stream::run() {
       start = std::max(start, dep.timeline->time_of(dep.seq));
     }
     uint64_t duration = 0;
+    t_operation_start_ns = start;
     try {
       if (op.work) duration = op.work();
     } catch (const std::exception& e) {

@@ -99,6 +99,10 @@ class Stream {
   std::thread worker_;
 };
 
+// On a stream's worker, inside an operation: the emulated time (ns) the operation started at
+// (kernels read it as the base of %globaltimer). 0 elsewhere.
+uint64_t current_operation_start_ns();
+
 struct Event {
   unsigned flags = 0;
   std::mutex mutex;

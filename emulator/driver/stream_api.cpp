@@ -6,6 +6,7 @@
 
 #include "driver/api.h"
 #include "driver/context.h"
+#include "driver/mempool.h"
 #include "driver/state.h"
 
 using namespace cusnap::emu::driver;
@@ -37,6 +38,7 @@ CUresult stream_synchronize(CUstream h, bool per_thread) {
     s->synchronize();
   }
   std::fflush(stdout);
+  trim_pools_to_thresholds();
   if (CUresult sticky = ctx->sticky_error(); sticky != CUDA_SUCCESS) return sticky;
   return ctx->take_async_error();
 }
@@ -328,6 +330,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
     }
     point.timeline->wait_for(point.seq);
     std::fflush(stdout);
+    trim_pools_to_thresholds();
     Context* ctx = current_context();
     return ctx != nullptr ? ctx->sticky_error() : CUDA_SUCCESS;
   });

@@ -105,6 +105,9 @@ struct LaunchConfig {
   size_t params_size = 0;
   bool cooperative = false;      // all blocks co-resident: grid-wide barriers must work
   Dim3 cluster{1, 1, 1};
+  // The emulated device time (ns) at which the launch starts: %globaltimer reads it plus the
+  // reading warp's emulated time (LaunchResult::emulated_ns).
+  uint64_t start_ns = 0;
 };
 
 struct LaunchResult {
@@ -114,7 +117,12 @@ struct LaunchResult {
   // Thread-instructions executed: for every executed warp instruction, the lanes that issued it
   // (predicated-off lanes included, as CUDA's thread_inst_executed counts them).
   uint64_t thread_instructions = 0;
-  uint64_t emulated_ns = 0;   // modelled device time, used for event timing
+  // Modelled device time, used for event timing: 3 us of launch latency plus the larger of
+  // 1 ns per warp-instruction spread over the SMs and the longest warp's own time. A warp's
+  // clock counts 4 cycles per instruction it issued plus the cycles it slept in nanosleep, at
+  // Limits::clock_khz: %clock64 reads its cycles, %globaltimer LaunchConfig::start_ns plus its
+  // time, so the three agree.
+  uint64_t emulated_ns = 0;
 };
 
 struct Limits {
@@ -124,6 +132,7 @@ struct Limits {
   uint32_t max_grid_x = 0x7fffffff, max_grid_y = 65535, max_grid_z = 65535;
   uint32_t max_block_x = 1024, max_block_y = 1024, max_block_z = 64;
   uint32_t sm_count = 132;                           // bounds cooperative launch sizes
+  uint32_t clock_khz = 1980000;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE: %clock64 cycles per emulated ms
   size_t printf_fifo_bytes = 1 << 20;
   size_t stack_bytes_per_thread = 1024;
   // Host threads that run the blocks of one launch; 0: std::thread::hardware_concurrency().

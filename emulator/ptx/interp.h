@@ -60,6 +60,7 @@ struct Warp {
   std::vector<uint64_t> regs;
   CarryFlags carry;
   uint64_t icount = 0;
+  uint64_t slept_cycles = 0;     // nanosleep time: part of the warp's emulated clock
   uint32_t divergent_steps = 0;  // fairness: see run_warp
 
   uint64_t* slot(uint32_t s) { return regs.data() + static_cast<size_t>(s) * kWarpSize; }
@@ -201,6 +202,8 @@ class Launch {
   std::atomic<uint64_t> thread_instructions_{0};  // lanes that issued them (LaunchResult)
   uint64_t start_ns_ = 0;
   uint64_t grid_id_ = 0;  // %gridid
+  // The longest emulated time of a finished warp (warp_time_ns), a lower bound of the launch's.
+  std::atomic<uint64_t> longest_warp_ns_{0};
 };
 
 }  // namespace cusnap::emu::ptx

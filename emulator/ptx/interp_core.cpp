@@ -13,6 +13,19 @@
 namespace cusnap::emu::ptx {
 namespace {
 
+// The warp clock (engine.h, LaunchResult::emulated_ns): 4 cycles per issued instruction plus
+// the cycles slept in nanosleep, at clock_khz cycles per ms.
+constexpr uint64_t kCyclesPerInstruction = 4;
+constexpr uint64_t kMaxNanosleepNs = 1000000;  // the PTX ISA's longest nanosleep (1 ms)
+inline uint64_t warp_cycles(const Warp& w) {
+  return w.icount * kCyclesPerInstruction + w.slept_cycles;
+}
+// Cycles to ns and back, rounded up (so a sleep of t ns always reads as at least t ns).
+inline uint64_t cycles_to_ns(uint64_t cycles, uint64_t khz) {
+  return cycles / khz * 1000000 + ((cycles % khz) * 1000000 + khz - 1) / khz;
+}
+inline uint64_t ns_to_cycles(uint64_t ns, uint64_t khz) { return (ns * khz + 999999) / 1000000; }
+
 inline uint64_t now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch())
@@ -84,7 +97,9 @@ LaunchResult Launch::result() {
   r.instructions = instructions_.load();
   r.thread_instructions = thread_instructions_.load();
   // A modelled device time: ~1 ns per warp-instruction spread over the SMs, plus launch latency.
-  r.emulated_ns = 3000 + r.instructions / std::max<uint32_t>(1, limits_.sm_count);
+  r.emulated_ns =
+      3000 + std::max<uint64_t>(r.instructions / std::max<uint32_t>(1, limits_.sm_count),
+                                longest_warp_ns_.load());
   return r;
 }
 
@@ -156,6 +171,7 @@ void Launch::init_block(Block& b, uint64_t linear) {
     w.upc = fn_.first_instr;
     w.carry.bits = 0;
     w.icount = 0;
+    w.slept_cycles = 0;
     w.divergent_steps = 0;
     // Registers start at zero (deterministic runs); only the slots this kernel can touch are
     // cleared, so a large module with many kernels does not pay for all of them per block.
@@ -349,6 +365,7 @@ void Launch::exec_compare(Warp& w, const Instr& in, uint32_t exec) {
 
 void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
   const Instr* code = m_.code.data();
+  const uint64_t khz = std::max<uint64_t>(1, limits_.clock_khz);
   uint64_t executed = 0;
   uint64_t lanes_issued = 0;
   while (w.runnable && executed < budget) {
@@ -398,8 +415,8 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       exec = (in.guard_negate ? ~t : t) & group;
     }
     if (in.reads_dynamic_special) {
-      uint64_t clk = w.icount * 4 + b.linear * 7;
-      uint64_t gt = now_ns();
+      uint64_t clk = warp_cycles(w) + b.linear * 7;
+      uint64_t gt = config_.start_ns + cycles_to_ns(warp_cycles(w), khz);
       std::fill_n(w.slot(kSpClock), kWarpSize, clk & 0xffffffffu);
       std::fill_n(w.slot(kSpClockHi), kWarpSize, clk >> 32);
       std::fill_n(w.slot(kSpClock64), kWarpSize, clk);
@@ -416,9 +433,21 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         break;
       case Op::kNop:
       case Op::kBrkpt:
-      case Op::kNanosleep:
         advance(w, group);
         break;
+      case Op::kNanosleep: {
+        // The warp sleeps as long as its longest-sleeping lane asked (at most 1 ms, as the ISA
+        // bounds it) on its emulated clock; the host does not wait.
+        if (exec) {
+          const uint64_t* t = operand(w, in.ops[0], exec, kSpScratch0);
+          uint64_t longest = 0;
+          for_lanes(exec,
+                    [&](int l) { longest = std::max<uint64_t>(longest, t[l] & 0xffffffffu); });
+          w.slept_cycles += ns_to_cycles(std::min(longest, kMaxNanosleepNs), khz);
+        }
+        advance(w, group);
+        break;
+      }
       case Op::kAlu: {
         if (exec) {
           const uint64_t* a = in.nops > 1 ? operand(w, in.ops[1], exec, kSpScratch0) : nullptr;
@@ -689,6 +718,13 @@ SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) 
   bool released = release_barriers(b);
   if (b.live == 0) {
     b.done = true;
+    uint64_t longest = 0;
+    for (const Warp& w : b.warps) longest = std::max(longest, warp_cycles(w));
+    longest = cycles_to_ns(longest, std::max<uint64_t>(1, limits_.clock_khz));
+    uint64_t seen = longest_warp_ns_.load(std::memory_order_relaxed);
+    while (seen < longest &&
+           !longest_warp_ns_.compare_exchange_weak(seen, longest, std::memory_order_relaxed)) {
+    }
     return SliceResult::kDone;
   }
   if (!ran && !released) return SliceResult::kStuck;

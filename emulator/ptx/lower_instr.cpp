@@ -898,7 +898,13 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     }
     return;
   }
-  if (op == "nanosleep") { in.op = Op::kNanosleep; return; }
+  if (op == "nanosleep") {  // the duration advances the warp's emulated clock (interp_core.cpp)
+    need(1);
+    in.op = Op::kNanosleep;
+    in.nops = 1;
+    in.ops[0] = src(ops[0], Type::kU32);
+    return;
+  }
   if (op == "cp") {
     if (!has(mods, ".async")) fail_at(line, "unknown instruction 'cp" + instruction_text("", mods) + "'");
     if (has(mods, ".commit_group") || has(mods, ".wait_group") || has(mods, ".wait_all")) {

@@ -1,5 +1,6 @@
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "test_helpers.h"
 
@@ -85,6 +86,39 @@ TEST_CASE("error names and strings cover every CUresult", "[device]") {
     CHECK(cuGetErrorName(r, &text) == CUDA_SUCCESS);
     CHECK(cuGetErrorString(r, &text) == CUDA_SUCCESS);
   }
+}
+
+TEST_CASE("error strings are worded as NVIDIA's driver words them", "[device]") {
+  // The wording real programs print (docs/emulator.md lists the codes confirmed this way).
+  const std::pair<CUresult, const char*> expected[] = {
+      {CUDA_SUCCESS, "no error"},
+      {CUDA_ERROR_INVALID_VALUE, "invalid argument"},
+      {CUDA_ERROR_OUT_OF_MEMORY, "out of memory"},
+      {CUDA_ERROR_NOT_INITIALIZED, "initialization error"},
+      {CUDA_ERROR_INVALID_CONTEXT, "invalid device context"},
+      {CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"},
+      {CUDA_ERROR_NOT_FOUND, "named symbol not found"},
+      {CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"},
+      {CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated"},
+      {CUDA_ERROR_ASSERT, "device-side assert triggered"},
+      {CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is available for execution on the device"},
+      {CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed"},
+      {CUDA_ERROR_NOT_SUPPORTED, "operation not supported"},
+      {CUDA_ERROR_UNKNOWN, "unknown error"},
+  };
+  for (const auto& [code, text] : expected) {
+    const char* got = nullptr;
+    INFO("CUresult " << static_cast<int>(code));
+    REQUIRE_CU(cuGetErrorString(code, &got));
+    CHECK(std::string(got) == text);
+  }
+  // Unconfirmed codes keep their cuda.h description; unknown codes are refused.
+  const char* got = nullptr;
+  REQUIRE_CU(cuGetErrorString(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, &got));
+  CHECK(std::string(got).find("cuLaunchCooperativeKernel") != std::string::npos);
+  got = "unchanged";
+  CHECK(cuGetErrorString(static_cast<CUresult>(123456), &got) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(got == nullptr);
 }
 
 TEST_CASE("context stack: create, push, pop, set, destroy", "[context]") {
