@@ -51,6 +51,9 @@ bool contains(const Range& r, uint64_t address, uint64_t size) {
 struct LiveState {
   std::map<uint64_t, uint64_t> modules;    // handle -> moduleLoad seq
   std::map<uint64_t, uint64_t> functions;  // CUfunction / CUkernel -> functionGet seq
+  // CUkernel -> its libraryKernel record. Apart from `functions`: a cuKernelGetFunction may
+  // return the same value as its CUkernel (the emulator's does), and must not hide it.
+  std::map<uint64_t, uint64_t> kernels;
   std::map<uint64_t, Range> allocations;   // address -> memAlloc
   std::map<uint64_t, Range> globals;       // address -> globalGet
 };
@@ -157,7 +160,12 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
         if (rec.getResult() == 0) live.modules.erase(rec.getModuleUnload().getHandle());
         break;
       case schema::CallRecord::FUNCTION_GET:
-        if (rec.getResult() == 0) live.functions[rec.getFunctionGet().getHandle()] = seq;
+        if (rec.getResult() == 0) {
+          auto f = rec.getFunctionGet();
+          live.functions[f.getHandle()] = seq;
+          if (f.getKind() == schema::FunctionGet::Kind::LIBRARY_KERNEL)
+            live.kernels[f.getHandle()] = seq;
+        }
         break;
       case schema::CallRecord::GLOBAL_GET: {
         auto g = rec.getGlobalGet();
@@ -167,7 +175,10 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
       }
       case schema::CallRecord::MEM_ALLOC: {
         auto a = rec.getMemAlloc();
-        if (rec.getResult() == 0 && !is_vmm(a.getKind()) && a.getSize() != 0)
+        // A VMM reservation covers what is mapped into it (as the replayer reserves and maps
+        // it); the physical handles, maps and access settings are not ranges of their own.
+        bool range = !is_vmm(a.getKind()) || a.getKind() == schema::MemAlloc::Kind::VMM_RESERVE;
+        if (rec.getResult() == 0 && range && a.getSize() != 0)
           live.allocations[a.getAddress()] = Range{seq, a.getAddress(), a.getSize(), 0};
         break;
       }
@@ -199,8 +210,8 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
         auto f = fget->get().getFunctionGet();
         uint64_t module = f.getModule();
         if (f.getKind() == schema::FunctionGet::Kind::KERNEL_GET_FUNCTION) {
-          auto k = live.functions.find(f.getKernel());
-          if (k == live.functions.end()) {
+          auto k = live.kernels.find(f.getKernel());
+          if (k == live.kernels.end()) {
             failure = fail(ErrorCode::kMalformed, who + ": kernel " + hex(f.getKernel()) +
                                                       " has no libraryKernel record before it");
             return false;

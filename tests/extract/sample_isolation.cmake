@@ -1,0 +1,39 @@
+# extract.sample.<sample>: the whole isolation path on a real program, end to end.
+# The sample is captured through the interceptor on the emulator with a snapshot around every
+# launch (--snapshot-outputs, so expected chunks hold their bytes), every launch is extracted,
+# and each extracted capture is replayed alone on the emulator: every one must report that all
+# its snapshot chunks match. Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, WORK.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(ENV{CUSNAP_INTERCEPTOR_DIR} ${INTERCEPTOR_DIR})
+execute_process(COMMAND ${CUSNAP} capture --driver ${EMULATOR} --snapshot-kernels regex:.
+                        --snapshot-outputs --force-overwrite -o ${WORK}/capture.cusnap -- ${SAMPLE}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "capture failed (rc ${rc}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
+                        -o ${WORK}/launches
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "extract failed (rc ${rc}):\n${out}\n${err}")
+endif()
+if(IS_DIRECTORY ${WORK}/launches)
+  file(GLOB extracted ${WORK}/launches/*.cusnap)
+else()
+  set(extracted ${WORK}/launches)  # a single launch: -o names the file
+endif()
+list(LENGTH extracted count)
+if(count EQUAL 0)
+  message(FATAL_ERROR "extract wrote no capture:\n${out}\n${err}")
+endif()
+set(matched 0)
+foreach(file IN LISTS extracted)
+  execute_process(COMMAND ${CUSNAP} replay --driver ${EMULATOR} --progress off ${file}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "snapshot chunk\\(s\\) compared, all match")
+    message(FATAL_ERROR "standalone replay of ${file} (rc ${rc}):\n${out}\n${err}")
+  endif()
+  math(EXPR matched "${matched} + 1")
+endforeach()
+message(STATUS "${matched} of ${count} extracted launches replayed alone, all chunks match")
