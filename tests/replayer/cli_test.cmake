@@ -102,6 +102,11 @@ if(NOT out MATCHES "beforeLaunch of launch #0 increment" OR NOT out MATCHES "fir
 endif()
 
 # cusnap info: what an extracted capture is; skipped snapshots and why (human and --json).
+# A hash-only chunk names bytes the file deliberately does not hold: not a missing blob.
+execute_process(COMMAND ${REPLAY} info ${WORK}/snap_hashonly.cusnap RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR out MATCHES "not in the file" OR NOT out MATCHES "by hash only")
+  message(FATAL_ERROR "cusnap info counts hash-only chunks as missing blobs:\n${out}")
+endif()
 execute_process(COMMAND ${REPLAY} info ${WORK}/snap_extract.cusnap RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "extracted +one launch of increment: launch #0 \\(call 1234\\) of source.cusnap \\(host testhost, pid 4242\\), route snapshot; input 3.91 KiB, expected 3.91 KiB"
    OR NOT out MATCHES "Snapshots: 2 record\\(s\\) for 1 launch, 8 chunks")
