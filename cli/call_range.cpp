@@ -16,18 +16,17 @@ std::optional<uint64_t> parse_u64(const std::string& s) {
 }
 
 format::Status bad(const std::string& text, const std::string& why) {
-  return format::Status::error(format::ErrorCode::kInvalidArgument,
-                               "--calls " + text + ": " + why);
+  return format::Status::error(format::ErrorCode::kInvalidArgument, "--calls " + text + ": " + why);
 }
 
 }  // namespace
 
 format::Result<CallRange> parse_call_range(const std::string& text, uint64_t call_count) {
   std::string count_text = call_count == 0 ? "the capture has no calls"
-                           : call_count == 1 ? "the capture has 1 call (0)"
-                                             : "the capture has " + std::to_string(call_count) +
-                                                   " calls (0.." + std::to_string(call_count - 1) +
-                                                   ")";
+                           : call_count == 1
+                               ? "the capture has 1 call (0)"
+                               : "the capture has " + std::to_string(call_count) + " calls (0.." +
+                                     std::to_string(call_count - 1) + ")";
   CallRange range;
   size_t colon = text.find(':');
   if (colon == std::string::npos) {

@@ -3,7 +3,9 @@
 // The application's stdout stays the application's: everything cusnap says goes to stderr.
 #include "capture.h"
 
+#include <capnp/message.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,9 +17,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <capnp/message.h>
-#include <spdlog/spdlog.h>
 
 #include "common.h"
 #include "cusnap/capture/config.h"  // the capture configuration and output-name patterns
@@ -60,10 +59,11 @@ std::string executable_dir() {
 // Where the interceptor lives: $<env_var>, next to the build tree's bin/ (<exe>/../<build_rel>),
 // or the install layout (<exe>/../lib/cusnap/<name>). (Drivers, the emulator included, are found
 // by the driver search, cusnap/common/driver_search.h.)
-std::string find_library_dir(const char* env_var, const std::string& build_rel, const std::string& name,
-                             const char* file) {
+std::string find_library_dir(const char* env_var, const std::string& build_rel,
+                             const std::string& name, const char* file) {
   std::vector<std::string> candidates;
-  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') candidates.push_back(env);
+  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0')
+    candidates.push_back(env);
   std::string exe = executable_dir();
   if (!exe.empty()) {
     candidates.push_back(exe + "/../" + build_rel);
@@ -118,9 +118,10 @@ void summarise(const std::string& file) {
   }
   auto counts = info.getCounts();
   auto bytes = info.getBytes();
-  std::cerr << "cusnap capture: " << counts.getCalls() << " calls, " << counts.getLaunches() << " launches, "
-            << counts.getKernels() << " kernels, " << human_bytes(bytes.getBlobUnique())
-            << " of unique payload, " << human_bytes(info.getFileBytes()) << " file -> " << file;
+  std::cerr << "cusnap capture: " << counts.getCalls() << " calls, " << counts.getLaunches()
+            << " launches, " << counts.getKernels() << " kernels, "
+            << human_bytes(bytes.getBlobUnique()) << " of unique payload, "
+            << human_bytes(info.getFileBytes()) << " file -> " << file;
   if (info.getIntegrity().getState() != schema::Integrity::State::WHOLE) {
     std::cerr << " [" << info.getIntegrity().getSummary().cStr() << "]";
   }
@@ -136,7 +137,8 @@ std::vector<std::string> child_captures(const std::string& root) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    if (name.size() <= stem.size() + ext.size() + 1 || name.compare(0, stem.size() + 1, stem + ".") != 0 ||
+    if (name.size() <= stem.size() + ext.size() + 1 ||
+        name.compare(0, stem.size() + 1, stem + ".") != 0 ||
         name.compare(name.size() - ext.size(), ext.size(), ext) != 0) {
       continue;
     }
@@ -149,10 +151,11 @@ std::vector<std::string> child_captures(const std::string& root) {
 }
 
 int run_capture(const CaptureArgs& args) {
-  std::string shim_dir = find_library_dir("CUSNAP_INTERCEPTOR_DIR", "interceptor/lib", "interceptor",
-                                          "libcuda.so.1");
+  std::string shim_dir =
+      find_library_dir("CUSNAP_INTERCEPTOR_DIR", "interceptor/lib", "interceptor", "libcuda.so.1");
   if (shim_dir.empty()) {
-    std::cerr << "cusnap capture: the cusnap interceptor (libcuda.so.1) was not found; set CUSNAP_INTERCEPTOR_DIR\n";
+    std::cerr << "cusnap capture: the cusnap interceptor (libcuda.so.1) was not found; set "
+                 "CUSNAP_INTERCEPTOR_DIR\n";
     return kExitUsageOrIo;
   }
   // The one driver lookup (cusnap/common/driver_search.h): what `cusnap replay` and the shim
@@ -193,7 +196,8 @@ int run_capture(const CaptureArgs& args) {
   }
   ::setenv("CUSNAP_SHIM_PATH", (shim_dir + "/libcuda.so.1").c_str(), 1);
   prepend_env("LD_LIBRARY_PATH", shim_dir, ':');
-  if (is_file(shim_dir + "/libcusnap_audit.so")) prepend_env("LD_AUDIT", shim_dir + "/libcusnap_audit.so", ':');
+  if (is_file(shim_dir + "/libcusnap_audit.so"))
+    prepend_env("LD_AUDIT", shim_dir + "/libcusnap_audit.so", ':');
 
   std::vector<char*> argv;
   for (const std::string& arg : args.command) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -212,7 +216,8 @@ int run_capture(const CaptureArgs& args) {
     ::_exit(127);
   }
   g_child = pid;
-  struct sigaction forward {}, old_int {}, old_term {};
+  struct sigaction forward {
+  }, old_int{}, old_term{};
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
   ::sigaction(SIGINT, &forward, &old_int);
@@ -223,7 +228,9 @@ int run_capture(const CaptureArgs& args) {
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   g_child = 0;
-  int app_rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  int app_rc = WIFEXITED(status)     ? WEXITSTATUS(status)
+               : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                     : 1;
 
   std::string file = capture::expand_output_pattern(pattern, pid);
   if (fs::exists(file)) {
@@ -232,7 +239,8 @@ int run_capture(const CaptureArgs& args) {
       for (const std::string& child : child_captures(file)) summarise(child);
     }
   } else {
-    std::cerr << "cusnap capture: the application wrote no capture (it never loaded libcuda.so.1?)\n";
+    std::cerr
+        << "cusnap capture: the application wrote no capture (it never loaded libcuda.so.1?)\n";
   }
   return app_rc;
 }
@@ -241,34 +249,44 @@ int run_capture(const CaptureArgs& args) {
 
 void register_capture(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<CaptureArgs>();
-  CLI::App* sub = app.add_subcommand("capture", "Run an application and record its CUDA driver calls");
+  CLI::App* sub =
+      app.add_subcommand("capture", "Run an application and record its CUDA driver calls");
   sub->add_option("-o,--output", args->output,
-                  "Capture file; %p pid, %h host, %q{VAR} environment (default: <app>.cusnap, never overwritten)");
-  sub->add_option("--driver", args->driver, "Real driver: auto (NVIDIA if it has a device, else the emulator), "
-                                            "emulator, or a path to a libcuda.so.1")
+                  "Capture file; %p pid, %h host, %q{VAR} environment (default: <app>.cusnap, "
+                  "never overwritten)");
+  sub->add_option("--driver", args->driver,
+                  "Real driver: auto (NVIDIA if it has a device, else the emulator), "
+                  "emulator, or a path to a libcuda.so.1")
       ->capture_default_str();
   sub->add_flag("--force-overwrite", args->force_overwrite, "Overwrite an existing capture file");
-  sub->add_option("--compress-level", args->compress_level, "zstd level for payloads, 0 (none) to 19 (call records: at most 1)")
+  sub->add_option("--compress-level", args->compress_level,
+                  "zstd level for payloads, 0 (none) to 19 (call records: at most 1)")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
   sub->add_option("--snapshot-kernels", args->snapshot_kernels,
                   "Snapshot device memory around launches of these kernels (Nsight Compute filter: "
                   "NAME exact, regex:EXPR searched)");
   sub->add_option("--kernel-name-base", args->kernel_name_base,
-                  "Name --snapshot-kernels compares: function (demangled, no parameters), demangled, mangled")
+                  "Name --snapshot-kernels compares: function (demangled, no parameters), "
+                  "demangled, mangled")
       ->check(CLI::IsMember({"function", "demangled", "mangled"}))
       ->capture_default_str();
-  sub->add_option("--launch-skip", args->launch_skip, "Matching launches to pass over before the first snapshot")
+  sub->add_option("--launch-skip", args->launch_skip,
+                  "Matching launches to pass over before the first snapshot")
       ->capture_default_str();
-  sub->add_option("--launch-count", args->launch_count, "Matching launches to snapshot (0: all the rest)")
+  sub->add_option("--launch-count", args->launch_count,
+                  "Matching launches to snapshot (0: all the rest)")
       ->capture_default_str();
-  sub->add_flag("--snapshot-outputs", args->snapshot_outputs,
-                "Also store the contents of chunks a snapshotted launch changed (default: their hashes)");
+  sub->add_flag(
+      "--snapshot-outputs", args->snapshot_outputs,
+      "Also store the contents of chunks a snapshotted launch changed (default: their hashes)");
   sub->add_option("--snapshot-chunk", args->snapshot_chunk, "Snapshot chunk size in bytes")
-      ->check(CLI::Range(capture::CaptureConfig::kMinSnapshotChunkBytes, capture::CaptureConfig::kMaxSnapshotChunkBytes))
+      ->check(CLI::Range(capture::CaptureConfig::kMinSnapshotChunkBytes,
+                         capture::CaptureConfig::kMaxSnapshotChunkBytes))
       ->capture_default_str();
   sub->add_option("command", args->command, "-- APP [ARGS...]")->required();
-  sub->footer("Environment equivalents for launchers that cannot use the wrapper: see docs/capture.md.");
+  sub->footer(
+      "Environment equivalents for launchers that cannot use the wrapper: see docs/capture.md.");
   sub->callback([args, &exit_code] { exit_code = run_capture(*args); });
 }
 

@@ -1,10 +1,10 @@
 #include "common.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "cusnap/common/log_level.h"
 
@@ -13,14 +13,19 @@ namespace cusnap::cli {
 int exit_code_for(const format::Status& status) {
   using format::ErrorCode;
   switch (status.code()) {
-    case ErrorCode::kOk: return kExitOk;
-    case ErrorCode::kTruncated: return kExitTruncated;
+    case ErrorCode::kOk:
+      return kExitOk;
+    case ErrorCode::kTruncated:
+      return kExitTruncated;
     case ErrorCode::kCorrupt:
     case ErrorCode::kMalformed:
-    case ErrorCode::kLimitExceeded: return kExitCorrupt;
+    case ErrorCode::kLimitExceeded:
+      return kExitCorrupt;
     case ErrorCode::kNotACapture:
-    case ErrorCode::kUnsupportedVersion: return kExitNotACapture;
-    default: return kExitUsageOrIo;
+    case ErrorCode::kUnsupportedVersion:
+      return kExitNotACapture;
+    default:
+      return kExitUsageOrIo;
   }
 }
 
@@ -52,13 +57,27 @@ void init_logging() {
   common::ParsedLogLevel parsed = common::log_level_from_env();
   spdlog::level::level_enum level = spdlog::level::warn;
   switch (parsed.level) {
-    case common::LogLevel::kTrace: level = spdlog::level::trace; break;
-    case common::LogLevel::kDebug: level = spdlog::level::debug; break;
-    case common::LogLevel::kInfo: level = spdlog::level::info; break;
-    case common::LogLevel::kWarn: level = spdlog::level::warn; break;
-    case common::LogLevel::kError: level = spdlog::level::err; break;
-    case common::LogLevel::kCritical: level = spdlog::level::critical; break;
-    case common::LogLevel::kOff: level = spdlog::level::off; break;
+    case common::LogLevel::kTrace:
+      level = spdlog::level::trace;
+      break;
+    case common::LogLevel::kDebug:
+      level = spdlog::level::debug;
+      break;
+    case common::LogLevel::kInfo:
+      level = spdlog::level::info;
+      break;
+    case common::LogLevel::kWarn:
+      level = spdlog::level::warn;
+      break;
+    case common::LogLevel::kError:
+      level = spdlog::level::err;
+      break;
+    case common::LogLevel::kCritical:
+      level = spdlog::level::critical;
+      break;
+    case common::LogLevel::kOff:
+      level = spdlog::level::off;
+      break;
   }
   spdlog::set_level(level);
   if (!parsed.valid) {

@@ -12,10 +12,10 @@ namespace cusnap::cli {
 
 // Process exit codes of every subcommand (documented in docs/cli.md; scripts rely on them).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsageOrIo = 1;     // bad command line, unreadable file, internal error
-inline constexpr int kExitTruncated = 2;     // the capture ends early (killed writer)
-inline constexpr int kExitCorrupt = 3;       // a frame, blob, index or record fails its checks
-inline constexpr int kExitNotACapture = 4;   // no cusnap file magic, or an unsupported version
+inline constexpr int kExitUsageOrIo = 1;    // bad command line, unreadable file, internal error
+inline constexpr int kExitTruncated = 2;    // the capture ends early (killed writer)
+inline constexpr int kExitCorrupt = 3;      // a frame, blob, index or record fails its checks
+inline constexpr int kExitNotACapture = 4;  // no cusnap file magic, or an unsupported version
 
 // Maps a format error to the exit code above.
 int exit_code_for(const format::Status& status);

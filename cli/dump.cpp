@@ -1,7 +1,7 @@
 // `cusnap dump FILE [--json] [--calls A:B]`: the call stream, one call per line.
-#include <iostream>
-
 #include <spdlog/spdlog.h>
+
+#include <iostream>
 
 #include "call_range.h"
 #include "common.h"

@@ -1,11 +1,12 @@
 // `cusnap extract FILE (--kernel-name NAME [--launch-skip N] [--launch-count M] | --call N)
 //  -o OUT [--emit-cpp DIR]`: one standalone capture per selected launch, cut out of a capture
 // with memory snapshots (docs/extract.md); the work is cusnap::extract's.
+#include "cusnap/extract/extract.h"
+
 #include <iostream>
 #include <memory>
 
 #include "common.h"
-#include "cusnap/extract/extract.h"
 #include "subcommands.h"
 
 namespace cusnap::cli {
@@ -86,11 +87,12 @@ void register_extract(CLI::App& app, int& exit_code) {
       "the memory before and after it) from a capture taken with --snapshot-kernels; "
       "--emit-cpp also writes a C++ driver-API reproducer that needs only the CUDA toolkit");
   cmd->add_option("FILE", args->file, "Capture with memory snapshots")->required();
-  auto* name = cmd->add_option("--kernel-name", args->kernel_name,
-                               "Launches of the kernel named NAME (function name, exactly) or, "
-                               "with regex:EXPR, whose name contains a match (Nsight Compute rules)");
-  auto* skip = cmd->add_option("--launch-skip", args->launch_skip,
-                               "Matching launches to pass over first");
+  auto* name =
+      cmd->add_option("--kernel-name", args->kernel_name,
+                      "Launches of the kernel named NAME (function name, exactly) or, "
+                      "with regex:EXPR, whose name contains a match (Nsight Compute rules)");
+  auto* skip =
+      cmd->add_option("--launch-skip", args->launch_skip, "Matching launches to pass over first");
   auto* count = cmd->add_option("--launch-count", args->launch_count,
                                 "Matching launches to extract (0: all the rest)");
   auto* call = cmd->add_option("--call", args->call, "The launch record with this seq");

@@ -1,10 +1,10 @@
 // `cusnap info FILE [--json]`: what a capture holds, at a glance.
+#include <capnp/message.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <ctime>
 #include <iostream>
-
-#include <capnp/message.h>
-#include <spdlog/spdlog.h>
 
 #include "common.h"
 #include "info_collect.h"
@@ -64,28 +64,30 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
   auto bytes = info.getBytes();
 
   out << "Capture " << info.getFile().cStr() << '\n';
-  print_field(out, "file", human_bytes(info.getFileBytes()) + " (" +
-                               std::to_string(info.getFileBytes()) + " bytes), container " +
-                               info.getContainerVersion().cStr() + ", schema " +
-                               std::to_string(header.getSchemaVersion()));
+  print_field(out, "file",
+              human_bytes(info.getFileBytes()) + " (" + std::to_string(info.getFileBytes()) +
+                  " bytes), container " + info.getContainerVersion().cStr() + ", schema " +
+                  std::to_string(header.getSchemaVersion()));
   std::string integrity_line = std::string(integrity.getSummary().cStr()) + "; index from " +
                                (integrity.getIndexSource() == schema::Integrity::IndexSource::FOOTER
                                     ? "footer"
                                     : "scan (no valid footer)");
   if (!integrity.getDeepChecked()) integrity_line += "; run `cusnap verify` for a full check";
   print_field(out, "integrity", integrity_line);
-  print_field(out, "tool", std::string(header.getToolName().cStr()) + " " +
-                               header.getToolVersion().cStr());
+  print_field(out, "tool",
+              std::string(header.getToolName().cStr()) + " " + header.getToolVersion().cStr());
   print_field(out, "created", utc_time(header.getCreationTimeNs()));
-  print_field(out, "host", std::string(header.getHostName().cStr()) + ", pid " +
-                               std::to_string(header.getPid()));
+  print_field(
+      out, "host",
+      std::string(header.getHostName().cStr()) + ", pid " + std::to_string(header.getPid()));
   std::string command;
   for (auto arg : header.getCommandLine()) {
     if (!command.empty()) command += ' ';
     command += arg.cStr();
   }
   print_field(out, "command", command.empty() ? "-" : command);
-  if (header.hasWorkingDirectory()) print_field(out, "directory", header.getWorkingDirectory().cStr());
+  if (header.hasWorkingDirectory())
+    print_field(out, "directory", header.getWorkingDirectory().cStr());
   std::string driver = driver_text(header.getDriverVersion());
   if (header.hasDriverPath() && header.getDriverPath().size() > 0) {
     driver += ", " + std::string(header.getDriverPath().cStr());
@@ -93,9 +95,9 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
   print_field(out, "driver", driver);
   if (header.hasOptions()) {
     auto options = header.getOptions();
-    std::string mode =
-        options.getMode() == format::schema::CaptureOptions::CaptureMode::SNAPSHOT ? "snapshot"
-                                                                                    : "stream";
+    std::string mode = options.getMode() == format::schema::CaptureOptions::CaptureMode::SNAPSHOT
+                           ? "snapshot"
+                           : "stream";
     if (options.hasKernelRegex() && options.getKernelRegex().size() > 0) {
       mode += ", kernels /" + std::string(options.getKernelRegex().cStr()) + "/";
     }
@@ -110,12 +112,14 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
     std::string route = x.getRoute() == format::schema::ExtractInfo::Route::REPLAY
                             ? std::string("replay on ") + x.getRouteDriver().cStr()
                             : std::string("snapshot");
-    print_field(out, "extracted",
-                "one launch of " + std::string(x.getKernelName().cStr()) + ": launch #" +
-                    std::to_string(x.getLaunchOrdinal()) + " (call " + std::to_string(x.getLaunchSeq()) +
-                    ") of " + x.getSourcePath().cStr() + " (host " + x.getSourceHostName().cStr() + ", pid " +
-                    std::to_string(x.getSourcePid()) + "), route " + route + (x.getMinimized() ? ", minimized" : "") +
-                    "; input " + human_bytes(x.getInputBytes()) + ", expected " + human_bytes(x.getExpectedBytes()));
+    print_field(
+        out, "extracted",
+        "one launch of " + std::string(x.getKernelName().cStr()) + ": launch #" +
+            std::to_string(x.getLaunchOrdinal()) + " (call " + std::to_string(x.getLaunchSeq()) +
+            ") of " + x.getSourcePath().cStr() + " (host " + x.getSourceHostName().cStr() +
+            ", pid " + std::to_string(x.getSourcePid()) + "), route " + route +
+            (x.getMinimized() ? ", minimized" : "") + "; input " + human_bytes(x.getInputBytes()) +
+            ", expected " + human_bytes(x.getExpectedBytes()));
   }
   for (auto kv : header.getEnvironment()) {
     print_field(out, "env", std::string(kv.getKey().cStr()) + "=" + kv.getValue().cStr());
@@ -138,7 +142,8 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
       << counts.getThreads() << " threads, span " << duration_text(info.getCallSpanNs()) << '\n';
   if (info.getCallKinds().size() > 0) {
     Table kinds({{"kind"}, {"count", true}});
-    for (auto k : info.getCallKinds()) kinds.add_row({k.getKind().cStr(), std::to_string(k.getCount())});
+    for (auto k : info.getCallKinds())
+      kinds.add_row({k.getKind().cStr(), std::to_string(k.getCount())});
     kinds.print(out);
   }
 
@@ -158,8 +163,8 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
   out << "\nKernels: " << counts.getKernels() << " distinct, " << counts.getLaunches()
       << " launches\n";
   if (info.getKernels().size() > 0) {
-    Table kernels({{"launches", true}, {"grid"}, {"block"}, {"shared", true}, {"shapes", true},
-                   {"kernel"}});
+    Table kernels(
+        {{"launches", true}, {"grid"}, {"block"}, {"shared", true}, {"shapes", true}, {"kernel"}});
     for (auto k : info.getKernels()) {
       auto shapes = k.getShapes();
       if (shapes.size() == 0) continue;
@@ -174,10 +179,11 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
 
   auto snapshots = info.getSnapshots();
   if (snapshots.getRecords() > 0 || snapshots.getSkipped().size() > 0) {
-    out << "\nSnapshots: " << snapshots.getRecords() << " record(s) for " << snapshots.getLaunches() << " launch"
-        << (snapshots.getLaunches() == 1 ? "" : "es") << ", " << snapshots.getChunks() << " chunks covering "
-        << human_bytes(snapshots.getBytes()) << " (chunk " << human_bytes(snapshots.getChunkBytes()) << ", "
-        << snapshots.getHashOnlyChunks() << " by hash only)\n";
+    out << "\nSnapshots: " << snapshots.getRecords() << " record(s) for " << snapshots.getLaunches()
+        << " launch" << (snapshots.getLaunches() == 1 ? "" : "es") << ", " << snapshots.getChunks()
+        << " chunks covering " << human_bytes(snapshots.getBytes()) << " (chunk "
+        << human_bytes(snapshots.getChunkBytes()) << ", " << snapshots.getHashOnlyChunks()
+        << " by hash only)\n";
     auto skipped = snapshots.getSkipped();
     if (skipped.size() > 0) out << "  skipped: " << skipped.size() << '\n';
     for (auto k : skipped) {
@@ -189,13 +195,15 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
 
   out << "\nBytes\n";
   Table table({{"what"}, {"raw", true}, {"stored", true}, {"ratio", true}});
-  table.add_row({"call records", human_bytes(bytes.getCallRaw()), human_bytes(bytes.getCallStored()),
+  table.add_row({"call records", human_bytes(bytes.getCallRaw()),
+                 human_bytes(bytes.getCallStored()),
                  ratio_text(bytes.getCallRaw(), bytes.getCallStored())});
   table.add_row({"blobs (distinct)", human_bytes(bytes.getBlobUnique()),
                  human_bytes(bytes.getBlobStored()),
                  ratio_text(bytes.getBlobUnique(), bytes.getBlobStored())});
   table.add_row({"whole file (logical)", human_bytes(bytes.getLogical()),
-                 human_bytes(info.getFileBytes()), ratio_text(bytes.getLogical(), info.getFileBytes())});
+                 human_bytes(info.getFileBytes()),
+                 ratio_text(bytes.getLogical(), info.getFileBytes())});
   table.print(out);
   out << "  dedup: " << bytes.getBlobReferences() << " blob references to " << counts.getBlobs()
       << " blobs; " << human_bytes(bytes.getBlobReferenced()) << " referenced, "

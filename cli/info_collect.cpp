@@ -1,5 +1,8 @@
 #include "info_collect.h"
 
+#include <capnp/dynamic.h>
+#include <capnp/schema.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -7,9 +10,6 @@
 #include <tuple>
 #include <unordered_map>
 #include <vector>
-
-#include <capnp/dynamic.h>
-#include <capnp/schema.h>
 
 #include "common.h"
 #include "table.h"
@@ -81,7 +81,9 @@ void count_blob_refs(format::Reader& reader, capnp::DynamicStruct::Reader s, Blo
     count_value(reader, s.get(field), type, refs);
   };
   for (auto field : s.getSchema().getNonUnionFields()) visit(field);
-  KJ_IF_MAYBE(active, s.which()) { visit(*active); }
+  KJ_IF_MAYBE (active, s.which()) {
+    visit(*active);
+  }
 }
 
 // The text schema-1 interceptors put in GenericCall.args before affectsDeviceState existed.
@@ -110,17 +112,22 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
   out.setFile(display_path);
   out.setFileBytes(reader.file_size());
   const auto& fh = reader.file_header();
-  out.setContainerVersion(std::to_string(fh.version_major) + "." + std::to_string(fh.version_minor));
+  out.setContainerVersion(std::to_string(fh.version_major) + "." +
+                          std::to_string(fh.version_minor));
   out.setHeader(reader.header());
 
   const format::IntegrityReport& recovery = reader.recovery();
   auto integrity = out.initIntegrity();
   switch (recovery.state) {
-    case format::Integrity::kWhole: integrity.setState(schema::Integrity::State::WHOLE); break;
+    case format::Integrity::kWhole:
+      integrity.setState(schema::Integrity::State::WHOLE);
+      break;
     case format::Integrity::kTruncated:
       integrity.setState(schema::Integrity::State::TRUNCATED);
       break;
-    case format::Integrity::kCorrupt: integrity.setState(schema::Integrity::State::CORRUPT); break;
+    case format::Integrity::kCorrupt:
+      integrity.setState(schema::Integrity::State::CORRUPT);
+      break;
   }
   integrity.setIndexSource(recovery.footer_used ? schema::Integrity::IndexSource::FOOTER
                                                 : schema::Integrity::IndexSource::SCAN);
@@ -197,8 +204,8 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
       if (snap.hasSkippedReason() && snap.getSkippedReason().size() > 0) {
         auto k = launch_kernels.find(snap.getLaunchSeq());
         skipped_snapshots.push_back({ref.seq(), snap.getLaunchSeq(), snap.getLaunchOrdinal(),
-                                     k == launch_kernels.end() ? std::string() : k->second, phase_name,
-                                     snap.getSkippedReason().cStr()});
+                                     k == launch_kernels.end() ? std::string() : k->second,
+                                     phase_name, snap.getSkippedReason().cStr()});
       } else {
         ++snapshot_records;
         snapshot_launches.insert(snap.getLaunchSeq());

@@ -4,9 +4,9 @@
 // it and `--json` encodes it, so both always say the same thing.
 #pragma once
 
-#include <string>
-
 #include <capnp/message.h>
+
+#include <string>
 
 #include "cusnap/cli/info.capnp.h"  // generated from cli/schema/info.capnp
 #include "cusnap/format/reader.h"

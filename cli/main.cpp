@@ -1,9 +1,9 @@
 // cusnap: the command-line tool. Subcommands live in one file each (see subcommands.h).
-#include <iostream>
-#include <string>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
+#include <iostream>
+#include <string>
 
 #include "common.h"
 #include "cusnap/format/capture.capnp.h"
@@ -22,15 +22,15 @@ int main(int argc, char** argv) {
   cli::init_logging();
 
   CLI::App app{"cusnap: capture, inspect and replay the CUDA driver-API calls of an application"};
-  app.set_version_flag("--version", std::string("cusnap ") + CUSNAP_CLI_VERSION +
-                                        " (capture schema " +
-                                        std::to_string(format::schema::SCHEMA_VERSION) +
-                                        ", container " +
-                                        std::to_string(format::kContainerVersionMajor) + "." +
-                                        std::to_string(format::kContainerVersionMinor) + ")");
+  app.set_version_flag("--version",
+                       std::string("cusnap ") + CUSNAP_CLI_VERSION + " (capture schema " +
+                           std::to_string(format::schema::SCHEMA_VERSION) + ", container " +
+                           std::to_string(format::kContainerVersionMajor) + "." +
+                           std::to_string(format::kContainerVersionMinor) + ")");
   app.require_subcommand(1);
-  app.footer("Logging goes to stderr; set CUSNAP_LOG_LEVEL="
-             "trace|debug|info|warn|error|critical|off (or 0-5).");
+  app.footer(
+      "Logging goes to stderr; set CUSNAP_LOG_LEVEL="
+      "trace|debug|info|warn|error|critical|off (or 0-5).");
 
   int exit_code = cli::kExitOk;
   cli::register_info(app, exit_code);

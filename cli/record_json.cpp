@@ -94,19 +94,19 @@ std::string RecordJson::dump_line(const format::CallRef& call) const {
 format::Status RecordJson::decode_record(std::string_view json,
                                          schema::CallRecord::Builder out) const {
   std::string error;
-  KJ_IF_MAYBE(exception, kj::runCatchingExceptions([&]() {
-    capnp::MallocMessageBuilder scratch;
-    auto value = scratch.initRoot<capnp::JsonValue>();
-    codec_->decodeRaw(kj::ArrayPtr<const char>(json.data(), json.size()), value);
-    capnp::JsonValue::Reader record = value.asReader();
-    if (record.isObject()) {
-      for (auto field : record.getObject()) {
-        if (field.getName() == "record") record = field.getValue();
-      }
-    }
-    KJ_REQUIRE(record.isObject(), "expected a JSON object");
-    codec_->decode(record, capnp::DynamicStruct::Builder(out));
-  })) {
+  KJ_IF_MAYBE (exception, kj::runCatchingExceptions([&]() {
+                 capnp::MallocMessageBuilder scratch;
+                 auto value = scratch.initRoot<capnp::JsonValue>();
+                 codec_->decodeRaw(kj::ArrayPtr<const char>(json.data(), json.size()), value);
+                 capnp::JsonValue::Reader record = value.asReader();
+                 if (record.isObject()) {
+                   for (auto field : record.getObject()) {
+                     if (field.getName() == "record") record = field.getValue();
+                   }
+                 }
+                 KJ_REQUIRE(record.isObject(), "expected a JSON object");
+                 codec_->decode(record, capnp::DynamicStruct::Builder(out));
+               })) {
     error = exception->getDescription().cStr();
   }
   if (!error.empty()) {

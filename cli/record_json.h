@@ -11,11 +11,11 @@
 // and only the active member of a union appears.
 #pragma once
 
+#include <capnp/compat/json.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <capnp/compat/json.h>
 
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/reader.h"
@@ -43,7 +43,8 @@ class RecordJson {
 
   // Decodes the "record" object of a dump line (or a bare CallRecord object) into `out`.
   // Errors (bad JSON, wrong types) come back as kInvalidArgument with the codec's message.
-  format::Status decode_record(std::string_view json, format::schema::CallRecord::Builder out) const;
+  format::Status decode_record(std::string_view json,
+                               format::schema::CallRecord::Builder out) const;
 
   struct Handlers;
 

@@ -1,15 +1,15 @@
 #include "record_text.h"
 
+#include <capnp/dynamic.h>
+#include <capnp/schema.h>
+
 #include <array>
 #include <cstdio>
 #include <string_view>
 
-#include <capnp/dynamic.h>
-#include <capnp/schema.h>
-
+#include "common.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/reader.h"
-#include "common.h"
 #include "result_names.h"
 
 namespace cusnap::cli {
@@ -69,8 +69,8 @@ bool is_blob_id(capnp::StructSchema s) {
 std::string struct_body(capnp::DynamicStruct::Reader s, bool all);
 
 // Formats one value; returns "" when it equals the default and may be left out.
-std::string value_text(const std::string& name, capnp::DynamicValue::Reader value,
-                       capnp::Type type, bool keep_default) {
+std::string value_text(const std::string& name, capnp::DynamicValue::Reader value, capnp::Type type,
+                       bool keep_default) {
   switch (type.which()) {
     case capnp::schema::Type::VOID:
       return keep_default ? "void" : "";
@@ -112,7 +112,7 @@ std::string value_text(const std::string& name, capnp::DynamicValue::Reader valu
     }
     case capnp::schema::Type::ENUM: {
       auto e = value.as<capnp::DynamicEnum>();
-      KJ_IF_MAYBE(enumerant, e.getEnumerant()) {
+      KJ_IF_MAYBE (enumerant, e.getEnumerant()) {
         return std::string(enumerant->getProto().getName().cStr());
       }
       return std::to_string(e.getRaw());
@@ -187,7 +187,7 @@ std::string struct_body(capnp::DynamicStruct::Reader s, bool all) {
     bool keep = all || field.getType().isEnum() || name == "ordinal";
     append(name, value_text(name, s.get(field), field.getType(), keep));
   }
-  KJ_IF_MAYBE(active, s.which()) {
+  KJ_IF_MAYBE (active, s.which()) {
     std::string name = active->getProto().getName().cStr();
     std::string value = value_text(name, s.get(*active), active->getType(), true);
     append(name, value);
@@ -199,9 +199,9 @@ std::string struct_body(capnp::DynamicStruct::Reader s, bool all) {
 
 bool is_hex_field(const std::string& name) {
   static constexpr std::array<std::string_view, 20> kHexNames = {
-      "context", "handle",  "module",  "function", "kernel",      "stream",       "event",
-      "pool",    "address", "dst",     "src",      "hostPointer", "userData",     "start",
-      "end",     "flags",   "value",   "accessFlags", "handleTypes", "hostChecksum"};
+      "context", "handle",  "module", "function",    "kernel",      "stream",      "event",
+      "pool",    "address", "dst",    "src",         "hostPointer", "userData",    "start",
+      "end",     "flags",   "value",  "accessFlags", "handleTypes", "hostChecksum"};
   for (auto n : kHexNames) {
     if (name == n) return true;
   }
@@ -222,7 +222,7 @@ std::string record_text(schema::CallRecord::Reader record) {
   out += "  " + format::call_kind_name(kind);
 
   capnp::DynamicStruct::Reader dynamic = record;
-  KJ_IF_MAYBE(active, dynamic.which()) {
+  KJ_IF_MAYBE (active, dynamic.which()) {
     auto value = dynamic.get(*active);
     if (active->getType().isStruct()) {
       std::string body = struct_body(value.as<capnp::DynamicStruct>(), false);

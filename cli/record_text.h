@@ -4,9 +4,9 @@
 //
 // The key=value part is derived from the schema by reflection, so new record fields show up
 // without code changes. Rules: fields equal to their default (0, false, empty, null blob) are
-// left out, except enums and `ordinal`; handles, addresses, flags and checksums print in hex, other integers in
-// decimal; fooX/fooY/fooZ triples print as foo=(x,y,z); BlobIds print as 32 hex digits; Data
-// prints as hex (first 32 bytes, then the total size); lists print as [a, b, ...] (first 16).
+// left out, except enums and `ordinal`; handles, addresses, flags and checksums print in hex, other
+// integers in decimal; fooX/fooY/fooZ triples print as foo=(x,y,z); BlobIds print as 32 hex digits;
+// Data prints as hex (first 32 bytes, then the total size); lists print as [a, b, ...] (first 16).
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // `cusnap replay CAPTURE [options]` (docs/replay.md).
 #include "replay.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,8 +9,6 @@
 #include <map>
 #include <memory>
 #include <string>
-
-#include <spdlog/spdlog.h>
 
 #include "common.h"
 #include "replayer/replay.h"
@@ -42,10 +41,13 @@ struct Options {
 
 int exit_code_for_error(const Error& e) {
   switch (e.kind()) {
-    case ErrorKind::kCapture: return kExitCorrupt;
+    case ErrorKind::kCapture:
+      return kExitCorrupt;
     case ErrorKind::kInvalidArgument:
-    case ErrorKind::kIo: return kExitUsageOrIo;
-    default: return kExitReplayFailed;
+    case ErrorKind::kIo:
+      return kExitUsageOrIo;
+    default:
+      return kExitReplayFailed;
   }
 }
 
@@ -73,18 +75,20 @@ void print_snapshots(const ReplayResult& r) {
   const SnapshotResults& s = r.snapshots;
   if (p.extract) {
     std::printf("extracted launch #%llu of %s (call %llu of %s): %llu input byte(s) restored\n",
-                static_cast<unsigned long long>(p.extract->source_launch_ordinal), demangle(p.extract->kernel).c_str(),
-                static_cast<unsigned long long>(p.extract->source_launch_seq), p.extract->source_path.c_str(),
-                static_cast<unsigned long long>(s.restored_bytes));
+                static_cast<unsigned long long>(p.extract->source_launch_ordinal),
+                demangle(p.extract->kernel).c_str(),
+                static_cast<unsigned long long>(p.extract->source_launch_seq),
+                p.extract->source_path.c_str(), static_cast<unsigned long long>(s.restored_bytes));
   }
   if (p.snapshots == 0 && p.skipped_snapshots.empty()) return;
   for (const SkippedSnapshot& k : p.skipped_snapshots) {
     std::printf("snapshot  launch #%llu (call %llu) %s not compared: %s\n",
-                static_cast<unsigned long long>(k.launch_ordinal), static_cast<unsigned long long>(k.launch_seq),
-                k.phase.c_str(), k.reason.c_str());
+                static_cast<unsigned long long>(k.launch_ordinal),
+                static_cast<unsigned long long>(k.launch_seq), k.phase.c_str(), k.reason.c_str());
   }
   if (s.compared_chunks == 0) {
-    std::printf("snapshots nothing compared (%llu snapshot record(s))\n", static_cast<unsigned long long>(p.snapshots));
+    std::printf("snapshots nothing compared (%llu snapshot record(s))\n",
+                static_cast<unsigned long long>(p.snapshots));
     return;
   }
   std::string tolerated;
@@ -97,8 +101,8 @@ void print_snapshots(const ReplayResult& r) {
     return;
   }
   std::printf("snapshots %llu snapshot chunk(s) compared, %llu MISMATCHED%s\n",
-              static_cast<unsigned long long>(s.compared_chunks), static_cast<unsigned long long>(s.mismatched_chunks),
-              tolerated.c_str());
+              static_cast<unsigned long long>(s.compared_chunks),
+              static_cast<unsigned long long>(s.mismatched_chunks), tolerated.c_str());
   for (const SnapshotCheck& c : s.checks) {
     for (const ChunkMismatch& m : c.mismatches) {
       if (m.within_tolerance) continue;
@@ -108,22 +112,23 @@ void print_snapshots(const ReplayResult& r) {
                   where(m.address, m.allocation).c_str(), static_cast<unsigned long long>(m.size));
       if (m.bytes_known) {
         std::printf("; %llu byte(s) differ, first at %s: expected 0x%02x, got 0x%02x\n",
-                    static_cast<unsigned long long>(m.differing_bytes), where(m.first_difference, m.allocation).c_str(),
-                    m.expected_byte, m.actual_byte);
+                    static_cast<unsigned long long>(m.differing_bytes),
+                    where(m.first_difference, m.allocation).c_str(), m.expected_byte,
+                    m.actual_byte);
       } else {
-        std::printf("; only its hash was captured (expected %s, got %s)\n", m.expected.to_hex().c_str(),
-                    m.actual.to_hex().c_str());
+        std::printf("; only its hash was captured (expected %s, got %s)\n",
+                    m.expected.to_hex().c_str(), m.actual.to_hex().c_str());
       }
       if (!m.note.empty()) std::printf("    %s\n", m.note.c_str());
       if (!m.tolerance_text.empty()) {
-        std::printf("    tolerance %s: %llu of %llu element(s) outside it; worst:\n", m.tolerance_text.c_str(),
-                    static_cast<unsigned long long>(m.elements.over),
+        std::printf("    tolerance %s: %llu of %llu element(s) outside it; worst:\n",
+                    m.tolerance_text.c_str(), static_cast<unsigned long long>(m.elements.over),
                     static_cast<unsigned long long>(m.elements.elements));
         for (const ElementError& e : m.elements.worst) {
           if (e.within) break;
           std::printf("      [%llu] at %s: expected %.9g, got %.9g (error %.3g, %llu ulp)\n",
-                      static_cast<unsigned long long>(e.index), hex(e.address).c_str(), e.expected, e.actual,
-                      e.abs_error, static_cast<unsigned long long>(e.ulp));
+                      static_cast<unsigned long long>(e.index), hex(e.address).c_str(), e.expected,
+                      e.actual, e.abs_error, static_cast<unsigned long long>(e.ulp));
         }
       }
     }
@@ -136,13 +141,14 @@ void print_snapshots(const ReplayResult& r) {
 
 void print_summary(const ReplayResult& r, const ReplayOptions& options) {
   std::printf("capture   %s (%s)\n", r.capture_path.c_str(), r.plan.integrity.c_str());
-  std::printf("driver    %s (%s), version %d\n", r.target.driver_path.c_str(), r.target.driver_reason.c_str(),
-              r.target.driver_version);
-  std::printf("device    %d: %s (compute capability %d.%d)\n", r.target.device, r.target.device_name.c_str(), r.target.cc_major,
-              r.target.cc_minor);
-  std::printf("memory    %zu range(s), %s mapped, %s\n", r.memory_ranges, mib(r.mapped_bytes).c_str(),
-              r.relocated_ranges == 0 ? "all at their captured addresses"
-                                      : (std::to_string(r.relocated_ranges) + " RELOCATED").c_str());
+  std::printf("driver    %s (%s), version %d\n", r.target.driver_path.c_str(),
+              r.target.driver_reason.c_str(), r.target.driver_version);
+  std::printf("device    %d: %s (compute capability %d.%d)\n", r.target.device,
+              r.target.device_name.c_str(), r.target.cc_major, r.target.cc_minor);
+  std::printf(
+      "memory    %zu range(s), %s mapped, %s\n", r.memory_ranges, mib(r.mapped_bytes).c_str(),
+      r.relocated_ranges == 0 ? "all at their captured addresses"
+                              : (std::to_string(r.relocated_ranges) + " RELOCATED").c_str());
   uint64_t skipped = 0;
   for (const auto& [kind, count] : r.plan.skipped) skipped += count;
   std::printf("replayed  %llu call(s), %zu launch(es); %llu record(s) not replayed\n",
@@ -155,11 +161,12 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
                 static_cast<unsigned long long>(r.verification.matched),
                 static_cast<unsigned long long>(r.verification.mismatched),
                 static_cast<unsigned long long>(r.verification.unverified),
-                !r.verification.ok()           ? "MISMATCH"
+                !r.verification.ok()          ? "MISMATCH"
                 : r.verification.matched == 0 ? "no copy checksum compared"
                                               : "MATCHED");
     if (r.verification.first_mismatch) {
-      std::printf("first mismatch: %s\n", describe_mismatch(*r.verification.first_mismatch).c_str());
+      std::printf("first mismatch: %s\n",
+                  describe_mismatch(*r.verification.first_mismatch).c_str());
     }
   }
   print_snapshots(r);
@@ -176,11 +183,12 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
     k.medians.push_back(l.time.median_ms);
   }
   if (!kernels.empty()) {
-    std::printf("timing    (per kernel: timed launches, median / min / max of per-launch medians, ms)\n");
+    std::printf(
+        "timing    (per kernel: timed launches, median / min / max of per-launch medians, ms)\n");
     for (auto& [name, k] : kernels) {
       TimeStats s = summarize_times(k.medians);
-      std::printf("  %-40s %6llu  %.6f / %.6f / %.6f\n", name.c_str(), static_cast<unsigned long long>(k.launches),
-                  s.median_ms, s.min_ms, s.max_ms);
+      std::printf("  %-40s %6llu  %.6f / %.6f / %.6f\n", name.c_str(),
+                  static_cast<unsigned long long>(k.launches), s.median_ms, s.min_ms, s.max_ms);
     }
   }
   std::printf("wall      %.3f s\n", r.wall_seconds);
@@ -254,18 +262,23 @@ void run(const Options& o, int& exit_code) {
 
 void register_replay(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("replay", "Replay a capture on a driver, verify its results, time its launches");
+  CLI::App* cmd = app.add_subcommand(
+      "replay", "Replay a capture on a driver, verify its results, time its launches");
   cmd->add_option("FILE", o->file, "Capture file")->required();
-  cmd->add_option("--driver", o->driver, "auto | emulator | PATH to a libcuda.so.1")->capture_default_str();
+  cmd->add_option("--driver", o->driver, "auto | emulator | PATH to a libcuda.so.1")
+      ->capture_default_str();
   cmd->add_option("--device", o->device, "Device ordinal")->capture_default_str();
-  cmd->add_option("--verify", o->verify, "checksum: compare device-to-host copies with the capture; none")
+  cmd->add_option("--verify", o->verify,
+                  "checksum: compare device-to-host copies with the capture; none")
       ->check(CLI::IsMember({"checksum", "none"}))
       ->capture_default_str();
-  cmd->add_option("--address-mode", o->address_mode,
-                  "same: captured device addresses (relocate only what cannot be had); relocate: never")
+  cmd->add_option(
+         "--address-mode", o->address_mode,
+         "same: captured device addresses (relocate only what cannot be had); relocate: never")
       ->check(CLI::IsMember({"same", "relocate"}))
       ->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "Timed runs of each selected launch (inputs restored between runs)")
+  cmd->add_option("--repeat", o->repeat,
+                  "Timed runs of each selected launch (inputs restored between runs)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed runs before them")->capture_default_str();
@@ -280,15 +293,18 @@ void register_replay(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-timing", o->no_timing, "Do not time launches (no events around them)");
   cmd->add_flag("--no-nvtx", o->no_nvtx, "Do not emit an NVTX range per launch");
   cmd->add_option("--report", o->report, "Write a JSON report (docs/replay.md) to this file");
-  cmd->add_option("--progress", o->progress, "Progress line on stderr: auto (when a terminal) | on | off")
+  cmd->add_option("--progress", o->progress,
+                  "Progress line on stderr: auto (when a terminal) | on | off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
-  cmd->add_option("--tolerance", o->tolerances,
-                  "Compare snapshot chunks element-wise: [0xALLOC=]f64|f32|f16|bf16:ulp=N,rel=X,abs=X "
-                  "(repeatable; docs/replay.md)");
+  cmd->add_option(
+      "--tolerance", o->tolerances,
+      "Compare snapshot chunks element-wise: [0xALLOC=]f64|f32|f16|bf16:ulp=N,rel=X,abs=X "
+      "(repeatable; docs/replay.md)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print no summary (the exit code and --report still tell)");
   cmd->footer(
-      "Exit codes: 0 replayed, every verification matched; 5 a verification (copy checksum or snapshot "
+      "Exit codes: 0 replayed, every verification matched; 5 a verification (copy checksum or "
+      "snapshot "
       "chunk) mismatched; 6 the target "
       "cannot run the capture or a replayed call failed; 1 usage or I/O; 2 truncated; 3 corrupt or "
       "inconsistent capture; 4 not a capture.");

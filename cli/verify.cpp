@@ -2,7 +2,6 @@
 // corrupt (3), not a capture (4) or could not check (1).
 #include <iostream>
 
-
 #include "common.h"
 #include "subcommands.h"
 
@@ -18,8 +17,9 @@ std::string last_good_text(std::optional<uint64_t> seq) {
 std::string open_failure_text(const format::Status& st) {
   std::string where;
   if (st.frame()) where += "frame " + std::to_string(*st.frame());
-  if (st.offset()) where += (where.empty() ? "" : " ") + std::string("at byte offset ") +
-                            std::to_string(*st.offset());
+  if (st.offset())
+    where +=
+        (where.empty() ? "" : " ") + std::string("at byte offset ") + std::to_string(*st.offset());
   if (where.empty()) where = "the file header";
   switch (exit_code_for(st)) {
     case kExitTruncated:
@@ -36,9 +36,9 @@ std::string open_failure_text(const format::Status& st) {
 std::string verdict_text(const format::IntegrityReport& report, const format::CaptureStats& stats) {
   switch (report.state) {
     case format::Integrity::kWhole:
-      return "whole: " + std::to_string(stats.calls) + " calls, " +
-             std::to_string(stats.launches) + " launches, " + std::to_string(stats.frames) +
-             " frames, " + std::to_string(stats.blobs) +
+      return "whole: " + std::to_string(stats.calls) + " calls, " + std::to_string(stats.launches) +
+             " launches, " + std::to_string(stats.frames) + " frames, " +
+             std::to_string(stats.blobs) +
              " blobs; every frame checksum, record and blob hash verified";
     case format::Integrity::kTruncated: {
       std::string ends = report.last_good_seq
@@ -70,8 +70,8 @@ void register_verify(CLI::App& app, int& exit_code) {
     auto opened = open_capture(*file);
     if (!opened) {
       const format::Status& st = opened.status();
-      std::cout << open_failure_text(st) << "\n  file: " << *file << "\n  detail: "
-                << st.to_string() << '\n';
+      std::cout << open_failure_text(st) << "\n  file: " << *file
+                << "\n  detail: " << st.to_string() << '\n';
       exit_code = exit_code_for(st);
       return;
     }
@@ -86,9 +86,15 @@ void register_verify(CLI::App& app, int& exit_code) {
     if (!report.detail.is_ok()) std::cout << "  detail: " << report.detail.to_string() << '\n';
     std::cout.flush();
     switch (report.state) {
-      case format::Integrity::kWhole: exit_code = kExitOk; break;
-      case format::Integrity::kTruncated: exit_code = kExitTruncated; break;
-      case format::Integrity::kCorrupt: exit_code = kExitCorrupt; break;
+      case format::Integrity::kWhole:
+        exit_code = kExitOk;
+        break;
+      case format::Integrity::kTruncated:
+        exit_code = kExitTruncated;
+        break;
+      case format::Integrity::kCorrupt:
+        exit_code = kExitCorrupt;
+        break;
     }
   });
 }

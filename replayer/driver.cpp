@@ -15,27 +15,29 @@ Expected<std::unique_ptr<Driver>> Driver::open(const std::string& path) {
   void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = ::dlerror();
-    return Error(ErrorKind::kTarget, "cannot load driver " + path + ": " + (why ? why : "unknown error"));
+    return Error(ErrorKind::kTarget,
+                 "cannot load driver " + path + ": " + (why ? why : "unknown error"));
   }
-  auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(::dlsym(library, "cuGetProcAddress_v2"));
+  auto get_proc =
+      reinterpret_cast<PFN_cuGetProcAddress_v12000>(::dlsym(library, "cuGetProcAddress_v2"));
   if (get_proc == nullptr) {
     return Error(ErrorKind::kTarget, path + " has no cuGetProcAddress_v2: not a CUDA 12+ driver");
   }
   std::unique_ptr<Driver> driver(new Driver);
   driver->path_ = path;
   std::string missing_required;
-#define CUSNAP_REPLAYER_BIND(name, version, required)                                            \
-  {                                                                                              \
-    void* fn = nullptr;                                                                          \
-    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                 \
-    CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);             \
-    if (r == CUDA_SUCCESS && fn != nullptr && found == CU_GET_PROC_ADDRESS_SUCCESS) {            \
-      driver->api_.name = reinterpret_cast<PFN_##name##_v##version>(fn);                         \
-    } else if (required) {                                                                       \
+#define CUSNAP_REPLAYER_BIND(name, version, required)                                             \
+  {                                                                                               \
+    void* fn = nullptr;                                                                           \
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                  \
+    CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);              \
+    if (r == CUDA_SUCCESS && fn != nullptr && found == CU_GET_PROC_ADDRESS_SUCCESS) {             \
+      driver->api_.name = reinterpret_cast<PFN_##name##_v##version>(fn);                          \
+    } else if (required) {                                                                        \
       missing_required += std::string(missing_required.empty() ? "" : ", ") + #name "@" #version; \
-    } else {                                                                                     \
-      driver->missing_.push_back(#name "@" #version);                                            \
-    }                                                                                            \
+    } else {                                                                                      \
+      driver->missing_.push_back(#name "@" #version);                                             \
+    }                                                                                             \
   }
   CUSNAP_REPLAYER_ENTRY_POINTS(CUSNAP_REPLAYER_BIND)
 #undef CUSNAP_REPLAYER_BIND
@@ -53,13 +55,15 @@ Expected<std::unique_ptr<Driver>> Driver::open(const std::string& path) {
 }
 
 bool Driver::has_vmm() const {
-  return api_.cuMemAddressReserve && api_.cuMemAddressFree && api_.cuMemCreate && api_.cuMemRelease &&
-         api_.cuMemMap && api_.cuMemUnmap && api_.cuMemSetAccess && api_.cuMemGetAllocationGranularity;
+  return api_.cuMemAddressReserve && api_.cuMemAddressFree && api_.cuMemCreate &&
+         api_.cuMemRelease && api_.cuMemMap && api_.cuMemUnmap && api_.cuMemSetAccess &&
+         api_.cuMemGetAllocationGranularity;
 }
 
 std::string Driver::error_name(CUresult result) const {
   const char* name = nullptr;
-  if (api_.cuGetErrorName != nullptr && api_.cuGetErrorName(result, &name) == CUDA_SUCCESS && name != nullptr) {
+  if (api_.cuGetErrorName != nullptr && api_.cuGetErrorName(result, &name) == CUDA_SUCCESS &&
+      name != nullptr) {
     return name;
   }
   return "CUresult " + std::to_string(static_cast<int>(result));
@@ -82,12 +86,18 @@ Expected<DriverChoice> resolve_driver(const std::string& spec) {
 
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kCapture: return "capture";
-    case ErrorKind::kUnsupported: return "unsupported";
-    case ErrorKind::kTarget: return "target";
-    case ErrorKind::kDriver: return "driver";
-    case ErrorKind::kInvalidArgument: return "invalid argument";
-    case ErrorKind::kIo: return "i/o";
+    case ErrorKind::kCapture:
+      return "capture";
+    case ErrorKind::kUnsupported:
+      return "unsupported";
+    case ErrorKind::kTarget:
+      return "target";
+    case ErrorKind::kDriver:
+      return "driver";
+    case ErrorKind::kInvalidArgument:
+      return "invalid argument";
+    case ErrorKind::kIo:
+      return "i/o";
   }
   return "error";
 }

@@ -26,7 +26,8 @@ bool looks_like_text(const std::vector<uint8_t>& bytes) {
   static const uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};
   uint32_t magic = 0;
   if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
-  return !(bytes.size() >= 4 && (std::memcmp(bytes.data(), kElf, 4) == 0 || magic == fb::kContainerMagic));
+  return !(bytes.size() >= 4 &&
+           (std::memcmp(bytes.data(), kElf, 4) == 0 || magic == fb::kContainerMagic));
 }
 
 // Source and destination of a 2D (CUDA_MEMCPY2D) or 3D (CUDA_MEMCPY3D) copy: the host side is the
@@ -61,9 +62,14 @@ void set_copy_endpoints(Copy& c, const CopyOp& op, void* host, uint64_t src, uin
 
 }  // namespace
 
-Executor::Executor(const Driver& driver, format::Reader& reader, const Plan& plan, const ReplayOptions& options,
-                   ReplayResult& result)
-    : driver_(driver), api_(driver.api()), reader_(reader), plan_(plan), options_(options), result_(result) {}
+Executor::Executor(const Driver& driver, format::Reader& reader, const Plan& plan,
+                   const ReplayOptions& options, ReplayResult& result)
+    : driver_(driver),
+      api_(driver.api()),
+      reader_(reader),
+      plan_(plan),
+      options_(options),
+      result_(result) {}
 
 Executor::~Executor() {
   if (context_ == nullptr) return;
@@ -99,17 +105,21 @@ Error Executor::fail(const Action& action, const std::string& what, CUresult r) 
 MaybeError Executor::prepare() {
   const int ordinal = options_.device;
   int count = 0;
-  if (CUresult r = api_.cuDeviceGetCount(&count); r != CUDA_SUCCESS) return driver_.failure("cuDeviceGetCount", r);
+  if (CUresult r = api_.cuDeviceGetCount(&count); r != CUDA_SUCCESS)
+    return driver_.failure("cuDeviceGetCount", r);
   if (ordinal < 0 || ordinal >= count) {
-    return Error(ErrorKind::kTarget, "device " + std::to_string(ordinal) + " does not exist (the driver has " +
+    return Error(ErrorKind::kTarget, "device " + std::to_string(ordinal) +
+                                         " does not exist (the driver has " +
                                          std::to_string(count) + ")");
   }
-  if (CUresult r = api_.cuDeviceGet(&device_, ordinal); r != CUDA_SUCCESS) return driver_.failure("cuDeviceGet", r);
+  if (CUresult r = api_.cuDeviceGet(&device_, ordinal); r != CUDA_SUCCESS)
+    return driver_.failure("cuDeviceGet", r);
   if (CUresult r = api_.cuDevicePrimaryCtxRetain(&context_, device_); r != CUDA_SUCCESS) {
     context_ = nullptr;
     return driver_.failure("cuDevicePrimaryCtxRetain", r);
   }
-  if (CUresult r = api_.cuCtxSetCurrent(context_); r != CUDA_SUCCESS) return driver_.failure("cuCtxSetCurrent", r);
+  if (CUresult r = api_.cuCtxSetCurrent(context_); r != CUDA_SUCCESS)
+    return driver_.failure("cuCtxSetCurrent", r);
 
   TargetInfo& t = result_.target;
   t.device = ordinal;
@@ -127,7 +137,8 @@ MaybeError Executor::prepare() {
 
   if (auto e = check_target()) return e;
 
-  auto selector = LaunchSelector::create(options_.kernel_regex, options_.launch_skip, options_.launch_count);
+  auto selector =
+      LaunchSelector::create(options_.kernel_regex, options_.launch_skip, options_.launch_count);
   if (!selector) return selector.error();
   selector_ = std::make_unique<LaunchSelector>(std::move(selector.value()));
 
@@ -161,8 +172,8 @@ MaybeError Executor::check_target() {
   if (!plan_.devices.empty()) {
     const CapturedDevice& d = plan_.devices.front();
     if (d.cc_major != t.cc_major || d.cc_minor != t.cc_minor || d.name != t.device_name) {
-      warn("captured on " + d.name + " (sm_" + std::to_string(d.cc_major * 10 + d.cc_minor) + "), replaying on " +
-           t.device_name + " (sm_" + std::to_string(cc) +
+      warn("captured on " + d.name + " (sm_" + std::to_string(d.cc_major * 10 + d.cc_minor) +
+           "), replaying on " + t.device_name + " (sm_" + std::to_string(cc) +
            "): code may be JIT-compiled from PTX and approximate math may differ");
     }
   }
@@ -183,17 +194,21 @@ MaybeError Executor::check_target() {
   uint64_t granularity = 2u << 20;
   uint64_t needed = DeviceMemory::bytes_needed(plan_.memory_ranges, granularity);
   if (needed > t.free_memory_before) {
-    return Error(ErrorKind::kTarget, "the capture needs " + std::to_string(needed >> 20) + " MiB of device memory, " +
-                                         std::to_string(t.free_memory_before >> 20) + " MiB are free");
+    return Error(ErrorKind::kTarget,
+                 "the capture needs " + std::to_string(needed >> 20) + " MiB of device memory, " +
+                     std::to_string(t.free_memory_before >> 20) + " MiB are free");
   }
   if (plan_.uses_cooperative_launch) {
     int cooperative = 0;
     api_.cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, device_);
-    if (cooperative == 0) return Error(ErrorKind::kTarget, "the capture makes cooperative launches; the device cannot");
+    if (cooperative == 0)
+      return Error(ErrorKind::kTarget, "the capture makes cooperative launches; the device cannot");
   }
   if (plan_.uses_cluster_launch && t.cc_major < 9) {
-    return Error(ErrorKind::kTarget, "the capture launches thread block clusters, which need sm_90 or newer; the "
-                                     "device is sm_" + std::to_string(cc));
+    return Error(ErrorKind::kTarget,
+                 "the capture launches thread block clusters, which need sm_90 or newer; the "
+                 "device is sm_" +
+                     std::to_string(cc));
   }
   return std::nullopt;
 }
@@ -215,8 +230,9 @@ void Executor::progress(size_t done, bool final) {
   if (!final && now - last_progress_ < std::chrono::milliseconds(200)) return;
   last_progress_ = now;
   size_t total = std::max<size_t>(plan_.actions.size(), 1);
-  std::fprintf(stderr, "\rcusnap replay: %zu/%zu calls (%zu%%), %llu launches%s", done, plan_.actions.size(),
-               done * 100 / total, static_cast<unsigned long long>(launches_done_), final ? "\n" : "");
+  std::fprintf(stderr, "\rcusnap replay: %zu/%zu calls (%zu%%), %llu launches%s", done,
+               plan_.actions.size(), done * 100 / total,
+               static_cast<unsigned long long>(launches_done_), final ? "\n" : "");
   std::fflush(stderr);
   progress_shown_ = true;
 }
@@ -260,7 +276,8 @@ MaybeError Executor::execute(const Action& a) {
           auto it = streams_.find(op.stream);
           if (it == streams_.end()) return std::nullopt;
           // Pending copies on it are complete only after a synchronisation.
-          if (CUresult r = api_.cuStreamSynchronize(it->second); r != CUDA_SUCCESS) return fail(a, "cuStreamSynchronize", r);
+          if (CUresult r = api_.cuStreamSynchronize(it->second); r != CUDA_SUCCESS)
+            return fail(a, "cuStreamSynchronize", r);
           if (auto e = settle_copies(false, op.stream)) return e;
           CUresult r = api_.cuStreamDestroy(it->second);
           streams_.erase(it);
@@ -290,7 +307,8 @@ MaybeError Executor::execute(const Action& a) {
         } else if constexpr (std::is_same_v<T, EventSyncOp>) {
           CUevent e = event_for(op.event);
           if (e == nullptr) return std::nullopt;
-          if (CUresult r = api_.cuEventSynchronize(e); r != CUDA_SUCCESS) return fail(a, "cuEventSynchronize", r);
+          if (CUresult r = api_.cuEventSynchronize(e); r != CUDA_SUCCESS)
+            return fail(a, "cuEventSynchronize", r);
           return std::nullopt;
         } else if constexpr (std::is_same_v<T, EventDestroyOp>) {
           auto it = events_.find(op.event);
@@ -311,8 +329,9 @@ MaybeError Executor::do_module_load(const Action& a, const ModuleLoadOp& op) {
   if (!bytes_or) return bytes_or.error();
   std::vector<uint8_t>& bytes = const_cast<std::vector<uint8_t>&>(*bytes_or.value());
   // PTX is handed to the driver as a C string.
-  bool text = op.kind == ImageKind::kPtx ||
-              ((op.kind == ImageKind::kFile || op.kind == ImageKind::kUnknown) && looks_like_text(bytes));
+  bool text =
+      op.kind == ImageKind::kPtx ||
+      ((op.kind == ImageKind::kFile || op.kind == ImageKind::kUnknown) && looks_like_text(bytes));
   if (text && (bytes.empty() || bytes.back() != 0)) bytes.push_back(0);
   const void* image = bytes.data();
   if (op.kind == ImageKind::kFatbinWrapper && op.is_library) {
@@ -329,14 +348,19 @@ MaybeError Executor::do_module_load(const Action& a, const ModuleLoadOp& op) {
   live.is_library = op.is_library;
   if (op.is_library) {
     if (api_.cuLibraryLoadData == nullptr) {
-      return Error(ErrorKind::kUnsupported, "the driver has no cuLibraryLoadData").at_call(a.seq).in_record("moduleLoad");
+      return Error(ErrorKind::kUnsupported, "the driver has no cuLibraryLoadData")
+          .at_call(a.seq)
+          .in_record("moduleLoad");
     }
-    if (CUresult r = api_.cuLibraryLoadData(&live.library, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (CUresult r =
+            api_.cuLibraryLoadData(&live.library, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
         r != CUDA_SUCCESS) {
-      return fail(a, std::string("cuLibraryLoadData (") + image_kind_name(op.kind) + ")", r).with_handle(op.handle);
+      return fail(a, std::string("cuLibraryLoadData (") + image_kind_name(op.kind) + ")", r)
+          .with_handle(op.handle);
     }
   } else if (CUresult r = api_.cuModuleLoadData(&live.module, image); r != CUDA_SUCCESS) {
-    return fail(a, std::string("cuModuleLoadData (") + image_kind_name(op.kind) + ")", r).with_handle(op.handle);
+    return fail(a, std::string("cuModuleLoadData (") + image_kind_name(op.kind) + ")", r)
+        .with_handle(op.handle);
   }
   modules_[op.handle] = live;
   return std::nullopt;
@@ -347,12 +371,14 @@ MaybeError Executor::do_function_get(const Action& a, const FunctionGetOp& op) {
   if (op.kind == FunctionGetOp::Kind::kKernelGetFunction) {
     auto it = functions_.find(op.kernel);
     if (it == functions_.end() || api_.cuKernelGetFunction == nullptr) {
-      return Error(ErrorKind::kCapture, "cuKernelGetFunction on a kernel the capture never obtained")
+      return Error(ErrorKind::kCapture,
+                   "cuKernelGetFunction on a kernel the capture never obtained")
           .at_call(a.seq)
           .in_record("functionGet")
           .with_handle(op.kernel);
     }
-    if (CUresult r = api_.cuKernelGetFunction(&f, reinterpret_cast<CUkernel>(it->second)); r != CUDA_SUCCESS) {
+    if (CUresult r = api_.cuKernelGetFunction(&f, reinterpret_cast<CUkernel>(it->second));
+        r != CUDA_SUCCESS) {
       return fail(a, "cuKernelGetFunction", r).with_handle(op.handle);
     }
     functions_[op.handle] = f;
@@ -360,18 +386,21 @@ MaybeError Executor::do_function_get(const Action& a, const FunctionGetOp& op) {
   }
   auto m = modules_.find(op.module);
   if (m == modules_.end()) {
-    return Error(ErrorKind::kCapture, "function '" + op.name + "' of a module the capture never loaded")
+    return Error(ErrorKind::kCapture,
+                 "function '" + op.name + "' of a module the capture never loaded")
         .at_call(a.seq)
         .in_record("functionGet")
         .with_handle(op.module);
   }
   if (m->second.is_library) {
     CUkernel k = nullptr;
-    if (CUresult r = api_.cuLibraryGetKernel(&k, m->second.library, op.name.c_str()); r != CUDA_SUCCESS) {
+    if (CUresult r = api_.cuLibraryGetKernel(&k, m->second.library, op.name.c_str());
+        r != CUDA_SUCCESS) {
       return fail(a, "cuLibraryGetKernel '" + op.name + "'", r).with_handle(op.handle);
     }
     f = reinterpret_cast<CUfunction>(k);
-  } else if (CUresult r = api_.cuModuleGetFunction(&f, m->second.module, op.name.c_str()); r != CUDA_SUCCESS) {
+  } else if (CUresult r = api_.cuModuleGetFunction(&f, m->second.module, op.name.c_str());
+             r != CUDA_SUCCESS) {
     return fail(a, "cuModuleGetFunction '" + op.name + "'", r).with_handle(op.handle);
   }
   functions_[op.handle] = f;
@@ -381,19 +410,21 @@ MaybeError Executor::do_function_get(const Action& a, const FunctionGetOp& op) {
 MaybeError Executor::do_global_get(const Action& a, const GlobalGetOp& op) {
   auto m = modules_.find(op.module);
   if (m == modules_.end()) {
-    return Error(ErrorKind::kCapture, "global '" + op.name + "' of a module the capture never loaded")
+    return Error(ErrorKind::kCapture,
+                 "global '" + op.name + "' of a module the capture never loaded")
         .at_call(a.seq)
         .in_record("globalGet")
         .with_handle(op.module);
   }
   CUdeviceptr live = 0;
   size_t size = 0;
-  CUresult r = m->second.is_library ? api_.cuLibraryGetGlobal(&live, &size, m->second.library, op.name.c_str())
-                                    : api_.cuModuleGetGlobal(&live, &size, m->second.module, op.name.c_str());
+  CUresult r = m->second.is_library
+                   ? api_.cuLibraryGetGlobal(&live, &size, m->second.library, op.name.c_str())
+                   : api_.cuModuleGetGlobal(&live, &size, m->second.module, op.name.c_str());
   if (r != CUDA_SUCCESS) return fail(a, "getting global '" + op.name + "'", r);
   if (op.size != 0 && size != op.size) {
-    warn("global '" + op.name + "' has " + std::to_string(size) + " bytes, " + std::to_string(op.size) +
-         " at capture (call " + std::to_string(a.seq) + ")");
+    warn("global '" + op.name + "' has " + std::to_string(size) + " bytes, " +
+         std::to_string(op.size) + " at capture (call " + std::to_string(a.seq) + ")");
   }
   uint64_t placed = std::min<uint64_t>(size, op.size == 0 ? size : op.size);
   memory_->add_global(op.module, op.address, placed, live);
@@ -409,9 +440,11 @@ MaybeError Executor::do_function_attribute(const Action& a, const FunctionAttrib
   if (it == functions_.end()) return std::nullopt;
   CUresult r = CUDA_SUCCESS;
   if (op.attribute == -1) {
-    if (api_.cuFuncSetCacheConfig) r = api_.cuFuncSetCacheConfig(it->second, static_cast<CUfunc_cache>(op.value));
+    if (api_.cuFuncSetCacheConfig)
+      r = api_.cuFuncSetCacheConfig(it->second, static_cast<CUfunc_cache>(op.value));
   } else if (op.is_kernel && api_.cuKernelSetAttribute) {
-    r = api_.cuKernelSetAttribute(static_cast<CUfunction_attribute>(op.attribute), static_cast<int>(op.value),
+    r = api_.cuKernelSetAttribute(static_cast<CUfunction_attribute>(op.attribute),
+                                  static_cast<int>(op.value),
                                   reinterpret_cast<CUkernel>(it->second), device_);
   } else if (api_.cuFuncSetAttribute) {
     r = api_.cuFuncSetAttribute(it->second, static_cast<CUfunction_attribute>(op.attribute),
@@ -419,8 +452,8 @@ MaybeError Executor::do_function_attribute(const Action& a, const FunctionAttrib
   }
   // Attributes tune; a driver that refuses one may still run the kernel (the launch will tell).
   if (r != CUDA_SUCCESS) {
-    warn("call " + std::to_string(a.seq) + ": setting function attribute " + std::to_string(op.attribute) +
-         " failed: " + driver_.error_name(r));
+    warn("call " + std::to_string(a.seq) + ": setting function attribute " +
+         std::to_string(op.attribute) + " failed: " + driver_.error_name(r));
   }
   return std::nullopt;
 }
@@ -431,7 +464,8 @@ CUstream Executor::stream_for(uint64_t captured) {
   if (captured == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD)) return CU_STREAM_PER_THREAD;
   auto it = streams_.find(captured);
   if (it != streams_.end()) return it->second;
-  warn("stream " + hex(captured) + " was never created in the capture: its work goes to the default stream");
+  warn("stream " + hex(captured) +
+       " was never created in the capture: its work goes to the default stream");
   streams_[captured] = nullptr;
   return nullptr;
 }
@@ -456,7 +490,8 @@ MaybeError Executor::do_stream_create(const Action& a, const StreamCreateOp& op)
 
 MaybeError Executor::do_event_create(const Action& a, const EventCreateOp& op) {
   CUevent e = nullptr;
-  if (CUresult r = api_.cuEventCreate(&e, op.flags); r != CUDA_SUCCESS) return fail(a, "cuEventCreate", r);
+  if (CUresult r = api_.cuEventCreate(&e, op.flags); r != CUDA_SUCCESS)
+    return fail(a, "cuEventCreate", r);
   events_[op.event] = e;
   return std::nullopt;
 }
@@ -464,7 +499,8 @@ MaybeError Executor::do_event_create(const Action& a, const EventCreateOp& op) {
 Expected<uint64_t> Executor::device_address(const Action& a, uint64_t captured, uint64_t extent) {
   auto live = memory_->translate(captured, extent);
   if (!live) {
-    return Error(ErrorKind::kCapture, std::to_string(extent) + " bytes outside every captured allocation")
+    return Error(ErrorKind::kCapture,
+                 std::to_string(extent) + " bytes outside every captured allocation")
         .at_call(a.seq)
         .in_record(operation_name(a.op))
         .with_address(captured);
@@ -502,7 +538,9 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
   CUresult r = CUDA_SUCCESS;
   if (two_d) {
     if (api_.cuMemcpy2DUnaligned == nullptr || api_.cuMemcpy2DAsync == nullptr) {
-      return Error(ErrorKind::kUnsupported, "the driver has no 2D copies").at_call(a.seq).in_record("memcpy");
+      return Error(ErrorKind::kUnsupported, "the driver has no 2D copies")
+          .at_call(a.seq)
+          .in_record("memcpy");
     }
     CUDA_MEMCPY2D c{};
     c.WidthInBytes = op.width;
@@ -511,7 +549,9 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
     r = op.async ? api_.cuMemcpy2DAsync(&c, stream) : api_.cuMemcpy2DUnaligned(&c);
   } else if (three_d) {
     if (api_.cuMemcpy3D == nullptr || api_.cuMemcpy3DAsync == nullptr) {
-      return Error(ErrorKind::kUnsupported, "the driver has no 3D copies").at_call(a.seq).in_record("memcpy");
+      return Error(ErrorKind::kUnsupported, "the driver has no 3D copies")
+          .at_call(a.seq)
+          .in_record("memcpy");
     }
     // The host side is the packed rectangle (payload / checksum layout); offsets are folded in.
     CUDA_MEMCPY3D c{};
@@ -531,7 +571,8 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
                      : api_.cuMemcpyDtoH(host.data(), src, op.size);
         break;
       case CopyDirection::kDeviceToDevice:
-        r = op.async ? api_.cuMemcpyDtoDAsync(dst, src, op.size, stream) : api_.cuMemcpyDtoD(dst, src, op.size);
+        r = op.async ? api_.cuMemcpyDtoDAsync(dst, src, op.size, stream)
+                     : api_.cuMemcpyDtoD(dst, src, op.size);
         break;
     }
   }
@@ -555,14 +596,16 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
   check.launches_before = launches_done_;
   check.recent_launches.assign(recent_launches_.begin(), recent_launches_.end());
   auto alloc = allocations_.upper_bound(op.src);
-  if (alloc != allocations_.begin() && op.src - std::prev(alloc)->second.address < std::prev(alloc)->second.size) {
+  if (alloc != allocations_.begin() &&
+      op.src - std::prev(alloc)->second.address < std::prev(alloc)->second.size) {
     check.allocation = std::prev(alloc)->second;
   }
   if (options_.verify == VerifyMode::kNone || !op.has_checksum) {
     check.state = VerifyState::kUnverified;
     if (op.async) {
       // The driver may still be writing the buffer: keep it until the stream is known complete.
-      pending_copies_.push_back(PendingCopy{result_.copies.size(), op.stream, std::move(host), false});
+      pending_copies_.push_back(
+          PendingCopy{result_.copies.size(), op.stream, std::move(host), false});
     }
     result_.copies.push_back(std::move(check));
     return std::nullopt;
@@ -571,7 +614,8 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
   return std::nullopt;
 }
 
-void Executor::record_check(CopyCheck check, std::vector<uint8_t> bytes, bool complete, uint64_t stream) {
+void Executor::record_check(CopyCheck check, std::vector<uint8_t> bytes, bool complete,
+                            uint64_t stream) {
   size_t index = result_.copies.size();
   // The launches since the previous checked copy get this copy's verdict.
   std::vector<size_t> awaiting = std::move(launches_awaiting_verdict_);
@@ -615,7 +659,8 @@ MaybeError Executor::settle_copies(bool all, uint64_t stream) {
 }
 
 MaybeError Executor::synchronize_all() {
-  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS) return driver_.failure("cuCtxSynchronize", r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driver_.failure("cuCtxSynchronize", r);
   inflight_payloads_.clear();
   inflight_bytes_ = 0;
   if (auto e = settle_copies(true, 0)) return e;
@@ -634,15 +679,18 @@ MaybeError Executor::do_memset(const Action& a, const MemsetOp& op) {
   if (op.height <= 1) {
     switch (op.element_size) {
       case 1:
-        r = op.async ? api_.cuMemsetD8Async(d, static_cast<unsigned char>(op.value), op.width, stream)
-                     : api_.cuMemsetD8(d, static_cast<unsigned char>(op.value), op.width);
+        r = op.async
+                ? api_.cuMemsetD8Async(d, static_cast<unsigned char>(op.value), op.width, stream)
+                : api_.cuMemsetD8(d, static_cast<unsigned char>(op.value), op.width);
         break;
       case 2:
-        r = op.async ? api_.cuMemsetD16Async(d, static_cast<unsigned short>(op.value), op.width, stream)
-                     : api_.cuMemsetD16(d, static_cast<unsigned short>(op.value), op.width);
+        r = op.async
+                ? api_.cuMemsetD16Async(d, static_cast<unsigned short>(op.value), op.width, stream)
+                : api_.cuMemsetD16(d, static_cast<unsigned short>(op.value), op.width);
         break;
       default:
-        r = op.async ? api_.cuMemsetD32Async(d, op.value, op.width, stream) : api_.cuMemsetD32(d, op.value, op.width);
+        r = op.async ? api_.cuMemsetD32Async(d, op.value, op.width, stream)
+                     : api_.cuMemsetD32(d, op.value, op.width);
         break;
     }
   } else {
@@ -650,9 +698,16 @@ MaybeError Executor::do_memset(const Action& a, const MemsetOp& op) {
     for (uint64_t y = 0; y < op.height && r == CUDA_SUCCESS; ++y) {
       CUdeviceptr row_ptr = d + y * op.pitch;
       switch (op.element_size) {
-        case 1: r = api_.cuMemsetD8Async(row_ptr, static_cast<unsigned char>(op.value), op.width, stream); break;
-        case 2: r = api_.cuMemsetD16Async(row_ptr, static_cast<unsigned short>(op.value), op.width, stream); break;
-        default: r = api_.cuMemsetD32Async(row_ptr, op.value, op.width, stream); break;
+        case 1:
+          r = api_.cuMemsetD8Async(row_ptr, static_cast<unsigned char>(op.value), op.width, stream);
+          break;
+        case 2:
+          r = api_.cuMemsetD16Async(row_ptr, static_cast<unsigned short>(op.value), op.width,
+                                    stream);
+          break;
+        default:
+          r = api_.cuMemsetD32Async(row_ptr, op.value, op.width, stream);
+          break;
       }
     }
     if (r == CUDA_SUCCESS && !op.async) r = api_.cuStreamSynchronize(stream);

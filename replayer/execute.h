@@ -24,8 +24,8 @@ namespace cusnap::replayer {
 
 class Executor {
  public:
-  Executor(const Driver& driver, format::Reader& reader, const Plan& plan, const ReplayOptions& options,
-           ReplayResult& result);
+  Executor(const Driver& driver, format::Reader& reader, const Plan& plan,
+           const ReplayOptions& options, ReplayResult& result);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;

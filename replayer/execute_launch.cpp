@@ -37,7 +37,8 @@ Expected<CUfunction> Executor::function_for(const Action& a, const LaunchOp& op)
       }
     }
   }
-  return Error(ErrorKind::kCapture, "launch of a function the capture never obtained ('" + op.kernel_name + "')")
+  return Error(ErrorKind::kCapture,
+               "launch of a function the capture never obtained ('" + op.kernel_name + "')")
       .at_call(a.seq)
       .in_record("launch")
       .with_handle(op.function);
@@ -70,14 +71,15 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   if (op.cooperative && api_.cuOccupancyMaxActiveBlocksPerMultiprocessor != nullptr) {
     int per_sm = 0, sms = 0;
     int threads = static_cast<int>(op.block[0] * op.block[1] * op.block[2]);
-    if (api_.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f.value(), threads, op.shared_bytes) ==
-            CUDA_SUCCESS &&
-        api_.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_) == CUDA_SUCCESS) {
+    if (api_.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f.value(), threads,
+                                                         op.shared_bytes) == CUDA_SUCCESS &&
+        api_.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_) ==
+            CUDA_SUCCESS) {
       uint64_t blocks = uint64_t{op.grid[0]} * op.grid[1] * op.grid[2];
       if (blocks > static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(sms)) {
         return Error(ErrorKind::kTarget, "cooperative launch of " + std::to_string(blocks) +
-                                             " blocks; the device can keep " + std::to_string(per_sm * sms) +
-                                             " resident")
+                                             " blocks; the device can keep " +
+                                             std::to_string(per_sm * sms) + " resident")
             .at_call(a.seq)
             .in_record("launch");
       }
@@ -95,8 +97,8 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
 
   bool nvtx = options_.nvtx;
   if (nvtx) {
-    std::string name = (op.kernel_name.empty() ? std::string("kernel") : demangle(op.kernel_name)) + " #" +
-                       std::to_string(op.ordinal) + " (call " + std::to_string(a.seq) + ")";
+    std::string name = (op.kernel_name.empty() ? std::string("kernel") : demangle(op.kernel_name)) +
+                       " #" + std::to_string(op.ordinal) + " (call " + std::to_string(a.seq) + ")";
     nvtxRangePushA(name.c_str());
   }
   MaybeError error = result_.launches[index].selected && options_.timing
@@ -114,13 +116,13 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   return std::nullopt;
 }
 
-MaybeError Executor::issue_launch(const Action& a, const LaunchOp& op, CUfunction f, CUstream stream,
-                                  std::vector<uint8_t>& params) {
+MaybeError Executor::issue_launch(const Action& a, const LaunchOp& op, CUfunction f,
+                                  CUstream stream, std::vector<uint8_t>& params) {
   std::vector<void*>& args = args_scratch_;
   args.clear();
   size_t params_size = params.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &params_size,
-                   CU_LAUNCH_PARAM_END};
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &params_size, CU_LAUNCH_PARAM_END};
   void** kernel_params = nullptr;
   void** extra_ptr = nullptr;
   if (op.via_extra) {
@@ -134,7 +136,9 @@ MaybeError Executor::issue_launch(const Action& a, const LaunchOp& op, CUfunctio
   if (op.kind == LaunchOp::Kind::kLaunchKernelEx && !op.attributes.empty()) {
     api = "cuLaunchKernelEx";
     if (api_.cuLaunchKernelEx == nullptr) {
-      return Error(ErrorKind::kUnsupported, "the driver has no cuLaunchKernelEx").at_call(a.seq).in_record("launch");
+      return Error(ErrorKind::kUnsupported, "the driver has no cuLaunchKernelEx")
+          .at_call(a.seq)
+          .in_record("launch");
     }
     std::vector<CUlaunchAttribute> attributes(op.attributes.size());
     for (size_t i = 0; i < attributes.size(); ++i) {
@@ -162,11 +166,12 @@ MaybeError Executor::issue_launch(const Action& a, const LaunchOp& op, CUfunctio
           .at_call(a.seq)
           .in_record("launch");
     }
-    r = api_.cuLaunchCooperativeKernel(f, op.grid[0], op.grid[1], op.grid[2], op.block[0], op.block[1], op.block[2],
-                                       op.shared_bytes, stream, kernel_params);
+    r = api_.cuLaunchCooperativeKernel(f, op.grid[0], op.grid[1], op.grid[2], op.block[0],
+                                       op.block[1], op.block[2], op.shared_bytes, stream,
+                                       kernel_params);
   } else {
-    r = api_.cuLaunchKernel(f, op.grid[0], op.grid[1], op.grid[2], op.block[0], op.block[1], op.block[2],
-                            op.shared_bytes, stream, kernel_params, extra_ptr);
+    r = api_.cuLaunchKernel(f, op.grid[0], op.grid[1], op.grid[2], op.block[0], op.block[1],
+                            op.block[2], op.shared_bytes, stream, kernel_params, extra_ptr);
   }
   if (r != CUDA_SUCCESS) {
     return fail(a, std::string(api) + " of '" + op.kernel_name + "'", r).with_handle(op.function);
@@ -174,8 +179,9 @@ MaybeError Executor::issue_launch(const Action& a, const LaunchOp& op, CUfunctio
   return std::nullopt;
 }
 
-MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfunction f, CUstream stream,
-                                       std::vector<uint8_t>& params, size_t report) {
+MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfunction f,
+                                       CUstream stream, std::vector<uint8_t>& params,
+                                       size_t report) {
   const unsigned runs = options_.warmup + std::max(options_.repeat, 1u);
   const bool repeated = runs > 1;
   // An extracted capture's inputs are its beforeLaunch snapshot: each run starts from them
@@ -204,16 +210,19 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
     CUevent start = nullptr, end = nullptr;
     if (CUresult r = take_event(&start); r != CUDA_SUCCESS) return fail(a, "cuEventCreate", r);
     if (CUresult r = take_event(&end); r != CUDA_SUCCESS) return fail(a, "cuEventCreate", r);
-    if (CUresult r = api_.cuEventRecord(start, stream); r != CUDA_SUCCESS) return fail(a, "cuEventRecord", r);
+    if (CUresult r = api_.cuEventRecord(start, stream); r != CUDA_SUCCESS)
+      return fail(a, "cuEventRecord", r);
     if (auto e = issue_launch(a, op, f, stream, params)) return e;
-    if (CUresult r = api_.cuEventRecord(end, stream); r != CUDA_SUCCESS) return fail(a, "cuEventRecord", r);
+    if (CUresult r = api_.cuEventRecord(end, stream); r != CUDA_SUCCESS)
+      return fail(a, "cuEventRecord", r);
     if (!repeated) {
       // One run: read the time later, without stalling the pipeline now.
       pending_timings_.push_back(PendingTiming{report, start, end});
       if (pending_timings_.size() >= kMaxPendingTimings) return resolve_timings();
       return std::nullopt;
     }
-    if (CUresult r = api_.cuEventSynchronize(end); r != CUDA_SUCCESS) return fail(a, "cuEventSynchronize", r);
+    if (CUresult r = api_.cuEventSynchronize(end); r != CUDA_SUCCESS)
+      return fail(a, "cuEventSynchronize", r);
     float ms = 0;
     if (CUresult r = api_.cuEventElapsedTime(&ms, start, end); r != CUDA_SUCCESS) {
       return fail(a, "cuEventElapsedTime", r);
@@ -228,7 +237,8 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
 
 MaybeError Executor::resolve_timings() {
   for (const PendingTiming& t : pending_timings_) {
-    if (CUresult r = api_.cuEventSynchronize(t.end); r != CUDA_SUCCESS) return driver_.failure("cuEventSynchronize", r);
+    if (CUresult r = api_.cuEventSynchronize(t.end); r != CUDA_SUCCESS)
+      return driver_.failure("cuEventSynchronize", r);
     float ms = 0;
     if (CUresult r = api_.cuEventElapsedTime(&ms, t.start, t.end); r != CUDA_SUCCESS) {
       return driver_.failure("cuEventElapsedTime", r);
@@ -242,7 +252,8 @@ MaybeError Executor::resolve_timings() {
 }
 
 MaybeError Executor::save_memory() {
-  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS) return driver_.failure("cuCtxSynchronize", r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driver_.failure("cuCtxSynchronize", r);
   uint64_t total = memory_->mapped_bytes();
   if (total == 0) return std::nullopt;
   if (snapshot_bytes_ < total) {
@@ -259,25 +270,30 @@ MaybeError Executor::save_memory() {
   }
   uint64_t offset = 0;
   for (const PlacedRange& p : memory_->ranges()) {
-    if (CUresult r = api_.cuMemcpyDtoD(snapshot_ + offset, p.live_base, p.size); r != CUDA_SUCCESS) {
+    if (CUresult r = api_.cuMemcpyDtoD(snapshot_ + offset, p.live_base, p.size);
+        r != CUDA_SUCCESS) {
       return driver_.failure("saving device memory", r);
     }
     offset += p.size;
   }
-  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS) return driver_.failure("cuCtxSynchronize", r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driver_.failure("cuCtxSynchronize", r);
   return std::nullopt;
 }
 
 MaybeError Executor::restore_memory() {
-  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS) return driver_.failure("cuCtxSynchronize", r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driver_.failure("cuCtxSynchronize", r);
   uint64_t offset = 0;
   for (const PlacedRange& p : memory_->ranges()) {
-    if (CUresult r = api_.cuMemcpyDtoD(p.live_base, snapshot_ + offset, p.size); r != CUDA_SUCCESS) {
+    if (CUresult r = api_.cuMemcpyDtoD(p.live_base, snapshot_ + offset, p.size);
+        r != CUDA_SUCCESS) {
       return driver_.failure("restoring device memory", r);
     }
     offset += p.size;
   }
-  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS) return driver_.failure("cuCtxSynchronize", r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driver_.failure("cuCtxSynchronize", r);
   return std::nullopt;
 }
 
@@ -293,7 +309,8 @@ MaybeError Executor::flush_l2(CUstream stream) {
     }
   }
   static unsigned value = 0;
-  if (CUresult r = api_.cuMemsetD32Async(l2_scratch_, ++value, l2_bytes_ / 4, stream); r != CUDA_SUCCESS) {
+  if (CUresult r = api_.cuMemsetD32Async(l2_scratch_, ++value, l2_bytes_ / 4, stream);
+      r != CUDA_SUCCESS) {
     return driver_.failure("flushing L2", r);
   }
   return std::nullopt;

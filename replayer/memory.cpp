@@ -26,7 +26,8 @@ CUmemAllocationProp device_prop(int device) {
 
 }  // namespace
 
-std::vector<MemoryRange> DeviceMemory::widen(const std::vector<MemoryRange>& ranges, uint64_t granularity) {
+std::vector<MemoryRange> DeviceMemory::widen(const std::vector<MemoryRange>& ranges,
+                                             uint64_t granularity) {
   std::vector<MemoryRange> out;
   for (const MemoryRange& r : ranges) {
     uint64_t base = align_down(r.base, granularity);
@@ -54,7 +55,8 @@ Expected<std::unique_ptr<DeviceMemory>> DeviceMemory::create(const Driver& drive
   if (driver.has_vmm()) {
     CUmemAllocationProp prop = device_prop(device);
     size_t g = 0;
-    if (driver.api().cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
+    if (driver.api().cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
+            CUDA_SUCCESS &&
         g > 0 && (g & (g - 1)) == 0) {
       granularity = g;
     }
@@ -67,7 +69,8 @@ Expected<std::unique_ptr<DeviceMemory>> DeviceMemory::create(const Driver& drive
   return memory;
 }
 
-MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode mode, uint64_t granularity) {
+MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode mode,
+                               uint64_t granularity) {
   const DriverApi& api = driver_.api();
   PlacedRange placed;
   placed.captured_base = range.base;
@@ -83,7 +86,8 @@ MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode
     CUmemGenericAllocationHandle handle = 0;
     if (CUresult r = api.cuMemCreate(&handle, range.size, &prop, 0); r != CUDA_SUCCESS) {
       api.cuMemAddressFree(base, range.size);
-      return driver_.failure("cuMemCreate of " + std::to_string(range.size) + " bytes", r).with_address(range.base);
+      return driver_.failure("cuMemCreate of " + std::to_string(range.size) + " bytes", r)
+          .with_address(range.base);
     }
     if (CUresult r = api.cuMemMap(base, range.size, 0, handle, 0); r != CUDA_SUCCESS) {
       api.cuMemRelease(handle);
@@ -106,7 +110,8 @@ MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode
   } else {
     CUdeviceptr base = 0;
     if (CUresult r = api.cuMemAlloc(&base, range.size); r != CUDA_SUCCESS) {
-      return driver_.failure("cuMemAlloc of " + std::to_string(range.size) + " bytes", r).with_address(range.base);
+      return driver_.failure("cuMemAlloc of " + std::to_string(range.size) + " bytes", r)
+          .with_address(range.base);
     }
     placed.live_base = base;
     placed.backing = PlacedRange::Backing::kAlloc;
@@ -158,7 +163,8 @@ std::optional<uint64_t> DeviceMemory::translate(uint64_t address, uint64_t size)
 
 void DeviceMemory::forget_globals_of(uint64_t module) {
   std::erase_if(globals_, [module](const auto& g) { return g.second.physical == module; });
-  globals_moved_ = std::any_of(globals_.begin(), globals_.end(), [](const auto& g) { return g.second.relocated(); });
+  globals_moved_ = std::any_of(globals_.begin(), globals_.end(),
+                               [](const auto& g) { return g.second.relocated(); });
 }
 
 void DeviceMemory::add_global(uint64_t module, uint64_t captured, uint64_t size, uint64_t live) {
@@ -170,10 +176,12 @@ void DeviceMemory::add_global(uint64_t module, uint64_t captured, uint64_t size,
   p.backing = PlacedRange::Backing::kGlobal;
   globals_[captured] = p;
   // Recomputed: a global replaced at the same captured address may have stopped moving.
-  globals_moved_ = std::any_of(globals_.begin(), globals_.end(), [](const auto& g) { return g.second.relocated(); });
+  globals_moved_ = std::any_of(globals_.begin(), globals_.end(),
+                               [](const auto& g) { return g.second.relocated(); });
 }
 
-unsigned DeviceMemory::rewrite_pointers(std::vector<uint8_t>& params, const std::vector<ParamSlot>& layout) const {
+unsigned DeviceMemory::rewrite_pointers(std::vector<uint8_t>& params,
+                                        const std::vector<ParamSlot>& layout) const {
   if (relocated_count_ == 0 && !globals_moved_) return 0;
   unsigned rewritten = 0;
   auto rewrite_at = [&](size_t offset) {
@@ -204,7 +212,8 @@ uint64_t DeviceMemory::mapped_bytes() const {
 
 std::string DeviceMemory::relocation_summary() const {
   if (relocated_count_ == 0) return {};
-  std::string out = "RELOCATED: " + std::to_string(relocated_count_) + " of " + std::to_string(placed_.size()) +
+  std::string out = "RELOCATED: " + std::to_string(relocated_count_) + " of " +
+                    std::to_string(placed_.size()) +
                     " device ranges could not be placed at their captured addresses (";
   unsigned shown = 0;
   for (const PlacedRange& p : placed_) {
@@ -215,8 +224,9 @@ std::string DeviceMemory::relocation_summary() const {
     }
     out += (shown > 1 ? ", " : "") + hex(p.captured_base) + " -> " + hex(p.live_base);
   }
-  out += "). Pointer-sized kernel parameters are rewritten, but pointers stored inside device memory "
-         "still point at the captured addresses: results may be wrong.";
+  out +=
+      "). Pointer-sized kernel parameters are rewritten, but pointers stored inside device memory "
+      "still point at the captured addresses: results may be wrong.";
   return out;
 }
 

@@ -47,7 +47,8 @@ class DeviceMemory {
  public:
   // Reserves and maps every range of `ranges` (sorted, disjoint) on the current context.
   static Expected<std::unique_ptr<DeviceMemory>> create(const Driver& driver, int device,
-                                                        const std::vector<MemoryRange>& ranges, AddressMode mode);
+                                                        const std::vector<MemoryRange>& ranges,
+                                                        AddressMode mode);
   ~DeviceMemory();  // unmaps and frees everything it created
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
@@ -63,7 +64,8 @@ class DeviceMemory {
   // Rewrites pointer-sized slots (8 bytes) whose value lies in a moved range or global. Without
   // a layout (an opaque `extra` buffer) every aligned 8-byte word is considered. Returns how many
   // values were rewritten.
-  unsigned rewrite_pointers(std::vector<uint8_t>& params, const std::vector<ParamSlot>& layout) const;
+  unsigned rewrite_pointers(std::vector<uint8_t>& params,
+                            const std::vector<ParamSlot>& layout) const;
 
   bool any_relocated() const { return relocated_count_ > 0; }
   bool any_global_moved() const { return globals_moved_; }
@@ -74,7 +76,8 @@ class DeviceMemory {
   std::string relocation_summary() const;
   // The granularity-widened ranges that create() would map (for the memory check).
   static uint64_t bytes_needed(const std::vector<MemoryRange>& ranges, uint64_t granularity);
-  static std::vector<MemoryRange> widen(const std::vector<MemoryRange>& ranges, uint64_t granularity);
+  static std::vector<MemoryRange> widen(const std::vector<MemoryRange>& ranges,
+                                        uint64_t granularity);
 
  private:
   explicit DeviceMemory(const Driver& driver) : driver_(driver) {}
@@ -82,7 +85,7 @@ class DeviceMemory {
   const PlacedRange* find(uint64_t address) const;
 
   const Driver& driver_;
-  std::vector<PlacedRange> placed_;       // device ranges, sorted by captured_base
+  std::vector<PlacedRange> placed_;          // device ranges, sorted by captured_base
   std::map<uint64_t, PlacedRange> globals_;  // by captured address
   size_t relocated_count_ = 0;
   bool globals_moved_ = false;

@@ -1,5 +1,7 @@
 #include "replayer/plan.h"
 
+#include <kj/exception.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -7,8 +9,6 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
-
-#include <kj/exception.h>
 
 namespace cusnap::replayer {
 namespace {
@@ -23,16 +23,33 @@ constexpr size_t kLaunchAttributeValueBytes = 64;  // sizeof(CUlaunchAttributeVa
 constexpr uint32_t kHostAllocDeviceMap = 0x02;     // CU_MEMHOSTALLOC_DEVICEMAP
 constexpr uint64_t kPerThreadStream = 0x2;         // CU_STREAM_PER_THREAD
 
-format::BlobId to_blob(schema::BlobId::Reader id) { return format::BlobId{id.getHigh(), id.getLow()}; }
+format::BlobId to_blob(schema::BlobId::Reader id) {
+  return format::BlobId{id.getHigh(), id.getLow()};
+}
 
 bool add_overflows(uint64_t a, uint64_t b) { return a + b < a; }
 
 // Generic records for these calls may change device state the replay cannot reproduce.
 bool may_change_device_state(const std::string& api) {
-  static const char* const kPrefixes[] = {"cuGraph", "cuMemcpy", "cuMemset", "cuLaunch", "cuArray", "cuTex",
-                                          "cuSurf", "cuMipmapped", "cuStreamBeginCapture", "cuMemPrefetch",
-                                          "cuExternal", "cuIpc", "cuMemPool", "cuMemAdvise", "cuStreamWriteValue",
-                                          "cuStreamBatchMemOp", "cuModuleLoad", "cuLibraryLoad", "cuLink"};
+  static const char* const kPrefixes[] = {"cuGraph",
+                                          "cuMemcpy",
+                                          "cuMemset",
+                                          "cuLaunch",
+                                          "cuArray",
+                                          "cuTex",
+                                          "cuSurf",
+                                          "cuMipmapped",
+                                          "cuStreamBeginCapture",
+                                          "cuMemPrefetch",
+                                          "cuExternal",
+                                          "cuIpc",
+                                          "cuMemPool",
+                                          "cuMemAdvise",
+                                          "cuStreamWriteValue",
+                                          "cuStreamBatchMemOp",
+                                          "cuModuleLoad",
+                                          "cuLibraryLoad",
+                                          "cuLink"};
   for (const char* prefix : kPrefixes) {
     if (api.rfind(prefix, 0) == 0) return true;
   }
@@ -88,7 +105,8 @@ class PlanBuilder {
   MaybeError add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r);
   bool inside_live_range(uint64_t address, uint64_t size, bool host = false) const;
   MaybeError apply_deferred(uint64_t seq, const char* record, uint64_t related,
-                            std::optional<uint64_t> checksum, std::optional<format::BlobId> payload);
+                            std::optional<uint64_t> checksum,
+                            std::optional<format::BlobId> payload);
   MaybeError parse_legacy_deferred(uint64_t seq, uint64_t related, std::string_view message);
 
   format::Reader& reader_;
@@ -96,7 +114,7 @@ class PlanBuilder {
   std::vector<MemoryRange> raw_ranges_;
   std::set<std::string> warned_;
   std::set<uint64_t> contexts_;
-  std::unordered_map<uint64_t, size_t> copies_;  // seq -> index in plan_.actions
+  std::unordered_map<uint64_t, size_t> copies_;    // seq -> index in plan_.actions
   std::unordered_map<uint64_t, size_t> launches_;  // seq -> index in plan_.actions
   std::map<uint64_t, uint64_t> live_allocations_;  // base -> size, for snapshot coverage
   std::map<uint64_t, uint64_t> globals_;           // module variables: address -> size
@@ -129,7 +147,8 @@ MaybeError PlanBuilder::apply_deferred(uint64_t seq, const char* record, uint64_
   return std::nullopt;
 }
 
-MaybeError PlanBuilder::parse_legacy_deferred(uint64_t seq, uint64_t related, std::string_view message) {
+MaybeError PlanBuilder::parse_legacy_deferred(uint64_t seq, uint64_t related,
+                                              std::string_view message) {
   constexpr std::string_view kChecksum = "deferred hostChecksum=";
   constexpr std::string_view kPayload = "deferred payload=";
   if (message.substr(0, kChecksum.size()) == kChecksum) {
@@ -149,13 +168,15 @@ MaybeError PlanBuilder::parse_legacy_deferred(uint64_t seq, uint64_t related, st
   return std::nullopt;
 }
 
-MaybeError PlanBuilder::add_range(uint64_t seq, const char* record, uint64_t address, uint64_t size) {
+MaybeError PlanBuilder::add_range(uint64_t seq, const char* record, uint64_t address,
+                                  uint64_t size) {
   if (size == 0) return std::nullopt;
   if (address == 0 || size > kMaxRangeBytes || add_overflows(address, size)) {
     return capture_error(seq, record, "device range out of limits").with_address(address);
   }
   if (raw_ranges_.size() >= kMaxMemoryRanges) {
-    return capture_error(seq, record, "more than " + std::to_string(kMaxMemoryRanges) + " device allocations");
+    return capture_error(seq, record,
+                         "more than " + std::to_string(kMaxMemoryRanges) + " device allocations");
   }
   raw_ranges_.push_back({address, size});
   return std::nullopt;
@@ -168,13 +189,15 @@ bool PlanBuilder::in_device_memory(uint64_t address) const {
   return false;
 }
 
-MaybeError PlanBuilder::check_blob(uint64_t seq, const char* record, const format::BlobId& id, uint64_t size) {
+MaybeError PlanBuilder::check_blob(uint64_t seq, const char* record, const format::BlobId& id,
+                                   uint64_t size) {
   const format::BlobInfo* info = reader_.find_blob(id);
-  if (info == nullptr) return capture_error(seq, record, "blob " + id.to_hex() + " is not in the capture");
+  if (info == nullptr)
+    return capture_error(seq, record, "blob " + id.to_hex() + " is not in the capture");
   if (info->size != size) {
     return capture_error(seq, record,
-                         "blob " + id.to_hex() + " holds " + std::to_string(info->size) + " bytes, the call " +
-                             std::to_string(size));
+                         "blob " + id.to_hex() + " holds " + std::to_string(info->size) +
+                             " bytes, the call " + std::to_string(size));
   }
   return std::nullopt;
 }
@@ -185,20 +208,34 @@ MaybeError PlanBuilder::add_module_load(uint64_t seq, schema::ModuleLoad::Reader
   op.is_library = r.getIsLibrary();
   op.path = r.getPath();
   switch (r.getKind()) {
-    case schema::ModuleLoad::ImageKind::PTX: op.kind = ImageKind::kPtx; break;
-    case schema::ModuleLoad::ImageKind::CUBIN: op.kind = ImageKind::kCubin; break;
-    case schema::ModuleLoad::ImageKind::FATBIN: op.kind = ImageKind::kFatbin; break;
-    case schema::ModuleLoad::ImageKind::FATBIN_WRAPPER: op.kind = ImageKind::kFatbinWrapper; break;
-    case schema::ModuleLoad::ImageKind::FILE: op.kind = ImageKind::kFile; break;
-    default: op.kind = ImageKind::kUnknown; break;
+    case schema::ModuleLoad::ImageKind::PTX:
+      op.kind = ImageKind::kPtx;
+      break;
+    case schema::ModuleLoad::ImageKind::CUBIN:
+      op.kind = ImageKind::kCubin;
+      break;
+    case schema::ModuleLoad::ImageKind::FATBIN:
+      op.kind = ImageKind::kFatbin;
+      break;
+    case schema::ModuleLoad::ImageKind::FATBIN_WRAPPER:
+      op.kind = ImageKind::kFatbinWrapper;
+      break;
+    case schema::ModuleLoad::ImageKind::FILE:
+      op.kind = ImageKind::kFile;
+      break;
+    default:
+      op.kind = ImageKind::kUnknown;
+      break;
   }
   if (op.handle == 0) return capture_error(seq, "moduleLoad", "module load without a handle");
   if (!r.hasImage() || to_blob(r.getImage()).is_null()) {
-    return capture_error(seq, "moduleLoad", "the code image was not captured").with_handle(op.handle);
+    return capture_error(seq, "moduleLoad", "the code image was not captured")
+        .with_handle(op.handle);
   }
   op.image = to_blob(r.getImage());
   op.image_size = r.getImageSize();
-  if (auto e = check_blob(seq, "moduleLoad", op.image, op.image_size)) return e->with_handle(op.handle);
+  if (auto e = check_blob(seq, "moduleLoad", op.image, op.image_size))
+    return e->with_handle(op.handle);
   push(seq, std::move(op));
   return std::nullopt;
 }
@@ -208,7 +245,8 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
   uint64_t size = r.getSize();
   const char* name = "device";
   switch (r.getKind()) {
-    case Kind::DEVICE: break;
+    case Kind::DEVICE:
+      break;
     case Kind::PITCH:
       name = "pitch";
       if (size == 0) {
@@ -218,20 +256,28 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
         size = r.getPitch() * r.getHeight();
       }
       break;
-    case Kind::ASYNC: name = "async"; break;
-    case Kind::FROM_POOL: name = "fromPool"; break;
+    case Kind::ASYNC:
+      name = "async";
+      break;
+    case Kind::FROM_POOL:
+      name = "fromPool";
+      break;
     case Kind::MANAGED:
       name = "managed";
       warn_once("managed", seq,
-                "managed memory: host writes to it are invisible to the capture, replayed contents may differ");
+                "managed memory: host writes to it are invisible to the capture, replayed contents "
+                "may differ");
       break;
-    case Kind::VMM_RESERVE: name = "vmmReserve"; break;
+    case Kind::VMM_RESERVE:
+      name = "vmmReserve";
+      break;
     case Kind::HOST_ALLOC:
     case Kind::HOST:
     case Kind::HOST_REGISTER:
       if ((r.getFlags() & kHostAllocDeviceMap) != 0 || r.getKind() == Kind::HOST_REGISTER) {
         warn_once("hostmap", seq,
-                  "host memory visible to kernels (mapped/registered) is not replayed: kernels reading it "
+                  "host memory visible to kernels (mapped/registered) is not replayed: kernels "
+                  "reading it "
                   "will see other data");
       }
       if (r.getAddress() != 0 && r.getSize() != 0 && r.getSize() <= kMaxRangeBytes) {
@@ -259,16 +305,25 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
   uint64_t dst = r.getDst();
   uint64_t src = r.getSrc();
   switch (r.getKind()) {
-    case Kind::HOST_TO_DEVICE: op.direction = CopyDirection::kHostToDevice; break;
-    case Kind::DEVICE_TO_HOST: op.direction = CopyDirection::kDeviceToHost; break;
+    case Kind::HOST_TO_DEVICE:
+      op.direction = CopyDirection::kHostToDevice;
+      break;
+    case Kind::DEVICE_TO_HOST:
+      op.direction = CopyDirection::kDeviceToHost;
+      break;
     case Kind::DEVICE_TO_DEVICE:
-    case Kind::PEER: op.direction = CopyDirection::kDeviceToDevice; break;
+    case Kind::PEER:
+      op.direction = CopyDirection::kDeviceToDevice;
+      break;
     case Kind::UNIFIED: {
       bool dst_device = in_device_memory(dst);
       bool src_device = in_device_memory(src);
-      if (dst_device && src_device) op.direction = CopyDirection::kDeviceToDevice;
-      else if (dst_device) op.direction = CopyDirection::kHostToDevice;
-      else if (src_device) op.direction = CopyDirection::kDeviceToHost;
+      if (dst_device && src_device)
+        op.direction = CopyDirection::kDeviceToDevice;
+      else if (dst_device)
+        op.direction = CopyDirection::kHostToDevice;
+      else if (src_device)
+        op.direction = CopyDirection::kDeviceToHost;
       else {
         skip("memcpy (host to host)");
         return std::nullopt;
@@ -283,7 +338,9 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
       skip("memcpy (array)");
       return std::nullopt;
   }
-  if (op.dimensions > 3) return capture_error(seq, "memcpy", "copy with " + std::to_string(op.dimensions) + " dimensions");
+  if (op.dimensions > 3)
+    return capture_error(seq, "memcpy",
+                         "copy with " + std::to_string(op.dimensions) + " dimensions");
   if (op.dimensions > 1) {
     auto g = r.getGeometry();
     uint64_t depth = std::max<uint64_t>(g.getDepth(), 1);
@@ -295,12 +352,14 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
     op.src_height = std::max<uint64_t>(g.getSrcHeight(), op.height);
     op.dst_height = std::max<uint64_t>(g.getDstHeight(), op.height);
     constexpr uint64_t kMaxDim = uint64_t{1} << 24;  // rows or slices
-    if (op.width > kMaxRangeBytes || op.height > kMaxDim || depth > kMaxDim || op.src_height > kMaxDim ||
-        op.dst_height > kMaxDim || op.height * depth > kMaxRangeBytes / std::max<uint64_t>(op.width, 1) ||
+    if (op.width > kMaxRangeBytes || op.height > kMaxDim || depth > kMaxDim ||
+        op.src_height > kMaxDim || op.dst_height > kMaxDim ||
+        op.height * depth > kMaxRangeBytes / std::max<uint64_t>(op.width, 1) ||
         op.src_pitch > kMaxRangeBytes / kMaxDim || op.dst_pitch > kMaxRangeBytes / kMaxDim) {
       return capture_error(seq, "memcpy", "2D/3D copy geometry out of limits");
     }
-    for (auto [pitch, rows_per_slice] : {std::pair{op.src_pitch, op.src_height}, std::pair{op.dst_pitch, op.dst_height}}) {
+    for (auto [pitch, rows_per_slice] :
+         {std::pair{op.src_pitch, op.src_height}, std::pair{op.dst_pitch, op.dst_height}}) {
       uint64_t rows = (depth - 1) * rows_per_slice + op.height;  // < 2^49: no overflow
       if (pitch != 0 && rows > kMaxRangeBytes / pitch) {
         return capture_error(seq, "memcpy", "2D/3D copy extent out of limits");
@@ -308,15 +367,19 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
     }
     // Fold the x/y offsets into the device addresses; the host side is always packed.
     // Row y of slice z starts (z * height + y) * pitch bytes in (height: rows per slice).
-    auto offset = [&](uint64_t x, uint64_t y, uint64_t z, uint64_t height, uint64_t pitch) -> std::optional<uint64_t> {
-      if (x > kMaxRangeBytes || y > kMaxRangeBytes || z > kMaxRangeBytes || height > kMaxRangeBytes) return std::nullopt;
+    auto offset = [&](uint64_t x, uint64_t y, uint64_t z, uint64_t height,
+                      uint64_t pitch) -> std::optional<uint64_t> {
+      if (x > kMaxRangeBytes || y > kMaxRangeBytes || z > kMaxRangeBytes || height > kMaxRangeBytes)
+        return std::nullopt;
       if (height != 0 && z > kMaxRangeBytes / height) return std::nullopt;
       uint64_t row = z * height + y;
       if (row > kMaxRangeBytes || (pitch != 0 && row > kMaxRangeBytes / pitch)) return std::nullopt;
       return row * pitch + x;
     };
-    auto dst_off = offset(g.getDstXInBytes(), g.getDstY(), g.getDstZ(), g.getDstHeight(), op.dst_pitch);
-    auto src_off = offset(g.getSrcXInBytes(), g.getSrcY(), g.getSrcZ(), g.getSrcHeight(), op.src_pitch);
+    auto dst_off =
+        offset(g.getDstXInBytes(), g.getDstY(), g.getDstZ(), g.getDstHeight(), op.dst_pitch);
+    auto src_off =
+        offset(g.getSrcXInBytes(), g.getSrcY(), g.getSrcZ(), g.getSrcHeight(), op.src_pitch);
     if (!dst_off || !src_off) return capture_error(seq, "memcpy", "2D copy offsets out of limits");
     dst += *dst_off;
     src += *src_off;
@@ -341,7 +404,8 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
     op.payload = r.hasPayload() ? to_blob(r.getPayload()) : format::BlobId{};
     if (op.payload.is_null()) {
       warn_once("nopayload", seq,
-                "host-to-device copies without captured bytes (dropped at capture): device contents will differ");
+                "host-to-device copies without captured bytes (dropped at capture): device "
+                "contents will differ");
       skip("memcpy (payload missing)");
       return std::nullopt;
     }
@@ -371,7 +435,8 @@ MaybeError PlanBuilder::add_memset(uint64_t seq, schema::Memset::Reader r) {
   }
   uint64_t row = op.width * op.element_size;
   if (op.width > kMaxRangeBytes || op.height > kMaxRangeBytes || op.pitch > kMaxRangeBytes ||
-      (op.height > 1 && (op.pitch < row || op.height > kMaxRangeBytes / std::max<uint64_t>(op.pitch, 1)))) {
+      (op.height > 1 &&
+       (op.pitch < row || op.height > kMaxRangeBytes / std::max<uint64_t>(op.pitch, 1)))) {
     return capture_error(seq, "memset", "memset geometry out of limits");
   }
   if (op.width == 0) {
@@ -385,9 +450,15 @@ MaybeError PlanBuilder::add_memset(uint64_t seq, schema::Memset::Reader r) {
 MaybeError PlanBuilder::add_launch(uint64_t seq, schema::Launch::Reader r) {
   LaunchOp op;
   switch (r.getKind()) {
-    case schema::Launch::Kind::LAUNCH_KERNEL: op.kind = LaunchOp::Kind::kLaunchKernel; break;
-    case schema::Launch::Kind::LAUNCH_KERNEL_EX: op.kind = LaunchOp::Kind::kLaunchKernelEx; break;
-    case schema::Launch::Kind::LAUNCH_COOPERATIVE_KERNEL: op.kind = LaunchOp::Kind::kCooperative; break;
+    case schema::Launch::Kind::LAUNCH_KERNEL:
+      op.kind = LaunchOp::Kind::kLaunchKernel;
+      break;
+    case schema::Launch::Kind::LAUNCH_KERNEL_EX:
+      op.kind = LaunchOp::Kind::kLaunchKernelEx;
+      break;
+    case schema::Launch::Kind::LAUNCH_COOPERATIVE_KERNEL:
+      op.kind = LaunchOp::Kind::kCooperative;
+      break;
     default:
       return Error(ErrorKind::kUnsupported, "multi-device cooperative launches are not replayed")
           .at_call(seq)
@@ -410,32 +481,38 @@ MaybeError PlanBuilder::add_launch(uint64_t seq, schema::Launch::Reader r) {
   }
   auto params = r.getParams();
   if (params.size() > kMaxParamBytes) {
-    return capture_error(seq, "launch", "parameter block of " + std::to_string(params.size()) + " bytes");
+    return capture_error(seq, "launch",
+                         "parameter block of " + std::to_string(params.size()) + " bytes");
   }
   op.params.assign(params.begin(), params.end());
   op.has_layout = r.hasLayout();
   for (auto slot : r.getLayout()) {
-    if (op.layout.size() >= kMaxParamBytes) return capture_error(seq, "launch", "too many parameter slots");
+    if (op.layout.size() >= kMaxParamBytes)
+      return capture_error(seq, "launch", "too many parameter slots");
     uint64_t end = uint64_t{slot.getOffset()} + slot.getSize();
     if (end > op.params.size()) {
       return capture_error(seq, "launch",
-                           "parameter slot [" + std::to_string(slot.getOffset()) + ", " + std::to_string(end) +
-                               ") outside the " + std::to_string(op.params.size()) + "-byte parameter block");
+                           "parameter slot [" + std::to_string(slot.getOffset()) + ", " +
+                               std::to_string(end) + ") outside the " +
+                               std::to_string(op.params.size()) + "-byte parameter block");
     }
     op.layout.push_back({slot.getOffset(), slot.getSize()});
   }
   if (!op.via_extra && !op.has_layout) {
     return Error(ErrorKind::kUnsupported,
-                 "the parameters of this launch were not captured (no layout for '" + op.kernel_name + "')")
+                 "the parameters of this launch were not captured (no layout for '" +
+                     op.kernel_name + "')")
         .at_call(seq)
         .in_record("launch")
         .with_handle(op.function);
   }
   auto attributes = r.getAttributes();
-  if (attributes.size() > kMaxLaunchAttributes) return capture_error(seq, "launch", "too many launch attributes");
+  if (attributes.size() > kMaxLaunchAttributes)
+    return capture_error(seq, "launch", "too many launch attributes");
   for (auto a : attributes) {
     if (a.getValue().size() > kLaunchAttributeValueBytes) {
-      return capture_error(seq, "launch", "launch attribute value larger than CUlaunchAttributeValue");
+      return capture_error(seq, "launch",
+                           "launch attribute value larger than CUlaunchAttributeValue");
     }
     LaunchAttributeOp attribute{a.getId(), {a.getValue().begin(), a.getValue().end()}};
     if (attribute.id == kAttributeClusterDimension) plan_.uses_cluster_launch = true;
@@ -476,11 +553,15 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     auto kind = event.getKind();
     if (event.getHasRelatedSeq()) {
       auto text = event.getMessage();
-      if (auto e = parse_legacy_deferred(seq, event.getRelatedSeq(), std::string_view(text.cStr(), text.size()))) return e;
+      if (auto e = parse_legacy_deferred(seq, event.getRelatedSeq(),
+                                         std::string_view(text.cStr(), text.size())))
+        return e;
     }
-    if (kind == schema::ToolEvent::Kind::CAPTURE_DISABLED || kind == schema::ToolEvent::Kind::RECORDS_DROPPED ||
+    if (kind == schema::ToolEvent::Kind::CAPTURE_DISABLED ||
+        kind == schema::ToolEvent::Kind::RECORDS_DROPPED ||
         kind == schema::ToolEvent::Kind::INTERNAL_ERROR) {
-      plan_.warnings.push_back({seq, std::string("capture tool event: ") + event.getMessage().cStr()});
+      plan_.warnings.push_back(
+          {seq, std::string("capture tool event: ") + event.getMessage().cStr()});
     }
     skip("toolEvent");
     return std::nullopt;
@@ -493,8 +574,9 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     if (d.hasPayload()) payload = to_blob(d.getPayload());
     if (auto e = apply_deferred(seq, "deferredResult", d.getCallSeq(), checksum, payload)) return e;
     if (d.hasMissing() && d.getMissing().size() > 0) {
-      warn_once("deferred-missing", seq, std::string("a stream-ordered copy result was not observed at capture: ") +
-                                              d.getMissing().cStr());
+      warn_once("deferred-missing", seq,
+                std::string("a stream-ordered copy result was not observed at capture: ") +
+                    d.getMissing().cStr());
     }
     skip("deferredResult");
     return std::nullopt;
@@ -504,7 +586,8 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     return std::nullopt;
   }
   switch (which) {
-    case Which::MODULE_LOAD: return add_module_load(seq, record.getModuleLoad());
+    case Which::MODULE_LOAD:
+      return add_module_load(seq, record.getModuleLoad());
     case Which::MODULE_UNLOAD: {
       auto r = record.getModuleUnload();
       push(seq, ModuleUnloadOp{r.getHandle(), r.getIsLibrary()});
@@ -514,10 +597,18 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       auto r = record.getFunctionGet();
       FunctionGetOp op;
       switch (r.getKind()) {
-        case schema::FunctionGet::Kind::MODULE_FUNCTION: op.kind = FunctionGetOp::Kind::kModuleFunction; break;
-        case schema::FunctionGet::Kind::LIBRARY_KERNEL: op.kind = FunctionGetOp::Kind::kLibraryKernel; break;
-        case schema::FunctionGet::Kind::KERNEL_GET_FUNCTION: op.kind = FunctionGetOp::Kind::kKernelGetFunction; break;
-        default: op.kind = FunctionGetOp::Kind::kEnumerated; break;
+        case schema::FunctionGet::Kind::MODULE_FUNCTION:
+          op.kind = FunctionGetOp::Kind::kModuleFunction;
+          break;
+        case schema::FunctionGet::Kind::LIBRARY_KERNEL:
+          op.kind = FunctionGetOp::Kind::kLibraryKernel;
+          break;
+        case schema::FunctionGet::Kind::KERNEL_GET_FUNCTION:
+          op.kind = FunctionGetOp::Kind::kKernelGetFunction;
+          break;
+        default:
+          op.kind = FunctionGetOp::Kind::kEnumerated;
+          break;
       }
       op.module = r.getModule();
       op.handle = r.getHandle();
@@ -536,15 +627,18 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
         return capture_error(seq, "globalGet", "global out of limits").with_address(r.getAddress());
       }
       if (r.getAddress() != 0 && r.getSize() != 0) globals_[r.getAddress()] = r.getSize();
-      push(seq, GlobalGetOp{r.getModule(), r.getIsLibrary(), r.getName(), r.getAddress(), r.getSize()});
+      push(seq,
+           GlobalGetOp{r.getModule(), r.getIsLibrary(), r.getName(), r.getAddress(), r.getSize()});
       return std::nullopt;
     }
     case Which::FUNCTION_SET_ATTRIBUTE: {
       auto r = record.getFunctionSetAttribute();
-      push(seq, FunctionAttributeOp{r.getFunction(), r.getIsKernel(), r.getAttribute(), r.getValue(), r.getDevice()});
+      push(seq, FunctionAttributeOp{r.getFunction(), r.getIsKernel(), r.getAttribute(),
+                                    r.getValue(), r.getDevice()});
       return std::nullopt;
     }
-    case Which::MEM_ALLOC: return add_mem_alloc(seq, record.getMemAlloc());
+    case Which::MEM_ALLOC:
+      return add_mem_alloc(seq, record.getMemAlloc());
     case Which::MEM_FREE: {
       auto r = record.getMemFree();
       auto kind = r.getKind();
@@ -557,15 +651,20 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       }
       return std::nullopt;
     }
-    case Which::MEMCPY: return add_memcpy(seq, record.getMemcpy());
-    case Which::MEMSET: return add_memset(seq, record.getMemset());
-    case Which::LAUNCH: return add_launch(seq, record.getLaunch());
+    case Which::MEMCPY:
+      return add_memcpy(seq, record.getMemcpy());
+    case Which::MEMSET:
+      return add_memset(seq, record.getMemset());
+    case Which::LAUNCH:
+      return add_launch(seq, record.getLaunch());
     case Which::STREAM_CREATE: {
       auto r = record.getStreamCreate();
       push(seq, StreamCreateOp{r.getStream(), r.getFlags(), r.getPriority()});
       return std::nullopt;
     }
-    case Which::STREAM_DESTROY: push(seq, StreamDestroyOp{record.getStreamDestroy().getStream()}); return std::nullopt;
+    case Which::STREAM_DESTROY:
+      push(seq, StreamDestroyOp{record.getStreamDestroy().getStream()});
+      return std::nullopt;
     case Which::STREAM_WAIT_EVENT: {
       auto r = record.getStreamWaitEvent();
       push(seq, StreamWaitOp{r.getStream(), r.getEvent(), r.getFlags()});
@@ -584,9 +683,15 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       push(seq, EventRecordOp{r.getEvent(), r.getStream()});
       return std::nullopt;
     }
-    case Which::EVENT_SYNCHRONIZE: push(seq, EventSyncOp{record.getEventSynchronize().getEvent()}); return std::nullopt;
-    case Which::EVENT_DESTROY: push(seq, EventDestroyOp{record.getEventDestroy().getEvent()}); return std::nullopt;
-    case Which::CONTEXT_SYNCHRONIZE: push(seq, ContextSyncOp{}); return std::nullopt;
+    case Which::EVENT_SYNCHRONIZE:
+      push(seq, EventSyncOp{record.getEventSynchronize().getEvent()});
+      return std::nullopt;
+    case Which::EVENT_DESTROY:
+      push(seq, EventDestroyOp{record.getEventDestroy().getEvent()});
+      return std::nullopt;
+    case Which::CONTEXT_SYNCHRONIZE:
+      push(seq, ContextSyncOp{});
+      return std::nullopt;
     case Which::CONTEXT_CREATE:
       contexts_.insert(record.getContextCreate().getContext());
       skip("contextCreate");
@@ -598,18 +703,21 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       skip("primaryContext");
       return std::nullopt;
     case Which::HOST_FUNC:
-      warn_once("hostfunc", seq, "host functions (cuLaunchHostFunc) are not replayed; stream order is kept");
+      warn_once("hostfunc", seq,
+                "host functions (cuLaunchHostFunc) are not replayed; stream order is kept");
       skip("hostFunc");
       return std::nullopt;
     case Which::GENERIC: {
       std::string api = record.getApiName();
       if (record.getGeneric().getAffectsDeviceState() || may_change_device_state(api)) {
-        warn_once("generic:" + api, seq, api + " is not modelled by the capture: replay may diverge");
+        warn_once("generic:" + api, seq,
+                  api + " is not modelled by the capture: replay may diverge");
       }
       skip("generic " + api);
       return std::nullopt;
     }
-    case Which::MEMORY_SNAPSHOT: return add_snapshot(seq, record.getMemorySnapshot());
+    case Which::MEMORY_SNAPSHOT:
+      return add_snapshot(seq, record.getMemorySnapshot());
     default:
       skip(format::call_kind_name(static_cast<uint16_t>(which)));
       return std::nullopt;
@@ -642,13 +750,16 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
   auto& launch = std::get<LaunchOp>(plan_.actions[found->second].op);
   if (r.getLaunchOrdinal() != launch.ordinal) {
     return capture_error(seq, kRecord,
-                         "snapshot names launch ordinal " + std::to_string(r.getLaunchOrdinal()) + ", call " +
-                             std::to_string(launch_seq) + " is launch #" + std::to_string(launch.ordinal));
+                         "snapshot names launch ordinal " + std::to_string(r.getLaunchOrdinal()) +
+                             ", call " + std::to_string(launch_seq) + " is launch #" +
+                             std::to_string(launch.ordinal));
   }
   SkippedSnapshot skipped{seq, launch_seq, launch.ordinal, launch.kernel_name, "", ""};
   SnapshotPhase phase = SnapshotPhase::kBeforeLaunch;
   switch (r.getPhase()) {
-    case schema::MemorySnapshot::Phase::BEFORE_LAUNCH: skipped.phase = "beforeLaunch"; break;
+    case schema::MemorySnapshot::Phase::BEFORE_LAUNCH:
+      skipped.phase = "beforeLaunch";
+      break;
     case schema::MemorySnapshot::Phase::AFTER_LAUNCH:
       skipped.phase = "afterLaunch";
       phase = SnapshotPhase::kAfterLaunch;
@@ -670,11 +781,13 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
     skip("memorySnapshot (skipped at capture)");
     return std::nullopt;
   }
-  std::optional<Snapshot>& slot = phase == SnapshotPhase::kBeforeLaunch ? launch.before : launch.after;
+  std::optional<Snapshot>& slot =
+      phase == SnapshotPhase::kBeforeLaunch ? launch.before : launch.after;
   if (slot) {
     return capture_error(seq, kRecord,
                          std::string("a second ") + skipped.phase + " snapshot of launch call " +
-                             std::to_string(launch_seq) + " (the first is call " + std::to_string(slot->seq) + ")");
+                             std::to_string(launch_seq) + " (the first is call " +
+                             std::to_string(slot->seq) + ")");
   }
   if (chunk_bytes_ == 0 || chunk_bytes_ > kMaxSnapshotChunkBytes) {
     return capture_error(seq, kRecord,
@@ -703,36 +816,46 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
     }
     if (chunk.size == 0 || chunk.size > chunk_bytes_) {
       return capture_error(seq, kRecord,
-                           where + ": " + std::to_string(chunk.size) + " bytes, the chunk size is " +
-                               std::to_string(chunk_bytes_))
+                           where + ": " + std::to_string(chunk.size) +
+                               " bytes, the chunk size is " + std::to_string(chunk_bytes_))
           .with_address(chunk.address);
     }
     if (chunk.address == 0 || add_overflows(chunk.address, chunk.size)) {
-      return capture_error(seq, kRecord, where + ": address out of limits").with_address(chunk.address);
-    }
-    if (!snapshot.chunks.empty() && chunk.address < previous_end) {
-      return capture_error(seq, kRecord, where + ": overlaps or precedes the previous chunk (chunks must be in "
-                                                 "increasing address order, non-overlapping)")
+      return capture_error(seq, kRecord, where + ": address out of limits")
           .with_address(chunk.address);
     }
-    if (!inside_live_range(chunk.address, chunk.size) && inside_live_range(chunk.address, chunk.size, true)) {
+    if (!snapshot.chunks.empty() && chunk.address < previous_end) {
+      return capture_error(seq, kRecord,
+                           where +
+                               ": overlaps or precedes the previous chunk (chunks must be in "
+                               "increasing address order, non-overlapping)")
+          .with_address(chunk.address);
+    }
+    if (!inside_live_range(chunk.address, chunk.size) &&
+        inside_live_range(chunk.address, chunk.size, true)) {
       // Host-mapped / registered host memory is not replayed: its chunks can be neither
       // restored nor compared. Said once, counted per snapshot.
-      warn_once("snapshot-host", seq,
-                "snapshot chunks in host memory (mapped or registered) are not restored or compared");
+      warn_once(
+          "snapshot-host", seq,
+          "snapshot chunks in host memory (mapped or registered) are not restored or compared");
       previous_end = chunk.address + chunk.size;
       ++snapshot.host_chunks;
       continue;
     }
     if (!inside_live_range(chunk.address, chunk.size)) {
-      return capture_error(seq, kRecord, where + ": outside every allocation and module variable live at the launch")
+      return capture_error(
+                 seq, kRecord,
+                 where + ": outside every allocation and module variable live at the launch")
           .with_address(chunk.address);
     }
-    if (chunk.blob.is_null()) return capture_error(seq, kRecord, where + ": no hash").with_address(chunk.address);
+    if (chunk.blob.is_null())
+      return capture_error(seq, kRecord, where + ": no hash").with_address(chunk.address);
     if (chunk.hash_only) {
       if (phase == SnapshotPhase::kBeforeLaunch && plan_.extract) {
         return capture_error(seq, kRecord,
-                             where + ": an extracted capture's input chunk must hold its bytes, not only its hash")
+                             where +
+                                 ": an extracted capture's input chunk must hold its bytes, not "
+                                 "only its hash")
             .with_address(chunk.address);
       }
       ++snapshot.hash_only_chunks;
@@ -773,12 +896,18 @@ Plan PlanBuilder::finish() {
 
 const char* image_kind_name(ImageKind kind) {
   switch (kind) {
-    case ImageKind::kPtx: return "ptx";
-    case ImageKind::kCubin: return "cubin";
-    case ImageKind::kFatbin: return "fatbin";
-    case ImageKind::kFatbinWrapper: return "fatbin wrapper";
-    case ImageKind::kFile: return "file";
-    case ImageKind::kUnknown: break;
+    case ImageKind::kPtx:
+      return "ptx";
+    case ImageKind::kCubin:
+      return "cubin";
+    case ImageKind::kFatbin:
+      return "fatbin";
+    case ImageKind::kFatbinWrapper:
+      return "fatbin wrapper";
+    case ImageKind::kFile:
+      return "file";
+    case ImageKind::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -789,19 +918,36 @@ const char* snapshot_phase_name(SnapshotPhase phase) {
 
 const char* copy_direction_name(CopyDirection direction) {
   switch (direction) {
-    case CopyDirection::kHostToDevice: return "host to device";
-    case CopyDirection::kDeviceToHost: return "device to host";
-    case CopyDirection::kDeviceToDevice: return "device to device";
+    case CopyDirection::kHostToDevice:
+      return "host to device";
+    case CopyDirection::kDeviceToHost:
+      return "device to host";
+    case CopyDirection::kDeviceToDevice:
+      return "device to device";
   }
   return "?";
 }
 
 const char* operation_name(const Operation& op) {
-  static const char* const kNames[] = {"moduleLoad", "moduleUnload", "functionGet", "globalGet",
-                                       "functionSetAttribute", "memAlloc", "memFree", "memcpy", "memset",
-                                       "launch", "streamCreate", "streamDestroy", "streamWaitEvent",
-                                       "streamSynchronize", "eventCreate", "eventRecord", "eventSynchronize",
-                                       "eventDestroy", "contextSynchronize"};
+  static const char* const kNames[] = {"moduleLoad",
+                                       "moduleUnload",
+                                       "functionGet",
+                                       "globalGet",
+                                       "functionSetAttribute",
+                                       "memAlloc",
+                                       "memFree",
+                                       "memcpy",
+                                       "memset",
+                                       "launch",
+                                       "streamCreate",
+                                       "streamDestroy",
+                                       "streamWaitEvent",
+                                       "streamSynchronize",
+                                       "eventCreate",
+                                       "eventRecord",
+                                       "eventSynchronize",
+                                       "eventDestroy",
+                                       "contextSynchronize"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }
@@ -837,7 +983,8 @@ Expected<Plan> build_plan(format::Reader& reader) {
     plan.integrity = reader.recovery().summary();
     return plan;
   } catch (const kj::Exception& e) {
-    return Error(ErrorKind::kCapture, std::string("malformed record: ") + e.getDescription().cStr());
+    return Error(ErrorKind::kCapture,
+                 std::string("malformed record: ") + e.getDescription().cStr());
   } catch (const std::exception& e) {
     return Error(ErrorKind::kCapture, std::string("reading the capture: ") + e.what());
   }

@@ -37,8 +37,8 @@
 namespace cusnap::replayer {
 
 // Limits that protect the replay from hostile captures (a real capture stays far below them).
-inline constexpr uint64_t kMaxParamBytes = 32764;               // CUDA's parameter block limit
-inline constexpr uint64_t kMaxRangeBytes = uint64_t{1} << 44;    // one allocation / copy
+inline constexpr uint64_t kMaxParamBytes = 32764;              // CUDA's parameter block limit
+inline constexpr uint64_t kMaxRangeBytes = uint64_t{1} << 44;  // one allocation / copy
 inline constexpr uint64_t kMaxLaunchAttributes = 64;
 inline constexpr uint64_t kMaxMemoryRanges = uint64_t{1} << 20;
 // Snapshot chunks are read one at a time; a chunk larger than this is not a real capture's.
@@ -114,7 +114,7 @@ struct CopyOp {
   uint64_t stream = 0;
   format::BlobId payload;  // HtoD
   bool has_checksum = false;
-  uint64_t checksum = 0;   // DtoH: XXH3-64 of the bytes the application received
+  uint64_t checksum = 0;  // DtoH: XXH3-64 of the bytes the application received
   // 2D/3D (dimensions > 1): `depth` slices of `height` rows of `width` bytes; on a device side,
   // rows are `*_pitch` bytes apart and slices `*_pitch * *_height` bytes apart.
   uint8_t dimensions = 1;
@@ -138,7 +138,7 @@ struct MemsetOp {
   uint8_t element_size = 1;  // 1, 2, 4
   uint64_t width = 0;        // elements per row
   uint64_t height = 1;
-  uint64_t pitch = 0;        // bytes between rows (2D)
+  uint64_t pitch = 0;  // bytes between rows (2D)
   bool async = false;
   uint64_t stream = 0;
 };
@@ -196,13 +196,17 @@ struct StreamCreateOp {
   uint32_t flags = 0;
   int32_t priority = 0;
 };
-struct StreamDestroyOp { uint64_t stream = 0; };
+struct StreamDestroyOp {
+  uint64_t stream = 0;
+};
 struct StreamWaitOp {
   uint64_t stream = 0;
   uint64_t event = 0;
   uint32_t flags = 0;
 };
-struct StreamSyncOp { uint64_t stream = 0; };
+struct StreamSyncOp {
+  uint64_t stream = 0;
+};
 struct EventCreateOp {
   uint64_t event = 0;
   uint32_t flags = 0;
@@ -211,14 +215,19 @@ struct EventRecordOp {
   uint64_t event = 0;
   uint64_t stream = 0;
 };
-struct EventSyncOp { uint64_t event = 0; };
-struct EventDestroyOp { uint64_t event = 0; };
+struct EventSyncOp {
+  uint64_t event = 0;
+};
+struct EventDestroyOp {
+  uint64_t event = 0;
+};
 struct ContextSyncOp {};
 
 using Operation =
-    std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp, AllocOp, FreeOp,
-                 CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp, StreamWaitOp, StreamSyncOp,
-                 EventCreateOp, EventRecordOp, EventSyncOp, EventDestroyOp, ContextSyncOp>;
+    std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp,
+                 AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
+                 StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
+                 EventDestroyOp, ContextSyncOp>;
 
 struct Action {
   uint64_t seq = 0;
@@ -285,7 +294,7 @@ struct PlanSummary {
 
   std::vector<MemoryRange> memory_ranges;  // sorted, disjoint
   uint64_t launch_count = 0;
-  uint64_t verifiable_copies = 0;    // device-to-host copies with a checksum
+  uint64_t verifiable_copies = 0;           // device-to-host copies with a checksum
   std::map<std::string, uint64_t> skipped;  // record kind (or api name) -> count not replayed
   std::vector<PlanWarning> warnings;
   bool uses_cluster_launch = false;

@@ -12,7 +12,8 @@ namespace {
 
 void forward_plan_warnings(const Plan& plan, const ReplayOptions& options, ReplayResult& result) {
   for (const PlanWarning& w : plan.warnings) {
-    std::string message = w.seq != 0 ? "call " + std::to_string(w.seq) + ": " + w.message : w.message;
+    std::string message =
+        w.seq != 0 ? "call " + std::to_string(w.seq) + ": " + w.message : w.message;
     result.messages.push_back(message);
     if (options.on_message) options.on_message(MessageLevel::kWarning, message);
   }
@@ -20,7 +21,8 @@ void forward_plan_warnings(const Plan& plan, const ReplayOptions& options, Repla
 
 }  // namespace
 
-Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan, const ReplayOptions& options) {
+Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
+                                   const ReplayOptions& options) {
   auto started = std::chrono::steady_clock::now();
   if (options.repeat == 0) return Error(ErrorKind::kInvalidArgument, "--repeat must be at least 1");
   auto choice = resolve_driver(options.driver);
@@ -34,7 +36,8 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan, con
   result.target.driver_reason = choice->reason;
   result.target.driver_version = driver.value()->version();
   if (options.on_message) {
-    options.on_message(MessageLevel::kInfo, "driver " + choice->path + " (" + choice->reason + "), version " +
+    options.on_message(MessageLevel::kInfo, "driver " + choice->path + " (" + choice->reason +
+                                                "), version " +
                                                 std::to_string(driver.value()->version()));
     for (const std::string& missing : driver.value()->missing()) {
       options.on_message(MessageLevel::kInfo, "optional entry point missing: " + missing);
@@ -53,7 +56,8 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan, con
   }
   result.verification = summarize_checks(result.copies);
   result.plan = plan;  // the summary part: the report needs no actions
-  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // The driver stays loaded (Driver's contract); the unique_ptr only frees the table.
   return result;
 }
@@ -65,7 +69,8 @@ Expected<ReplayResult> replay_capture(const std::string& path, const ReplayOptio
   }
   if (reader.value()->recovery().state != format::Integrity::kWhole && options.on_message) {
     options.on_message(MessageLevel::kWarning,
-                       "capture is not whole: " + reader.value()->recovery().summary() + "; replaying what it holds");
+                       "capture is not whole: " + reader.value()->recovery().summary() +
+                           "; replaying what it holds");
   }
   auto plan = build_plan(*reader.value());
   if (!plan) return plan.error();

@@ -37,19 +37,19 @@ namespace cusnap::replayer {
 enum class MessageLevel : uint8_t { kInfo, kWarning };
 
 struct ReplayOptions {
-  std::string driver = "auto";          // auto | emulator | PATH (see resolve_driver)
+  std::string driver = "auto";  // auto | emulator | PATH (see resolve_driver)
   int device = 0;
   VerifyMode verify = VerifyMode::kChecksum;
   AddressMode address_mode = AddressMode::kSame;
-  bool timing = true;                   // events around selected launches
-  unsigned repeat = 1;                  // timed runs per selected launch
-  unsigned warmup = 0;                  // untimed runs before them
+  bool timing = true;   // events around selected launches
+  unsigned repeat = 1;  // timed runs per selected launch
+  unsigned warmup = 0;  // untimed runs before them
   CacheControl cache_control = CacheControl::kAll;
-  std::string kernel_regex;             // selection (timing.h)
+  std::string kernel_regex;  // selection (timing.h)
   uint64_t launch_skip = 0;
-  uint64_t launch_count = 0;            // 0: all
-  bool nvtx = true;                     // NVTX range per launch: "<kernel> #<ordinal> (call <seq>)"
-  bool progress = false;                // progress line on stderr (the CLI enables it on a tty)
+  uint64_t launch_count = 0;  // 0: all
+  bool nvtx = true;           // NVTX range per launch: "<kernel> #<ordinal> (call <seq>)"
+  bool progress = false;      // progress line on stderr (the CLI enables it on a tty)
   // Element-wise comparison of snapshot chunks (tolerance.h); empty: exact comparison only.
   std::vector<Tolerance> tolerances;
   // Warnings and information (relocation, skipped calls, target differences). Default: dropped.
@@ -67,7 +67,7 @@ struct LaunchReport {
   // The verdict of the first checksummed device-to-host copy after this launch (the first point
   // where its results could be observed), kUnverified when there is none.
   VerifyState verification = VerifyState::kUnverified;
-  TimeStats time;  // samples == 0 when not timed
+  TimeStats time;                   // samples == 0 when not timed
   unsigned pointers_rewritten = 0;  // relocation
 };
 
@@ -77,7 +77,8 @@ struct ChunkMismatch {
   uint64_t size = 0;
   format::BlobId expected;  // the captured hash
   format::BlobId actual;    // XXH3-128 of the replayed bytes
-  std::optional<AllocationRef> allocation;  // what the chunk lies in (kind "global NAME" for variables)
+  std::optional<AllocationRef>
+      allocation;            // what the chunk lies in (kind "global NAME" for variables)
   bool bytes_known = false;  // the expected bytes are in the file (not hashOnly)
   // With bytes_known: the first differing byte and how many differ.
   uint64_t first_difference = 0;  // captured address
@@ -100,8 +101,8 @@ struct SnapshotCheck {
   SnapshotPhase phase = SnapshotPhase::kAfterLaunch;
   uint64_t chunks = 0;  // chunks compared
   uint64_t bytes = 0;
-  uint64_t matched_chunks = 0;            // identical bytes
-  uint64_t within_tolerance_chunks = 0;   // different bytes, every element inside the tolerance
+  uint64_t matched_chunks = 0;           // identical bytes
+  uint64_t within_tolerance_chunks = 0;  // different bytes, every element inside the tolerance
   uint64_t mismatched_chunks = 0;
   std::vector<ChunkMismatch> mismatches;  // the first kMaxReportedMismatches, in address order
   std::vector<std::string> tolerances;    // the rules that were applied to some chunk
@@ -142,7 +143,7 @@ struct ReplayResult {
   uint64_t mapped_bytes = 0;
   size_t memory_ranges = 0;
   size_t relocated_ranges = 0;
-  std::vector<CopyCheck> copies;   // every device-to-host copy, in seq order
+  std::vector<CopyCheck> copies;  // every device-to-host copy, in seq order
   VerifySummary verification;
   SnapshotResults snapshots;
   std::vector<LaunchReport> launches;
@@ -159,6 +160,7 @@ struct ReplayResult {
 Expected<ReplayResult> replay_capture(const std::string& path, const ReplayOptions& options);
 
 // Same with an open reader and a plan (tests edit plans to inject differences).
-Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan, const ReplayOptions& options);
+Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
+                                   const ReplayOptions& options);
 
 }  // namespace cusnap::replayer

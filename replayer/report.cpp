@@ -34,16 +34,27 @@ void copy_check(Json& j, const CopyCheck& c) {
   j.key("launches_before").num(c.launches_before);
   j.key("recent_launches").begin_array();
   for (const LaunchRef& l : c.recent_launches) {
-    j.begin_object().key("call").num(l.seq).key("ordinal").num(l.ordinal).key("kernel").str(l.kernel).end_object();
+    j.begin_object()
+        .key("call")
+        .num(l.seq)
+        .key("ordinal")
+        .num(l.ordinal)
+        .key("kernel")
+        .str(l.kernel)
+        .end_object();
   }
   j.end_array();
   j.key("allocation");
   if (c.allocation) {
     j.begin_object()
-        .key("call").num(c.allocation->seq)
-        .key("address").str(hex(c.allocation->address))
-        .key("bytes").num(c.allocation->size)
-        .key("kind").str(c.allocation->kind)
+        .key("call")
+        .num(c.allocation->seq)
+        .key("address")
+        .str(hex(c.allocation->address))
+        .key("bytes")
+        .num(c.allocation->size)
+        .key("kind")
+        .str(c.allocation->kind)
         .end_object();
   } else {
     j.null();
@@ -57,10 +68,14 @@ void allocation_object(Json& j, const std::optional<AllocationRef>& a) {
     return;
   }
   j.begin_object()
-      .key("call").num(a->seq)
-      .key("address").str(hex(a->address))
-      .key("bytes").num(a->size)
-      .key("kind").str(a->kind)
+      .key("call")
+      .num(a->seq)
+      .key("address")
+      .str(hex(a->address))
+      .key("bytes")
+      .num(a->size)
+      .key("kind")
+      .str(a->kind)
       .end_object();
 }
 
@@ -71,18 +86,27 @@ void chunk_mismatch(Json& j, const ChunkMismatch& m) {
   j.key("allocation");
   allocation_object(j, m.allocation);
   j.key("offset");
-  if (m.allocation) j.num(m.address - m.allocation->address); else j.null();
+  if (m.allocation)
+    j.num(m.address - m.allocation->address);
+  else
+    j.null();
   j.key("expected_hash").str(m.expected.to_hex());
   j.key("actual_hash").str(m.actual.to_hex());
   j.key("bytes_known").boolean(m.bytes_known);
   j.key("differing_bytes");
-  if (m.bytes_known) j.num(m.differing_bytes); else j.null();
+  if (m.bytes_known)
+    j.num(m.differing_bytes);
+  else
+    j.null();
   j.key("first_difference");
   if (m.bytes_known && m.differing_bytes > 0) {
     j.begin_object();
     j.key("address").str(hex(m.first_difference));
     j.key("offset");
-    if (m.allocation) j.num(m.first_difference - m.allocation->address); else j.null();
+    if (m.allocation)
+      j.num(m.first_difference - m.allocation->address);
+    else
+      j.null();
     j.key("expected").num(static_cast<uint64_t>(m.expected_byte));
     j.key("actual").num(static_cast<uint64_t>(m.actual_byte));
     j.end_object();
@@ -142,7 +166,9 @@ void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& optio
   }
   j.key("chunk_bytes").num(p.snapshot_chunk_bytes);
   j.key("records").num(p.snapshots);
-  const char* result = s.compared_chunks == 0 ? "nothing compared" : s.ok() ? "matched" : "mismatched";
+  const char* result = s.compared_chunks == 0 ? "nothing compared"
+                       : s.ok()               ? "matched"
+                                              : "mismatched";
   j.key("result").str(result);
   j.key("restored_chunks").num(s.restored_chunks);
   j.key("restored_bytes").num(s.restored_bytes);
@@ -179,12 +205,18 @@ void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& optio
   j.key("skipped").begin_array();
   for (const SkippedSnapshot& k : p.skipped_snapshots) {
     j.begin_object()
-        .key("call").num(k.seq)
-        .key("launch_call").num(k.launch_seq)
-        .key("launch_ordinal").num(k.launch_ordinal)
-        .key("kernel").str(k.kernel)
-        .key("phase").str(k.phase)
-        .key("reason").str(k.reason)
+        .key("call")
+        .num(k.seq)
+        .key("launch_call")
+        .num(k.launch_seq)
+        .key("launch_ordinal")
+        .num(k.launch_ordinal)
+        .key("kernel")
+        .str(k.kernel)
+        .key("phase")
+        .str(k.phase)
+        .key("reason")
+        .str(k.reason)
         .end_object();
   }
   j.end_array();
@@ -212,9 +244,12 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("devices").begin_array();
   for (const CapturedDevice& d : r.plan.devices) {
     j.begin_object()
-        .key("name").str(d.name)
-        .key("compute_capability").str(std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor))
-        .key("total_memory_bytes").num(d.total_memory)
+        .key("name")
+        .str(d.name)
+        .key("compute_capability")
+        .str(std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor))
+        .key("total_memory_bytes")
+        .num(d.total_memory)
         .end_object();
   }
   j.end_array();
@@ -229,7 +264,8 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("device").begin_object();
   j.key("ordinal").num(r.target.device);
   j.key("name").str(r.target.device_name);
-  j.key("compute_capability").str(std::to_string(r.target.cc_major) + "." + std::to_string(r.target.cc_minor));
+  j.key("compute_capability")
+      .str(std::to_string(r.target.cc_major) + "." + std::to_string(r.target.cc_minor));
   j.key("total_memory_bytes").num(r.target.total_memory);
   j.end_object();
 
@@ -289,12 +325,18 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
       j.null();
     } else {
       j.begin_object()
-          .key("samples").num(l.time.samples)
-          .key("min").real(l.time.min_ms)
-          .key("median").real(l.time.median_ms)
-          .key("mean").real(l.time.mean_ms)
-          .key("max").real(l.time.max_ms)
-          .key("stddev").real(l.time.stddev_ms)
+          .key("samples")
+          .num(l.time.samples)
+          .key("min")
+          .real(l.time.min_ms)
+          .key("median")
+          .real(l.time.median_ms)
+          .key("mean")
+          .real(l.time.mean_ms)
+          .key("max")
+          .real(l.time.max_ms)
+          .key("stddev")
+          .real(l.time.stddev_ms)
           .end_object();
     }
     j.end_object();
@@ -312,7 +354,8 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   return j.take() + "\n";
 }
 
-MaybeError write_report(const std::string& path, const ReplayResult& result, const ReplayOptions& options) {
+MaybeError write_report(const std::string& path, const ReplayResult& result,
+                        const ReplayOptions& options) {
   std::string text = report_json(result, options);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Error(ErrorKind::kIo, "cannot write " + path + ": " + std::strerror(errno));

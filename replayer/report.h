@@ -15,6 +15,7 @@ inline constexpr int kReportSchemaVersion = 1;
 std::string report_json(const ReplayResult& result, const ReplayOptions& options);
 
 // Writes report_json() to `path` (replacing it). Errors: the file cannot be written.
-MaybeError write_report(const std::string& path, const ReplayResult& result, const ReplayOptions& options);
+MaybeError write_report(const std::string& path, const ReplayResult& result,
+                        const ReplayOptions& options);
 
 }  // namespace cusnap::replayer

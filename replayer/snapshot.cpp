@@ -42,8 +42,9 @@ const Tolerance* Executor::tolerance_for(const std::optional<AllocationRef>& all
 Expected<uint64_t> Executor::snapshot_address(const Action& a, const SnapshotChunk& chunk) {
   auto live = memory_->translate(chunk.address, chunk.size);
   if (!live) {
-    return Error(ErrorKind::kCapture, "snapshot chunk of " + std::to_string(chunk.size) +
-                                          " bytes outside every replayed allocation and module variable")
+    return Error(ErrorKind::kCapture,
+                 "snapshot chunk of " + std::to_string(chunk.size) +
+                     " bytes outside every replayed allocation and module variable")
         .at_call(a.seq)
         .in_record("memorySnapshot")
         .with_address(chunk.address);
@@ -58,13 +59,15 @@ MaybeError Executor::restore_snapshot(const Action& a, const Snapshot& snapshot)
     if (!live) return live.error();
     auto bytes = reader_.read_blob(chunk.blob);
     if (!bytes || bytes.value().size() != chunk.size) {
-      return Error(ErrorKind::kCapture, "reading snapshot chunk " + chunk.blob.to_hex() + ": " +
-                                            (bytes ? std::string("wrong size") : bytes.status().to_string()))
+      return Error(ErrorKind::kCapture,
+                   "reading snapshot chunk " + chunk.blob.to_hex() + ": " +
+                       (bytes ? std::string("wrong size") : bytes.status().to_string()))
           .at_call(snapshot.seq)
           .in_record("memorySnapshot")
           .with_address(chunk.address);
     }
-    if (CUresult r = api_.cuMemcpyHtoD(live.value(), bytes.value().data(), chunk.size); r != CUDA_SUCCESS) {
+    if (CUresult r = api_.cuMemcpyHtoD(live.value(), bytes.value().data(), chunk.size);
+        r != CUDA_SUCCESS) {
       return fail(a, "restoring a snapshot chunk", r).with_address(chunk.address);
     }
     ++result_.snapshots.restored_chunks;
@@ -73,7 +76,8 @@ MaybeError Executor::restore_snapshot(const Action& a, const Snapshot& snapshot)
   return std::nullopt;
 }
 
-MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op, const Snapshot& snapshot) {
+MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op,
+                                      const Snapshot& snapshot) {
   if (auto e = synchronize_all()) return e;
   SnapshotCheck check;
   check.seq = snapshot.seq;
@@ -86,7 +90,8 @@ MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op, const
     auto live = snapshot_address(a, chunk);
     if (!live) return live.error();
     actual.resize(chunk.size);
-    if (CUresult r = api_.cuMemcpyDtoH(actual.data(), live.value(), chunk.size); r != CUDA_SUCCESS) {
+    if (CUresult r = api_.cuMemcpyDtoH(actual.data(), live.value(), chunk.size);
+        r != CUDA_SUCCESS) {
       return fail(a, "reading back a snapshot chunk", r).with_address(chunk.address);
     }
     ++check.chunks;
@@ -128,20 +133,21 @@ MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op, const
         unsigned size = element_size(tolerance->type);
         uint64_t base = m.allocation ? m.allocation->address : chunk.address;
         if ((chunk.address - base) % size != 0 || chunk.size % size != 0) {
-          m.note = "the chunk is not a whole number of " + std::string(element_type_name(tolerance->type)) +
+          m.note = "the chunk is not a whole number of " +
+                   std::string(element_type_name(tolerance->type)) +
                    " elements from the allocation's start: exact comparison only";
         } else {
           m.tolerance_text = tolerance->text;
-          m.elements = compare_elements(*tolerance, want, actual, chunk.address, (chunk.address - base) / size,
-                                        kWorstElements);
+          m.elements = compare_elements(*tolerance, want, actual, chunk.address,
+                                        (chunk.address - base) / size, kWorstElements);
           m.within_tolerance = m.elements.over == 0;
         }
       }
     } else if (tolerance != nullptr) {
       m.note = "only its hash was captured: exact comparison only";
     }
-    if (!m.tolerance_text.empty() &&
-        std::find(check.tolerances.begin(), check.tolerances.end(), m.tolerance_text) == check.tolerances.end()) {
+    if (!m.tolerance_text.empty() && std::find(check.tolerances.begin(), check.tolerances.end(),
+                                               m.tolerance_text) == check.tolerances.end()) {
       check.tolerances.push_back(m.tolerance_text);
     }
     if (m.within_tolerance) {
@@ -158,10 +164,11 @@ MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op, const
   s.within_tolerance_chunks += check.within_tolerance_chunks;
   s.mismatched_chunks += check.mismatched_chunks;
   if (!check.ok()) {
-    warn("snapshot of call " + std::to_string(snapshot.seq) + " (" + snapshot_phase_name(snapshot.phase) +
-         " of launch #" + std::to_string(op.ordinal) + ", call " + std::to_string(a.seq) + "): " +
-         std::to_string(check.mismatched_chunks) + " of " + std::to_string(check.chunks) +
-         " chunk(s) differ, first at " + hex(check.mismatches.front().address));
+    warn("snapshot of call " + std::to_string(snapshot.seq) + " (" +
+         snapshot_phase_name(snapshot.phase) + " of launch #" + std::to_string(op.ordinal) +
+         ", call " + std::to_string(a.seq) + "): " + std::to_string(check.mismatched_chunks) +
+         " of " + std::to_string(check.chunks) + " chunk(s) differ, first at " +
+         hex(check.mismatches.front().address));
   }
   s.checks.push_back(std::move(check));
   return std::nullopt;

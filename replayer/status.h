@@ -30,11 +30,26 @@ class Error {
  public:
   Error(ErrorKind kind, std::string message) : kind_(kind), message_(std::move(message)) {}
 
-  Error& at_call(uint64_t seq) { seq_ = seq; return *this; }
-  Error& in_record(std::string kind) { record_ = std::move(kind); return *this; }
-  Error& with_handle(uint64_t handle) { handle_ = handle; return *this; }
-  Error& with_address(uint64_t address) { address_ = address; return *this; }
-  Error& with_result(int result) { result_ = result; return *this; }
+  Error& at_call(uint64_t seq) {
+    seq_ = seq;
+    return *this;
+  }
+  Error& in_record(std::string kind) {
+    record_ = std::move(kind);
+    return *this;
+  }
+  Error& with_handle(uint64_t handle) {
+    handle_ = handle;
+    return *this;
+  }
+  Error& with_address(uint64_t address) {
+    address_ = address;
+    return *this;
+  }
+  Error& with_result(int result) {
+    result_ = result;
+    return *this;
+  }
 
   ErrorKind kind() const { return kind_; }
   const std::string& message() const { return message_; }
@@ -61,7 +76,7 @@ class Error {
 template <typename T>
 class Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}    // NOLINT(implicit)
+  Expected(T value) : v_(std::move(value)) {}      // NOLINT(implicit)
   Expected(Error error) : v_(std::move(error)) {}  // NOLINT(implicit)
 
   bool ok() const { return std::holds_alternative<T>(v_); }

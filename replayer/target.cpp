@@ -43,14 +43,16 @@ bool parse_fatbin(std::span<const uint8_t> bytes, ImageArchitectures& out) {
 }
 
 bool parse_ptx(std::span<const uint8_t> bytes, ImageArchitectures& out) {
-  std::string_view text(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 1 << 20));
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()),
+                        std::min<size_t>(bytes.size(), 1 << 20));
   size_t at = text.find(".target");
   if (at == std::string_view::npos) return false;
   size_t sm = text.find("sm_", at);
   if (sm == std::string_view::npos || sm > at + 64) return false;
   int value = 0;
   size_t i = sm + 3;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && value < 10000) value = value * 10 + (text[i++] - '0');
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && value < 10000)
+    value = value * 10 + (text[i++] - '0');
   if (value == 0) return false;
   out.ptx.push_back(value);
   return true;
@@ -63,7 +65,10 @@ ImageArchitectures image_architectures(std::span<const uint8_t> image) {
   uint32_t magic = 0;
   if (read_at(image, 0, &magic) && magic == fb::kContainerMagic) {
     out.known = parse_fatbin(image, out);
-  } else if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) {
+  } else if (image.size() >= 4 && std::memcmp(image.data(),
+                                              "\x7f"
+                                              "ELF",
+                                              4) == 0) {
     // A bare cubin: where its ELF header keeps the sm version changed across toolkits, so the
     // driver alone decides (known stays false).
   } else {
@@ -86,8 +91,10 @@ bool image_runs_on(const ImageArchitectures& archs, int cc) {
 std::string describe_architectures(const ImageArchitectures& archs) {
   if (!archs.known) return "unknown";
   std::string out;
-  for (int sm : archs.sass) out += (out.empty() ? "" : ", ") + std::string("sm_") + std::to_string(sm);
-  for (int ptx : archs.ptx) out += (out.empty() ? "" : ", ") + std::string("compute_") + std::to_string(ptx);
+  for (int sm : archs.sass)
+    out += (out.empty() ? "" : ", ") + std::string("sm_") + std::to_string(sm);
+  for (int ptx : archs.ptx)
+    out += (out.empty() ? "" : ", ") + std::string("compute_") + std::to_string(ptx);
   return out.empty() ? "no code" : out;
 }
 

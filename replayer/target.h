@@ -21,7 +21,8 @@ struct ImageArchitectures {
   bool known = false;  // false: the image could not be inspected (the driver will decide)
 };
 
-// Reads fatbin entry headers or a PTX `.target` (a bare cubin is left to the driver). Never reads out of bounds.
+// Reads fatbin entry headers or a PTX `.target` (a bare cubin is left to the driver). Never reads
+// out of bounds.
 ImageArchitectures image_architectures(std::span<const uint8_t> image);
 
 // True when a device of compute capability `cc` (major*10+minor) can run the image: SASS of the

@@ -42,23 +42,23 @@ struct ElementError {
   uint64_t index = 0;    // element index from the start of the allocation
   double expected = 0;
   double actual = 0;
-  double abs_error = 0;       // |actual - expected| (infinite for NaN against a number)
-  uint64_t ulp = 0;           // ULP distance (UINT64_MAX for NaN against a number)
-  bool within = false;        // inside the tolerance
+  double abs_error = 0;  // |actual - expected| (infinite for NaN against a number)
+  uint64_t ulp = 0;      // ULP distance (UINT64_MAX for NaN against a number)
+  bool within = false;   // inside the tolerance
 };
 
 struct ElementComparison {
   uint64_t elements = 0;
-  uint64_t differing = 0;      // bits differ (NaN against NaN counts as equal)
-  uint64_t over = 0;           // outside the tolerance
+  uint64_t differing = 0;           // bits differ (NaN against NaN counts as equal)
+  uint64_t over = 0;                // outside the tolerance
   std::vector<ElementError> worst;  // the largest ULP distances, largest first
 };
 
 // Compares two equally long buffers of `type` elements; `address` is the captured address of
 // the first byte, `first_index` its element index in its allocation. Keeps `keep` worst.
 ElementComparison compare_elements(const Tolerance& tolerance, std::span<const uint8_t> expected,
-                                   std::span<const uint8_t> actual, uint64_t address, uint64_t first_index,
-                                   size_t keep);
+                                   std::span<const uint8_t> actual, uint64_t address,
+                                   uint64_t first_index, size_t keep);
 
 // Merges `from` into `into` (counts added, worst lists merged and trimmed to `keep`).
 void merge_comparison(ElementComparison& into, const ElementComparison& from, size_t keep);

@@ -17,9 +17,12 @@ std::string hex(uint64_t v) {
 
 const char* verify_state_name(VerifyState state) {
   switch (state) {
-    case VerifyState::kMatched: return "matched";
-    case VerifyState::kMismatched: return "mismatched";
-    case VerifyState::kUnverified: return "unverified";
+    case VerifyState::kMatched:
+      return "matched";
+    case VerifyState::kMismatched:
+      return "mismatched";
+    case VerifyState::kUnverified:
+      return "unverified";
   }
   return "?";
 }
@@ -30,11 +33,16 @@ VerifySummary summarize_checks(const std::vector<CopyCheck>& checks) {
   VerifySummary summary;
   for (const CopyCheck& c : checks) {
     switch (c.state) {
-      case VerifyState::kMatched: ++summary.matched; break;
-      case VerifyState::kUnverified: ++summary.unverified; break;
+      case VerifyState::kMatched:
+        ++summary.matched;
+        break;
+      case VerifyState::kUnverified:
+        ++summary.unverified;
+        break;
       case VerifyState::kMismatched:
         ++summary.mismatched;
-        if (!summary.first_mismatch || c.seq < summary.first_mismatch->seq) summary.first_mismatch = c;
+        if (!summary.first_mismatch || c.seq < summary.first_mismatch->seq)
+          summary.first_mismatch = c;
         break;
     }
   }
@@ -42,19 +50,20 @@ VerifySummary summarize_checks(const std::vector<CopyCheck>& checks) {
 }
 
 std::string describe_mismatch(const CopyCheck& c) {
-  std::string out = "call " + std::to_string(c.seq) + ": device-to-host copy of " + std::to_string(c.size) +
-                    " bytes from " + hex(c.address);
+  std::string out = "call " + std::to_string(c.seq) + ": device-to-host copy of " +
+                    std::to_string(c.size) + " bytes from " + hex(c.address);
   if (c.allocation) {
-    out += " (" + c.allocation->kind + " allocation of call " + std::to_string(c.allocation->seq) + " at " +
-           hex(c.allocation->address) + ", " + std::to_string(c.allocation->size) + " bytes)";
+    out += " (" + c.allocation->kind + " allocation of call " + std::to_string(c.allocation->seq) +
+           " at " + hex(c.allocation->address) + ", " + std::to_string(c.allocation->size) +
+           " bytes)";
   }
   out += ": expected checksum " + hex(c.expected) + ", replay gave " + hex(c.actual) + "; " +
          std::to_string(c.launches_before) + " launch(es) before it";
   if (!c.recent_launches.empty()) {
     out += ", latest:";
     for (const LaunchRef& l : c.recent_launches) {
-      out += " #" + std::to_string(l.ordinal) + " " + (l.kernel.empty() ? "?" : l.kernel) + " (call " +
-             std::to_string(l.seq) + ")";
+      out += " #" + std::to_string(l.ordinal) + " " + (l.kernel.empty() ? "?" : l.kernel) +
+             " (call " + std::to_string(l.seq) + ")";
     }
   }
   return out;

@@ -45,7 +45,7 @@ struct CopyCheck {
   VerifyState state = VerifyState::kUnverified;
   uint64_t expected = 0;
   uint64_t actual = 0;
-  uint64_t launches_before = 0;      // launches replayed before this copy
+  uint64_t launches_before = 0;            // launches replayed before this copy
   std::vector<LaunchRef> recent_launches;  // the last few of them, oldest first
   std::optional<AllocationRef> allocation;
 };

@@ -6,9 +6,10 @@
 //   kernel=alu_chain launches=3 seconds=1.234 cpu_seconds=2.401 threads=65536 checked=1
 //
 // `seconds` is the wall time summed over the timed launches, `cpu_seconds` the CPU time all the
-// process's threads used meanwhile (on a shared machine the better measure of per-core speed). The number of thread-instructions they executed
-// is not computed here: run.sh reads it from the emulator's own counters (CUSNAP_EMU_STATS,
-// "execution" section), which count what the interpreter really ran.
+// process's threads used meanwhile (on a shared machine the better measure of per-core speed). The
+// number of thread-instructions they executed is not computed here: run.sh reads it from the
+// emulator's own counters (CUSNAP_EMU_STATS, "execution" section), which count what the interpreter
+// really ran.
 //
 //   cusnap_bench_emulator alu   [--blocks B] [--threads T] [--iterations I] [--reps R]
 //   cusnap_bench_emulator triad [--blocks B] [--threads T] [--elements N] [--reps R]
@@ -38,17 +39,19 @@ namespace {
   std::exit(2);
 }
 
-#define CHECK(call)                                              \
-  do {                                                           \
-    CUresult check_result_ = (call);                             \
+#define CHECK(call)                                                               \
+  do {                                                                            \
+    CUresult check_result_ = (call);                                              \
     if (check_result_ != CUDA_SUCCESS) fail_call(#call, check_result_, __LINE__); \
   } while (0)
 
 [[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr,
-               "error: %s\nusage: cusnap_bench_emulator alu [--blocks B] [--threads T] [--iterations I] [--reps R]\n"
-               "       cusnap_bench_emulator triad [--blocks B] [--threads T] [--elements N] [--reps R]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "error: %s\nusage: cusnap_bench_emulator alu [--blocks B] [--threads T] [--iterations I] "
+      "[--reps R]\n"
+      "       cusnap_bench_emulator triad [--blocks B] [--threads T] [--elements N] [--reps R]\n",
+      why);
   std::exit(2);
 }
 
@@ -69,14 +72,21 @@ Options parse(int argc, char** argv) {
     unsigned long long v = std::strtoull(argv[i + 1], &end, 10);
     if (*end != '\0' || v == 0) usage("option values are positive integers");
     std::string name = argv[i];
-    if (name == "--blocks") o.blocks = v;
-    else if (name == "--threads") o.threads = v;
-    else if (name == "--iterations") o.iterations = v;
-    else if (name == "--elements") o.elements = v;
-    else if (name == "--reps") o.reps = v;
-    else usage(("unknown option " + name).c_str());
+    if (name == "--blocks")
+      o.blocks = v;
+    else if (name == "--threads")
+      o.threads = v;
+    else if (name == "--iterations")
+      o.iterations = v;
+    else if (name == "--elements")
+      o.elements = v;
+    else if (name == "--reps")
+      o.reps = v;
+    else
+      usage(("unknown option " + name).c_str());
   }
-  if (o.threads > 1024 || o.blocks > 0x7fffffff || o.iterations > 0x7fffffff) usage("value out of range");
+  if (o.threads > 1024 || o.blocks > 0x7fffffff || o.iterations > 0x7fffffff)
+    usage("value out of range");
   return o;
 }
 
@@ -147,7 +157,8 @@ int run_alu(const Options& o, CUmodule module) {
   CHECK(cuMemsetD32(d_value, 0x7fc00000u, n));
   int iterations = static_cast<int>(o.iterations);
   void* params[] = {&d_seeds, &d_hash, &d_value, &iterations};
-  const Timing t = timed(f, static_cast<unsigned>(o.blocks), static_cast<unsigned>(o.threads), params, o.reps);
+  const Timing t =
+      timed(f, static_cast<unsigned>(o.blocks), static_cast<unsigned>(o.threads), params, o.reps);
   CHECK(cuMemcpyDtoH(hash.data(), d_hash, n * 4));
   CHECK(cuMemcpyDtoH(value.data(), d_value, n * 4));
   size_t bad = 0;
@@ -157,14 +168,16 @@ int run_alu(const Options& o, CUmodule module) {
     alu_reference(seeds[i], iterations, &h, &v);
     if (h != hash[i] || std::memcmp(&v, &value[i], 4) != 0) {
       if (bad++ == 0)
-        std::fprintf(stderr, "MISMATCH at thread %zu: expected %08x %a, found %08x %a\n", i, h, v, hash[i], value[i]);
+        std::fprintf(stderr, "MISMATCH at thread %zu: expected %08x %a, found %08x %a\n", i, h, v,
+                     hash[i], value[i]);
     }
   }
   CHECK(cuMemFree(d_seeds));
   CHECK(cuMemFree(d_hash));
   CHECK(cuMemFree(d_value));
-  std::printf("kernel=alu_chain launches=%llu seconds=%.6f cpu_seconds=%.6f threads=%zu checked=%d\n",
-              static_cast<unsigned long long>(o.reps), t.seconds, t.cpu_seconds, n, bad == 0 ? 1 : 0);
+  std::printf(
+      "kernel=alu_chain launches=%llu seconds=%.6f cpu_seconds=%.6f threads=%zu checked=%d\n",
+      static_cast<unsigned long long>(o.reps), t.seconds, t.cpu_seconds, n, bad == 0 ? 1 : 0);
   return bad == 0 ? 0 : 1;
 }
 
@@ -188,7 +201,8 @@ int run_triad(const Options& o, CUmodule module) {
   float s = 3.0f;
   unsigned long long elements = n;
   void* params[] = {&d_a, &d_b, &d_c, &s, &elements};
-  const Timing t = timed(f, static_cast<unsigned>(o.blocks), static_cast<unsigned>(o.threads), params, o.reps);
+  const Timing t =
+      timed(f, static_cast<unsigned>(o.blocks), static_cast<unsigned>(o.threads), params, o.reps);
   CHECK(cuMemcpyDtoH(a.data(), d_a, n * 4));
   size_t bad = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -199,9 +213,11 @@ int run_triad(const Options& o, CUmodule module) {
   CHECK(cuMemFree(d_a));
   CHECK(cuMemFree(d_b));
   CHECK(cuMemFree(d_c));
-  std::printf("kernel=triad launches=%llu seconds=%.6f cpu_seconds=%.6f threads=%llu checked=%d bytes=%zu\n",
-              static_cast<unsigned long long>(o.reps), t.seconds, t.cpu_seconds,
-              static_cast<unsigned long long>(o.blocks * o.threads), bad == 0 ? 1 : 0, 12 * n * o.reps);
+  std::printf(
+      "kernel=triad launches=%llu seconds=%.6f cpu_seconds=%.6f threads=%llu checked=%d "
+      "bytes=%zu\n",
+      static_cast<unsigned long long>(o.reps), t.seconds, t.cpu_seconds,
+      static_cast<unsigned long long>(o.blocks * o.threads), bad == 0 ? 1 : 0, 12 * n * o.reps);
   return bad == 0 ? 0 : 1;
 }
 

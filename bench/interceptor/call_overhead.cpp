@@ -24,7 +24,8 @@ void time_calls(const char* name, long calls, Call&& call) {
   for (long i = 0; i < calls / 10; ++i) call();  // warm up
   auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < calls; ++i) call();
-  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s %ld %.1f\n", name, calls, ns / static_cast<double>(calls));
 }
 
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
   });
   time_calls("cuPointerGetAttribute", calls, [buffer] {
     unsigned type;
-    check(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, buffer), "cuPointerGetAttribute");
+    check(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, buffer),
+          "cuPointerGetAttribute");
   });
   // Asynchronous memsets queue work: synchronise every 1000 so the queue stays short.
   long memsets = calls / 10;

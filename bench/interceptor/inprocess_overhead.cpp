@@ -25,8 +25,9 @@
 // --shim-copy is a path the bench may write: the shim file is copied there and loaded as the
 // recording instance. --compare adds a fourth mode, "rec2": another shim build (e.g. the one
 // before a change), copied to COPY.so.2.so and recording into OUT.cusnap.2, interleaved with the
-// others, so that a before/after comparison is immune to the machine's load changing between runs. Output: one line per (call, mode) and a summary table; all times are ns per
-// call. Exit status 1 when any call fails.
+// others, so that a before/after comparison is immune to the machine's load changing between runs.
+// Output: one line per (call, mode) and a summary table; all times are ns per call. Exit status 1
+// when any call fails.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -72,8 +73,8 @@ struct Api {
   CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
-  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            CUstream, void**, void**) = nullptr;
+  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, CUstream, void**, void**) = nullptr;
 };
 
 [[noreturn]] void die(const std::string& what) {
@@ -82,7 +83,8 @@ struct Api {
 }
 
 void check(CUresult result, const char* what, const char* mode) {
-  if (result != CUDA_SUCCESS) die(std::string(what) + " (" + mode + ") failed: " + std::to_string(result));
+  if (result != CUDA_SUCCESS)
+    die(std::string(what) + " (" + mode + ") failed: " + std::to_string(result));
 }
 
 template <class F>
@@ -126,25 +128,39 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= argc) die("missing value for " + a);
       return argv[++i];
     };
-    if (a == "--emulator") args.emulator = value();
-    else if (a == "--shim") args.shim = value();
-    else if (a == "--shim-copy") args.shim_copy = value();
-    else if (a == "--capture") args.capture = value();
-    else if (a == "--compare") args.compare = value();
-    else if (a == "--reps") args.reps = std::atoi(value().c_str());
-    else if (a == "--batch") args.batch = std::atoi(value().c_str());
-    else if (a == "--launch-batch") args.launch_batch = std::atoi(value().c_str());
+    if (a == "--emulator")
+      args.emulator = value();
+    else if (a == "--shim")
+      args.shim = value();
+    else if (a == "--shim-copy")
+      args.shim_copy = value();
+    else if (a == "--capture")
+      args.capture = value();
+    else if (a == "--compare")
+      args.compare = value();
+    else if (a == "--reps")
+      args.reps = std::atoi(value().c_str());
+    else if (a == "--batch")
+      args.batch = std::atoi(value().c_str());
+    else if (a == "--launch-batch")
+      args.launch_batch = std::atoi(value().c_str());
     else if (a == "--only") {
       std::string mode = value();
-      args.only = mode == "direct" ? 0 : mode == "off" ? 1 : mode == "rec" ? 2 : mode == "rec2" ? 3 : -2;
+      args.only = mode == "direct" ? 0
+                  : mode == "off"  ? 1
+                  : mode == "rec"  ? 2
+                  : mode == "rec2" ? 3
+                                   : -2;
       if (args.only == -2) die("--only takes direct, off, rec or rec2");
-    }
-    else die("unknown argument " + a);
+    } else
+      die("unknown argument " + a);
   }
-  if (args.emulator.empty() || args.shim.empty() || args.shim_copy.empty() || args.capture.empty() ||
-      args.reps < 1 || args.batch < 1 || args.launch_batch < 1) {
-    die("usage: inprocess_overhead --emulator EMU.so --shim SHIM.so --shim-copy COPY.so --capture OUT "
-        "[--reps N] [--batch N] [--launch-batch N] [--only direct|off|rec|rec2] [--compare OTHER_SHIM.so]");
+  if (args.emulator.empty() || args.shim.empty() || args.shim_copy.empty() ||
+      args.capture.empty() || args.reps < 1 || args.batch < 1 || args.launch_batch < 1) {
+    die("usage: inprocess_overhead --emulator EMU.so --shim SHIM.so --shim-copy COPY.so --capture "
+        "OUT "
+        "[--reps N] [--batch N] [--launch-batch N] [--only direct|off|rec|rec2] [--compare "
+        "OTHER_SHIM.so]");
   }
   return args;
 }
@@ -168,7 +184,8 @@ int g_only = -1;  // >= 0: only this mode is run (profiling)
 
 // Times `batch` calls of body(mode) per mode per repetition, modes in rotating order; `after`
 // runs untimed after each batch (e.g. synchronisation). ns per call, [mode][rep].
-std::vector<std::vector<double>> interleave(int reps, int batch, const std::function<void(int)>& body,
+std::vector<std::vector<double>> interleave(int reps, int batch,
+                                            const std::function<void(int)>& body,
                                             const std::function<void(int)>& after) {
   std::vector<std::vector<double>> ns(g_modes);
   for (int mode = 0; mode < g_modes; ++mode) {  // warm-up batch per mode
@@ -192,8 +209,9 @@ std::vector<std::vector<double>> interleave(int reps, int batch, const std::func
 
 void report(const char* call, const std::vector<std::vector<double>>& ns) {
   if (g_only >= 0) {
-    std::printf("%-22s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  (alone)\n", call, kModeNames[g_only],
-                median(ns[g_only]), percentile(ns[g_only], 0.1), percentile(ns[g_only], 0.9));
+    std::printf("%-22s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  (alone)\n", call,
+                kModeNames[g_only], median(ns[g_only]), percentile(ns[g_only], 0.1),
+                percentile(ns[g_only], 0.9));
     return;
   }
   double direct = median(ns[0]);
@@ -201,10 +219,11 @@ void report(const char* call, const std::vector<std::vector<double>>& ns) {
     std::vector<double> added(ns[mode].size());
     for (size_t r = 0; r < added.size(); ++r) added[r] = ns[mode][r] - ns[0][r];
     double m = median(ns[mode]);
-    std::printf("%-22s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  added %+9.1f ns (paired median %+9.1f)  "
-                "ratio %6.2f\n",
-                call, kModeNames[mode], m, percentile(ns[mode], 0.1), percentile(ns[mode], 0.9), m - direct,
-                median(added), m / direct);
+    std::printf(
+        "%-22s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  added %+9.1f ns (paired median %+9.1f)  "
+        "ratio %6.2f\n",
+        call, kModeNames[mode], m, percentile(ns[mode], 0.1), percentile(ns[mode], 0.9), m - direct,
+        median(added), m / direct);
   }
 }
 
@@ -214,7 +233,8 @@ int main(int argc, char** argv) {
   Args args = parse(argc, argv);
   g_only = args.only;
   std::error_code ec;
-  std::filesystem::copy_file(args.shim, args.shim_copy, std::filesystem::copy_options::overwrite_existing, ec);
+  std::filesystem::copy_file(args.shim, args.shim_copy,
+                             std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) die("cannot copy " + args.shim + " to " + args.shim_copy + ": " + ec.message());
 
   // One emulator instance for everyone: the shims open the same file by the same path.
@@ -229,7 +249,8 @@ int main(int argc, char** argv) {
   Api rec2;
   if (!args.compare.empty()) {
     std::string copy = args.shim_copy + ".2.so";
-    std::filesystem::copy_file(args.compare, copy, std::filesystem::copy_options::overwrite_existing, ec);
+    std::filesystem::copy_file(args.compare, copy,
+                               std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) die("cannot copy " + args.compare + " to " + copy + ": " + ec.message());
     ::setenv("CUSNAP_CAPTURE_OUTPUT", (args.capture + ".2").c_str(), 1);
     rec2 = open_api("rec2", copy);
@@ -262,20 +283,28 @@ int main(int argc, char** argv) {
   check(direct.init(0), "cuInit", "direct");
   check(off.init(0), "cuInit", "off");
 
-  std::printf("inprocess_overhead: reps %d, batch %d (queries) / %d (launches); modes interleaved\n", args.reps,
-              args.batch, args.launch_batch);
+  std::printf(
+      "inprocess_overhead: reps %d, batch %d (queries) / %d (launches); modes interleaved\n",
+      args.reps, args.batch, args.launch_batch);
   auto nothing = [](int) {};
 
-  auto attribute = interleave(args.reps, args.batch, [&](int mode) {
-    int value = 0;
-    check(apis[mode]->device_get_attribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
-          "cuDeviceGetAttribute", kModeNames[mode]);
-  }, nothing);
+  auto attribute = interleave(
+      args.reps, args.batch,
+      [&](int mode) {
+        int value = 0;
+        check(apis[mode]->device_get_attribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                               device),
+              "cuDeviceGetAttribute", kModeNames[mode]);
+      },
+      nothing);
   report("cuDeviceGetAttribute", attribute);
 
-  auto set_current = interleave(args.reps, args.batch, [&](int mode) {
-    check(apis[mode]->ctx_set_current(context), "cuCtxSetCurrent", kModeNames[mode]);
-  }, nothing);
+  auto set_current = interleave(
+      args.reps, args.batch,
+      [&](int mode) {
+        check(apis[mode]->ctx_set_current(context), "cuCtxSetCurrent", kModeNames[mode]);
+      },
+      nothing);
   report("cuCtxSetCurrent", set_current);
 
   struct Struct24 {
@@ -293,23 +322,31 @@ int main(int argc, char** argv) {
   int i5 = -9;
   double d6 = 6.5;
   void* params[8] = {&p0, &i1, &f2, &s24, &p4, &i5, &d6, &s12};
-  auto launch = interleave(args.reps, args.launch_batch, [&](int mode) {
-    check(apis[mode]->launch_kernel(function, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel",
-          kModeNames[mode]);
-  }, [&](int) { check(direct.ctx_synchronize(), "cuCtxSynchronize", "direct"); });
+  auto launch = interleave(
+      args.reps, args.launch_batch,
+      [&](int mode) {
+        check(apis[mode]->launch_kernel(function, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr),
+              "cuLaunchKernel", kModeNames[mode]);
+      },
+      [&](int) { check(direct.ctx_synchronize(), "cuCtxSynchronize", "direct"); });
   report("cuLaunchKernel8", launch);
 
   // The same launch refused by the driver (grid 0): the emulator returns at once and queues no
   // work, while the shim records it exactly as a successful one (hooks run after the real call,
   // whatever it returned). This isolates the recording cost from the emulator's asynchronous
   // kernel execution, which competes for the CPU with the calling thread on a small machine.
-  auto refused = interleave(args.reps, args.launch_batch, [&](int mode) {
-    CUresult result = apis[mode]->launch_kernel(function, 0, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr);
-    if (result == CUDA_SUCCESS) die("a launch with grid 0 was accepted");
-  }, nothing);
+  auto refused = interleave(
+      args.reps, args.launch_batch,
+      [&](int mode) {
+        CUresult result =
+            apis[mode]->launch_kernel(function, 0, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr);
+        if (result == CUDA_SUCCESS) die("a launch with grid 0 was accepted");
+      },
+      nothing);
   report("cuLaunchKernel8 grid0", refused);
 
-  long recorded_launches = g_only >= 0 && g_only != 2 ? 0 : 2L * (args.reps + 1) * args.launch_batch;
+  long recorded_launches =
+      g_only >= 0 && g_only != 2 ? 0 : 2L * (args.reps + 1) * args.launch_batch;
   std::printf("recorded launches expected in %s: %ld\n", args.capture.c_str(), recorded_launches);
   check(rec.ctx_synchronize(), "cuCtxSynchronize", "rec");
   // The recording shim closes its capture in its library destructor, at exit.

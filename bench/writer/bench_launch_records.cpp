@@ -33,7 +33,9 @@ namespace {
 double cpu_seconds() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
+  auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
@@ -48,7 +50,9 @@ void check(const Status& st) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: cusnap_bench_launch_records OUT.cusnap [--launches N] [--level N] [--threads N] [--eager]\n");
+    std::fprintf(stderr,
+                 "usage: cusnap_bench_launch_records OUT.cusnap [--launches N] [--level N] "
+                 "[--threads N] [--eager]\n");
     return 2;
   }
   std::string out = argv[1];
@@ -58,10 +62,14 @@ int main(int argc, char** argv) {
   bool eager = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--eager") eager = true;
-    else if (a == "--launches" && i + 1 < argc) launches = std::atol(argv[++i]);
-    else if (a == "--level" && i + 1 < argc) level = std::atoi(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) threads = static_cast<unsigned>(std::atoi(argv[++i]));
+    if (a == "--eager")
+      eager = true;
+    else if (a == "--launches" && i + 1 < argc)
+      launches = std::atol(argv[++i]);
+    else if (a == "--level" && i + 1 < argc)
+      level = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc)
+      threads = static_cast<unsigned>(std::atoi(argv[++i]));
     else {
       std::fprintf(stderr, "cusnap_bench_launch_records: unknown argument %s\n", a.c_str());
       return 2;
@@ -79,7 +87,8 @@ int main(int argc, char** argv) {
 
   // The interceptor's record of an 8-parameter launch (pointer, int, float, 24-byte struct,
   // pointer, int, double, 12-byte struct).
-  const LaunchParamSlot layout[8] = {{0, 8}, {8, 4}, {12, 4}, {16, 24}, {40, 8}, {48, 4}, {56, 8}, {64, 12}};
+  const LaunchParamSlot layout[8] = {{0, 8},  {8, 4},  {12, 4}, {16, 24},
+                                     {40, 8}, {48, 4}, {56, 8}, {64, 12}};
   uint8_t params[80];
   for (size_t i = 0; i < sizeof params; ++i) params[i] = static_cast<uint8_t>(i * 7);
   LaunchFields f;
@@ -124,7 +133,8 @@ int main(int argc, char** argv) {
   check(writer.close());
   auto closed = Clock::now();
   double cpu = cpu_seconds() - cpu_before;
-  double caller_ns = std::chrono::duration<double, std::nano>(appended - start).count() / static_cast<double>(launches);
+  double caller_ns = std::chrono::duration<double, std::nano>(appended - start).count() /
+                     static_cast<double>(launches);
   std::FILE* file = std::fopen(out.c_str(), "rb");
   long bytes = 0;
   if (file != nullptr) {
@@ -133,9 +143,12 @@ int main(int argc, char** argv) {
     std::fclose(file);
   }
   bytes = bytes * 4 / 5;  // the measured launches' share (the warm-up wrote a fifth of the records)
-  std::printf("mode=%s level=%d launches=%ld caller_ns=%.1f total_cpu_ns=%.1f close_ms=%.1f file_bytes_per_launch=%.1f\n",
-              eager ? "eager" : "deferred", level, launches, caller_ns, cpu * 1e9 / static_cast<double>(launches),
-              std::chrono::duration<double, std::milli>(closed - appended).count(),
-              static_cast<double>(bytes) / static_cast<double>(launches));
+  std::printf(
+      "mode=%s level=%d launches=%ld caller_ns=%.1f total_cpu_ns=%.1f close_ms=%.1f "
+      "file_bytes_per_launch=%.1f\n",
+      eager ? "eager" : "deferred", level, launches, caller_ns,
+      cpu * 1e9 / static_cast<double>(launches),
+      std::chrono::duration<double, std::milli>(closed - appended).count(),
+      static_cast<double>(bytes) / static_cast<double>(launches));
   return 0;
 }

@@ -80,7 +80,8 @@ KernelFilter::KernelFilter(KernelFilter&&) noexcept = default;
 KernelFilter& KernelFilter::operator=(KernelFilter&&) noexcept = default;
 KernelFilter::~KernelFilter() = default;
 
-std::optional<KernelFilter> KernelFilter::create(const std::string& filter, KernelNameBase base, std::string* error) {
+std::optional<KernelFilter> KernelFilter::create(const std::string& filter, KernelNameBase base,
+                                                 std::string* error) {
   KernelFilter out;
   out.impl_->base = base;
   if (filter.empty()) {

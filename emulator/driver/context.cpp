@@ -90,7 +90,8 @@ bool Context::destroy_stream(Stream* stream) {
   std::unique_ptr<Stream> owned;
   {
     std::lock_guard lock(mutex_);
-    auto it = std::find_if(streams_.begin(), streams_.end(), [&](auto& s) { return s.get() == stream; });
+    auto it =
+        std::find_if(streams_.begin(), streams_.end(), [&](auto& s) { return s.get() == stream; });
     if (it == streams_.end() || stream->kind() != StreamKind::kUser) return false;
     owned = std::move(*it);
     streams_.erase(it);
@@ -126,7 +127,7 @@ CUresult Context::synchronize() {
     for (auto& s : streams_) tails.push_back(s->tail());
   }
   for (auto& t : tails) t.timeline->wait_for(t.seq);
-  std::fflush(stdout);  // device printf output
+  std::fflush(stdout);         // device printf output
   trim_pools_to_thresholds();  // a synchronisation point releases pool memory (mempool.h)
   if (CUresult sticky = sticky_error(); sticky != CUDA_SUCCESS) return sticky;
   return take_async_error();
@@ -222,10 +223,13 @@ Context* primary_context(bool create) {
   return primary;
 }
 
-Context* context_from_handle(CUcontext handle) { return handle_cast<Context>(handle, HandleKind::kContext); }
+Context* context_from_handle(CUcontext handle) {
+  return handle_cast<Context>(handle, HandleKind::kContext);
+}
 
 Stream* resolve_stream(Context* context, CUstream handle, bool per_thread_default) {
-  if (handle == nullptr) return per_thread_default ? context->per_thread_stream() : context->legacy_stream();
+  if (handle == nullptr)
+    return per_thread_default ? context->per_thread_stream() : context->legacy_stream();
   if (handle == CU_STREAM_LEGACY) return context->legacy_stream();
   if (handle == CU_STREAM_PER_THREAD) return context->per_thread_stream();
   return handle_cast<Stream>(handle, HandleKind::kStream);
@@ -235,7 +239,8 @@ Stream* resolve_stream(Context* context, CUstream handle, bool per_thread_defaul
 
 namespace cusnap::emu::driver {
 
-CUresult stream_argument(CUstream handle, bool per_thread_default, Context** context, Stream** stream) {
+CUresult stream_argument(CUstream handle, bool per_thread_default, Context** context,
+                         Stream** stream) {
   *context = nullptr;
   *stream = nullptr;
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;

@@ -100,7 +100,8 @@ Stream* resolve_stream(Context* context, CUstream handle, bool per_thread_defaul
 // outputs are always written: null unless the stream was resolved, and set (with the sticky
 // error returned) when the stream is valid but its context is poisoned, so that paths which
 // ignore the sticky error (synchronize, queries) may still use them.
-CUresult stream_argument(CUstream handle, bool per_thread_default, Context** context, Stream** stream);
+CUresult stream_argument(CUstream handle, bool per_thread_default, Context** context,
+                         Stream** stream);
 
 // Per-thread-default-stream flag of an entry point, for the PTSZ macro pattern.
 inline constexpr bool kLegacyDefault = false;

@@ -11,9 +11,9 @@ std::mutex g_primary_mutex;
 unsigned g_primary_refcount = 0;
 unsigned g_primary_flags = 0;
 
-constexpr unsigned kValidContextFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX |
-                                        CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE |
-                                        CU_CTX_SYNC_MEMOPS;
+constexpr unsigned kValidContextFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST |
+                                        CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_COREDUMP_ENABLE |
+                                        CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS;
 
 CUresult create_context(CUcontext* pctx, unsigned flags, CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
@@ -79,7 +79,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsig
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags,
+                                                          int* active) {
   return guarded("cuDevicePrimaryCtxGetState", [&] {
     if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
     if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -94,8 +95,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flag
   return guarded("cuCtxCreate", [&] { return create_context(pctx, flags, dev); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
-                                              unsigned int flags, CUdevice dev) {
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray,
+                                              int numParams, unsigned int flags, CUdevice dev) {
   return guarded("cuCtxCreate_v3", [&] {
     if (numParams < 0 || (numParams > 0 && paramsArray == nullptr)) return CUDA_ERROR_INVALID_VALUE;
     if (numParams > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
@@ -103,8 +104,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityPar
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags,
-                                              CUdevice dev) {
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams,
+                                              unsigned int flags, CUdevice dev) {
   return guarded("cuCtxCreate_v4", [&] {
     if (ctxCreateParams != nullptr &&
         (ctxCreateParams->numExecAffinityParams > 0 || ctxCreateParams->cigParams != nullptr)) {
@@ -182,7 +183,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   return guarded("cuCtxSetCurrent", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     Context* context = nullptr;
-    if (ctx != nullptr && (context = context_from_handle(ctx)) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx != nullptr && (context = context_from_handle(ctx)) == nullptr)
+      return CUDA_ERROR_INVALID_CONTEXT;
     set_current_context(context);
     return CUDA_SUCCESS;
   });
@@ -300,12 +302,14 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) 
 CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config) {
   Context* ctx;
   if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-  if (static_cast<unsigned>(config) > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) return CUDA_ERROR_INVALID_VALUE;
+  if (static_cast<unsigned>(config) > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+    return CUDA_ERROR_INVALID_VALUE;
   ctx->shared_config = config;
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* leastPriority,
+                                                           int* greatestPriority) {
   Context* ctx;
   if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
   if (leastPriority != nullptr) *leastPriority = 0;

@@ -60,11 +60,13 @@ struct Region {
 
 bool host_memory_known(const void* p) {
   auto a = allocations().find(reinterpret_cast<uint64_t>(p));
-  return a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered ||
-               a->kind == AllocationKind::kManaged);
+  return a && (a->kind == AllocationKind::kHostPinned ||
+               a->kind == AllocationKind::kHostRegistered || a->kind == AllocationKind::kManaged);
 }
 
-Side host_side(const void* p) { return Side{static_cast<uint8_t*>(const_cast<void*>(p)), 0, 0, false, host_memory_known(p)}; }
+Side host_side(const void* p) {
+  return Side{static_cast<uint8_t*>(const_cast<void*>(p)), 0, 0, false, host_memory_known(p)};
+}
 Side device_side(CUdeviceptr p) { return Side{reinterpret_cast<uint8_t*>(p), 0, 0, true, true}; }
 // cuMemcpy / UNIFIED: what the pointer is, as cuPointerGetAttribute would say: pinned and
 // registered memory is host memory (that needs no staging), other memory the table knows is
@@ -83,7 +85,8 @@ CUresult validate(Region& r) {
     if ((r.height > 1 || r.depth > 1) && s->pitch < r.width) return CUDA_ERROR_INVALID_VALUE;
     if (r.depth > 1 && s->rows < r.height) return CUDA_ERROR_INVALID_VALUE;
     if (s->origin == nullptr && r.bytes() != 0) return CUDA_ERROR_INVALID_VALUE;
-    if (s->device && r.bytes() != 0 && !allocations().contains(reinterpret_cast<uint64_t>(s->origin), r.span(*s))) {
+    if (s->device && r.bytes() != 0 &&
+        !allocations().contains(reinterpret_cast<uint64_t>(s->origin), r.span(*s))) {
       return CUDA_ERROR_INVALID_VALUE;
     }
   }
@@ -153,8 +156,8 @@ Region linear(Side dst, Side src, size_t bytes) {
 
 // A CUDA_MEMCPY2D/3D/3D_PEER side. Arrays are not emulated.
 template <class Host>
-CUresult make_side(CUmemorytype type, Host host, CUdeviceptr device, CUarray array, size_t x, size_t y, size_t z,
-                   size_t pitch, size_t rows, Side* out) {
+CUresult make_side(CUmemorytype type, Host host, CUdeviceptr device, CUarray array, size_t x,
+                   size_t y, size_t z, size_t pitch, size_t rows, Side* out) {
   switch (type) {
     case CU_MEMORYTYPE_HOST:
       *out = host_side(host);
@@ -183,13 +186,13 @@ CUresult region_2d(const CUDA_MEMCPY2D* p, Region* r) {
   r->width = p->WidthInBytes;
   r->height = p->Height;
   r->depth = 1;
-  if (CUresult e = make_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY, 0,
-                             p->srcPitch, p->Height, &r->src);
+  if (CUresult e = make_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray,
+                             p->srcXInBytes, p->srcY, 0, p->srcPitch, p->Height, &r->src);
       e != CUDA_SUCCESS) {
     return e;
   }
-  return make_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY, 0, p->dstPitch,
-                   p->Height, &r->dst);
+  return make_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY,
+                   0, p->dstPitch, p->Height, &r->dst);
 }
 
 template <class Params>
@@ -201,13 +204,13 @@ CUresult region_3d(const Params* p, Region* r) {
   r->depth = p->Depth;
   size_t src_rows = p->srcHeight != 0 ? p->srcHeight : p->Height;
   size_t dst_rows = p->dstHeight != 0 ? p->dstHeight : p->Height;
-  if (CUresult e = make_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY,
-                             p->srcZ, p->srcPitch, src_rows, &r->src);
+  if (CUresult e = make_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray,
+                             p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch, src_rows, &r->src);
       e != CUDA_SUCCESS) {
     return e;
   }
-  return make_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY, p->dstZ,
-                   p->dstPitch, dst_rows, &r->dst);
+  return make_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY,
+                   p->dstZ, p->dstPitch, dst_rows, &r->dst);
 }
 
 CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream s, bool per_thread, bool async) {
@@ -217,7 +220,8 @@ CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream s, bool per_thread, bool async
 }
 
 CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream s, bool per_thread, bool async) {
-  if (p != nullptr && (p->reserved0 != nullptr || p->reserved1 != nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  if (p != nullptr && (p->reserved0 != nullptr || p->reserved1 != nullptr))
+    return CUDA_ERROR_INVALID_VALUE;
   Region r;
   if (CUresult e = region_3d(p, &r); e != CUDA_SUCCESS) return e;
   return submit_region(r, s, per_thread, async);
@@ -246,8 +250,8 @@ CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream s, bool per_thread, 
 }
 
 // cuMemsetD* and cuMemsetD2D*: `element` bytes of `value` repeated `width` times per row.
-CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element, size_t width, size_t height,
-                   CUstream hStream, bool per_thread, bool async) {
+CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element, size_t width,
+                   size_t height, CUstream hStream, bool per_thread, bool async) {
   Context* ctx;
   Stream* stream;
   if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
@@ -255,7 +259,8 @@ CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element
   size_t row_bytes = width * element;
   if (height > 1 && pitch < row_bytes) return CUDA_ERROR_INVALID_VALUE;
   if (dst % element != 0 || (height > 1 && pitch % element != 0)) return CUDA_ERROR_INVALID_VALUE;
-  if (!allocations().contains(dst, (height - 1) * pitch + row_bytes)) return CUDA_ERROR_INVALID_VALUE;
+  if (!allocations().contains(dst, (height - 1) * pitch + row_bytes))
+    return CUDA_ERROR_INVALID_VALUE;
   auto work = [=] {
     if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
     for (size_t y = 0; y < height; ++y) {
@@ -291,106 +296,273 @@ constexpr bool kAsync = true;
 #define CUSNAP_COPY(name, body) return guarded(name, [&] { return body; })
 
 CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpy", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), nullptr, kLegacyDefault, kSync));
+  CUSNAP_COPY("cuMemcpy", submit_region(linear(unified_side(dst), unified_side(src), ByteCount),
+                                        nullptr, kLegacyDefault, kSync));
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpy_ptds", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), nullptr, kPerThreadDefault, kSync));
+  CUSNAP_COPY("cuMemcpy_ptds",
+              submit_region(linear(unified_side(dst), unified_side(src), ByteCount), nullptr,
+                            kPerThreadDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyAsync", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream, kLegacyDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+                                             CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyAsync",
+              submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream,
+                            kLegacyDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyAsync_ptsz", submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream, kPerThreadDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src,
+                                                  size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyAsync_ptsz",
+              submit_region(linear(unified_side(dst), unified_side(src), ByteCount), hStream,
+                            kPerThreadDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyPeer", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, kLegacyDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
+                                            CUdeviceptr srcDevice, CUcontext srcContext,
+                                            size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount,
+                                        nullptr, kLegacyDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyPeer_ptds", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, kPerThreadDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                 CUdeviceptr srcDevice, CUcontext srcContext,
+                                                 size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyPeer_ptds", copy_peer(dstDevice, dstContext, srcDevice, srcContext,
+                                             ByteCount, nullptr, kPerThreadDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyPeerAsync", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, kLegacyDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                 CUdeviceptr srcDevice, CUcontext srcContext,
+                                                 size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync", copy_peer(dstDevice, dstContext, srcDevice, srcContext,
+                                             ByteCount, hStream, kLegacyDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyPeerAsync_ptsz", copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, kPerThreadDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                      CUdeviceptr srcDevice, CUcontext srcContext,
+                                                      size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyPeerAsync_ptsz", copy_peer(dstDevice, dstContext, srcDevice, srcContext,
+                                                  ByteCount, hStream, kPerThreadDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyHtoD", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr, kLegacyDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost,
+                                               size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyHtoD",
+              submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr,
+                            kLegacyDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyHtoD_ptds", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr, kPerThreadDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void* srcHost,
+                                                    size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyHtoD_ptds",
+              submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), nullptr,
+                            kPerThreadDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyDtoH", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), nullptr, kLegacyDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice,
+                                               size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoH",
+              submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), nullptr,
+                            kLegacyDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyDtoH_ptds", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), nullptr, kPerThreadDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dstHost, CUdeviceptr srcDevice,
+                                                    size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoH_ptds",
+              submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), nullptr,
+                            kPerThreadDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyDtoD", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kLegacyDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                               size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoD",
+              submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount),
+                            nullptr, kLegacyDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  CUSNAP_COPY("cuMemcpyDtoD_ptds", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), nullptr, kPerThreadDefault, kSync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                    size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoD_ptds",
+              submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount),
+                            nullptr, kPerThreadDefault, kSync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyHtoDAsync", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), hStream, kLegacyDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost,
+                                                    size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyHtoDAsync",
+              submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), hStream,
+                            kLegacyDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyHtoDAsync_ptsz", submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), hStream, kPerThreadDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void* srcHost,
+                                                         size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyHtoDAsync_ptsz",
+              submit_region(linear(device_side(dstDevice), host_side(srcHost), ByteCount), hStream,
+                            kPerThreadDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyDtoHAsync", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), hStream, kLegacyDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice,
+                                                    size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoHAsync",
+              submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), hStream,
+                            kLegacyDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyDtoHAsync_ptsz", submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), hStream, kPerThreadDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dstHost, CUdeviceptr srcDevice,
+                                                         size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoHAsync_ptsz",
+              submit_region(linear(host_side(dstHost), device_side(srcDevice), ByteCount), hStream,
+                            kPerThreadDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyDtoDAsync", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kLegacyDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                    size_t ByteCount, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoDAsync",
+              submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount),
+                            hStream, kLegacyDefault, kAsync));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  CUSNAP_COPY("cuMemcpyDtoDAsync_ptsz", submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount), hStream, kPerThreadDefault, kAsync));
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
+                                                         CUdeviceptr srcDevice, size_t ByteCount,
+                                                         CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyDtoDAsync_ptsz",
+              submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount),
+                            hStream, kPerThreadDefault, kAsync));
 }
 
 // ---- 2D and 3D copies --------------------------------------------------------------------------
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2D", copy_2d(pCopy, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2D_ptds", copy_2d(pCopy, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2DUnaligned", copy_2d(pCopy, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* pCopy) { CUSNAP_COPY("cuMemcpy2DUnaligned_ptds", copy_2d(pCopy, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy2DAsync", copy_2d(pCopy, hStream, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy2DAsync_ptsz", copy_2d(pCopy, hStream, kPerThreadDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D* pCopy) { CUSNAP_COPY("cuMemcpy3D", copy_3d(pCopy, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* pCopy) { CUSNAP_COPY("cuMemcpy3D_ptds", copy_3d(pCopy, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DAsync", copy_3d(pCopy, hStream, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DAsync_ptsz", copy_3d(pCopy, hStream, kPerThreadDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) { CUSNAP_COPY("cuMemcpy3DPeer", copy_3d_peer(pCopy, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* pCopy) { CUSNAP_COPY("cuMemcpy3DPeer_ptds", copy_3d_peer(pCopy, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DPeerAsync", copy_3d_peer(pCopy, hStream, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) { CUSNAP_COPY("cuMemcpy3DPeerAsync_ptsz", copy_3d_peer(pCopy, hStream, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) {
+  CUSNAP_COPY("cuMemcpy2D", copy_2d(pCopy, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  CUSNAP_COPY("cuMemcpy2D_ptds", copy_2d(pCopy, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) {
+  CUSNAP_COPY("cuMemcpy2DUnaligned", copy_2d(pCopy, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  CUSNAP_COPY("cuMemcpy2DUnaligned_ptds", copy_2d(pCopy, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy2DAsync", copy_2d(pCopy, hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy,
+                                                       CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy2DAsync_ptsz", copy_2d(pCopy, hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D* pCopy) {
+  CUSNAP_COPY("cuMemcpy3D", copy_3d(pCopy, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* pCopy) {
+  CUSNAP_COPY("cuMemcpy3D_ptds", copy_3d(pCopy, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DAsync", copy_3d(pCopy, hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy,
+                                                       CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DAsync_ptsz", copy_3d(pCopy, hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
+  CUSNAP_COPY("cuMemcpy3DPeer", copy_3d_peer(pCopy, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* pCopy) {
+  CUSNAP_COPY("cuMemcpy3DPeer_ptds", copy_3d_peer(pCopy, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy,
+                                                   CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DPeerAsync", copy_3d_peer(pCopy, hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* pCopy,
+                                                        CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DPeerAsync_ptsz", copy_3d_peer(pCopy, hStream, kPerThreadDefault, kAsync));
+}
 
 // ---- memsets -----------------------------------------------------------------------------------
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr d, unsigned char uc, size_t N) { CUSNAP_COPY("cuMemsetD8", memset_2d(d, N, uc, 1, N, 1, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char uc, size_t N) { CUSNAP_COPY("cuMemsetD8_ptds", memset_2d(d, N, uc, 1, N, 1, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr d, unsigned short us, size_t N) { CUSNAP_COPY("cuMemsetD16", memset_2d(d, 2 * N, us, 2, N, 1, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short us, size_t N) { CUSNAP_COPY("cuMemsetD16_ptds", memset_2d(d, 2 * N, us, 2, N, 1, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr d, unsigned int ui, size_t N) { CUSNAP_COPY("cuMemsetD32", memset_2d(d, 4 * N, ui, 4, N, 1, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int ui, size_t N) { CUSNAP_COPY("cuMemsetD32_ptds", memset_2d(d, 4 * N, ui, 4, N, 1, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char uc, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD8Async", memset_2d(d, N, uc, 1, N, 1, s, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char uc, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD8Async_ptsz", memset_2d(d, N, uc, 1, N, 1, s, kPerThreadDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr d, unsigned short us, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD16Async", memset_2d(d, 2 * N, us, 2, N, 1, s, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short us, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD16Async_ptsz", memset_2d(d, 2 * N, us, 2, N, 1, s, kPerThreadDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD32Async", memset_2d(d, 4 * N, ui, 4, N, 1, s, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int ui, size_t N, CUstream s) { CUSNAP_COPY("cuMemsetD32Async_ptsz", memset_2d(d, 4 * N, ui, 4, N, 1, s, kPerThreadDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D8", memset_2d(d, pitch, uc, 1, w, h, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D8_ptds", memset_2d(d, pitch, uc, 1, w, h, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D16", memset_2d(d, pitch, us, 2, w, h, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D16_ptds", memset_2d(d, pitch, us, 2, w, h, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D32", memset_2d(d, pitch, ui, 4, w, h, nullptr, kLegacyDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h) { CUSNAP_COPY("cuMemsetD2D32_ptds", memset_2d(d, pitch, ui, 4, w, h, nullptr, kPerThreadDefault, kSync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D8Async", memset_2d(d, pitch, uc, 1, w, h, s, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D8Async_ptsz", memset_2d(d, pitch, uc, 1, w, h, s, kPerThreadDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D16Async", memset_2d(d, pitch, us, 2, w, h, s, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D16Async_ptsz", memset_2d(d, pitch, us, 2, w, h, s, kPerThreadDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D32Async", memset_2d(d, pitch, ui, 4, w, h, s, kLegacyDefault, kAsync)); }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h, CUstream s) { CUSNAP_COPY("cuMemsetD2D32Async_ptsz", memset_2d(d, pitch, ui, 4, w, h, s, kPerThreadDefault, kAsync)); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr d, unsigned char uc, size_t N) {
+  CUSNAP_COPY("cuMemsetD8", memset_2d(d, N, uc, 1, N, 1, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char uc, size_t N) {
+  CUSNAP_COPY("cuMemsetD8_ptds", memset_2d(d, N, uc, 1, N, 1, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr d, unsigned short us, size_t N) {
+  CUSNAP_COPY("cuMemsetD16", memset_2d(d, 2 * N, us, 2, N, 1, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short us, size_t N) {
+  CUSNAP_COPY("cuMemsetD16_ptds",
+              memset_2d(d, 2 * N, us, 2, N, 1, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr d, unsigned int ui, size_t N) {
+  CUSNAP_COPY("cuMemsetD32", memset_2d(d, 4 * N, ui, 4, N, 1, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int ui, size_t N) {
+  CUSNAP_COPY("cuMemsetD32_ptds",
+              memset_2d(d, 4 * N, ui, 4, N, 1, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char uc, size_t N,
+                                               CUstream s) {
+  CUSNAP_COPY("cuMemsetD8Async", memset_2d(d, N, uc, 1, N, 1, s, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char uc, size_t N,
+                                                    CUstream s) {
+  CUSNAP_COPY("cuMemsetD8Async_ptsz", memset_2d(d, N, uc, 1, N, 1, s, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr d, unsigned short us, size_t N,
+                                                CUstream s) {
+  CUSNAP_COPY("cuMemsetD16Async", memset_2d(d, 2 * N, us, 2, N, 1, s, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short us, size_t N,
+                                                     CUstream s) {
+  CUSNAP_COPY("cuMemsetD16Async_ptsz",
+              memset_2d(d, 2 * N, us, 2, N, 1, s, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N,
+                                                CUstream s) {
+  CUSNAP_COPY("cuMemsetD32Async", memset_2d(d, 4 * N, ui, 4, N, 1, s, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int ui, size_t N,
+                                                     CUstream s) {
+  CUSNAP_COPY("cuMemsetD32Async_ptsz",
+              memset_2d(d, 4 * N, ui, 4, N, 1, s, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char uc,
+                                               size_t w, size_t h) {
+  CUSNAP_COPY("cuMemsetD2D8", memset_2d(d, pitch, uc, 1, w, h, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr d, size_t pitch, unsigned char uc,
+                                                    size_t w, size_t h) {
+  CUSNAP_COPY("cuMemsetD2D8_ptds",
+              memset_2d(d, pitch, uc, 1, w, h, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short us,
+                                                size_t w, size_t h) {
+  CUSNAP_COPY("cuMemsetD2D16", memset_2d(d, pitch, us, 2, w, h, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr d, size_t pitch, unsigned short us,
+                                                     size_t w, size_t h) {
+  CUSNAP_COPY("cuMemsetD2D16_ptds",
+              memset_2d(d, pitch, us, 2, w, h, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned int ui,
+                                                size_t w, size_t h) {
+  CUSNAP_COPY("cuMemsetD2D32", memset_2d(d, pitch, ui, 4, w, h, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr d, size_t pitch, unsigned int ui,
+                                                     size_t w, size_t h) {
+  CUSNAP_COPY("cuMemsetD2D32_ptds",
+              memset_2d(d, pitch, ui, 4, w, h, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char uc,
+                                                 size_t w, size_t h, CUstream s) {
+  CUSNAP_COPY("cuMemsetD2D8Async", memset_2d(d, pitch, uc, 1, w, h, s, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr d, size_t pitch, unsigned char uc,
+                                                      size_t w, size_t h, CUstream s) {
+  CUSNAP_COPY("cuMemsetD2D8Async_ptsz",
+              memset_2d(d, pitch, uc, 1, w, h, s, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short us,
+                                                  size_t w, size_t h, CUstream s) {
+  CUSNAP_COPY("cuMemsetD2D16Async", memset_2d(d, pitch, us, 2, w, h, s, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr d, size_t pitch,
+                                                       unsigned short us, size_t w, size_t h,
+                                                       CUstream s) {
+  CUSNAP_COPY("cuMemsetD2D16Async_ptsz",
+              memset_2d(d, pitch, us, 2, w, h, s, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int ui,
+                                                  size_t w, size_t h, CUstream s) {
+  CUSNAP_COPY("cuMemsetD2D32Async", memset_2d(d, pitch, ui, 4, w, h, s, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr d, size_t pitch, unsigned int ui,
+                                                       size_t w, size_t h, CUstream s) {
+  CUSNAP_COPY("cuMemsetD2D32Async_ptsz",
+              memset_2d(d, pitch, ui, 4, w, h, s, kPerThreadDefault, kAsync));
+}

@@ -1,10 +1,11 @@
 // cuInit, versions and the one emulated device with its attribute table.
+#include "driver/device.h"
+
 #include <cmath>
 #include <cstring>
 
 #include "driver/api.h"
 #include "driver/state.h"
-#include "driver/device.h"
 
 namespace cusnap::emu::driver {
 namespace {
@@ -165,7 +166,8 @@ constexpr AttributeValue kAttributes[] = {
 };
 
 // A fixed, recognisable UUID: "cusnap-emulator" + NUL.
-constexpr char kUuid[16] = {'c', 'u', 's', 'n', 'a', 'p', '-', 'e', 'm', 'u', 'l', 'a', 't', 'o', 'r', '\0'};
+constexpr char kUuid[16] = {'c', 'u', 's', 'n', 'a', 'p', '-', 'e',
+                            'm', 'u', 'l', 'a', 't', 'o', 'r', '\0'};
 
 }  // namespace
 
@@ -194,7 +196,8 @@ bool device_attribute(CUdevice_attribute attribute, int* value) {
 ptx::Limits engine_limits() {
   ptx::Limits limits;  // the defaults are the sm_90 numbers of the table above
   int value = 0;
-  if (device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &value)) limits.sm_count = static_cast<uint32_t>(value);
+  if (device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &value))
+    limits.sm_count = static_cast<uint32_t>(value);
   if (device_attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &value))
     limits.clock_khz = static_cast<uint32_t>(value);
   const double timeout = device_config().timeout_seconds;
@@ -249,7 +252,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) { return cuDeviceGetUuid(uuid, dev); }
+CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  return cuDeviceGetUuid(uuid, dev);
+}
 
 CUSNAP_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
@@ -258,7 +263,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) 
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib,
+                                                    CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   if (pi == nullptr || !device_attribute(attrib, pi)) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
@@ -292,7 +298,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice* dev, const char* 
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
+CUSNAP_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev,
+                                                     CUdevice peerDev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   if (CUresult r = check_device(peerDev); r != CUDA_SUCCESS) return r;
   if (canAccessPeer == nullptr) return CUDA_ERROR_INVALID_VALUE;

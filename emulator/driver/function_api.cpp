@@ -26,8 +26,10 @@ int max_dynamic_shared(const Function& f) {
 
 int max_threads_per_block(const Function& f) {
   int limit = 1024;
-  if (f.desc->max_threads_per_block != 0) limit = std::min<int>(limit, static_cast<int>(f.desc->max_threads_per_block));
-  if (f.desc->reqntid.x != 0) limit = std::min<int>(limit, static_cast<int>(f.desc->reqntid.count()));
+  if (f.desc->max_threads_per_block != 0)
+    limit = std::min<int>(limit, static_cast<int>(f.desc->max_threads_per_block));
+  if (f.desc->reqntid.x != 0)
+    limit = std::min<int>(limit, static_cast<int>(f.desc->reqntid.count()));
   return limit;
 }
 
@@ -53,25 +55,56 @@ CUresult get_attribute(int* pi, CUfunction_attribute attrib, Function* f) {
   if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const auto& d = *f->desc;
   switch (attrib) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = max_threads_per_block(*f); break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = static_cast<int>(d.static_shared_bytes); break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *pi = max_threads_per_block(*f);
+      break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      *pi = static_cast<int>(d.static_shared_bytes);
+      break;
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
       *pi = const_bank_bytes(*f->module);
       break;
-    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = static_cast<int>(d.local_bytes_per_thread); break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(std::min<uint32_t>(d.num_regs, 255)); break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = static_cast<int>(f->module->program->ptx_version()); break;
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = device_config().sm; break;
-    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = max_dynamic_shared(*f); break;
-    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = f->carveout.load(); break;
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *pi = 0; break;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: *pi = f->required_cluster[0].load(); break;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: *pi = f->required_cluster[1].load(); break;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *pi = f->required_cluster[2].load(); break;
-    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *pi = f->non_portable_cluster.load(); break;
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = f->cluster_policy.load(); break;
-    default: return CUDA_ERROR_INVALID_VALUE;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+      *pi = static_cast<int>(d.local_bytes_per_thread);
+      break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+      *pi = static_cast<int>(std::min<uint32_t>(d.num_regs, 255));
+      break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+      *pi = static_cast<int>(f->module->program->ptx_version());
+      break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+      *pi = device_config().sm;
+      break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+      *pi = 0;
+      break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *pi = max_dynamic_shared(*f);
+      break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+      *pi = f->carveout.load();
+      break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+      *pi = 0;
+      break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+      *pi = f->required_cluster[0].load();
+      break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+      *pi = f->required_cluster[1].load();
+      break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+      *pi = f->required_cluster[2].load();
+      break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      *pi = f->non_portable_cluster.load();
+      break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      *pi = f->cluster_policy.load();
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -82,7 +115,8 @@ CUresult set_attribute(Function* f, CUfunction_attribute attrib, int value) {
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: {
       int optin = 0;
       device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin);
-      if (value < 0 || value + static_cast<int>(f->desc->static_shared_bytes) > optin) return CUDA_ERROR_INVALID_VALUE;
+      if (value < 0 || value + static_cast<int>(f->desc->static_shared_bytes) > optin)
+        return CUDA_ERROR_INVALID_VALUE;
       f->max_dynamic_shared = value;
       return CUDA_SUCCESS;
     }
@@ -90,12 +124,23 @@ CUresult set_attribute(Function* f, CUfunction_attribute attrib, int value) {
       if (value < -1 || value > 100) return CUDA_ERROR_INVALID_VALUE;
       f->carveout = value;
       return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: f->required_cluster[0] = value; return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: f->required_cluster[1] = value; return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: f->required_cluster[2] = value; return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: f->non_portable_cluster = value; return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: f->cluster_policy = value; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;  // read-only attributes
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+      f->required_cluster[0] = value;
+      return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+      f->required_cluster[1] = value;
+      return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+      f->required_cluster[2] = value;
+      return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      f->non_portable_cluster = value;
+      return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      f->cluster_policy = value;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;  // read-only attributes
   }
 }
 
@@ -116,19 +161,23 @@ CUresult get_name(const char** name, Function* f) {
 
 }  // namespace
 
-CUSNAP_EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+CUSNAP_EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib,
+                                                  CUfunction hfunc) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   return get_attribute(pi, attrib, function_from_handle(hfunc));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+CUSNAP_EXPORT CUresult CUDAAPI cuKernelGetAttribute(int* pi, CUfunction_attribute attrib,
+                                                    CUkernel kernel, CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   return get_attribute(pi, attrib, function_from_handle(kernel));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
+                                                  int value) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   return set_attribute(function_from_handle(hfunc), attrib, value);
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+CUSNAP_EXPORT CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val,
+                                                    CUkernel kernel, CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   return set_attribute(function_from_handle(kernel), attrib, val);
 }
@@ -140,11 +189,13 @@ CUSNAP_EXPORT CUresult CUDAAPI cuKernelGetName(const char** name, CUkernel hfunc
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   return get_name(name, function_from_handle(hfunc));
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
+CUSNAP_EXPORT CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+                                                  size_t* paramOffset, size_t* paramSize) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   return param_info(function_from_handle(func), paramIndex, paramOffset, paramSize);
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
+CUSNAP_EXPORT CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
+                                                    size_t* paramOffset, size_t* paramSize) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   return param_info(function_from_handle(kernel), paramIndex, paramOffset, paramSize);
 }
@@ -185,15 +236,18 @@ CUSNAP_EXPORT CUresult CUDAAPI cuFuncLoad(CUfunction hfunc) {
 CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   if (function_from_handle(hfunc) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  return static_cast<unsigned>(config) <= CU_FUNC_CACHE_PREFER_EQUAL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return static_cast<unsigned>(config) <= CU_FUNC_CACHE_PREFER_EQUAL ? CUDA_SUCCESS
+                                                                     : CUDA_ERROR_INVALID_VALUE;
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+CUSNAP_EXPORT CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
+                                                      CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   return cuFuncSetCacheConfig(reinterpret_cast<CUfunction>(kernel), config);
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   if (function_from_handle(hfunc) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  return static_cast<unsigned>(config) <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE ? CUDA_SUCCESS
-                                                                                   : CUDA_ERROR_INVALID_VALUE;
+  return static_cast<unsigned>(config) <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_VALUE;
 }

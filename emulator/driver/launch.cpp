@@ -41,16 +41,26 @@ struct LaunchRequest {
 
 CUresult status_to_result(ptx::LaunchStatus status) {
   switch (status) {
-    case ptx::LaunchStatus::kSuccess: return CUDA_SUCCESS;
-    case ptx::LaunchStatus::kIllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
-    case ptx::LaunchStatus::kMisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
-    case ptx::LaunchStatus::kAssert: return CUDA_ERROR_ASSERT;
-    case ptx::LaunchStatus::kIllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
-    case ptx::LaunchStatus::kInvalidValue: return CUDA_ERROR_INVALID_VALUE;
-    case ptx::LaunchStatus::kOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-    case ptx::LaunchStatus::kCooperativeTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-    case ptx::LaunchStatus::kHung: return CUDA_ERROR_LAUNCH_TIMEOUT;
-    case ptx::LaunchStatus::kTimeout: return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case ptx::LaunchStatus::kSuccess:
+      return CUDA_SUCCESS;
+    case ptx::LaunchStatus::kIllegalAddress:
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case ptx::LaunchStatus::kMisalignedAddress:
+      return CUDA_ERROR_MISALIGNED_ADDRESS;
+    case ptx::LaunchStatus::kAssert:
+      return CUDA_ERROR_ASSERT;
+    case ptx::LaunchStatus::kIllegalInstruction:
+      return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+    case ptx::LaunchStatus::kInvalidValue:
+      return CUDA_ERROR_INVALID_VALUE;
+    case ptx::LaunchStatus::kOutOfResources:
+      return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    case ptx::LaunchStatus::kCooperativeTooLarge:
+      return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    case ptx::LaunchStatus::kHung:
+      return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case ptx::LaunchStatus::kTimeout:
+      return CUDA_ERROR_LAUNCH_TIMEOUT;
   }
   return CUDA_ERROR_UNKNOWN;
 }
@@ -63,7 +73,8 @@ uint32_t worker_threads() {
     char* end = nullptr;
     unsigned long n = std::strtoul(text, &end, 10);
     if (*end != '\0' || n == 0 || n > 4096) {
-      log(LogLevel::kWarn, "CUSNAP_EMU_THREADS=%s is not a thread count in [1, 4096]; using one per CPU", text);
+      log(LogLevel::kWarn,
+          "CUSNAP_EMU_THREADS=%s is not a thread count in [1, 4096]; using one per CPU", text);
       return 0u;
     }
     return static_cast<uint32_t>(n);
@@ -71,7 +82,8 @@ uint32_t worker_threads() {
   return threads;
 }
 
-CUresult pack_params(const Function& f, void** kernelParams, void** extra, std::vector<uint8_t>* out) {
+CUresult pack_params(const Function& f, void** kernelParams, void** extra,
+                     std::vector<uint8_t>* out) {
   const ptx::KernelDesc& d = *f.desc;
   if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
   out->assign(d.param_bytes, 0);
@@ -95,7 +107,8 @@ CUresult pack_params(const Function& f, void** kernelParams, void** extra, std::
         return CUDA_ERROR_INVALID_VALUE;
       }
     }
-    if (d.param_bytes > 0 && (buffer == nullptr || size < d.param_bytes)) return CUDA_ERROR_INVALID_VALUE;
+    if (d.param_bytes > 0 && (buffer == nullptr || size < d.param_bytes))
+      return CUDA_ERROR_INVALID_VALUE;
     if (d.param_bytes > 0) std::memcpy(out->data(), buffer, d.param_bytes);
     return CUDA_SUCCESS;
   }
@@ -109,7 +122,8 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
                 bool per_thread, std::vector<uint8_t>* legacy_params = nullptr) {
   Context* ctx;
   Stream* stream;
-  if (CUresult r = stream_argument(request.stream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
+  if (CUresult r = stream_argument(request.stream, per_thread, &ctx, &stream); r != CUDA_SUCCESS)
+    return r;
   Function* f = function_from_handle(handle);
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (legacy_params == nullptr) {
@@ -121,11 +135,12 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
   const auto& g = request.grid;
   const auto& b = request.block;
   if (g.count() == 0 || b.count() == 0 || g.x > limits.max_grid_x || g.y > limits.max_grid_y ||
-      g.z > limits.max_grid_z || b.x > limits.max_block_x || b.y > limits.max_block_y || b.z > limits.max_block_z ||
-      b.count() > static_cast<uint64_t>(max_threads_per_block(*f))) {
+      g.z > limits.max_grid_z || b.x > limits.max_block_x || b.y > limits.max_block_y ||
+      b.z > limits.max_block_z || b.count() > static_cast<uint64_t>(max_threads_per_block(*f))) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  if (request.shared > static_cast<unsigned>(max_dynamic_shared(*f))) return CUDA_ERROR_INVALID_VALUE;
+  if (request.shared > static_cast<unsigned>(max_dynamic_shared(*f)))
+    return CUDA_ERROR_INVALID_VALUE;
   limits.max_shared_per_block = std::max<uint32_t>(limits.max_shared_per_block,
                                                    f->desc->static_shared_bytes + request.shared);
   if (request.cooperative) {
@@ -166,17 +181,19 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     config.params_size = params->size();
     config.start_ns = current_operation_start_ns();
     const bool timed = stats_enabled();  // the clock is read only when the counts are kept
-    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const auto start =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     ptx::LaunchResult result = module->program->launch(index, config, allocations(), limits);
     if (timed) {
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      note_execution(module->program->kernels()[index].name, result.instructions, result.thread_instructions,
-                     took.count());
+      note_execution(module->program->kernels()[index].name, result.instructions,
+                     result.thread_instructions, took.count());
     }
     if (result.status != ptx::LaunchStatus::kSuccess) {
       CUresult error = status_to_result(result.status);
       const char* name = module->program->kernels()[index].name.c_str();
-      log(LogLevel::kError, "kernel %s failed (%d): %s", name, static_cast<int>(error), result.message.c_str());
+      log(LogLevel::kError, "kernel %s failed (%d): %s", name, static_cast<int>(error),
+          result.message.c_str());
       ctx->set_sticky_error(error);
     }
     return result.emulated_ns;
@@ -185,8 +202,8 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
   return CUDA_SUCCESS;
 }
 
-LaunchRequest request_from(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                           unsigned shared, CUstream stream) {
+LaunchRequest request_from(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                           unsigned bz, unsigned shared, CUstream stream) {
   LaunchRequest r;
   r.grid = {gx, gy, gz};
   r.block = {bx, by, bz};
@@ -195,10 +212,12 @@ LaunchRequest request_from(unsigned gx, unsigned gy, unsigned gz, unsigned bx, u
   return r;
 }
 
-CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra, bool per_thread) {
+CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra,
+                   bool per_thread) {
   if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  LaunchRequest r = request_from(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
-                                 config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream);
+  LaunchRequest r =
+      request_from(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                   config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream);
   if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& a = config->attrs[i];
@@ -208,7 +227,8 @@ CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelPara
         break;
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
         r.cluster = {a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
-        if (r.cluster.count() == 0 || r.grid.x % r.cluster.x || r.grid.y % r.cluster.y || r.grid.z % r.cluster.z) {
+        if (r.cluster.count() == 0 || r.grid.x % r.cluster.x || r.grid.y % r.cluster.y ||
+            r.grid.z % r.cluster.z) {
           return CUDA_ERROR_INVALID_CLUSTER_SIZE;
         }
         break;
@@ -289,57 +309,69 @@ CUresult counted(CUfunction handle, CUresult result) {
 
 }  // namespace
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                              unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                              unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                              void** kernelParams, void** extra) {
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+                                              unsigned int gridDimY, unsigned int gridDimZ,
+                                              unsigned int blockDimX, unsigned int blockDimY,
+                                              unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                              CUstream hStream, void** kernelParams, void** extra) {
   return guarded("cuLaunchKernel", [&] {
-    return counted(f, launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
-                  kernelParams, extra, kLegacyDefault));
+    return counted(f, launch(f,
+                             request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                          blockDimZ, sharedMemBytes, hStream),
+                             kernelParams, extra, kLegacyDefault));
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                                   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                                   unsigned int gridDimY, unsigned int gridDimZ,
+                                                   unsigned int blockDimX, unsigned int blockDimY,
+                                                   unsigned int blockDimZ,
+                                                   unsigned int sharedMemBytes, CUstream hStream,
                                                    void** kernelParams, void** extra) {
   return guarded("cuLaunchKernel_ptsz", [&] {
-    return counted(f, launch(f, request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream),
-                  kernelParams, extra, kPerThreadDefault));
+    return counted(f, launch(f,
+                             request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                          blockDimZ, sharedMemBytes, hStream),
+                             kernelParams, extra, kPerThreadDefault));
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                         unsigned int gridDimZ, unsigned int blockDimX,
-                                                         unsigned int blockDimY, unsigned int blockDimZ,
-                                                         unsigned int sharedMemBytes, CUstream hStream,
-                                                         void** kernelParams) {
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
   return guarded("cuLaunchCooperativeKernel", [&] {
-    LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
+    LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                                   sharedMemBytes, hStream);
     r.cooperative = true;
     return counted(f, launch(f, r, kernelParams, nullptr, kLegacyDefault));
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                              unsigned int gridDimZ, unsigned int blockDimX,
-                                                              unsigned int blockDimY, unsigned int blockDimZ,
-                                                              unsigned int sharedMemBytes, CUstream hStream,
-                                                              void** kernelParams) {
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
   return guarded("cuLaunchCooperativeKernel_ptsz", [&] {
-    LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
+    LaunchRequest r = request_from(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                                   sharedMemBytes, hStream);
     r.cooperative = true;
     return counted(f, launch(f, r, kernelParams, nullptr, kPerThreadDefault));
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
-  return guarded("cuLaunchKernelEx", [&] { return counted(f, launch_ex(config, f, kernelParams, extra, kLegacyDefault)); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
+                                                void** kernelParams, void** extra) {
+  return guarded("cuLaunchKernelEx", [&] {
+    return counted(f, launch_ex(config, f, kernelParams, extra, kLegacyDefault));
+  });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
-                                                     void** extra) {
-  return guarded("cuLaunchKernelEx_ptsz", [&] { return counted(f, launch_ex(config, f, kernelParams, extra, kPerThreadDefault)); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f,
+                                                     void** kernelParams, void** extra) {
+  return guarded("cuLaunchKernelEx_ptsz", [&] {
+    return counted(f, launch_ex(config, f, kernelParams, extra, kPerThreadDefault));
+  });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {

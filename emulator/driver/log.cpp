@@ -30,12 +30,17 @@ LogLevel level_from_env() {
   }
   switch (parsed.level) {
     case common::LogLevel::kTrace:
-    case common::LogLevel::kDebug: return LogLevel::kDebug;
-    case common::LogLevel::kInfo: return LogLevel::kInfo;
-    case common::LogLevel::kWarn: return LogLevel::kWarn;
+    case common::LogLevel::kDebug:
+      return LogLevel::kDebug;
+    case common::LogLevel::kInfo:
+      return LogLevel::kInfo;
+    case common::LogLevel::kWarn:
+      return LogLevel::kWarn;
     case common::LogLevel::kError:
-    case common::LogLevel::kCritical: return LogLevel::kError;
-    case common::LogLevel::kOff: return LogLevel::kOff;
+    case common::LogLevel::kCritical:
+      return LogLevel::kError;
+    case common::LogLevel::kOff:
+      return LogLevel::kOff;
   }
   return kDefaultLevel;
 }
@@ -72,7 +77,8 @@ CUresult unsupported_call(const char* name) noexcept {
     static std::set<std::string> logged;
     std::lock_guard lock(mutex);
     if (logged.insert(name).second) {
-      log(LogLevel::kWarn, "%s is not supported by the cusnap emulator (CUDA_ERROR_NOT_SUPPORTED)", name);
+      log(LogLevel::kWarn, "%s is not supported by the cusnap emulator (CUDA_ERROR_NOT_SUPPORTED)",
+          name);
     }
   } catch (...) {
   }

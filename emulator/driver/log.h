@@ -1,7 +1,8 @@
 // The emulator's tiny logger. It lives inside someone else's process, so it writes to stderr
 // only (never stdout), and only as much as CUSNAP_LOG_LEVEL (the one parser,
-// cusnap/common/log_level.h; default warn) asks. Errors and warnings are what a user needs to see when something
-// fails: memcheck diagnostics, refused PTX, one line per unsupported API entry point.
+// cusnap/common/log_level.h; default warn) asks. Errors and warnings are what a user needs to see
+// when something fails: memcheck diagnostics, refused PTX, one line per unsupported API entry
+// point.
 #pragma once
 
 #include <cstdarg>

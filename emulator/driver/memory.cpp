@@ -177,7 +177,8 @@ AllocationTable& allocations() {
 }
 
 void* map_anonymous(uint64_t size) {
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 

@@ -30,9 +30,9 @@ enum class AllocationKind : uint8_t {
 
 struct Allocation {
   uint64_t base = 0;
-  uint64_t size = 0;        // what the caller asked for: the accessible range
-  uint64_t mapped_size = 0; // mmap'd, redzone included (0: not owned, e.g. registered or VMM)
-  uint64_t charged = 0;     // bytes charged against the emulated total (refunded at free)
+  uint64_t size = 0;         // what the caller asked for: the accessible range
+  uint64_t mapped_size = 0;  // mmap'd, redzone included (0: not owned, e.g. registered or VMM)
+  uint64_t charged = 0;      // bytes charged against the emulated total (refunded at free)
   AllocationKind kind = AllocationKind::kDevice;
   unsigned flags = 0;
   CUcontext context = nullptr;
@@ -60,7 +60,7 @@ class AllocationTable final : public ptx::MemoryHost {
   std::string describe(uint64_t address, uint64_t size, bool write) const override;
 
   void insert(Allocation allocation);
-  std::optional<Allocation> erase(uint64_t base);  // by exact base
+  std::optional<Allocation> erase(uint64_t base);          // by exact base
   std::optional<Allocation> find(uint64_t address) const;  // the allocation containing address
   // True when [address, address + size) is inside one allocation.
   bool contains(uint64_t address, uint64_t size) const;

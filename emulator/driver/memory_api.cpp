@@ -81,7 +81,9 @@ CUresult release(uint64_t base, bool (*kind_ok)(AllocationKind)) {
   return CUDA_SUCCESS;
 }
 
-bool is_device_kind(AllocationKind k) { return k == AllocationKind::kDevice || k == AllocationKind::kManaged; }
+bool is_device_kind(AllocationKind k) {
+  return k == AllocationKind::kDevice || k == AllocationKind::kManaged;
+}
 bool is_pinned_kind(AllocationKind k) { return k == AllocationKind::kHostPinned; }
 
 // Real cuMemFree waits for the device; freeing under a running kernel would be a use-after-free.
@@ -106,13 +108,16 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize)
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch,
+                                                  size_t WidthInBytes, size_t Height,
                                                   unsigned int ElementSizeBytes) {
   return guarded("cuMemAllocPitch", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-    if (dptr == nullptr || pPitch == nullptr || WidthInBytes == 0 || Height == 0) return CUDA_ERROR_INVALID_VALUE;
-    if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) return CUDA_ERROR_INVALID_VALUE;
+    if (dptr == nullptr || pPitch == nullptr || WidthInBytes == 0 || Height == 0)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
+      return CUDA_ERROR_INVALID_VALUE;
     constexpr size_t kPitchAlignment = 512;  // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
     size_t pitch = (WidthInBytes + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
     if (Height > SIZE_MAX / pitch) return CUDA_ERROR_INVALID_VALUE;
@@ -141,7 +146,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize,
+                                                       CUdeviceptr dptr) {
   return guarded("cuMemGetAddressRange", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
@@ -157,7 +163,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsign
   return guarded("cuMemHostAlloc", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-    constexpr unsigned kValid = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+    constexpr unsigned kValid =
+        CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
     if (pp == nullptr || (Flags & ~kValid) != 0) return CUDA_ERROR_INVALID_VALUE;
     CUdeviceptr p = 0;
     CUresult r = allocate(ctx, bytesize, AllocationKind::kHostPinned, Flags, &p);
@@ -166,7 +173,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsign
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize) { return cuMemHostAlloc(pp, bytesize, 0); }
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize) {
+  return cuMemHostAlloc(pp, bytesize, 0);
+}
 
 CUSNAP_EXPORT CUresult CUDAAPI cuMemFreeHost(void* p) {
   return guarded("cuMemFreeHost", [&] {
@@ -177,13 +186,15 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemFreeHost(void* p) {
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p,
+                                                            unsigned int Flags) {
   return guarded("cuMemHostGetDevicePointer", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
     if (pdptr == nullptr || Flags != 0) return CUDA_ERROR_INVALID_VALUE;
     auto a = allocations().find(reinterpret_cast<uint64_t>(p));
-    if (!a || (a->kind != AllocationKind::kHostPinned && a->kind != AllocationKind::kHostRegistered)) {
+    if (!a ||
+        (a->kind != AllocationKind::kHostPinned && a->kind != AllocationKind::kHostRegistered)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     *pdptr = reinterpret_cast<CUdeviceptr>(p);  // unified addressing: the same address
@@ -196,7 +207,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostGetFlags(unsigned int* pFlags, void* p) 
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
     auto a = allocations().find(reinterpret_cast<uint64_t>(p));
-    if (pFlags == nullptr || !a || a->kind != AllocationKind::kHostPinned) return CUDA_ERROR_INVALID_VALUE;
+    if (pFlags == nullptr || !a || a->kind != AllocationKind::kHostPinned)
+      return CUDA_ERROR_INVALID_VALUE;
     *pFlags = a->flags;
     return CUDA_SUCCESS;
   });
@@ -233,7 +245,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostUnregister(void* p) {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
     auto a = allocations().find(reinterpret_cast<uint64_t>(p));
-    if (!a || a->kind != AllocationKind::kHostRegistered || a->base != reinterpret_cast<uint64_t>(p)) {
+    if (!a || a->kind != AllocationKind::kHostRegistered ||
+        a->base != reinterpret_cast<uint64_t>(p)) {
       return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     }
     drain_current_context();
@@ -243,7 +256,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostUnregister(void* p) {
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize,
+                                                 unsigned int flags) {
   return guarded("cuMemAllocManaged", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
@@ -280,12 +294,14 @@ static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thre
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize,
+                                               CUstream hStream) {
   return guarded("cuMemAllocAsync", [&] {
     return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kLegacyDefault);
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
+                                                    CUstream hStream) {
   return guarded("cuMemAllocAsync_ptsz", [&] {
     return mem_alloc_async(dptr, bytesize, nullptr, false, hStream, kPerThreadDefault);
   });
@@ -306,7 +322,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream
   return guarded("cuMemFreeAsync", [&] { return mem_free_async(dptr, hStream, kLegacyDefault); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
-  return guarded("cuMemFreeAsync_ptsz", [&] { return mem_free_async(dptr, hStream, kPerThreadDefault); });
+  return guarded("cuMemFreeAsync_ptsz",
+                 [&] { return mem_free_async(dptr, hStream, kPerThreadDefault); });
 }
 
 namespace {
@@ -318,22 +335,28 @@ void put(void* data, T value) {
 
 // Writes one attribute of the allocation containing `ptr` (or of no allocation) into `data`.
 // Booleans are written as one byte: the documented type is bool.
-CUresult pointer_attribute(CUpointer_attribute attribute, CUdeviceptr ptr, const std::optional<Allocation>& a,
-                           void* data) {
-  bool host_side = a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered);
+CUresult pointer_attribute(CUpointer_attribute attribute, CUdeviceptr ptr,
+                           const std::optional<Allocation>& a, void* data) {
+  bool host_side =
+      a && (a->kind == AllocationKind::kHostPinned || a->kind == AllocationKind::kHostRegistered);
   switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       put(data, a ? a->context : CUcontext{});
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      put(data, static_cast<unsigned>(!a ? 0 : host_side ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE));
+      put(data, static_cast<unsigned>(!a          ? 0
+                                      : host_side ? CU_MEMORYTYPE_HOST
+                                                  : CU_MEMORYTYPE_DEVICE));
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
       put(data, a ? ptr : CUdeviceptr{});
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      put(data, a && (host_side || a->kind == AllocationKind::kManaged) ? reinterpret_cast<void*>(ptr) : nullptr);
-      return a && (host_side || a->kind == AllocationKind::kManaged) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+      put(data, a && (host_side || a->kind == AllocationKind::kManaged)
+                    ? reinterpret_cast<void*>(ptr)
+                    : nullptr);
+      return a && (host_side || a->kind == AllocationKind::kManaged) ? CUDA_SUCCESS
+                                                                     : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
       put(data, static_cast<bool>(a.has_value()));
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -366,9 +389,10 @@ CUresult pointer_attribute(CUpointer_attribute attribute, CUdeviceptr ptr, const
       put(data, 0ULL);
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-      put(data, static_cast<unsigned>(!a                 ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
-                                      : a->device_writable ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
-                                                           : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ));
+      put(data,
+          static_cast<unsigned>(!a                   ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
+                                : a->device_writable ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+                                                     : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ));
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
       put(data, a && a->pool != nullptr ? pool_handle(a->pool) : CUmemoryPool{});
@@ -384,7 +408,8 @@ CUresult pointer_attribute(CUpointer_attribute attribute, CUdeviceptr ptr, const
 
 }  // namespace
 
-CUSNAP_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+CUSNAP_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute,
+                                                     CUdeviceptr ptr) {
   return guarded("cuPointerGetAttribute", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -392,8 +417,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attri
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
-                                                      void** data, CUdeviceptr ptr) {
+CUSNAP_EXPORT CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
+                                                      CUpointer_attribute* attributes, void** data,
+                                                      CUdeviceptr ptr) {
   return guarded("cuPointerGetAttributes", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     if (attributes == nullptr || data == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -409,10 +435,14 @@ CUSNAP_EXPORT CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+CUSNAP_EXPORT CUresult CUDAAPI cuPointerSetAttribute(const void* value,
+                                                     CUpointer_attribute attribute,
+                                                     CUdeviceptr ptr) {
   return guarded("cuPointerSetAttribute", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-    if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    return allocations().find(ptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;  // always synchronous here
+    if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS || value == nullptr)
+      return CUDA_ERROR_INVALID_VALUE;
+    return allocations().find(ptr) ? CUDA_SUCCESS
+                                   : CUDA_ERROR_INVALID_VALUE;  // always synchronous here
   });
 }

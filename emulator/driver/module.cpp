@@ -17,7 +17,8 @@
 namespace cusnap::emu::driver {
 namespace {
 
-std::unique_ptr<ptx::Program> compile_ptx(const std::string& text, CUresult* status, std::string* error) {
+std::unique_ptr<ptx::Program> compile_ptx(const std::string& text, CUresult* status,
+                                          std::string* error) {
 #ifdef CUSNAP_EMU_HAVE_PTX_ENGINE
   ptx::CompileResult result = ptx::compile(text);
   if (!result.program) {
@@ -41,7 +42,9 @@ std::unique_ptr<ptx::Program> compile_ptx(const std::string& text, CUresult* sta
 #else
   (void)text;
   *status = CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
-  *error = "this emulator build has no PTX engine (cusnap_emu_ptx was not built), so no module can be loaded";
+  *error =
+      "this emulator build has no PTX engine (cusnap_emu_ptx was not built), so no module can be "
+      "loaded";
   return nullptr;
 #endif
 }
@@ -74,16 +77,20 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
   int sm = device_config().sm;
   PtxSelection selection = select_ptx(image, static_cast<uint32_t>(sm));
   if (selection.sass_only) {
-    *error = "SASS-only module: the emulator needs PTX (build with -gencode arch=compute_XX,code=compute_XX "
-             "or the default -arch); " + selection.error;
+    *error =
+        "SASS-only module: the emulator needs PTX (build with -gencode "
+        "arch=compute_XX,code=compute_XX "
+        "or the default -arch); " +
+        selection.error;
     log(LogLevel::kError, "%s", error->c_str());
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
   if (!selection.error.empty()) {
     *error = selection.error;
     log(LogLevel::kError, "module load: %s", error->c_str());
-    return selection.error.find("newer architecture") != std::string::npos ? CUDA_ERROR_NO_BINARY_FOR_GPU
-                                                                           : CUDA_ERROR_INVALID_IMAGE;
+    return selection.error.find("newer architecture") != std::string::npos
+               ? CUDA_ERROR_NO_BINARY_FOR_GPU
+               : CUDA_ERROR_INVALID_IMAGE;
   }
   CUresult status = CUDA_SUCCESS;
   auto program = compile_ptx(selection.ptx, &status, error);
@@ -151,8 +158,12 @@ void unload_module(Module* module) {
   destroy_handle(module, HandleKind::kModule);
 }
 
-Function* function_from_handle(const void* handle) { return handle_cast<Function>(handle, HandleKind::kFunction); }
-Module* module_from_handle(CUmodule handle) { return handle_cast<Module>(handle, HandleKind::kModule); }
+Function* function_from_handle(const void* handle) {
+  return handle_cast<Function>(handle, HandleKind::kFunction);
+}
+Module* module_from_handle(CUmodule handle) {
+  return handle_cast<Module>(handle, HandleKind::kModule);
+}
 
 }  // namespace cusnap::emu::driver
 
@@ -223,8 +234,8 @@ void report_jit_log(unsigned n, CUjit_option* options, void** values, const std:
   if (size_index >= 0) values[size_index] = reinterpret_cast<void*>(static_cast<uintptr_t>(len));
 }
 
-CUresult library_load(CUlibrary* library, const void* code, unsigned numJitOptions, CUjit_option* jitOptions,
-                      void** jitOptionsValues) {
+CUresult library_load(CUlibrary* library, const void* code, unsigned numJitOptions,
+                      CUjit_option* jitOptions, void** jitOptionsValues) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   if (library == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
   // Libraries are context-independent; the one device's memory is shared by all contexts.
@@ -232,7 +243,8 @@ CUresult library_load(CUlibrary* library, const void* code, unsigned numJitOptio
   Module* m = nullptr;
   std::string error;
   CUresult r = load_module(code, &m, &error);
-  report_jit_log(numJitOptions, jitOptions, jitOptionsValues, r == CUDA_SUCCESS ? std::string() : error);
+  report_jit_log(numJitOptions, jitOptions, jitOptionsValues,
+                 r == CUDA_SUCCESS ? std::string() : error);
   if (r != CUDA_SUCCESS) return r;
   auto* lib = new Library{m};
   m->library = lib;
@@ -266,8 +278,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* im
   return guarded("cuModuleLoadData", [&] { return module_load(module, image); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
-                                                  CUjit_option* options, void** optionValues) {
+CUSNAP_EXPORT CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image,
+                                                  unsigned int numOptions, CUjit_option* options,
+                                                  void** optionValues) {
   return guarded("cuModuleLoadDataEx", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
@@ -305,7 +318,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod,
+                                                   const char* name) {
   return guarded("cuModuleGetFunction", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     if (hfunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -316,7 +330,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule h
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod,
+                                                    const char* name) {
   return guarded("cuModuleGetGlobal", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     return get_global(module_from_handle(hmod), name, dptr, bytes);
@@ -334,14 +349,16 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int* count, CUm
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
+CUSNAP_EXPORT CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions,
+                                                          unsigned int numFunctions, CUmodule mod) {
   return guarded("cuModuleEnumerateFunctions", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     Module* m = module_from_handle(mod);
     if (m == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     if (functions == nullptr) return CUDA_ERROR_INVALID_VALUE;
     unsigned n = std::min<unsigned>(numFunctions, static_cast<unsigned>(m->functions.size()));
-    for (unsigned i = 0; i < n; ++i) functions[i] = reinterpret_cast<CUfunction>(m->functions[i].get());
+    for (unsigned i = 0; i < n; ++i)
+      functions[i] = reinterpret_cast<CUfunction>(m->functions[i].get());
     return CUDA_SUCCESS;
   });
 }
@@ -353,16 +370,20 @@ CUSNAP_EXPORT CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode)
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,
-                                                 void** jitOptionsValues, unsigned int numJitOptions,
-                                                 CUlibraryOption*, void**, unsigned int) {
-  return guarded("cuLibraryLoadData",
-                 [&] { return library_load(library, code, numJitOptions, jitOptions, jitOptionsValues); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* code,
+                                                 CUjit_option* jitOptions, void** jitOptionsValues,
+                                                 unsigned int numJitOptions, CUlibraryOption*,
+                                                 void**, unsigned int) {
+  return guarded("cuLibraryLoadData", [&] {
+    return library_load(library, code, numJitOptions, jitOptions, jitOptionsValues);
+  });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
-                                                     void** jitOptionsValues, unsigned int numJitOptions,
-                                                     CUlibraryOption*, void**, unsigned int) {
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* fileName,
+                                                     CUjit_option* jitOptions,
+                                                     void** jitOptionsValues,
+                                                     unsigned int numJitOptions, CUlibraryOption*,
+                                                     void**, unsigned int) {
   return guarded("cuLibraryLoadFromFile", [&] {
     std::string bytes, error;
     if (CUresult r = read_file(fileName, &bytes, &error); r != CUDA_SUCCESS) {
@@ -385,7 +406,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library,
+                                                  const char* name) {
   return guarded("cuLibraryGetKernel", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
@@ -407,7 +429,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetModule(CUmodule* pMod, CUlibrary libr
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes,
+                                                  CUlibrary library, const char* name) {
   return guarded("cuLibraryGetGlobal", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
@@ -423,7 +446,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int* count, CUli
   return cuModuleGetFunctionCount(count, reinterpret_cast<CUmodule>(lib->module));
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary library) {
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels,
+                                                         CUlibrary library) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
   if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;

@@ -41,9 +41,10 @@ inline constexpr unsigned kMaxParamBytes = 32764;
 
 struct Function {
   Module* module = nullptr;
-  int index = 0;                        // into program->kernels()
+  int index = 0;  // into program->kernels()
   const ptx::KernelDesc* desc = nullptr;
-  std::atomic<int> max_dynamic_shared{0};  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (0: default)
+  std::atomic<int> max_dynamic_shared{
+      0};  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (0: default)
   std::atomic<int> carveout{-1};
   std::atomic<int> non_portable_cluster{0};
   std::atomic<int> required_cluster[3] = {0, 0, 0};

@@ -83,8 +83,9 @@ const ErrorEntry* find_error(CUresult error) {
 // Sets *too_old when the name exists but only at later versions.
 void* lookup_proc(std::string_view name, int version, bool per_thread, bool* too_old) {
   *too_old = false;
-  auto first = std::lower_bound(std::begin(kProcTable), std::end(kProcTable), name,
-                                [](const ProcEntry& entry, std::string_view key) { return entry.name < key; });
+  auto first = std::lower_bound(
+      std::begin(kProcTable), std::end(kProcTable), name,
+      [](const ProcEntry& entry, std::string_view key) { return entry.name < key; });
   auto last = first;
   while (last != std::end(kProcTable) && last->name == name) ++last;
   if (first == last) return nullptr;
@@ -92,7 +93,8 @@ void* lookup_proc(std::string_view name, int version, bool per_thread, bool* too
   const ProcEntry* best_per_thread = nullptr;
   for (auto it = first; it != last; ++it) {
     if (it->version > version) continue;
-    const ProcEntry*& best = it->stream == ProcStream::kPerThreadStream ? best_per_thread : best_default;
+    const ProcEntry*& best =
+        it->stream == ProcStream::kPerThreadStream ? best_per_thread : best_default;
     if (best == nullptr || it->version > best->version) best = &*it;
   }
   if (per_thread && best_per_thread != nullptr) return best_per_thread->function;
@@ -124,7 +126,8 @@ CUresult get_proc_address(const char* symbol, void** pfn, int cudaVersion, cuuin
   }
   if (*pfn == nullptr && *symbol != '\0') {
     log(LogLevel::kDebug, "cuGetProcAddress(%s, %d, flags=%llu): %s", symbol, cudaVersion,
-        static_cast<unsigned long long>(flags), too_old ? "version not sufficient" : "unknown symbol");
+        static_cast<unsigned long long>(flags),
+        too_old ? "version not sufficient" : "unknown symbol");
   }
   // Unknown names are answered with success and a null pointer, as documented for the driver.
   return CUDA_SUCCESS;
@@ -132,16 +135,21 @@ CUresult get_proc_address(const char* symbol, void** pfn, int cudaVersion, cuuin
 
 }  // namespace
 
-CUSNAP_EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
-  return guarded("cuGetProcAddress", [&] { return get_proc_address(symbol, pfn, cudaVersion, flags, nullptr); });
+CUSNAP_EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,
+                                                cuuint64_t flags) {
+  return guarded("cuGetProcAddress",
+                 [&] { return get_proc_address(symbol, pfn, cudaVersion, flags, nullptr); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+CUSNAP_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion,
+                                                   cuuint64_t flags,
                                                    CUdriverProcAddressQueryResult* symbolStatus) {
-  return guarded("cuGetProcAddress_v2", [&] { return get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus); });
+  return guarded("cuGetProcAddress_v2",
+                 [&] { return get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+CUSNAP_EXPORT CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
+                                                const CUuuid* pExportTableId) {
   // The private tables the CUDA runtime asks for are undocumented; the emulator serves
   // driver-API programs and says so.
   if (ppExportTable != nullptr) *ppExportTable = nullptr;

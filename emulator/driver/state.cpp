@@ -76,11 +76,20 @@ uint64_t configured_memory() {
   double value = std::strtod(text, &end);
   uint64_t scale = 1;
   switch (std::toupper(static_cast<unsigned char>(*end))) {
-    case 'K': scale = uint64_t{1} << 10; break;
-    case 'M': scale = uint64_t{1} << 20; break;
-    case 'G': scale = uint64_t{1} << 30; break;
-    case 'T': scale = uint64_t{1} << 40; break;
-    default: break;
+    case 'K':
+      scale = uint64_t{1} << 10;
+      break;
+    case 'M':
+      scale = uint64_t{1} << 20;
+      break;
+    case 'G':
+      scale = uint64_t{1} << 30;
+      break;
+    case 'T':
+      scale = uint64_t{1} << 40;
+      break;
+    default:
+      break;
   }
   if (!(value > 0)) {
     log(LogLevel::kWarn, "CUSNAP_EMU_MEMORY=%s is not a size; using 16G", text);

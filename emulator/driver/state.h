@@ -20,10 +20,10 @@ uint64_t host_memory_bytes();
 inline constexpr uint64_t kHostMemoryShare = 2;
 
 struct DeviceConfig {
-  int sm = 90;                          // CUSNAP_EMU_SM, e.g. "90" or "sm_86"
+  int sm = 90;  // CUSNAP_EMU_SM, e.g. "90" or "sm_86"
   // CUSNAP_EMU_MEMORY (bytes or with a K/M/G/T suffix), capped at half the host's memory.
   uint64_t total_memory = kDefaultTotalMemory;
-  std::string name;                     // "cusnap emulator (sm_90)"
+  std::string name;  // "cusnap emulator (sm_90)"
   // CUSNAP_EMU_TIMEOUT: the launch watchdog in seconds (0: off). A launch that runs longer
   // fails with CUDA_ERROR_LAUNCH_TIMEOUT, so a kernel that never ends cannot hang the process.
   double timeout_seconds = kDefaultTimeoutSeconds;

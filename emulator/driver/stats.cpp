@@ -26,9 +26,10 @@ struct Tally {
   }
 };
 
-constexpr const char* kCopyNames[] = {"hostToDevice", "deviceToHost", "deviceToDevice", "hostToHost"};
-constexpr const char* kAllocationNames[] = {"device",         "hostPinned",     "hostRegistered",
-                                            "managed",        "moduleVariable", "vmm"};
+constexpr const char* kCopyNames[] = {"hostToDevice", "deviceToHost", "deviceToDevice",
+                                      "hostToHost"};
+constexpr const char* kAllocationNames[] = {"device",  "hostPinned",     "hostRegistered",
+                                            "managed", "moduleVariable", "vmm"};
 constexpr size_t kAllocationKinds = sizeof kAllocationNames / sizeof kAllocationNames[0];
 
 // What the launches of one kernel executed (filled when they finish, not when they are queued).
@@ -211,13 +212,14 @@ void note_launch(std::string_view kernel, bool succeeded) noexcept {
   }
 }
 
-void note_execution(std::string_view kernel, uint64_t warp_instructions, uint64_t thread_instructions,
-                    double seconds) noexcept {
+void note_execution(std::string_view kernel, uint64_t warp_instructions,
+                    uint64_t thread_instructions, double seconds) noexcept {
   if (!g_stats.enabled()) return;
   try {
     g_stats.update([&](Counts& c) {
       auto it = c.executions.find(kernel);
-      if (it == c.executions.end()) it = c.executions.emplace(std::string(kernel), Execution{}).first;
+      if (it == c.executions.end())
+        it = c.executions.emplace(std::string(kernel), Execution{}).first;
       Execution& e = it->second;
       ++e.launches;
       e.warp_instructions += warp_instructions;

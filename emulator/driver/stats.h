@@ -25,8 +25,8 @@ void note_launch(std::string_view kernel, bool succeeded) noexcept;
 // A launch finished executing (on its stream's worker): the engine's counts for it and the host
 // wall time the execution took. `thread_instructions` counts, for every executed warp
 // instruction, the lanes that issued it; the bench divides it by wall time.
-void note_execution(std::string_view kernel, uint64_t warp_instructions, uint64_t thread_instructions,
-                    double seconds) noexcept;
+void note_execution(std::string_view kernel, uint64_t warp_instructions,
+                    uint64_t thread_instructions, double seconds) noexcept;
 
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kHostToHost };
 // A copy (any cuMemcpy* entry point) was accepted; `bytes` is what it moves.

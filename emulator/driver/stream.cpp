@@ -101,7 +101,8 @@ void Stream::run() {
       log(LogLevel::kError, "stream %llu: operation %llu failed: %s", id_,
           static_cast<unsigned long long>(op.seq), e.what());
     } catch (...) {
-      log(LogLevel::kError, "stream %llu: operation %llu failed", id_, static_cast<unsigned long long>(op.seq));
+      log(LogLevel::kError, "stream %llu: operation %llu failed", id_,
+          static_cast<unsigned long long>(op.seq));
     }
     clock_ns_ = start + duration;
     timeline_->complete(op.seq, clock_ns_);

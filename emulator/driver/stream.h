@@ -74,7 +74,9 @@ class Stream {
   int priority() const { return priority_; }
   unsigned long long id() const { return id_; }
   // Blocking streams synchronise with the legacy default stream.
-  bool blocking() const { return kind_ != StreamKind::kLegacy && (flags_ & CU_STREAM_NON_BLOCKING) == 0; }
+  bool blocking() const {
+    return kind_ != StreamKind::kLegacy && (flags_ & CU_STREAM_NON_BLOCKING) == 0;
+  }
 
  private:
   struct Op {

@@ -56,7 +56,8 @@ CUresult stream_wait_event(CUstream h, CUevent hEvent, unsigned flags, bool per_
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
   auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
   if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (flags != CU_EVENT_WAIT_DEFAULT && flags != CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != CU_EVENT_WAIT_DEFAULT && flags != CU_EVENT_WAIT_EXTERNAL)
+    return CUDA_ERROR_INVALID_VALUE;
   Dependency point;
   {
     std::lock_guard lock(event->mutex);
@@ -88,7 +89,8 @@ CUresult launch_host_func(CUstream h, CUhostFn fn, void* user_data, bool per_thr
   return CUDA_SUCCESS;
 }
 
-CUresult add_callback(CUstream h, CUstreamCallback callback, void* user_data, unsigned flags, bool per_thread) {
+CUresult add_callback(CUstream h, CUstreamCallback callback, void* user_data, unsigned flags,
+                      bool per_thread) {
   Context* ctx;
   Stream* s;
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
@@ -104,7 +106,8 @@ CUresult add_callback(CUstream h, CUstreamCallback callback, void* user_data, un
 CUresult event_record(CUevent hEvent, CUstream h, unsigned flags, bool per_thread) {
   auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
   if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (flags != CU_EVENT_RECORD_DEFAULT && flags != CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != CU_EVENT_RECORD_DEFAULT && flags != CU_EVENT_RECORD_EXTERNAL)
+    return CUDA_ERROR_INVALID_VALUE;
   Context* ctx;
   Stream* s;
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
@@ -135,7 +138,8 @@ CUresult event_elapsed(float* ms, CUevent hStart, CUevent hEnd) {
     b = end->point;
   }
   if (!a.timeline->reached(a.seq) || !b.timeline->reached(b.seq)) return CUDA_ERROR_NOT_READY;
-  double ns = static_cast<double>(b.timeline->time_of(b.seq)) - static_cast<double>(a.timeline->time_of(a.seq));
+  double ns = static_cast<double>(b.timeline->time_of(b.seq)) -
+              static_cast<double>(a.timeline->time_of(a.seq));
   *ms = static_cast<float>(ns / 1e6);
   return CUDA_SUCCESS;
 }
@@ -146,8 +150,10 @@ CUSNAP_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream* phStream, unsigned int F
   return guarded("cuStreamCreate", [&] { return stream_create(phStream, Flags, 0); });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
-  return guarded("cuStreamCreateWithPriority", [&] { return stream_create(phStream, flags, priority); });
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags,
+                                                          int priority) {
+  return guarded("cuStreamCreateWithPriority",
+                 [&] { return stream_create(phStream, flags, priority); });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
@@ -160,10 +166,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
-  return guarded("cuStreamSynchronize", [&] { return stream_synchronize(hStream, kLegacyDefault); });
+  return guarded("cuStreamSynchronize",
+                 [&] { return stream_synchronize(hStream, kLegacyDefault); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) {
-  return guarded("cuStreamSynchronize_ptsz", [&] { return stream_synchronize(hStream, kPerThreadDefault); });
+  return guarded("cuStreamSynchronize_ptsz",
+                 [&] { return stream_synchronize(hStream, kPerThreadDefault); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
   return guarded("cuStreamQuery", [&] { return stream_query(hStream, kLegacyDefault); });
@@ -171,110 +179,135 @@ CUSNAP_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) {
   return guarded("cuStreamQuery_ptsz", [&] { return stream_query(hStream, kPerThreadDefault); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-  return guarded("cuStreamWaitEvent", [&] { return stream_wait_event(hStream, hEvent, Flags, kLegacyDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
+                                                 unsigned int Flags) {
+  return guarded("cuStreamWaitEvent",
+                 [&] { return stream_wait_event(hStream, hEvent, Flags, kLegacyDefault); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-  return guarded("cuStreamWaitEvent_ptsz", [&] { return stream_wait_event(hStream, hEvent, Flags, kPerThreadDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent,
+                                                      unsigned int Flags) {
+  return guarded("cuStreamWaitEvent_ptsz",
+                 [&] { return stream_wait_event(hStream, hEvent, Flags, kPerThreadDefault); });
 }
 
-#define CUSNAP_STREAM_GETTER(out_check, body)                                  \
-  [&](Context * ctx, Stream * s) -> CUresult {                                 \
-    (void)ctx;                                                                 \
-    (void)s;                                                                   \
-    if (out_check) return CUDA_ERROR_INVALID_VALUE;                            \
-    body;                                                                      \
-    return CUDA_SUCCESS;                                                       \
+#define CUSNAP_STREAM_GETTER(out_check, body)       \
+  [&](Context* ctx, Stream* s) -> CUresult {        \
+    (void)ctx;                                      \
+    (void)s;                                        \
+    if (out_check) return CUDA_ERROR_INVALID_VALUE; \
+    body;                                           \
+    return CUDA_SUCCESS;                            \
   }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int* priority) {
   return guarded("cuStreamGetPriority", [&] {
-    return stream_get(hStream, kLegacyDefault, CUSNAP_STREAM_GETTER(priority == nullptr, *priority = s->priority()));
+    return stream_get(hStream, kLegacyDefault,
+                      CUSNAP_STREAM_GETTER(priority == nullptr, *priority = s->priority()));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream, int* priority) {
   return guarded("cuStreamGetPriority_ptsz", [&] {
-    return stream_get(hStream, kPerThreadDefault, CUSNAP_STREAM_GETTER(priority == nullptr, *priority = s->priority()));
+    return stream_get(hStream, kPerThreadDefault,
+                      CUSNAP_STREAM_GETTER(priority == nullptr, *priority = s->priority()));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int* flags) {
   return guarded("cuStreamGetFlags", [&] {
-    return stream_get(hStream, kLegacyDefault, CUSNAP_STREAM_GETTER(flags == nullptr, *flags = s->flags()));
+    return stream_get(hStream, kLegacyDefault,
+                      CUSNAP_STREAM_GETTER(flags == nullptr, *flags = s->flags()));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {
   return guarded("cuStreamGetFlags_ptsz", [&] {
-    return stream_get(hStream, kPerThreadDefault, CUSNAP_STREAM_GETTER(flags == nullptr, *flags = s->flags()));
+    return stream_get(hStream, kPerThreadDefault,
+                      CUSNAP_STREAM_GETTER(flags == nullptr, *flags = s->flags()));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long* streamId) {
   return guarded("cuStreamGetId", [&] {
-    return stream_get(hStream, kLegacyDefault, CUSNAP_STREAM_GETTER(streamId == nullptr, *streamId = s->id()));
+    return stream_get(hStream, kLegacyDefault,
+                      CUSNAP_STREAM_GETTER(streamId == nullptr, *streamId = s->id()));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream, unsigned long long* streamId) {
   return guarded("cuStreamGetId_ptsz", [&] {
-    return stream_get(hStream, kPerThreadDefault, CUSNAP_STREAM_GETTER(streamId == nullptr, *streamId = s->id()));
+    return stream_get(hStream, kPerThreadDefault,
+                      CUSNAP_STREAM_GETTER(streamId == nullptr, *streamId = s->id()));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
   return guarded("cuStreamGetCtx", [&] {
-    return stream_get(hStream, kLegacyDefault, CUSNAP_STREAM_GETTER(pctx == nullptr, *pctx = s->context()->handle()));
+    return stream_get(hStream, kLegacyDefault,
+                      CUSNAP_STREAM_GETTER(pctx == nullptr, *pctx = s->context()->handle()));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {
   return guarded("cuStreamGetCtx_ptsz", [&] {
-    return stream_get(hStream, kPerThreadDefault, CUSNAP_STREAM_GETTER(pctx == nullptr, *pctx = s->context()->handle()));
+    return stream_get(hStream, kPerThreadDefault,
+                      CUSNAP_STREAM_GETTER(pctx == nullptr, *pctx = s->context()->handle()));
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext* pctx, CUgreenCtx* pGreenCtx) {
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext* pctx,
+                                                 CUgreenCtx* pGreenCtx) {
   return guarded("cuStreamGetCtx_v2", [&] {
-    return stream_get(hStream, kLegacyDefault, CUSNAP_STREAM_GETTER(pctx == nullptr || pGreenCtx == nullptr,
-                                                                    *pctx = s->context()->handle();
-                                                                    *pGreenCtx = nullptr));
+    return stream_get(hStream, kLegacyDefault,
+                      CUSNAP_STREAM_GETTER(pctx == nullptr || pGreenCtx == nullptr,
+                                           *pctx = s->context()->handle();
+                                           *pGreenCtx = nullptr));
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pctx, CUgreenCtx* pGreenCtx) {
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pctx,
+                                                      CUgreenCtx* pGreenCtx) {
   return guarded("cuStreamGetCtx_v2_ptsz", [&] {
-    return stream_get(hStream, kPerThreadDefault, CUSNAP_STREAM_GETTER(pctx == nullptr || pGreenCtx == nullptr,
-                                                                       *pctx = s->context()->handle();
-                                                                       *pGreenCtx = nullptr));
+    return stream_get(hStream, kPerThreadDefault,
+                      CUSNAP_STREAM_GETTER(pctx == nullptr || pGreenCtx == nullptr,
+                                           *pctx = s->context()->handle();
+                                           *pGreenCtx = nullptr));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice* device) {
   return guarded("cuStreamGetDevice", [&] {
-    return stream_get(hStream, kLegacyDefault, CUSNAP_STREAM_GETTER(device == nullptr, *device = 0));
+    return stream_get(hStream, kLegacyDefault,
+                      CUSNAP_STREAM_GETTER(device == nullptr, *device = 0));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
   return guarded("cuStreamGetDevice_ptsz", [&] {
-    return stream_get(hStream, kPerThreadDefault, CUSNAP_STREAM_GETTER(device == nullptr, *device = 0));
+    return stream_get(hStream, kPerThreadDefault,
+                      CUSNAP_STREAM_GETTER(device == nullptr, *device = 0));
   });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
-  return guarded("cuLaunchHostFunc", [&] { return launch_host_func(hStream, fn, userData, kLegacyDefault); });
+  return guarded("cuLaunchHostFunc",
+                 [&] { return launch_host_func(hStream, fn, userData, kLegacyDefault); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* userData) {
-  return guarded("cuLaunchHostFunc_ptsz", [&] { return launch_host_func(hStream, fn, userData, kPerThreadDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn,
+                                                     void* userData) {
+  return guarded("cuLaunchHostFunc_ptsz",
+                 [&] { return launch_host_func(hStream, fn, userData, kPerThreadDefault); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData,
-                                                   unsigned int flags) {
-  return guarded("cuStreamAddCallback", [&] { return add_callback(hStream, callback, userData, flags, kLegacyDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback,
+                                                   void* userData, unsigned int flags) {
+  return guarded("cuStreamAddCallback",
+                 [&] { return add_callback(hStream, callback, userData, flags, kLegacyDefault); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData,
-                                                        unsigned int flags) {
-  return guarded("cuStreamAddCallback_ptsz",
-                 [&] { return add_callback(hStream, callback, userData, flags, kPerThreadDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
+                                                        void* userData, unsigned int flags) {
+  return guarded("cuStreamAddCallback_ptsz", [&] {
+    return add_callback(hStream, callback, userData, flags, kPerThreadDefault);
+  });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuEventCreate(CUevent* phEvent, unsigned int Flags) {
   return guarded("cuEventCreate", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-    constexpr unsigned kValid = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    constexpr unsigned kValid =
+        CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
     if (phEvent == nullptr || (Flags & ~kValid) != 0) return CUDA_ERROR_INVALID_VALUE;
-    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))
+      return CUDA_ERROR_INVALID_VALUE;
     auto* event = new Event;
     event->flags = Flags;
     register_handle(event, HandleKind::kEvent);
@@ -297,13 +330,18 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
   return guarded("cuEventRecord", [&] { return event_record(hEvent, hStream, 0, kLegacyDefault); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
-  return guarded("cuEventRecord_ptsz", [&] { return event_record(hEvent, hStream, 0, kPerThreadDefault); });
+  return guarded("cuEventRecord_ptsz",
+                 [&] { return event_record(hEvent, hStream, 0, kPerThreadDefault); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
-  return guarded("cuEventRecordWithFlags", [&] { return event_record(hEvent, hStream, flags, kLegacyDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
+                                                      unsigned int flags) {
+  return guarded("cuEventRecordWithFlags",
+                 [&] { return event_record(hEvent, hStream, flags, kLegacyDefault); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) {
-  return guarded("cuEventRecordWithFlags_ptsz", [&] { return event_record(hEvent, hStream, flags, kPerThreadDefault); });
+CUSNAP_EXPORT CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream,
+                                                           unsigned int flags) {
+  return guarded("cuEventRecordWithFlags_ptsz",
+                 [&] { return event_record(hEvent, hStream, flags, kPerThreadDefault); });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
@@ -336,26 +374,33 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
+CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime(float* pMilliseconds, CUevent hStart,
+                                                  CUevent hEnd) {
   return guarded("cuEventElapsedTime", [&] { return event_elapsed(pMilliseconds, hStart, hEnd); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
-  return guarded("cuEventElapsedTime_v2", [&] { return event_elapsed(pMilliseconds, hStart, hEnd); });
+CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart,
+                                                     CUevent hEnd) {
+  return guarded("cuEventElapsedTime_v2",
+                 [&] { return event_elapsed(pMilliseconds, hStart, hEnd); });
 }
 
 // Stream capture (graphs) is not emulated: cuStreamBeginCapture stays NOT_SUPPORTED, so no
 // stream is ever capturing. Tools (the interceptor among them) still ask, before they enqueue
 // helper work, and switch their thread to relaxed capture mode around it; answer truthfully.
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
+                                                   CUstreamCaptureStatus* captureStatus) {
   return guarded("cuStreamIsCapturing", [&] {
     return stream_get(hStream, kLegacyDefault,
-                      CUSNAP_STREAM_GETTER(captureStatus == nullptr, *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
+                      CUSNAP_STREAM_GETTER(captureStatus == nullptr,
+                                           *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream,
+                                                        CUstreamCaptureStatus* captureStatus) {
   return guarded("cuStreamIsCapturing_ptsz", [&] {
     return stream_get(hStream, kPerThreadDefault,
-                      CUSNAP_STREAM_GETTER(captureStatus == nullptr, *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
+                      CUSNAP_STREAM_GETTER(captureStatus == nullptr,
+                                           *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {

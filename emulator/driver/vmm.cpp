@@ -37,7 +37,7 @@ struct Mapping {
 struct VmmState {
   std::mutex mutex;
   std::map<uint64_t, size_t> reservations;  // base -> size
-  std::map<uint64_t, Mapping> mappings;      // base -> mapping
+  std::map<uint64_t, Mapping> mappings;     // base -> mapping
 };
 
 VmmState& vmm() {
@@ -94,35 +94,42 @@ bool location_ok(const CUmemLocation& location) {
 
 }  // namespace
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
-                                                             CUmemAllocationGranularity_flags option) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(
+    size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-  if (granularity == nullptr || prop == nullptr || !location_ok(prop->location)) return CUDA_ERROR_INVALID_VALUE;
-  if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) {
+  if (granularity == nullptr || prop == nullptr || !location_ok(prop->location))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
+      option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   *granularity = kGranularity;
   return CUDA_SUCCESS;
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
-                                                   unsigned long long flags) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
+                                                   CUdeviceptr addr, unsigned long long flags) {
   return guarded("cuMemAddressReserve", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-    if (ptr == nullptr || size == 0 || size % kGranularity != 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (ptr == nullptr || size == 0 || size % kGranularity != 0 || flags != 0)
+      return CUDA_ERROR_INVALID_VALUE;
     if (alignment == 0) alignment = kGranularity;
     if ((alignment & (alignment - 1)) != 0) return CUDA_ERROR_INVALID_VALUE;
     constexpr int kFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
     void* base = MAP_FAILED;
     if (addr != 0 && addr % alignment == 0) {
-      base = mmap(reinterpret_cast<void*>(addr), size, PROT_NONE, kFlags | MAP_FIXED_NOREPLACE, -1, 0);
-      if (base != MAP_FAILED && base != reinterpret_cast<void*>(addr)) {  // kernel without NOREPLACE
+      base =
+          mmap(reinterpret_cast<void*>(addr), size, PROT_NONE, kFlags | MAP_FIXED_NOREPLACE, -1, 0);
+      if (base != MAP_FAILED &&
+          base != reinterpret_cast<void*>(addr)) {  // kernel without NOREPLACE
         munmap(base, size);
         base = MAP_FAILED;
       }
       if (base == MAP_FAILED) {
-        log(LogLevel::kInfo, "cuMemAddressReserve: hint 0x%llx (%zu bytes) is taken; reserving elsewhere", addr, size);
+        log(LogLevel::kInfo,
+            "cuMemAddressReserve: hint 0x%llx (%zu bytes) is taken; reserving elsewhere", addr,
+            size);
       }
     }
     if (base == MAP_FAILED) {
@@ -150,7 +157,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
     auto it = vmm().reservations.find(ptr);
     if (it == vmm().reservations.end() || it->second != size) return CUDA_ERROR_INVALID_VALUE;
     auto m = vmm().mappings.lower_bound(ptr);
-    if (m != vmm().mappings.end() && m->first < ptr + size) return CUDA_ERROR_INVALID_VALUE;  // still mapped
+    if (m != vmm().mappings.end() && m->first < ptr + size)
+      return CUDA_ERROR_INVALID_VALUE;  // still mapped
     munmap(reinterpret_cast<void*>(ptr), size);
     vmm().reservations.erase(it);
     return CUDA_SUCCESS;
@@ -158,14 +166,17 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
-                                           const CUmemAllocationProp* prop, unsigned long long flags) {
+                                           const CUmemAllocationProp* prop,
+                                           unsigned long long flags) {
   return guarded("cuMemCreate", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
-    if (handle == nullptr || prop == nullptr || size == 0 || size % kGranularity != 0 || flags != 0) {
+    if (handle == nullptr || prop == nullptr || size == 0 || size % kGranularity != 0 ||
+        flags != 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || !location_ok(prop->location)) return CUDA_ERROR_INVALID_VALUE;
+    if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || !location_ok(prop->location))
+      return CUDA_ERROR_INVALID_VALUE;
     if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;
     if (!allocations().charge(size)) return CUDA_ERROR_OUT_OF_MEMORY;
     int fd = memfd_create("cusnap-emu-vmm", MFD_CLOEXEC);
@@ -197,14 +208,16 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+CUSNAP_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                                        CUmemGenericAllocationHandle handle,
                                         unsigned long long flags) {
   return guarded("cuMemMap", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     std::lock_guard lock(vmm().mutex);
     auto* p = handle_cast<Physical>(reinterpret_cast<void*>(handle), HandleKind::kPhysicalMemory);
-    if (p == nullptr || flags != 0 || size == 0 || size % kGranularity != 0 || offset % kGranularity != 0 ||
-        offset + size > p->size || !inside_reservation(vmm(), ptr, size)) {
+    if (p == nullptr || flags != 0 || size == 0 || size % kGranularity != 0 ||
+        offset % kGranularity != 0 || offset + size > p->size ||
+        !inside_reservation(vmm(), ptr, size)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     auto next = vmm().mappings.lower_bound(ptr);
@@ -213,8 +226,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t off
       auto prev = std::prev(next);
       if (prev->first + prev->second.size > ptr) return CUDA_ERROR_INVALID_VALUE;
     }
-    void* mapped = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, p->fd,
-                        static_cast<off_t>(offset));
+    void* mapped = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED,
+                        p->fd, static_cast<off_t>(offset));
     if (mapped == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
     ++p->references;
     vmm().mappings[ptr] = Mapping{size, offset, p};
@@ -239,7 +252,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) {
     }
     if (cursor != ptr + size) return CUDA_ERROR_INVALID_VALUE;
     table_erase_range(ptr, ptr + size);
-    mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     for (auto m = first; m != it;) {
       drop_reference(m->second.physical);
       m = vmm().mappings.erase(m);
@@ -248,7 +262,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) {
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size,
+                                              const CUmemAccessDesc* desc, size_t count) {
   return guarded("cuMemSetAccess", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
@@ -265,7 +280,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, cons
     if (it == vmm().mappings.begin()) return CUDA_ERROR_INVALID_VALUE;
     --it;
     while (cursor < ptr + size) {
-      if (it == vmm().mappings.end() || it->first > cursor || it->first + it->second.size <= cursor) {
+      if (it == vmm().mappings.end() || it->first > cursor ||
+          it->first + it->second.size <= cursor) {
         return CUDA_ERROR_INVALID_VALUE;
       }
       cursor = it->first + it->second.size;
@@ -290,19 +306,22 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, cons
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAccess(unsigned long long* flags,
+                                              const CUmemLocation* location, CUdeviceptr ptr) {
   return guarded("cuMemGetAccess", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-    if (flags == nullptr || location == nullptr || !location_ok(*location)) return CUDA_ERROR_INVALID_VALUE;
+    if (flags == nullptr || location == nullptr || !location_ok(*location))
+      return CUDA_ERROR_INVALID_VALUE;
     auto a = allocations().find(ptr);
-    *flags = !a ? CU_MEM_ACCESS_FLAGS_PROT_NONE
+    *flags = !a                   ? CU_MEM_ACCESS_FLAGS_PROT_NONE
              : a->device_writable ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
                                   : CU_MEM_ACCESS_FLAGS_PROT_READ;
     return CUDA_SUCCESS;
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle,
+                                                           void* addr) {
   return guarded("cuMemRetainAllocationHandle", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -318,8 +337,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocatio
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
-                                                                     CUmemGenericAllocationHandle handle) {
+CUSNAP_EXPORT CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(
+    CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
   return guarded("cuMemGetAllocationPropertiesFromHandle", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     std::lock_guard lock(vmm().mutex);

@@ -1,75 +1,175 @@
 // Entry points of the ALU (see alu.h) and the small-format encoder shared by every file.
 // Precision of the approximate instructions: see ALU.md and alu_float.cpp.
+#include "alu.h"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "alu.h"
 #include "alu_internal.h"
 
 namespace cusnap::emu::ptx {
 
 int type_bits(Type t) {
   switch (t) {
-    case Type::kNone: return 0;
-    case Type::kPred: return 1;
-    case Type::kB8: case Type::kU8: case Type::kS8: return 8;
-    case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: case Type::kBF16:
-    case Type::kE4M3x2: case Type::kE5M2x2:
+    case Type::kNone:
+      return 0;
+    case Type::kPred:
+      return 1;
+    case Type::kB8:
+    case Type::kU8:
+    case Type::kS8:
+      return 8;
+    case Type::kB16:
+    case Type::kU16:
+    case Type::kS16:
+    case Type::kF16:
+    case Type::kBF16:
+    case Type::kE4M3x2:
+    case Type::kE5M2x2:
       return 16;
-    case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: case Type::kF16x2:
-    case Type::kBF16x2: case Type::kTF32:
+    case Type::kB32:
+    case Type::kU32:
+    case Type::kS32:
+    case Type::kF32:
+    case Type::kF16x2:
+    case Type::kBF16x2:
+    case Type::kTF32:
       return 32;
-    case Type::kB64: case Type::kU64: case Type::kS64: case Type::kF64: return 64;
-    case Type::kB128: return 128;
+    case Type::kB64:
+    case Type::kU64:
+    case Type::kS64:
+    case Type::kF64:
+      return 64;
+    case Type::kB128:
+      return 128;
   }
   return 0;
 }
 
 const char* type_name(Type t) {
   switch (t) {
-    case Type::kNone: return "none";
-    case Type::kPred: return "pred";
-    case Type::kB8: return "b8";
-    case Type::kB16: return "b16";
-    case Type::kB32: return "b32";
-    case Type::kB64: return "b64";
-    case Type::kB128: return "b128";
-    case Type::kU8: return "u8";
-    case Type::kU16: return "u16";
-    case Type::kU32: return "u32";
-    case Type::kU64: return "u64";
-    case Type::kS8: return "s8";
-    case Type::kS16: return "s16";
-    case Type::kS32: return "s32";
-    case Type::kS64: return "s64";
-    case Type::kF16: return "f16";
-    case Type::kF16x2: return "f16x2";
-    case Type::kBF16: return "bf16";
-    case Type::kBF16x2: return "bf16x2";
-    case Type::kTF32: return "tf32";
-    case Type::kF32: return "f32";
-    case Type::kF64: return "f64";
-    case Type::kE4M3x2: return "e4m3x2";
-    case Type::kE5M2x2: return "e5m2x2";
+    case Type::kNone:
+      return "none";
+    case Type::kPred:
+      return "pred";
+    case Type::kB8:
+      return "b8";
+    case Type::kB16:
+      return "b16";
+    case Type::kB32:
+      return "b32";
+    case Type::kB64:
+      return "b64";
+    case Type::kB128:
+      return "b128";
+    case Type::kU8:
+      return "u8";
+    case Type::kU16:
+      return "u16";
+    case Type::kU32:
+      return "u32";
+    case Type::kU64:
+      return "u64";
+    case Type::kS8:
+      return "s8";
+    case Type::kS16:
+      return "s16";
+    case Type::kS32:
+      return "s32";
+    case Type::kS64:
+      return "s64";
+    case Type::kF16:
+      return "f16";
+    case Type::kF16x2:
+      return "f16x2";
+    case Type::kBF16:
+      return "bf16";
+    case Type::kBF16x2:
+      return "bf16x2";
+    case Type::kTF32:
+      return "tf32";
+    case Type::kF32:
+      return "f32";
+    case Type::kF64:
+      return "f64";
+    case Type::kE4M3x2:
+      return "e4m3x2";
+    case Type::kE5M2x2:
+      return "e5m2x2";
   }
   return "?";
 }
 
 const char* alu_op_name(AluOp op) {
   static constexpr const char* kNames[] = {
-      "add", "sub", "mul.lo", "mul.hi", "mul.wide", "mul24.lo", "mul24.hi",
-      "mad.lo", "mad.hi", "mad.wide", "mad24.lo", "mad24.hi", "sad",
-      "mul", "mad", "fma",
-      "div", "rem", "abs", "neg", "min", "max", "copysign",
-      "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh",
-      "and", "or", "xor", "not", "cnot", "lop3",
-      "shl", "shr", "shf.l", "shf.r", "shf.l.clamp", "shf.r.clamp",
-      "bfe", "bfi", "brev", "clz", "popc", "bfind", "bfind.shiftamt", "fns",
-      "prmt", "prmt.f4e", "prmt.b4e", "prmt.rc8", "prmt.ecl", "prmt.ecr", "prmt.rc16",
-      "dp4a", "dp2a.lo", "dp2a.hi",
-      "testp.finite", "testp.infinite", "testp.number", "testp.notanumber", "testp.normal",
+      "add",
+      "sub",
+      "mul.lo",
+      "mul.hi",
+      "mul.wide",
+      "mul24.lo",
+      "mul24.hi",
+      "mad.lo",
+      "mad.hi",
+      "mad.wide",
+      "mad24.lo",
+      "mad24.hi",
+      "sad",
+      "mul",
+      "mad",
+      "fma",
+      "div",
+      "rem",
+      "abs",
+      "neg",
+      "min",
+      "max",
+      "copysign",
+      "rcp",
+      "sqrt",
+      "rsqrt",
+      "sin",
+      "cos",
+      "lg2",
+      "ex2",
+      "tanh",
+      "and",
+      "or",
+      "xor",
+      "not",
+      "cnot",
+      "lop3",
+      "shl",
+      "shr",
+      "shf.l",
+      "shf.r",
+      "shf.l.clamp",
+      "shf.r.clamp",
+      "bfe",
+      "bfi",
+      "brev",
+      "clz",
+      "popc",
+      "bfind",
+      "bfind.shiftamt",
+      "fns",
+      "prmt",
+      "prmt.f4e",
+      "prmt.b4e",
+      "prmt.rc8",
+      "prmt.ecl",
+      "prmt.ecr",
+      "prmt.rc16",
+      "dp4a",
+      "dp2a.lo",
+      "dp2a.hi",
+      "testp.finite",
+      "testp.infinite",
+      "testp.number",
+      "testp.notanumber",
+      "testp.normal",
       "testp.subnormal",
       "mov",
   };
@@ -90,9 +190,13 @@ namespace {
 detail::AluKernel resolve(AluOp op, Type type, const Mods& mods) {
   if (mods.satfinite) return nullptr;  // a cvt-only modifier
   switch (type) {
-    case Type::kF32: case Type::kF64:
+    case Type::kF32:
+    case Type::kF64:
       return detail::resolve_float(op, type, mods);
-    case Type::kF16: case Type::kF16x2: case Type::kBF16: case Type::kBF16x2:
+    case Type::kF16:
+    case Type::kF16x2:
+    case Type::kBF16:
+    case Type::kBF16x2:
       return detail::resolve_half(op, type, mods);
     default:
       return detail::resolve_int(op, type, mods);
@@ -105,8 +209,8 @@ bool alu_supported(AluOp op, Type type, const Mods& mods) {
   return resolve(op, type, mods) != nullptr;
 }
 
-void alu(AluOp op, Type type, const Mods& mods, uint32_t mask, const uint64_t* a,
-         const uint64_t* b, const uint64_t* c, uint64_t* d, CarryFlags* carry, const uint64_t* e) {
+void alu(AluOp op, Type type, const Mods& mods, uint32_t mask, const uint64_t* a, const uint64_t* b,
+         const uint64_t* c, uint64_t* d, CarryFlags* carry, const uint64_t* e) {
   detail::AluKernel kernel = resolve(op, type, mods);
   if (kernel == nullptr) {
     for_lanes(mask, [&](int i) { d[i] = ~uint64_t{0}; });
@@ -188,11 +292,23 @@ uint32_t encode_format(double x, const FloatFormat& f, Round r, bool satfinite) 
   exp = target_exp;
   bool up = false;
   switch (r) {
-    case Round::kRz: case Round::kRzi: break;
-    case Round::kRm: case Round::kRmi: up = negative && inexact; break;
-    case Round::kRp: case Round::kRpi: up = !negative && inexact; break;
-    case Round::kRna: up = above_half || exactly_half; break;
-    default: up = above_half || (exactly_half && (n & 1) != 0); break;
+    case Round::kRz:
+    case Round::kRzi:
+      break;
+    case Round::kRm:
+    case Round::kRmi:
+      up = negative && inexact;
+      break;
+    case Round::kRp:
+    case Round::kRpi:
+      up = !negative && inexact;
+      break;
+    case Round::kRna:
+      up = above_half || exactly_half;
+      break;
+    default:
+      up = above_half || (exactly_half && (n & 1) != 0);
+      break;
   }
   if (up) ++n;
   if (n == (uint64_t{2} << f.man_bits)) {
@@ -201,22 +317,33 @@ uint32_t encode_format(double x, const FloatFormat& f, Round r, bool satfinite) 
   }
   const bool normal = n >= (uint64_t{1} << f.man_bits);
   const int exp_field = normal ? exp + bias : 0;
-  const bool overflow =
-      exp_field > static_cast<int>(f.has_inf ? exp_all - 1 : exp_all) ||
-      ((static_cast<uint32_t>(exp_field) << f.man_bits) | (static_cast<uint32_t>(n) & man_all)) >
-          max_finite;
+  const bool overflow = exp_field > static_cast<int>(f.has_inf ? exp_all - 1 : exp_all) ||
+                        ((static_cast<uint32_t>(exp_field) << f.man_bits) |
+                         (static_cast<uint32_t>(n) & man_all)) > max_finite;
   if (overflow) {
     if (satfinite) return sign | max_finite;
     bool to_inf;
     switch (r) {
-      case Round::kRz: case Round::kRzi: to_inf = false; break;
-      case Round::kRm: case Round::kRmi: to_inf = negative; break;
-      case Round::kRp: case Round::kRpi: to_inf = !negative; break;
-      default: to_inf = true; break;
+      case Round::kRz:
+      case Round::kRzi:
+        to_inf = false;
+        break;
+      case Round::kRm:
+      case Round::kRmi:
+        to_inf = negative;
+        break;
+      case Round::kRp:
+      case Round::kRpi:
+        to_inf = !negative;
+        break;
+      default:
+        to_inf = true;
+        break;
     }
     return sign | (to_inf ? inf : max_finite);
   }
-  return sign | (static_cast<uint32_t>(exp_field) << f.man_bits) | (static_cast<uint32_t>(n) & man_all);
+  return sign | (static_cast<uint32_t>(exp_field) << f.man_bits) |
+         (static_cast<uint32_t>(n) & man_all);
 }
 
 double load_half(uint16_t bits, Type t, bool ftz) {

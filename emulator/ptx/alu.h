@@ -28,21 +28,46 @@ inline void for_lanes(uint32_t mask, F&& f) {
 }
 
 enum class Type : uint8_t {
-  kNone, kPred,
-  kB8, kB16, kB32, kB64, kB128,
-  kU8, kU16, kU32, kU64,
-  kS8, kS16, kS32, kS64,
-  kF16, kF16x2, kBF16, kBF16x2, kTF32, kF32, kF64,
-  kE4M3x2, kE5M2x2,  // fp8 pairs (cvt only)
+  kNone,
+  kPred,
+  kB8,
+  kB16,
+  kB32,
+  kB64,
+  kB128,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kF16,
+  kF16x2,
+  kBF16,
+  kBF16x2,
+  kTF32,
+  kF32,
+  kF64,
+  kE4M3x2,
+  kE5M2x2,  // fp8 pairs (cvt only)
 };
 
 // Width in bits of a register of this type (kF16x2 -> 32, kPred -> 1).
 int type_bits(Type t);
 
 enum class Round : uint8_t {
-  kNone,                   // default for the instruction (e.g. .rn for add.f32)
-  kRn, kRz, kRm, kRp, kRna,  // floating-point result rounding
-  kRni, kRzi, kRmi, kRpi,    // round to integral value (cvt)
+  kNone,  // default for the instruction (e.g. .rn for add.f32)
+  kRn,
+  kRz,
+  kRm,
+  kRp,
+  kRna,  // floating-point result rounding
+  kRni,
+  kRzi,
+  kRmi,
+  kRpi,  // round to integral value (cvt)
 };
 
 struct Mods {
@@ -54,7 +79,7 @@ struct Mods {
   bool relu = false;    // .relu (cvt packs, min/max)
   bool nan = false;     // min/max .NaN
   bool xorsign_abs = false;
-  bool cc = false;      // .cc: write the carry flag (add.cc, sub.cc, mad.cc)
+  bool cc = false;         // .cc: write the carry flag (add.cc, sub.cc, mad.cc)
   bool use_carry = false;  // addc/subc/madc: consume the carry flag
   bool b_signed = false;   // dp4a/dp2a: type of the second source is .s32
   // Additions:
@@ -64,28 +89,97 @@ struct Mods {
 
 enum class AluOp : uint8_t {
   // integer + float arithmetic
-  kAdd, kSub, kMulLo, kMulHi, kMulWide, kMul24Lo, kMul24Hi,
-  kMadLo, kMadHi, kMadWide, kMad24Lo, kMad24Hi, kSad,
+  kAdd,
+  kSub,
+  kMulLo,
+  kMulHi,
+  kMulWide,
+  kMul24Lo,
+  kMul24Hi,
+  kMadLo,
+  kMadHi,
+  kMadWide,
+  kMad24Lo,
+  kMad24Hi,
+  kSad,
   kMul,  // float mul
-  kMad, kFma,  // float mad/fma (c is the addend)
-  kDiv, kRem, kAbs, kNeg, kMin, kMax, kCopysign,
+  kMad,
+  kFma,  // float mad/fma (c is the addend)
+  kDiv,
+  kRem,
+  kAbs,
+  kNeg,
+  kMin,
+  kMax,
+  kCopysign,
   // float special functions
-  kRcp, kSqrt, kRsqrt, kSin, kCos, kLg2, kEx2, kTanh,
+  kRcp,
+  kSqrt,
+  kRsqrt,
+  kSin,
+  kCos,
+  kLg2,
+  kEx2,
+  kTanh,
   // bitwise
-  kAnd, kOr, kXor, kNot, kCnot, kLop3,  // lop3: immediate LUT passed in `e`
-  kShl, kShr, kShfL, kShfR, kShfLClamp, kShfRClamp,  // shf: a=lo, b=hi, c=shift
-  kBfe, kBfi, kBrev, kClz, kPopc, kBfind, kBfindShiftAmt, kFns,
-  kPrmt, kPrmtF4e, kPrmtB4e, kPrmtRc8, kPrmtEcl, kPrmtEcr, kPrmtRc16,
-  kDp4a, kDp2aLo, kDp2aHi,
-  kTestpFinite, kTestpInfinite, kTestpNumber, kTestpNotanumber, kTestpNormal, kTestpSubnormal,
+  kAnd,
+  kOr,
+  kXor,
+  kNot,
+  kCnot,
+  kLop3,  // lop3: immediate LUT passed in `e`
+  kShl,
+  kShr,
+  kShfL,
+  kShfR,
+  kShfLClamp,
+  kShfRClamp,  // shf: a=lo, b=hi, c=shift
+  kBfe,
+  kBfi,
+  kBrev,
+  kClz,
+  kPopc,
+  kBfind,
+  kBfindShiftAmt,
+  kFns,
+  kPrmt,
+  kPrmtF4e,
+  kPrmtB4e,
+  kPrmtRc8,
+  kPrmtEcl,
+  kPrmtEcr,
+  kPrmtRc16,
+  kDp4a,
+  kDp2aLo,
+  kDp2aHi,
+  kTestpFinite,
+  kTestpInfinite,
+  kTestpNumber,
+  kTestpNotanumber,
+  kTestpNormal,
+  kTestpSubnormal,
   kMov,
 };
 
 enum class CmpOp : uint8_t {
-  kEq, kNe, kLt, kLe, kGt, kGe,        // ordered for floats (false on NaN), signed/unsigned by type
-  kLo, kLs, kHi, kHs,                  // unsigned aliases
-  kEqu, kNeu, kLtu, kLeu, kGtu, kGeu,  // unordered float compares
-  kNum, kNan,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,  // ordered for floats (false on NaN), signed/unsigned by type
+  kLo,
+  kLs,
+  kHi,
+  kHs,  // unsigned aliases
+  kEqu,
+  kNeu,
+  kLtu,
+  kLeu,
+  kGtu,
+  kGeu,  // unordered float compares
+  kNum,
+  kNan,
 };
 
 // Per-lane carry flags for .cc/addc (bit i = lane i). Owned by the warp.
@@ -100,9 +194,8 @@ struct CarryFlags {
 // (`lop3.b32 d, a, b, c, lut`).
 // kPrmt*: a, b = the two source words, c = selector. kDp4a/kDp2a*: a, b sources, c accumulator,
 // `type` is the type of a; Mods::b_signed gives the signedness of b.
-void alu(AluOp op, Type type, const Mods& mods, uint32_t mask, const uint64_t* a,
-         const uint64_t* b, const uint64_t* c, uint64_t* d, CarryFlags* carry = nullptr,
-         const uint64_t* e = nullptr);
+void alu(AluOp op, Type type, const Mods& mods, uint32_t mask, const uint64_t* a, const uint64_t* b,
+         const uint64_t* c, uint64_t* d, CarryFlags* carry = nullptr, const uint64_t* e = nullptr);
 
 // d = cvt(a) from `src` to `dst` with rounding/saturation/ftz as PTX's cvt defines (every
 // direction between integer and floating types, incl. f16/bf16/tf32 and packed x2 forms where

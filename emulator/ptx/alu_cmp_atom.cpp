@@ -13,7 +13,6 @@
 namespace cusnap::emu::ptx {
 namespace {
 
-
 template <class T>
 uint32_t compare_int(CmpOp cmp, uint32_t mask, const uint64_t* a, const uint64_t* b) {
   using U = std::make_unsigned_t<T>;
@@ -23,17 +22,38 @@ uint32_t compare_int(CmpOp cmp, uint32_t mask, const uint64_t* a, const uint64_t
     const U ux = static_cast<U>(x), uy = static_cast<U>(y);
     bool v = false;
     switch (cmp) {
-      case CmpOp::kEq: v = x == y; break;
-      case CmpOp::kNe: v = x != y; break;
-      case CmpOp::kLt: v = x < y; break;
-      case CmpOp::kLe: v = x <= y; break;
-      case CmpOp::kGt: v = x > y; break;
-      case CmpOp::kGe: v = x >= y; break;
-      case CmpOp::kLo: v = ux < uy; break;
-      case CmpOp::kLs: v = ux <= uy; break;
-      case CmpOp::kHi: v = ux > uy; break;
-      case CmpOp::kHs: v = ux >= uy; break;
-      default: break;
+      case CmpOp::kEq:
+        v = x == y;
+        break;
+      case CmpOp::kNe:
+        v = x != y;
+        break;
+      case CmpOp::kLt:
+        v = x < y;
+        break;
+      case CmpOp::kLe:
+        v = x <= y;
+        break;
+      case CmpOp::kGt:
+        v = x > y;
+        break;
+      case CmpOp::kGe:
+        v = x >= y;
+        break;
+      case CmpOp::kLo:
+        v = ux < uy;
+        break;
+      case CmpOp::kLs:
+        v = ux <= uy;
+        break;
+      case CmpOp::kHi:
+        v = ux > uy;
+        break;
+      case CmpOp::kHs:
+        v = ux >= uy;
+        break;
+      default:
+        break;
     }
     if (v) r |= 1u << i;
   });
@@ -43,21 +63,36 @@ uint32_t compare_int(CmpOp cmp, uint32_t mask, const uint64_t* a, const uint64_t
 bool compare_float_value(CmpOp cmp, double x, double y) {
   const bool unordered = std::isnan(x) || std::isnan(y);
   switch (cmp) {
-    case CmpOp::kEq: return !unordered && x == y;
-    case CmpOp::kNe: return !unordered && x != y;
-    case CmpOp::kLt: return !unordered && x < y;
-    case CmpOp::kLe: return !unordered && x <= y;
-    case CmpOp::kGt: return !unordered && x > y;
-    case CmpOp::kGe: return !unordered && x >= y;
-    case CmpOp::kEqu: return unordered || x == y;
-    case CmpOp::kNeu: return unordered || x != y;
-    case CmpOp::kLtu: return unordered || x < y;
-    case CmpOp::kLeu: return unordered || x <= y;
-    case CmpOp::kGtu: return unordered || x > y;
-    case CmpOp::kGeu: return unordered || x >= y;
-    case CmpOp::kNum: return !unordered;
-    case CmpOp::kNan: return unordered;
-    default: return false;
+    case CmpOp::kEq:
+      return !unordered && x == y;
+    case CmpOp::kNe:
+      return !unordered && x != y;
+    case CmpOp::kLt:
+      return !unordered && x < y;
+    case CmpOp::kLe:
+      return !unordered && x <= y;
+    case CmpOp::kGt:
+      return !unordered && x > y;
+    case CmpOp::kGe:
+      return !unordered && x >= y;
+    case CmpOp::kEqu:
+      return unordered || x == y;
+    case CmpOp::kNeu:
+      return unordered || x != y;
+    case CmpOp::kLtu:
+      return unordered || x < y;
+    case CmpOp::kLeu:
+      return unordered || x <= y;
+    case CmpOp::kGtu:
+      return unordered || x > y;
+    case CmpOp::kGeu:
+      return unordered || x >= y;
+    case CmpOp::kNum:
+      return !unordered;
+    case CmpOp::kNan:
+      return unordered;
+    default:
+      return false;
   }
 }
 
@@ -68,8 +103,10 @@ double float_operand(Type t, uint64_t v, bool ftz, int shift) {
       const float f = detail::as_f32(v);
       return ftz ? detail::flush(f) : f;
     }
-    case Type::kF64: return detail::as_f64(v);
-    case Type::kF16: case Type::kF16x2:
+    case Type::kF64:
+      return detail::as_f64(v);
+    case Type::kF16:
+    case Type::kF16x2:
       return detail::load_half(static_cast<uint16_t>(v >> shift), Type::kF16, ftz);
     default:
       return detail::load_half(static_cast<uint16_t>(v >> shift), Type::kBF16, ftz);
@@ -84,8 +121,8 @@ bool is_float_cmp_type(Type t) {
 }  // namespace
 
 bool compare_supported(CmpOp cmp, Type type, const Mods& m) {
-  if (m.round != Round::kNone || m.sat || m.approx || m.full || m.relu || m.nan ||
-      m.xorsign_abs || m.cc || m.use_carry || m.b_signed || m.satfinite) {
+  if (m.round != Round::kNone || m.sat || m.approx || m.full || m.relu || m.nan || m.xorsign_abs ||
+      m.cc || m.use_carry || m.b_signed || m.satfinite) {
     return false;
   }
   const bool unsigned_alias =
@@ -127,7 +164,8 @@ uint32_t compare(CmpOp cmp, Type type, const Mods& mods, uint32_t mask, const ui
                  const uint64_t* b) {
   if (!compare_supported(cmp, type, mods)) return 0;
   switch (type) {
-    case Type::kF32: case Type::kF64: {
+    case Type::kF32:
+    case Type::kF64: {
       uint32_t r = 0;
       detail::RoundingScope scope(FE_TONEAREST);  // host DAZ must not turn subnormals into 0
       for_lanes(mask, [&](int i) {
@@ -138,18 +176,31 @@ uint32_t compare(CmpOp cmp, Type type, const Mods& mods, uint32_t mask, const ui
       });
       return r;
     }
-    case Type::kF16: case Type::kBF16: case Type::kF16x2: case Type::kBF16x2: {
+    case Type::kF16:
+    case Type::kBF16:
+    case Type::kF16x2:
+    case Type::kBF16x2: {
       uint32_t lo = 0;
       compare_x2(cmp, type, mods, mask, a, b, &lo, nullptr);
       return lo;
     }
-    case Type::kB16: case Type::kU16: return compare_int<uint16_t>(cmp, mask, a, b);
-    case Type::kS16: return compare_int<int16_t>(cmp, mask, a, b);
-    case Type::kB32: case Type::kU32: return compare_int<uint32_t>(cmp, mask, a, b);
-    case Type::kS32: return compare_int<int32_t>(cmp, mask, a, b);
-    case Type::kB64: case Type::kU64: return compare_int<uint64_t>(cmp, mask, a, b);
-    case Type::kS64: return compare_int<int64_t>(cmp, mask, a, b);
-    default: return 0;
+    case Type::kB16:
+    case Type::kU16:
+      return compare_int<uint16_t>(cmp, mask, a, b);
+    case Type::kS16:
+      return compare_int<int16_t>(cmp, mask, a, b);
+    case Type::kB32:
+    case Type::kU32:
+      return compare_int<uint32_t>(cmp, mask, a, b);
+    case Type::kS32:
+      return compare_int<int32_t>(cmp, mask, a, b);
+    case Type::kB64:
+    case Type::kU64:
+      return compare_int<uint64_t>(cmp, mask, a, b);
+    case Type::kS64:
+      return compare_int<int64_t>(cmp, mask, a, b);
+    default:
+      return 0;
   }
 }
 
@@ -172,11 +223,16 @@ uint64_t int_atomic(AtomOp op, bool is_signed, void* address, U v, U cmp) {
   using S = std::make_signed_t<U>;
   std::atomic_ref<U> ref(*static_cast<U*>(address));
   switch (op) {
-    case AtomOp::kAdd: return ref.fetch_add(v);
-    case AtomOp::kAnd: return ref.fetch_and(v);
-    case AtomOp::kOr: return ref.fetch_or(v);
-    case AtomOp::kXor: return ref.fetch_xor(v);
-    case AtomOp::kExch: return ref.exchange(v);
+    case AtomOp::kAdd:
+      return ref.fetch_add(v);
+    case AtomOp::kAnd:
+      return ref.fetch_and(v);
+    case AtomOp::kOr:
+      return ref.fetch_or(v);
+    case AtomOp::kXor:
+      return ref.fetch_xor(v);
+    case AtomOp::kExch:
+      return ref.exchange(v);
     case AtomOp::kCas: {
       U expected = cmp;
       ref.compare_exchange_strong(expected, v);
@@ -195,9 +251,8 @@ uint64_t int_atomic(AtomOp op, bool is_signed, void* address, U v, U cmp) {
     case AtomOp::kInc:
       return cas_loop<U>(address, [&](U old) { return old >= v ? U{0} : static_cast<U>(old + 1); });
     case AtomOp::kDec:
-      return cas_loop<U>(address, [&](U old) {
-        return (old == 0 || old > v) ? v : static_cast<U>(old - 1);
-      });
+      return cas_loop<U>(
+          address, [&](U old) { return (old == 0 || old > v) ? v : static_cast<U>(old - 1); });
   }
   return ~uint64_t{0};
 }
@@ -208,7 +263,8 @@ namespace {
 
 // atom.add on f16/bf16 (U = uint16_t) and their x2 pairs (U = uint32_t): the sum is the ALU's
 // own correctly rounded add (.rn, no flushing: the .noftz semantics).
-template <class U> uint64_t half_atomic_add(Type type, void* address, uint64_t operand) {
+template <class U>
+uint64_t half_atomic_add(Type type, void* address, uint64_t operand) {
   const Mods m;
   const uint64_t b = static_cast<U>(operand);
   return cas_loop<U>(address, [&](U old) {
@@ -223,43 +279,52 @@ template <class U> uint64_t half_atomic_add(Type type, void* address, uint64_t o
 
 bool atomic_supported(AtomOp op, Type type) {
   switch (type) {
-    case Type::kB32: case Type::kB64:
-      return op == AtomOp::kAnd || op == AtomOp::kOr || op == AtomOp::kXor ||
-             op == AtomOp::kExch || op == AtomOp::kCas;
+    case Type::kB32:
+    case Type::kB64:
+      return op == AtomOp::kAnd || op == AtomOp::kOr || op == AtomOp::kXor || op == AtomOp::kExch ||
+             op == AtomOp::kCas;
     case Type::kU32:
       return op != AtomOp::kAnd && op != AtomOp::kOr && op != AtomOp::kXor;
     case Type::kU64:
       return op == AtomOp::kAdd || op == AtomOp::kMin || op == AtomOp::kMax ||
              op == AtomOp::kExch || op == AtomOp::kCas;
-    case Type::kS32: case Type::kS64:
+    case Type::kS32:
+    case Type::kS64:
       return op == AtomOp::kAdd || op == AtomOp::kMin || op == AtomOp::kMax;
     case Type::kB16:
       return op == AtomOp::kCas || op == AtomOp::kExch;
-    case Type::kF32: case Type::kF64:
+    case Type::kF32:
+    case Type::kF64:
       return op == AtomOp::kAdd || op == AtomOp::kExch;
-    case Type::kF16: case Type::kBF16: case Type::kF16x2: case Type::kBF16x2:
+    case Type::kF16:
+    case Type::kBF16:
+    case Type::kF16x2:
+    case Type::kBF16x2:
       return op == AtomOp::kAdd;
     default:
       return false;
   }
 }
 
-uint64_t atomic_rmw(AtomOp op, Type type, void* address, uint64_t operand,
-                    uint64_t compare_value) {
+uint64_t atomic_rmw(AtomOp op, Type type, void* address, uint64_t operand, uint64_t compare_value) {
   if (!atomic_supported(op, type)) return ~uint64_t{0};
   switch (type) {
     case Type::kB16:
       return int_atomic<uint16_t>(op, false, address, static_cast<uint16_t>(operand),
                                   static_cast<uint16_t>(compare_value));
-    case Type::kB32: case Type::kU32: case Type::kS32:
-      return int_atomic<uint32_t>(op, type == Type::kS32, address,
-                                  static_cast<uint32_t>(operand),
+    case Type::kB32:
+    case Type::kU32:
+    case Type::kS32:
+      return int_atomic<uint32_t>(op, type == Type::kS32, address, static_cast<uint32_t>(operand),
                                   static_cast<uint32_t>(compare_value));
-    case Type::kB64: case Type::kU64: case Type::kS64:
+    case Type::kB64:
+    case Type::kU64:
+    case Type::kS64:
       return int_atomic<uint64_t>(op, type == Type::kS64, address, operand, compare_value);
     case Type::kF32: {
-      if (op == AtomOp::kExch) return std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(address))
-                                          .exchange(static_cast<uint32_t>(operand));
+      if (op == AtomOp::kExch)
+        return std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(address))
+            .exchange(static_cast<uint32_t>(operand));
       detail::RoundingScope scope(FE_TONEAREST);
       const float v = detail::flush(detail::as_f32(operand));
       return cas_loop<uint32_t>(address, [&](uint32_t old) {
@@ -277,8 +342,12 @@ uint64_t atomic_rmw(AtomOp op, Type type, void* address, uint64_t operand,
         return std::bit_cast<uint64_t>(std::bit_cast<double>(old) + v);
       });
     }
-    case Type::kF16: case Type::kBF16: return half_atomic_add<uint16_t>(type, address, operand);
-    case Type::kF16x2: case Type::kBF16x2: return half_atomic_add<uint32_t>(type, address, operand);
+    case Type::kF16:
+    case Type::kBF16:
+      return half_atomic_add<uint16_t>(type, address, operand);
+    case Type::kF16x2:
+    case Type::kBF16x2:
+      return half_atomic_add<uint32_t>(type, address, operand);
     default:
       return ~uint64_t{0};
   }

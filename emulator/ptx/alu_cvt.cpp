@@ -26,9 +26,16 @@ enum class Kind : uint8_t { kInt, kFloat, kPacked, kInvalid };
 Kind kind_of(Type t) {
   if (is_int_type(t)) return Kind::kInt;
   switch (t) {
-    case Type::kF16: case Type::kBF16: case Type::kF32: case Type::kF64: case Type::kTF32:
+    case Type::kF16:
+    case Type::kBF16:
+    case Type::kF32:
+    case Type::kF64:
+    case Type::kTF32:
       return Kind::kFloat;
-    case Type::kF16x2: case Type::kBF16x2: case Type::kE4M3x2: case Type::kE5M2x2:
+    case Type::kF16x2:
+    case Type::kBF16x2:
+    case Type::kE4M3x2:
+    case Type::kE5M2x2:
       return Kind::kPacked;
     default:
       return Kind::kInvalid;
@@ -85,9 +92,13 @@ double int_to_double_odd(I128 v) {
 // Rounds to an integral value; exact for every double.
 double round_integral(double x, Round r) {
   switch (r) {
-    case Round::kRzi: case Round::kNone: return std::trunc(x);
-    case Round::kRmi: return std::floor(x);
-    case Round::kRpi: return std::ceil(x);
+    case Round::kRzi:
+    case Round::kNone:
+      return std::trunc(x);
+    case Round::kRmi:
+      return std::floor(x);
+    case Round::kRpi:
+      return std::ceil(x);
     default: {
       const double f = std::floor(x);
       const double diff = x - f;
@@ -102,24 +113,35 @@ double round_integral(double x, Round r) {
 // Exact value of a float-typed source.
 double load_float(uint64_t v, Type t, bool ftz) {
   switch (t) {
-    case Type::kF16: return load_half(static_cast<uint16_t>(v), Type::kF16, false);
-    case Type::kBF16: return load_half(static_cast<uint16_t>(v), Type::kBF16, false);
+    case Type::kF16:
+      return load_half(static_cast<uint16_t>(v), Type::kF16, false);
+    case Type::kBF16:
+      return load_half(static_cast<uint16_t>(v), Type::kBF16, false);
     case Type::kF32: {
       const float f = as_f32(v);
       return ftz ? flush(f) : f;
     }
-    default: return as_f64(v);
+    default:
+      return as_f64(v);
   }
 }
 
 const FloatFormat& format_of(Type t) {
   switch (t) {
-    case Type::kF16: case Type::kF16x2: return kFmtF16;
-    case Type::kBF16: case Type::kBF16x2: return kFmtBF16;
-    case Type::kTF32: return kFmtTF32;
-    case Type::kE4M3x2: return kFmtE4M3;
-    case Type::kE5M2x2: return kFmtE5M2;
-    default: return kFmtF32;
+    case Type::kF16:
+    case Type::kF16x2:
+      return kFmtF16;
+    case Type::kBF16:
+    case Type::kBF16x2:
+      return kFmtBF16;
+    case Type::kTF32:
+      return kFmtTF32;
+    case Type::kE4M3x2:
+      return kFmtE4M3;
+    case Type::kE5M2x2:
+      return kFmtE5M2;
+    default:
+      return kFmtF32;
   }
 }
 
@@ -287,8 +309,8 @@ void cvt(Type dst, Type src, const Mods& mods, uint32_t mask, const uint64_t* a,
   if (plan.dk != Kind::kPacked && plan.sk != Kind::kPacked) {
     // Fast path (hot in hash/FMA loops): 32-bit integer -> f32, round-to-nearest, no modifiers,
     // is one correctly rounded host conversion (the scope above guarantees RN, no FTZ/DAZ).
-    const bool plain = (mods.round == Round::kNone || mods.round == Round::kRn) && !mods.sat && !mods.ftz &&
-                       !mods.relu && !mods.satfinite;
+    const bool plain = (mods.round == Round::kNone || mods.round == Round::kRn) && !mods.sat &&
+                       !mods.ftz && !mods.relu && !mods.satfinite;
     if (plain && dst == Type::kF32 && (src == Type::kU32 || src == Type::kS32)) {
       if (src == Type::kU32) {
         for_lanes(mask, [&](int i) {
@@ -318,11 +340,13 @@ void cvt(Type dst, Type src, const Mods& mods, uint32_t mask, const uint64_t* a,
       hi_bits = encode_narrow(hi, dst, mods);
       lo_bits = encode_narrow(lo, dst, mods);
     } else if (src == Type::kF16x2) {  // f16x2 -> fp8x2
-      hi_bits = encode_narrow(load_half(static_cast<uint16_t>(a[i] >> 16), Type::kF16, false), dst, mods);
+      hi_bits =
+          encode_narrow(load_half(static_cast<uint16_t>(a[i] >> 16), Type::kF16, false), dst, mods);
       lo_bits = encode_narrow(load_half(static_cast<uint16_t>(a[i]), Type::kF16, false), dst, mods);
     } else {  // fp8x2 -> f16x2: exact
       const FloatFormat& f = format_of(src);
-      hi_bits = encode_narrow(decode_format(static_cast<uint32_t>(a[i] >> 8) & 0xffu, f), dst, mods);
+      hi_bits =
+          encode_narrow(decode_format(static_cast<uint32_t>(a[i] >> 8) & 0xffu, f), dst, mods);
       lo_bits = encode_narrow(decode_format(static_cast<uint32_t>(a[i]) & 0xffu, f), dst, mods);
     }
     d[i] = (hi_bits << half_bits) | lo_bits;

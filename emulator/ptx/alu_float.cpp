@@ -6,8 +6,8 @@
 // bit-identical to the GPU's special-function unit (SFU/MUFU), whose results can differ by a few
 // ulp. Bounds quoted from the PTX ISA for the hardware:
 //   instruction           hardware (PTX ISA)                        emulator
-//   rcp.approx.f32        max 1 ulp                                 1/x in f64, rounded (<= 0.5 ulp + tie)
-//   sqrt.approx.f32       max rel. error 2^-23                      sqrt, correctly rounded
+//   rcp.approx.f32        max 1 ulp                                 1/x in f64, rounded (<= 0.5 ulp
+//   + tie) sqrt.approx.f32       max rel. error 2^-23                      sqrt, correctly rounded
 //   rsqrt.approx.f32      max rel. error 2^-22.9                    1/sqrt(x) in f64, rounded
 //   ex2.approx.f32        max rel. error 2^-22.5 (2^-22 with .ftz)  exp2 in f64, rounded
 //   lg2.approx.f32        max abs. error 2^-22.6 for x in [0.5, 2],  log2 in f64, rounded
@@ -39,9 +39,11 @@
 namespace cusnap::emu::ptx::detail {
 namespace {
 
-template <class F> inline constexpr bool kIsF32 = std::is_same_v<F, float>;
+template <class F>
+inline constexpr bool kIsF32 = std::is_same_v<F, float>;
 
-template <class F> inline F load(uint64_t v, bool ftz) {
+template <class F>
+inline F load(uint64_t v, bool ftz) {
   if constexpr (kIsF32<F>) {
     const float f = as_f32(v);
     return ftz ? flush(f) : f;
@@ -51,7 +53,8 @@ template <class F> inline F load(uint64_t v, bool ftz) {
   }
 }
 
-template <class F> inline uint64_t finish(F r, bool ftz, bool sat) {
+template <class F>
+inline uint64_t finish(F r, bool ftz, bool sat) {
   if (ftz) r = flush(r);
   if (sat) r = r > F{0} ? (r < F{1} ? r : F{1}) : F{0};  // NaN and -0 -> +0
   if constexpr (kIsF32<F>) {
@@ -60,7 +63,8 @@ template <class F> inline uint64_t finish(F r, bool ftz, bool sat) {
   return bits_of(r);
 }
 
-template <class F> inline uint64_t nan_result(F a) {
+template <class F>
+inline uint64_t nan_result(F a) {
   if constexpr (kIsF32<F>) {
     return kCanonicalNanF32;
   } else {
@@ -68,7 +72,8 @@ template <class F> inline uint64_t nan_result(F a) {
   }
 }
 
-template <class F> inline uint64_t minmax(F a, F b, bool is_max, const Mods& m) {
+template <class F>
+inline uint64_t minmax(F a, F b, bool is_max, const Mods& m) {
   const MinMaxPick<F> p = minmax_pick(a, b, is_max, m.nan, m.xorsign_abs);
   return p.is_nan ? nan_result(p.value) : bits_of(p.value);
 }
@@ -171,8 +176,8 @@ void float_kernel(const AluArgs& x) {
 template <class F>
 AluKernel resolve_for(AluOp op, const Mods& m) {
   constexpr bool f32 = kIsF32<F>;
-  const bool rounded = m.round == Round::kNone || m.round == Round::kRn ||
-                       m.round == Round::kRz || m.round == Round::kRm || m.round == Round::kRp;
+  const bool rounded = m.round == Round::kNone || m.round == Round::kRn || m.round == Round::kRz ||
+                       m.round == Round::kRm || m.round == Round::kRp;
   if (!rounded) return nullptr;
   const bool has_round = m.round != Round::kNone;
   if (m.relu || m.cc || m.use_carry || m.b_signed) return nullptr;
@@ -233,33 +238,60 @@ AluKernel resolve_for(AluOp op, const Mods& m) {
       return nullptr;
   }
   switch (op) {
-    case AluOp::kMov: return &float_kernel<F, AluOp::kMov>;
-    case AluOp::kCopysign: return &float_kernel<F, AluOp::kCopysign>;
-    case AluOp::kTestpFinite: return &float_kernel<F, AluOp::kTestpFinite>;
-    case AluOp::kTestpInfinite: return &float_kernel<F, AluOp::kTestpInfinite>;
-    case AluOp::kTestpNumber: return &float_kernel<F, AluOp::kTestpNumber>;
-    case AluOp::kTestpNotanumber: return &float_kernel<F, AluOp::kTestpNotanumber>;
-    case AluOp::kTestpNormal: return &float_kernel<F, AluOp::kTestpNormal>;
-    case AluOp::kTestpSubnormal: return &float_kernel<F, AluOp::kTestpSubnormal>;
-    case AluOp::kAdd: return &float_kernel<F, AluOp::kAdd>;
-    case AluOp::kSub: return &float_kernel<F, AluOp::kSub>;
-    case AluOp::kMul: return &float_kernel<F, AluOp::kMul>;
-    case AluOp::kFma: return &float_kernel<F, AluOp::kFma>;
-    case AluOp::kMad: return &float_kernel<F, AluOp::kMad>;
-    case AluOp::kDiv: return &float_kernel<F, AluOp::kDiv>;
-    case AluOp::kRcp: return &float_kernel<F, AluOp::kRcp>;
-    case AluOp::kSqrt: return &float_kernel<F, AluOp::kSqrt>;
-    case AluOp::kRsqrt: return &float_kernel<F, AluOp::kRsqrt>;
-    case AluOp::kSin: return &float_kernel<F, AluOp::kSin>;
-    case AluOp::kCos: return &float_kernel<F, AluOp::kCos>;
-    case AluOp::kLg2: return &float_kernel<F, AluOp::kLg2>;
-    case AluOp::kEx2: return &float_kernel<F, AluOp::kEx2>;
-    case AluOp::kTanh: return &float_kernel<F, AluOp::kTanh>;
-    case AluOp::kAbs: return &float_kernel<F, AluOp::kAbs>;
-    case AluOp::kNeg: return &float_kernel<F, AluOp::kNeg>;
-    case AluOp::kMin: return &float_kernel<F, AluOp::kMin>;
-    case AluOp::kMax: return &float_kernel<F, AluOp::kMax>;
-    default: return nullptr;
+    case AluOp::kMov:
+      return &float_kernel<F, AluOp::kMov>;
+    case AluOp::kCopysign:
+      return &float_kernel<F, AluOp::kCopysign>;
+    case AluOp::kTestpFinite:
+      return &float_kernel<F, AluOp::kTestpFinite>;
+    case AluOp::kTestpInfinite:
+      return &float_kernel<F, AluOp::kTestpInfinite>;
+    case AluOp::kTestpNumber:
+      return &float_kernel<F, AluOp::kTestpNumber>;
+    case AluOp::kTestpNotanumber:
+      return &float_kernel<F, AluOp::kTestpNotanumber>;
+    case AluOp::kTestpNormal:
+      return &float_kernel<F, AluOp::kTestpNormal>;
+    case AluOp::kTestpSubnormal:
+      return &float_kernel<F, AluOp::kTestpSubnormal>;
+    case AluOp::kAdd:
+      return &float_kernel<F, AluOp::kAdd>;
+    case AluOp::kSub:
+      return &float_kernel<F, AluOp::kSub>;
+    case AluOp::kMul:
+      return &float_kernel<F, AluOp::kMul>;
+    case AluOp::kFma:
+      return &float_kernel<F, AluOp::kFma>;
+    case AluOp::kMad:
+      return &float_kernel<F, AluOp::kMad>;
+    case AluOp::kDiv:
+      return &float_kernel<F, AluOp::kDiv>;
+    case AluOp::kRcp:
+      return &float_kernel<F, AluOp::kRcp>;
+    case AluOp::kSqrt:
+      return &float_kernel<F, AluOp::kSqrt>;
+    case AluOp::kRsqrt:
+      return &float_kernel<F, AluOp::kRsqrt>;
+    case AluOp::kSin:
+      return &float_kernel<F, AluOp::kSin>;
+    case AluOp::kCos:
+      return &float_kernel<F, AluOp::kCos>;
+    case AluOp::kLg2:
+      return &float_kernel<F, AluOp::kLg2>;
+    case AluOp::kEx2:
+      return &float_kernel<F, AluOp::kEx2>;
+    case AluOp::kTanh:
+      return &float_kernel<F, AluOp::kTanh>;
+    case AluOp::kAbs:
+      return &float_kernel<F, AluOp::kAbs>;
+    case AluOp::kNeg:
+      return &float_kernel<F, AluOp::kNeg>;
+    case AluOp::kMin:
+      return &float_kernel<F, AluOp::kMin>;
+    case AluOp::kMax:
+      return &float_kernel<F, AluOp::kMax>;
+    default:
+      return nullptr;
   }
 }
 

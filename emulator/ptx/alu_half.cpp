@@ -27,7 +27,8 @@ uint16_t half_op(uint16_t ua, uint16_t ub, uint16_t uc, const Mods& m) {
   } else if constexpr (Op == AluOp::kNeg || Op == AluOp::kAbs) {
     uint16_t v = ua;
     if (ftz && (v & (kBF ? 0x7f80u : 0x7c00u)) == 0) v &= 0x8000u;
-    return Op == AluOp::kNeg ? static_cast<uint16_t>(v ^ 0x8000u) : static_cast<uint16_t>(v & 0x7fffu);
+    return Op == AluOp::kNeg ? static_cast<uint16_t>(v ^ 0x8000u)
+                             : static_cast<uint16_t>(v & 0x7fffu);
   } else if constexpr (Op == AluOp::kEx2 || Op == AluOp::kTanh) {
     const double a = load_half(ua, t, ftz);
     const double r = Op == AluOp::kEx2 ? std::exp2(a) : std::tanh(a);
@@ -132,11 +133,16 @@ AluKernel resolve_for(AluOp op, const Mods& m) {
 
 AluKernel resolve_half(AluOp op, Type type, const Mods& m) {
   switch (type) {
-    case Type::kF16: return resolve_for<false, false>(op, m);
-    case Type::kF16x2: return resolve_for<false, true>(op, m);
-    case Type::kBF16: return resolve_for<true, false>(op, m);
-    case Type::kBF16x2: return resolve_for<true, true>(op, m);
-    default: return nullptr;
+    case Type::kF16:
+      return resolve_for<false, false>(op, m);
+    case Type::kF16x2:
+      return resolve_for<false, true>(op, m);
+    case Type::kBF16:
+      return resolve_for<true, false>(op, m);
+    case Type::kBF16x2:
+      return resolve_for<true, true>(op, m);
+    default:
+      return nullptr;
   }
 }
 

@@ -22,33 +22,53 @@ namespace {
 __extension__ typedef __int128 I128;
 __extension__ typedef unsigned __int128 U128;
 
-template <class T> using Unsigned = std::make_unsigned_t<T>;
-template <class T> using Signed = std::make_signed_t<T>;
-template <class T> inline constexpr int kBits = static_cast<int>(sizeof(T) * 8);
-template <class T> inline constexpr bool kSigned = std::is_signed_v<T>;
+template <class T>
+using Unsigned = std::make_unsigned_t<T>;
+template <class T>
+using Signed = std::make_signed_t<T>;
+template <class T>
+inline constexpr int kBits = static_cast<int>(sizeof(T) * 8);
+template <class T>
+inline constexpr bool kSigned = std::is_signed_v<T>;
 
-template <class T> inline T in(uint64_t v) { return static_cast<T>(v); }
-template <class T> inline uint64_t out(T v) { return static_cast<Unsigned<T>>(v); }
+template <class T>
+inline T in(uint64_t v) {
+  return static_cast<T>(v);
+}
+template <class T>
+inline uint64_t out(T v) {
+  return static_cast<Unsigned<T>>(v);
+}
 
 // Mask of the low `bits` bits of a 64-bit register value.
-constexpr uint64_t low_mask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+constexpr uint64_t low_mask(int bits) {
+  return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+}
 
-template <class T> inline bool negative(T v) {
-  if constexpr (std::is_signed_v<T>) return v < 0;
-  else return false;
+template <class T>
+inline bool negative(T v) {
+  if constexpr (std::is_signed_v<T>)
+    return v < 0;
+  else
+    return false;
 }
 
 // Exact wide value of a lane operand (sign- or zero-extended by T).
-template <class T> inline I128 wide(T v) { return static_cast<I128>(v); }
+template <class T>
+inline I128 wide(T v) {
+  return static_cast<I128>(v);
+}
 
 // Bits of the exact 2N-bit product a*b. The multiplication is done on unsigned 128-bit values:
 // the sign-extended operands' product modulo 2^128 has the exact product's two's-complement
 // bits, whereas a signed I128 multiply overflows (undefined) for u64 operands near 2^64.
-template <class T> inline U128 product(T a, T b) {
+template <class T>
+inline U128 product(T a, T b) {
   return static_cast<U128>(wide(a)) * static_cast<U128>(wide(b));
 }
 
-template <class T> inline T saturate(I128 v) {
+template <class T>
+inline T saturate(I128 v) {
   constexpr I128 lo = static_cast<I128>(std::numeric_limits<T>::min());
   constexpr I128 hi = static_cast<I128>(std::numeric_limits<T>::max());
   return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
@@ -72,7 +92,8 @@ inline T add_with_carry(const AluArgs& x, int lane, T lo, T addend) {
   return static_cast<T>(static_cast<Unsigned<T>>(sum));
 }
 
-template <class T> inline I128 mul24_product(T a, T b) {
+template <class T>
+inline I128 mul24_product(T a, T b) {
   if constexpr (kSigned<T>) {
     const int64_t a24 = static_cast<int32_t>(static_cast<uint32_t>(a) << 8) >> 8;
     const int64_t b24 = static_cast<int32_t>(static_cast<uint32_t>(b) << 8) >> 8;
@@ -83,14 +104,16 @@ template <class T> inline I128 mul24_product(T a, T b) {
   }
 }
 
-template <class T> inline T div_int(T a, T b) {
+template <class T>
+inline T div_int(T a, T b) {
   if (b == 0) return static_cast<T>(~Unsigned<T>{0});
   if constexpr (kSigned<T>) {
     if (b == -1) return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(a));
   }
   return static_cast<T>(a / b);
 }
-template <class T> inline T rem_int(T a, T b) {
+template <class T>
+inline T rem_int(T a, T b) {
   if (b == 0) return static_cast<T>(~Unsigned<T>{0});
   if constexpr (kSigned<T>) {
     if (b == -1) return 0;
@@ -98,7 +121,8 @@ template <class T> inline T rem_int(T a, T b) {
   return static_cast<T>(a % b);
 }
 
-template <class T> inline T bfe(T a, uint32_t pos, uint32_t len) {
+template <class T>
+inline T bfe(T a, uint32_t pos, uint32_t len) {
   constexpr uint32_t msb = kBits<T> - 1;
   using UT = Unsigned<T>;
   const UT ua = static_cast<UT>(a);
@@ -112,7 +136,8 @@ template <class T> inline T bfe(T a, uint32_t pos, uint32_t len) {
   return static_cast<T>(d);
 }
 
-template <class T> inline T bfi(T insert, T base, uint32_t pos, uint32_t len) {
+template <class T>
+inline T bfi(T insert, T base, uint32_t pos, uint32_t len) {
   constexpr uint32_t msb = kBits<T> - 1;
   using UT = Unsigned<T>;
   UT f = static_cast<UT>(base);
@@ -123,7 +148,8 @@ template <class T> inline T bfi(T insert, T base, uint32_t pos, uint32_t len) {
   return static_cast<T>(f);
 }
 
-template <class T> inline uint32_t bfind(T a, bool shift_amount) {
+template <class T>
+inline uint32_t bfind(T a, bool shift_amount) {
   using UT = Unsigned<T>;
   UT v = static_cast<UT>(a);
   if (negative(a)) v = static_cast<UT>(~v);
@@ -203,7 +229,8 @@ void int_kernel(const AluArgs& x) {
   if constexpr (Op == AluOp::kAdd) {
     if (!m.cc && !m.use_carry && !m.sat) {
       for_lanes(x.mask, [&](int i) {
-        x.d[i] = out<T>(static_cast<T>(static_cast<UT>(static_cast<UT>(in<T>(x.a[i])) + static_cast<UT>(in<T>(x.b[i])))));
+        x.d[i] = out<T>(static_cast<T>(
+            static_cast<UT>(static_cast<UT>(in<T>(x.a[i])) + static_cast<UT>(in<T>(x.b[i])))));
       });
       return;
     }
@@ -242,8 +269,8 @@ void int_kernel(const AluArgs& x) {
         }
       } else if constexpr (Op == AluOp::kSub) {
         if (m.cc || m.use_carry) {
-          const U128 ua = static_cast<UT>(a), sub = U128{static_cast<UT>(b)} +
-                                                     (carry_in(x, i) ? 1 : 0);
+          const U128 ua = static_cast<UT>(a),
+                     sub = U128{static_cast<UT>(b)} + (carry_in(x, i) ? 1 : 0);
           carry_out(x, i, ua < sub);
           x.d[i] = out<T>(static_cast<T>(static_cast<UT>(ua - sub)));
         } else if (m.sat) {
@@ -259,7 +286,8 @@ void int_kernel(const AluArgs& x) {
         x.d[i] = static_cast<uint64_t>(product(a, b)) & low_mask(2 * N);
       } else if constexpr (Op == AluOp::kMul24Lo || Op == AluOp::kMul24Hi) {
         const I128 t = mul24_product<T>(a, b);
-        const uint32_t r = static_cast<uint32_t>(static_cast<U128>(t) >> (Op == AluOp::kMul24Hi ? 16 : 0));
+        const uint32_t r =
+            static_cast<uint32_t>(static_cast<U128>(t) >> (Op == AluOp::kMul24Hi ? 16 : 0));
         x.d[i] = r;
       } else if constexpr (Op == AluOp::kDiv) {
         x.d[i] = out<T>(div_int<T>(a, b));
@@ -277,8 +305,9 @@ void int_kernel(const AluArgs& x) {
         x.d[i] = out<T>(static_cast<T>(static_cast<UT>(a) ^ static_cast<UT>(b)));
       } else if constexpr (Op == AluOp::kShl) {
         const uint32_t s = static_cast<uint32_t>(x.b[i]);
-        x.d[i] = out<T>(s >= static_cast<uint32_t>(N) ? T{0}
-                                                      : static_cast<T>(static_cast<UT>(static_cast<UT>(a) << s)));
+        x.d[i] = out<T>(s >= static_cast<uint32_t>(N)
+                            ? T{0}
+                            : static_cast<T>(static_cast<UT>(static_cast<UT>(a) << s)));
       } else if constexpr (Op == AluOp::kShr) {
         const uint32_t s = static_cast<uint32_t>(x.b[i]);
         if constexpr (kSigned<T>) {
@@ -308,10 +337,10 @@ void int_kernel(const AluArgs& x) {
                      static_cast<int32_t>(static_cast<uint32_t>(x.c[i])));
       } else if constexpr (Op == AluOp::kLop3) {
         // e holds the LUT (alu.h); without it the call violates the contract: all ones.
-        x.d[i] = x.e == nullptr ? ~uint64_t{0}
-                                : lop3(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
-                                       static_cast<uint32_t>(x.c[i]),
-                                       static_cast<uint32_t>(x.e[i]) & 0xffu);
+        x.d[i] = x.e == nullptr
+                     ? ~uint64_t{0}
+                     : lop3(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
+                            static_cast<uint32_t>(x.c[i]), static_cast<uint32_t>(x.e[i]) & 0xffu);
       } else if constexpr (Op >= AluOp::kPrmt && Op <= AluOp::kPrmtRc16) {
         x.d[i] = prmt(Op, static_cast<uint32_t>(a), static_cast<uint32_t>(b),
                       static_cast<uint32_t>(x.c[i]));
@@ -345,7 +374,8 @@ void int_kernel(const AluArgs& x) {
           } else if (m.sat) {  // mad.hi.sat.s32
             x.d[i] = out<T>(saturate<T>(wide(part) + wide(c)));
           } else {
-            x.d[i] = out<T>(static_cast<T>(static_cast<UT>(static_cast<UT>(part) + static_cast<UT>(c))));
+            x.d[i] =
+                out<T>(static_cast<T>(static_cast<UT>(static_cast<UT>(part) + static_cast<UT>(c))));
           }
         } else if constexpr (Op == AluOp::kMadWide) {
           const U128 p = product(a, b);
@@ -372,11 +402,16 @@ template <AluOp Op>
 void pred_kernel(const AluArgs& x) {
   for_lanes(x.mask, [&](int i) {
     const uint64_t a = x.a[i] & 1u;
-    if constexpr (Op == AluOp::kNot) x.d[i] = a ^ 1u;
-    else if constexpr (Op == AluOp::kMov) x.d[i] = a;
-    else if constexpr (Op == AluOp::kAnd) x.d[i] = a & x.b[i] & 1u;
-    else if constexpr (Op == AluOp::kOr) x.d[i] = (a | x.b[i]) & 1u;
-    else if constexpr (Op == AluOp::kXor) x.d[i] = (a ^ x.b[i]) & 1u;
+    if constexpr (Op == AluOp::kNot)
+      x.d[i] = a ^ 1u;
+    else if constexpr (Op == AluOp::kMov)
+      x.d[i] = a;
+    else if constexpr (Op == AluOp::kAnd)
+      x.d[i] = a & x.b[i] & 1u;
+    else if constexpr (Op == AluOp::kOr)
+      x.d[i] = (a | x.b[i]) & 1u;
+    else if constexpr (Op == AluOp::kXor)
+      x.d[i] = (a ^ x.b[i]) & 1u;
   });
 }
 
@@ -387,20 +422,23 @@ template <class T>
 AluKernel resolve_for(AluOp op, const Mods& m, Type type) {
   constexpr int N = kBits<T>;
   constexpr bool is_signed = kSigned<T>;
-  const bool is_bits = type == Type::kB8 || type == Type::kB16 || type == Type::kB32 ||
-                       type == Type::kB64;
+  const bool is_bits =
+      type == Type::kB8 || type == Type::kB16 || type == Type::kB32 || type == Type::kB64;
   const bool carry = m.cc || m.use_carry;
   const bool arith_ok = N >= 16 && !is_bits;
   switch (op) {
-    case AluOp::kMov: return &int_kernel<T, AluOp::kMov>;
+    case AluOp::kMov:
+      return &int_kernel<T, AluOp::kMov>;
     case AluOp::kAdd:
     case AluOp::kSub:
       if (!arith_ok) return nullptr;
       if (carry && (N < 32 || m.sat)) return nullptr;
       if (m.sat && !(is_signed && N == 32)) return nullptr;
       return op == AluOp::kAdd ? &int_kernel<T, AluOp::kAdd> : &int_kernel<T, AluOp::kSub>;
-    case AluOp::kMulLo: return arith_ok ? &int_kernel<T, AluOp::kMulLo> : nullptr;
-    case AluOp::kMulHi: return arith_ok ? &int_kernel<T, AluOp::kMulHi> : nullptr;
+    case AluOp::kMulLo:
+      return arith_ok ? &int_kernel<T, AluOp::kMulLo> : nullptr;
+    case AluOp::kMulHi:
+      return arith_ok ? &int_kernel<T, AluOp::kMulHi> : nullptr;
     case AluOp::kMulWide:
       return arith_ok && N <= 32 ? &int_kernel<T, AluOp::kMulWide> : nullptr;
     case AluOp::kMadLo:
@@ -422,45 +460,75 @@ AluKernel resolve_for(AluOp op, const Mods& m, Type type) {
       if (op == AluOp::kMul24Hi) return &int_kernel<T, AluOp::kMul24Hi>;
       if (op == AluOp::kMad24Lo) return &int_kernel<T, AluOp::kMad24Lo>;
       return &int_kernel<T, AluOp::kMad24Hi>;
-    case AluOp::kSad: return arith_ok ? &int_kernel<T, AluOp::kSad> : nullptr;
-    case AluOp::kDiv: return arith_ok ? &int_kernel<T, AluOp::kDiv> : nullptr;
-    case AluOp::kRem: return arith_ok ? &int_kernel<T, AluOp::kRem> : nullptr;
-    case AluOp::kAbs: return arith_ok && is_signed ? &int_kernel<T, AluOp::kAbs> : nullptr;
-    case AluOp::kNeg: return arith_ok && is_signed ? &int_kernel<T, AluOp::kNeg> : nullptr;
+    case AluOp::kSad:
+      return arith_ok ? &int_kernel<T, AluOp::kSad> : nullptr;
+    case AluOp::kDiv:
+      return arith_ok ? &int_kernel<T, AluOp::kDiv> : nullptr;
+    case AluOp::kRem:
+      return arith_ok ? &int_kernel<T, AluOp::kRem> : nullptr;
+    case AluOp::kAbs:
+      return arith_ok && is_signed ? &int_kernel<T, AluOp::kAbs> : nullptr;
+    case AluOp::kNeg:
+      return arith_ok && is_signed ? &int_kernel<T, AluOp::kNeg> : nullptr;
     case AluOp::kMin:
     case AluOp::kMax:
       if (!arith_ok) return nullptr;
       if (m.relu && !(is_signed && N <= 32)) return nullptr;
       return op == AluOp::kMin ? &int_kernel<T, AluOp::kMin> : &int_kernel<T, AluOp::kMax>;
-    case AluOp::kAnd: return N >= 16 ? &int_kernel<T, AluOp::kAnd> : nullptr;
-    case AluOp::kOr: return N >= 16 ? &int_kernel<T, AluOp::kOr> : nullptr;
-    case AluOp::kXor: return N >= 16 ? &int_kernel<T, AluOp::kXor> : nullptr;
-    case AluOp::kNot: return N >= 16 ? &int_kernel<T, AluOp::kNot> : nullptr;
-    case AluOp::kCnot: return N >= 16 ? &int_kernel<T, AluOp::kCnot> : nullptr;
-    case AluOp::kShl: return N >= 16 ? &int_kernel<T, AluOp::kShl> : nullptr;
-    case AluOp::kShr: return N >= 16 ? &int_kernel<T, AluOp::kShr> : nullptr;
-    case AluOp::kShfL: return N == 32 ? &int_kernel<T, AluOp::kShfL> : nullptr;
-    case AluOp::kShfR: return N == 32 ? &int_kernel<T, AluOp::kShfR> : nullptr;
-    case AluOp::kShfLClamp: return N == 32 ? &int_kernel<T, AluOp::kShfLClamp> : nullptr;
-    case AluOp::kShfRClamp: return N == 32 ? &int_kernel<T, AluOp::kShfRClamp> : nullptr;
-    case AluOp::kBfe: return N >= 32 && !is_bits ? &int_kernel<T, AluOp::kBfe> : nullptr;
-    case AluOp::kBfi: return N >= 32 ? &int_kernel<T, AluOp::kBfi> : nullptr;
-    case AluOp::kBrev: return N >= 32 ? &int_kernel<T, AluOp::kBrev> : nullptr;
-    case AluOp::kClz: return N >= 32 ? &int_kernel<T, AluOp::kClz> : nullptr;
-    case AluOp::kPopc: return N >= 32 ? &int_kernel<T, AluOp::kPopc> : nullptr;
+    case AluOp::kAnd:
+      return N >= 16 ? &int_kernel<T, AluOp::kAnd> : nullptr;
+    case AluOp::kOr:
+      return N >= 16 ? &int_kernel<T, AluOp::kOr> : nullptr;
+    case AluOp::kXor:
+      return N >= 16 ? &int_kernel<T, AluOp::kXor> : nullptr;
+    case AluOp::kNot:
+      return N >= 16 ? &int_kernel<T, AluOp::kNot> : nullptr;
+    case AluOp::kCnot:
+      return N >= 16 ? &int_kernel<T, AluOp::kCnot> : nullptr;
+    case AluOp::kShl:
+      return N >= 16 ? &int_kernel<T, AluOp::kShl> : nullptr;
+    case AluOp::kShr:
+      return N >= 16 ? &int_kernel<T, AluOp::kShr> : nullptr;
+    case AluOp::kShfL:
+      return N == 32 ? &int_kernel<T, AluOp::kShfL> : nullptr;
+    case AluOp::kShfR:
+      return N == 32 ? &int_kernel<T, AluOp::kShfR> : nullptr;
+    case AluOp::kShfLClamp:
+      return N == 32 ? &int_kernel<T, AluOp::kShfLClamp> : nullptr;
+    case AluOp::kShfRClamp:
+      return N == 32 ? &int_kernel<T, AluOp::kShfRClamp> : nullptr;
+    case AluOp::kBfe:
+      return N >= 32 && !is_bits ? &int_kernel<T, AluOp::kBfe> : nullptr;
+    case AluOp::kBfi:
+      return N >= 32 ? &int_kernel<T, AluOp::kBfi> : nullptr;
+    case AluOp::kBrev:
+      return N >= 32 ? &int_kernel<T, AluOp::kBrev> : nullptr;
+    case AluOp::kClz:
+      return N >= 32 ? &int_kernel<T, AluOp::kClz> : nullptr;
+    case AluOp::kPopc:
+      return N >= 32 ? &int_kernel<T, AluOp::kPopc> : nullptr;
     case AluOp::kBfind:
       return N >= 32 && !is_bits ? &int_kernel<T, AluOp::kBfind> : nullptr;
     case AluOp::kBfindShiftAmt:
       return N >= 32 && !is_bits ? &int_kernel<T, AluOp::kBfindShiftAmt> : nullptr;
-    case AluOp::kFns: return N == 32 ? &int_kernel<T, AluOp::kFns> : nullptr;
-    case AluOp::kLop3: return N == 32 ? &int_kernel<T, AluOp::kLop3> : nullptr;
-    case AluOp::kPrmt: return N == 32 ? &int_kernel<T, AluOp::kPrmt> : nullptr;
-    case AluOp::kPrmtF4e: return N == 32 ? &int_kernel<T, AluOp::kPrmtF4e> : nullptr;
-    case AluOp::kPrmtB4e: return N == 32 ? &int_kernel<T, AluOp::kPrmtB4e> : nullptr;
-    case AluOp::kPrmtRc8: return N == 32 ? &int_kernel<T, AluOp::kPrmtRc8> : nullptr;
-    case AluOp::kPrmtEcl: return N == 32 ? &int_kernel<T, AluOp::kPrmtEcl> : nullptr;
-    case AluOp::kPrmtEcr: return N == 32 ? &int_kernel<T, AluOp::kPrmtEcr> : nullptr;
-    case AluOp::kPrmtRc16: return N == 32 ? &int_kernel<T, AluOp::kPrmtRc16> : nullptr;
+    case AluOp::kFns:
+      return N == 32 ? &int_kernel<T, AluOp::kFns> : nullptr;
+    case AluOp::kLop3:
+      return N == 32 ? &int_kernel<T, AluOp::kLop3> : nullptr;
+    case AluOp::kPrmt:
+      return N == 32 ? &int_kernel<T, AluOp::kPrmt> : nullptr;
+    case AluOp::kPrmtF4e:
+      return N == 32 ? &int_kernel<T, AluOp::kPrmtF4e> : nullptr;
+    case AluOp::kPrmtB4e:
+      return N == 32 ? &int_kernel<T, AluOp::kPrmtB4e> : nullptr;
+    case AluOp::kPrmtRc8:
+      return N == 32 ? &int_kernel<T, AluOp::kPrmtRc8> : nullptr;
+    case AluOp::kPrmtEcl:
+      return N == 32 ? &int_kernel<T, AluOp::kPrmtEcl> : nullptr;
+    case AluOp::kPrmtEcr:
+      return N == 32 ? &int_kernel<T, AluOp::kPrmtEcr> : nullptr;
+    case AluOp::kPrmtRc16:
+      return N == 32 ? &int_kernel<T, AluOp::kPrmtRc16> : nullptr;
     case AluOp::kDp4a:
       return N == 32 && !is_bits ? &int_kernel<T, AluOp::kDp4a> : nullptr;
     case AluOp::kDp2aLo:
@@ -494,22 +562,41 @@ AluKernel resolve_int(AluOp op, Type type, const Mods& m) {
   switch (type) {
     case Type::kPred:
       switch (op) {
-        case AluOp::kMov: return &pred_kernel<AluOp::kMov>;
-        case AluOp::kAnd: return &pred_kernel<AluOp::kAnd>;
-        case AluOp::kOr: return &pred_kernel<AluOp::kOr>;
-        case AluOp::kXor: return &pred_kernel<AluOp::kXor>;
-        case AluOp::kNot: return &pred_kernel<AluOp::kNot>;
-        default: return nullptr;
+        case AluOp::kMov:
+          return &pred_kernel<AluOp::kMov>;
+        case AluOp::kAnd:
+          return &pred_kernel<AluOp::kAnd>;
+        case AluOp::kOr:
+          return &pred_kernel<AluOp::kOr>;
+        case AluOp::kXor:
+          return &pred_kernel<AluOp::kXor>;
+        case AluOp::kNot:
+          return &pred_kernel<AluOp::kNot>;
+        default:
+          return nullptr;
       }
-    case Type::kB8: case Type::kU8: return resolve_for<uint8_t>(op, m, type);
-    case Type::kS8: return resolve_for<int8_t>(op, m, type);
-    case Type::kB16: case Type::kU16: return resolve_for<uint16_t>(op, m, type);
-    case Type::kS16: return resolve_for<int16_t>(op, m, type);
-    case Type::kB32: case Type::kU32: return resolve_for<uint32_t>(op, m, type);
-    case Type::kS32: return resolve_for<int32_t>(op, m, type);
-    case Type::kB64: case Type::kU64: return resolve_for<uint64_t>(op, m, type);
-    case Type::kS64: return resolve_for<int64_t>(op, m, type);
-    default: return nullptr;
+    case Type::kB8:
+    case Type::kU8:
+      return resolve_for<uint8_t>(op, m, type);
+    case Type::kS8:
+      return resolve_for<int8_t>(op, m, type);
+    case Type::kB16:
+    case Type::kU16:
+      return resolve_for<uint16_t>(op, m, type);
+    case Type::kS16:
+      return resolve_for<int16_t>(op, m, type);
+    case Type::kB32:
+    case Type::kU32:
+      return resolve_for<uint32_t>(op, m, type);
+    case Type::kS32:
+      return resolve_for<int32_t>(op, m, type);
+    case Type::kB64:
+    case Type::kU64:
+      return resolve_for<uint64_t>(op, m, type);
+    case Type::kS64:
+      return resolve_for<int64_t>(op, m, type);
+    default:
+      return nullptr;
   }
 }
 

@@ -55,9 +55,18 @@ inline constexpr uint16_t kCanonicalNanBF16 = 0x7fff;
 
 inline bool is_int_type(Type t) {
   switch (t) {
-    case Type::kB8: case Type::kB16: case Type::kB32: case Type::kB64:
-    case Type::kU8: case Type::kU16: case Type::kU32: case Type::kU64:
-    case Type::kS8: case Type::kS16: case Type::kS32: case Type::kS64:
+    case Type::kB8:
+    case Type::kB16:
+    case Type::kB32:
+    case Type::kB64:
+    case Type::kU8:
+    case Type::kU16:
+    case Type::kU32:
+    case Type::kU64:
+    case Type::kS8:
+    case Type::kS16:
+    case Type::kS32:
+    case Type::kS64:
       return true;
     default:
       return false;
@@ -79,10 +88,17 @@ inline double flush(double x) {  // only used where PTX flushes f64 (rcp.approx.
 // (the callers handle .rna themselves where it is legal).
 inline int fenv_round(Round r) {
   switch (r) {
-    case Round::kRz: case Round::kRzi: return FE_TOWARDZERO;
-    case Round::kRm: case Round::kRmi: return FE_DOWNWARD;
-    case Round::kRp: case Round::kRpi: return FE_UPWARD;
-    default: return FE_TONEAREST;
+    case Round::kRz:
+    case Round::kRzi:
+      return FE_TOWARDZERO;
+    case Round::kRm:
+    case Round::kRmi:
+      return FE_DOWNWARD;
+    case Round::kRp:
+    case Round::kRpi:
+      return FE_UPWARD;
+    default:
+      return FE_TONEAREST;
   }
 }
 
@@ -171,7 +187,8 @@ double load_half(uint16_t bits, Type t, bool ftz);
 // magnitudes compare and the result takes the XOR of the input signs; one NaN operand yields the
 // other; -0 is below +0. `is_nan` is set when the result is NaN (both NaN, or .NaN with one NaN);
 // `value` is then the NaN operand whose payload an f64 result keeps.
-template <class F> struct MinMaxPick {
+template <class F>
+struct MinMaxPick {
   F value;
   bool is_nan;
 };

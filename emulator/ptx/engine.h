@@ -32,16 +32,16 @@ struct ParamDesc {
 struct KernelDesc {
   std::string name;  // the `.entry` name (mangled)
   std::vector<ParamDesc> params;
-  uint32_t param_bytes = 0;            // total size of the parameter buffer
-  uint32_t static_shared_bytes = 0;    // `.shared` declared in/for this kernel
-  uint32_t local_bytes_per_thread = 0; // `.local` frame (incl. __local_depot)
-  uint32_t num_regs = 0;               // virtual registers declared (reported as NUM_REGS, capped)
-  uint32_t max_threads_per_block = 0;  // `.maxntid` product, 0 when not declared
-  Dim3 reqntid{0, 0, 0};               // `.reqntid`, zeros when not declared
-  Dim3 reqnctapercluster{0, 0, 0};     // `.reqnctapercluster`, zeros when not declared
-  uint32_t max_cluster_rank = 0;       // `.maxclusterrank`, 0 when not declared
-  bool explicit_cluster = false;       // `.explicitcluster`
-  bool uses_dynamic_shared = false;    // refers to an `.extern .shared` array
+  uint32_t param_bytes = 0;             // total size of the parameter buffer
+  uint32_t static_shared_bytes = 0;     // `.shared` declared in/for this kernel
+  uint32_t local_bytes_per_thread = 0;  // `.local` frame (incl. __local_depot)
+  uint32_t num_regs = 0;                // virtual registers declared (reported as NUM_REGS, capped)
+  uint32_t max_threads_per_block = 0;   // `.maxntid` product, 0 when not declared
+  Dim3 reqntid{0, 0, 0};                // `.reqntid`, zeros when not declared
+  Dim3 reqnctapercluster{0, 0, 0};      // `.reqnctapercluster`, zeros when not declared
+  uint32_t max_cluster_rank = 0;        // `.maxclusterrank`, 0 when not declared
+  bool explicit_cluster = false;        // `.explicitcluster`
+  bool uses_dynamic_shared = false;     // refers to an `.extern .shared` array
   // Determinism (schedule.cpp, at compile): true when the kernel's results can depend on the
   // order in which its blocks run (a value-returning global atomic, a floating-point or
   // non-commutative global atomic/reduction, an ordered global load used for inter-block
@@ -86,15 +86,16 @@ class MemoryHost {
 
 enum class LaunchStatus : uint8_t {
   kSuccess,
-  kIllegalAddress,      // CUDA_ERROR_ILLEGAL_ADDRESS
-  kMisalignedAddress,   // CUDA_ERROR_MISALIGNED_ADDRESS
-  kAssert,              // CUDA_ERROR_ASSERT (device assert; message already printed)
-  kIllegalInstruction,  // CUDA_ERROR_ILLEGAL_INSTRUCTION (trap, unsupported opcode at run time)
-  kInvalidValue,        // bad launch configuration (CUDA_ERROR_INVALID_VALUE)
-  kOutOfResources,      // too many threads / too much shared memory (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
-  kCooperativeTooLarge, // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
-  kHung,                // a barrier that can never complete (deadlock detected)
-  kTimeout,             // ran longer than Limits::timeout_ms (CUDA_ERROR_LAUNCH_TIMEOUT)
+  kIllegalAddress,       // CUDA_ERROR_ILLEGAL_ADDRESS
+  kMisalignedAddress,    // CUDA_ERROR_MISALIGNED_ADDRESS
+  kAssert,               // CUDA_ERROR_ASSERT (device assert; message already printed)
+  kIllegalInstruction,   // CUDA_ERROR_ILLEGAL_INSTRUCTION (trap, unsupported opcode at run time)
+  kInvalidValue,         // bad launch configuration (CUDA_ERROR_INVALID_VALUE)
+  kOutOfResources,       // too many threads / too much shared memory
+                         // (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
+  kCooperativeTooLarge,  // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+  kHung,                 // a barrier that can never complete (deadlock detected)
+  kTimeout,              // ran longer than Limits::timeout_ms (CUDA_ERROR_LAUNCH_TIMEOUT)
 };
 
 struct LaunchConfig {
@@ -103,7 +104,7 @@ struct LaunchConfig {
   uint32_t dynamic_shared_bytes = 0;
   const void* params = nullptr;  // the packed parameter buffer, KernelDesc::param_bytes long
   size_t params_size = 0;
-  bool cooperative = false;      // all blocks co-resident: grid-wide barriers must work
+  bool cooperative = false;  // all blocks co-resident: grid-wide barriers must work
   Dim3 cluster{1, 1, 1};
   // The emulated device time (ns) at which the launch starts: %globaltimer reads it plus the
   // reading warp's emulated time (LaunchResult::emulated_ns).
@@ -131,7 +132,7 @@ struct Limits {
   uint32_t max_shared_per_block_optin = 227 * 1024;  // sm_90
   uint32_t max_grid_x = 0x7fffffff, max_grid_y = 65535, max_grid_z = 65535;
   uint32_t max_block_x = 1024, max_block_y = 1024, max_block_z = 64;
-  uint32_t sm_count = 132;                           // bounds cooperative launch sizes
+  uint32_t sm_count = 132;       // bounds cooperative launch sizes
   uint32_t clock_khz = 1980000;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE: %clock64 cycles per emulated ms
   size_t printf_fifo_bytes = 1 << 20;
   size_t stack_bytes_per_thread = 1024;

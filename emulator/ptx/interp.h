@@ -44,13 +44,13 @@ struct CallFrame {
 
 struct Warp {
   uint32_t index = 0;
-  uint32_t valid = 0;     // lanes that exist (partial last warp)
+  uint32_t valid = 0;  // lanes that exist (partial last warp)
   uint32_t exited = 0;
   uint32_t runnable = 0;
   uint32_t bar_wait = 0;
   uint32_t wsync_wait = 0;
   uint32_t coll_wait = 0;
-  bool uniform = true;    // every live lane is at upc, none waits at a collective
+  bool uniform = true;  // every live lane is at upc, none waits at a collective
   uint32_t upc = 0;
   uint32_t pc[kWarpSize] = {};
   uint8_t bar_id[kWarpSize] = {};
@@ -102,8 +102,8 @@ enum class SliceResult : uint8_t { kProgress, kDone, kStuck, kAbort };
 // One launch: shared by the worker threads that run its blocks.
 class Launch {
  public:
-  Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& config, MemoryHost& memory,
-         const Limits& limits, const std::vector<uint64_t>& symbol_addresses);
+  Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& config,
+         MemoryHost& memory, const Limits& limits, const std::vector<uint64_t>& symbol_addresses);
 
   // Prepares (first call) and runs a block for up to `budget` warp-instructions per warp.
   SliceResult run_block_slice(Block& block, uint64_t linear_block, uint64_t budget);
@@ -146,7 +146,8 @@ class Launch {
   void builtin_assert(Block& b, Warp& w, int lane, const Instr& in, const uint64_t* argv);
 
   // Collectives (interp_collective.cpp). Return false when lanes must wait.
-  bool exec_collective(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group, uint32_t exec);
+  bool exec_collective(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group,
+                       uint32_t exec);
   void exec_bar(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void exec_warp_sync(Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void try_release_warp_sync(Warp& w);
@@ -163,13 +164,15 @@ class Launch {
   const uint64_t* operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch) {
     if (!o.negate) {
       if (o.kind == Operand::kReg) return w.slot(o.index);
-      if (o.kind == Operand::kConst) return m_.const_pool.data() + static_cast<size_t>(o.index) * kWarpSize;
+      if (o.kind == Operand::kConst)
+        return m_.const_pool.data() + static_cast<size_t>(o.index) * kWarpSize;
     }
     return computed_operand(w, o, exec, scratch);
   }
   const uint64_t* computed_operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch);
   uint64_t* dest(Warp& w, const Operand& o) {
-    return w.slot(o.kind == Operand::kReg ? o.index : static_cast<uint32_t>(kSpScratch3));  // else a sink
+    return w.slot(o.kind == Operand::kReg ? o.index
+                                          : static_cast<uint32_t>(kSpScratch3));  // else a sink
   }
 
   const Module& m_;

@@ -19,11 +19,15 @@ inline uint32_t align16(uint32_t v) { return (v + 15u) & ~15u; }
 
 }  // namespace
 
-void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group, uint32_t exec) {
+void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group,
+                       uint32_t exec) {
   const Function& caller = m_.functions[in.function];
   const Operand& rets = in.ops[0];
   const Operand& args = in.ops[1];
-  if (exec == 0) { advance(w, group); return; }
+  if (exec == 0) {
+    advance(w, group);
+    return;
+  }
 
   // The callee of every lane: one for direct calls, per lane for calls through a register.
   uint32_t callee_of[kWarpSize];
@@ -35,7 +39,8 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
       uint64_t index = v & ~kFunctionAddressTag;
       if ((v & kFunctionAddressTag) != kFunctionAddressTag || index >= m_.functions.size()) {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "indirect call to 0x%llx, which is not a function: ", static_cast<unsigned long long>(v));
+        std::snprintf(buf, sizeof buf, "indirect call to 0x%llx, which is not a function: ",
+                      static_cast<unsigned long long>(v));
         fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
         return;
       }
@@ -54,7 +59,8 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
                                        m_.symbols[o.symbol].space == Space::kLocal)) {
       uint64_t off = symbol_value(w, lane, o.symbol) + static_cast<uint64_t>(o.offset);
       uint32_t avail = static_cast<uint32_t>(std::min<uint64_t>(size, m_.symbols[o.symbol].size));
-      uint8_t* p = translate(b, w, lane, Space::kParamFrame, off, std::max<uint32_t>(avail, 1), false, in);
+      uint8_t* p =
+          translate(b, w, lane, Space::kParamFrame, off, std::max<uint32_t>(avail, 1), false, in);
       if (!p) return false;
       std::memcpy(out, p, avail);
       return true;
@@ -97,19 +103,22 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
           return;
         default:
           fail(LaunchStatus::kIllegalInstruction,
-               "device-side " + callee.name + " is not supported by the emulator: " + where(b, w, l, in));
+               "device-side " + callee.name +
+                   " is not supported by the emulator: " + where(b, w, l, in));
           return;
       }
       targets[l] = pc + 1;
       continue;
     }
     if (!callee.has_body) {
-      fail(LaunchStatus::kIllegalInstruction, "call to undefined function " + callee.name + ": " + where(b, w, l, in));
+      fail(LaunchStatus::kIllegalInstruction,
+           "call to undefined function " + callee.name + ": " + where(b, w, l, in));
       return;
     }
     const uint64_t new_base = w.frame_base[l] + align16(caller.frame_bytes);
     if (new_base + callee.frame_bytes > b.local_window) {
-      fail(LaunchStatus::kIllegalAddress, "stack overflow calling " + callee.name + ": " + where(b, w, l, in));
+      fail(LaunchStatus::kIllegalAddress,
+           "stack overflow calling " + callee.name + ": " + where(b, w, l, in));
       return;
     }
     CallFrame frame;
@@ -119,10 +128,12 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
     frame.frame_base = w.frame_base[l];
     if (callee.recursive) {
       frame.saved.reserve(callee.end_slot - callee.first_slot);
-      for (uint32_t s = callee.first_slot; s < callee.end_slot; ++s) frame.saved.push_back(w.slot(s)[l]);
+      for (uint32_t s = callee.first_slot; s < callee.end_slot; ++s)
+        frame.saved.push_back(w.slot(s)[l]);
     }
     uint8_t* window = b.local + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window;
-    const uint32_t nargs = std::min<uint32_t>(args.count, static_cast<uint32_t>(callee.params.size()));
+    const uint32_t nargs =
+        std::min<uint32_t>(args.count, static_cast<uint32_t>(callee.params.size()));
     for (uint32_t i = 0; i < nargs; ++i) {
       const FormalParam& fp = callee.params[i];
       if (fp.is_reg) {
@@ -144,8 +155,14 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
   bool same = true;
   for (uint32_t m = exec; m; m &= m - 1)
     if (targets[std::countr_zero(m)] != first_target) same = false;
-  if (same && first_target == pc + 1) { advance(w, group); return; }
-  if (same) { jump(w, group, exec, first_target); return; }
+  if (same && first_target == pc + 1) {
+    advance(w, group);
+    return;
+  }
+  if (same) {
+    jump(w, group, exec, first_target);
+    return;
+  }
   diverge(w);
   for (uint32_t m = group; m; m &= m - 1) {
     int l = std::countr_zero(m);
@@ -154,7 +171,10 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
 }
 
 void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
-  if (exec == 0) { advance(w, group); return; }
+  if (exec == 0) {
+    advance(w, group);
+    return;
+  }
   uint32_t exiting = 0;
   for (uint32_t m = exec; m; m &= m - 1) {
     int l = std::countr_zero(m);
@@ -171,7 +191,8 @@ void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
     const Function& callee = m_.functions[frame.callee];
     const Operand& rets = call.ops[0];
     uint8_t* window = b.local + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window;
-    const uint32_t nrets = std::min<uint32_t>(rets.count, static_cast<uint32_t>(callee.returns.size()));
+    const uint32_t nrets =
+        std::min<uint32_t>(rets.count, static_cast<uint32_t>(callee.returns.size()));
     for (uint32_t i = 0; i < nrets; ++i) {
       const FormalParam& fp = callee.returns[i];
       uint64_t value_bits[2] = {};
@@ -184,7 +205,8 @@ void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
       }
       const Operand& r = m_.vec_pool[rets.index + i];
       if (r.kind == Operand::kSymbol) {
-        uint64_t off = frame.frame_base + m_.symbols[r.symbol].offset + static_cast<uint64_t>(r.offset);
+        uint64_t off =
+            frame.frame_base + m_.symbols[r.symbol].offset + static_cast<uint64_t>(r.offset);
         uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(fp.size, m_.symbols[r.symbol].size));
         if (off + n <= b.local_window) std::memcpy(window + off, tmp.data(), n);
       } else if (r.kind == Operand::kReg) {
@@ -206,14 +228,22 @@ void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
     }
     w.frame_base[l] = frame.frame_base;
     targets[l] = frame.return_pc;
-    if (target == UINT32_MAX) target = frame.return_pc;
-    else if (target != frame.return_pc) same_target = false;
+    if (target == UINT32_MAX)
+      target = frame.return_pc;
+    else if (target != frame.return_pc)
+      same_target = false;
     w.stack[l].pop_back();
   }
   exit_lanes(b, w, exiting);
   const uint32_t staying = group & ~exec;
-  if (!returning) { advance(w, staying); return; }
-  if (w.uniform && same_target && staying == 0) { w.upc = target; return; }
+  if (!returning) {
+    advance(w, staying);
+    return;
+  }
+  if (w.uniform && same_target && staying == 0) {
+    w.upc = target;
+    return;
+  }
   diverge(w);
   for (uint32_t m = staying; m; m &= m - 1) ++w.pc[std::countr_zero(m)];
   for (uint32_t m = returning; m; m &= m - 1) {
@@ -224,7 +254,8 @@ void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
 
 // ---- device printf ----------------------------------------------------------------------------
 
-void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint64_t fmt_addr, uint64_t args) {
+void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint64_t fmt_addr,
+                             uint64_t args) {
   std::string fmt;
   if (!read_c_string(b, w, lane, fmt_addr, fmt, in)) return;
   std::string out;
@@ -241,8 +272,15 @@ void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint6
   char buf[512];
   for (size_t i = 0; i < fmt.size(); ++i) {
     char c = fmt[i];
-    if (c != '%') { out.push_back(c); continue; }
-    if (i + 1 < fmt.size() && fmt[i + 1] == '%') { out.push_back('%'); ++i; continue; }
+    if (c != '%') {
+      out.push_back(c);
+      continue;
+    }
+    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
+      out.push_back('%');
+      ++i;
+      continue;
+    }
     size_t j = i + 1;
     std::string spec = "%";
     while (j < fmt.size() && std::strchr("-+ #0", fmt[j])) spec.push_back(fmt[j++]);
@@ -253,15 +291,21 @@ void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint6
     }
     int longs = 0, shorts = 0;
     while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) {
-      if (fmt[j] == 'h') ++shorts;
-      else longs = fmt[j] == 'l' ? longs + 1 : 2;
+      if (fmt[j] == 'h')
+        ++shorts;
+      else
+        longs = fmt[j] == 'l' ? longs + 1 : 2;
       ++j;
     }
-    if (j >= fmt.size()) { out.append(fmt, i, std::string::npos); break; }
+    if (j >= fmt.size()) {
+      out.append(fmt, i, std::string::npos);
+      break;
+    }
     char conv = fmt[j];
     uint64_t v = 0;
     switch (conv) {
-      case 'd': case 'i': {
+      case 'd':
+      case 'i': {
         if (!fetch(longs ? 8 : 4, v)) return;
         long long sv = longs ? static_cast<long long>(v) : static_cast<int32_t>(v);
         if (shorts == 1) sv = static_cast<int16_t>(sv);
@@ -270,7 +314,10 @@ void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint6
         out += buf;
         break;
       }
-      case 'u': case 'o': case 'x': case 'X': {
+      case 'u':
+      case 'o':
+      case 'x':
+      case 'X': {
         if (!fetch(longs ? 8 : 4, v)) return;
         unsigned long long uv = longs ? v : static_cast<uint32_t>(v);
         if (shorts == 1) uv = static_cast<uint16_t>(uv);
@@ -285,7 +332,14 @@ void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint6
         out += buf;
         break;
       }
-      case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+      case 'f':
+      case 'F':
+      case 'e':
+      case 'E':
+      case 'g':
+      case 'G':
+      case 'a':
+      case 'A': {
         if (!fetch(8, v)) return;
         double d = std::bit_cast<double>(v);
         std::snprintf(buf, sizeof buf, (spec + conv).c_str(), d);
@@ -301,8 +355,10 @@ void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint6
       case 's': {
         if (!fetch(8, v)) return;
         std::string s;
-        if (v == 0) s = "(null)";
-        else if (!read_c_string(b, w, lane, v, s, in)) return;
+        if (v == 0)
+          s = "(null)";
+        else if (!read_c_string(b, w, lane, v, s, in))
+          return;
         std::string sp = spec + "s";
         std::vector<char> big(s.size() + 256);
         std::snprintf(big.data(), big.size(), sp.c_str(), s.c_str());
@@ -340,7 +396,8 @@ void Launch::builtin_assert(Block& b, Warp& w, int lane, const Instr& in, const 
                 function.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z, t % bd.x, (t / bd.x) % bd.y,
                 t / (bd.x * bd.y));
   add_output(b, file + buf + message + "` failed.\n", true);
-  fail(LaunchStatus::kAssert, "device assert failed: " + message + " (" + where(b, w, lane, in) + ")");
+  fail(LaunchStatus::kAssert,
+       "device assert failed: " + message + " (" + where(b, w, lane, in) + ")");
 }
 
 }  // namespace cusnap::emu::ptx

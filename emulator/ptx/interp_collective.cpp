@@ -7,15 +7,24 @@
 
 namespace cusnap::emu::ptx {
 
-bool Launch::exec_collective(Block& b, Warp& w, const Instr& in, uint32_t /*pc*/, uint32_t group, uint32_t exec) {
+bool Launch::exec_collective(Block& b, Warp& w, const Instr& in, uint32_t /*pc*/, uint32_t group,
+                             uint32_t exec) {
   (void)b;
   if (exec == 0) return true;
   const int first = std::countr_zero(exec);
   const Operand* mask_op = nullptr;
   switch (in.op) {
-    case Op::kShfl: mask_op = &in.ops[5]; break;
-    case Op::kVote: case Op::kMatch: case Op::kRedux: case Op::kElect: mask_op = &in.ops[2]; break;
-    default: break;
+    case Op::kShfl:
+      mask_op = &in.ops[5];
+      break;
+    case Op::kVote:
+    case Op::kMatch:
+    case Op::kRedux:
+    case Op::kElect:
+      mask_op = &in.ops[2];
+      break;
+    default:
+      break;
   }
   if (mask_op && mask_op->kind != Operand::kNone) {
     const uint64_t* mv = operand(w, *mask_op, exec, kSpScratch3);
@@ -63,10 +72,22 @@ bool Launch::exec_collective(Block& b, Warp& w, const Instr& in, uint32_t /*pc*/
         int j = lane;
         bool pval = false;
         switch (mode) {
-          case ShflMode::kUp: j = lane - bval; pval = j >= max_lane; break;
-          case ShflMode::kDown: j = lane + bval; pval = j <= max_lane; break;
-          case ShflMode::kBfly: j = lane ^ bval; pval = j <= max_lane; break;
-          case ShflMode::kIdx: j = min_lane | (bval & ~segmask); pval = j <= max_lane; break;
+          case ShflMode::kUp:
+            j = lane - bval;
+            pval = j >= max_lane;
+            break;
+          case ShflMode::kDown:
+            j = lane + bval;
+            pval = j <= max_lane;
+            break;
+          case ShflMode::kBfly:
+            j = lane ^ bval;
+            pval = j <= max_lane;
+            break;
+          case ShflMode::kIdx:
+            j = min_lane | (bval & ~segmask);
+            pval = j <= max_lane;
+            break;
         }
         if (!pval) j = lane;
         d[lane] = av[j & 31] & 0xffffffffu;
@@ -83,10 +104,18 @@ bool Launch::exec_collective(Block& b, Warp& w, const Instr& in, uint32_t /*pc*/
       }
       uint64_t r = 0;
       switch (static_cast<VoteMode>(in.sub)) {
-        case VoteMode::kAll: r = ballot == exec; break;
-        case VoteMode::kAny: r = ballot != 0; break;
-        case VoteMode::kUni: r = ballot == exec || ballot == 0; break;
-        case VoteMode::kBallot: r = ballot; break;
+        case VoteMode::kAll:
+          r = ballot == exec;
+          break;
+        case VoteMode::kAny:
+          r = ballot != 0;
+          break;
+        case VoteMode::kUni:
+          r = ballot == exec || ballot == 0;
+          break;
+        case VoteMode::kBallot:
+          r = ballot;
+          break;
       }
       uint64_t* d = dest(w, in.ops[0]);
       for (uint32_t m = exec; m; m &= m - 1) d[std::countr_zero(m)] = r;
@@ -128,16 +157,28 @@ bool Launch::exec_collective(Block& b, Warp& w, const Instr& in, uint32_t /*pc*/
       for (uint32_t m = exec & (exec - 1); m; m &= m - 1) {
         uint32_t v = static_cast<uint32_t>(a[std::countr_zero(m)]);
         switch (op) {
-          case ReduxOp::kAdd: acc += v; break;
+          case ReduxOp::kAdd:
+            acc += v;
+            break;
           case ReduxOp::kMin:
-            acc = is_signed ? static_cast<uint32_t>(std::min(static_cast<int32_t>(acc), static_cast<int32_t>(v))) : std::min(acc, v);
+            acc = is_signed ? static_cast<uint32_t>(
+                                  std::min(static_cast<int32_t>(acc), static_cast<int32_t>(v)))
+                            : std::min(acc, v);
             break;
           case ReduxOp::kMax:
-            acc = is_signed ? static_cast<uint32_t>(std::max(static_cast<int32_t>(acc), static_cast<int32_t>(v))) : std::max(acc, v);
+            acc = is_signed ? static_cast<uint32_t>(
+                                  std::max(static_cast<int32_t>(acc), static_cast<int32_t>(v)))
+                            : std::max(acc, v);
             break;
-          case ReduxOp::kAnd: acc &= v; break;
-          case ReduxOp::kOr: acc |= v; break;
-          case ReduxOp::kXor: acc ^= v; break;
+          case ReduxOp::kAnd:
+            acc &= v;
+            break;
+          case ReduxOp::kOr:
+            acc |= v;
+            break;
+          case ReduxOp::kXor:
+            acc ^= v;
+            break;
         }
       }
       uint64_t* d = dest(w, in.ops[0]);
@@ -163,7 +204,10 @@ void Launch::try_release_warp_sync(Warp& w) {
 }
 
 void Launch::exec_warp_sync(Warp& w, const Instr& in, uint32_t group, uint32_t exec) {
-  if (exec == 0) { advance(w, group); return; }
+  if (exec == 0) {
+    advance(w, group);
+    return;
+  }
   const uint64_t* mv = operand(w, in.ops[0], exec, kSpScratch0);
   const uint32_t mask = static_cast<uint32_t>(mv[std::countr_zero(exec)]);
   if ((mask & w.live() & ~exec) == 0) {  // everyone named is here
@@ -179,7 +223,10 @@ void Launch::exec_warp_sync(Warp& w, const Instr& in, uint32_t group, uint32_t e
 }
 
 void Launch::exec_bar(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec) {
-  if (exec == 0) { advance(w, group); return; }
+  if (exec == 0) {
+    advance(w, group);
+    return;
+  }
   if (exec != group) diverge(w);
   const int first = std::countr_zero(exec);
   const uint64_t* idv = operand(w, in.ops[1], exec, kSpScratch0);
@@ -206,7 +253,8 @@ void Launch::exec_bar(Block& b, Warp& w, const Instr& in, uint32_t group, uint32
       bar.any = bar.any || p;
     }
     bar.red = kind;
-    bar.red_slot = in.ops[0].kind == Operand::kReg ? in.ops[0].index : static_cast<uint32_t>(kSpScratch3);
+    bar.red_slot =
+        in.ops[0].kind == Operand::kReg ? in.ops[0].index : static_cast<uint32_t>(kSpScratch3);
   }
   advance(w, group);
   if (kind == BarKind::kArrive) return;

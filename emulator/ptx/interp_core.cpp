@@ -32,7 +32,9 @@ inline uint64_t now_ns() {
                                    .count());
 }
 
-inline uint64_t width_mask(int bits) { return bits >= 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1); }
+inline uint64_t width_mask(int bits) {
+  return bits >= 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1);
+}
 
 // Register width of each type (pred: 1), as a table: type_bits() is an out-of-line call and
 // mov/selp/cvt ask it on every execution.
@@ -54,7 +56,8 @@ inline int bits_of(Type t) {
 }  // namespace
 
 Launch::Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& config,
-               MemoryHost& memory, const Limits& limits, const std::vector<uint64_t>& symbol_addresses)
+               MemoryHost& memory, const Limits& limits,
+               const std::vector<uint64_t>& symbol_addresses)
     : m_(module),
       fn_(module.functions[module.kernel_info[kernel_index].function]),
       ki_(module.kernel_info[kernel_index]),
@@ -65,14 +68,17 @@ Launch::Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& 
       symbol_addresses_(symbol_addresses) {
   params_.assign(std::max<size_t>(kd_.param_bytes, 1), 0);
   if (config.params && config.params_size)
-    std::memcpy(params_.data(), config.params, std::min<size_t>(config.params_size, kd_.param_bytes));
+    std::memcpy(params_.data(), config.params,
+                std::min<size_t>(config.params_size, kd_.param_bytes));
   shared_bytes_ = static_cast<uint64_t>(ki_.dynamic_shared_offset) + config.dynamic_shared_bytes;
-  if (!kd_.uses_dynamic_shared) shared_bytes_ = std::max<uint64_t>(ki_.static_shared, shared_bytes_);
+  if (!kd_.uses_dynamic_shared)
+    shared_bytes_ = std::max<uint64_t>(ki_.static_shared, shared_bytes_);
   uint64_t frames = ki_.max_frame;
   bool recursive = false;
   for (const Function& f : m_.functions) recursive |= f.recursive;
   recursive |= m_.has_indirect_calls;
-  if (recursive || frames > ((fn_.frame_bytes + 15u) & ~15u)) frames += limits.stack_bytes_per_thread;
+  if (recursive || frames > ((fn_.frame_bytes + 15u) & ~15u))
+    frames += limits.stack_bytes_per_thread;
   local_window_ = (frames + 15) & ~uint64_t{15};
   if (local_window_ == 0) local_window_ = 16;
   start_ns_ = now_ns();
@@ -200,11 +206,19 @@ void Launch::init_block(Block& b, uint64_t linear) {
       w.slot(kSpLanemaskGe)[l] = 0xffffffffu << l;
     }
     auto fill = [&](uint32_t s, uint64_t v) { std::fill_n(w.slot(s), kWarpSize, v); };
-    fill(kSpNtidX, bd.x); fill(kSpNtidY, bd.y); fill(kSpNtidZ, bd.z);
-    fill(kSpCtaidX, b.ctaid.x); fill(kSpCtaidY, b.ctaid.y); fill(kSpCtaidZ, b.ctaid.z);
-    fill(kSpNctaidX, g.x); fill(kSpNctaidY, g.y); fill(kSpNctaidZ, g.z);
-    fill(kSpWarpid, wi); fill(kSpNwarpid, 64);
-    fill(kSpSmid, linear % std::max<uint32_t>(1, limits_.sm_count)); fill(kSpNsmid, limits_.sm_count);
+    fill(kSpNtidX, bd.x);
+    fill(kSpNtidY, bd.y);
+    fill(kSpNtidZ, bd.z);
+    fill(kSpCtaidX, b.ctaid.x);
+    fill(kSpCtaidY, b.ctaid.y);
+    fill(kSpCtaidZ, b.ctaid.z);
+    fill(kSpNctaidX, g.x);
+    fill(kSpNctaidY, g.y);
+    fill(kSpNctaidZ, g.z);
+    fill(kSpWarpid, wi);
+    fill(kSpNwarpid, 64);
+    fill(kSpSmid, linear % std::max<uint32_t>(1, limits_.sm_count));
+    fill(kSpNsmid, limits_.sm_count);
     fill(kSpGridid, grid_id_);
     fill(kSpDynSmem, config_.dynamic_shared_bytes);
     fill(kSpTotalSmem, shared_bytes_);
@@ -214,14 +228,22 @@ void Launch::init_block(Block& b, uint64_t linear) {
     }
     // Clusters (cuLaunchKernelEx attribute): blocks are grouped, but distributed shared memory
     // and cluster barriers are not emulated.
-    const Dim3 cl{std::max(1u, config_.cluster.x), std::max(1u, config_.cluster.y), std::max(1u, config_.cluster.z)};
-    fill(kSpClusterNctaidX, cl.x); fill(kSpClusterNctaidY, cl.y); fill(kSpClusterNctaidZ, cl.z);
-    fill(kSpClusterCtaidX, b.ctaid.x % cl.x); fill(kSpClusterCtaidY, b.ctaid.y % cl.y);
+    const Dim3 cl{std::max(1u, config_.cluster.x), std::max(1u, config_.cluster.y),
+                  std::max(1u, config_.cluster.z)};
+    fill(kSpClusterNctaidX, cl.x);
+    fill(kSpClusterNctaidY, cl.y);
+    fill(kSpClusterNctaidZ, cl.z);
+    fill(kSpClusterCtaidX, b.ctaid.x % cl.x);
+    fill(kSpClusterCtaidY, b.ctaid.y % cl.y);
     fill(kSpClusterCtaidZ, b.ctaid.z % cl.z);
-    fill(kSpClusteridX, b.ctaid.x / cl.x); fill(kSpClusteridY, b.ctaid.y / cl.y); fill(kSpClusteridZ, b.ctaid.z / cl.z);
-    fill(kSpNclusteridX, (g.x + cl.x - 1) / cl.x); fill(kSpNclusteridY, (g.y + cl.y - 1) / cl.y);
+    fill(kSpClusteridX, b.ctaid.x / cl.x);
+    fill(kSpClusteridY, b.ctaid.y / cl.y);
+    fill(kSpClusteridZ, b.ctaid.z / cl.z);
+    fill(kSpNclusteridX, (g.x + cl.x - 1) / cl.x);
+    fill(kSpNclusteridY, (g.y + cl.y - 1) / cl.y);
     fill(kSpNclusteridZ, (g.z + cl.z - 1) / cl.z);
-    fill(kSpClusterCtarank, (b.ctaid.x % cl.x) + cl.x * ((b.ctaid.y % cl.y) + cl.y * (b.ctaid.z % cl.z)));
+    fill(kSpClusterCtarank,
+         (b.ctaid.x % cl.x) + cl.x * ((b.ctaid.y % cl.y) + cl.y * (b.ctaid.z % cl.z)));
     fill(kSpClusterNctarank, cl.count());
     fill(kSpIsExplicitCluster,
          cl.count() > 1 || kd_.explicit_cluster || kd_.reqnctapercluster.x ? 1 : 0);
@@ -237,13 +259,22 @@ void Launch::diverge(Warp& w) {
 }
 
 void Launch::advance(Warp& w, uint32_t group) {
-  if (w.uniform) { ++w.upc; return; }
+  if (w.uniform) {
+    ++w.upc;
+    return;
+  }
   for (uint32_t m = group; m; m &= m - 1) ++w.pc[std::countr_zero(m)];
 }
 
 void Launch::jump(Warp& w, uint32_t group, uint32_t taken, uint32_t target) {
-  if (taken == 0) { advance(w, group); return; }
-  if (w.uniform && taken == group) { w.upc = target; return; }
+  if (taken == 0) {
+    advance(w, group);
+    return;
+  }
+  if (w.uniform && taken == group) {
+    w.upc = target;
+    return;
+  }
   diverge(w);
   for (uint32_t m = group; m; m &= m - 1) {
     int l = std::countr_zero(m);
@@ -263,7 +294,8 @@ void Launch::exit_lanes(Block& b, Warp& w, uint32_t lanes) {
 
 // ---- operands -------------------------------------------------------------------------------
 
-const uint64_t* Launch::computed_operand(Warp& w, const Operand& o, uint32_t exec, uint32_t scratch) {
+const uint64_t* Launch::computed_operand(Warp& w, const Operand& o, uint32_t exec,
+                                         uint32_t scratch) {
   switch (o.kind) {
     case Operand::kReg: {
       if (!o.negate) return w.slot(o.index);
@@ -323,10 +355,14 @@ void Launch::exec_compare(Warp& w, const Instr& in, uint32_t exec) {
     }
     auto combine = [&](uint32_t x) {
       switch (in.bool_op) {
-        case BoolOp::kAnd: return x & cm;
-        case BoolOp::kOr: return x | cm;
-        case BoolOp::kXor: return x ^ cm;
-        default: return x;
+        case BoolOp::kAnd:
+          return x & cm;
+        case BoolOp::kOr:
+          return x | cm;
+        case BoolOp::kXor:
+          return x ^ cm;
+        default:
+          return x;
       }
     };
     r = combine(r) & exec;
@@ -345,10 +381,16 @@ void Launch::exec_compare(Warp& w, const Instr& in, uint32_t exec) {
   // packed sources).
   auto true_value = [](Type t) -> uint64_t {
     switch (t) {
-      case Type::kF32: return 0x3f800000u;
-      case Type::kF16: case Type::kF16x2: return 0x3c00u;
-      case Type::kBF16: case Type::kBF16x2: return 0x3f80u;
-      default: return width_mask(bits_of(t));
+      case Type::kF32:
+        return 0x3f800000u;
+      case Type::kF16:
+      case Type::kF16x2:
+        return 0x3c00u;
+      case Type::kBF16:
+      case Type::kBF16x2:
+        return 0x3f80u;
+      default:
+        return width_mask(bits_of(t));
     }
   };
   const bool float_halves = in.type == Type::kF16x2 || in.type == Type::kBF16x2;
@@ -589,7 +631,8 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         break;
       case Op::kTrap:
         if (exec) {
-          fail(LaunchStatus::kIllegalInstruction, "trap executed: " + where(b, w, std::countr_zero(exec), in));
+          fail(LaunchStatus::kIllegalInstruction,
+               "trap executed: " + where(b, w, std::countr_zero(exec), in));
           return;
         }
         advance(w, group);
@@ -621,7 +664,8 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
               // Sign- or zero-extend the low y bits of x.
               uint32_t len = wrap ? (y & 31) : std::min(y, 32u);
               uint32_t r = 0;
-              if (len >= 32) r = x;
+              if (len >= 32)
+                r = x;
               else if (len > 0) {
                 uint32_t v = x & ((1u << len) - 1);
                 if (in.type == Type::kS32 && (v >> (len - 1) & 1)) v |= ~((1u << len) - 1);

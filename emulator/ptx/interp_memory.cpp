@@ -27,18 +27,28 @@ bool is_signed_int(Type t) {
 
 const char* space_name(Space s) {
   switch (s) {
-    case Space::kGeneric: return "generic";
-    case Space::kGlobal: return "global";
-    case Space::kConst: return "const";
-    case Space::kShared: return "shared";
-    case Space::kLocal: return "local";
-    case Space::kParamKernel: return "param";
-    case Space::kParamFrame: return "param";
-    default: return "?";
+    case Space::kGeneric:
+      return "generic";
+    case Space::kGlobal:
+      return "global";
+    case Space::kConst:
+      return "const";
+    case Space::kShared:
+      return "shared";
+    case Space::kLocal:
+      return "local";
+    case Space::kParamKernel:
+      return "param";
+    case Space::kParamFrame:
+      return "param";
+    default:
+      return "?";
   }
 }
 
-inline uint64_t mask_bits(int bits) { return bits >= 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1); }
+inline uint64_t mask_bits(int bits) {
+  return bits >= 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1);
+}
 
 constexpr uint64_t kFunctionTag = kFunctionAddressTag;
 
@@ -48,16 +58,21 @@ uint64_t Launch::symbol_value(const Warp& w, int lane, uint32_t symbol) const {
   const Symbol& s = m_.symbols[symbol];
   switch (s.space) {
     case Space::kGlobal:
-    case Space::kConst: return symbol_addresses_[symbol];
+    case Space::kConst:
+      return symbol_addresses_[symbol];
     case Space::kShared: {
       int64_t off = ki_.shared_offset[s.shared_id];
       return off < 0 ? 0 : static_cast<uint64_t>(off);
     }
     case Space::kLocal:
-    case Space::kParamFrame: return w.frame_base[lane] + s.offset;
-    case Space::kParamKernel: return s.offset;
-    case Space::kFunction: return kFunctionTag | static_cast<uint64_t>(s.function);
-    default: return 0;
+    case Space::kParamFrame:
+      return w.frame_base[lane] + s.offset;
+    case Space::kParamKernel:
+      return s.offset;
+    case Space::kFunction:
+      return kFunctionTag | static_cast<uint64_t>(s.function);
+    default:
+      return 0;
   }
 }
 
@@ -78,7 +93,9 @@ uint8_t* Launch::translate(Block& b, Warp& w, int lane, Space space, uint64_t ad
   auto bad = [&](const char* why, bool global = false) -> uint8_t* {
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s: %s %s of %u bytes at %s address 0x%llx, ", why,
-                  in.op == Op::kAtom || in.op == Op::kRed ? "atomic" : write ? "write" : "read",
+                  in.op == Op::kAtom || in.op == Op::kRed ? "atomic"
+                  : write                                 ? "write"
+                                                          : "read",
                   "access", size, space_name(space), static_cast<unsigned long long>(addr));
     std::string message = buf;
     // For memory the driver owns: which allocation the access overflowed, by how much.
@@ -133,7 +150,8 @@ uint8_t* Launch::translate(Block& b, Warp& w, int lane, Space space, uint64_t ad
     case Space::kConst: {
       const uint64_t ws = reinterpret_cast<uint64_t>(&grid_workspace_[0]);
       if (config_.cooperative && addr >= ws && addr + size <= ws + sizeof grid_workspace_) break;
-      if (space == Space::kConst && write) return bad("illegal address (constant memory is read-only)");
+      if (space == Space::kConst && write)
+        return bad("illegal address (constant memory is read-only)");
       if (!memory_.accessible(addr, size, write)) return bad("illegal address", true);
       break;
     }
@@ -157,8 +175,8 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
   uint64_t addr[kWarpSize];
   uint64_t lo = ~uint64_t{0}, hi = 0, bits = 0;
   // Frame symbols (.local, frame .param) depend on the lane's call depth; others do not.
-  const bool per_lane_symbol =
-      a.has_symbol && (m_.symbols[a.symbol].space == Space::kLocal || m_.symbols[a.symbol].space == Space::kParamFrame);
+  const bool per_lane_symbol = a.has_symbol && (m_.symbols[a.symbol].space == Space::kLocal ||
+                                                m_.symbols[a.symbol].space == Space::kParamFrame);
   const uint64_t sym = a.has_symbol && !per_lane_symbol ? symbol_value(w, 0, a.symbol) : 0;
   if (base && !per_lane_symbol) {
     // The common form, [reg + offset] (or [reg + sym + offset]): a loop without per-lane branches.
@@ -213,8 +231,10 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
         const uint64_t lt = b.local_window * b.nthreads;
         const uint64_t pa = reinterpret_cast<uint64_t>(params_.data());
         auto outside = [&](uint64_t s, uint64_t n) { return hi + size <= s || lo >= s + n; };
-        if (lo >= sh && hi + size <= sh + b.shared_size) fast = true;
-        else if (lo >= lb && hi + size <= lb + lt) fast = true;
+        if (lo >= sh && hi + size <= sh + b.shared_size)
+          fast = true;
+        else if (lo >= lb && hi + size <= lb + lt)
+          fast = true;
         else if (outside(sh, b.shared_size) && outside(lb, lt) && outside(pa, params_.size()))
           fast = memory_.accessible(lo, span, write);
         break;
@@ -226,7 +246,8 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
   if (fast) {
     if (window && per_thread_window) {
       for_lanes(exec, [&](int l) {
-        ptrs[l] = window + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window + addr[l];
+        ptrs[l] =
+            window + (w.index * kWarpSize + static_cast<uint64_t>(l)) * b.local_window + addr[l];
       });
     } else if (window) {
       for_lanes(exec, [&](int l) { ptrs[l] = window + addr[l]; });
@@ -245,11 +266,28 @@ bool Launch::resolve_lanes(Block& b, Warp& w, const Instr& in, const Operand& a,
 
 namespace {
 
-template <uint32_t kSize> struct Word;
-template <> struct Word<1> { using U = uint8_t; using S = int8_t; };
-template <> struct Word<2> { using U = uint16_t; using S = int16_t; };
-template <> struct Word<4> { using U = uint32_t; using S = int32_t; };
-template <> struct Word<8> { using U = uint64_t; using S = int64_t; };
+template <uint32_t kSize>
+struct Word;
+template <>
+struct Word<1> {
+  using U = uint8_t;
+  using S = int8_t;
+};
+template <>
+struct Word<2> {
+  using U = uint16_t;
+  using S = int16_t;
+};
+template <>
+struct Word<4> {
+  using U = uint32_t;
+  using S = int32_t;
+};
+template <>
+struct Word<8> {
+  using U = uint64_t;
+  using S = int64_t;
+};
 
 // The lane loops of ld/st, one instantiation per access size so the size switch is not inside
 // the loop (ld/st are the bulk of most kernels' instructions).
@@ -305,9 +343,12 @@ void store_lanes_atomic(const uint64_t* s, uint8_t* const* ptrs, uint32_t offset
 // The C++ order of a non-weak access. `.volatile` is `.relaxed.sys` in the PTX memory model.
 std::memory_order cpp_order(MemOrder o) {
   switch (o) {
-    case MemOrder::kAcquire: return std::memory_order_acquire;
-    case MemOrder::kRelease: return std::memory_order_release;
-    default: return std::memory_order_relaxed;
+    case MemOrder::kAcquire:
+      return std::memory_order_acquire;
+    case MemOrder::kRelease:
+      return std::memory_order_release;
+    default:
+      return std::memory_order_relaxed;
   }
 }
 
@@ -317,7 +358,8 @@ void Launch::exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const uint32_t es = type_size(in.type);
   const uint32_t n = in.vec;
   if (es > 8) {
-    fail(LaunchStatus::kIllegalInstruction, "128-bit loads are not supported: " + where(b, w, std::countr_zero(exec), in));
+    fail(LaunchStatus::kIllegalInstruction,
+         "128-bit loads are not supported: " + where(b, w, std::countr_zero(exec), in));
     return;
   }
   uint64_t* dst[8] = {};
@@ -325,12 +367,14 @@ void Launch::exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const int access_bits = static_cast<int>(es * 8);
   if (n == 1) {
     dst[0] = dest(w, in.ops[0]);
-    dmask[0] = mask_bits(std::max<int>(in.ops[0].kind == Operand::kReg ? m_.slot_bits[in.ops[0].index] : 64, access_bits));
+    dmask[0] = mask_bits(std::max<int>(
+        in.ops[0].kind == Operand::kReg ? m_.slot_bits[in.ops[0].index] : 64, access_bits));
   } else {
     for (uint32_t i = 0; i < n; ++i) {
       const Operand& e = m_.vec_pool[in.ops[0].index + i];
       dst[i] = e.kind == Operand::kReg ? w.slot(e.index) : w.slot(kSpScratch3);
-      dmask[i] = mask_bits(std::max<int>(e.kind == Operand::kReg ? m_.slot_bits[e.index] : 64, access_bits));
+      dmask[i] = mask_bits(
+          std::max<int>(e.kind == Operand::kReg ? m_.slot_bits[e.index] : 64, access_bits));
     }
   }
   uint8_t* ptrs[kWarpSize];
@@ -342,20 +386,36 @@ void Launch::exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     const std::memory_order order = cpp_order(in.order);
     for (uint32_t i = 0; i < n; ++i) {
       switch (es) {
-        case 1: load_lanes_atomic<1>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
-        case 2: load_lanes_atomic<2>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
-        case 4: load_lanes_atomic<4>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
-        default: load_lanes_atomic<8>(dst[i], ptrs, i * es, exec, dmask[i], sext, order); break;
+        case 1:
+          load_lanes_atomic<1>(dst[i], ptrs, i * es, exec, dmask[i], sext, order);
+          break;
+        case 2:
+          load_lanes_atomic<2>(dst[i], ptrs, i * es, exec, dmask[i], sext, order);
+          break;
+        case 4:
+          load_lanes_atomic<4>(dst[i], ptrs, i * es, exec, dmask[i], sext, order);
+          break;
+        default:
+          load_lanes_atomic<8>(dst[i], ptrs, i * es, exec, dmask[i], sext, order);
+          break;
       }
     }
     return;
   }
   for (uint32_t i = 0; i < n; ++i) {
     switch (es) {
-      case 1: load_lanes<1>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
-      case 2: load_lanes<2>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
-      case 4: load_lanes<4>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
-      default: load_lanes<8>(dst[i], ptrs, i * es, exec, dmask[i], sext); break;
+      case 1:
+        load_lanes<1>(dst[i], ptrs, i * es, exec, dmask[i], sext);
+        break;
+      case 2:
+        load_lanes<2>(dst[i], ptrs, i * es, exec, dmask[i], sext);
+        break;
+      case 4:
+        load_lanes<4>(dst[i], ptrs, i * es, exec, dmask[i], sext);
+        break;
+      default:
+        load_lanes<8>(dst[i], ptrs, i * es, exec, dmask[i], sext);
+        break;
     }
   }
 }
@@ -364,7 +424,8 @@ void Launch::exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const uint32_t es = type_size(in.type);
   const uint32_t n = in.vec;
   if (es > 8) {
-    fail(LaunchStatus::kIllegalInstruction, "128-bit stores are not supported: " + where(b, w, std::countr_zero(exec), in));
+    fail(LaunchStatus::kIllegalInstruction,
+         "128-bit stores are not supported: " + where(b, w, std::countr_zero(exec), in));
     return;
   }
   const uint64_t* src[8] = {};
@@ -380,20 +441,36 @@ void Launch::exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     const std::memory_order order = cpp_order(in.order);
     for (uint32_t i = 0; i < n; ++i) {
       switch (es) {
-        case 1: store_lanes_atomic<1>(src[i], ptrs, i * es, exec, order); break;
-        case 2: store_lanes_atomic<2>(src[i], ptrs, i * es, exec, order); break;
-        case 4: store_lanes_atomic<4>(src[i], ptrs, i * es, exec, order); break;
-        default: store_lanes_atomic<8>(src[i], ptrs, i * es, exec, order); break;
+        case 1:
+          store_lanes_atomic<1>(src[i], ptrs, i * es, exec, order);
+          break;
+        case 2:
+          store_lanes_atomic<2>(src[i], ptrs, i * es, exec, order);
+          break;
+        case 4:
+          store_lanes_atomic<4>(src[i], ptrs, i * es, exec, order);
+          break;
+        default:
+          store_lanes_atomic<8>(src[i], ptrs, i * es, exec, order);
+          break;
       }
     }
     return;
   }
   for (uint32_t i = 0; i < n; ++i) {
     switch (es) {
-      case 1: store_lanes<1>(src[i], ptrs, i * es, exec); break;
-      case 2: store_lanes<2>(src[i], ptrs, i * es, exec); break;
-      case 4: store_lanes<4>(src[i], ptrs, i * es, exec); break;
-      default: store_lanes<8>(src[i], ptrs, i * es, exec); break;
+      case 1:
+        store_lanes<1>(src[i], ptrs, i * es, exec);
+        break;
+      case 2:
+        store_lanes<2>(src[i], ptrs, i * es, exec);
+        break;
+      case 4:
+        store_lanes<4>(src[i], ptrs, i * es, exec);
+        break;
+      default:
+        store_lanes<8>(src[i], ptrs, i * es, exec);
+        break;
     }
   }
 }
@@ -401,7 +478,8 @@ void Launch::exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec) {
 void Launch::exec_atom(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const uint32_t es = type_size(in.type);
   const uint64_t* bv = operand(w, in.ops[2], exec, kSpScratch0);
-  const uint64_t* cv = in.ops[3].kind != Operand::kNone ? operand(w, in.ops[3], exec, kSpScratch1) : nullptr;
+  const uint64_t* cv =
+      in.ops[3].kind != Operand::kNone ? operand(w, in.ops[3], exec, kSpScratch1) : nullptr;
   uint64_t* d = dest(w, in.ops[0]);
   const AtomOp op = static_cast<AtomOp>(in.sub);
   uint8_t* ptrs[kWarpSize];
@@ -419,10 +497,12 @@ void Launch::exec_cp_async(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const int first = std::countr_zero(exec);
   const uint32_t size = static_cast<uint32_t>(cp[first]);
   if (size != 4 && size != 8 && size != 16) {
-    fail(LaunchStatus::kIllegalInstruction, "cp.async copy size must be 4, 8 or 16: " + where(b, w, first, in));
+    fail(LaunchStatus::kIllegalInstruction,
+         "cp.async copy size must be 4, 8 or 16: " + where(b, w, first, in));
     return;
   }
-  const uint64_t* src_size = in.ops[3].kind != Operand::kNone ? operand(w, in.ops[3], exec, kSpScratch1) : nullptr;
+  const uint64_t* src_size =
+      in.ops[3].kind != Operand::kNone ? operand(w, in.ops[3], exec, kSpScratch1) : nullptr;
   uint8_t* dst[kWarpSize];
   uint8_t* src[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[0], exec, size, true, dst, Space::kShared)) return;
@@ -447,33 +527,58 @@ void Launch::exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const uint64_t pa = reinterpret_cast<uint64_t>(params_.data());
   for (uint32_t m = exec; m; m &= m - 1) {
     int l = std::countr_zero(m);
-    const uint64_t lo = reinterpret_cast<uint64_t>(b.local) + (w.index * kWarpSize + l) * b.local_window;
+    const uint64_t lo =
+        reinterpret_cast<uint64_t>(b.local) + (w.index * kWarpSize + l) * b.local_window;
     uint64_t v = a[l];
     uint64_t r = v;
     if (in.op == Op::kCvta) {
       switch (in.space) {
-        case Space::kShared: r = sh + v; break;
-        case Space::kLocal: r = lo + v; break;
-        case Space::kParamKernel: r = in.in_kernel ? pa + v : lo + v; break;
-        default: break;
+        case Space::kShared:
+          r = sh + v;
+          break;
+        case Space::kLocal:
+          r = lo + v;
+          break;
+        case Space::kParamKernel:
+          r = in.in_kernel ? pa + v : lo + v;
+          break;
+        default:
+          break;
       }
     } else if (in.op == Op::kCvtaTo) {
       switch (in.space) {
-        case Space::kShared: r = v - sh; break;
-        case Space::kLocal: r = v - lo; break;
-        case Space::kParamKernel: r = in.in_kernel ? v - pa : v - lo; break;
-        default: break;
+        case Space::kShared:
+          r = v - sh;
+          break;
+        case Space::kLocal:
+          r = v - lo;
+          break;
+        case Space::kParamKernel:
+          r = in.in_kernel ? v - pa : v - lo;
+          break;
+        default:
+          break;
       }
     } else {  // isspacep
       const bool in_shared = v >= sh && v - sh < b.shared_size;
       const bool in_local = v >= lo && v - lo < b.local_window;
       const bool in_param = v >= pa && v - pa < params_.size();
       switch (in.space) {
-        case Space::kShared: r = in_shared; break;
-        case Space::kLocal: r = in_local; break;
-        case Space::kParamKernel: r = in_param; break;
-        case Space::kConst: r = !in_shared && !in_local && !in_param && memory_.accessible(v, 1, false); break;
-        default: r = !in_shared && !in_local && !in_param; break;
+        case Space::kShared:
+          r = in_shared;
+          break;
+        case Space::kLocal:
+          r = in_local;
+          break;
+        case Space::kParamKernel:
+          r = in_param;
+          break;
+        case Space::kConst:
+          r = !in_shared && !in_local && !in_param && memory_.accessible(v, 1, false);
+          break;
+        default:
+          r = !in_shared && !in_local && !in_param;
+          break;
       }
       d[l] = r;
       continue;
@@ -482,7 +587,8 @@ void Launch::exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   }
 }
 
-bool Launch::read_c_string(Block& b, Warp& w, int lane, uint64_t addr, std::string& out, const Instr& in) {
+bool Launch::read_c_string(Block& b, Warp& w, int lane, uint64_t addr, std::string& out,
+                           const Instr& in) {
   out.clear();
   for (size_t i = 0; i < (1u << 16); ++i) {
     uint8_t* p = translate(b, w, lane, Space::kGeneric, addr + i, 1, false, in);

@@ -21,7 +21,12 @@
 namespace cusnap::emu::ptx {
 
 enum class Space : uint8_t {
-  kNone, kGeneric, kGlobal, kConst, kShared, kLocal,
+  kNone,
+  kGeneric,
+  kGlobal,
+  kConst,
+  kShared,
+  kLocal,
   kParamKernel,  // kernel parameter buffer (read-only, one per launch)
   kParamFrame,   // `.param` of a `.func` or a call site: lives in the thread's local frame
   kFunction,     // a function name used as a value
@@ -29,20 +34,59 @@ enum class Space : uint8_t {
 
 // Special registers, in the fixed slots [0, kFirstRegSlot).
 enum Special : uint32_t {
-  kSpTidX, kSpTidY, kSpTidZ, kSpNtidX, kSpNtidY, kSpNtidZ,
-  kSpCtaidX, kSpCtaidY, kSpCtaidZ, kSpNctaidX, kSpNctaidY, kSpNctaidZ,
-  kSpLaneid, kSpWarpid, kSpNwarpid, kSpSmid, kSpNsmid, kSpGridid,
-  kSpLanemaskEq, kSpLanemaskLt, kSpLanemaskLe, kSpLanemaskGt, kSpLanemaskGe,
-  kSpClock, kSpClockHi, kSpClock64, kSpGlobaltimer, kSpGlobaltimerLo, kSpGlobaltimerHi,
-  kSpDynSmem, kSpTotalSmem,
-  kSpEnvreg0,                  // %envreg0..31
-  kSpPm0 = kSpEnvreg0 + 32,    // %pm0..7 (performance counters: read as 0)
-  kSpClusterCtaidX = kSpPm0 + 8, kSpClusterCtaidY, kSpClusterCtaidZ,
-  kSpClusterNctaidX, kSpClusterNctaidY, kSpClusterNctaidZ,
-  kSpClusterCtarank, kSpClusterNctarank, kSpIsExplicitCluster,
-  kSpClusteridX, kSpClusteridY, kSpClusteridZ, kSpNclusteridX, kSpNclusteridY, kSpNclusteridZ,
-  kSpZero,                     // a slot that always reads 0 (sink reads, %pm, unknown counters)
-  kSpScratch0, kSpScratch1, kSpScratch2, kSpScratch3,  // interpreter temporaries
+  kSpTidX,
+  kSpTidY,
+  kSpTidZ,
+  kSpNtidX,
+  kSpNtidY,
+  kSpNtidZ,
+  kSpCtaidX,
+  kSpCtaidY,
+  kSpCtaidZ,
+  kSpNctaidX,
+  kSpNctaidY,
+  kSpNctaidZ,
+  kSpLaneid,
+  kSpWarpid,
+  kSpNwarpid,
+  kSpSmid,
+  kSpNsmid,
+  kSpGridid,
+  kSpLanemaskEq,
+  kSpLanemaskLt,
+  kSpLanemaskLe,
+  kSpLanemaskGt,
+  kSpLanemaskGe,
+  kSpClock,
+  kSpClockHi,
+  kSpClock64,
+  kSpGlobaltimer,
+  kSpGlobaltimerLo,
+  kSpGlobaltimerHi,
+  kSpDynSmem,
+  kSpTotalSmem,
+  kSpEnvreg0,                // %envreg0..31
+  kSpPm0 = kSpEnvreg0 + 32,  // %pm0..7 (performance counters: read as 0)
+  kSpClusterCtaidX = kSpPm0 + 8,
+  kSpClusterCtaidY,
+  kSpClusterCtaidZ,
+  kSpClusterNctaidX,
+  kSpClusterNctaidY,
+  kSpClusterNctaidZ,
+  kSpClusterCtarank,
+  kSpClusterNctarank,
+  kSpIsExplicitCluster,
+  kSpClusteridX,
+  kSpClusteridY,
+  kSpClusteridZ,
+  kSpNclusteridX,
+  kSpNclusteridY,
+  kSpNclusteridZ,
+  kSpZero,  // a slot that always reads 0 (sink reads, %pm, unknown counters)
+  kSpScratch0,
+  kSpScratch1,
+  kSpScratch2,
+  kSpScratch3,  // interpreter temporaries
   kFirstRegSlot,
 };
 
@@ -59,19 +103,30 @@ enum class Op : uint8_t {
   kCvta,       // to generic (space)
   kCvtaTo,     // generic to space
   kIsspacep,
-  kLd, kSt,
-  kAtom, kRed,
-  kBra, kCall, kRet, kExit, kTrap, kBrkpt,
-  kBar,         // bar.sync / barrier.sync / bar.arrive / bar.red
+  kLd,
+  kSt,
+  kAtom,
+  kRed,
+  kBra,
+  kCall,
+  kRet,
+  kExit,
+  kTrap,
+  kBrkpt,
+  kBar,  // bar.sync / barrier.sync / bar.arrive / bar.red
   kBarWarpSync,
-  kShfl, kVote, kActivemask, kMatch, kRedux,
-  kFence,       // sub 1: membar / fence, a sequentially consistent host fence; sub 0: proxy
-                // fences, prefetch, discard and other hints, no-ops (modifiers.cpp says why)
+  kShfl,
+  kVote,
+  kActivemask,
+  kMatch,
+  kRedux,
+  kFence,  // sub 1: membar / fence, a sequentially consistent host fence; sub 0: proxy
+           // fences, prefetch, discard and other hints, no-ops (modifiers.cpp says why)
   kNanosleep,
-  kCpAsync,     // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
-  kElect,       // elect.sync d|p, membermask
-  kBmsk,        // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
-  kSzext,       // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
+  kCpAsync,  // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
+  kElect,    // elect.sync d|p, membermask
+  kBmsk,     // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
+  kSzext,    // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
   // There is no "unsupported" op: an instruction the emulator does not implement fails the
   // module load (parse_module reports it as not supported), never a launch.
 };
@@ -105,13 +160,13 @@ struct Operand {
     kLabel,   // branch target: index = instruction index
   };
   Kind kind = kNone;
-  bool negate = false;      // `!%p`
-  bool base_is_reg = false; // kAddr: base is register `index`; else symbol `symbol` or none
-  bool has_symbol = false;  // kAddr / kSymbol
-  uint8_t count = 0;        // kVector
-  uint32_t index = 0;       // slot / const index / vec_pool index / instruction index
-  uint32_t symbol = 0;      // symbol id
-  int64_t offset = 0;       // kAddr / kSymbol
+  bool negate = false;       // `!%p`
+  bool base_is_reg = false;  // kAddr: base is register `index`; else symbol `symbol` or none
+  bool has_symbol = false;   // kAddr / kSymbol
+  uint8_t count = 0;         // kVector
+  uint32_t index = 0;        // slot / const index / vec_pool index / instruction index
+  uint32_t symbol = 0;       // symbol id
+  int64_t offset = 0;        // kAddr / kSymbol
 };
 
 inline constexpr int kMaxOperands = 6;
@@ -127,21 +182,21 @@ struct Instr {
   Type type = Type::kNone;   // instruction type (cvt: destination)
   Type type2 = Type::kNone;  // cvt: source; set: source type (type = destination)
   Space space = Space::kNone;
-  uint8_t vec = 1;           // .v2 / .v4 for ld/st
+  uint8_t vec = 1;  // .v2 / .v4 for ld/st
   uint8_t nops = 0;
-  uint8_t sub = 0;           // ShflMode / VoteMode / ReduxOp / AtomOp / BarKind
+  uint8_t sub = 0;  // ShflMode / VoteMode / ReduxOp / AtomOp / BarKind
   bool has_guard = false;
   bool guard_negate = false;
-  bool uniform = false;      // .uni on bra/call
+  bool uniform = false;                // .uni on bra/call
   bool reads_dynamic_special = false;  // reads %clock / %globaltimer: refresh before executing
-  bool in_kernel = false;    // belongs to an `.entry` (decides what `.param` means for ld/st)
-  MemOrder order = MemOrder::kWeak;   // ld/st: ordering qualifier
-  MemScope scope = MemScope::kNone;   // ld/st: scope of a non-weak access
+  bool in_kernel = false;  // belongs to an `.entry` (decides what `.param` means for ld/st)
+  MemOrder order = MemOrder::kWeak;  // ld/st: ordering qualifier
+  MemScope scope = MemScope::kNone;  // ld/st: scope of a non-weak access
   Mods mods;
   uint32_t guard_slot = 0;
-  uint32_t line = 0;         // PTX source line
-  uint32_t function = 0;     // owning function index
-  uint32_t callee = 0;       // kCall: function index, or kIndirectCallee (target in ops[2])
+  uint32_t line = 0;      // PTX source line
+  uint32_t function = 0;  // owning function index
+  uint32_t callee = 0;    // kCall: function index, or kIndirectCallee (target in ops[2])
   Operand ops[kMaxOperands];
 };
 
@@ -150,10 +205,10 @@ struct Symbol {
   Space space = Space::kNone;
   uint64_t size = 0;
   uint32_t align = 1;
-  int32_t variable = -1;     // index into VariableDesc (global/const)
-  int32_t function = -1;     // owning function (local/param-frame), or the function for kFunction
-  uint64_t offset = 0;       // local/param-frame: frame offset; param-kernel: buffer offset
-  int32_t shared_id = -1;    // shared: ordinal among shared symbols
+  int32_t variable = -1;   // index into VariableDesc (global/const)
+  int32_t function = -1;   // owning function (local/param-frame), or the function for kFunction
+  uint64_t offset = 0;     // local/param-frame: frame offset; param-kernel: buffer offset
+  int32_t shared_id = -1;  // shared: ordinal among shared symbols
   bool extern_shared = false;
 };
 
@@ -170,18 +225,18 @@ struct Function {
   std::string name;
   bool is_entry = false;
   bool has_body = false;
-  bool recursive = false;     // takes part in a call-graph cycle: registers saved per call
+  bool recursive = false;  // takes part in a call-graph cycle: registers saved per call
   Builtin builtin = Builtin::kNone;
-  uint32_t first_instr = 0;   // [first_instr, end_instr)
+  uint32_t first_instr = 0;  // [first_instr, end_instr)
   uint32_t end_instr = 0;
-  uint32_t first_slot = 0;    // [first_slot, end_slot): registers declared in this function
+  uint32_t first_slot = 0;  // [first_slot, end_slot): registers declared in this function
   uint32_t end_slot = 0;
-  uint32_t frame_bytes = 0;   // .local + frame .param bytes
+  uint32_t frame_bytes = 0;  // .local + frame .param bytes
   std::vector<FormalParam> params;
   std::vector<FormalParam> returns;
   std::vector<uint32_t> callees;
   std::vector<uint32_t> shared_symbols;  // referenced directly
-  int32_t kernel = -1;        // index into kernels when is_entry
+  int32_t kernel = -1;                   // index into kernels when is_entry
   uint32_t line = 0;
 };
 
@@ -205,7 +260,7 @@ struct Module {
   std::vector<Symbol> symbols;
   std::vector<uint64_t> const_pool;  // 32 lanes per entry
   std::vector<Operand> vec_pool;
-  std::vector<uint8_t> slot_bits;    // declared width of each slot
+  std::vector<uint8_t> slot_bits;  // declared width of each slot
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;
   bool has_indirect_calls = false;
@@ -229,7 +284,7 @@ struct Module {
 // Parses and lowers; on failure returns false with "line L: ..." in `error`, and sets
 // `*not_supported` when the text is valid PTX that uses something the emulator does not implement
 // (an instruction, a type/modifier combination, a directive) rather than malformed PTX.
-bool parse_module(std::string_view text, Module& module, std::string& error, bool* not_supported = nullptr);
-
+bool parse_module(std::string_view text, Module& module, std::string& error,
+                  bool* not_supported = nullptr);
 
 }  // namespace cusnap::emu::ptx

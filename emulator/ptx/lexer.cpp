@@ -11,9 +11,7 @@ namespace {
 bool ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';
 }
-bool ident_char(char c) {
-  return ident_start(c) || (c >= '0' && c <= '9');
-}
+bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 bool digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
@@ -28,8 +26,17 @@ bool tokenize(std::string_view s, std::vector<Token>& out, std::string& error) {
   while (i < n) {
     char c = s[i];
     if (c == '\0') break;  // fatbin PTX ends in NUL
-    if (c == '\n') { ++line; ++i; glued = false; continue; }
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') { ++i; glued = false; continue; }
+    if (c == '\n') {
+      ++line;
+      ++i;
+      glued = false;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      ++i;
+      glued = false;
+      continue;
+    }
     if (c == '/' && i + 1 < n && s[i + 1] == '/') {
       while (i < n && s[i] != '\n') ++i;
       glued = false;
@@ -75,8 +82,14 @@ bool tokenize(std::string_view s, std::vector<Token>& out, std::string& error) {
     } else if (c == '.' && i + 1 < n && ident_start(s[i + 1])) {
       ++i;
       while (i < n) {
-        if (ident_char(s[i])) { ++i; continue; }
-        if (s[i] == ':' && i + 2 < n && s[i + 1] == ':' && ident_char(s[i + 2])) { i += 2; continue; }
+        if (ident_char(s[i])) {
+          ++i;
+          continue;
+        }
+        if (s[i] == ':' && i + 2 < n && s[i + 1] == ':' && ident_char(s[i + 2])) {
+          i += 2;
+          continue;
+        }
         break;
       }
       t.kind = Tok::kDot;

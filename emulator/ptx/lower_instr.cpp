@@ -15,9 +15,9 @@ bool has(const std::vector<std::string_view>& mods, std::string_view m) {
 
 std::optional<CmpOp> cmp_from(std::string_view m) {
   static const std::pair<const char*, CmpOp> kCmp[] = {
-      {".eq", CmpOp::kEq}, {".ne", CmpOp::kNe}, {".lt", CmpOp::kLt}, {".le", CmpOp::kLe},
-      {".gt", CmpOp::kGt}, {".ge", CmpOp::kGe}, {".lo", CmpOp::kLo}, {".ls", CmpOp::kLs},
-      {".hi", CmpOp::kHi}, {".hs", CmpOp::kHs}, {".equ", CmpOp::kEqu}, {".neu", CmpOp::kNeu},
+      {".eq", CmpOp::kEq},   {".ne", CmpOp::kNe},   {".lt", CmpOp::kLt},   {".le", CmpOp::kLe},
+      {".gt", CmpOp::kGt},   {".ge", CmpOp::kGe},   {".lo", CmpOp::kLo},   {".ls", CmpOp::kLs},
+      {".hi", CmpOp::kHi},   {".hs", CmpOp::kHs},   {".equ", CmpOp::kEqu}, {".neu", CmpOp::kNeu},
       {".ltu", CmpOp::kLtu}, {".leu", CmpOp::kLeu}, {".gtu", CmpOp::kGtu}, {".geu", CmpOp::kGeu},
       {".num", CmpOp::kNum}, {".nan", CmpOp::kNan},
   };
@@ -37,13 +37,20 @@ Space space_from(std::string_view m) {
 
 Type wide_of(Type t) {
   switch (t) {
-    case Type::kU16: return Type::kU32;
-    case Type::kS16: return Type::kS32;
-    case Type::kU32: return Type::kU64;
-    case Type::kS32: return Type::kS64;
-    case Type::kB16: return Type::kB32;
-    case Type::kB32: return Type::kB64;
-    default: return t;
+    case Type::kU16:
+      return Type::kU32;
+    case Type::kS16:
+      return Type::kS32;
+    case Type::kU32:
+      return Type::kU64;
+    case Type::kS32:
+      return Type::kS64;
+    case Type::kB16:
+      return Type::kB32;
+    case Type::kB32:
+      return Type::kB64;
+    default:
+      return t;
   }
 }
 
@@ -71,8 +78,15 @@ bool set_destination_ok(Type dst, Type src) {
     return dst == Type::kF16x2 || dst == Type::kBF16x2 || dst == Type::kU32 || dst == Type::kS32 ||
            dst == Type::kB32;
   switch (dst) {
-    case Type::kU32: case Type::kS32: case Type::kB32: case Type::kF32:
-    case Type::kU16: case Type::kS16: case Type::kB16: case Type::kF16: case Type::kBF16:
+    case Type::kU32:
+    case Type::kS32:
+    case Type::kB32:
+    case Type::kF32:
+    case Type::kU16:
+    case Type::kS16:
+    case Type::kB16:
+    case Type::kF16:
+    case Type::kBF16:
       return true;
     default:
       return false;
@@ -85,14 +99,19 @@ bool set_destination_ok(Type dst, Type src) {
 // ALU writes for contract violations.
 bool alu_implements(const Instr& in) {
   switch (in.op) {
-    case Op::kAlu: return alu_supported(in.alu_op, in.type, in.mods);
-    case Op::kCvt: return cvt_supported(in.type, in.type2, in.mods);
-    case Op::kSetp: return compare_supported(in.cmp, in.type2, in.mods);
+    case Op::kAlu:
+      return alu_supported(in.alu_op, in.type, in.mods);
+    case Op::kCvt:
+      return cvt_supported(in.type, in.type2, in.mods);
+    case Op::kSetp:
+      return compare_supported(in.cmp, in.type2, in.mods);
     case Op::kSet:
       return compare_supported(in.cmp, in.type2, in.mods) && set_destination_ok(in.type, in.type2);
     case Op::kAtom:
-    case Op::kRed: return atomic_supported(static_cast<AtomOp>(in.sub), in.type);
-    default: return true;
+    case Op::kRed:
+      return atomic_supported(static_cast<AtomOp>(in.sub), in.type);
+    default:
+      return true;
   }
 }
 
@@ -101,25 +120,46 @@ bool alu_implements(const Instr& in) {
 // operands are parsed, so the message names the instruction even when its operand syntax
 // (matrices, texture tuples, tensor maps) is beyond the operand parser.
 const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
-  static const char* const kOpcodes[] = {
-      "mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "movmatrix", "tex", "tld4", "txq", "suld",
-      "sust", "sured", "suq", "istypep", "mbarrier", "tensormap", "multimem", "alloca",
-      "stacksave", "stackrestore", "vabsdiff", "vadd", "vsub", "vmin", "vmax", "vshl", "vshr",
-      "vmad", "vset", "vabsdiff2", "vabsdiff4", "vadd2", "vadd4", "vsub2", "vsub4", "vavrg2",
-      "vavrg4", "vmin2", "vmin4", "vmax2", "vmax4", "vset2", "vset4", "getctarank", "mapa",
-      "clusterlaunchcontrol", "tcgen05", "brx"};
+  static const char* const kOpcodes[] = {"mma",       "wmma",
+                                         "wgmma",     "ldmatrix",
+                                         "stmatrix",  "movmatrix",
+                                         "tex",       "tld4",
+                                         "txq",       "suld",
+                                         "sust",      "sured",
+                                         "suq",       "istypep",
+                                         "mbarrier",  "tensormap",
+                                         "multimem",  "alloca",
+                                         "stacksave", "stackrestore",
+                                         "vabsdiff",  "vadd",
+                                         "vsub",      "vmin",
+                                         "vmax",      "vshl",
+                                         "vshr",      "vmad",
+                                         "vset",      "vabsdiff2",
+                                         "vabsdiff4", "vadd2",
+                                         "vadd4",     "vsub2",
+                                         "vsub4",     "vavrg2",
+                                         "vavrg4",    "vmin2",
+                                         "vmin4",     "vmax2",
+                                         "vmax4",     "vset2",
+                                         "vset4",     "getctarank",
+                                         "mapa",      "clusterlaunchcontrol",
+                                         "tcgen05",   "brx"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
-  if (opcode == "cp" && (has(mods, ".bulk") || has(mods, ".mbarrier"))) return "bulk copies and mbarrier";
-  if ((opcode == "st" || opcode == "red") && has(mods, ".async")) return "asynchronous cluster stores";
+  if (opcode == "cp" && (has(mods, ".bulk") || has(mods, ".mbarrier")))
+    return "bulk copies and mbarrier";
+  if ((opcode == "st" || opcode == "red") && has(mods, ".async"))
+    return "asynchronous cluster stores";
   if (opcode == "st" && has(mods, ".bulk")) return "bulk stores";
   if (opcode == "cvt" && has(mods, ".pack")) return "cvt.pack";
   if (opcode == "cvt" && has(mods, ".rs")) return "stochastic rounding";
   if ((opcode == "bar" || opcode == "barrier") && has(mods, ".cluster")) return "cluster barriers";
-  if ((opcode == "atom" || opcode == "red") && (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
+  if ((opcode == "atom" || opcode == "red") &&
+      (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
     return "vector atomics";
-  if ((opcode == "ld" || opcode == "st" || opcode == "mov") && has(mods, ".b128")) return "128-bit operands";
+  if ((opcode == "ld" || opcode == "st" || opcode == "mov") && has(mods, ".b128"))
+    return "128-bit operands";
   if (opcode == "mov" && (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
     return "vector registers";
   return nullptr;
@@ -134,24 +174,40 @@ std::string lower_memory_order(Instr& in, const std::vector<std::string_view>& m
   int orders = 0;
   for (std::string_view m : mods) {
     MemOrder o = MemOrder::kWeak;
-    if (m == ".weak") o = MemOrder::kWeak;
-    else if (m == ".relaxed") o = MemOrder::kRelaxed;
-    else if (m == ".acquire") o = MemOrder::kAcquire;
-    else if (m == ".release") o = MemOrder::kRelease;
-    else if (m == ".volatile") o = MemOrder::kVolatile;
-    else if (m == ".cta") { in.scope = MemScope::kCta; continue; }
-    else if (m == ".cluster") { in.scope = MemScope::kCluster; continue; }
-    else if (m == ".gpu") { in.scope = MemScope::kGpu; continue; }
-    else if (m == ".sys") { in.scope = MemScope::kSys; continue; }
-    else continue;  // .mmio goes with .relaxed; cache operators and types are not orders
+    if (m == ".weak")
+      o = MemOrder::kWeak;
+    else if (m == ".relaxed")
+      o = MemOrder::kRelaxed;
+    else if (m == ".acquire")
+      o = MemOrder::kAcquire;
+    else if (m == ".release")
+      o = MemOrder::kRelease;
+    else if (m == ".volatile")
+      o = MemOrder::kVolatile;
+    else if (m == ".cta") {
+      in.scope = MemScope::kCta;
+      continue;
+    } else if (m == ".cluster") {
+      in.scope = MemScope::kCluster;
+      continue;
+    } else if (m == ".gpu") {
+      in.scope = MemScope::kGpu;
+      continue;
+    } else if (m == ".sys") {
+      in.scope = MemScope::kSys;
+      continue;
+    } else
+      continue;  // .mmio goes with .relaxed; cache operators and types are not orders
     in.order = o;
     ++orders;
   }
   const std::string opname = is_ld ? "ld" : "st";
-  if (orders > 1) return opname + " takes at most one of .weak/.relaxed/.acquire/.release/.volatile";
+  if (orders > 1)
+    return opname + " takes at most one of .weak/.relaxed/.acquire/.release/.volatile";
   if (is_ld && in.order == MemOrder::kRelease) return "ld cannot have .release semantics";
   if (!is_ld && in.order == MemOrder::kAcquire) return "st cannot have .acquire semantics";
-  if (in.scope != MemScope::kNone && (in.order == MemOrder::kWeak || in.order == MemOrder::kVolatile))
+  if (in.scope != MemScope::kNone &&
+      (in.order == MemOrder::kWeak || in.order == MemOrder::kVolatile))
     return "a scope needs .relaxed, .acquire or .release on " + opname;
   return {};
 }
@@ -247,7 +303,8 @@ void Parser::parse_instruction(Function& f) {
     in.guard_negate = neg;
     in.guard_slot = n->id;
   }
-  if (peek().kind != Tok::kIdent) fail("expected an instruction, found '" + std::string(peek().text) + "'");
+  if (peek().kind != Tok::kIdent)
+    fail("expected an instruction, found '" + std::string(peek().text) + "'");
   std::string_view opcode = next().text;
   std::vector<std::string_view> mods;
   while (peek().kind == Tok::kDot && peek().glued) mods.push_back(next().text);
@@ -257,7 +314,8 @@ void Parser::parse_instruction(Function& f) {
   // refusal now, and the real driver also rejects at load what its JIT cannot compile.
   const std::string text = instruction_text(opcode, mods);
   if (const char* why = not_emulated(opcode, mods))
-    not_supported_at(line, "instruction '" + text + "' in function '" + f.name + "' is not supported by the emulator" +
+    not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
+                               "' is not supported by the emulator" +
                                (*why ? std::string(" (") + why + ")" : std::string()));
   // Every modifier is one the lowering implements or one without effect here (modifiers.cpp):
   // an instruction never runs as if a modifier it carries were absent.
@@ -300,8 +358,9 @@ void Parser::parse_instruction(Function& f) {
   expect_punct(';', "at end of instruction");
   lower(f, in, opcode, mods, ops, line);
   if (!alu_implements(in))
-    not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
-                               "' is not supported by the emulator (this type/modifier combination)");
+    not_supported_at(line,
+                     "instruction '" + text + "' in function '" + f.name +
+                         "' is not supported by the emulator (this type/modifier combination)");
   if ((in.op == Op::kLd || in.op == Op::kSt) && type_bits(in.type) > 64)
     not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
                                "' is not supported by the emulator (128-bit loads and stores)");
@@ -314,37 +373,62 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   std::vector<Type> types;
   for (std::string_view m : mods) {
     Type t = type_from_suffix(m);
-    if (t != Type::kNone) types.push_back(t);
-    else if (m == ".rn") in.mods.round = Round::kRn;
-    else if (m == ".rz") in.mods.round = Round::kRz;
-    else if (m == ".rm") in.mods.round = Round::kRm;
-    else if (m == ".rp") in.mods.round = Round::kRp;
-    else if (m == ".rna") in.mods.round = Round::kRna;
-    else if (m == ".rni") in.mods.round = Round::kRni;
-    else if (m == ".rzi") in.mods.round = Round::kRzi;
-    else if (m == ".rmi") in.mods.round = Round::kRmi;
-    else if (m == ".rpi") in.mods.round = Round::kRpi;
-    else if (m == ".ftz") in.mods.ftz = true;
-    else if (m == ".sat") in.mods.sat = true;
-    else if (m == ".satfinite") in.mods.satfinite = true;  // not .sat: that clamps f16 to [0,1]
-    else if (m == ".approx") in.mods.approx = true;
-    else if (m == ".full") in.mods.full = true;
-    else if (m == ".relu") in.mods.relu = true;
-    else if (m == ".NaN") in.mods.nan = true;
-    else if (m == ".xorsign") in.mods.xorsign_abs = true;
-    else if (m == ".cc") in.mods.cc = true;
-    else if (m == ".uni") in.uniform = true;
-    else if (m == ".v2") in.vec = 2;
-    else if (m == ".v4") in.vec = 4;
-    else if (m == ".v8") in.vec = 8;
+    if (t != Type::kNone)
+      types.push_back(t);
+    else if (m == ".rn")
+      in.mods.round = Round::kRn;
+    else if (m == ".rz")
+      in.mods.round = Round::kRz;
+    else if (m == ".rm")
+      in.mods.round = Round::kRm;
+    else if (m == ".rp")
+      in.mods.round = Round::kRp;
+    else if (m == ".rna")
+      in.mods.round = Round::kRna;
+    else if (m == ".rni")
+      in.mods.round = Round::kRni;
+    else if (m == ".rzi")
+      in.mods.round = Round::kRzi;
+    else if (m == ".rmi")
+      in.mods.round = Round::kRmi;
+    else if (m == ".rpi")
+      in.mods.round = Round::kRpi;
+    else if (m == ".ftz")
+      in.mods.ftz = true;
+    else if (m == ".sat")
+      in.mods.sat = true;
+    else if (m == ".satfinite")
+      in.mods.satfinite = true;  // not .sat: that clamps f16 to [0,1]
+    else if (m == ".approx")
+      in.mods.approx = true;
+    else if (m == ".full")
+      in.mods.full = true;
+    else if (m == ".relu")
+      in.mods.relu = true;
+    else if (m == ".NaN")
+      in.mods.nan = true;
+    else if (m == ".xorsign")
+      in.mods.xorsign_abs = true;
+    else if (m == ".cc")
+      in.mods.cc = true;
+    else if (m == ".uni")
+      in.uniform = true;
+    else if (m == ".v2")
+      in.vec = 2;
+    else if (m == ".v4")
+      in.vec = 4;
+    else if (m == ".v8")
+      in.vec = 8;
   }
   auto need = [&](size_t n) {
     if (ops.size() != n)
-      fail_at(line, std::string(op) + " expects " + std::to_string(n) + " operands, found " + std::to_string(ops.size()));
+      fail_at(line, std::string(op) + " expects " + std::to_string(n) + " operands, found " +
+                        std::to_string(ops.size()));
   };
   auto need_range = [&](size_t lo, size_t hi) {
     if (ops.size() < lo || ops.size() > hi)
-      fail_at(line, std::string(op) + " expects " + std::to_string(lo) + ".." + std::to_string(hi) + " operands, found " + std::to_string(ops.size()));
+      fail_at(line, std::string(op) + " expects " + std::to_string(lo) + ".." + std::to_string(hi) +
+                        " operands, found " + std::to_string(ops.size()));
   };
   auto type0 = [&]() -> Type {
     if (types.empty()) fail_at(line, std::string(op) + " needs a type suffix");
@@ -411,7 +495,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       in.alu_op = mad ? AluOp::kMad : AluOp::kMul;
     } else if (op == "mul24" || op == "mad24") {
       bool hi = has(mods, ".hi");
-      in.alu_op = mad ? (hi ? AluOp::kMad24Hi : AluOp::kMad24Lo) : (hi ? AluOp::kMul24Hi : AluOp::kMul24Lo);
+      in.alu_op =
+          mad ? (hi ? AluOp::kMad24Hi : AluOp::kMad24Lo) : (hi ? AluOp::kMul24Hi : AluOp::kMul24Lo);
     } else if (has(mods, ".hi")) {
       in.alu_op = mad ? AluOp::kMadHi : AluOp::kMulHi;
     } else if (has(mods, ".wide")) {
@@ -428,29 +513,92 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     if (mad) in.ops[3] = src(ops[3], in.alu_op == AluOp::kMadWide ? wide_of(t) : t);
     return;
   }
-  if (op == "fma") { simple_alu(AluOp::kFma, 3); return; }
-  if (op == "sad") { simple_alu(AluOp::kSad, 3); return; }
-  if (op == "div") { simple_alu(AluOp::kDiv, 2); return; }
-  if (op == "rem") { simple_alu(AluOp::kRem, 2); return; }
-  if (op == "abs") { simple_alu(AluOp::kAbs, 1); return; }
-  if (op == "neg") { simple_alu(AluOp::kNeg, 1); return; }
-  if (op == "min") { simple_alu(AluOp::kMin, 2); return; }
-  if (op == "max") { simple_alu(AluOp::kMax, 2); return; }
-  if (op == "copysign") { simple_alu(AluOp::kCopysign, 2); return; }
-  if (op == "rcp") { simple_alu(AluOp::kRcp, 1); return; }
-  if (op == "sqrt") { simple_alu(AluOp::kSqrt, 1); return; }
-  if (op == "rsqrt") { simple_alu(AluOp::kRsqrt, 1); in.mods.approx = true; return; }
-  if (op == "sin") { simple_alu(AluOp::kSin, 1); in.mods.approx = true; return; }
-  if (op == "cos") { simple_alu(AluOp::kCos, 1); in.mods.approx = true; return; }
-  if (op == "lg2") { simple_alu(AluOp::kLg2, 1); in.mods.approx = true; return; }
-  if (op == "ex2") { simple_alu(AluOp::kEx2, 1); in.mods.approx = true; return; }
-  if (op == "tanh") { simple_alu(AluOp::kTanh, 1); in.mods.approx = true; return; }
+  if (op == "fma") {
+    simple_alu(AluOp::kFma, 3);
+    return;
+  }
+  if (op == "sad") {
+    simple_alu(AluOp::kSad, 3);
+    return;
+  }
+  if (op == "div") {
+    simple_alu(AluOp::kDiv, 2);
+    return;
+  }
+  if (op == "rem") {
+    simple_alu(AluOp::kRem, 2);
+    return;
+  }
+  if (op == "abs") {
+    simple_alu(AluOp::kAbs, 1);
+    return;
+  }
+  if (op == "neg") {
+    simple_alu(AluOp::kNeg, 1);
+    return;
+  }
+  if (op == "min") {
+    simple_alu(AluOp::kMin, 2);
+    return;
+  }
+  if (op == "max") {
+    simple_alu(AluOp::kMax, 2);
+    return;
+  }
+  if (op == "copysign") {
+    simple_alu(AluOp::kCopysign, 2);
+    return;
+  }
+  if (op == "rcp") {
+    simple_alu(AluOp::kRcp, 1);
+    return;
+  }
+  if (op == "sqrt") {
+    simple_alu(AluOp::kSqrt, 1);
+    return;
+  }
+  if (op == "rsqrt") {
+    simple_alu(AluOp::kRsqrt, 1);
+    in.mods.approx = true;
+    return;
+  }
+  if (op == "sin") {
+    simple_alu(AluOp::kSin, 1);
+    in.mods.approx = true;
+    return;
+  }
+  if (op == "cos") {
+    simple_alu(AluOp::kCos, 1);
+    in.mods.approx = true;
+    return;
+  }
+  if (op == "lg2") {
+    simple_alu(AluOp::kLg2, 1);
+    in.mods.approx = true;
+    return;
+  }
+  if (op == "ex2") {
+    simple_alu(AluOp::kEx2, 1);
+    in.mods.approx = true;
+    return;
+  }
+  if (op == "tanh") {
+    simple_alu(AluOp::kTanh, 1);
+    in.mods.approx = true;
+    return;
+  }
   if (op == "and" || op == "or" || op == "xor") {
     simple_alu(op == "and" ? AluOp::kAnd : op == "or" ? AluOp::kOr : AluOp::kXor, 2);
     return;
   }
-  if (op == "not") { simple_alu(AluOp::kNot, 1); return; }
-  if (op == "cnot") { simple_alu(AluOp::kCnot, 1); return; }
+  if (op == "not") {
+    simple_alu(AluOp::kNot, 1);
+    return;
+  }
+  if (op == "cnot") {
+    simple_alu(AluOp::kCnot, 1);
+    return;
+  }
   if (op == "lop3") {
     alu_with(AluOp::kLop3, {type0(), type0(), type0(), Type::kB32});
     return;
@@ -462,20 +610,39 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   if (op == "shf") {
     bool left = has(mods, ".l");
     bool clamp = has(mods, ".clamp");
-    alu_with(left ? (clamp ? AluOp::kShfLClamp : AluOp::kShfL) : (clamp ? AluOp::kShfRClamp : AluOp::kShfR),
+    alu_with(left ? (clamp ? AluOp::kShfLClamp : AluOp::kShfL)
+                  : (clamp ? AluOp::kShfRClamp : AluOp::kShfR),
              {type0(), type0(), Type::kU32});
     return;
   }
-  if (op == "bfe") { alu_with(AluOp::kBfe, {type0(), Type::kU32, Type::kU32}); return; }
-  if (op == "bfi") { alu_with(AluOp::kBfi, {type0(), type0(), Type::kU32, Type::kU32}); return; }
-  if (op == "brev") { simple_alu(AluOp::kBrev, 1); return; }
-  if (op == "clz") { simple_alu(AluOp::kClz, 1); return; }
-  if (op == "popc") { simple_alu(AluOp::kPopc, 1); return; }
+  if (op == "bfe") {
+    alu_with(AluOp::kBfe, {type0(), Type::kU32, Type::kU32});
+    return;
+  }
+  if (op == "bfi") {
+    alu_with(AluOp::kBfi, {type0(), type0(), Type::kU32, Type::kU32});
+    return;
+  }
+  if (op == "brev") {
+    simple_alu(AluOp::kBrev, 1);
+    return;
+  }
+  if (op == "clz") {
+    simple_alu(AluOp::kClz, 1);
+    return;
+  }
+  if (op == "popc") {
+    simple_alu(AluOp::kPopc, 1);
+    return;
+  }
   if (op == "bfind") {
     simple_alu(has(mods, ".shiftamt") ? AluOp::kBfindShiftAmt : AluOp::kBfind, 1);
     return;
   }
-  if (op == "fns") { alu_with(AluOp::kFns, {type0(), Type::kU32, Type::kS32}); return; }
+  if (op == "fns") {
+    alu_with(AluOp::kFns, {type0(), Type::kU32, Type::kS32});
+    return;
+  }
   if (op == "prmt") {
     static const std::pair<const char*, AluOp> kModes[] = {
         {".f4e", AluOp::kPrmtF4e}, {".b4e", AluOp::kPrmtB4e}, {".rc8", AluOp::kPrmtRc8},
@@ -493,8 +660,10 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   }
   if (op == "testp") {
     static const std::pair<const char*, AluOp> kClasses[] = {
-        {".infinite", AluOp::kTestpInfinite}, {".number", AluOp::kTestpNumber},
-        {".notanumber", AluOp::kTestpNotanumber}, {".normal", AluOp::kTestpNormal},
+        {".infinite", AluOp::kTestpInfinite},
+        {".number", AluOp::kTestpNumber},
+        {".notanumber", AluOp::kTestpNotanumber},
+        {".normal", AluOp::kTestpNormal},
         {".subnormal", AluOp::kTestpSubnormal}};
     if (!has(mods, ".finite") &&
         alu_op_by_modifier(mods, AluOp::kTestpFinite, kClasses) == AluOp::kTestpFinite)
@@ -683,10 +852,13 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       static const std::pair<const char*, AtomOp> kOps[] = {
           {".add", AtomOp::kAdd}, {".min", AtomOp::kMin}, {".max", AtomOp::kMax},
           {".inc", AtomOp::kInc}, {".dec", AtomOp::kDec}, {".and", AtomOp::kAnd},
-          {".or", AtomOp::kOr}, {".xor", AtomOp::kXor}, {".exch", AtomOp::kExch},
+          {".or", AtomOp::kOr},   {".xor", AtomOp::kXor}, {".exch", AtomOp::kExch},
           {".cas", AtomOp::kCas}};
       for (auto& [n, o] : kOps)
-        if (m == n) { a = o; found = true; }
+        if (m == n) {
+          a = o;
+          found = true;
+        }
     }
     if (!found) fail_at(line, std::string(op) + " needs an operation");
     in.sub = static_cast<uint8_t>(a);
@@ -726,7 +898,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     if ((ops[0].kind != ParsedOperand::kName && ops[0].kind != ParsedOperand::kSymbol) ||
         ops[0].offset != 0 || ops[0].negate)
       fail_at(line, "bra needs a label");
-    fixups_.push_back(LabelFixup{static_cast<uint32_t>(m_.code.size()), 0, std::string(ops[0].name), line});
+    fixups_.push_back(
+        LabelFixup{static_cast<uint32_t>(m_.code.size()), 0, std::string(ops[0].name), line});
     return;
   }
   if (op == "call") {
@@ -745,7 +918,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       in.ops[2] = src(target, Type::kB64);
       m_.has_indirect_calls = true;
     } else {
-      if (target.kind != ParsedOperand::kSymbol || m_.symbols[target.symbol].space != Space::kFunction)
+      if (target.kind != ParsedOperand::kSymbol ||
+          m_.symbols[target.symbol].space != Space::kFunction)
         fail_at(line, "call needs a function name or a register holding a function address");
       in.callee = static_cast<uint32_t>(m_.symbols[target.symbol].function);
       f.callees.push_back(in.callee);
@@ -779,10 +953,22 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.nops = in.callee == kIndirectCallee ? 3 : 2;
     return;
   }
-  if (op == "ret") { in.op = Op::kRet; return; }
-  if (op == "exit") { in.op = Op::kExit; return; }
-  if (op == "trap") { in.op = Op::kTrap; return; }
-  if (op == "brkpt") { in.op = Op::kBrkpt; return; }
+  if (op == "ret") {
+    in.op = Op::kRet;
+    return;
+  }
+  if (op == "exit") {
+    in.op = Op::kExit;
+    return;
+  }
+  if (op == "trap") {
+    in.op = Op::kTrap;
+    return;
+  }
+  if (op == "brkpt") {
+    in.op = Op::kBrkpt;
+    return;
+  }
   if (op == "bar" || op == "barrier") {
     // Barrier names are 0..15.
     if (!ops.empty() && ops[has(mods, ".red") ? 1 : 0].kind == ParsedOperand::kImm &&
@@ -798,9 +984,12 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       return;
     }
     in.op = Op::kBar;
-    if (has(mods, ".arrive")) in.sub = static_cast<uint8_t>(BarKind::kArrive);
+    if (has(mods, ".arrive"))
+      in.sub = static_cast<uint8_t>(BarKind::kArrive);
     else if (has(mods, ".red")) {
-      in.sub = static_cast<uint8_t>(has(mods, ".popc") ? BarKind::kRedPopc : has(mods, ".and") ? BarKind::kRedAnd : BarKind::kRedOr);
+      in.sub = static_cast<uint8_t>(has(mods, ".popc")  ? BarKind::kRedPopc
+                                    : has(mods, ".and") ? BarKind::kRedAnd
+                                                        : BarKind::kRedOr);
       // bar.red.op d, a{, b}, {!}c
       need_range(3, 4);
       in.nops = 4;
@@ -810,7 +999,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       in.ops[3] = src(ops.back(), Type::kPred);
       in.type = types.empty() ? Type::kU32 : types.back();
       return;
-    } else in.sub = static_cast<uint8_t>(BarKind::kSync);
+    } else
+      in.sub = static_cast<uint8_t>(BarKind::kSync);
     if (in.sub == static_cast<uint8_t>(BarKind::kArrive)) need(2);  // bar.arrive a, b: b required
     need_range(1, 2);
     in.nops = static_cast<uint8_t>(ops.size() + 1);
@@ -820,10 +1010,14 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   }
   if (op == "shfl") {
     in.op = Op::kShfl;
-    if (has(mods, ".up")) in.sub = static_cast<uint8_t>(ShflMode::kUp);
-    else if (has(mods, ".down")) in.sub = static_cast<uint8_t>(ShflMode::kDown);
-    else if (has(mods, ".bfly")) in.sub = static_cast<uint8_t>(ShflMode::kBfly);
-    else in.sub = static_cast<uint8_t>(ShflMode::kIdx);
+    if (has(mods, ".up"))
+      in.sub = static_cast<uint8_t>(ShflMode::kUp);
+    else if (has(mods, ".down"))
+      in.sub = static_cast<uint8_t>(ShflMode::kDown);
+    else if (has(mods, ".bfly"))
+      in.sub = static_cast<uint8_t>(ShflMode::kBfly);
+    else
+      in.sub = static_cast<uint8_t>(ShflMode::kIdx);
     in.type = Type::kB32;
     // shfl.sync takes a membermask; the pre-sm_70 shfl does not.
     need(has(mods, ".sync") ? 5 : 4);
@@ -832,16 +1026,22 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.ops[2] = src(ops[1], Type::kB32);
     in.ops[3] = src(ops[2], Type::kB32);
     in.ops[4] = src(ops[3], Type::kB32);
-    if (ops.size() == 5) in.ops[5] = src(ops[4], Type::kB32);
-    else in.ops[5] = Operand{Operand::kNone};
+    if (ops.size() == 5)
+      in.ops[5] = src(ops[4], Type::kB32);
+    else
+      in.ops[5] = Operand{Operand::kNone};
     return;
   }
   if (op == "vote") {
     in.op = Op::kVote;
-    if (has(mods, ".all")) in.sub = static_cast<uint8_t>(VoteMode::kAll);
-    else if (has(mods, ".any")) in.sub = static_cast<uint8_t>(VoteMode::kAny);
-    else if (has(mods, ".uni")) in.sub = static_cast<uint8_t>(VoteMode::kUni);
-    else in.sub = static_cast<uint8_t>(VoteMode::kBallot);
+    if (has(mods, ".all"))
+      in.sub = static_cast<uint8_t>(VoteMode::kAll);
+    else if (has(mods, ".any"))
+      in.sub = static_cast<uint8_t>(VoteMode::kAny);
+    else if (has(mods, ".uni"))
+      in.sub = static_cast<uint8_t>(VoteMode::kUni);
+    else
+      in.sub = static_cast<uint8_t>(VoteMode::kBallot);
     in.uniform = false;
     need(has(mods, ".sync") ? 3 : 2);  // vote.sync takes a membermask; the pre-sm_70 vote does not
     in.nops = 3;
@@ -871,19 +1071,24 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   if (op == "redux") {
     in.op = Op::kRedux;
     ReduxOp r = ReduxOp::kAdd;
-    if (has(mods, ".min")) r = ReduxOp::kMin;
-    else if (has(mods, ".max")) r = ReduxOp::kMax;
-    else if (has(mods, ".and")) r = ReduxOp::kAnd;
-    else if (has(mods, ".or")) r = ReduxOp::kOr;
-    else if (has(mods, ".xor")) r = ReduxOp::kXor;
+    if (has(mods, ".min"))
+      r = ReduxOp::kMin;
+    else if (has(mods, ".max"))
+      r = ReduxOp::kMax;
+    else if (has(mods, ".and"))
+      r = ReduxOp::kAnd;
+    else if (has(mods, ".or"))
+      r = ReduxOp::kOr;
+    else if (has(mods, ".xor"))
+      r = ReduxOp::kXor;
     in.sub = static_cast<uint8_t>(r);
     in.type = type0();
     with_operands(Op::kRedux, {in.type, Type::kB32});
     return;
   }
   if (op == "membar" || op == "fence" || op == "prefetch" || op == "prefetchu" || op == "discard" ||
-      op == "applypriority" || op == "griddepcontrol" || op == "setmaxnreg" || op == "createpolicy" ||
-      op == "pmevent") {
+      op == "applypriority" || op == "griddepcontrol" || op == "setmaxnreg" ||
+      op == "createpolicy" || op == "pmevent") {
     in.op = Op::kFence;
     // membar and fence order memory: the interpreter runs them as sequentially consistent host
     // fences (sub = 1); the rest are hints.
@@ -906,7 +1111,8 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     return;
   }
   if (op == "cp") {
-    if (!has(mods, ".async")) fail_at(line, "unknown instruction 'cp" + instruction_text("", mods) + "'");
+    if (!has(mods, ".async"))
+      fail_at(line, "unknown instruction 'cp" + instruction_text("", mods) + "'");
     if (has(mods, ".commit_group") || has(mods, ".wait_group") || has(mods, ".wait_all")) {
       in.op = Op::kFence;  // copies complete immediately
       return;

@@ -25,7 +25,10 @@ std::optional<uint32_t> Parser::special_slot(std::string_view name, std::string_
   if (name == "%clusterid") return xyz(kSpClusteridX);
   if (name == "%nclusterid") return xyz(kSpNclusteridX);
   if (!comp.empty()) return std::nullopt;
-  struct E { const char* n; uint32_t s; };
+  struct E {
+    const char* n;
+    uint32_t s;
+  };
   static const E kTable[] = {
       {"%laneid", kSpLaneid},
       {"%warpid", kSpWarpid},
@@ -140,7 +143,10 @@ ParsedOperand Parser::parse_operand(bool lists) {
     }
     return p;
   }
-  if (accept_punct('_')) { p.kind = ParsedOperand::kSink; return p; }
+  if (accept_punct('_')) {
+    p.kind = ParsedOperand::kSink;
+    return p;
+  }
   if (at_const_expr()) {
     p.kind = ParsedOperand::kImm;
     p.number = parse_const_expr();
@@ -168,7 +174,8 @@ ParsedOperand Parser::parse_operand(bool lists) {
                     *sp == kSpGlobaltimer || *sp == kSpGlobaltimerLo || *sp == kSpGlobaltimerHi;
         return p;
       }
-      if (!comp.empty()) fail_at(t.line, "unknown special register '" + std::string(name) + std::string(comp) + "'");
+      if (!comp.empty())
+        fail_at(t.line, "unknown special register '" + std::string(name) + std::string(comp) + "'");
     }
     auto n = lookup(name);
     if (!n) {
@@ -184,7 +191,8 @@ ParsedOperand Parser::parse_operand(bool lists) {
     p.kind = ParsedOperand::kSymbol;
     p.symbol = n->id;
     p.name = name;
-    if (m_.symbols[n->id].space == Space::kShared && current_) current_->shared_symbols.push_back(n->id);
+    if (m_.symbols[n->id].space == Space::kShared && current_)
+      current_->shared_symbols.push_back(n->id);
     if (accept_punct('+')) {  // the address of sym+offset
       const uint32_t line = peek().line;
       if (!at_const_expr()) fail("expected a constant offset after '+', found " + describe(peek()));

@@ -9,15 +9,19 @@
 namespace cusnap::emu::ptx {
 
 Type type_from_suffix(std::string_view s) {
-  struct Entry { const char* name; Type type; };
+  struct Entry {
+    const char* name;
+    Type type;
+  };
   static const Entry kTypes[] = {
-      {".pred", Type::kPred}, {".b8", Type::kB8}, {".b16", Type::kB16}, {".b32", Type::kB32},
-      {".b64", Type::kB64}, {".b128", Type::kB128}, {".u8", Type::kU8}, {".u16", Type::kU16},
-      {".u32", Type::kU32}, {".u64", Type::kU64}, {".s8", Type::kS8}, {".s16", Type::kS16},
-      {".s32", Type::kS32}, {".s64", Type::kS64}, {".f16", Type::kF16}, {".f16x2", Type::kF16x2},
-      {".bf16", Type::kBF16}, {".bf16x2", Type::kBF16x2}, {".tf32", Type::kTF32},
-      {".f32", Type::kF32}, {".f64", Type::kF64}, {".e4m3x2", Type::kE4M3x2},
-      {".e5m2x2", Type::kE5M2x2},
+      {".pred", Type::kPred},     {".b8", Type::kB8},         {".b16", Type::kB16},
+      {".b32", Type::kB32},       {".b64", Type::kB64},       {".b128", Type::kB128},
+      {".u8", Type::kU8},         {".u16", Type::kU16},       {".u32", Type::kU32},
+      {".u64", Type::kU64},       {".s8", Type::kS8},         {".s16", Type::kS16},
+      {".s32", Type::kS32},       {".s64", Type::kS64},       {".f16", Type::kF16},
+      {".f16x2", Type::kF16x2},   {".bf16", Type::kBF16},     {".bf16x2", Type::kBF16x2},
+      {".tf32", Type::kTF32},     {".f32", Type::kF32},       {".f64", Type::kF64},
+      {".e4m3x2", Type::kE4M3x2}, {".e5m2x2", Type::kE5M2x2},
   };
   for (const Entry& e : kTypes)
     if (s == e.name) return e.type;
@@ -26,15 +30,38 @@ Type type_from_suffix(std::string_view s) {
 
 static uint32_t type_bytes(Type t) {
   switch (t) {
-    case Type::kPred: return 1;
-    case Type::kB8: case Type::kU8: case Type::kS8: return 1;
-    case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: case Type::kBF16: return 2;
-    case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: case Type::kF16x2:
-    case Type::kBF16x2: case Type::kTF32: return 4;
-    case Type::kE4M3x2: case Type::kE5M2x2: return 2;
-    case Type::kB64: case Type::kU64: case Type::kS64: case Type::kF64: return 8;
-    case Type::kB128: return 16;
-    default: return 0;
+    case Type::kPred:
+      return 1;
+    case Type::kB8:
+    case Type::kU8:
+    case Type::kS8:
+      return 1;
+    case Type::kB16:
+    case Type::kU16:
+    case Type::kS16:
+    case Type::kF16:
+    case Type::kBF16:
+      return 2;
+    case Type::kB32:
+    case Type::kU32:
+    case Type::kS32:
+    case Type::kF32:
+    case Type::kF16x2:
+    case Type::kBF16x2:
+    case Type::kTF32:
+      return 4;
+    case Type::kE4M3x2:
+    case Type::kE5M2x2:
+      return 2;
+    case Type::kB64:
+    case Type::kU64:
+    case Type::kS64:
+    case Type::kF64:
+      return 8;
+    case Type::kB128:
+      return 16;
+    default:
+      return 0;
   }
 }
 
@@ -50,7 +77,8 @@ void Parser::expect_punct(char c, const char* context) {
 }
 
 std::string_view Parser::expect_ident(const char* context) {
-  if (peek().kind != Tok::kIdent) fail(std::string("expected a name ") + context + ", found " + describe(peek()));
+  if (peek().kind != Tok::kIdent)
+    fail(std::string("expected a name ") + context + ", found " + describe(peek()));
   return next().text;
 }
 
@@ -141,7 +169,9 @@ bool Parser::parse_type_and_align(DeclType& dt) {
       continue;
     }
     if (accept_dot(".ptr")) {  // .ptr .global .align 4 (kernel pointer parameter attributes)
-      while (peek().kind == Tok::kDot && (is_dot(".global") || is_dot(".shared") || is_dot(".const") || is_dot(".local"))) next();
+      while (peek().kind == Tok::kDot &&
+             (is_dot(".global") || is_dot(".shared") || is_dot(".const") || is_dot(".local")))
+        next();
       continue;
     }
     if (peek().kind == Tok::kDot) {
@@ -297,7 +327,8 @@ void Parser::parse_module() {
       m_.address_size = static_cast<uint32_t>(expect_uint("after .address_size"));
       if (m_.address_size != 64 && m_.address_size != 32) fail("address size must be 32 or 64");
       // Device addresses are host addresses here, which do not fit in 32 bits.
-      if (m_.address_size == 32) not_supported_at(t.line, ".address_size 32 is not supported by the emulator");
+      if (m_.address_size == 32)
+        not_supported_at(t.line, ".address_size 32 is not supported by the emulator");
       continue;
     }
     if (d == ".file") {  // .file N "name" [, timestamp, size]
@@ -339,12 +370,29 @@ void Parser::parse_module() {
       if (is_dot(".visible")) is_visible = true;
       next();
     }
-    if (accept_dot(".entry")) { parse_function(true, is_extern); continue; }
-    if (accept_dot(".func")) { parse_function(false, is_extern); continue; }
-    if (accept_dot(".global")) { parse_module_variable(Space::kGlobal, is_extern, is_visible); continue; }
-    if (accept_dot(".const")) { parse_module_variable(Space::kConst, is_extern, is_visible); continue; }
-    if (accept_dot(".shared")) { parse_module_variable(Space::kShared, is_extern, is_visible); continue; }
-    if (is_dot(".local")) not_supported_at(peek().line, "module-scope .local variables are not supported by the emulator");
+    if (accept_dot(".entry")) {
+      parse_function(true, is_extern);
+      continue;
+    }
+    if (accept_dot(".func")) {
+      parse_function(false, is_extern);
+      continue;
+    }
+    if (accept_dot(".global")) {
+      parse_module_variable(Space::kGlobal, is_extern, is_visible);
+      continue;
+    }
+    if (accept_dot(".const")) {
+      parse_module_variable(Space::kConst, is_extern, is_visible);
+      continue;
+    }
+    if (accept_dot(".shared")) {
+      parse_module_variable(Space::kShared, is_extern, is_visible);
+      continue;
+    }
+    if (is_dot(".local"))
+      not_supported_at(peek().line,
+                       "module-scope .local variables are not supported by the emulator");
     fail("unknown directive " + describe(peek()));
   }
   if (!have_version) fail("missing .version directive");
@@ -378,7 +426,10 @@ void Parser::parse_module() {
     while (!stack.empty()) {
       uint32_t f = stack.back();
       stack.pop_back();
-      if (f == i) { m_.functions[i].recursive = true; break; }
+      if (f == i) {
+        m_.functions[i].recursive = true;
+        break;
+      }
       if (seen[f]) continue;
       seen[f] = 1;
       for (uint32_t c : m_.functions[f].callees) stack.push_back(c);
@@ -405,7 +456,8 @@ void Parser::parse_module() {
     // Calls through function pointers can reach any function (and its shared variables).
     if (m_.has_indirect_calls) std::fill(reach.begin(), reach.end(), 1);
     for (size_t f = 0; f < nf; ++f)
-      if (reach[f]) ki.slot_ranges.emplace_back(m_.functions[f].first_slot, m_.functions[f].end_slot);
+      if (reach[f])
+        ki.slot_ranges.emplace_back(m_.functions[f].first_slot, m_.functions[f].end_slot);
     ki.shared_offset.assign(m_.shared_symbol_count, -1);
     uint64_t off = 0;
     uint32_t ext_align = 16;
@@ -455,7 +507,8 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
     not_supported_at(line,
                      "variable attributes (.attribute(.managed), .attribute(.unified)) are "
                      "not supported by the emulator");
-  if (!parse_type_and_align(dt)) fail("expected a type in variable declaration, found " + describe(peek()));
+  if (!parse_type_and_align(dt))
+    fail("expected a type in variable declaration, found " + describe(peek()));
   if (dt.type == Type::kPred) fail_at(line, "variables cannot have type .pred");
   for (;;) {
     std::string_view name = expect_ident("in variable declaration");
@@ -498,7 +551,8 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
       fail_at(line, "'" + std::string(name) + "' is too large");
     s.size = elem * count;
     if (unsized && space != Space::kShared && init.empty()) s.size = 0;
-    if (init.size() > s.size) fail_at(line, "initializer of '" + std::string(name) + "' is longer than the variable");
+    if (init.size() > s.size)
+      fail_at(line, "initializer of '" + std::string(name) + "' is longer than the variable");
     if (space == Space::kShared) {
       s.shared_id = static_cast<int32_t>(m_.shared_symbol_count++);
       s.extern_shared = is_extern || unsized;
@@ -621,8 +675,10 @@ void Parser::parse_param_list(Function& f, bool is_entry, bool returns) {
   for (;;) {
     uint32_t line = peek().line;
     bool is_reg = false;
-    if (accept_dot(".reg")) is_reg = true;
-    else if (!accept_dot(".param")) fail("expected .param in parameter list, found " + describe(peek()));
+    if (accept_dot(".reg"))
+      is_reg = true;
+    else if (!accept_dot(".param"))
+      fail("expected .param in parameter list, found " + describe(peek()));
     DeclType dt;
     if (!parse_type_and_align(dt)) fail("expected a parameter type, found " + describe(peek()));
     std::string_view name = expect_ident("as parameter name");
@@ -631,7 +687,8 @@ void Parser::parse_param_list(Function& f, bool is_entry, bool returns) {
     if (unsized) dims[0] = 1;
     const uint64_t count = element_count(dims, line);
     uint32_t elem = type_bytes(dt.type) * dt.vec;
-    if (count > 65536 || elem * count > 65536) fail_at(line, "parameter '" + std::string(name) + "' is too large");
+    if (count > 65536 || elem * count > 65536)
+      fail_at(line, "parameter '" + std::string(name) + "' is too large");
     uint32_t size = static_cast<uint32_t>(elem * count);
     uint32_t align = dt.align ? dt.align : std::max<uint32_t>(1, elem);
     FormalParam fp;
@@ -697,7 +754,8 @@ void Parser::parse_function(bool is_entry, bool is_extern) {
       m_.symbols[prior->second.id].space == Space::kFunction) {
     fsym = prior->second.id;
     uint32_t existing = static_cast<uint32_t>(m_.symbols[fsym].function);
-    if (m_.functions[existing].has_body) fail_at(line, "function '" + f.name + "' is defined twice");
+    if (m_.functions[existing].has_body)
+      fail_at(line, "function '" + f.name + "' is defined twice");
     // Redefinition of a prototype: reuse its index.
     current_index_ = existing;
   } else {
@@ -717,7 +775,10 @@ void Parser::parse_function(bool is_entry, bool is_extern) {
   if (f.name == "free") f.builtin = Builtin::kFree;
   if (accept_punct(';')) {
     f.end_slot = m_.slot_count;
-    if (is_entry) { m_.kernels.pop_back(); m_.kernel_info.pop_back(); }
+    if (is_entry) {
+      m_.kernels.pop_back();
+      m_.kernel_info.pop_back();
+    }
     if (!m_.functions[current_index_].has_body) m_.functions[current_index_] = std::move(f);
     scopes_.pop_back();
     return;
@@ -761,7 +822,8 @@ void Parser::parse_function_attributes() {
 void Parser::parse_reg_decl() {
   DeclType dt;
   uint32_t line = peek().line;
-  if (!parse_type_and_align(dt)) fail("expected a register type after .reg, found " + describe(peek()));
+  if (!parse_type_and_align(dt))
+    fail("expected a register type after .reg, found " + describe(peek()));
   // A register slot holds one scalar of up to 64 bits.
   if (dt.vec > 1)
     not_supported_at(line, "vector registers (.reg .v" + std::to_string(dt.vec) +
@@ -774,7 +836,8 @@ void Parser::parse_reg_decl() {
       no_greater_ = true;
       uint64_t n = expect_uint("in %name<N>");
       no_greater_ = false;
-      if (n > kMaxSlots || m_.slot_count + n > kMaxSlots) fail_at(line, "too many registers declared");
+      if (n > kMaxSlots || m_.slot_count + n > kMaxSlots)
+        fail_at(line, "too many registers declared");
       expect_punct('>', "after register count");
       for (uint64_t i = 0; i < n; ++i) {
         owned_names_.push_back(std::string(name) + std::to_string(i));
@@ -818,7 +881,8 @@ void Parser::parse_local_decl(Function& f, Space space) {
       s.offset = f.frame_bytes;
       f.frame_bytes += static_cast<uint32_t>(s.size);
     }
-    if (accept_punct('=')) fail_at(line, "initializers on function-scope variables are not supported");
+    if (accept_punct('='))
+      fail_at(line, "initializers on function-scope variables are not supported");
     declare(name, Name{false, add_symbol(s)}, line);
     if (!accept_punct(',')) break;
   }
@@ -835,16 +899,34 @@ void Parser::parse_body(Function& f) {
   while (depth > 0) {
     const Token& t = peek();
     if (t.kind == Tok::kEnd) fail("unexpected end of input inside function '" + f.name + "'");
-    if (accept_punct('{')) { ++depth; scopes_.emplace_back(); continue; }
-    if (accept_punct('}')) { --depth; scopes_.pop_back(); continue; }
+    if (accept_punct('{')) {
+      ++depth;
+      scopes_.emplace_back();
+      continue;
+    }
+    if (accept_punct('}')) {
+      --depth;
+      scopes_.pop_back();
+      continue;
+    }
     if (t.kind == Tok::kDot) {
-      if (accept_dot(".reg")) { parse_reg_decl(); continue; }
-      if (accept_dot(".local")) { parse_local_decl(f, Space::kLocal); continue; }
-      if (accept_dot(".param")) { parse_local_decl(f, Space::kParamFrame); continue; }
+      if (accept_dot(".reg")) {
+        parse_reg_decl();
+        continue;
+      }
+      if (accept_dot(".local")) {
+        parse_local_decl(f, Space::kLocal);
+        continue;
+      }
+      if (accept_dot(".param")) {
+        parse_local_decl(f, Space::kParamFrame);
+        continue;
+      }
       if (accept_dot(".shared")) {
         size_t before = m_.symbols.size();
         parse_local_decl(f, Space::kShared);
-        for (size_t s = before; s < m_.symbols.size(); ++s) f.shared_symbols.push_back(static_cast<uint32_t>(s));
+        for (size_t s = before; s < m_.symbols.size(); ++s)
+          f.shared_symbols.push_back(static_cast<uint32_t>(s));
         continue;
       }
       if (is_dot(".pragma")) {
@@ -855,7 +937,8 @@ void Parser::parse_body(Function& f) {
       if (is_dot(".loc") || is_dot(".file")) {
         uint32_t l = next().line;
         // Debug line info runs to the end of its line.
-        while (peek().kind != Tok::kEnd && peek().line == l && !is_punct(';') && !is_punct('}')) next();
+        while (peek().kind != Tok::kEnd && peek().line == l && !is_punct(';') && !is_punct('}'))
+          next();
         continue;
       }
       fail("unexpected directive " + describe(t) + " inside function '" + f.name + "'");
@@ -865,8 +948,14 @@ void Parser::parse_body(Function& f) {
       uint32_t line = t.line;
       next();
       next();
-      if (is_dot(".callprototype")) { skip_to_semicolon(); continue; }  // indirect-call prototype
-      if (is_dot(".branchtargets")) { skip_to_semicolon(); continue; }
+      if (is_dot(".callprototype")) {
+        skip_to_semicolon();
+        continue;
+      }  // indirect-call prototype
+      if (is_dot(".branchtargets")) {
+        skip_to_semicolon();
+        continue;
+      }
       if (!labels_.emplace(label, static_cast<uint32_t>(m_.code.size())).second)
         fail_at(line, "label '" + label + "' defined twice");
       continue;

@@ -18,16 +18,16 @@ namespace cusnap::emu::ptx {
 struct ParsedOperand {
   enum Kind : uint8_t { kReg, kImm, kVector, kAddr, kSymbol, kSink, kName, kList };
   Kind kind = kReg;
-  bool negate = false;       // `!%p`
-  bool dual = false;         // kVector: the two destinations of `p|q`, not a brace vector
-  bool dynamic = false;      // kReg: %clock/%globaltimer, refreshed before the instruction
-  uint32_t slot = 0;         // kReg
-  NumberValue number;        // kImm: the value of the constant expression
+  bool negate = false;               // `!%p`
+  bool dual = false;                 // kVector: the two destinations of `p|q`, not a brace vector
+  bool dynamic = false;              // kReg: %clock/%globaltimer, refreshed before the instruction
+  uint32_t slot = 0;                 // kReg
+  NumberValue number;                // kImm: the value of the constant expression
   std::vector<ParsedOperand> elems;  // kVector / kList
   // kAddr: [base + offset]; base a register (base_reg), a symbol (has_symbol) or neither
   bool base_reg = false;
   bool has_symbol = false;
-  uint32_t symbol = 0;       // kAddr / kSymbol
+  uint32_t symbol = 0;  // kAddr / kSymbol
   int64_t offset = 0;
   std::string_view name;  // kName: unresolved identifier (label / function); kSymbol: its name
   uint32_t line = 0;
@@ -43,8 +43,8 @@ class ParseError {
 };
 
 // Limits that keep malformed input from exhausting host memory.
-inline constexpr uint32_t kMaxSlots = 1u << 16;          // registers per module (x256 bytes per warp)
-inline constexpr uint64_t kMaxFrameBytes = 1u << 24;     // one .local/.param/.shared declaration
+inline constexpr uint32_t kMaxSlots = 1u << 16;       // registers per module (x256 bytes per warp)
+inline constexpr uint64_t kMaxFrameBytes = 1u << 24;  // one .local/.param/.shared declaration
 
 class Parser {
  public:
@@ -53,7 +53,11 @@ class Parser {
 
   // --- token helpers
   const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
-  const Token& next() { const Token& t = toks_[pos_]; if (pos_ + 1 < toks_.size()) ++pos_; return t; }
+  const Token& next() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size()) ++pos_;
+    return t;
+  }
   bool is_punct(char c, size_t k = 0) const {
     const Token& t = peek(k);
     return t.kind == Tok::kPunct && t.text.size() == 1 && t.text[0] == c;
@@ -61,8 +65,20 @@ class Parser {
   bool is_dot(std::string_view d, size_t k = 0) const {
     return peek(k).kind == Tok::kDot && peek(k).text == d;
   }
-  bool accept_punct(char c) { if (is_punct(c)) { next(); return true; } return false; }
-  bool accept_dot(std::string_view d) { if (is_dot(d)) { next(); return true; } return false; }
+  bool accept_punct(char c) {
+    if (is_punct(c)) {
+      next();
+      return true;
+    }
+    return false;
+  }
+  bool accept_dot(std::string_view d) {
+    if (is_dot(d)) {
+      next();
+      return true;
+    }
+    return false;
+  }
   void expect_punct(char c, const char* context);
   std::string_view expect_ident(const char* context);
   [[noreturn]] void fail(const std::string& what) const;
@@ -116,8 +132,8 @@ class Parser {
              std::vector<ParsedOperand>& ops, uint32_t line);
   // Scalar operands. A one-element brace `{a}` is the scalar a; any other vector, a sink read as
   // a source, `!` on anything but a predicate, an address or a `p|q` pair is refused.
-  Operand src(const ParsedOperand& p, Type t);   // a source of type t (immediates converted)
-  Operand dst(const ParsedOperand& p);           // a destination: a register or the sink `_`
+  Operand src(const ParsedOperand& p, Type t);  // a source of type t (immediates converted)
+  Operand dst(const ParsedOperand& p);          // a destination: a register or the sink `_`
   // Brace vectors of exactly `count` elements (ld/st .vN, mov pack/unpack).
   Operand src_vector(const ParsedOperand& p, Type elem, size_t count);
   Operand dst_vector(const ParsedOperand& p, size_t count);
@@ -129,7 +145,10 @@ class Parser {
   uint64_t immediate_bits(const NumberValue& v, Type t, uint32_t line);
 
   // --- scopes
-  struct Name { bool is_reg; uint32_t id; };
+  struct Name {
+    bool is_reg;
+    uint32_t id;
+  };
   std::optional<Name> lookup(std::string_view name) const;
   void declare(std::string_view name, Name n, uint32_t line);
   uint32_t add_symbol(Symbol s);
@@ -144,12 +163,17 @@ class Parser {
   std::vector<std::unordered_map<std::string, Name>> scopes_;  // [0] = module scope
   Function* current_ = nullptr;
   uint32_t current_index_ = 0;
-  struct LabelFixup { uint32_t instr; int operand; std::string name; uint32_t line; };
+  struct LabelFixup {
+    uint32_t instr;
+    int operand;
+    std::string name;
+    uint32_t line;
+  };
   std::vector<LabelFixup> fixups_;
   std::unordered_map<std::string, uint32_t> labels_;
   std::vector<std::string> owned_names_;  // storage for generated register names
   std::unordered_map<std::string, ModifierVerdict> modifier_verdicts_;  // by opcode + modifiers
-  bool no_greater_ = false;               // parsing `%name<N>`: '>' ends the expression
+  bool no_greater_ = false;  // parsing `%name<N>`: '>' ends the expression
 };
 
 inline std::string describe(const Token& t) {

@@ -47,18 +47,23 @@ class ProgramImpl final : public Program {
     try {
       return launch_impl(kernel_index, config, memory, limits);
     } catch (const std::bad_alloc&) {
-      return LaunchResult{LaunchStatus::kOutOfResources, "host memory exhausted while emulating the launch", 0, 0};
+      return LaunchResult{LaunchStatus::kOutOfResources,
+                          "host memory exhausted while emulating the launch", 0, 0};
     } catch (const std::system_error& e) {
-      return LaunchResult{LaunchStatus::kOutOfResources, std::string("cannot start worker threads: ") + e.what(), 0, 0};
+      return LaunchResult{LaunchStatus::kOutOfResources,
+                          std::string("cannot start worker threads: ") + e.what(), 0, 0};
     } catch (const std::exception& e) {
-      return LaunchResult{LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what(), 0, 0};
+      return LaunchResult{LaunchStatus::kOutOfResources,
+                          std::string("emulation failed: ") + e.what(), 0, 0};
     } catch (...) {
       return LaunchResult{LaunchStatus::kOutOfResources, "emulation failed", 0, 0};
     }
   }
 
  private:
-  LaunchResult invalid(LaunchStatus s, std::string msg) { return LaunchResult{s, std::move(msg), 0, 0}; }
+  LaunchResult invalid(LaunchStatus s, std::string msg) {
+    return LaunchResult{s, std::move(msg), 0, 0};
+  }
 
   // Writes addresses into variables initialised with `generic(sym)` once all are bound.
   std::string apply_relocations(MemoryHost& memory) {
@@ -68,9 +73,11 @@ class ProgramImpl final : public Program {
       uint64_t var = addresses_[m_.variable_symbol[r.variable]];
       uint64_t target = addresses_[r.target_symbol];
       const Symbol& ts = m_.symbols[r.target_symbol];
-      if (ts.space == Space::kFunction) target = kFunctionAddressTag | static_cast<uint64_t>(ts.function);
+      if (ts.space == Space::kFunction)
+        target = kFunctionAddressTag | static_cast<uint64_t>(ts.function);
       if (var == 0 || (target == 0 && ts.space != Space::kFunction))
-        return "variable " + m_.variables[r.variable].name + " refers to " + ts.name + " which is not bound";
+        return "variable " + m_.variables[r.variable].name + " refers to " + ts.name +
+               " which is not bound";
       if (!memory.accessible(var + r.offset, r.size, true))
         return "cannot write the initializer of " + m_.variables[r.variable].name;
       uint64_t v = target + static_cast<uint64_t>(r.addend);
@@ -97,15 +104,19 @@ class ProgramImpl final : public Program {
         (kd.max_threads_per_block && bd.count() > kd.max_threads_per_block))
       return invalid(LaunchStatus::kOutOfResources, "too many threads per block for " + kd.name);
     if (kd.reqntid.x && (kd.reqntid.x != bd.x || kd.reqntid.y != bd.y || kd.reqntid.z != bd.z))
-      return invalid(LaunchStatus::kInvalidValue, "block shape differs from .reqntid of " + kd.name);
-    if (uint64_t{kd.static_shared_bytes} + config.dynamic_shared_bytes > limits.max_shared_per_block_optin)
+      return invalid(LaunchStatus::kInvalidValue,
+                     "block shape differs from .reqntid of " + kd.name);
+    if (uint64_t{kd.static_shared_bytes} + config.dynamic_shared_bytes >
+        limits.max_shared_per_block_optin)
       return invalid(LaunchStatus::kOutOfResources, "too much shared memory for " + kd.name);
     if (config.params_size < kd.param_bytes || (kd.param_bytes && !config.params))
-      return invalid(LaunchStatus::kInvalidValue, "parameter buffer is smaller than the kernel's parameters");
+      return invalid(LaunchStatus::kInvalidValue,
+                     "parameter buffer is smaller than the kernel's parameters");
     for (size_t i = 0; i < m_.variables.size(); ++i) {
       if (m_.variables[i].is_extern || m_.variables[i].size == 0) continue;
       if (addresses_[m_.variable_symbol[i]] == 0)
-        return invalid(LaunchStatus::kInvalidValue, "module variable " + m_.variables[i].name + " is not bound");
+        return invalid(LaunchStatus::kInvalidValue,
+                       "module variable " + m_.variables[i].name + " is not bound");
     }
     if (std::string err = apply_relocations(memory); !err.empty())
       return invalid(LaunchStatus::kInvalidValue, err);
@@ -126,12 +137,14 @@ class ProgramImpl final : public Program {
       return invalid(LaunchStatus::kInvalidValue,
                      "cluster larger than .maxclusterrank of " + kd.name);
     if ((cl.x > 1 && g.x % cl.x) || (cl.y > 1 && g.y % cl.y) || (cl.z > 1 && g.z % cl.z))
-      return invalid(LaunchStatus::kInvalidValue, "grid dimensions must be multiples of the cluster dimensions");
+      return invalid(LaunchStatus::kInvalidValue,
+                     "grid dimensions must be multiples of the cluster dimensions");
     const uint64_t nblocks = g.count();
     if (config.cooperative) {
       uint64_t per_sm = std::clamp<uint64_t>(2048 / bd.count(), 1, 32);
       if (nblocks > per_sm * limits.sm_count)
-        return invalid(LaunchStatus::kCooperativeTooLarge, "cooperative grid too large for co-residency");
+        return invalid(LaunchStatus::kCooperativeTooLarge,
+                       "cooperative grid too large for co-residency");
     }
 
     Launch launch(m_, static_cast<uint32_t>(kernel_index), run_config, memory, limits, addresses_);
@@ -149,8 +162,10 @@ class ProgramImpl final : public Program {
     std::atomic<uint64_t> blocks_done{0};
     auto hung = [&](const Block& b) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "kernel %s, block (%u,%u,%u): every thread waits at a barrier that can never complete",
-                    kd.name.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z);
+      std::snprintf(
+          buf, sizeof buf,
+          "kernel %s, block (%u,%u,%u): every thread waits at a barrier that can never complete",
+          kd.name.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z);
       launch.fail(LaunchStatus::kHung, buf);
     };
     // Watchdog (Limits::timeout_ms): each worker reads the clock every kWatchdogSlices slices of
@@ -190,7 +205,10 @@ class ProgramImpl final : public Program {
           block.started = false;
           for (;;) {
             SliceResult r = launch.run_block_slice(block, i, 1u << 14);
-            if (r == SliceResult::kStuck) { hung(block); return; }
+            if (r == SliceResult::kStuck) {
+              hung(block);
+              return;
+            }
             if (r == SliceResult::kAbort) break;
             if (r == SliceResult::kDone) blocks_done.fetch_add(1, std::memory_order_relaxed);
             if (++slices % kWatchdogSlices == 0 && expired(block)) return;
@@ -198,7 +216,8 @@ class ProgramImpl final : public Program {
           }
         }
       } catch (const std::bad_alloc&) {
-        launch.fail(LaunchStatus::kOutOfResources, "host memory exhausted while emulating the launch");
+        launch.fail(LaunchStatus::kOutOfResources,
+                    "host memory exhausted while emulating the launch");
       } catch (const std::exception& e) {
         launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
       }
@@ -220,29 +239,39 @@ class ProgramImpl final : public Program {
               blocks_done.fetch_add(1, std::memory_order_relaxed);
             }
             if (r == SliceResult::kAbort) return;
-            if (r == SliceResult::kStuck) { hung(blocks[k]); return; }
+            if (r == SliceResult::kStuck) {
+              hung(blocks[k]);
+              return;
+            }
             if (++slices % (kWatchdogSlices * 4) == 0 && expired(blocks[k])) return;
           }
           if (workers < hw) std::this_thread::yield();
         }
       } catch (const std::bad_alloc&) {
-        launch.fail(LaunchStatus::kOutOfResources, "host memory exhausted while emulating the launch");
+        launch.fail(LaunchStatus::kOutOfResources,
+                    "host memory exhausted while emulating the launch");
       } catch (const std::exception& e) {
         launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
       }
     };
     if (workers <= 1) {
-      if (config.cooperative) coop_worker(0);
-      else plain_worker();
+      if (config.cooperative)
+        coop_worker(0);
+      else
+        plain_worker();
     } else {
       std::vector<std::thread> threads;
       threads.reserve(workers - 1);
       for (uint64_t w = 1; w < workers; ++w) {
-        if (config.cooperative) threads.emplace_back(coop_worker, w);
-        else threads.emplace_back(plain_worker);
+        if (config.cooperative)
+          threads.emplace_back(coop_worker, w);
+        else
+          threads.emplace_back(plain_worker);
       }
-      if (config.cooperative) coop_worker(0);
-      else plain_worker();
+      if (config.cooperative)
+        coop_worker(0);
+      else
+        plain_worker();
       for (std::thread& t : threads) t.join();
     }
     std::string out = launch.take_output();

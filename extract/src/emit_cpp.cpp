@@ -20,6 +20,8 @@ using format::Status;
 namespace {
 
 // The reproducer. Plain cuda.h driver API, C++17, no cusnap header or library.
+// The reproducer's source, written out verbatim.
+// clang-format off
 constexpr const char* kMainCpp =
     R"CPP(// Reproducer of one CUDA kernel launch, written by `cusnap extract --emit-cpp`.
 //
@@ -299,6 +301,7 @@ int main(int argc, char** argv) {
   return 0;
 }
 )CPP";
+// clang-format on
 
 constexpr const char* kCMakeLists =
     R"(# Reproducer of one CUDA kernel launch, written by `cusnap extract --emit-cpp`.
@@ -372,14 +375,21 @@ Status emit_cpp(format::Reader& extracted, const std::string& dir) {
       if (c) slot.emplace(std::move(c.value()));
     };
     switch (rec.which()) {
-      case schema::CallRecord::MODULE_LOAD: take(module); break;
-      case schema::CallRecord::FUNCTION_GET: take(function); break;
-      case schema::CallRecord::LAUNCH: take(launch); break;
+      case schema::CallRecord::MODULE_LOAD:
+        take(module);
+        break;
+      case schema::CallRecord::FUNCTION_GET:
+        take(function);
+        break;
+      case schema::CallRecord::LAUNCH:
+        take(launch);
+        break;
       case schema::CallRecord::GLOBAL_GET:
       case schema::CallRecord::MEM_ALLOC: {
         auto c = extracted.call(ref.seq());
-        if (c) (rec.which() == schema::CallRecord::GLOBAL_GET ? globals : allocations)
-                   .push_back(std::move(c.value()));
+        if (c)
+          (rec.which() == schema::CallRecord::GLOBAL_GET ? globals : allocations)
+              .push_back(std::move(c.value()));
         break;
       }
       case schema::CallRecord::MEMORY_SNAPSHOT:
@@ -387,15 +397,16 @@ Status emit_cpp(format::Reader& extracted, const std::string& dir) {
                  ? before
                  : after);
         break;
-      default: break;
+      default:
+        break;
     }
     return true;
   });
   if (!scan) return scan;
   if (!module || !function || !launch || !before || !after)
-    return Status::error(ErrorCode::kMalformed,
-                         extracted.path() + ": an extracted capture needs a moduleLoad, a "
-                                            "functionGet, a launch and both snapshots");
+    return Status::error(ErrorCode::kMalformed, extracted.path() +
+                                                    ": an extracted capture needs a moduleLoad, a "
+                                                    "functionGet, a launch and both snapshots");
   auto l = launch->get().getLaunch();
   if (l.getViaExtra() || l.getCooperative() || l.getAttributes().size() != 0)
     return Status::error(ErrorCode::kInvalidArgument,

@@ -2,13 +2,13 @@
 // it needs and its snapshots; then each launch is written as its own capture (extract.h).
 #include "cusnap/extract/extract.h"
 
+#include <capnp/message.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
-
-#include <capnp/message.h>
 
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/writer.h"
@@ -54,8 +54,8 @@ struct LiveState {
   // CUkernel -> its libraryKernel record. Apart from `functions`: a cuKernelGetFunction may
   // return the same value as its CUkernel (the emulator's does), and must not hide it.
   std::map<uint64_t, uint64_t> kernels;
-  std::map<uint64_t, Range> allocations;   // address -> memAlloc
-  std::map<uint64_t, Range> globals;       // address -> globalGet
+  std::map<uint64_t, Range> allocations;  // address -> memAlloc
+  std::map<uint64_t, Range> globals;      // address -> globalGet
 };
 
 struct Pending {
@@ -73,9 +73,12 @@ bool is_vmm(schema::MemAlloc::Kind kind) {
 
 const char* phase_name(schema::MemorySnapshot::Phase phase) {
   switch (phase) {
-    case schema::MemorySnapshot::Phase::BEFORE_LAUNCH: return "beforeLaunch";
-    case schema::MemorySnapshot::Phase::AFTER_LAUNCH: return "afterLaunch";
-    default: return "onDemand";
+    case schema::MemorySnapshot::Phase::BEFORE_LAUNCH:
+      return "beforeLaunch";
+    case schema::MemorySnapshot::Phase::AFTER_LAUNCH:
+      return "afterLaunch";
+    default:
+      return "onDemand";
   }
 }
 
@@ -92,9 +95,9 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
     std::string what =
         "chunk at " + hex(address) + " (" + std::to_string(size) + " bytes) of the " + who;
     if (size == 0 || (chunk_bytes != 0 && size > chunk_bytes))
-      return fail(ErrorCode::kMalformed,
-                  what + ": size is 0 or larger than the header's chunk size " +
-                      std::to_string(chunk_bytes));
+      return fail(ErrorCode::kMalformed, what +
+                                             ": size is 0 or larger than the header's chunk size " +
+                                             std::to_string(chunk_bytes));
     if (!first && address < end)
       return fail(ErrorCode::kMalformed, what + ": overlaps or precedes the previous chunk");
     if (address + size < address) return fail(ErrorCode::kMalformed, what + ": wraps around");
@@ -118,8 +121,9 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
                                ", not the launch's module: left out");
       }
     } else {
-      return fail(ErrorCode::kMalformed, what + " lies outside every allocation and module "
-                                                "variable live at that launch");
+      return fail(ErrorCode::kMalformed, what +
+                                             " lies outside every allocation and module "
+                                             "variable live at that launch");
     }
   }
   return Status::ok();
@@ -130,8 +134,8 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
 Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
                                                 const Selection& selection) {
   std::string error;
-  std::optional<common::KernelFilter> kernel_filter =
-      common::KernelFilter::create(selection.kernel_regex, common::KernelNameBase::kFunction, &error);
+  std::optional<common::KernelFilter> kernel_filter = common::KernelFilter::create(
+      selection.kernel_regex, common::KernelNameBase::kFunction, &error);
   if (!kernel_filter) return fail(ErrorCode::kInvalidArgument, "--kernel-name " + error);
   common::LaunchSelection filter(std::move(*kernel_filter), selection.launch_skip,
                                  selection.launch_count);
@@ -226,8 +230,8 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
         }
         auto m = live.modules.find(module);
         if (m == live.modules.end()) {
-          failure = fail(ErrorCode::kMalformed, who + ": module " + hex(module) +
-                                                    " is not loaded at the launch");
+          failure = fail(ErrorCode::kMalformed,
+                         who + ": module " + hex(module) + " is not loaded at the launch");
           return false;
         }
         p.plan.module_seq = m->second;
@@ -241,12 +245,12 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
         auto s = rec.getMemorySnapshot();
         uint64_t target = s.getLaunchSeq();
         auto known = launch_ordinals.find(target);
-        std::string what = std::string(phase_name(s.getPhase())) + " snapshot (seq " +
-                           std::to_string(seq) + ")";
+        std::string what =
+            std::string(phase_name(s.getPhase())) + " snapshot (seq " + std::to_string(seq) + ")";
         if (known == launch_ordinals.end() || target >= seq) {
-          failure = fail(ErrorCode::kMalformed, what + " names launch seq " +
-                                                    std::to_string(target) +
-                                                    ", which is not a launch record before it");
+          failure =
+              fail(ErrorCode::kMalformed, what + " names launch seq " + std::to_string(target) +
+                                              ", which is not a launch record before it");
           return false;
         }
         if (known->second != s.getLaunchOrdinal()) {
@@ -273,8 +277,8 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
           break;
         }
         slot = seq;
-        Status st = cover_chunks(p, s, chunk_bytes, covered_allocations[target],
-                                 covered_globals[target]);
+        Status st =
+            cover_chunks(p, s, chunk_bytes, covered_allocations[target], covered_globals[target]);
         if (!st) {
           failure = st;
           return false;
@@ -290,12 +294,12 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
   if (!scan) return scan;
   if (pending.empty()) {
     if (selection.call_seq)
-      return fail(ErrorCode::kNotFound, "--call " + std::to_string(*selection.call_seq) +
-                                            " is not a launch record");
-    return fail(ErrorCode::kNotFound, "no launch matches --kernel-name '" +
-                                          selection.kernel_regex + "' (skip " +
-                                          std::to_string(selection.launch_skip) + ", count " +
-                                          std::to_string(selection.launch_count) + ")");
+      return fail(ErrorCode::kNotFound,
+                  "--call " + std::to_string(*selection.call_seq) + " is not a launch record");
+    return fail(ErrorCode::kNotFound, "no launch matches --kernel-name '" + selection.kernel_regex +
+                                          "' (skip " + std::to_string(selection.launch_skip) +
+                                          ", count " + std::to_string(selection.launch_count) +
+                                          ")");
   }
   std::vector<LaunchPlan> plans;
   for (auto& [seq, p] : pending) {
@@ -375,11 +379,14 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
     return fail(ErrorCode::kNotFound, who + ": its snapshot was skipped at capture time (" +
                                           plan.skipped_reason + ")" + later);
   if (!plan.before_seq)
-    return fail(ErrorCode::kNotFound, who + " has no beforeLaunch memory snapshot (was the capture "
-                                            "taken with --snapshot-kernels matching it?)" + later);
+    return fail(ErrorCode::kNotFound, who +
+                                          " has no beforeLaunch memory snapshot (was the capture "
+                                          "taken with --snapshot-kernels matching it?)" +
+                                          later);
   if (!plan.after_seq)
-    return fail(ErrorCode::kNotFound, who + " has a beforeLaunch but no afterLaunch snapshot "
-                                            "(the capture ended before the launch completed?)");
+    return fail(ErrorCode::kNotFound, who +
+                                          " has a beforeLaunch but no afterLaunch snapshot "
+                                          "(the capture ended before the launch completed?)");
   ExtractedLaunch result;
   result.plan = plan;
   result.output_path = out_path;

@@ -16,9 +16,14 @@ struct ZSTD_CCtx_s;
 struct ZSTD_DCtx_s;
 struct ZSTD_Trace;
 
-[[gnu::visibility("hidden")]] unsigned long long ZSTD_trace_compress_begin(const ZSTD_CCtx_s*) { return 0; }
+[[gnu::visibility("hidden")]] unsigned long long ZSTD_trace_compress_begin(const ZSTD_CCtx_s*) {
+  return 0;
+}
 [[gnu::visibility("hidden")]] void ZSTD_trace_compress_end(unsigned long long, const ZSTD_Trace*) {}
-[[gnu::visibility("hidden")]] unsigned long long ZSTD_trace_decompress_begin(const ZSTD_DCtx_s*) { return 0; }
-[[gnu::visibility("hidden")]] void ZSTD_trace_decompress_end(unsigned long long, const ZSTD_Trace*) {}
+[[gnu::visibility("hidden")]] unsigned long long ZSTD_trace_decompress_begin(const ZSTD_DCtx_s*) {
+  return 0;
+}
+[[gnu::visibility("hidden")]] void ZSTD_trace_decompress_end(unsigned long long,
+                                                             const ZSTD_Trace*) {}
 
 }  // extern "C"

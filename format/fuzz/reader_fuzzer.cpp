@@ -20,18 +20,21 @@ void walk_struct(capnp::DynamicStruct::Reader s) {
   for (auto field : s.getSchema().getNonUnionFields()) {
     if (s.has(field)) walk(s.get(field));
   }
-  KJ_IF_MAYBE(active, s.which()) {
+  KJ_IF_MAYBE (active, s.which()) {
     if (s.has(*active)) walk(s.get(*active));
   }
 }
 
 void walk(const capnp::DynamicValue::Reader& value) {
   switch (value.getType()) {
-    case capnp::DynamicValue::STRUCT: walk_struct(value.as<capnp::DynamicStruct>()); break;
+    case capnp::DynamicValue::STRUCT:
+      walk_struct(value.as<capnp::DynamicStruct>());
+      break;
     case capnp::DynamicValue::LIST:
       for (auto e : value.as<capnp::DynamicList>()) walk(e);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

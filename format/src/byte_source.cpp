@@ -26,11 +26,12 @@ class FileSource final : public ByteSource {
   ~FileSource() override { ::close(fd_); }
   uint64_t size() const override { return size_; }
   Status read(uint64_t offset, std::span<uint8_t> out) const override {
-    if (!in_bounds(offset, out.size(), size_)) return out_of_bounds(name(), offset, out.size(), size_);
+    if (!in_bounds(offset, out.size(), size_))
+      return out_of_bounds(name(), offset, out.size(), size_);
     size_t done = 0;
     while (done < out.size()) {
-      ssize_t n = ::pread(fd_, out.data() + done, out.size() - done,
-                          static_cast<off_t>(offset + done));
+      ssize_t n =
+          ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         return Status::error(ErrorCode::kIo, std::string("read failed: ") + std::strerror(errno))

@@ -56,8 +56,8 @@ bool ZstdCompressor::compress(std::span<const uint8_t> in, int level, std::vecto
 size_t ZstdCompressor::compress_into(std::span<const uint8_t> in, int level, uint8_t* out,
                                      size_t capacity) {
   if (cctx_ == nullptr || capacity == 0) return 0;
-  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), out, capacity, in.data(), in.size(),
-                               level);
+  size_t n =
+      ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), out, capacity, in.data(), in.size(), level);
   return ZSTD_isError(n) ? 0 : n;
 }
 

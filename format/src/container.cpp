@@ -21,10 +21,14 @@ uint64_t checksum_of(const uint8_t* p, size_t n) { return checksum64({p, n}); }
 
 const char* frame_kind_name(FrameKind kind) {
   switch (kind) {
-    case FrameKind::kHeader: return "header";
-    case FrameKind::kCalls: return "calls";
-    case FrameKind::kBlob: return "blob";
-    case FrameKind::kIndex: return "index";
+    case FrameKind::kHeader:
+      return "header";
+    case FrameKind::kCalls:
+      return "calls";
+    case FrameKind::kBlob:
+      return "blob";
+    case FrameKind::kIndex:
+      return "index";
   }
   return "unknown";
 }

@@ -109,7 +109,8 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
       info.offset = f.getOffset();
       uint8_t kind = f.getKind();
       if (!is_known_frame_kind(kind) || kind == static_cast<uint8_t>(FrameKind::kIndex)) {
-        return malformed("frame " + std::to_string(i) + " has invalid kind " + std::to_string(kind));
+        return malformed("frame " + std::to_string(i) + " has invalid kind " +
+                         std::to_string(kind));
       }
       info.kind = static_cast<FrameKind>(kind);
       if ((i == 0) != (info.kind == FrameKind::kHeader)) {
@@ -140,8 +141,8 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
       out.frames.push_back(info);
     }
     if (expect_offset != index_offset) {
-      return malformed("frames end at " + std::to_string(expect_offset) +
-                       ", index frame is at " + std::to_string(index_offset));
+      return malformed("frames end at " + std::to_string(expect_offset) + ", index frame is at " +
+                       std::to_string(index_offset));
     }
     out.call_count = root.getCallCount();
     if (out.call_count != next_seq) {

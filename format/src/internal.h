@@ -1,15 +1,14 @@
 // Internal helpers shared by the writer and the reader (not installed, not public API).
 #pragma once
 
+#include <capnp/message.h>
+#include <sys/uio.h>
+
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <sys/uio.h>
-
-#include <capnp/message.h>
 
 #include "cusnap/format/container.h"
 #include "cusnap/format/index.h"

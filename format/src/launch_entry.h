@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <span>
 
+#include "buffer_pool.h"
 #include "cusnap/format/launch_record.h"
 #include "cusnap/format/status.h"
-#include "buffer_pool.h"
 
 namespace cusnap::format::detail {
 

@@ -1,16 +1,15 @@
 // Launch records from plain fields: the one encoding (build_launch_record) and the flat entries
 // the writer defers it with (launch_entry.h).
-#include "launch_entry.h"
+#include <capnp/message.h>
+#include <capnp/schema.h>
 
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <capnp/message.h>
-#include <capnp/schema.h>
-
 #include "internal.h"
+#include "launch_entry.h"
 
 namespace cusnap::format {
 
@@ -55,7 +54,8 @@ void build_launch_record(const LaunchFields& f, schema::CallRecord::Builder reco
     auto list = launch.initAttributes(static_cast<unsigned>(f.attributes.size()));
     for (size_t i = 0; i < f.attributes.size(); ++i) {
       list[i].setId(f.attributes[i].id);
-      list[i].setValue(capnp::Data::Reader(f.attributes[i].value.data(), f.attributes[i].value.size()));
+      list[i].setValue(
+          capnp::Data::Reader(f.attributes[i].value.data(), f.attributes[i].value.size()));
     }
   }
 }
@@ -102,8 +102,8 @@ size_t attribute_bytes(const LaunchFields& f) {
 }
 
 size_t unpadded_size(const LaunchFields& f) {
-  return sizeof(EntryHead) + f.layout.size() * sizeof(LaunchParamSlot) + attribute_bytes(f) + f.params.size() +
-         f.api_name.size() + f.kernel_name.size();
+  return sizeof(EntryHead) + f.layout.size() * sizeof(LaunchParamSlot) + attribute_bytes(f) +
+         f.params.size() + f.api_name.size() + f.kernel_name.size();
 }
 
 // The size of the framed message at `p` (at most `available` bytes), 0 when it does not fit.
@@ -295,8 +295,8 @@ uint64_t direct_words(const LaunchFields& f, const WireLayout& w) {
 
 // Writes the framed one-segment message for `f` at `out` (8 + 8 * words bytes, which the caller
 // has zeroed), allocating as build_launch_record does.
-void write_direct(const LaunchFields& f, uint64_t seq, uint64_t ordinal, uint64_t words, const WireLayout& w,
-                  uint8_t* out) {
+void write_direct(const LaunchFields& f, uint64_t seq, uint64_t ordinal, uint64_t words,
+                  const WireLayout& w, uint8_t* out) {
   uint32_t table[2] = {0, static_cast<uint32_t>(words)};
   std::memcpy(out, table, sizeof table);
   SegmentWriter seg(out + 8);
@@ -325,12 +325,14 @@ void write_direct(const LaunchFields& f, uint64_t seq, uint64_t ordinal, uint64_
   seg.put<uint64_t>(launch, w.stream, f.stream);
   seg.put_bit(launch, w.cooperative_bit, f.cooperative);
   seg.blob(launch_ptrs + w.kernel_name, f.kernel_name.data(), f.kernel_name.size(), true);
-  if (f.layout_seq != LaunchFields::kNoLayoutSeq) seg.put<uint64_t>(launch, w.layout_seq, f.layout_seq);
+  if (f.layout_seq != LaunchFields::kNoLayoutSeq)
+    seg.put<uint64_t>(launch, w.layout_seq, f.layout_seq);
   seg.put_bit(launch, w.via_extra_bit, f.via_extra);
   seg.put<uint64_t>(launch, w.ordinal, ordinal);
   if (f.has_params) seg.blob(launch_ptrs + w.params, f.params.data(), f.params.size(), false);
   if (f.has_layout) {
-    uint32_t element = seg.struct_list(launch_ptrs + w.layout, w.slot, static_cast<uint32_t>(f.layout.size()));
+    uint32_t element =
+        seg.struct_list(launch_ptrs + w.layout, w.slot, static_cast<uint32_t>(f.layout.size()));
     for (const auto& slot : f.layout) {
       seg.put<uint32_t>(element, w.slot_offset, slot.offset);
       seg.put<uint32_t>(element, w.slot_size, slot.size);
@@ -338,11 +340,12 @@ void write_direct(const LaunchFields& f, uint64_t seq, uint64_t ordinal, uint64_
     }
   }
   if (!f.attributes.empty()) {
-    uint32_t element =
-        seg.struct_list(launch_ptrs + w.attributes, w.attribute, static_cast<uint32_t>(f.attributes.size()));
+    uint32_t element = seg.struct_list(launch_ptrs + w.attributes, w.attribute,
+                                       static_cast<uint32_t>(f.attributes.size()));
     for (const auto& a : f.attributes) {
       seg.put<uint32_t>(element, w.attribute_id, a.id);
-      seg.blob(element + w.attribute.data_words + w.attribute_value, a.value.data(), a.value.size(), false);
+      seg.blob(element + w.attribute.data_words + w.attribute_value, a.value.data(), a.value.size(),
+               false);
       element += w.attribute.words();
     }
   }
@@ -370,8 +373,9 @@ void write_launch_entry(const LaunchFields& f, uint64_t seq, uint64_t ordinal, u
   std::memcpy(h.block, f.block, sizeof h.block);
   h.shared_bytes = f.shared_bytes;
   h.kind = static_cast<uint16_t>(f.kind);
-  h.flags = static_cast<uint8_t>((f.cooperative ? kCooperative : 0) | (f.via_extra ? kViaExtra : 0) |
-                                 (f.has_layout ? kHasLayout : 0) | (f.has_params ? kHasParams : 0));
+  h.flags =
+      static_cast<uint8_t>((f.cooperative ? kCooperative : 0) | (f.via_extra ? kViaExtra : 0) |
+                           (f.has_layout ? kHasLayout : 0) | (f.has_params ? kHasParams : 0));
   h.api_len = static_cast<uint32_t>(f.api_name.size());
   h.name_len = static_cast<uint32_t>(f.kernel_name.size());
   h.layout_count = static_cast<uint32_t>(f.layout.size());
@@ -407,17 +411,21 @@ struct ReadEntry {
   uint32_t size = 0;  // bytes the entry takes in the call buffer
 };
 
-Status read_launch_entry(const uint8_t* p, size_t left, size_t at, std::vector<LaunchParamSlot>& layout,
+Status read_launch_entry(const uint8_t* p, size_t left, size_t at,
+                         std::vector<LaunchParamSlot>& layout,
                          std::vector<LaunchAttributeFields>& attributes, ReadEntry& entry) {
   EntryHead h;
   if (left < sizeof h) {
-    return Status::error(ErrorCode::kMalformed, "call buffer: truncated launch entry at byte " + std::to_string(at));
+    return Status::error(ErrorCode::kMalformed,
+                         "call buffer: truncated launch entry at byte " + std::to_string(at));
   }
   std::memcpy(&h, p, sizeof h);
   if (h.size > left || h.size < sizeof h ||
-      sizeof h + uint64_t{h.layout_count} * sizeof(LaunchParamSlot) + h.attribute_bytes + h.params_size +
-              h.api_len + h.name_len > h.size) {
-    return Status::error(ErrorCode::kMalformed, "call buffer: launch entry sizes wrong at byte " + std::to_string(at));
+      sizeof h + uint64_t{h.layout_count} * sizeof(LaunchParamSlot) + h.attribute_bytes +
+              h.params_size + h.api_len + h.name_len >
+          h.size) {
+    return Status::error(ErrorCode::kMalformed,
+                         "call buffer: launch entry sizes wrong at byte " + std::to_string(at));
   }
   const uint8_t* q = p + sizeof h;
   layout.resize(h.layout_count);
@@ -427,11 +435,14 @@ Status read_launch_entry(const uint8_t* p, size_t left, size_t at, std::vector<L
   const uint8_t* attr_end = q + h.attribute_bytes;
   for (auto& a : attributes) {
     uint32_t words[2];
-    if (attr_end - q < 8) return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
+    if (attr_end - q < 8)
+      return Status::error(ErrorCode::kMalformed,
+                           "call buffer: bad launch attributes at byte " + std::to_string(at));
     std::memcpy(words, q, sizeof words);
     q += 8;
     if (static_cast<size_t>(attr_end - q) < words[1]) {
-      return Status::error(ErrorCode::kMalformed, "call buffer: bad launch attributes at byte " + std::to_string(at));
+      return Status::error(ErrorCode::kMalformed,
+                           "call buffer: bad launch attributes at byte " + std::to_string(at));
     }
     a.id = words[0];
     a.value = std::span<const uint8_t>(q, words[1]);
@@ -484,7 +495,8 @@ Status append_launch_record(const ReadEntry& entry, BufferPool& pool, ByteBuffer
     return Status::ok();
   }
   try {
-    if (!scratch) scratch = std::make_unique<capnp::word[]>(kFirstSegmentWords);  // value-initialised: zero
+    if (!scratch)
+      scratch = std::make_unique<capnp::word[]>(kFirstSegmentWords);  // value-initialised: zero
     capnp::MallocMessageBuilder message(kj::arrayPtr(scratch.get(), kFirstSegmentWords));
     auto record = message.initRoot<schema::CallRecord>();
     build_launch_record(f, record);
@@ -496,7 +508,8 @@ Status append_launch_record(const ReadEntry& entry, BufferPool& pool, ByteBuffer
     write_framed(segments, out.data() + out.size());
     out.set_size(out.size() + n);
   } catch (const kj::Exception& e) {
-    return Status::error(ErrorCode::kMalformed, std::string("launch record: ") + e.getDescription().cStr())
+    return Status::error(ErrorCode::kMalformed,
+                         std::string("launch record: ") + e.getDescription().cStr())
         .at_call(entry.seq);
   }
   return Status::ok();
@@ -506,7 +519,8 @@ Status append_launch_record(const ReadEntry& entry, BufferPool& pool, ByteBuffer
 
 Status expand_launch_entries(std::span<const uint8_t> in, BufferPool& pool, ByteBuffer& out) {
   out = pool.acquire(in.size() + in.size() / 2 + 4096);  // records are ~1.3x their entries
-  std::unique_ptr<capnp::word[]> scratch;  // the builder's first segment, only for oversized records
+  std::unique_ptr<capnp::word[]>
+      scratch;  // the builder's first segment, only for oversized records
   std::vector<LaunchParamSlot> layout;
   std::vector<LaunchAttributeFields> attributes;
   ReadEntry entry;
@@ -519,7 +533,8 @@ Status expand_launch_entries(std::span<const uint8_t> in, BufferPool& pool, Byte
     if (first != kLaunchEntryMarker) {
       size_t n = framed_message_size(p, left);
       if (n == 0) {
-        return Status::error(ErrorCode::kMalformed, "call buffer: malformed message at byte " + std::to_string(at));
+        return Status::error(ErrorCode::kMalformed,
+                             "call buffer: malformed message at byte " + std::to_string(at));
       }
       reserve_out(pool, out, n);
       std::memcpy(out.data() + out.size(), p, n);

@@ -1,7 +1,7 @@
 // Reader access paths: calls, launches, blobs, stats.
-#include <algorithm>
-
 #include <capnp/schema.h>
+
+#include <algorithm>
 
 #include "reader_impl.h"
 
@@ -11,9 +11,12 @@ namespace cusnap::format {
 
 const char* integrity_name(Integrity integrity) {
   switch (integrity) {
-    case Integrity::kWhole: return "whole";
-    case Integrity::kTruncated: return "truncated";
-    case Integrity::kCorrupt: return "corrupt";
+    case Integrity::kWhole:
+      return "whole";
+    case Integrity::kTruncated:
+      return "truncated";
+    case Integrity::kCorrupt:
+      return "corrupt";
   }
   return "unknown";
 }
@@ -79,7 +82,7 @@ void walk_all_fields(capnp::DynamicStruct::Reader reader) {
   for (auto field : reader.getSchema().getNonUnionFields()) {
     if (reader.has(field)) walk_value(reader.get(field));
   }
-  KJ_IF_MAYBE(active, reader.which()) {
+  KJ_IF_MAYBE (active, reader.which()) {
     if (reader.has(*active)) walk_value(reader.get(*active));
   }
 }
@@ -134,7 +137,8 @@ Result<std::shared_ptr<const DecodedCallFrame>> Reader::Impl::decode_call_frame(
   auto frame = std::make_shared<DecodedCallFrame>();
   frame->payload = std::move(payload.value());
   frame->first_seq = h.value().first_seq;
-  Status st = split_calls(h.value(), frame->payload, capnp_options(), frame->starts, nullptr, false);
+  Status st =
+      split_calls(h.value(), frame->payload, capnp_options(), frame->starts, nullptr, false);
   if (!st.is_ok()) return st.in_file(src->name()).in_frame(pos).at_offset(index.frames[pos].offset);
   cached = frame;
   cached_index = pos;
@@ -151,7 +155,8 @@ Result<CallRef> Reader::Impl::make_call_ref(std::shared_ptr<const DecodedCallFra
   state->message = frame->payload.words.asPtr().slice(frame->starts[i], frame->starts[i + 1]);
   state->frame = std::move(frame);
   try {
-    state->reader = std::make_unique<capnp::FlatArrayMessageReader>(state->message, capnp_options());
+    state->reader =
+        std::make_unique<capnp::FlatArrayMessageReader>(state->message, capnp_options());
   } catch (const kj::Exception& e) {
     return Status::error(ErrorCode::kMalformed, e.getDescription().cStr()).at_call(seq);
   }
@@ -218,9 +223,8 @@ Result<CallRef> Reader::call(uint64_t seq) {
   const auto& frames = impl_->index.frames;
   auto& calls = impl_->call_frames;
   // First call frame whose last_seq >= seq.
-  auto it = std::lower_bound(calls.begin(), calls.end(), seq, [&](uint32_t f, uint64_t s) {
-    return frames[f].last_seq < s;
-  });
+  auto it = std::lower_bound(calls.begin(), calls.end(), seq,
+                             [&](uint32_t f, uint64_t s) { return frames[f].last_seq < s; });
   if (it == calls.end() || frames[*it].first_seq > seq) {
     return Status::error(ErrorCode::kNotFound, "no frame holds this call").at_call(seq);
   }
@@ -282,7 +286,9 @@ Status Reader::read_blob_chunks(
     if (fh.kind != FrameKind::kBlob || fh.blob_id != id || fh.chunk_offset != c.chunk_offset ||
         fh.blob_size != blob->size) {
       return Status::error(ErrorCode::kCorrupt, "blob frame does not belong to this blob")
-          .in_file(path()).in_frame(c.frame).at_offset(impl_->index.frames[c.frame].offset);
+          .in_file(path())
+          .in_frame(c.frame)
+          .at_offset(impl_->index.frames[c.frame].offset);
     }
     auto payload = impl_->read_payload(fh, impl_->index.frames[c.frame].offset, c.frame);
     if (!payload) return payload.status();

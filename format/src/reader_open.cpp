@@ -26,11 +26,13 @@ uint64_t trailing_zero_start(const detail::ByteSource& src) {
 
 }  // namespace
 
-Result<FrameHeader> Reader::Impl::read_frame_header(uint64_t offset, uint64_t expected_index) const {
+Result<FrameHeader> Reader::Impl::read_frame_header(uint64_t offset,
+                                                    uint64_t expected_index) const {
   uint8_t buf[kFrameHeaderSize];
   Status st = src->read(offset, {buf, kFrameHeaderSize});
   if (!st.is_ok()) return st.in_frame(expected_index);
-  auto decoded = FrameHeader::decode(std::span<const uint8_t, kFrameHeaderSize>(buf, kFrameHeaderSize));
+  auto decoded =
+      FrameHeader::decode(std::span<const uint8_t, kFrameHeaderSize>(buf, kFrameHeaderSize));
   if (!decoded) {
     return decoded.status().in_file(src->name()).in_frame(expected_index).at_offset(offset);
   }
@@ -51,7 +53,8 @@ Result<FrameHeader> Reader::Impl::read_frame_header(uint64_t offset, uint64_t ex
         .expected_found(std::to_string(h.stored_size) + " payload bytes",
                         std::to_string(src->size() - after));
   }
-  if (h.raw_size > options.max_frame_raw_bytes || h.stored_size > options.max_frame_raw_bytes + (1u << 20)) {
+  if (h.raw_size > options.max_frame_raw_bytes ||
+      h.stored_size > options.max_frame_raw_bytes + (1u << 20)) {
     return Status::error(ErrorCode::kLimitExceeded, "frame larger than the reader's limit")
         .in_file(src->name())
         .in_frame(expected_index)
@@ -76,14 +79,16 @@ Result<Payload> Reader::Impl::read_payload(const FrameHeader& h, uint64_t offset
     if (!st.is_ok()) return context(st);
     uint64_t actual = checksum64(dst);
     if (actual != h.payload_checksum) {
-      return context(Status::error(ErrorCode::kCorrupt, "payload checksum mismatch")
-                         .expected_found(std::to_string(h.payload_checksum), std::to_string(actual)));
+      return context(
+          Status::error(ErrorCode::kCorrupt, "payload checksum mismatch")
+              .expected_found(std::to_string(h.payload_checksum), std::to_string(actual)));
     }
     return out;
   }
   out.size = static_cast<size_t>(h.raw_size);
   out.words = kj::heapArray<capnp::word>((out.size + 7) / 8);
-  if (out.words.size() > 0) std::memset(out.words.begin(), 0, out.words.size() * sizeof(capnp::word));
+  if (out.words.size() > 0)
+    std::memset(out.words.begin(), 0, out.words.size() * sizeof(capnp::word));
   uint8_t* dst = out.words.asBytes().begin();
   std::vector<uint8_t> stored;
   std::span<uint8_t> stored_span;
@@ -121,7 +126,8 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
   try {
     while (pos < words.size()) {
       if (starts.size() == h.record_count) {
-        return Status::error(ErrorCode::kMalformed, "more records in the frame than its header says")
+        return Status::error(ErrorCode::kMalformed,
+                             "more records in the frame than its header says")
             .at_call(expect);
       }
       capnp::FlatArrayMessageReader reader(words.slice(pos, words.size()), opts);
@@ -187,7 +193,8 @@ Status Reader::Impl::load_footer() {
   auto trailer = Trailer::decode(std::span<const uint8_t, kTrailerSize>(buf, kTrailerSize));
   if (!trailer) return trailer.status();
   const Trailer& t = trailer.value();
-  if (t.trailer_offset != size - kTrailerSize || t.index_offset < kFileHeaderSize + kFrameHeaderSize ||
+  if (t.trailer_offset != size - kTrailerSize ||
+      t.index_offset < kFileHeaderSize + kFrameHeaderSize ||
       t.index_offset > t.trailer_offset - kFrameHeaderSize) {
     return Status::error(ErrorCode::kMalformed, "trailer offsets do not fit the file");
   }
@@ -195,7 +202,8 @@ Status Reader::Impl::load_footer() {
   uint8_t hbuf[kFrameHeaderSize];
   st = src->read(t.index_offset, {hbuf, kFrameHeaderSize});
   if (!st.is_ok()) return st;
-  auto raw_header = FrameHeader::decode(std::span<const uint8_t, kFrameHeaderSize>(hbuf, kFrameHeaderSize));
+  auto raw_header =
+      FrameHeader::decode(std::span<const uint8_t, kFrameHeaderSize>(hbuf, kFrameHeaderSize));
   if (!raw_header) return raw_header.status();
   auto header = read_frame_header(t.index_offset, raw_header.value().frame_index);
   if (!header) return header.status();
@@ -210,7 +218,8 @@ Status Reader::Impl::load_footer() {
                                    options.traversal_limit_words, options.nesting_limit);
   if (!data) return data.status();
   if (data.value().frames.size() != h.frame_index) {
-    return Status::error(ErrorCode::kMalformed, "index frame number disagrees with the frame count");
+    return Status::error(ErrorCode::kMalformed,
+                         "index frame number disagrees with the frame count");
   }
   adopt_index(std::move(data.value()));
   recovery = IntegrityReport{};
@@ -234,7 +243,7 @@ ScanResult Reader::Impl::scan(bool deep,
   uint64_t next_seq = 0;
   uint64_t next_launch = 0;
   idx.kind_counts.assign(call_kind_count(), 0);
-  std::unordered_map<BlobId, size_t, BlobIdHash> blob_at;   // complete or in progress
+  std::unordered_map<BlobId, size_t, BlobIdHash> blob_at;    // complete or in progress
   std::unordered_map<BlobId, uint64_t, BlobIdHash> covered;  // in-progress blobs: bytes so far
   std::unordered_map<BlobId, std::unique_ptr<BlobHasher>, BlobIdHash> hashers;
   std::vector<BlobInfo> blobs;
@@ -254,20 +263,24 @@ ScanResult Reader::Impl::scan(bool deep,
     if (offset == size) {
       stop(Integrity::kTruncated,
            Status::error(ErrorCode::kTruncated, "file ends before the index frame")
-               .in_file(src->name()).at_offset(offset));
+               .in_file(src->name())
+               .at_offset(offset));
       break;
     }
     if (size - offset < kFrameHeaderSize) {
       stop(Integrity::kTruncated,
            Status::error(ErrorCode::kTruncated, "file ends inside a frame header")
-               .in_file(src->name()).in_frame(frame_index).at_offset(offset));
+               .in_file(src->name())
+               .in_frame(frame_index)
+               .at_offset(offset));
       break;
     }
     auto header = read_frame_header(offset, frame_index);
     if (!header) {
       Status s = header.status();
       if (s.code() == ErrorCode::kTruncated ||
-          (s.code() == ErrorCode::kCorrupt && trailing_zero_start(*src) < offset + kFrameHeaderSize)) {
+          (s.code() == ErrorCode::kCorrupt &&
+           trailing_zero_start(*src) < offset + kFrameHeaderSize)) {
         stop(Integrity::kTruncated, s);
       } else {
         stop(Integrity::kCorrupt, s);
@@ -276,9 +289,11 @@ ScanResult Reader::Impl::scan(bool deep,
     }
     const FrameHeader& h = header.value();
     if ((frame_index == 0) != (h.kind == FrameKind::kHeader)) {
-      stop(Integrity::kCorrupt, Status::error(ErrorCode::kMalformed,
-                                              "header frame must be frame 0 and only frame 0")
-                                    .in_file(src->name()).in_frame(frame_index).at_offset(offset));
+      stop(Integrity::kCorrupt,
+           Status::error(ErrorCode::kMalformed, "header frame must be frame 0 and only frame 0")
+               .in_file(src->name())
+               .in_frame(frame_index)
+               .at_offset(offset));
       break;
     }
     // Blob contents only matter to a deep scan; otherwise their checksum is enough.
@@ -339,10 +354,11 @@ ScanResult Reader::Impl::scan(bool deep,
       BlobInfo& b = blobs[it->second];
       auto cov = covered.find(h.blob_id);
       if (cov == covered.end() || b.size != h.blob_size || cov->second != h.chunk_offset) {
-        problem = Status::error(ErrorCode::kMalformed, "blob chunk out of order or duplicated")
-                      .expected_found(cov == covered.end() ? "no further chunk"
-                                                           : "chunk at " + std::to_string(cov->second),
-                                      "chunk at " + std::to_string(h.chunk_offset));
+        problem =
+            Status::error(ErrorCode::kMalformed, "blob chunk out of order or duplicated")
+                .expected_found(cov == covered.end() ? "no further chunk"
+                                                     : "chunk at " + std::to_string(cov->second),
+                                "chunk at " + std::to_string(h.chunk_offset));
       } else {
         b.chunks.push_back(BlobChunkRef{frame_pos, h.chunk_offset});
         b.stored_bytes += h.stored_size;
@@ -378,21 +394,25 @@ ScanResult Reader::Impl::scan(bool deep,
         }
       }
       if (!problem.is_ok()) {
-        stop(Integrity::kCorrupt, problem.in_file(src->name()).in_frame(frame_index).at_offset(offset));
+        stop(Integrity::kCorrupt,
+             problem.in_file(src->name()).in_frame(frame_index).at_offset(offset));
         break;
       }
       // A clean file ends with exactly the trailer after the index frame.
       if (size - end < kTrailerSize) {
         offset = end;
         ++frame_index;
-        stop(Integrity::kTruncated, Status::error(ErrorCode::kTruncated, "file ends inside the trailer")
-                                        .in_file(src->name()).at_offset(end));
+        stop(Integrity::kTruncated,
+             Status::error(ErrorCode::kTruncated, "file ends inside the trailer")
+                 .in_file(src->name())
+                 .at_offset(end));
         break;
       }
       uint8_t tbuf[kTrailerSize];
       Status rs = src->read(end, {tbuf, kTrailerSize});
-      auto trailer = rs.is_ok() ? Trailer::decode(std::span<const uint8_t, kTrailerSize>(tbuf, kTrailerSize))
-                                : Result<Trailer>(rs);
+      auto trailer =
+          rs.is_ok() ? Trailer::decode(std::span<const uint8_t, kTrailerSize>(tbuf, kTrailerSize))
+                     : Result<Trailer>(rs);
       Status bad;
       if (!trailer) {
         bad = trailer.status();
@@ -403,8 +423,10 @@ ScanResult Reader::Impl::scan(bool deep,
       if (!bad.is_ok()) {
         offset = end;
         ++frame_index;
-        stop(Integrity::kCorrupt, Status::error(ErrorCode::kCorrupt, "bad trailer: " + bad.message())
-                                      .in_file(src->name()).at_offset(end));
+        stop(Integrity::kCorrupt,
+             Status::error(ErrorCode::kCorrupt, "bad trailer: " + bad.message())
+                 .in_file(src->name())
+                 .at_offset(end));
         rep.bad_frame.reset();
         break;
       }
@@ -414,7 +436,8 @@ ScanResult Reader::Impl::scan(bool deep,
       break;
     }
     if (!problem.is_ok()) {
-      stop(Integrity::kCorrupt, problem.in_file(src->name()).in_frame(frame_index).at_offset(offset));
+      stop(Integrity::kCorrupt,
+           problem.in_file(src->name()).in_frame(frame_index).at_offset(offset));
       break;
     }
     idx.frames.push_back(info);
@@ -433,7 +456,8 @@ ScanResult Reader::Impl::scan(bool deep,
   return out;
 }
 
-Result<std::unique_ptr<Reader>> Reader::open(const std::string& path, const ReaderOptions& options) {
+Result<std::unique_ptr<Reader>> Reader::open(const std::string& path,
+                                             const ReaderOptions& options) {
   auto src = detail::open_file_source(path);
   if (!src) return src.status();
   auto impl = std::make_unique<Impl>();
@@ -475,7 +499,9 @@ Result<std::unique_ptr<Reader>> Reader::open_impl(std::unique_ptr<Impl> impl) {
   if (!h0) return h0.status();
   if (h0.value().kind != FrameKind::kHeader) {
     return Status::error(ErrorCode::kMalformed, "frame 0 is not the header frame")
-        .in_file(name).in_frame(0).at_offset(kFileHeaderSize);
+        .in_file(name)
+        .in_frame(0)
+        .at_offset(kFileHeaderSize);
   }
   auto p0 = impl->read_payload(h0.value(), kFileHeaderSize, 0);
   if (!p0) return p0.status();
@@ -483,7 +509,8 @@ Result<std::unique_ptr<Reader>> Reader::open_impl(std::unique_ptr<Impl> impl) {
   try {
     if (impl->header_payload.size % sizeof(capnp::word) != 0) {
       return Status::error(ErrorCode::kMalformed, "header frame size is not a multiple of 8")
-          .in_file(name).in_frame(0);
+          .in_file(name)
+          .in_frame(0);
     }
     impl->header_reader = std::make_unique<capnp::FlatArrayMessageReader>(
         impl->header_payload.words.asPtr(), impl->capnp_options());
@@ -491,15 +518,15 @@ Result<std::unique_ptr<Reader>> Reader::open_impl(std::unique_ptr<Impl> impl) {
   } catch (const kj::Exception& e) {
     return Status::error(ErrorCode::kMalformed,
                          std::string("invalid header message: ") + e.getDescription().cStr())
-        .in_file(name).in_frame(0);
+        .in_file(name)
+        .in_frame(0);
   }
   // walk_all_fields consumed traversal budget; give the header a fresh reader for its users.
   impl->header_reader = std::make_unique<capnp::FlatArrayMessageReader>(
       impl->header_payload.words.asPtr(), impl->capnp_options());
 
-  Status footer = impl->options.use_footer
-                      ? impl->load_footer()
-                      : Status::error(ErrorCode::kNotFound, "footer not used");
+  Status footer = impl->options.use_footer ? impl->load_footer()
+                                           : Status::error(ErrorCode::kNotFound, "footer not used");
   if (!footer.is_ok()) {
     ScanResult scanned = impl->scan(false, {});
     impl->adopt_index(std::move(scanned.index));

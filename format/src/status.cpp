@@ -4,18 +4,30 @@ namespace cusnap::format {
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kIo: return "io error";
-    case ErrorCode::kNotACapture: return "not a capture";
-    case ErrorCode::kUnsupportedVersion: return "unsupported version";
-    case ErrorCode::kTruncated: return "truncated";
-    case ErrorCode::kCorrupt: return "corrupt";
-    case ErrorCode::kMalformed: return "malformed";
-    case ErrorCode::kLimitExceeded: return "limit exceeded";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kWouldBlock: return "would block";
-    case ErrorCode::kClosed: return "closed";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kIo:
+      return "io error";
+    case ErrorCode::kNotACapture:
+      return "not a capture";
+    case ErrorCode::kUnsupportedVersion:
+      return "unsupported version";
+    case ErrorCode::kTruncated:
+      return "truncated";
+    case ErrorCode::kCorrupt:
+      return "corrupt";
+    case ErrorCode::kMalformed:
+      return "malformed";
+    case ErrorCode::kLimitExceeded:
+      return "limit exceeded";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kWouldBlock:
+      return "would block";
+    case ErrorCode::kClosed:
+      return "closed";
   }
   return "unknown error";
 }

@@ -1,5 +1,6 @@
 #include "cusnap/format/writer.h"
 
+#include <capnp/schema.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
-
-#include <capnp/schema.h>
 
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/header_info.h"
@@ -31,13 +30,12 @@ class Writer::Impl {
   Impl(int fd, std::string path, const WriterOptions& options)
       : fd_(fd), path_(std::move(path)), options_(options) {}
 
-  ~Impl() {
-    close();
-  }
+  ~Impl() { close(); }
 
   Status start(capnp::MessageBuilder& header);
   // `root`: the record's root, or nullptr to look it up.
-  Result<uint64_t> append(capnp::MessageBuilder& record, schema::CallRecord::Builder* root, bool block);
+  Result<uint64_t> append(capnp::MessageBuilder& record, schema::CallRecord::Builder* root,
+                          bool block);
   Result<uint64_t> append_launch(const LaunchFields& fields, bool block);
   Result<BlobId> put_blob(std::span<const uint8_t> bytes, bool block);
   bool has_blob(const BlobId& id) const {
@@ -129,9 +127,8 @@ Status Writer::Impl::start(capnp::MessageBuilder& header_message) {
   const std::vector<uint8_t>& payload = zstd ? stored : raw;
   size_t frame_at = buf.size();
   buf.resize(frame_at + kFrameHeaderSize);
-  detail::encode_frame_header(h, payload,
-                              std::span<uint8_t, kFrameHeaderSize>(buf.data() + frame_at,
-                                                                   kFrameHeaderSize));
+  detail::encode_frame_header(
+      h, payload, std::span<uint8_t, kFrameHeaderSize>(buf.data() + frame_at, kFrameHeaderSize));
   buf.insert(buf.end(), payload.begin(), payload.end());
   Status st = detail::write_all(fd_, buf.data(), buf.size(), path_);
   if (!st.is_ok()) return st;
@@ -147,15 +144,18 @@ Status Writer::Impl::start(capnp::MessageBuilder& header_message) {
 
   detail::PipelineOptions po;
   po.compression_level = options_.compression_level;
-  po.call_compression_level = std::min(options_.compression_level, std::max(options_.call_compression_level, 0));
-  po.threads = options_.compression_threads != 0 ? options_.compression_threads
-                                                 : std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  po.call_compression_level =
+      std::min(options_.compression_level, std::max(options_.call_compression_level, 0));
+  po.threads = options_.compression_threads != 0
+                   ? options_.compression_threads
+                   : std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
   po.max_queued_bytes = options_.max_queued_bytes;
   // Enough recycled buffers for every worker's chunk copy and output plus some slack, never more
   // than the queue could hold anyway.
-  po.pool_idle_bytes = std::min(options_.max_queued_bytes,
-                                2 * (size_t{po.threads} + 2) *
-                                    std::bit_ceil(std::max<size_t>(options_.blob_chunk_bytes, 4096)));
+  po.pool_idle_bytes =
+      std::min(options_.max_queued_bytes,
+               2 * (size_t{po.threads} + 2) *
+                   std::bit_ceil(std::max<size_t>(options_.blob_chunk_bytes, 4096)));
   pipeline_ = std::make_unique<FramePipeline>(fd_, path_, po, 1, buf.size(), std::move(index));
   kind_counts_.assign(capnp::Schema::from<schema::CallRecord>().getUnionFields().size(), 0);
   call_buf_capacity_ = std::bit_ceil(options_.call_frame_bytes + (64u << 10));
@@ -164,11 +164,11 @@ Status Writer::Impl::start(capnp::MessageBuilder& header_message) {
   return Status::ok();
 }
 
-
 void Writer::Impl::ticker_main() {
   // Four looks per interval: a frame is sealed at most 1.25 intervals after its first record
   // (waking once per interval could leave it for almost two).
-  const auto tick = std::max<std::chrono::milliseconds>(options_.flush_interval / 4, std::chrono::milliseconds(1));
+  const auto tick = std::max<std::chrono::milliseconds>(options_.flush_interval / 4,
+                                                        std::chrono::milliseconds(1));
   std::unique_lock lock(tick_mu_);
   while (!tick_stop_) {
     tick_cv_.wait_for(lock, tick);
@@ -253,15 +253,16 @@ uint8_t* Writer::Impl::room_locked(size_t bytes) {
   return call_buf_.data() + used;
 }
 
-Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record, schema::CallRecord::Builder* given,
-                                      bool block) {
+Result<uint64_t> Writer::Impl::append(capnp::MessageBuilder& record,
+                                      schema::CallRecord::Builder* given, bool block) {
   std::lock_guard lock(call_mu_);
   if (Status st = begin_append_locked(block); !st.is_ok()) return st;
   uint64_t seq = next_seq_;
   size_t before = call_buf_.size();
   uint16_t which = 0;
   try {
-    schema::CallRecord::Builder root = given != nullptr ? *given : record.getRoot<schema::CallRecord>();
+    schema::CallRecord::Builder root =
+        given != nullptr ? *given : record.getRoot<schema::CallRecord>();
     root.setSeq(seq);
     which = static_cast<uint16_t>(root.which());
     if (root.isLaunch()) {
@@ -314,7 +315,8 @@ Result<BlobId> Writer::Impl::put_blob(std::span<const uint8_t> bytes, bool block
       // Another thread is queueing the same bytes: wait until its frames are queued, so that our
       // caller's record cannot reach the file before them.
       if (!block) {
-        return Status::error(ErrorCode::kWouldBlock, "the same blob is being stored by another thread");
+        return Status::error(ErrorCode::kWouldBlock,
+                             "the same blob is being stored by another thread");
       }
       blob_cv_.wait(lock);
     }
@@ -446,7 +448,8 @@ Status Writer::Impl::close() {
     const std::vector<uint8_t>& payload = zstd ? stored : raw;
     uint64_t index_offset = pipeline_->file_offset();
     std::vector<uint8_t> buf(kFrameHeaderSize);
-    detail::encode_frame_header(h, payload, std::span<uint8_t, kFrameHeaderSize>(buf.data(), kFrameHeaderSize));
+    detail::encode_frame_header(h, payload,
+                                std::span<uint8_t, kFrameHeaderSize>(buf.data(), kFrameHeaderSize));
     buf.insert(buf.end(), payload.begin(), payload.end());
     Trailer t;
     t.index_offset = index_offset;
@@ -456,13 +459,14 @@ Status Writer::Impl::close() {
     t.encode(std::span<uint8_t, kTrailerSize>(buf.data() + at, kTrailerSize));
     close_status_ = detail::write_all(fd_, buf.data(), buf.size(), path_);
     if (close_status_.is_ok() && options_.sync_on_flush && ::fdatasync(fd_) != 0) {
-      close_status_ = Status::error(ErrorCode::kIo, std::string("fdatasync: ") + std::strerror(errno))
-                          .in_file(path_);
+      close_status_ =
+          Status::error(ErrorCode::kIo, std::string("fdatasync: ") + std::strerror(errno))
+              .in_file(path_);
     }
   }
   if (fd_ >= 0 && ::close(fd_) != 0 && close_status_.is_ok()) {
-    close_status_ = Status::error(ErrorCode::kIo, std::string("close: ") + std::strerror(errno))
-                        .in_file(path_);
+    close_status_ =
+        Status::error(ErrorCode::kIo, std::string("close: ") + std::strerror(errno)).in_file(path_);
   }
   fd_ = -1;
   return close_status_;
@@ -531,13 +535,16 @@ Result<std::unique_ptr<Writer>> Writer::create_fd(int fd, std::string display_na
 Result<uint64_t> Writer::append_call(capnp::MessageBuilder& record) {
   return impl_->append(record, nullptr, true);
 }
-Result<uint64_t> Writer::append_call(capnp::MessageBuilder& record, schema::CallRecord::Builder root) {
+Result<uint64_t> Writer::append_call(capnp::MessageBuilder& record,
+                                     schema::CallRecord::Builder root) {
   return impl_->append(record, &root, true);
 }
 Result<uint64_t> Writer::try_append_call(capnp::MessageBuilder& record) {
   return impl_->append(record, nullptr, false);
 }
-Result<uint64_t> Writer::append_launch(const LaunchFields& fields) { return impl_->append_launch(fields, true); }
+Result<uint64_t> Writer::append_launch(const LaunchFields& fields) {
+  return impl_->append_launch(fields, true);
+}
 
 Result<uint64_t> Writer::append_tool_event(uint16_t kind, const std::string& message,
                                            uint64_t thread_id) {

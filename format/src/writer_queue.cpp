@@ -1,12 +1,12 @@
 #include "writer_queue.h"
 
-#include "launch_entry.h"
-
 #include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "launch_entry.h"
 
 namespace cusnap::format::detail {
 
@@ -147,11 +147,11 @@ Status FramePipeline::compress_job(FrameJob& job, ZstdCompressor& compressor) {
   // zstd must save at least 1/64 of the bytes, so its output never needs more room than that;
   // on incompressible input it stops with dstSize_tooSmall instead of filling a larger buffer.
   size_t limit = input.size() - input.size() / 64;
-  int level = job.header.kind == FrameKind::kCalls ? options_.call_compression_level : options_.compression_level;
+  int level = job.header.kind == FrameKind::kCalls ? options_.call_compression_level
+                                                   : options_.compression_level;
   if (level > 0 && limit > 1) {
     job.stored = pool_.acquire(limit - 1);
-    size_t n = compressor.compress_into(input, level, job.stored.data(),
-                                        limit - 1);
+    size_t n = compressor.compress_into(input, level, job.stored.data(), limit - 1);
     if (n > 0) {
       job.stored.set_size(n);
       job.header.codec = Codec::kZstd;
@@ -263,8 +263,9 @@ void FramePipeline::writer_main() {
   std::vector<std::unique_ptr<FrameJob>> batch;
   std::unique_lock lock(mu_);
   for (;;) {
-    done_cv_.wait(lock, [&] { return (!jobs_.empty() && jobs_.front()->compressed) ||
-                                     (stopping_ && jobs_.empty()); });
+    done_cv_.wait(lock, [&] {
+      return (!jobs_.empty() && jobs_.front()->compressed) || (stopping_ && jobs_.empty());
+    });
     if (jobs_.empty()) return;  // stopping and nothing left
     size_t batch_bytes = 0;
     while (!jobs_.empty() && jobs_.front()->compressed && batch.size() < kMaxBatchFrames &&

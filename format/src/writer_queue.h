@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "buffer_pool.h"
 #include "cusnap/format/container.h"
 #include "cusnap/format/index.h"
 #include "cusnap/format/status.h"
-#include "buffer_pool.h"
 #include "internal.h"
 
 namespace cusnap::format::detail {
@@ -59,17 +59,17 @@ struct FrameJob {
     }
   }
 
-  FrameHeader header;            // kind and kind-specific fields; the rest is filled in later
+  FrameHeader header;               // kind and kind-specific fields; the rest is filled in later
   std::vector<uint8_t> call_bytes;  // call frames: the serialized records
-  ByteBuffer copy;               // a blob chunk copied from the caller (pooled)
+  ByteBuffer copy;                  // a blob chunk copied from the caller (pooled)
   // The uncompressed payload: call_bytes, copy, or the caller's memory while `borrow` is set.
   std::span<const uint8_t> input;
-  ByteBuffer stored;             // compressed payload when header.codec == kZstd (pooled)
+  ByteBuffer stored;              // compressed payload when header.codec == kZstd (pooled)
   BorrowLatch* borrow = nullptr;  // released (once) when the job stops reading `input`
   std::vector<std::pair<uint64_t, uint64_t>> launches;  // (ordinal, seq) in a call frame
-  size_t reserved = 0;           // queue bytes this job holds (released once written)
-  bool compressed = false;       // the compression step has run (stored_size, checksum are set)
-  bool launch_entries = false;   // call frames: `copy` holds deferred launch entries to expand first
+  size_t reserved = 0;          // queue bytes this job holds (released once written)
+  bool compressed = false;      // the compression step has run (stored_size, checksum are set)
+  bool launch_entries = false;  // call frames: `copy` holds deferred launch entries to expand first
 };
 
 struct PipelineOptions {
@@ -137,19 +137,20 @@ class FramePipeline {
   std::condition_variable done_cv_;   // writer thread: the front job is compressed, or stopping
   std::condition_variable space_cv_;  // producers: queue room, drained, or failed
   std::deque<std::unique_ptr<FrameJob>> jobs_;
-  size_t next_to_compress_ = 0;       // index into jobs_ of the first job nobody has taken
+  size_t next_to_compress_ = 0;  // index into jobs_ of the first job nobody has taken
   size_t queued_bytes_ = 0;
   uint64_t pushed_ = 0;
   uint64_t written_ = 0;
   bool stopping_ = false;
   Status status_;
-  std::atomic<bool> failed_{false};  // !status_.is_ok(), readable without mu_ (set once, never cleared)
+  std::atomic<bool> failed_{
+      false};  // !status_.is_ok(), readable without mu_ (set once, never cleared)
 
   uint64_t next_frame_index_;
-  uint64_t offset_;        // writer thread only (read after stop)
-  uint64_t file_bytes_;    // guarded by mu_
-  uint64_t blob_bytes_stored_ = 0;  // guarded by mu_
-  IndexData index_;        // writer thread only (read after stop)
+  uint64_t offset_;                                          // writer thread only (read after stop)
+  uint64_t file_bytes_;                                      // guarded by mu_
+  uint64_t blob_bytes_stored_ = 0;                           // guarded by mu_
+  IndexData index_;                                          // writer thread only (read after stop)
   std::unordered_map<BlobId, size_t, BlobIdHash> blob_pos_;  // id -> index_.blobs (writer thread)
 
   std::vector<std::thread> workers_;

@@ -17,6 +17,9 @@ void begun(CUresult result) {
 
 namespace hooks {
 
+// The hook macros' two parenthesised lists are not stable under clang-format.
+// clang-format off
+
 CUSNAP_POST_HOOK(cuStreamBeginCapture)(CallScope&, CUresult result, CUstream) { begun(result); }
 
 CUSNAP_POST_HOOK(cuStreamBeginCapture_v2)(CallScope&, CUresult result, CUstream, CUstreamCaptureMode) {
@@ -32,6 +35,8 @@ CUSNAP_POST_HOOK(cuStreamEndCapture)(CallScope&, CUresult, CUstream, CUgraph*) {
   // Ends the capture whether or not it succeeded (an invalidated capture returns an error).
   if (g_stream_captures.load(std::memory_order_relaxed) > 0) g_stream_captures.fetch_sub(1, std::memory_order_relaxed);
 }
+
+// clang-format on
 
 }  // namespace hooks
 }  // namespace cusnap::icpt

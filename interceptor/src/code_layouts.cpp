@@ -21,9 +21,9 @@ bool load(std::span<const uint8_t> bytes, uint64_t offset, T* out) {
 
 constexpr uint32_t kElfSectionNames = 0;  // sh_name offset field
 constexpr std::string_view kNvInfoPrefix = ".nv.info.";
-constexpr uint8_t kFormatSval = 4;          // record carries `value` bytes of data
-constexpr uint8_t kAttrKparamInfo = 0x17;   // EIATTR_KPARAM_INFO
-constexpr uint8_t kAttrKparamInfoV2 = 0x45; // EIATTR_KPARAM_INFO_V2 (layout not known: give up)
+constexpr uint8_t kFormatSval = 4;           // record carries `value` bytes of data
+constexpr uint8_t kAttrKparamInfo = 0x17;    // EIATTR_KPARAM_INFO
+constexpr uint8_t kAttrKparamInfoV2 = 0x45;  // EIATTR_KPARAM_INFO_V2 (layout not known: give up)
 constexpr size_t kKparamInfoBytes = 12;
 
 struct Section {
@@ -63,7 +63,8 @@ std::optional<std::vector<ParamSlot>> parse_nv_info(std::span<const uint8_t> rec
   }
   if (at != records.size()) return std::nullopt;
   // Records come in descending ordinal; ordinals must be exactly 0..n-1.
-  std::sort(params.begin(), params.end(), [](const Param& a, const Param& b) { return a.ordinal < b.ordinal; });
+  std::sort(params.begin(), params.end(),
+            [](const Param& a, const Param& b) { return a.ordinal < b.ordinal; });
   std::vector<ParamSlot> layout;
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].ordinal != i) return std::nullopt;
@@ -74,13 +75,14 @@ std::optional<std::vector<ParamSlot>> parse_nv_info(std::span<const uint8_t> rec
 
 }  // namespace
 
-std::optional<std::map<std::string, std::vector<ParamSlot>>> cubin_param_layouts(std::span<const uint8_t> elf) {
+std::optional<std::map<std::string, std::vector<ParamSlot>>> cubin_param_layouts(
+    std::span<const uint8_t> elf) {
   static constexpr uint8_t kIdent[] = {0x7f, 'E', 'L', 'F', 2 /* 64-bit */, 1 /* little-endian */};
   if (elf.size() < 64 || std::memcmp(elf.data(), kIdent, sizeof kIdent) != 0) return std::nullopt;
   uint64_t section_table = 0;
   uint16_t entry_size = 0, count = 0, names_index = 0;
-  if (!load(elf, 0x28, &section_table) || !load(elf, 0x3A, &entry_size) || !load(elf, 0x3C, &count) ||
-      !load(elf, 0x3E, &names_index)) {
+  if (!load(elf, 0x28, &section_table) || !load(elf, 0x3A, &entry_size) ||
+      !load(elf, 0x3C, &count) || !load(elf, 0x3E, &names_index)) {
     return std::nullopt;
   }
   if (entry_size < 64 || names_index >= count) return std::nullopt;
@@ -88,13 +90,16 @@ std::optional<std::map<std::string, std::vector<ParamSlot>>> cubin_param_layouts
   for (uint16_t i = 0; i < count; ++i) {
     uint64_t at = section_table + uint64_t{i} * entry_size;
     Section& s = sections[i];
-    if (!load(elf, at + kElfSectionNames, &s.name) || !load(elf, at + 24, &s.offset) || !load(elf, at + 32, &s.size)) {
+    if (!load(elf, at + kElfSectionNames, &s.name) || !load(elf, at + 24, &s.offset) ||
+        !load(elf, at + 32, &s.size)) {
       return std::nullopt;
     }
   }
   // Only the sections read are checked against the file: others may legitimately not be in it
   // (SHT_NOBITS: `.nv.shared.<kernel>` has a size but no bytes).
-  auto inside = [&elf](const Section& s) { return s.offset <= elf.size() && elf.size() - s.offset >= s.size; };
+  auto inside = [&elf](const Section& s) {
+    return s.offset <= elf.size() && elf.size() - s.offset >= s.size;
+  };
   const Section& names = sections[names_index];
   if (!inside(names)) return std::nullopt;
   std::string_view name_table(reinterpret_cast<const char*>(elf.data() + names.offset), names.size);
@@ -135,12 +140,15 @@ ImageLayouts image_layouts(const ImageView& image) {
   if (image.data == nullptr || image.size == 0) return out;
   std::span<const uint8_t> bytes(image.data, image.size);
   auto add = [&out](auto&& layouts, LayoutSource source) {
-    for (auto& [name, layout] : layouts) out.try_emplace(name, ImageLayout{std::move(layout), source});
+    for (auto& [name, layout] : layouts)
+      out.try_emplace(name, ImageLayout{std::move(layout), source});
   };
   switch (image.kind) {
     case ImageKind::kPtx: {
       const void* nul = std::memchr(image.data, 0, image.size);
-      size_t length = nul != nullptr ? static_cast<size_t>(static_cast<const uint8_t*>(nul) - image.data) : image.size;
+      size_t length = nul != nullptr
+                          ? static_cast<size_t>(static_cast<const uint8_t*>(nul) - image.data)
+                          : image.size;
       add(ptx_entry_layouts(std::string_view(reinterpret_cast<const char*>(image.data), length)),
           LayoutSource::kPtxSignature);
       break;
@@ -151,8 +159,8 @@ ImageLayouts image_layouts(const ImageView& image) {
     case ImageKind::kFatbin:
     case ImageKind::kFatbinWrapper:
       for_each_fatbin_entry(bytes, kFatbinEntryElf, [&](const FatbinEntry& entry) {
-        auto layouts = cubin_param_layouts(
-            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(entry.payload.data()), entry.payload.size()));
+        auto layouts = cubin_param_layouts(std::span<const uint8_t>(
+            reinterpret_cast<const uint8_t*>(entry.payload.data()), entry.payload.size()));
         if (layouts) add(*layouts, LayoutSource::kNvInfo);
         return true;
       });

@@ -38,7 +38,8 @@ ImageLayouts image_layouts(const ImageView& image);
 
 // The layouts in the `.nv.info.<kernel>` sections of an ELF cubin, by kernel name. std::nullopt
 // when the bytes are not a well-formed 64-bit little-endian ELF.
-std::optional<std::map<std::string, std::vector<ParamSlot>>> cubin_param_layouts(std::span<const uint8_t> elf);
+std::optional<std::map<std::string, std::vector<ParamSlot>>> cubin_param_layouts(
+    std::span<const uint8_t> elf);
 
 // One fatbin entry, its payload decompressed. kind: 1 PTX, 2 ELF cubin.
 struct FatbinEntry {

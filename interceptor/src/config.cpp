@@ -35,17 +35,19 @@ CaptureConfig CaptureConfig::from_env() {
   config.force_overwrite = env_long("CUSNAP_FORCE_OVERWRITE", 0, 0, 1) == 1;
   config.compress_level = static_cast<int>(env_long("CUSNAP_COMPRESS_LEVEL", 3, 0, 19));
   config.compress_threads = static_cast<unsigned>(env_long("CUSNAP_COMPRESS_THREADS", 2, 1, 64));
-  config.max_queued_bytes = static_cast<size_t>(env_long("CUSNAP_MAX_QUEUED_MB", 256, 1, 1L << 20)) << 20;
-  if (const char* policy = env("CUSNAP_QUEUE_POLICY")) config.drop_when_full = std::strcmp(policy, "drop") == 0;
+  config.max_queued_bytes = static_cast<size_t>(env_long("CUSNAP_MAX_QUEUED_MB", 256, 1, 1L << 20))
+                            << 20;
+  if (const char* policy = env("CUSNAP_QUEUE_POLICY"))
+    config.drop_when_full = std::strcmp(policy, "drop") == 0;
   config.dtoh_checksums = env_long("CUSNAP_DTOH_CHECKSUMS", 1, 0, 1) == 1;
   if (const char* kernels = env("CUSNAP_SNAPSHOT_KERNELS")) config.snapshot_kernels = kernels;
   if (const char* base = env("CUSNAP_SNAPSHOT_KERNEL_BASE")) config.snapshot_kernel_base = base;
   config.launch_skip = static_cast<uint64_t>(env_long("CUSNAP_LAUNCH_SKIP", 0, 0, LONG_MAX));
   config.launch_count = static_cast<uint64_t>(env_long("CUSNAP_LAUNCH_COUNT", 0, 0, LONG_MAX));
   config.snapshot_outputs = env_long("CUSNAP_SNAPSHOT_OUTPUTS", 0, 0, 1) == 1;
-  config.snapshot_chunk_bytes = static_cast<uint64_t>(
-      env_long("CUSNAP_SNAPSHOT_CHUNK", static_cast<long>(kDefaultSnapshotChunkBytes),
-               static_cast<long>(kMinSnapshotChunkBytes), static_cast<long>(kMaxSnapshotChunkBytes)));
+  config.snapshot_chunk_bytes = static_cast<uint64_t>(env_long(
+      "CUSNAP_SNAPSHOT_CHUNK", static_cast<long>(kDefaultSnapshotChunkBytes),
+      static_cast<long>(kMinSnapshotChunkBytes), static_cast<long>(kMaxSnapshotChunkBytes)));
   return config;
 }
 

@@ -45,7 +45,8 @@ const LaunchFacts* HandleTable::lookup_cached(uint64_t handle) {
     return slot.known ? &slot.facts : nullptr;
   }
   std::shared_lock lock(mutex_);
-  uint64_t generation = generation_.load(std::memory_order_relaxed);  // stable while we hold the lock
+  uint64_t generation =
+      generation_.load(std::memory_order_relaxed);  // stable while we hold the lock
   slot.generation = UINT64_MAX;  // invalid until filled: the copy below may throw
   slot.handle = handle;
   auto it = functions_.find(handle);
@@ -59,8 +60,8 @@ const LaunchFacts* HandleTable::lookup_cached(uint64_t handle) {
   return slot.known ? &slot.facts : nullptr;
 }
 
-void HandleTable::learn(uint64_t handle, const std::string& name, const std::vector<ParamSlot>* layout,
-                        LayoutSource source) {
+void HandleTable::learn(uint64_t handle, const std::string& name,
+                        const std::vector<ParamSlot>* layout, LayoutSource source) {
   std::unique_lock lock(mutex_);
   auto [it, inserted] = functions_.try_emplace(handle);
   FunctionInfo& info = it->second;
@@ -91,7 +92,8 @@ void HandleTable::put_module_layouts(uint64_t module, ImageLayouts layouts) {
   module_layouts_[module] = std::move(layouts);
 }
 
-std::optional<ImageLayout> HandleTable::image_layout(uint64_t module, const std::string& entry) const {
+std::optional<ImageLayout> HandleTable::image_layout(uint64_t module,
+                                                     const std::string& entry) const {
   std::shared_lock lock(mutex_);
   auto it = module_layouts_.find(module);
   if (it == module_layouts_.end()) return std::nullopt;
@@ -143,11 +145,13 @@ std::optional<std::vector<ParamSlot>> query_param_layout(uint64_t handle, bool i
 std::string query_function_name(uint64_t handle, bool is_kernel) noexcept {
   const char* name = nullptr;
   if (is_kernel) {
-    if (auto f = CUSNAP_REAL(cuKernelGetName); f && f(&name, reinterpret_cast<CUkernel>(handle)) == CUDA_SUCCESS) {
+    if (auto f = CUSNAP_REAL(cuKernelGetName);
+        f && f(&name, reinterpret_cast<CUkernel>(handle)) == CUDA_SUCCESS) {
       return name != nullptr ? name : "";
     }
   }
-  if (auto f = CUSNAP_REAL(cuFuncGetName); f && f(&name, reinterpret_cast<CUfunction>(handle)) == CUDA_SUCCESS) {
+  if (auto f = CUSNAP_REAL(cuFuncGetName);
+      f && f(&name, reinterpret_cast<CUfunction>(handle)) == CUDA_SUCCESS) {
     return name != nullptr ? name : "";
   }
   return "";
@@ -155,11 +159,13 @@ std::string query_function_name(uint64_t handle, bool is_kernel) noexcept {
 
 size_t params_size(const std::vector<ParamSlot>& layout) noexcept {
   size_t total = 0;
-  for (const ParamSlot& slot : layout) total = std::max<size_t>(total, size_t{slot.offset} + slot.size);
+  for (const ParamSlot& slot : layout)
+    total = std::max<size_t>(total, size_t{slot.offset} + slot.size);
   return total;
 }
 
-void pack_params(const std::vector<ParamSlot>& layout, void** kernel_params, uint8_t* out) noexcept {
+void pack_params(const std::vector<ParamSlot>& layout, void** kernel_params,
+                 uint8_t* out) noexcept {
   if (kernel_params == nullptr) return;
   for (size_t i = 0; i < layout.size(); ++i) {
     const void* from = kernel_params[i];
@@ -167,9 +173,15 @@ void pack_params(const std::vector<ParamSlot>& layout, void** kernel_params, uin
     uint8_t* to = out + layout[i].offset;
     // Most parameters are scalars or pointers: fixed-size copies compile to single moves.
     switch (layout[i].size) {
-      case 4: std::memcpy(to, from, 4); break;
-      case 8: std::memcpy(to, from, 8); break;
-      default: std::memcpy(to, from, layout[i].size); break;
+      case 4:
+        std::memcpy(to, from, 4);
+        break;
+      case 8:
+        std::memcpy(to, from, 8);
+        break;
+      default:
+        std::memcpy(to, from, layout[i].size);
+        break;
     }
   }
 }

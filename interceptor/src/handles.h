@@ -42,8 +42,8 @@ using ImageLayouts = std::map<std::string, ImageLayout, std::less<>>;
 
 struct FunctionInfo {
   std::string name;
-  uint64_t module = 0;       // CUmodule or CUlibrary it came from (0 unknown)
-  bool is_kernel = false;    // a CUkernel (library kernel), else a CUfunction
+  uint64_t module = 0;     // CUmodule or CUlibrary it came from (0 unknown)
+  bool is_kernel = false;  // a CUkernel (library kernel), else a CUfunction
   LayoutSource layout_source = LayoutSource::kUnknown;
   std::vector<ParamSlot> layout;
   uint64_t layout_seq = UINT64_MAX;  // seq of the record that carried the layout
@@ -69,7 +69,8 @@ class HandleTable {
   // Learnt at launch time (the handle came from a call the shim did not see, or lazy loading):
   // adds the handle with `name` when it is unknown, fills an empty name, and sets the layout when
   // one is given.
-  void learn(uint64_t handle, const std::string& name, const std::vector<ParamSlot>* layout, LayoutSource source);
+  void learn(uint64_t handle, const std::string& name, const std::vector<ParamSlot>* layout,
+             LayoutSource source);
   // The layouts a module's image describes (code_layouts.h), kept for the fallback.
   void put_module_layouts(uint64_t module, ImageLayouts layouts);
   // The image's layout of `entry` in `module` (and where it came from); std::nullopt when unknown.

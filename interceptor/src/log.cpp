@@ -18,13 +18,19 @@ namespace {
 
 LogLevel to_shim_level(common::LogLevel level) {
   switch (level) {
-    case common::LogLevel::kTrace: return LogLevel::kTrace;
-    case common::LogLevel::kDebug: return LogLevel::kDebug;
-    case common::LogLevel::kInfo: return LogLevel::kInfo;
-    case common::LogLevel::kWarn: return LogLevel::kWarn;
+    case common::LogLevel::kTrace:
+      return LogLevel::kTrace;
+    case common::LogLevel::kDebug:
+      return LogLevel::kDebug;
+    case common::LogLevel::kInfo:
+      return LogLevel::kInfo;
+    case common::LogLevel::kWarn:
+      return LogLevel::kWarn;
     case common::LogLevel::kError:
-    case common::LogLevel::kCritical: return LogLevel::kError;
-    case common::LogLevel::kOff: return LogLevel::kOff;
+    case common::LogLevel::kCritical:
+      return LogLevel::kError;
+    case common::LogLevel::kOff:
+      return LogLevel::kOff;
   }
   return LogLevel::kWarn;
 }
@@ -89,7 +95,9 @@ void vlog(LogLevel level, const char* format, va_list args) noexcept {
 
 }  // namespace
 
-bool log_enabled(LogLevel level) noexcept { return level >= sink().level && level != LogLevel::kOff; }
+bool log_enabled(LogLevel level) noexcept {
+  return level >= sink().level && level != LogLevel::kOff;
+}
 
 void log(LogLevel level, const char* format, ...) noexcept {
   if (!log_enabled(level)) return;

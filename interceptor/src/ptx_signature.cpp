@@ -7,7 +7,9 @@
 namespace cusnap::icpt {
 namespace {
 
-bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.'; }
+bool is_ident(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
+}
 
 // Byte size of a PTX fundamental type token (".u32" ...), 0 when it is not one.
 unsigned type_size(std::string_view token) {
@@ -78,7 +80,8 @@ size_t parse_entry(std::string_view ptx, size_t at, std::string_view* name,
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item = list.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     bool blank = item.find_first_not_of(" \t\r\n") == std::string_view::npos;
     if (!blank) {
       auto slot = parse_param(item, offset);
@@ -98,7 +101,8 @@ size_t parse_entry(std::string_view ptx, size_t at, std::string_view* name,
 size_t find_entry(std::string_view ptx, size_t from) {
   while ((from = ptx.find(".entry", from)) != std::string_view::npos) {
     bool bounded_before = from == 0 || !is_ident(ptx[from - 1]);
-    bool bounded_after = from + 6 < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[from + 6]));
+    bool bounded_after =
+        from + 6 < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[from + 6]));
     if (bounded_before && bounded_after) return from;
     from += 6;
   }
@@ -107,7 +111,8 @@ size_t find_entry(std::string_view ptx, size_t from) {
 
 }  // namespace
 
-std::optional<std::vector<ParamSlot>> ptx_entry_layout(std::string_view ptx, std::string_view entry) {
+std::optional<std::vector<ParamSlot>> ptx_entry_layout(std::string_view ptx,
+                                                       std::string_view entry) {
   for (size_t at = find_entry(ptx, 0); at != std::string_view::npos;) {
     std::string_view name;
     std::optional<std::vector<ParamSlot>> layout;

@@ -16,7 +16,8 @@
 namespace cusnap::icpt {
 
 // std::nullopt when `entry` is not declared in `ptx` or its signature cannot be parsed.
-std::optional<std::vector<ParamSlot>> ptx_entry_layout(std::string_view ptx, std::string_view entry);
+std::optional<std::vector<ParamSlot>> ptx_entry_layout(std::string_view ptx,
+                                                       std::string_view entry);
 
 // The layouts of every `.entry` in `ptx` whose signature parses, by entry name.
 std::map<std::string, std::vector<ParamSlot>, std::less<>> ptx_entry_layouts(std::string_view ptx);

@@ -18,7 +18,8 @@ void record_set(CallScope& call, SetOp op, uint64_t context) {
   call.commit();
 }
 
-void record_primary(CallScope& call, PrimaryOp op, CUdevice device, uint64_t context = 0, unsigned flags = 0) {
+void record_primary(CallScope& call, PrimaryOp op, CUdevice device, uint64_t context = 0,
+                    unsigned flags = 0) {
   auto primary = call.record().initPrimaryContext();
   primary.setOp(op);
   primary.setDevice(device);
@@ -27,8 +28,8 @@ void record_primary(CallScope& call, PrimaryOp op, CUdevice device, uint64_t con
   call.commit();
 }
 
-schema::ContextCreate::Builder begin_create(CallScope& call, CUresult result, CUcontext* pctx, unsigned flags,
-                                            CUdevice dev) {
+schema::ContextCreate::Builder begin_create(CallScope& call, CUresult result, CUcontext* pctx,
+                                            unsigned flags, CUdevice dev) {
   auto create = call.record().initContextCreate();
   if (result == CUDA_SUCCESS && pctx != nullptr) create.setContext(handle_value(*pctx));
   create.setDevice(dev);
@@ -40,26 +41,30 @@ schema::ContextCreate::Builder begin_create(CallScope& call, CUresult result, CU
 
 namespace hooks {
 
-CUSNAP_POST_HOOK(cuCtxCreate_v2)(CallScope& call, CUresult result, CUcontext* pctx, unsigned int flags, CUdevice dev) {
+CUSNAP_POST_HOOK(cuCtxCreate_v2)
+(CallScope& call, CUresult result, CUcontext* pctx, unsigned int flags, CUdevice dev) {
   begin_create(call, result, pctx, flags, dev);
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuCtxCreate_v3)(CallScope& call, CUresult result, CUcontext* pctx, CUexecAffinityParam* paramsArray,
-                                 int numParams, unsigned int flags, CUdevice dev) {
+CUSNAP_POST_HOOK(cuCtxCreate_v3)
+(CallScope& call, CUresult result, CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
+ unsigned int flags, CUdevice dev) {
   auto create = begin_create(call, result, pctx, flags, dev);
   if (paramsArray != nullptr && numParams > 0) {
     auto params = create.initParams(static_cast<unsigned>(numParams));
     for (int i = 0; i < numParams; ++i) {
-      params[i].setKey("execAffinity.type=" + std::to_string(static_cast<int>(paramsArray[i].type)));
+      params[i].setKey("execAffinity.type=" +
+                       std::to_string(static_cast<int>(paramsArray[i].type)));
       params[i].setValue("smCount=" + std::to_string(paramsArray[i].param.smCount.val));
     }
   }
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuCtxCreate_v4)(CallScope& call, CUresult result, CUcontext* pctx, CUctxCreateParams* ctxCreateParams,
-                                 unsigned int flags, CUdevice dev) {
+CUSNAP_POST_HOOK(cuCtxCreate_v4)
+(CallScope& call, CUresult result, CUcontext* pctx, CUctxCreateParams* ctxCreateParams,
+ unsigned int flags, CUdevice dev) {
   auto create = begin_create(call, result, pctx, flags, dev);
   if (ctxCreateParams != nullptr) {
     auto params = create.initParams(2);
@@ -88,8 +93,10 @@ CUSNAP_POST_HOOK(cuCtxPopCurrent_v2)(CallScope& call, CUresult result, CUcontext
   record_set(call, SetOp::POP, result == CUDA_SUCCESS && pctx != nullptr ? handle_value(*pctx) : 0);
 }
 
-CUSNAP_POST_HOOK(cuDevicePrimaryCtxRetain)(CallScope& call, CUresult result, CUcontext* pctx, CUdevice dev) {
-  record_primary(call, PrimaryOp::RETAIN, dev, result == CUDA_SUCCESS && pctx != nullptr ? handle_value(*pctx) : 0);
+CUSNAP_POST_HOOK(cuDevicePrimaryCtxRetain)
+(CallScope& call, CUresult result, CUcontext* pctx, CUdevice dev) {
+  record_primary(call, PrimaryOp::RETAIN, dev,
+                 result == CUDA_SUCCESS && pctx != nullptr ? handle_value(*pctx) : 0);
 }
 
 CUSNAP_POST_HOOK(cuDevicePrimaryCtxRelease_v2)(CallScope& call, CUresult, CUdevice dev) {
@@ -100,7 +107,8 @@ CUSNAP_POST_HOOK(cuDevicePrimaryCtxReset_v2)(CallScope& call, CUresult, CUdevice
   record_primary(call, PrimaryOp::RESET, dev);
 }
 
-CUSNAP_POST_HOOK(cuDevicePrimaryCtxSetFlags_v2)(CallScope& call, CUresult, CUdevice dev, unsigned int flags) {
+CUSNAP_POST_HOOK(cuDevicePrimaryCtxSetFlags_v2)
+(CallScope& call, CUresult, CUdevice dev, unsigned int flags) {
   record_primary(call, PrimaryOp::SET_FLAGS, dev, 0, flags);
 }
 

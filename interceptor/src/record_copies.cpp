@@ -28,7 +28,9 @@ bool is_device_pointer(uint64_t address) {
   auto get = CUSNAP_REAL(cuPointerGetAttribute);
   if (get == nullptr) return false;
   unsigned int type = 0;
-  if (get(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, static_cast<CUdeviceptr>(address)) != CUDA_SUCCESS) return false;
+  if (get(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, static_cast<CUdeviceptr>(address)) !=
+      CUDA_SUCCESS)
+    return false;
   return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY;
 }
 
@@ -36,7 +38,8 @@ bool is_pinned_host(const void* pointer) {
   auto get = CUSNAP_REAL(cuPointerGetAttribute);
   unsigned int type = 0;
   return get != nullptr &&
-         get(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pointer)) == CUDA_SUCCESS &&
+         get(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pointer)) ==
+             CUDA_SUCCESS &&
          type == CU_MEMORYTYPE_HOST;
 }
 
@@ -57,7 +60,9 @@ struct HostRegion {
     }
     return out;
   }
-  bool contiguous() const { return (rows == 1 || pitch == width) && (slices == 1 || slice_pitch == width * rows); }
+  bool contiguous() const {
+    return (rows == 1 || pitch == width) && (slices == 1 || slice_pitch == width * rows);
+  }
 };
 
 uint64_t checksum(const HostRegion& region) {
@@ -121,9 +126,10 @@ void record_copy(CallScope& call, const Copy& copy, schema::Memcpy::Builder* pre
     if (!queued) {
       DeferredResult result;
       result.call_seq = seq;
-      result.missing = stream_is_capturing(copy.stream, per_thread)
-                           ? "no device-to-host checksum: the stream is being captured into a graph"
-                           : "no device-to-host checksum: the driver refused the stream-ordered host function";
+      result.missing =
+          stream_is_capturing(copy.stream, per_thread)
+              ? "no device-to-host checksum: the stream is being captured into a graph"
+              : "no device-to-host checksum: the driver refused the stream-ordered host function";
       session->deferred_result(result);
     }
   }
@@ -132,8 +138,9 @@ void record_copy(CallScope& call, const Copy& copy, schema::Memcpy::Builder* pre
     // them if the application changed them after the call.
     HostRegion region = *copy.from_host;
     (void)run_in_stream_order(copy.stream, per_thread, [session, region, seq, payload] {
-      format::BlobId executed = region.contiguous() ? format::hash_blob({region.base, region.bytes()})
-                                                    : format::hash_blob(region.gather());
+      format::BlobId executed = region.contiguous()
+                                    ? format::hash_blob({region.base, region.bytes()})
+                                    : format::hash_blob(region.gather());
       if (executed == payload) return;
       DeferredResult result;
       result.call_seq = seq;
@@ -155,7 +162,8 @@ HostRegion linear(const void* pointer, size_t bytes) {
 }
 
 // cuMemcpy / cuMemcpyAsync: the direction comes from the pointers.
-void record_unified(CallScope& call, CUdeviceptr dst, CUdeviceptr src, size_t bytes, bool async, CUstream stream) {
+void record_unified(CallScope& call, CUdeviceptr dst, CUdeviceptr src, size_t bytes, bool async,
+                    CUstream stream) {
   bool dst_device = is_device_pointer(dst), src_device = is_device_pointer(src);
   HostRegion in = linear(reinterpret_cast<const void*>(src), bytes);
   HostRegion out = linear(reinterpret_cast<const void*>(dst), bytes);
@@ -168,7 +176,8 @@ void record_unified(CallScope& call, CUdeviceptr dst, CUdeviceptr src, size_t by
 // Which side of a 2-D/3-D copy is host memory the application owns.
 bool host_side(CUmemorytype type, const void* host, CUdeviceptr device) {
   if (type == CU_MEMORYTYPE_HOST) return true;
-  if (type == CU_MEMORYTYPE_UNIFIED) return !is_device_pointer(device != 0 ? device : reinterpret_cast<CUdeviceptr>(host));
+  if (type == CU_MEMORYTYPE_UNIFIED)
+    return !is_device_pointer(device != 0 ? device : reinterpret_cast<CUdeviceptr>(host));
   return false;
 }
 
@@ -192,16 +201,21 @@ void record_3d(CallScope& call, const CUDA_MEMCPY3D* p, bool async, CUstream str
   size_t depth = dims == 3 ? p->Depth : 1;
   size_t src_height = dims == 3 ? p->srcHeight : p->Height;
   size_t dst_height = dims == 3 ? p->dstHeight : p->Height;
-  const void* src_host_ptr = p->srcMemoryType == CU_MEMORYTYPE_HOST ? p->srcHost : reinterpret_cast<const void*>(p->srcDevice);
-  void* dst_host_ptr = p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : reinterpret_cast<void*>(p->dstDevice);
+  const void* src_host_ptr = p->srcMemoryType == CU_MEMORYTYPE_HOST
+                                 ? p->srcHost
+                                 : reinterpret_cast<const void*>(p->srcDevice);
+  void* dst_host_ptr =
+      p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : reinterpret_cast<void*>(p->dstDevice);
   HostRegion in, out;
-  in.base = static_cast<const uint8_t*>(src_host_ptr) + (p->srcZ * src_height + p->srcY) * p->srcPitch + p->srcXInBytes;
+  in.base = static_cast<const uint8_t*>(src_host_ptr) +
+            (p->srcZ * src_height + p->srcY) * p->srcPitch + p->srcXInBytes;
   in.width = p->WidthInBytes;
   in.rows = p->Height;
   in.pitch = p->srcPitch;
   in.slices = depth;
   in.slice_pitch = p->srcPitch * src_height;
-  out.base = static_cast<const uint8_t*>(dst_host_ptr) + (p->dstZ * dst_height + p->dstY) * p->dstPitch + p->dstXInBytes;
+  out.base = static_cast<const uint8_t*>(dst_host_ptr) +
+             (p->dstZ * dst_height + p->dstY) * p->dstPitch + p->dstXInBytes;
   out.width = p->WidthInBytes;
   out.rows = p->Height;
   out.pitch = p->dstPitch;
@@ -271,8 +285,8 @@ void record_2d(CallScope& call, const CUDA_MEMCPY2D* p, bool async, CUstream str
   record_3d(call, &q, async, stream, 2);
 }
 
-void record_memset(CallScope& call, CUdeviceptr address, unsigned value, uint8_t element, size_t width, size_t height,
-                   size_t pitch, bool async, CUstream stream) {
+void record_memset(CallScope& call, CUdeviceptr address, unsigned value, uint8_t element,
+                   size_t width, size_t height, size_t pitch, bool async, CUstream stream) {
   auto memset = call.record().initMemset();
   memset.setAddress(address);
   memset.setValue(value);
@@ -289,62 +303,77 @@ void record_memset(CallScope& call, CUdeviceptr address, unsigned value, uint8_t
 
 namespace hooks {
 
-CUSNAP_POST_HOOK(cuMemcpyHtoD_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, const void* srcHost,
-                                  size_t ByteCount) {
+CUSNAP_POST_HOOK(cuMemcpyHtoD_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
   HostRegion in = linear(srcHost, ByteCount);
-  record_copy(call, {Kind::HOST_TO_DEVICE, dstDevice, handle_value(srcHost), ByteCount, false, nullptr, &in, nullptr});
+  record_copy(call, {Kind::HOST_TO_DEVICE, dstDevice, handle_value(srcHost), ByteCount, false,
+                     nullptr, &in, nullptr});
 }
 
-CUSNAP_POST_HOOK(cuMemcpyHtoDAsync_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, const void* srcHost,
-                                       size_t ByteCount, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemcpyHtoDAsync_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
+ CUstream hStream) {
   HostRegion in = linear(srcHost, ByteCount);
-  record_copy(call, {Kind::HOST_TO_DEVICE, dstDevice, handle_value(srcHost), ByteCount, true, hStream, &in, nullptr});
+  record_copy(call, {Kind::HOST_TO_DEVICE, dstDevice, handle_value(srcHost), ByteCount, true,
+                     hStream, &in, nullptr});
 }
 
-CUSNAP_POST_HOOK(cuMemcpyDtoH_v2)(CallScope& call, CUresult, void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+CUSNAP_POST_HOOK(cuMemcpyDtoH_v2)
+(CallScope& call, CUresult, void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
   HostRegion out = linear(dstHost, ByteCount);
-  record_copy(call, {Kind::DEVICE_TO_HOST, handle_value(dstHost), srcDevice, ByteCount, false, nullptr, nullptr, &out});
+  record_copy(call, {Kind::DEVICE_TO_HOST, handle_value(dstHost), srcDevice, ByteCount, false,
+                     nullptr, nullptr, &out});
 }
 
-CUSNAP_POST_HOOK(cuMemcpyDtoHAsync_v2)(CallScope& call, CUresult, void* dstHost, CUdeviceptr srcDevice,
-                                       size_t ByteCount, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemcpyDtoHAsync_v2)
+(CallScope& call, CUresult, void* dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+ CUstream hStream) {
   HostRegion out = linear(dstHost, ByteCount);
-  record_copy(call, {Kind::DEVICE_TO_HOST, handle_value(dstHost), srcDevice, ByteCount, true, hStream, nullptr, &out});
+  record_copy(call, {Kind::DEVICE_TO_HOST, handle_value(dstHost), srcDevice, ByteCount, true,
+                     hStream, nullptr, &out});
 }
 
-CUSNAP_POST_HOOK(cuMemcpyDtoD_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, CUdeviceptr srcDevice,
-                                  size_t ByteCount) {
-  record_copy(call, {Kind::DEVICE_TO_DEVICE, dstDevice, srcDevice, ByteCount, false, nullptr, nullptr, nullptr});
+CUSNAP_POST_HOOK(cuMemcpyDtoD_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  record_copy(call, {Kind::DEVICE_TO_DEVICE, dstDevice, srcDevice, ByteCount, false, nullptr,
+                     nullptr, nullptr});
 }
 
-CUSNAP_POST_HOOK(cuMemcpyDtoDAsync_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, CUdeviceptr srcDevice,
-                                       size_t ByteCount, CUstream hStream) {
-  record_copy(call, {Kind::DEVICE_TO_DEVICE, dstDevice, srcDevice, ByteCount, true, hStream, nullptr, nullptr});
+CUSNAP_POST_HOOK(cuMemcpyDtoDAsync_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+ CUstream hStream) {
+  record_copy(call, {Kind::DEVICE_TO_DEVICE, dstDevice, srcDevice, ByteCount, true, hStream,
+                     nullptr, nullptr});
 }
 
-CUSNAP_POST_HOOK(cuMemcpy)(CallScope& call, CUresult, CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+CUSNAP_POST_HOOK(cuMemcpy)
+(CallScope& call, CUresult, CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   record_unified(call, dst, src, ByteCount, false, nullptr);
 }
 
-CUSNAP_POST_HOOK(cuMemcpyAsync)(CallScope& call, CUresult, CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
-                                CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemcpyAsync)
+(CallScope& call, CUresult, CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   record_unified(call, dst, src, ByteCount, true, hStream);
 }
 
-CUSNAP_POST_HOOK(cuMemcpyPeer)(CallScope& call, CUresult, CUdeviceptr dstDevice, CUcontext dstContext,
-                               CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+CUSNAP_POST_HOOK(cuMemcpyPeer)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+ CUcontext srcContext, size_t ByteCount) {
   auto record = call.record().initMemcpy();
   record.setSrcContext(handle_value(srcContext));
   record.setDstContext(handle_value(dstContext));
-  record_copy(call, {Kind::PEER, dstDevice, srcDevice, ByteCount, false, nullptr, nullptr, nullptr}, &record);
+  record_copy(call, {Kind::PEER, dstDevice, srcDevice, ByteCount, false, nullptr, nullptr, nullptr},
+              &record);
 }
 
-CUSNAP_POST_HOOK(cuMemcpyPeerAsync)(CallScope& call, CUresult, CUdeviceptr dstDevice, CUcontext dstContext,
-                                    CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemcpyPeerAsync)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+ CUcontext srcContext, size_t ByteCount, CUstream hStream) {
   auto record = call.record().initMemcpy();
   record.setSrcContext(handle_value(srcContext));
   record.setDstContext(handle_value(dstContext));
-  record_copy(call, {Kind::PEER, dstDevice, srcDevice, ByteCount, true, hStream, nullptr, nullptr}, &record);
+  record_copy(call, {Kind::PEER, dstDevice, srcDevice, ByteCount, true, hStream, nullptr, nullptr},
+              &record);
 }
 
 CUSNAP_POST_HOOK(cuMemcpy2D_v2)(CallScope& call, CUresult, const CUDA_MEMCPY2D* pCopy) {
@@ -355,7 +384,8 @@ CUSNAP_POST_HOOK(cuMemcpy2DUnaligned_v2)(CallScope& call, CUresult, const CUDA_M
   record_2d(call, pCopy, false, nullptr);
 }
 
-CUSNAP_POST_HOOK(cuMemcpy2DAsync_v2)(CallScope& call, CUresult, const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemcpy2DAsync_v2)
+(CallScope& call, CUresult, const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
   record_2d(call, pCopy, true, hStream);
 }
 
@@ -363,53 +393,63 @@ CUSNAP_POST_HOOK(cuMemcpy3D_v2)(CallScope& call, CUresult, const CUDA_MEMCPY3D* 
   record_3d(call, pCopy, false, nullptr, 3);
 }
 
-CUSNAP_POST_HOOK(cuMemcpy3DAsync_v2)(CallScope& call, CUresult, const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemcpy3DAsync_v2)
+(CallScope& call, CUresult, const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
   record_3d(call, pCopy, true, hStream, 3);
 }
 
-CUSNAP_POST_HOOK(cuMemsetD8_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+CUSNAP_POST_HOOK(cuMemsetD8_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   record_memset(call, dstDevice, uc, 1, N, 1, 0, false, nullptr);
 }
-CUSNAP_POST_HOOK(cuMemsetD16_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned short us, size_t N) {
+CUSNAP_POST_HOOK(cuMemsetD16_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned short us, size_t N) {
   record_memset(call, dstDevice, us, 2, N, 1, 0, false, nullptr);
 }
-CUSNAP_POST_HOOK(cuMemsetD32_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+CUSNAP_POST_HOOK(cuMemsetD32_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned int ui, size_t N) {
   record_memset(call, dstDevice, ui, 4, N, 1, 0, false, nullptr);
 }
-CUSNAP_POST_HOOK(cuMemsetD8Async)(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned char uc, size_t N,
-                                  CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemsetD8Async)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
   record_memset(call, dstDevice, uc, 1, N, 1, 0, true, hStream);
 }
-CUSNAP_POST_HOOK(cuMemsetD16Async)(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned short us, size_t N,
-                                   CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemsetD16Async)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
   record_memset(call, dstDevice, us, 2, N, 1, 0, true, hStream);
 }
-CUSNAP_POST_HOOK(cuMemsetD32Async)(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned int ui, size_t N,
-                                   CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemsetD32Async)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
   record_memset(call, dstDevice, ui, 4, N, 1, 0, true, hStream);
 }
-CUSNAP_POST_HOOK(cuMemsetD2D8_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
-                                  size_t Width, size_t Height) {
+CUSNAP_POST_HOOK(cuMemsetD2D8_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+ size_t Height) {
   record_memset(call, dstDevice, uc, 1, Width, Height, dstPitch, false, nullptr);
 }
-CUSNAP_POST_HOOK(cuMemsetD2D16_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch,
-                                   unsigned short us, size_t Width, size_t Height) {
+CUSNAP_POST_HOOK(cuMemsetD2D16_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+ size_t Height) {
   record_memset(call, dstDevice, us, 2, Width, Height, dstPitch, false, nullptr);
 }
-CUSNAP_POST_HOOK(cuMemsetD2D32_v2)(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
-                                   size_t Width, size_t Height) {
+CUSNAP_POST_HOOK(cuMemsetD2D32_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+ size_t Height) {
   record_memset(call, dstDevice, ui, 4, Width, Height, dstPitch, false, nullptr);
 }
-CUSNAP_POST_HOOK(cuMemsetD2D8Async)(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch,
-                                    unsigned char uc, size_t Width, size_t Height, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemsetD2D8Async)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+ size_t Height, CUstream hStream) {
   record_memset(call, dstDevice, uc, 1, Width, Height, dstPitch, true, hStream);
 }
-CUSNAP_POST_HOOK(cuMemsetD2D16Async)(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch,
-                                     unsigned short us, size_t Width, size_t Height, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemsetD2D16Async)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+ size_t Height, CUstream hStream) {
   record_memset(call, dstDevice, us, 2, Width, Height, dstPitch, true, hStream);
 }
-CUSNAP_POST_HOOK(cuMemsetD2D32Async)(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch,
-                                     unsigned int ui, size_t Width, size_t Height, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemsetD2D32Async)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+ size_t Height, CUstream hStream) {
   record_memset(call, dstDevice, ui, 4, Width, Height, dstPitch, true, hStream);
 }
 

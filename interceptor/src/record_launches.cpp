@@ -43,7 +43,8 @@ void learn_layout(HandleTable& table, uint64_t handle, const FunctionInfo* info)
   if (auto queried = query_param_layout(handle, is_kernel)) {
     // Lazy loading: the launch just materialised the function, so the driver can answer now.
     table.learn(handle, name, &*queried, LayoutSource::kDriverQuery);
-  } else if (auto from_image = info != nullptr ? table.image_layout(info->module, name) : std::nullopt) {
+  } else if (auto from_image =
+                 info != nullptr ? table.image_layout(info->module, name) : std::nullopt) {
     table.learn(handle, name, &from_image->layout, from_image->source);
   } else {
     table.learn(handle, name, nullptr, LayoutSource::kUnknown);
@@ -53,8 +54,9 @@ void learn_layout(HandleTable& table, uint64_t handle, const FunctionInfo* info)
 // The hot path of capture: no allocation, no lock and no driver call once the function is known
 // (HandleTable::lookup_cached), and no message building: the fields are handed to the writer,
 // which builds the record on a compression worker (format::Writer::append_launch).
-void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, const Geometry& g, void** kernel_params,
-                   void** extra, const CUlaunchAttribute* attributes, unsigned attribute_count, bool cooperative) {
+void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, const Geometry& g,
+                   void** kernel_params, void** extra, const CUlaunchAttribute* attributes,
+                   unsigned attribute_count, bool cooperative) {
   HandleTable& table = HandleTable::instance();
   uint64_t handle = handle_value(f);
   const LaunchFacts* facts = table.lookup_cached(handle);
@@ -112,8 +114,8 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
     }
     for (unsigned i = 0; i < attribute_count; ++i) {
       list[i].id = static_cast<uint32_t>(attributes[i].id);
-      list[i].value = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&attributes[i].value),
-                                               sizeof attributes[i].value);
+      list[i].value = std::span<const uint8_t>(
+          reinterpret_cast<const uint8_t*>(&attributes[i].value), sizeof attributes[i].value);
     }
     fields.attributes = std::span<const format::LaunchAttributeFields>(list, attribute_count);
   }
@@ -123,8 +125,9 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
   if (!have_layout && kernel_params != nullptr && table.first_warning(handle)) {
     // The name refers to this thread's cached copy, which stays as it is until its next lookup.
     if (Session* session = Session::current()) {
-      session->tool_event(1 /* warning */, "no parameter layout for kernel '" + std::string(fields.kernel_name) +
-                                               "': the driver could not tell it; parameters not recorded",
+      session->tool_event(1 /* warning */,
+                          "no parameter layout for kernel '" + std::string(fields.kernel_name) +
+                              "': the driver could not tell it; parameters not recorded",
                           seq);
     }
   }
@@ -135,39 +138,46 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
 namespace hooks {
 
 // Snapshots before selected launches (snapshot.h); nothing while snapshots are off.
-CUSNAP_PRE_HOOK(cuLaunchKernel)(CallScope& call, CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int,
-                                unsigned int, unsigned int, unsigned int, CUstream hStream, void**, void**) {
+CUSNAP_PRE_HOOK(cuLaunchKernel)
+(CallScope& call, CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int,
+ unsigned int, unsigned int, unsigned int, CUstream hStream, void**, void**) {
   if (snapshots_enabled()) snapshot_before(call, f, hStream);
 }
 
-CUSNAP_PRE_HOOK(cuLaunchCooperativeKernel)(CallScope& call, CUfunction f, unsigned int, unsigned int, unsigned int,
-                                           unsigned int, unsigned int, unsigned int, unsigned int, CUstream hStream,
-                                           void**) {
+CUSNAP_PRE_HOOK(cuLaunchCooperativeKernel)
+(CallScope& call, CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int,
+ unsigned int, unsigned int, unsigned int, CUstream hStream, void**) {
   if (snapshots_enabled()) snapshot_before(call, f, hStream);
 }
 
-CUSNAP_PRE_HOOK(cuLaunchKernelEx)(CallScope& call, const CUlaunchConfig* config, CUfunction f, void**, void**) {
+CUSNAP_PRE_HOOK(cuLaunchKernelEx)
+(CallScope& call, const CUlaunchConfig* config, CUfunction f, void**, void**) {
   if (snapshots_enabled()) snapshot_before(call, f, config != nullptr ? config->hStream : nullptr);
 }
 
-CUSNAP_POST_HOOK(cuLaunchKernel)(CallScope& call, CUresult, CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                 unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                 unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                 void** kernelParams, void** extra) {
-  Geometry g{{gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, sharedMemBytes, hStream};
-  record_launch(call, schema::Launch::Kind::LAUNCH_KERNEL, f, g, kernelParams, extra, nullptr, 0, false);
+CUSNAP_POST_HOOK(cuLaunchKernel)
+(CallScope& call, CUresult, CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+ unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+ unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
+  Geometry g{
+      {gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, sharedMemBytes, hStream};
+  record_launch(call, schema::Launch::Kind::LAUNCH_KERNEL, f, g, kernelParams, extra, nullptr, 0,
+                false);
 }
 
-CUSNAP_POST_HOOK(cuLaunchCooperativeKernel)(CallScope& call, CUresult, CUfunction f, unsigned int gridDimX,
-                                            unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
-                                            unsigned int blockDimY, unsigned int blockDimZ,
-                                            unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
-  Geometry g{{gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, sharedMemBytes, hStream};
-  record_launch(call, schema::Launch::Kind::LAUNCH_COOPERATIVE_KERNEL, f, g, kernelParams, nullptr, nullptr, 0, true);
+CUSNAP_POST_HOOK(cuLaunchCooperativeKernel)
+(CallScope& call, CUresult, CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+ unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+ unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+  Geometry g{
+      {gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, sharedMemBytes, hStream};
+  record_launch(call, schema::Launch::Kind::LAUNCH_COOPERATIVE_KERNEL, f, g, kernelParams, nullptr,
+                nullptr, 0, true);
 }
 
-CUSNAP_POST_HOOK(cuLaunchKernelEx)(CallScope& call, CUresult, const CUlaunchConfig* config, CUfunction f,
-                                   void** kernelParams, void** extra) {
+CUSNAP_POST_HOOK(cuLaunchKernelEx)
+(CallScope& call, CUresult, const CUlaunchConfig* config, CUfunction f, void** kernelParams,
+ void** extra) {
   if (config == nullptr) {
     call.record().initLaunch().setFunction(handle_value(f));
     uint64_t ordinal = 0;
@@ -181,12 +191,13 @@ CUSNAP_POST_HOOK(cuLaunchKernelEx)(CallScope& call, CUresult, const CUlaunchConf
              config->hStream};
   bool cooperative = false;
   for (unsigned i = 0; config->attrs != nullptr && i < config->numAttrs; ++i) {
-    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && config->attrs[i].value.cooperative != 0) {
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE &&
+        config->attrs[i].value.cooperative != 0) {
       cooperative = true;
     }
   }
-  record_launch(call, schema::Launch::Kind::LAUNCH_KERNEL_EX, f, g, kernelParams, extra, config->attrs,
-                config->attrs != nullptr ? config->numAttrs : 0, cooperative);
+  record_launch(call, schema::Launch::Kind::LAUNCH_KERNEL_EX, f, g, kernelParams, extra,
+                config->attrs, config->attrs != nullptr ? config->numAttrs : 0, cooperative);
 }
 
 }  // namespace hooks

@@ -41,13 +41,15 @@ SizeTable& sizes() {
   return *table;
 }
 
-schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t address, uint64_t size) {
+schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t address,
+                                      uint64_t size) {
   auto alloc = call.record().initMemAlloc();
   alloc.setKind(kind);
   alloc.setSize(size);
   if (call.result() == CUDA_SUCCESS) {
     alloc.setAddress(address);
-    if (address != 0 && kind != AllocKind::VMM_MAP && kind != AllocKind::VMM_SET_ACCESS) sizes().put(address, size);
+    if (address != 0 && kind != AllocKind::VMM_MAP && kind != AllocKind::VMM_SET_ACCESS)
+      sizes().put(address, size);
   }
   return alloc;
 }
@@ -56,11 +58,12 @@ schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t 
 // table: after its record, so that no snapshot covers a range whose memAlloc comes later.
 void commit_device_alloc(CallScope& call, uint64_t address, uint64_t size) {
   call.commit();
-  if (call.result() == CUDA_SUCCESS && snapshots_enabled()) track_range(address, size, RangeKind::kAllocation);
+  if (call.result() == CUDA_SUCCESS && snapshots_enabled())
+    track_range(address, size, RangeKind::kAllocation);
 }
 
-void record_free(CallScope& call, FreeKind kind, uint64_t address, uint64_t size = 0, CUstream stream = nullptr,
-                 uint64_t handle = 0) {
+void record_free(CallScope& call, FreeKind kind, uint64_t address, uint64_t size = 0,
+                 CUstream stream = nullptr, uint64_t handle = 0) {
   uint64_t known = address != 0 ? sizes().take(address) : 0;
   auto free = call.record().initMemFree();
   free.setKind(kind);
@@ -83,13 +86,15 @@ uint64_t out_pointer(CUresult result, void** pointer) {
 
 namespace hooks {
 
-CUSNAP_POST_HOOK(cuMemAlloc_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize) {
+CUSNAP_POST_HOOK(cuMemAlloc_v2)
+(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize) {
   begin_alloc(call, AllocKind::DEVICE, out_value(result, dptr), bytesize);
   commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
-CUSNAP_POST_HOOK(cuMemAllocPitch_v2)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t* pPitch,
-                                     size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) {
+CUSNAP_POST_HOOK(cuMemAllocPitch_v2)
+(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes,
+ size_t Height, unsigned int ElementSizeBytes) {
   uint64_t pitch = out_value(result, pPitch);
   auto alloc = begin_alloc(call, AllocKind::PITCH, out_value(result, dptr), pitch * Height);
   alloc.setPitch(pitch);
@@ -99,22 +104,24 @@ CUSNAP_POST_HOOK(cuMemAllocPitch_v2)(CallScope& call, CUresult result, CUdevicep
   commit_device_alloc(call, out_value(result, dptr), pitch * Height);
 }
 
-CUSNAP_POST_HOOK(cuMemAllocAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
-                                  CUstream hStream) {
-  begin_alloc(call, AllocKind::ASYNC, out_value(result, dptr), bytesize).setStream(handle_value(hStream));
+CUSNAP_POST_HOOK(cuMemAllocAsync)
+(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  begin_alloc(call, AllocKind::ASYNC, out_value(result, dptr), bytesize)
+      .setStream(handle_value(hStream));
   commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
-CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
-                                          CUmemoryPool pool, CUstream hStream) {
+CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)
+(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+ CUstream hStream) {
   auto alloc = begin_alloc(call, AllocKind::FROM_POOL, out_value(result, dptr), bytesize);
   alloc.setPool(handle_value(pool));
   alloc.setStream(handle_value(hStream));
   commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
 
-CUSNAP_POST_HOOK(cuMemAllocManaged)(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize,
-                                    unsigned int flags) {
+CUSNAP_POST_HOOK(cuMemAllocManaged)
+(CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
   begin_alloc(call, AllocKind::MANAGED, out_value(result, dptr), bytesize).setFlags(flags);
   commit_device_alloc(call, out_value(result, dptr), bytesize);
 }
@@ -124,7 +131,8 @@ CUSNAP_POST_HOOK(cuMemAllocHost_v2)(CallScope& call, CUresult result, void** pp,
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuMemHostAlloc)(CallScope& call, CUresult result, void** pp, size_t bytesize, unsigned int Flags) {
+CUSNAP_POST_HOOK(cuMemHostAlloc)
+(CallScope& call, CUresult result, void** pp, size_t bytesize, unsigned int Flags) {
   uint64_t host = out_pointer(result, pp);
   auto alloc = begin_alloc(call, AllocKind::HOST_ALLOC, host, bytesize);
   alloc.setFlags(Flags);
@@ -140,15 +148,17 @@ CUSNAP_POST_HOOK(cuMemHostAlloc)(CallScope& call, CUresult result, void** pp, si
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuMemHostRegister_v2)(CallScope& call, CUresult, void* p, size_t bytesize, unsigned int Flags) {
+CUSNAP_POST_HOOK(cuMemHostRegister_v2)
+(CallScope& call, CUresult, void* p, size_t bytesize, unsigned int Flags) {
   auto alloc = begin_alloc(call, AllocKind::HOST_REGISTER, handle_value(p), bytesize);
   alloc.setFlags(Flags);
   alloc.setHostPointer(handle_value(p));
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuMemCreate)(CallScope& call, CUresult result, CUmemGenericAllocationHandle* handle, size_t size,
-                              const CUmemAllocationProp* prop, unsigned long long flags) {
+CUSNAP_POST_HOOK(cuMemCreate)
+(CallScope& call, CUresult result, CUmemGenericAllocationHandle* handle, size_t size,
+ const CUmemAllocationProp* prop, unsigned long long flags) {
   auto alloc = call.record().initMemAlloc();
   alloc.setKind(AllocKind::VMM_CREATE);
   alloc.setSize(size);
@@ -163,17 +173,20 @@ CUSNAP_POST_HOOK(cuMemCreate)(CallScope& call, CUresult result, CUmemGenericAllo
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuMemAddressReserve)(CallScope& call, CUresult result, CUdeviceptr* ptr, size_t size,
-                                      size_t alignment, CUdeviceptr addr, unsigned long long flags) {
+CUSNAP_POST_HOOK(cuMemAddressReserve)
+(CallScope& call, CUresult result, CUdeviceptr* ptr, size_t size, size_t alignment,
+ CUdeviceptr addr, unsigned long long flags) {
   auto alloc = begin_alloc(call, AllocKind::VMM_RESERVE, out_value(result, ptr), size);
   alloc.setAlignment(alignment);
-  alloc.setHostPointer(addr);  // the requested address hint (a replay asks for the captured address)
+  alloc.setHostPointer(
+      addr);  // the requested address hint (a replay asks for the captured address)
   alloc.setFlags(flags);
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuMemMap)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size, size_t offset,
-                           CUmemGenericAllocationHandle handle, unsigned long long flags) {
+CUSNAP_POST_HOOK(cuMemMap)
+(CallScope& call, CUresult, CUdeviceptr ptr, size_t size, size_t offset,
+ CUmemGenericAllocationHandle handle, unsigned long long flags) {
   auto alloc = call.record().initMemAlloc();
   alloc.setKind(AllocKind::VMM_MAP);
   alloc.setAddress(ptr);
@@ -184,8 +197,9 @@ CUSNAP_POST_HOOK(cuMemMap)(CallScope& call, CUresult, CUdeviceptr ptr, size_t si
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
-                                 size_t count) {
+CUSNAP_POST_HOOK(cuMemSetAccess)
+(CallScope& call, CUresult, CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
+ size_t count) {
   auto alloc = call.record().initMemAlloc();
   alloc.setKind(AllocKind::VMM_SET_ACCESS);
   alloc.setAddress(ptr);
@@ -196,7 +210,8 @@ CUSNAP_POST_HOOK(cuMemSetAccess)(CallScope& call, CUresult, CUdeviceptr ptr, siz
     alloc.setLocationType(static_cast<int32_t>(desc[0].location.type));
     alloc.setLocationId(desc[0].location.id);
     alloc.setAccessFlags(static_cast<uint64_t>(desc[0].flags));
-    auto list = alloc.initAccessDescriptors(static_cast<unsigned>(std::min(count, kMaxDescriptors)));
+    auto list =
+        alloc.initAccessDescriptors(static_cast<unsigned>(std::min(count, kMaxDescriptors)));
     for (unsigned i = 0; i < list.size(); ++i) {
       list[i].setLocationType(static_cast<int32_t>(desc[i].location.type));
       list[i].setLocationId(desc[i].location.id);

@@ -24,21 +24,30 @@ using ImageKindSchema = schema::ModuleLoad::ImageKind;
 
 ImageKindSchema to_schema(ImageKind kind) {
   switch (kind) {
-    case ImageKind::kPtx: return ImageKindSchema::PTX;
-    case ImageKind::kCubin: return ImageKindSchema::CUBIN;
-    case ImageKind::kFatbin: return ImageKindSchema::FATBIN;
-    case ImageKind::kFatbinWrapper: return ImageKindSchema::FATBIN_WRAPPER;
-    case ImageKind::kUnknown: break;
+    case ImageKind::kPtx:
+      return ImageKindSchema::PTX;
+    case ImageKind::kCubin:
+      return ImageKindSchema::CUBIN;
+    case ImageKind::kFatbin:
+      return ImageKindSchema::FATBIN;
+    case ImageKind::kFatbinWrapper:
+      return ImageKindSchema::FATBIN_WRAPPER;
+    case ImageKind::kUnknown:
+      break;
   }
   return ImageKindSchema::UNKNOWN;
 }
 
 schema::FunctionGet::LayoutSource to_schema(LayoutSource source) {
   switch (source) {
-    case LayoutSource::kDriverQuery: return schema::FunctionGet::LayoutSource::DRIVER_QUERY;
-    case LayoutSource::kNvInfo: return schema::FunctionGet::LayoutSource::NV_INFO;
-    case LayoutSource::kPtxSignature: return schema::FunctionGet::LayoutSource::PTX_SIGNATURE;
-    case LayoutSource::kUnknown: break;
+    case LayoutSource::kDriverQuery:
+      return schema::FunctionGet::LayoutSource::DRIVER_QUERY;
+    case LayoutSource::kNvInfo:
+      return schema::FunctionGet::LayoutSource::NV_INFO;
+    case LayoutSource::kPtxSignature:
+      return schema::FunctionGet::LayoutSource::PTX_SIGNATURE;
+    case LayoutSource::kUnknown:
+      break;
   }
   return schema::FunctionGet::LayoutSource::UNKNOWN;
 }
@@ -54,7 +63,8 @@ std::vector<uint8_t> read_file(const char* path) {
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return bytes;
   struct stat st;
-  if (::fstat(fd, &st) == 0 && st.st_size > 0 && static_cast<size_t>(st.st_size) <= kMaxImageBytes) {
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 &&
+      static_cast<size_t>(st.st_size) <= kMaxImageBytes) {
     bytes.resize(static_cast<size_t>(st.st_size));
     size_t done = 0;
     while (done < bytes.size()) {
@@ -84,13 +94,14 @@ ImageView file_image(std::vector<uint8_t>& bytes) {
 }
 
 template <typename OptionT>
-void set_options(capnp::List<schema::JitOption>::Builder list, unsigned count, const OptionT* options,
-                 void* const* values) {
+void set_options(capnp::List<schema::JitOption>::Builder list, unsigned count,
+                 const OptionT* options, void* const* values) {
   for (unsigned i = 0; i < count; ++i) {
     int option = static_cast<int>(options[i]);
     list[i].setOption(option);
     uint64_t value = values != nullptr ? reinterpret_cast<uint64_t>(values[i]) : 0;
-    list[i].setValue(value);  // scalars as given; pointer-valued options (log buffers) as the address
+    list[i].setValue(
+        value);  // scalars as given; pointer-valued options (log buffers) as the address
   }
 }
 
@@ -108,8 +119,9 @@ struct LoadArgs {
 };
 
 // The arguments cuLibraryLoadData and cuLibraryLoadFromFile share (all but the image source).
-LoadArgs library_load_args(CUresult result, const CUlibrary* library, const CUjit_option* jit_options,
-                           void* const* jit_values, unsigned jit_count, const CUlibraryOption* library_options,
+LoadArgs library_load_args(CUresult result, const CUlibrary* library,
+                           const CUjit_option* jit_options, void* const* jit_values,
+                           unsigned jit_count, const CUlibraryOption* library_options,
                            void* const* library_values, unsigned library_count) {
   LoadArgs args;
   args.handle = result == CUDA_SUCCESS && library != nullptr ? handle_value(*library) : 0;
@@ -143,18 +155,20 @@ void record_load(CallScope& call, const LoadArgs& args) {
   } else {
     ImageView view = inspect_image(args.image);
     load.setKind(to_schema(view.kind));
-    if (args.handle != 0) HandleTable::instance().put_module_layouts(args.handle, image_layouts(view));
+    if (args.handle != 0)
+      HandleTable::instance().put_module_layouts(args.handle, image_layouts(view));
     if (view.size > 0 && session != nullptr) {
       set_blob(load.initImage(), session->put_blob({view.data, view.size}));
       load.setImageSize(view.size);
     }
   }
   if (args.jit_count > 0 && args.jit_options != nullptr) {
-    set_options(load.initJitOptions(args.jit_count), args.jit_count, args.jit_options, args.jit_values);
+    set_options(load.initJitOptions(args.jit_count), args.jit_count, args.jit_options,
+                args.jit_values);
   }
   if (args.library_count > 0 && args.library_options != nullptr) {
-    set_options(load.initLibraryOptions(args.library_count), args.library_count, args.library_options,
-                args.library_values);
+    set_options(load.initLibraryOptions(args.library_count), args.library_count,
+                args.library_options, args.library_values);
   }
   call.commit();
 }
@@ -168,8 +182,8 @@ void record_unload(CallScope& call, uint64_t handle, bool is_library) {
 }
 
 // A new function or kernel handle: remember it, ask for its layout, record both.
-void record_function(CallScope& call, schema::FunctionGet::Kind kind, uint64_t module, uint64_t handle,
-                     std::string name, bool is_kernel, uint64_t from_kernel = 0) {
+void record_function(CallScope& call, schema::FunctionGet::Kind kind, uint64_t module,
+                     uint64_t handle, std::string name, bool is_kernel, uint64_t from_kernel = 0) {
   if (name.empty()) name = query_function_name(handle, is_kernel);
   auto layout = query_param_layout(handle, is_kernel);
   LayoutSource source = LayoutSource::kDriverQuery;
@@ -206,8 +220,8 @@ void record_function(CallScope& call, schema::FunctionGet::Kind kind, uint64_t m
   HandleTable::instance().put(handle, std::move(info));
 }
 
-void record_global(CallScope& call, uint64_t module, bool is_library, const char* name, CUdeviceptr* dptr,
-                   size_t* bytes) {
+void record_global(CallScope& call, uint64_t module, bool is_library, const char* name,
+                   CUdeviceptr* dptr, size_t* bytes) {
   auto global = call.record().initGlobalGet();
   global.setModule(module);
   global.setIsLibrary(is_library);
@@ -228,22 +242,25 @@ void record_global(CallScope& call, uint64_t module, bool is_library, const char
 
 namespace hooks {
 
-CUSNAP_POST_HOOK(cuModuleLoad)(CallScope& call, CUresult result, CUmodule* module, const char* fname) {
+CUSNAP_POST_HOOK(cuModuleLoad)
+(CallScope& call, CUresult result, CUmodule* module, const char* fname) {
   LoadArgs args;
   args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
   args.path = fname;
   record_load(call, args);
 }
 
-CUSNAP_POST_HOOK(cuModuleLoadData)(CallScope& call, CUresult result, CUmodule* module, const void* image) {
+CUSNAP_POST_HOOK(cuModuleLoadData)
+(CallScope& call, CUresult result, CUmodule* module, const void* image) {
   LoadArgs args;
   args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
   args.image = image;
   record_load(call, args);
 }
 
-CUSNAP_POST_HOOK(cuModuleLoadDataEx)(CallScope& call, CUresult result, CUmodule* module, const void* image,
-                                     unsigned int numOptions, CUjit_option* options, void** optionValues) {
+CUSNAP_POST_HOOK(cuModuleLoadDataEx)
+(CallScope& call, CUresult result, CUmodule* module, const void* image, unsigned int numOptions,
+ CUjit_option* options, void** optionValues) {
   LoadArgs args;
   args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
   args.image = image;
@@ -253,7 +270,8 @@ CUSNAP_POST_HOOK(cuModuleLoadDataEx)(CallScope& call, CUresult result, CUmodule*
   record_load(call, args);
 }
 
-CUSNAP_POST_HOOK(cuModuleLoadFatBinary)(CallScope& call, CUresult result, CUmodule* module, const void* fatCubin) {
+CUSNAP_POST_HOOK(cuModuleLoadFatBinary)
+(CallScope& call, CUresult result, CUmodule* module, const void* fatCubin) {
   LoadArgs args;
   args.handle = result == CUDA_SUCCESS && module != nullptr ? handle_value(*module) : 0;
   args.image = fatCubin;
@@ -274,22 +292,22 @@ CUSNAP_POST_HOOK(cuModuleUnload)(CallScope& call, CUresult, CUmodule hmod) {
   record_unload(call, handle_value(hmod), false);
 }
 
-CUSNAP_POST_HOOK(cuLibraryLoadData)(CallScope& call, CUresult result, CUlibrary* library, const void* code,
-                                    CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions,
-                                    CUlibraryOption* libraryOptions, void** libraryOptionValues,
-                                    unsigned int numLibraryOptions) {
-  LoadArgs args = library_load_args(result, library, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
-                                    libraryOptionValues, numLibraryOptions);
+CUSNAP_POST_HOOK(cuLibraryLoadData)
+(CallScope& call, CUresult result, CUlibrary* library, const void* code, CUjit_option* jitOptions,
+ void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions,
+ void** libraryOptionValues, unsigned int numLibraryOptions) {
+  LoadArgs args = library_load_args(result, library, jitOptions, jitOptionsValues, numJitOptions,
+                                    libraryOptions, libraryOptionValues, numLibraryOptions);
   args.image = code;
   record_load(call, args);
 }
 
-CUSNAP_POST_HOOK(cuLibraryLoadFromFile)(CallScope& call, CUresult result, CUlibrary* library, const char* fileName,
-                                        CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions,
-                                        CUlibraryOption* libraryOptions, void** libraryOptionValues,
-                                        unsigned int numLibraryOptions) {
-  LoadArgs args = library_load_args(result, library, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
-                                    libraryOptionValues, numLibraryOptions);
+CUSNAP_POST_HOOK(cuLibraryLoadFromFile)
+(CallScope& call, CUresult result, CUlibrary* library, const char* fileName,
+ CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions,
+ CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
+  LoadArgs args = library_load_args(result, library, jitOptions, jitOptionsValues, numJitOptions,
+                                    libraryOptions, libraryOptionValues, numLibraryOptions);
   args.path = fileName;
   record_load(call, args);
 }
@@ -299,8 +317,8 @@ CUSNAP_POST_HOOK(cuLibraryUnload)(CallScope& call, CUresult, CUlibrary library) 
   record_unload(call, handle_value(library), true);
 }
 
-CUSNAP_POST_HOOK(cuModuleGetFunction)(CallScope& call, CUresult result, CUfunction* hfunc, CUmodule hmod,
-                                      const char* name) {
+CUSNAP_POST_HOOK(cuModuleGetFunction)
+(CallScope& call, CUresult result, CUfunction* hfunc, CUmodule hmod, const char* name) {
   uint64_t handle = result == CUDA_SUCCESS && hfunc != nullptr ? handle_value(*hfunc) : 0;
   if (handle == 0) {
     auto get = call.record().initFunctionGet();
@@ -313,8 +331,8 @@ CUSNAP_POST_HOOK(cuModuleGetFunction)(CallScope& call, CUresult result, CUfuncti
                   name != nullptr ? name : "", false);
 }
 
-CUSNAP_POST_HOOK(cuLibraryGetKernel)(CallScope& call, CUresult result, CUkernel* pKernel, CUlibrary library,
-                                     const char* name) {
+CUSNAP_POST_HOOK(cuLibraryGetKernel)
+(CallScope& call, CUresult result, CUkernel* pKernel, CUlibrary library, const char* name) {
   uint64_t handle = result == CUDA_SUCCESS && pKernel != nullptr ? handle_value(*pKernel) : 0;
   if (handle == 0) {
     auto get = call.record().initFunctionGet();
@@ -328,7 +346,8 @@ CUSNAP_POST_HOOK(cuLibraryGetKernel)(CallScope& call, CUresult result, CUkernel*
                   name != nullptr ? name : "", true);
 }
 
-CUSNAP_POST_HOOK(cuKernelGetFunction)(CallScope& call, CUresult result, CUfunction* pFunc, CUkernel kernel) {
+CUSNAP_POST_HOOK(cuKernelGetFunction)
+(CallScope& call, CUresult result, CUfunction* pFunc, CUkernel kernel) {
   uint64_t handle = result == CUDA_SUCCESS && pFunc != nullptr ? handle_value(*pFunc) : 0;
   auto known = HandleTable::instance().find(handle_value(kernel));
   if (handle == 0) {
@@ -338,22 +357,22 @@ CUSNAP_POST_HOOK(cuKernelGetFunction)(CallScope& call, CUresult result, CUfuncti
     call.commit();
     return;
   }
-  record_function(call, schema::FunctionGet::Kind::KERNEL_GET_FUNCTION, known ? known->module : 0, handle,
-                  known ? known->name : "", false, handle_value(kernel));
+  record_function(call, schema::FunctionGet::Kind::KERNEL_GET_FUNCTION, known ? known->module : 0,
+                  handle, known ? known->name : "", false, handle_value(kernel));
 }
 
-CUSNAP_POST_HOOK(cuModuleGetGlobal_v2)(CallScope& call, CUresult, CUdeviceptr* dptr, size_t* bytes, CUmodule hmod,
-                                       const char* name) {
+CUSNAP_POST_HOOK(cuModuleGetGlobal_v2)
+(CallScope& call, CUresult, CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
   record_global(call, handle_value(hmod), false, name, dptr, bytes);
 }
 
-CUSNAP_POST_HOOK(cuLibraryGetGlobal)(CallScope& call, CUresult, CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
-                                     const char* name) {
+CUSNAP_POST_HOOK(cuLibraryGetGlobal)
+(CallScope& call, CUresult, CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
   record_global(call, handle_value(library), true, name, dptr, bytes);
 }
 
-CUSNAP_POST_HOOK(cuFuncSetAttribute)(CallScope& call, CUresult, CUfunction hfunc, CUfunction_attribute attrib,
-                                     int value) {
+CUSNAP_POST_HOOK(cuFuncSetAttribute)
+(CallScope& call, CUresult, CUfunction hfunc, CUfunction_attribute attrib, int value) {
   auto set = call.record().initFunctionSetAttribute();
   set.setFunction(handle_value(hfunc));
   set.setAttribute(static_cast<int32_t>(attrib));
@@ -361,7 +380,8 @@ CUSNAP_POST_HOOK(cuFuncSetAttribute)(CallScope& call, CUresult, CUfunction hfunc
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuFuncSetCacheConfig)(CallScope& call, CUresult, CUfunction hfunc, CUfunc_cache config) {
+CUSNAP_POST_HOOK(cuFuncSetCacheConfig)
+(CallScope& call, CUresult, CUfunction hfunc, CUfunc_cache config) {
   auto set = call.record().initFunctionSetAttribute();
   set.setFunction(handle_value(hfunc));
   set.setAttribute(-1);
@@ -369,8 +389,8 @@ CUSNAP_POST_HOOK(cuFuncSetCacheConfig)(CallScope& call, CUresult, CUfunction hfu
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuKernelSetAttribute)(CallScope& call, CUresult, CUfunction_attribute attrib, int val,
-                                       CUkernel kernel, CUdevice dev) {
+CUSNAP_POST_HOOK(cuKernelSetAttribute)
+(CallScope& call, CUresult, CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
   auto set = call.record().initFunctionSetAttribute();
   set.setFunction(handle_value(kernel));
   set.setIsKernel(true);

@@ -6,7 +6,8 @@
 namespace cusnap::icpt {
 namespace {
 
-void record_stream_create(CallScope& call, CUresult result, CUstream* stream, unsigned flags, int priority) {
+void record_stream_create(CallScope& call, CUresult result, CUstream* stream, unsigned flags,
+                          int priority) {
   auto create = call.record().initStreamCreate();
   if (result == CUDA_SUCCESS && stream != nullptr) create.setStream(handle_value(*stream));
   create.setFlags(flags);
@@ -26,12 +27,13 @@ void record_host_func(CallScope& call, CUstream stream, const void* function, vo
 
 namespace hooks {
 
-CUSNAP_POST_HOOK(cuStreamCreate)(CallScope& call, CUresult result, CUstream* phStream, unsigned int Flags) {
+CUSNAP_POST_HOOK(cuStreamCreate)
+(CallScope& call, CUresult result, CUstream* phStream, unsigned int Flags) {
   record_stream_create(call, result, phStream, Flags, 0);
 }
 
-CUSNAP_POST_HOOK(cuStreamCreateWithPriority)(CallScope& call, CUresult result, CUstream* phStream,
-                                             unsigned int flags, int priority) {
+CUSNAP_POST_HOOK(cuStreamCreateWithPriority)
+(CallScope& call, CUresult result, CUstream* phStream, unsigned int flags, int priority) {
   record_stream_create(call, result, phStream, flags, priority);
 }
 
@@ -40,7 +42,8 @@ CUSNAP_POST_HOOK(cuStreamDestroy_v2)(CallScope& call, CUresult, CUstream hStream
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuStreamWaitEvent)(CallScope& call, CUresult, CUstream hStream, CUevent hEvent, unsigned int Flags) {
+CUSNAP_POST_HOOK(cuStreamWaitEvent)
+(CallScope& call, CUresult, CUstream hStream, CUevent hEvent, unsigned int Flags) {
   auto wait = call.record().initStreamWaitEvent();
   wait.setStream(handle_value(hStream));
   wait.setEvent(handle_value(hEvent));
@@ -63,7 +66,8 @@ CUSNAP_POST_HOOK(cuCtxSynchronize)(CallScope& call, CUresult) {
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuEventCreate)(CallScope& call, CUresult result, CUevent* phEvent, unsigned int Flags) {
+CUSNAP_POST_HOOK(cuEventCreate)
+(CallScope& call, CUresult result, CUevent* phEvent, unsigned int Flags) {
   auto create = call.record().initEventCreate();
   if (result == CUDA_SUCCESS && phEvent != nullptr) create.setEvent(handle_value(*phEvent));
   create.setFlags(Flags);
@@ -77,8 +81,8 @@ CUSNAP_POST_HOOK(cuEventRecord)(CallScope& call, CUresult, CUevent hEvent, CUstr
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuEventRecordWithFlags)(CallScope& call, CUresult, CUevent hEvent, CUstream hStream,
-                                         unsigned int flags) {
+CUSNAP_POST_HOOK(cuEventRecordWithFlags)
+(CallScope& call, CUresult, CUevent hEvent, CUstream hStream, unsigned int flags) {
   auto record = call.record().initEventRecord();
   record.setEvent(handle_value(hEvent));
   record.setStream(handle_value(hStream));
@@ -101,8 +105,8 @@ CUSNAP_POST_HOOK(cuEventDestroy_v2)(CallScope& call, CUresult, CUevent hEvent) {
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuEventElapsedTime)(CallScope& call, CUresult result, float* pMilliseconds, CUevent hStart,
-                                     CUevent hEnd) {
+CUSNAP_POST_HOOK(cuEventElapsedTime)
+(CallScope& call, CUresult result, float* pMilliseconds, CUevent hStart, CUevent hEnd) {
   auto elapsed = call.record().initEventElapsedTime();
   elapsed.setStart(handle_value(hStart));
   elapsed.setEnd(handle_value(hEnd));
@@ -110,17 +114,19 @@ CUSNAP_POST_HOOK(cuEventElapsedTime)(CallScope& call, CUresult result, float* pM
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuEventElapsedTime_v2)(CallScope& call, CUresult result, float* pMilliseconds, CUevent hStart,
-                                        CUevent hEnd) {
+CUSNAP_POST_HOOK(cuEventElapsedTime_v2)
+(CallScope& call, CUresult result, float* pMilliseconds, CUevent hStart, CUevent hEnd) {
   post_cuEventElapsedTime(call, result, pMilliseconds, hStart, hEnd);
 }
 
-CUSNAP_POST_HOOK(cuLaunchHostFunc)(CallScope& call, CUresult, CUstream hStream, CUhostFn fn, void* userData) {
+CUSNAP_POST_HOOK(cuLaunchHostFunc)
+(CallScope& call, CUresult, CUstream hStream, CUhostFn fn, void* userData) {
   record_host_func(call, hStream, reinterpret_cast<const void*>(fn), userData);
 }
 
-CUSNAP_POST_HOOK(cuStreamAddCallback)(CallScope& call, CUresult, CUstream hStream, CUstreamCallback callback,
-                                      void* userData, unsigned int) {
+CUSNAP_POST_HOOK(cuStreamAddCallback)
+(CallScope& call, CUresult, CUstream hStream, CUstreamCallback callback, void* userData,
+ unsigned int) {
   record_host_func(call, hStream, reinterpret_cast<const void*>(callback), userData);
 }
 

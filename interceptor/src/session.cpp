@@ -57,19 +57,22 @@ void fill_devices(schema::CaptureHeader::Builder header) {
     auto device_get = CUSNAP_REAL(cuDeviceGet);
     if (device_get == nullptr || device_get(&device, ordinal) != CUDA_SUCCESS) continue;
     char name[256] = {};
-    if (auto f = CUSNAP_REAL(cuDeviceGetName); f && f(name, sizeof name - 1, device) == CUDA_SUCCESS) {
+    if (auto f = CUSNAP_REAL(cuDeviceGetName);
+        f && f(name, sizeof name - 1, device) == CUDA_SUCCESS) {
       out.setName(name);
     }
     CUuuid uuid{};
     if (auto f = CUSNAP_REAL(cuDeviceGetUuid_v2); f && f(&uuid, device) == CUDA_SUCCESS) {
-      out.setUuid(capnp::Data::Reader(reinterpret_cast<const uint8_t*>(uuid.bytes), sizeof uuid.bytes));
+      out.setUuid(
+          capnp::Data::Reader(reinterpret_cast<const uint8_t*>(uuid.bytes), sizeof uuid.bytes));
     }
     size_t total = 0;
     if (auto f = CUSNAP_REAL(cuDeviceTotalMem_v2); f && f(&total, device) == CUDA_SUCCESS) {
       out.setTotalMemoryBytes(total);
     }
     char bus[64] = {};
-    if (auto f = CUSNAP_REAL(cuDeviceGetPCIBusId); f && f(bus, sizeof bus - 1, device) == CUDA_SUCCESS) {
+    if (auto f = CUSNAP_REAL(cuDeviceGetPCIBusId);
+        f && f(bus, sizeof bus - 1, device) == CUDA_SUCCESS) {
       out.setPciBusId(bus);
     }
     auto attribute = CUSNAP_REAL(cuDeviceGetAttribute);
@@ -86,11 +89,16 @@ void fill_devices(schema::CaptureHeader::Builder header) {
     }
     // Attributes a replay on another device would want to compare.
     static const CUdevice_attribute kRecorded[] = {
-        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
-        CU_DEVICE_ATTRIBUTE_WARP_SIZE, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
-        CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-        CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY};
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+        CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
+        CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
+        CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+        CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+        CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+        CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY};
     std::vector<std::pair<int, int>> values;
     for (auto id : kRecorded) {
       if (attribute(&value, id, device) == CUDA_SUCCESS) values.emplace_back(id, value);
@@ -104,14 +112,16 @@ void fill_devices(schema::CaptureHeader::Builder header) {
 }
 
 // ---- fatal signals: flush what was recorded, then let the previous disposition act.
-const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE, SIGABRT,
+                             SIGTERM, SIGINT, SIGQUIT, SIGHUP};
 struct sigaction g_previous[65];
 
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   int saved_errno = errno;
   const struct sigaction& previous = g_previous[signal];
-  bool app_handles = (previous.sa_flags & SA_SIGINFO) ? previous.sa_sigaction != nullptr
-                                                       : (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
+  bool app_handles = (previous.sa_flags & SA_SIGINFO)
+                         ? previous.sa_sigaction != nullptr
+                         : (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
   if (Session* session = Session::current()) {
     // Best effort: the writer's locks might be held by the interrupted thread. An alarm bounds
     // the wait; the process was going to die from this signal anyway.
@@ -190,7 +200,8 @@ bool Session::open_locked() {
   std::string name = process_output_name(config_, pid);
   int fd = create_output(name, config_.force_overwrite, file_name_);
   if (fd < 0) {
-    log(LogLevel::kError, "cannot create capture file %s: %s; recording disabled", name.c_str(), std::strerror(errno));
+    log(LogLevel::kError, "cannot create capture file %s: %s; recording disabled", name.c_str(),
+        std::strerror(errno));
     failed_open_.store(true);
     return false;
   }
@@ -200,7 +211,8 @@ bool Session::open_locked() {
   const RealDriver& driver = load_real_driver();
   header.setDriverPath(driver.path);
   int version = 0;
-  if (auto f = CUSNAP_REAL(cuDriverGetVersion); f && f(&version) == CUDA_SUCCESS) header.setDriverVersion(version);
+  if (auto f = CUSNAP_REAL(cuDriverGetVersion); f && f(&version) == CUDA_SUCCESS)
+    header.setDriverVersion(version);
   fill_devices(header);
   auto options = header.initOptions();
   if (snapshots_enabled()) {
@@ -284,7 +296,8 @@ format::Writer* Session::writer_or_pending(KeepPending&& keep_pending) {
   std::lock_guard lock(mutex_);
   writer = writer_.load();
   if (writer != nullptr) return writer;
-  if (closed_.load() || failed_open_.load() || pending_.size() >= kMaxPendingRecords) return nullptr;
+  if (closed_.load() || failed_open_.load() || pending_.size() >= kMaxPendingRecords)
+    return nullptr;
   auto copy = std::make_unique<capnp::MallocMessageBuilder>();
   keep_pending(*copy);
   pending_.push_back(std::move(copy));
@@ -301,8 +314,8 @@ uint64_t Session::appended(const format::Result<uint64_t>& seq) noexcept {
 
 uint64_t Session::append(capnp::MessageBuilder& record, schema::CallRecord::Builder root) noexcept {
   try {
-    format::Writer* writer =
-        writer_or_pending([&](capnp::MallocMessageBuilder& copy) { copy.setRoot(root.asReader()); });
+    format::Writer* writer = writer_or_pending(
+        [&](capnp::MallocMessageBuilder& copy) { copy.setRoot(root.asReader()); });
     return writer != nullptr ? appended(writer->append_call(record, root)) : UINT64_MAX;
   } catch (const std::exception& e) {
     disable(std::string("recording failed: ") + e.what());
@@ -331,7 +344,8 @@ format::BlobId Session::put_blob(std::span<const uint8_t> bytes) noexcept {
     uint64_t dropped = ++dropped_payloads_;
     if ((dropped & (dropped - 1)) == 0) {  // 1, 2, 4, 8...: bounded event volume
       tool_event(5 /* recordsDropped */, std::to_string(dropped) +
-                 " payload(s) not stored so far: the disk could not keep up (CUSNAP_QUEUE_POLICY=drop)");
+                                             " payload(s) not stored so far: the disk could not "
+                                             "keep up (CUSNAP_QUEUE_POLICY=drop)");
     }
     return {};
   }
@@ -390,7 +404,8 @@ void Session::deferred_result(const DeferredResult& result) noexcept {
 }
 
 void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t launch_ordinal,
-                              const std::vector<SnapshotChunk>& chunks, const std::string& skipped) noexcept {
+                              const std::vector<SnapshotChunk>& chunks,
+                              const std::string& skipped) noexcept {
   append_tool_record([&](schema::CallRecord::Builder record) {
     auto snapshot = record.initMemorySnapshot();
     snapshot.setPhase(after_launch ? schema::MemorySnapshot::Phase::AFTER_LAUNCH
@@ -438,7 +453,9 @@ void Session::close() noexcept {
     }
     if (format::Writer* writer = writer_.load()) {
       format::Status status = writer->close();
-      if (!status) log(LogLevel::kError, "closing %s failed: %s", file_name_.c_str(), status.to_string().c_str());
+      if (!status)
+        log(LogLevel::kError, "closing %s failed: %s", file_name_.c_str(),
+            status.to_string().c_str());
     }
   } catch (...) {
   }

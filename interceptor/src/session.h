@@ -19,6 +19,8 @@
 // (null payload) and a recordsDropped event counts them.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -26,8 +28,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <capnp/message.h>
 
 #include "cusnap/capture/config.h"
 #include "cusnap/format/blob_id.h"
@@ -73,13 +73,15 @@ class Session {
   // Stores bytes once; the null id when they could not be stored (disabled, dropped by policy).
   format::BlobId put_blob(std::span<const uint8_t> bytes) noexcept;
   // A tool event (ToolEvent::Kind value) about the call `related_seq` (UINT64_MAX: none).
-  void tool_event(uint16_t kind, const std::string& message, uint64_t related_seq = UINT64_MAX) noexcept;
+  void tool_event(uint16_t kind, const std::string& message,
+                  uint64_t related_seq = UINT64_MAX) noexcept;
   // A DeferredResult record completing the call `result.call_seq` (see the schema).
   void deferred_result(const DeferredResult& result) noexcept;
 
   // A memorySnapshot record for the launch `launch_seq` (`skipped` non-empty: none taken, why).
   void memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t launch_ordinal,
-                       const std::vector<SnapshotChunk>& chunks, const std::string& skipped) noexcept;
+                       const std::vector<SnapshotChunk>& chunks,
+                       const std::string& skipped) noexcept;
 
   // The application's cuInit returned: open the file now.
   void on_driver_initialized() noexcept;
@@ -105,7 +107,7 @@ class Session {
   void append_tool_record(Fill&& fill) noexcept;
 
   CaptureConfig config_;
-  std::mutex mutex_;                            // guards opening and pending_
+  std::mutex mutex_;                              // guards opening and pending_
   std::atomic<format::Writer*> writer_{nullptr};  // never deleted (other threads may hold it)
   std::vector<std::unique_ptr<capnp::MallocMessageBuilder>> pending_;  // before the file exists
   std::string file_name_;

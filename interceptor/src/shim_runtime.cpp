@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
 #include <mutex>
 #include <new>
 #include <string>
@@ -38,7 +37,7 @@ constexpr int64_t kCalibrateNs = 20'000'000;  // measure the TSC rate over at le
 constexpr int64_t kAnchorNs = 1'000'000;      // re-anchor a thread's extrapolation this often
 enum TscState : int { kTscOff, kTscCalibrating, kTscFinishing, kTscOn };
 std::atomic<int> g_tsc_state{kTscOff};
-uint64_t g_cal_tsc = 0;      // calibration start (written before kTscCalibrating is published)
+uint64_t g_cal_tsc = 0;  // calibration start (written before kTscCalibrating is published)
 int64_t g_cal_ns = 0;
 uint64_t g_ns_per_tick_q32 = 0;  // ns per TSC tick, 32.32 fixed point (written before kTscOn)
 uint64_t g_anchor_ticks = 0;     // kAnchorNs in ticks
@@ -63,7 +62,8 @@ int64_t exact_with_tsc(uint64_t* tsc) noexcept {
 void start_tsc_calibration() noexcept {
 #if defined(__x86_64__)
   char name[32] = {};
-  if (FILE* f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re")) {
+  if (FILE* f =
+          std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re")) {
     size_t n = std::fread(name, 1, sizeof name - 1, f);
     std::fclose(f);
     name[n] = 0;
@@ -78,7 +78,8 @@ void start_tsc_calibration() noexcept {
 // computes the rate and publishes it; an implausible rate leaves the exact clock in use.
 void finish_tsc_calibration(int64_t ns, uint64_t tsc) noexcept {
   int expected = kTscCalibrating;
-  if (!g_tsc_state.compare_exchange_strong(expected, kTscFinishing, std::memory_order_acquire)) return;
+  if (!g_tsc_state.compare_exchange_strong(expected, kTscFinishing, std::memory_order_acquire))
+    return;
   uint64_t ticks = tsc - g_cal_tsc;
   auto elapsed = static_cast<uint64_t>(ns - g_cal_ns);
   // Plausible TSC rates: 100 MHz .. 20 GHz.
@@ -86,8 +87,10 @@ void finish_tsc_calibration(int64_t ns, uint64_t tsc) noexcept {
     g_tsc_state.store(kTscOff, std::memory_order_release);
     return;
   }
-  g_ns_per_tick_q32 = static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) << 32) / ticks);
-  g_anchor_ticks = static_cast<uint64_t>((static_cast<unsigned __int128>(kAnchorNs) << 32) / g_ns_per_tick_q32);
+  g_ns_per_tick_q32 =
+      static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) << 32) / ticks);
+  g_anchor_ticks =
+      static_cast<uint64_t>((static_cast<unsigned __int128>(kAnchorNs) << 32) / g_ns_per_tick_q32);
   g_tsc_state.store(kTscOn, std::memory_order_release);
 }
 
@@ -98,7 +101,8 @@ int64_t clock_ns(ThreadState& state) noexcept {
     // Unsigned: a TSC behind the anchor (another CPU) also re-anchors.
     uint64_t delta = read_tsc() - state.anchor_tsc;
     if (state.anchor_tsc != 0 && delta < g_anchor_ticks) {
-      ns = state.anchor_ns + static_cast<int64_t>((static_cast<unsigned __int128>(delta) * g_ns_per_tick_q32) >> 32);
+      ns = state.anchor_ns +
+           static_cast<int64_t>((static_cast<unsigned __int128>(delta) * g_ns_per_tick_q32) >> 32);
     } else {
       ns = exact_with_tsc(&state.anchor_tsc);
       state.anchor_ns = ns;
@@ -186,7 +190,8 @@ CUresult CallScope::missing() noexcept {
     log_once(LogLevel::kError, "no-driver", "no real driver: %s", driver.error.c_str());
     return CUDA_ERROR_NO_DEVICE;
   }
-  log_once(LogLevel::kWarn, api_name(), "%s: the real driver (%s) does not export it", api_name(), driver.path.c_str());
+  log_once(LogLevel::kWarn, api_name(), "%s: the real driver (%s) does not export it", api_name(),
+           driver.path.c_str());
   result_ = CUDA_ERROR_NOT_FOUND;
   end_ns_ = monotonic_ns();
   return CUDA_ERROR_NOT_FOUND;
@@ -203,7 +208,8 @@ void CallScope::returned(CUresult result) noexcept {
     }
   }
   CUcontext context = nullptr;
-  if (auto get_current = CUSNAP_REAL(cuCtxGetCurrent); get_current != nullptr && get_current(&context) == CUDA_SUCCESS) {
+  if (auto get_current = CUSNAP_REAL(cuCtxGetCurrent);
+      get_current != nullptr && get_current(&context) == CUDA_SUCCESS) {
     context_ = reinterpret_cast<uint64_t>(context);
   }
   if (id_ == k_cuInit && result == CUDA_SUCCESS) {

@@ -7,11 +7,11 @@
 // that re-enters the driver) always takes the fast path, so the tool never records itself.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
-
-#include <capnp/message.h>
 
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/launch_record.h"
@@ -30,9 +30,9 @@ extern std::atomic<int> g_stream_captures;
 // pays for one. Trivial on purpose (zero-initialised by the loader, no TLS wrapper, no guard).
 struct ThreadState {
   static constexpr size_t kScratchWords = 1024;
-  int depth;            // > 0: inside a recorded call on this thread (re-entrant calls pass through)
-  bool builder_live;    // builder_storage holds a live message builder
-  uint64_t thread_id;   // cached gettid(), 0 until first asked
+  int depth;           // > 0: inside a recorded call on this thread (re-entrant calls pass through)
+  bool builder_live;   // builder_storage holds a live message builder
+  uint64_t thread_id;  // cached gettid(), 0 until first asked
   // Call clock (monotonic_ns): the exact CLOCK_MONOTONIC reading this thread extrapolates from
   // with the TSC, and the last value it returned (so that a thread's times never go back).
   uint64_t anchor_tsc;  // 0: no anchor yet
@@ -40,7 +40,8 @@ struct ThreadState {
   int64_t last_ns;
   // A reusable first segment: most records fit, so building one allocates nothing. It must be
   // zero whenever no builder uses it (MallocMessageBuilder's destructor zeroes what it used).
-  alignas(capnp::MallocMessageBuilder) unsigned char builder_storage[sizeof(capnp::MallocMessageBuilder)];
+  alignas(capnp::MallocMessageBuilder) unsigned char builder_storage[sizeof(
+      capnp::MallocMessageBuilder)];
   capnp::word scratch[kScratchWords];
 };
 // constinit: zero-initialised, so accesses from other files need no TLS init wrapper (_ZTH).
@@ -70,7 +71,9 @@ class CallScope {
   bool recording() const noexcept { return recording_; }
   SymbolId id() const noexcept { return id_; }
   const char* api_name() const noexcept { return kSymbolNames[id_]; }
-  bool per_thread_stream() const noexcept { return (kSymbolTraits[id_] & kTraitPerThreadStream) != 0; }
+  bool per_thread_stream() const noexcept {
+    return (kSymbolTraits[id_] & kTraitPerThreadStream) != 0;
+  }
   CUresult result() const noexcept { return result_; }
 
   // What a wrapper returns when the real driver lacks the symbol (logged once).
@@ -113,7 +116,7 @@ class CallScope {
   int64_t start_ns_ = 0;
   int64_t end_ns_ = 0;
   uint64_t context_ = 0;
-  bool relaxed_ = false;                  // capture mode exchanged to RELAXED for helper calls
+  bool relaxed_ = false;  // capture mode exchanged to RELAXED for helper calls
   CUstreamCaptureMode saved_mode_ = CU_STREAM_CAPTURE_MODE_GLOBAL;
   ThreadState* thread_ = nullptr;  // this thread's state, set while recording
   capnp::MallocMessageBuilder* message_ = nullptr;

@@ -111,7 +111,8 @@ class RelaxedCaptureMode {
 };
 
 void check(CUresult result, const char* what) {
-  if (result != CUDA_SUCCESS) throw SnapshotError{std::string(what) + " failed (CUresult " + std::to_string(result) + ")"};
+  if (result != CUDA_SUCCESS)
+    throw SnapshotError{std::string(what) + " failed (CUresult " + std::to_string(result) + ")"};
 }
 
 // Waits for the launch's stream (the legacy default stream also waits for the blocking streams,
@@ -169,7 +170,8 @@ void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&
   }
   auto copy = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
   auto sync = CUSNAP_REAL(cuStreamSynchronize);
-  if (copy == nullptr || sync == nullptr) throw SnapshotError{"the driver has no cuMemcpyDtoHAsync_v2"};
+  if (copy == nullptr || sync == nullptr)
+    throw SnapshotError{"the driver has no cuMemcpyDtoHAsync_v2"};
   uint64_t piece_max = std::max<uint64_t>(s.chunk, kStagingBytes / s.chunk * s.chunk);
   for (const auto& [address, size] : ranges) {
     for (uint64_t offset = 0; offset < size;) {
@@ -178,14 +180,16 @@ void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&
         try {
           s.staging.resize(piece);
         } catch (const std::bad_alloc&) {
-          throw SnapshotError{"out of host memory for the " + std::to_string(piece) + "-byte staging buffer"};
+          throw SnapshotError{"out of host memory for the " + std::to_string(piece) +
+                              "-byte staging buffer"};
         }
       }
       CUresult copied = copy(s.staging.data(), address + offset, piece, s.tool_stream);
       if (copied == CUDA_ERROR_INVALID_VALUE) {
         // The range is gone: freed by another thread between the table lookup and this read
         // (the free hook runs after the real free). Not a reason to stop snapshotting.
-        throw SnapshotError{"the range at 0x" + hex(address) + " could not be read (freed meanwhile by another thread?)",
+        throw SnapshotError{"the range at 0x" + hex(address) +
+                                " could not be read (freed meanwhile by another thread?)",
                             true};
       }
       check(copied, "cuMemcpyDtoHAsync (snapshot read)");
@@ -215,7 +219,8 @@ void fail_or_skip(Pending& p, const SnapshotError& e) {
   }
   p.skipped = "snapshot not taken: " + e.what;
   p.before.clear();
-  log_once(LogLevel::kWarn, "snapshot-range-gone", "a memory snapshot was skipped: %s", e.what.c_str());
+  log_once(LogLevel::kWarn, "snapshot-range-gone", "a memory snapshot was skipped: %s",
+           e.what.c_str());
 }
 
 std::string function_name(CUfunction function) {
@@ -235,8 +240,10 @@ bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
     State& s = state();
     auto base = common::parse_kernel_name_base(config.snapshot_kernel_base);
     if (!base) {
-      log(LogLevel::kError, "CUSNAP_SNAPSHOT_KERNEL_BASE '%s': expected function, demangled or mangled; "
-          "no snapshots", config.snapshot_kernel_base.c_str());
+      log(LogLevel::kError,
+          "CUSNAP_SNAPSHOT_KERNEL_BASE '%s': expected function, demangled or mangled; "
+          "no snapshots",
+          config.snapshot_kernel_base.c_str());
       return false;
     }
     std::string error;
@@ -256,7 +263,6 @@ bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
     return false;
   }
 }
-
 
 void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module) noexcept {
   if (address == 0 || size == 0) return;
@@ -282,13 +288,16 @@ void release_begin(Release what, uint64_t address, uint64_t size) noexcept {
       s.ranges.erase(address);
       break;
     case Release::kWithin:
-      for (auto it = s.ranges.lower_bound(address); it != s.ranges.end() && it->first < address + size;) {
+      for (auto it = s.ranges.lower_bound(address);
+           it != s.ranges.end() && it->first < address + size;) {
         it = s.ranges.erase(it);
       }
       break;
     case Release::kModule:
       for (auto it = s.ranges.begin(); it != s.ranges.end();) {
-        it = it->second.kind == RangeKind::kGlobal && it->second.module == address ? s.ranges.erase(it) : std::next(it);
+        it = it->second.kind == RangeKind::kGlobal && it->second.module == address
+                 ? s.ranges.erase(it)
+                 : std::next(it);
       }
       break;
   }
@@ -319,7 +328,8 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
     p.per_thread = call.per_thread_stream();
     RelaxedCaptureMode relaxed;
     if (stream_is_capturing(stream, p.per_thread)) {
-      p.skipped = "the launch's stream is being captured into a graph (the launch does not run now)";
+      p.skipped =
+          "the launch's stream is being captured into a graph (the launch does not run now)";
       return;
     }
     try {
@@ -366,7 +376,8 @@ void snapshot_after(CallScope&, uint64_t seq, uint64_t ordinal) noexcept {
       std::lock_guard lock(s.snapshot_mutex);
       std::lock_guard memory(s.ranges_mutex);
       if (!still_live(p.ranges)) {
-        throw SnapshotError{"another thread freed memory the launch could reach while it ran", true};
+        throw SnapshotError{"another thread freed memory the launch could reach while it ran",
+                            true};
       }
       size_t index = 0;
       read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {

@@ -33,7 +33,9 @@ class CallScope;
 bool configure_snapshots(const capture::CaptureConfig& config) noexcept;
 // Snapshots on: a plain global, so that the hooks' test is one relaxed load (no guard, no TLS).
 extern std::atomic<bool> g_snapshots_enabled;
-inline bool snapshots_enabled() noexcept { return g_snapshots_enabled.load(std::memory_order_relaxed); }
+inline bool snapshots_enabled() noexcept {
+  return g_snapshots_enabled.load(std::memory_order_relaxed);
+}
 
 // Live range table (called from the allocation hooks only when snapshots_enabled()).
 enum class RangeKind : uint8_t { kAllocation, kVmm, kGlobal };

@@ -43,22 +43,38 @@ inline GetErrorNameFn g_get_error_name = &cuGetErrorName;
 // toolkit's stub library answers cuGetErrorName with CUDA_ERROR_STUB_LIBRARY, too).
 inline const char* fallback_error_name(CUresult result) {
   switch (result) {
-    case CUDA_SUCCESS: return "CUDA_SUCCESS";
-    case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
-    case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
-    case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
-    case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
-    case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
-    case CUDA_ERROR_INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
-    case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
-    case CUDA_ERROR_NO_BINARY_FOR_GPU: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
-    case CUDA_ERROR_INVALID_PTX: return "CUDA_ERROR_INVALID_PTX";
-    case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
-    case CUDA_ERROR_ILLEGAL_ADDRESS: return "CUDA_ERROR_ILLEGAL_ADDRESS";
-    case CUDA_ERROR_LAUNCH_FAILED: return "CUDA_ERROR_LAUNCH_FAILED";
-    case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
-    default: return nullptr;
+    case CUDA_SUCCESS:
+      return "CUDA_SUCCESS";
+    case CUDA_ERROR_INVALID_VALUE:
+      return "CUDA_ERROR_INVALID_VALUE";
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case CUDA_ERROR_NOT_INITIALIZED:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case CUDA_ERROR_STUB_LIBRARY:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case CUDA_ERROR_NO_DEVICE:
+      return "CUDA_ERROR_NO_DEVICE";
+    case CUDA_ERROR_INVALID_DEVICE:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case CUDA_ERROR_INVALID_IMAGE:
+      return "CUDA_ERROR_INVALID_IMAGE";
+    case CUDA_ERROR_INVALID_CONTEXT:
+      return "CUDA_ERROR_INVALID_CONTEXT";
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+      return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    case CUDA_ERROR_INVALID_PTX:
+      return "CUDA_ERROR_INVALID_PTX";
+    case CUDA_ERROR_NOT_FOUND:
+      return "CUDA_ERROR_NOT_FOUND";
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+      return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    case CUDA_ERROR_LAUNCH_FAILED:
+      return "CUDA_ERROR_LAUNCH_FAILED";
+    case CUDA_ERROR_NOT_SUPPORTED:
+      return "CUDA_ERROR_NOT_SUPPORTED";
+    default:
+      return nullptr;
   }
 }
 
@@ -69,7 +85,8 @@ inline std::string error_name(CUresult result) {
     return name;
   }
   name = fallback_error_name(result);
-  return name != nullptr ? std::string(name) : "CUresult " + std::to_string(static_cast<int>(result));
+  return name != nullptr ? std::string(name)
+                         : "CUresult " + std::to_string(static_cast<int>(result));
 }
 
 [[noreturn]] inline void fail_call(const char* call, CUresult result, const char* file, int line) {
@@ -87,24 +104,24 @@ inline std::string error_name(CUresult result) {
 
 // Evaluates a driver call once; on failure reports the call text, location and error name, and
 // exits with status 2.
-#define CU_CHECK(call)                                                           \
-  do {                                                                           \
-    CUresult cusnap_sample_result_ = (call);                                     \
-    if (cusnap_sample_result_ != CUDA_SUCCESS)                                   \
+#define CU_CHECK(call)                                                                \
+  do {                                                                                \
+    CUresult cusnap_sample_result_ = (call);                                          \
+    if (cusnap_sample_result_ != CUDA_SUCCESS)                                        \
       ::cusnap::samples::fail_call(#call, cusnap_sample_result_, __FILE__, __LINE__); \
   } while (0)
 
 // Declares the image that cusnap_add_sample embedded from KERNELS file `<stem>.cu` (fatbin) or
 // PTX_KERNELS (PTX text). The bytes are 16-byte aligned and followed by one NUL byte that is not
 // counted in size, so PTX text can be handed to the driver as a C string.
-#define CUSNAP_EMBEDDED_IMAGE(stem)                                   \
-  extern "C" const unsigned char cusnap_image_##stem[];              \
-  extern "C" const unsigned char cusnap_image_##stem##_end[];        \
-  namespace {                                                        \
-  inline ::cusnap::samples::EmbeddedImage stem##_image() {           \
-    return {cusnap_image_##stem,                                     \
+#define CUSNAP_EMBEDDED_IMAGE(stem)                                                \
+  extern "C" const unsigned char cusnap_image_##stem[];                            \
+  extern "C" const unsigned char cusnap_image_##stem##_end[];                      \
+  namespace {                                                                      \
+  inline ::cusnap::samples::EmbeddedImage stem##_image() {                         \
+    return {cusnap_image_##stem,                                                   \
             static_cast<size_t>(cusnap_image_##stem##_end - cusnap_image_##stem)}; \
-  }                                                                  \
+  }                                                                                \
   }
 
 namespace cusnap::samples {
@@ -116,7 +133,8 @@ struct Options {
   bool inject_error = false;
 };
 
-inline Options parse_options(int argc, char** argv, size_t default_size, const char* usage_extra = "") {
+inline Options parse_options(int argc, char** argv, size_t default_size,
+                             const char* usage_extra = "") {
   Options options;
   options.size = default_size;
   for (int i = 1; i < argc; ++i) {
@@ -124,7 +142,8 @@ inline Options parse_options(int argc, char** argv, size_t default_size, const c
     if ((arg == "--size" || arg == "-n") && i + 1 < argc) {
       char* end = nullptr;
       unsigned long long value = std::strtoull(argv[++i], &end, 0);
-      if (end == argv[i] || *end != '\0' || value == 0) fail_usage("--size expects a positive integer");
+      if (end == argv[i] || *end != '\0' || value == 0)
+        fail_usage("--size expects a positive integer");
       options.size = static_cast<size_t>(value);
     } else if (arg == "--inject-error") {
       options.inject_error = true;

@@ -15,8 +15,8 @@ namespace {
 double round_to_half(double x) {
   if (x == 0.0) return x;
   int exponent;
-  std::frexp(x, &exponent);                       // x = m * 2^exponent, 0.5 <= |m| < 1
-  int quantum = std::max(exponent - 11, -24);     // 11 significant bits; 2^-24 is the smallest step
+  std::frexp(x, &exponent);                    // x = m * 2^exponent, 0.5 <= |m| < 1
+  int quantum = std::max(exponent - 11, -24);  // 11 significant bits; 2^-24 is the smallest step
   return std::nearbyint(std::ldexp(x, -quantum)) * std::ldexp(1.0, quantum);
 }
 
@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   for (size_t p = 0; p < pairs; ++p) {
     for (int lane = 0; lane < 2; ++lane) {
       double ha = round_to_half(a[2 * p + lane]), hb = round_to_half(b[2 * p + lane]);
-      double product = round_to_half(ha * hb);         // exact in double, one rounding
-      double fused = round_to_half(ha * hb + 0.5);     // fma: one rounding
+      double product = round_to_half(ha * hb);      // exact in double, one rounding
+      double fused = round_to_half(ha * hb + 0.5);  // fma: one rounding
       reference_f[3 * p + lane] = float(round_to_half(product + fused));
     }
     double quotient = round_to_half(round_to_half(a[2 * p]) / round_to_half(b[2 * p + 1]));
@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   CU_CHECK(cuMemcpyHtoD(d_b, b.data(), b.size() * sizeof(float)));
   int count = static_cast<int>(pairs);
   void* params[] = {&d_a, &d_b, &d_f, &d_i, &count};
-  CU_CHECK(cuLaunchKernel(kernel, blocks_for(pairs, 128), 1, 1, 128, 1, 1, 0, nullptr, params,
-                          nullptr));
+  CU_CHECK(
+      cuLaunchKernel(kernel, blocks_for(pairs, 128), 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
   std::vector<float> found_f(reference_f.size());
   std::vector<int> found_i(reference_i.size());
   CU_CHECK(cuMemcpyDtoH(found_f.data(), d_f, found_f.size() * sizeof(float)));

@@ -48,11 +48,11 @@ int main(int argc, char** argv) {
   CUdeviceptr d_last = d_out + 2 * kBins * sizeof(int);
   const unsigned blocks = std::min<unsigned>(blocks_for(n, 256), 32);
   void* shared_params[] = {&d_data, &count, &d_shared_bins};
-  CU_CHECK(cuLaunchKernel(shared_kernel, blocks, 1, 1, 256, 1, 1, 0, nullptr, shared_params,
-                          nullptr));
+  CU_CHECK(
+      cuLaunchKernel(shared_kernel, blocks, 1, 1, 256, 1, 1, 0, nullptr, shared_params, nullptr));
   void* global_params[] = {&d_data, &count, &d_global_bins, &d_last};
-  CU_CHECK(cuLaunchKernel(global_kernel, blocks, 1, 1, 256, 1, 1, 0, nullptr, global_params,
-                          nullptr));
+  CU_CHECK(
+      cuLaunchKernel(global_kernel, blocks, 1, 1, 256, 1, 1, 0, nullptr, global_params, nullptr));
   std::vector<int> found(3 * kBins);
   CU_CHECK(cuMemcpyDtoH(found.data(), d_out, found.size() * sizeof(int)));
   bool ok = compare_exact(reference, found);

@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
 
   PrimaryContext context;
   int cooperative = 0;
-  CU_CHECK(cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-                                context.device()));
+  CU_CHECK(
+      cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, context.device()));
   if (!cooperative) {
     std::fprintf(stderr, "error: device does not support cooperative launches\n");
     return 2;
@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   CUdeviceptr out_coop = d_out + n * sizeof(int);
   int salt2 = salt_coop;
   void* params_coop[] = {&d_scratch, &out_coop, &count, &salt2};
-  CU_CHECK(cuLaunchCooperativeKernel(kernel, kBlocks, 1, 1, kThreads, 1, 1, 0, stream, params_coop));
+  CU_CHECK(
+      cuLaunchCooperativeKernel(kernel, kBlocks, 1, 1, kThreads, 1, 1, 0, stream, params_coop));
   CU_CHECK(cuStreamSynchronize(stream));
   std::fflush(stdout);  // device printf lines come first in the output
 

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kElements; ++i) reference[i] = static_cast<unsigned>(i) * 7u;
   std::vector<unsigned> initial = reference;
   for (size_t k = 0; k < launches; ++k) {
-    for (int i = 0; i < kElements; ++i) reference[i] = reference[i] * 3u + unsigned(k) + unsigned(i);
+    for (int i = 0; i < kElements; ++i)
+      reference[i] = reference[i] * 3u + unsigned(k) + unsigned(i);
   }
   maybe_inject_error(options, reference);
 

@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   CU_CHECK(cuMemFree(d_c));
   CU_CHECK(cuModuleUnload(module));
   char detail[160];
-  std::snprintf(detail, sizeof(detail), "%zux%zux%zu, max abs error %.3g (tolerance %.3g)", m, n,
-                k, max_error, tolerance);
+  std::snprintf(detail, sizeof(detail), "%zux%zux%zu, max abs error %.3g (tolerance %.3g)", m, n, k,
+                max_error, tolerance);
   return finish("matmul", ok, detail);
 }

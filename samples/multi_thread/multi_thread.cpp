@@ -42,15 +42,15 @@ struct ThreadResult {
   bool matched = false;
 };
 
-#define THREAD_CHECK(result_ref, call)                     \
-  do {                                                     \
-    CUresult thread_check_result_ = (call);                \
-    if (thread_check_result_ != CUDA_SUCCESS) {            \
-      (result_ref).failed_call = #call;                    \
-      (result_ref).failed_result = thread_check_result_;   \
-      (result_ref).failed_line = __LINE__;                 \
-      return;                                              \
-    }                                                      \
+#define THREAD_CHECK(result_ref, call)                   \
+  do {                                                   \
+    CUresult thread_check_result_ = (call);              \
+    if (thread_check_result_ != CUDA_SUCCESS) {          \
+      (result_ref).failed_call = #call;                  \
+      (result_ref).failed_result = thread_check_result_; \
+      (result_ref).failed_line = __LINE__;               \
+      return;                                            \
+    }                                                    \
   } while (0)
 
 unsigned tag_of(unsigned thread, unsigned step) { return (thread << 16) | step; }
@@ -85,8 +85,8 @@ struct Shape {
   unsigned sync_every = 0;  // 0: never before the end
 };
 
-void worker(unsigned t, CUcontext context, const Kernels& kernels, Shape shape, std::barrier<>& start,
-            const std::vector<unsigned>& reference, ThreadResult& result) {
+void worker(unsigned t, CUcontext context, const Kernels& kernels, Shape shape,
+            std::barrier<>& start, const std::vector<unsigned>& reference, ThreadResult& result) {
   start.arrive_and_wait();
   THREAD_CHECK(result, cuCtxSetCurrent(context));
   CUstream stream;
@@ -112,11 +112,12 @@ void worker(unsigned t, CUcontext context, const Kernels& kernels, Shape shape, 
     unsigned tag = tag_of(t, step);  // parameters are copied at launch time
     if (step % 2 == 0) {
       void* params[] = {&d_state, &d_other, &count, &tag};
-      THREAD_CHECK(result, cuLaunchKernel(kernels.mix, grid, 1, 1, kBlock, 1, 1, 0, stream, params, nullptr));
+      THREAD_CHECK(result, cuLaunchKernel(kernels.mix, grid, 1, 1, kBlock, 1, 1, 0, stream, params,
+                                          nullptr));
     } else {
       void* params[] = {&d_state, &count, &tag};
-      THREAD_CHECK(result,
-                   cuLaunchKernel(kernels.rotate_add, grid, 1, 1, kBlock, 1, 1, 0, stream, params, nullptr));
+      THREAD_CHECK(result, cuLaunchKernel(kernels.rotate_add, grid, 1, 1, kBlock, 1, 1, 0, stream,
+                                          params, nullptr));
     }
   }
   // The pinned input buffer is reused for the result: the async copies that read it are ordered
@@ -136,14 +137,16 @@ void worker(unsigned t, CUcontext context, const Kernels& kernels, Shape shape, 
 
 // Removes "--NAME V" from argv (the common parser rejects options it does not know) and returns
 // V, or `fallback` when absent.
-unsigned take_count_option(int& argc, char** argv, const char* name, unsigned fallback, unsigned max) {
+unsigned take_count_option(int& argc, char** argv, const char* name, unsigned fallback,
+                           unsigned max) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], name) != 0) continue;
     if (i + 1 >= argc) fail_usage((std::string(name) + " expects a positive integer").c_str());
     char* end = nullptr;
     unsigned long long value = std::strtoull(argv[i + 1], &end, 0);
     if (end == argv[i + 1] || *end != '\0' || value == 0 || value > max) {
-      fail_usage((std::string(name) + " expects an integer from 1 to " + std::to_string(max)).c_str());
+      fail_usage(
+          (std::string(name) + " expects an integer from 1 to " + std::to_string(max)).c_str());
     }
     for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];  // argv[argc] (nullptr) moves too
     argc -= 2;
@@ -158,7 +161,8 @@ int main(int argc, char** argv) {
   const unsigned threads = take_count_option(argc, argv, "--threads", 4, 64);
   const unsigned launches = take_count_option(argc, argv, "--launches", 8, 0xffff);
   const unsigned sync_every = take_count_option(argc, argv, "--sync-every", 0, 0xffff);
-  Options options = parse_options(argc, argv, 4096, " [--threads T] [--launches L] [--sync-every S]");
+  Options options =
+      parse_options(argc, argv, 4096, " [--threads T] [--launches L] [--sync-every S]");
   const size_t n = options.size;
   if (n > 0x7fffffff) fail_usage("--size must fit in an int");
 
@@ -178,8 +182,9 @@ int main(int argc, char** argv) {
     std::barrier start(static_cast<std::ptrdiff_t>(threads));
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) {
-      pool.emplace_back(worker, t, context.context(), std::cref(kernels), Shape{n, launches, sync_every},
-                        std::ref(start), std::cref(references[t]), std::ref(results[t]));
+      pool.emplace_back(worker, t, context.context(), std::cref(kernels),
+                        Shape{n, launches, sync_every}, std::ref(start), std::cref(references[t]),
+                        std::ref(results[t]));
     }
     for (std::thread& thread : pool) thread.join();
   }
@@ -200,6 +205,7 @@ int main(int argc, char** argv) {
   }
   CU_CHECK(cuModuleUnload(module));
   char detail[128];
-  std::snprintf(detail, sizeof(detail), "%u threads x %zu elements, %u launches each, exact", threads, n, launches);
+  std::snprintf(detail, sizeof(detail), "%u threads x %zu elements, %u launches each, exact",
+                threads, n, launches);
   return finish("multi_thread", ok, detail);
 }

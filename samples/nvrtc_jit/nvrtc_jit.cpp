@@ -29,9 +29,9 @@ constexpr const char* kNameU64 = "affine<unsigned long long>";
   std::exit(2);
 }
 
-#define NVRTC_CHECK(call)                                                      \
-  do {                                                                         \
-    nvrtcResult nvrtc_result_ = (call);                                        \
+#define NVRTC_CHECK(call)                                                                     \
+  do {                                                                                        \
+    nvrtcResult nvrtc_result_ = (call);                                                       \
     if (nvrtc_result_ != NVRTC_SUCCESS) fail_nvrtc(#call, nvrtc_result_, __FILE__, __LINE__); \
   } while (0)
 
@@ -77,7 +77,8 @@ Compiled compile_source() {
 template <typename T>
 std::vector<T> make_input(size_t n, Lcg& rng) {
   std::vector<T> v(n);
-  for (auto& e : v) e = static_cast<T>((static_cast<uint64_t>(rng.next_u32()) << 32) | rng.next_u32());
+  for (auto& e : v)
+    e = static_cast<T>((static_cast<uint64_t>(rng.next_u32()) << 32) | rng.next_u32());
   return v;
 }
 
@@ -89,7 +90,8 @@ bool run_affine(CUfunction kernel, T scale, size_t n, Lcg& rng, const Options& o
   std::vector<T> y = make_input<T>(n, rng);
   std::vector<T> reference(n);
   for (size_t i = 0; i < n; ++i) {
-    reference[i] = static_cast<T>(scale * x[i] + static_cast<T>(y[i] << kShift) + static_cast<T>(i));
+    reference[i] =
+        static_cast<T>(scale * x[i] + static_cast<T>(y[i] << kShift) + static_cast<T>(i));
   }
   if (inject) maybe_inject_error(options, reference);
 
@@ -102,8 +104,8 @@ bool run_affine(CUfunction kernel, T scale, size_t n, Lcg& rng, const Options& o
   int count = static_cast<int>(n);
   void* params[] = {&scale, &d_x, &d_y, &count};
   const unsigned block = 128;
-  CU_CHECK(cuLaunchKernel(kernel, blocks_for(n, block), 1, 1, block, 1, 1, 0, nullptr, params,
-                          nullptr));
+  CU_CHECK(
+      cuLaunchKernel(kernel, blocks_for(n, block), 1, 1, block, 1, 1, 0, nullptr, params, nullptr));
   std::vector<T> result(n);
   CU_CHECK(cuMemcpyDtoH(result.data(), d_y, bytes));
   CU_CHECK(cuMemFree(d_x));

@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
   for (size_t z = 0; z < nz; ++z)
     for (size_t y = 0; y < ny; ++y)
       for (size_t x = 0; x < nx; ++x)
-        reference_3d[(z * h_rows + y) * h_cols + x] = volume[(z * ny + y) * nx + x] * 3 + 100 * int(z);
+        reference_3d[(z * h_rows + y) * h_cols + x] =
+            volume[(z * ny + y) * nx + x] * 3 + 100 * int(z);
 
   // Both results in one comparison; indices past the 2-D image belong to the volume.
   reference.insert(reference.end(), reference_3d.begin(), reference_3d.end());

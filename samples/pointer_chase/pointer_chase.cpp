@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
     const std::vector<uint32_t>& table = tables[t % kNumTables];
     uint32_t sum = 0;
     for (uint32_t j = 0; j < static_cast<uint32_t>(kReads); ++j) {
-      uint32_t index = (static_cast<uint32_t>(t) * 7u + j * 13u) % static_cast<uint32_t>(table.size());
+      uint32_t index =
+          (static_cast<uint32_t>(t) * 7u + j * 13u) % static_cast<uint32_t>(table.size());
       sum += table[index] * (j + 1);
     }
     ref_gather[t] = sum;
@@ -137,8 +138,8 @@ int main(int argc, char** argv) {
   int table_count = kNumTables;
   int thread_count = static_cast<int>(gather_threads);
   int reads = kReads;
-  void* gather_params[] = {&d_table_ptrs, &d_table_lengths, &table_count, &thread_count, &reads,
-                           &d_gather};
+  void* gather_params[] = {&d_table_ptrs, &d_table_lengths, &table_count,
+                           &thread_count, &reads,           &d_gather};
   CU_CHECK(cuLaunchKernel(gather_tables, blocks_for(gather_threads, block), 1, 1, block, 1, 1, 0,
                           nullptr, gather_params, nullptr));
 
@@ -150,7 +151,8 @@ int main(int argc, char** argv) {
   bool ok = compare_exact(ref_sums, sums) && compare_exact(ref_lengths, lengths) &&
             compare_exact(ref_gather, gather);
 
-  for (CUdeviceptr p : {d_nodes, d_starts, d_sums, d_lengths, d_table_ptrs, d_table_lengths, d_gather}) {
+  for (CUdeviceptr p :
+       {d_nodes, d_starts, d_sums, d_lengths, d_table_ptrs, d_table_lengths, d_gather}) {
     CU_CHECK(cuMemFree(p));
   }
   for (CUdeviceptr p : d_tables) CU_CHECK(cuMemFree(p));

@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   const size_t n = options.size;
   if (n > 0x7fffffff) fail_usage("--size must fit in an int");
 
-  const float coefficients[kMaxCoefficients] = {0.5f, -1.25f, 0.75f, 2.0f, -0.5f, 0.125f, 1.0f, 0.0f};
+  const float coefficients[kMaxCoefficients] = {0.5f,  -1.25f, 0.75f, 2.0f,
+                                                -0.5f, 0.125f, 1.0f,  0.0f};
   PolyParams p{};
   p.n = static_cast<int>(n);
   p.scale = 1.5f;
@@ -120,8 +121,9 @@ int main(int argc, char** argv) {
   CU_CHECK(cuMemFree(d_y));
   CU_CHECK(cuModuleUnload(module));
   char detail[200];
-  std::snprintf(detail, sizeof(detail),
-                "n=%zu, %zu-byte param buffer, info log %zu chars, broken PTX -> %s, max abs error %.3g",
-                n, buffer_size, info_log_length, error_name(broken).c_str(), max_error);
+  std::snprintf(
+      detail, sizeof(detail),
+      "n=%zu, %zu-byte param buffer, info log %zu chars, broken PTX -> %s, max abs error %.3g", n,
+      buffer_size, info_log_length, error_name(broken).c_str(), max_error);
   return finish("ptx_jit", ok, detail);
 }

@@ -11,8 +11,8 @@ namespace {
 // Pass 1 with `blocks` x 256 threads into d_partial, pass 2 with one block of 64 threads into
 // d_result. Returns the single value.
 template <typename T>
-T two_pass(CUfunction kernel, CUdeviceptr d_in, CUdeviceptr d_partial, CUdeviceptr d_result,
-           int n, unsigned blocks) {
+T two_pass(CUfunction kernel, CUdeviceptr d_in, CUdeviceptr d_partial, CUdeviceptr d_result, int n,
+           unsigned blocks) {
   const unsigned block1 = 256, block2 = 64;
   int count = n;
   void* params1[] = {&d_in, &d_partial, &count};
@@ -20,8 +20,8 @@ T two_pass(CUfunction kernel, CUdeviceptr d_in, CUdeviceptr d_partial, CUdevicep
                           nullptr));
   int partials = static_cast<int>(blocks);
   void* params2[] = {&d_partial, &d_result, &partials};
-  CU_CHECK(cuLaunchKernel(kernel, 1, 1, 1, block2, 1, 1, block2 * sizeof(T), nullptr, params2,
-                          nullptr));
+  CU_CHECK(
+      cuLaunchKernel(kernel, 1, 1, 1, block2, 1, 1, block2 * sizeof(T), nullptr, params2, nullptr));
   T result;
   CU_CHECK(cuMemcpyDtoH(&result, d_result, sizeof(T)));
   return result;

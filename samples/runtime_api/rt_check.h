@@ -7,14 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define RT_CHECK(call)                                                                       \
-  do {                                                                                       \
-    cudaError_t rt_check_error = (call);                                                     \
-    if (rt_check_error != cudaSuccess) {                                                     \
-      std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,         \
-                   cudaGetErrorName(rt_check_error), cudaGetErrorString(rt_check_error));    \
-      std::exit(2);                                                                          \
-    }                                                                                        \
+#define RT_CHECK(call)                                                                    \
+  do {                                                                                    \
+    cudaError_t rt_check_error = (call);                                                  \
+    if (rt_check_error != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,      \
+                   cudaGetErrorName(rt_check_error), cudaGetErrorString(rt_check_error)); \
+      std::exit(2);                                                                       \
+    }                                                                                     \
   } while (0)
 
 // The launch itself reports through cudaGetLastError.

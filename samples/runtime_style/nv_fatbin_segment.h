@@ -8,7 +8,8 @@
 // reads its own section headers from /proc/self/exe and adds the load bias of the main
 // executable (dl_iterate_phdr's first entry; non-zero for a PIE).
 //
-// Which wrappers the runtime registers (observed in nvcc 13 output, see fatbin/include/cusnap/fatbin/fatbin.h):
+// Which wrappers the runtime registers (observed in nvcc 13 output, see
+// fatbin/include/cusnap/fatbin/fatbin.h):
 //   * ordinary objects: each object's version-1 wrapper;
 //   * -rdc=true: the version-2 wrapper of the `nvcc -dlink` object, whose NULL-terminated
 //     prelinked list holds the `data` pointers of the rdc objects' version-1 wrappers; those
@@ -78,11 +79,13 @@ inline SegmentWrappers find_segment_wrappers() {
   std::vector<Elf64_Shdr> sections;
   std::vector<char> names;
   bool ok = detail::read_at(file, 0, &header, sizeof header) &&
-            std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_ident[EI_CLASS] == ELFCLASS64 &&
-            header.e_shentsize == sizeof(Elf64_Shdr) && header.e_shstrndx < header.e_shnum;
+            std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 &&
+            header.e_ident[EI_CLASS] == ELFCLASS64 && header.e_shentsize == sizeof(Elf64_Shdr) &&
+            header.e_shstrndx < header.e_shnum;
   if (ok) {
     sections.resize(header.e_shnum);
-    ok = detail::read_at(file, header.e_shoff, sections.data(), sections.size() * sizeof(Elf64_Shdr));
+    ok = detail::read_at(file, header.e_shoff, sections.data(),
+                         sections.size() * sizeof(Elf64_Shdr));
   }
   if (ok) {
     const Elf64_Shdr& strings = sections[header.e_shstrndx];
@@ -96,15 +99,18 @@ inline SegmentWrappers find_segment_wrappers() {
   }
   const Elf64_Shdr* segment = nullptr;
   for (const Elf64_Shdr& section : sections) {
-    if (section.sh_name < names.size() && std::strcmp(&names[section.sh_name], ".nvFatBinSegment") == 0) {
+    if (section.sh_name < names.size() &&
+        std::strcmp(&names[section.sh_name], ".nvFatBinSegment") == 0) {
       segment = &section;
     }
   }
   if (segment == nullptr) {
-    result.error = "the executable has no .nvFatBinSegment section (kernels not linked in by nvcc -c?)";
+    result.error =
+        "the executable has no .nvFatBinSegment section (kernels not linked in by nvcc -c?)";
     return result;
   }
-  if (segment->sh_size == 0 || segment->sh_size % sizeof(FatbinWrapper) != 0 || segment->sh_addr == 0) {
+  if (segment->sh_size == 0 || segment->sh_size % sizeof(FatbinWrapper) != 0 ||
+      segment->sh_addr == 0) {
     result.error = ".nvFatBinSegment: size " + std::to_string(segment->sh_size) +
                    " is not a non-zero multiple of the 24-byte wrapper";
     return result;
@@ -141,7 +147,8 @@ inline SegmentWrappers find_segment_wrappers() {
       }
       for (size_t j = 0; list[j] != nullptr; ++j) {
         if (detail::load_u32(list[j]) != kFatbinContainerMagic) {
-          result.error = where + ": prelinked fatbin " + std::to_string(j) + " is not a fatbin container";
+          result.error =
+              where + ": prelinked fatbin " + std::to_string(j) + " is not a fatbin container";
           return result;
         }
         prelinked.push_back(list[j]);

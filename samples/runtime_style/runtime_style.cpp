@@ -35,7 +35,8 @@ constexpr const char* kSampleName = "runtime_style";
 constexpr uint32_t kExpectedWrapperVersion = 1;
 #endif
 
-constexpr const char* kKernelName = "_Z16scale_and_offsetPfif";  // scale_and_offset(float*, int, float)
+constexpr const char* kKernelName =
+    "_Z16scale_and_offsetPfif";  // scale_and_offset(float*, int, float)
 
 PFN_cuGetProcAddress_v12000 g_get_proc = nullptr;
 
@@ -75,10 +76,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (segment.registered.size() != 1 || segment.registered[0]->version != kExpectedWrapperVersion) {
-    std::string found = std::to_string(segment.registered.size()) + " of " + std::to_string(segment.total);
-    if (!segment.registered.empty()) found += ", the first of version " + std::to_string(segment.registered[0]->version);
-    std::fprintf(stderr, "error: expected one registered version-%u fatbin wrapper in .nvFatBinSegment, found %s\n",
-                 kExpectedWrapperVersion, found.c_str());
+    std::string found =
+        std::to_string(segment.registered.size()) + " of " + std::to_string(segment.total);
+    if (!segment.registered.empty())
+      found += ", the first of version " + std::to_string(segment.registered[0]->version);
+    std::fprintf(
+        stderr,
+        "error: expected one registered version-%u fatbin wrapper in .nvFatBinSegment, found %s\n",
+        kExpectedWrapperVersion, found.c_str());
     return 2;
   }
   const FatbinWrapper* wrapper = segment.registered[0];
@@ -108,8 +113,10 @@ int main(int argc, char** argv) {
   g_get_error_name = bind<PFN_cuGetErrorName_v6000>("cuGetErrorName", 6000, kDefault);
 
   auto device_get = bind<PFN_cuDeviceGet_v2000>("cuDeviceGet", 2000, kDefault);
-  auto primary_retain = bind<PFN_cuDevicePrimaryCtxRetain_v7000>("cuDevicePrimaryCtxRetain", 7000, kDefault);
-  auto primary_release = bind<PFN_cuDevicePrimaryCtxRelease_v11000>("cuDevicePrimaryCtxRelease", 11000, kDefault);
+  auto primary_retain =
+      bind<PFN_cuDevicePrimaryCtxRetain_v7000>("cuDevicePrimaryCtxRetain", 7000, kDefault);
+  auto primary_release =
+      bind<PFN_cuDevicePrimaryCtxRelease_v11000>("cuDevicePrimaryCtxRelease", 11000, kDefault);
   auto ctx_set_current = bind<PFN_cuCtxSetCurrent_v4000>("cuCtxSetCurrent", 4000, kDefault);
   auto mem_alloc = bind<PFN_cuMemAlloc_v3020>("cuMemAlloc", 3020, kDefault);
   auto mem_free = bind<PFN_cuMemFree_v3020>("cuMemFree", 3020, kDefault);
@@ -117,12 +124,17 @@ int main(int argc, char** argv) {
   auto memcpy_dtoh = bind<PFN_cuMemcpyDtoH_v7000_ptds>("cuMemcpyDtoH", 7000, kPerThread);
   auto library_load = bind<PFN_cuLibraryLoadData_v12000>("cuLibraryLoadData", 12000, kDefault);
   auto library_unload = bind<PFN_cuLibraryUnload_v12000>("cuLibraryUnload", 12000, kDefault);
-  auto library_get_kernel = bind<PFN_cuLibraryGetKernel_v12000>("cuLibraryGetKernel", 12000, kDefault);
-  auto library_get_global = bind<PFN_cuLibraryGetGlobal_v12000>("cuLibraryGetGlobal", 12000, kDefault);
-  auto kernel_get_function = bind<PFN_cuKernelGetFunction_v12000>("cuKernelGetFunction", 12000, kDefault);
-  auto kernel_get_attribute = bind<PFN_cuKernelGetAttribute_v12000>("cuKernelGetAttribute", 12000, kDefault);
+  auto library_get_kernel =
+      bind<PFN_cuLibraryGetKernel_v12000>("cuLibraryGetKernel", 12000, kDefault);
+  auto library_get_global =
+      bind<PFN_cuLibraryGetGlobal_v12000>("cuLibraryGetGlobal", 12000, kDefault);
+  auto kernel_get_function =
+      bind<PFN_cuKernelGetFunction_v12000>("cuKernelGetFunction", 12000, kDefault);
+  auto kernel_get_attribute =
+      bind<PFN_cuKernelGetAttribute_v12000>("cuKernelGetAttribute", 12000, kDefault);
   auto launch_kernel = bind<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", 7000, kPerThread);
-  auto stream_sync = bind<PFN_cuStreamSynchronize_v7000_ptsz>("cuStreamSynchronize", 7000, kPerThread);
+  auto stream_sync =
+      bind<PFN_cuStreamSynchronize_v7000_ptsz>("cuStreamSynchronize", 7000, kPerThread);
 
   std::vector<float> data(n), result(n), reference(n);
   Lcg rng(7);
@@ -154,7 +166,8 @@ int main(int argc, char** argv) {
   CUfunction function;
   CU_CHECK(kernel_get_function(&function, kernel));
   int max_threads = 0;
-  CU_CHECK(kernel_get_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, device));
+  CU_CHECK(
+      kernel_get_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, device));
   const unsigned block = 128;
   if (max_threads < static_cast<int>(block)) {
     std::fprintf(stderr, "error: kernel allows only %d threads per block\n", max_threads);
@@ -166,7 +179,8 @@ int main(int argc, char** argv) {
   CU_CHECK(library_get_global(&d_offset, &offset_size, library, "g_offset"));
   CU_CHECK(library_get_global(&d_count, &count_size, library, "g_launch_count"));
   if (offset_size != sizeof(float) || count_size != sizeof(unsigned)) {
-    std::fprintf(stderr, "error: unexpected __device__ variable sizes %zu, %zu\n", offset_size, count_size);
+    std::fprintf(stderr, "error: unexpected __device__ variable sizes %zu, %zu\n", offset_size,
+                 count_size);
     return 2;
   }
   const unsigned zero = 0;

@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
     for (size_t c = 1; c < cols; ++c) mx = std::max(mx, double(x[c]));
     double sum = 0.0;
     for (size_t c = 0; c < cols; ++c) sum += std::exp(double(x[c]) - mx);
-    for (size_t c = 0; c < cols; ++c) reference[r * cols + c] = float(std::exp(double(x[c]) - mx) / sum);
+    for (size_t c = 0; c < cols; ++c)
+      reference[r * cols + c] = float(std::exp(double(x[c]) - mx) / sum);
   }
   maybe_inject_error(options, reference);
 

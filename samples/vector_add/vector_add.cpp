@@ -38,8 +38,8 @@ int main(int argc, char** argv) {
   int count = static_cast<int>(n);
   void* params[] = {&d_a, &d_b, &d_c, &count};
   const unsigned block = 256;
-  CU_CHECK(cuLaunchKernel(kernel, blocks_for(n, block), 1, 1, block, 1, 1, 0, nullptr, params,
-                          nullptr));
+  CU_CHECK(
+      cuLaunchKernel(kernel, blocks_for(n, block), 1, 1, block, 1, 1, 0, nullptr, params, nullptr));
   CU_CHECK(cuMemcpyDtoH(c.data(), d_c, bytes));
 
   bool ok = compare_exact(reference, c);

@@ -1,7 +1,8 @@
 // vmm: virtual memory management. Reserves one address range, backs it with four physical
 // allocations (cuMemCreate) mapped next to each other, grants access (cuMemSetAccess), runs
-// kernels on windows that straddle the seams, then unmaps and releases everything. Then the stream-ordered
-// allocator: cuMemAllocAsync / cuMemsetD32Async / kernel / cuMemFreeAsync on one stream.
+// kernels on windows that straddle the seams, then unmaps and releases everything. Then the
+// stream-ordered allocator: cuMemAllocAsync / cuMemsetD32Async / kernel / cuMemFreeAsync on one
+// stream.
 #include "sample_common.h"
 
 CUSNAP_EMBEDDED_IMAGE(vmm_kernels)
@@ -28,9 +29,8 @@ int main(int argc, char** argv) {
   CU_CHECK(cuModuleGetFunction(&add, module, "add_neighbour"));
 
   int vmm_supported = 0;
-  CU_CHECK(cuDeviceGetAttribute(&vmm_supported,
-                                CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                                context.device()));
+  CU_CHECK(cuDeviceGetAttribute(
+      &vmm_supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, context.device()));
   if (!vmm_supported) {
     std::fprintf(stderr, "error: device does not support virtual memory management\n");
     return 2;
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   CU_CHECK(cuModuleUnload(module));
   char detail[160];
   std::snprintf(detail, sizeof(detail),
-                "n=%zu across 4 x %zu KiB mapped pieces, stream-ordered alloc/free, exact",
-                n, piece / 1024);
+                "n=%zu across 4 x %zu KiB mapped pieces, stream-ordered alloc/free, exact", n,
+                piece / 1024);
   return finish("vmm", ok, detail);
 }

@@ -42,7 +42,8 @@ uint64_t le64(const std::vector<uint8_t>& b, uint64_t at) {
 
 // Per process: ctest runs each test case as its own process, several at once.
 std::string scratch_dir(const std::string& name) {
-  std::string dir = std::string(CUSNAP_TEST_SCRATCH) + "/" + std::to_string(::getpid()) + "/" + name;
+  std::string dir =
+      std::string(CUSNAP_TEST_SCRATCH) + "/" + std::to_string(::getpid()) + "/" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -50,8 +51,8 @@ std::string scratch_dir(const std::string& name) {
 
 RunResult run_cusnap(const std::vector<std::string>& args, const std::string& env) {
   static int counter = 0;
-  std::string base = std::string(CUSNAP_TEST_SCRATCH) + "/run." + std::to_string(::getpid()) +
-                     "." + std::to_string(counter++);
+  std::string base = std::string(CUSNAP_TEST_SCRATCH) + "/run." + std::to_string(::getpid()) + "." +
+                     std::to_string(counter++);
   std::string cmd = env.empty() ? "" : env + " ";
   cmd += quote(CUSNAP_BIN);
   for (const auto& a : args) {  // appended piecewise: GCC 12's bogus -Wrestrict (PR105651)
@@ -77,7 +78,8 @@ std::vector<uint8_t> read_file(const std::string& path) {
 
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 

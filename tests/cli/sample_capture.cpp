@@ -1,10 +1,10 @@
 #include "sample_capture.h"
 
+#include <capnp/message.h>
+
 #include <random>
 #include <set>
 #include <stdexcept>
-
-#include <capnp/message.h>
 
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/writer.h"
@@ -89,8 +89,8 @@ class SampleWriter {
     return id.value();
   }
 
-  void launch(const std::string& name, bool name_in_record, uint64_t function,
-              ShapeKey shape, uint64_t thread, uint64_t arg) {
+  void launch(const std::string& name, bool name_in_record, uint64_t function, ShapeKey shape,
+              uint64_t thread, uint64_t arg) {
     auto r = begin("cuLaunchKernel", thread);
     auto l = r.initLaunch();
     l.setFunction(function);

@@ -51,10 +51,10 @@ struct ExpectedCapture {
 };
 
 struct SampleOptions {
-  unsigned rounds = 40;                 // each round: copies, a few launches, syncs
-  size_t call_frame_bytes = 4096;       // small, so the file has many call frames
+  unsigned rounds = 40;            // each round: copies, a few launches, syncs
+  size_t call_frame_bytes = 4096;  // small, so the file has many call frames
   int compression_level = 3;
-  bool unmodelled_calls = true;         // add generic records of state-changing calls
+  bool unmodelled_calls = true;  // add generic records of state-changing calls
 };
 
 // Writes the capture to `path` (the writer's own close() puts the footer on). Throws

@@ -1,9 +1,10 @@
 // `cusnap dump`: one line per call, --calls slicing, and JSON Lines that decode back to the
 // exact records.
-#include <catch2/catch.hpp>
+#include <capnp/any.h>
 #include <capnp/message.h>
 #include <capnp/serialize.h>
-#include <capnp/any.h>
+
+#include <catch2/catch.hpp>
 
 #include "common.h"
 #include "cusnap/format/reader.h"
@@ -49,7 +50,8 @@ TEST_CASE("dump prints one line per call with seq, thread, api and result", "[du
     }
     if (c.kind == "deferredResult") {
       CHECK(lines[i].find(" callSeq=" + std::to_string(c.key_value) +
-                          " hostChecksum=0xfeedface12345678 hasHostChecksum=true") != std::string::npos);
+                          " hostChecksum=0xfeedface12345678 hasHostChecksum=true") !=
+            std::string::npos);
     }
     CHECK(lines[i].find(" ctx=0x55550000c0de") != std::string::npos);
   }

@@ -1,8 +1,8 @@
 // `cusnap info`: numbers against what the sample writer says it wrote.
-#include <algorithm>
-
-#include <catch2/catch.hpp>
 #include <capnp/message.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "cusnap/cli/info.capnp.h"
 #include "record_json.h"
@@ -17,8 +17,9 @@ namespace {
 // Kernels in the order info must list them: launches descending (ties: any order).
 std::vector<std::pair<std::string, ExpectedKernel>> kernels_by_launches(const ExpectedCapture& e) {
   std::vector<std::pair<std::string, ExpectedKernel>> v(e.kernels.begin(), e.kernels.end());
-  std::stable_sort(v.begin(), v.end(),
-                   [](const auto& a, const auto& b) { return a.second.launches > b.second.launches; });
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second.launches > b.second.launches;
+  });
   return v;
 }
 
@@ -212,8 +213,8 @@ TEST_CASE("info on a truncated capture reports the recovered part", "[info]") {
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("Calls: " + std::to_string(previous_calls->last_seq + 1) + " in ") !=
         std::string::npos);
-  CHECK(r.out.find("truncated: capture ends after call " + std::to_string(previous_calls->last_seq)) !=
-        std::string::npos);
+  CHECK(r.out.find("truncated: capture ends after call " +
+                   std::to_string(previous_calls->last_seq)) != std::string::npos);
   CHECK(r.out.find("index from scan") != std::string::npos);
   CHECK(r.err.find("truncated") != std::string::npos);  // the warning goes to stderr
 }

@@ -1,12 +1,11 @@
 // --help, --version, logging, CUresult names, --calls parsing.
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <regex>
 
-#include <catch2/catch.hpp>
-
 #include "call_range.h"
-#include "cusnap/format/capture.capnp.h"
 #include "cli_test_util.h"
+#include "cusnap/format/capture.capnp.h"
 #include "result_names.h"
 #include "sample_fixture.h"
 
@@ -15,8 +14,10 @@ using namespace cusnap::cli_test;
 
 TEST_CASE("help: --help works for the tool and every subcommand", "[misc]") {
   for (std::vector<std::string> args : {std::vector<std::string>{"--help"},
-                                        {"info", "--help"}, {"dump", "--help"},
-                                        {"verify", "--help"}, {"driver", "--help"}}) {
+                                        {"info", "--help"},
+                                        {"dump", "--help"},
+                                        {"verify", "--help"},
+                                        {"driver", "--help"}}) {
     RunResult r = run_cusnap(args);
     INFO(args.front());
     CHECK(r.exit_code == 0);
@@ -112,7 +113,8 @@ TEST_CASE("parse_call_range", "[misc]") {
   CHECK(cli::parse_call_range("0", 0).status().message().find("no calls") != std::string::npos);
 }
 
-TEST_CASE("driver: prints the one lookup's answer, the same for every request form", "[misc][driver]") {
+TEST_CASE("driver: prints the one lookup's answer, the same for every request form",
+          "[misc][driver]") {
   RunResult emu = run_cusnap({"driver", "emulator"});
   REQUIRE(emu.exit_code == 0);
   REQUIRE(emu.out.size() > 1);

@@ -1,8 +1,7 @@
 // `cusnap verify`: exit codes 0/2/3/4/1 and messages that name the frame, offset and last call.
 // Expected values come from walking the byte layout directly (cli_test_util.h), not the reader.
-#include <random>
-
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "sample_fixture.h"
 
@@ -50,13 +49,14 @@ TEST_CASE("verify: truncated files exit 2 and say where the capture ends", "[ver
 
   std::vector<uint64_t> cuts;
   for (size_t i = 1; i < frames.size(); ++i) {
-    cuts.push_back(frames[i].offset);                                // at a frame boundary
-    cuts.push_back(frames[i].offset + 40);                           // inside a frame header
+    cuts.push_back(frames[i].offset);                                   // at a frame boundary
+    cuts.push_back(frames[i].offset + 40);                              // inside a frame header
     cuts.push_back(frames[i].offset + 80 + frames[i].stored_size / 2);  // inside a payload
   }
   cuts.push_back(bytes.size() - 1);  // inside the trailer
   std::mt19937_64 rng(12345);
-  for (int i = 0; i < 10; ++i) cuts.push_back(frames[1].offset + rng() % (bytes.size() - frames[1].offset));
+  for (int i = 0; i < 10; ++i)
+    cuts.push_back(frames[1].offset + rng() % (bytes.size() - frames[1].offset));
 
   std::string dir = scratch_dir("verify_truncated");
   for (uint64_t cut : cuts) {
@@ -97,13 +97,14 @@ TEST_CASE("verify: a flipped bit exits 3 naming frame, offset and last good call
   // Every call and blob frame, payload and header: the bad frame is always found.
   for (size_t k = 1; k + 1 < frames.size(); ++k) {
     for (uint64_t where : {frames[k].offset + 80 + frames[k].stored_size / 2,  // payload
-                           frames[k].offset + 20}) {                         // header (raw_size)
+                           frames[k].offset + 20}) {                           // header (raw_size)
       if (where >= frames[k].end()) continue;
       auto damaged = bytes;
       damaged[where] ^= 0x10;
       write_file(path, damaged);
       RunResult r = run_cusnap({"verify", path});
-      INFO("frame " << k << " kind " << int(frames[k].kind) << " byte " << where << "\n" << r.out << r.err);
+      INFO("frame " << k << " kind " << int(frames[k].kind) << " byte " << where << "\n"
+                    << r.out << r.err);
       CHECK(r.exit_code == 3);
       int64_t last = last_complete_seq(frames, frames[k].offset);
       std::string last_text = last >= 0 ? "last good call " + std::to_string(last) : "no good call";
@@ -127,7 +128,8 @@ TEST_CASE("verify: damaged trailer, file header and header frame exit 3", "[veri
   RunResult r = run_cusnap({"verify", path});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 3);
-  CHECK(r.out.rfind("corrupt: the trailer at byte offset " + std::to_string(bytes.size() - 32), 0) == 0);
+  CHECK(r.out.rfind("corrupt: the trailer at byte offset " + std::to_string(bytes.size() - 32),
+                    0) == 0);
   CHECK(r.out.find("last good call " + std::to_string(s.expected.calls.size() - 1)) !=
         std::string::npos);
 

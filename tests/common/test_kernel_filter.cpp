@@ -1,7 +1,6 @@
 // The one kernel filter and launch selection of capture, replay and extraction
 // (cusnap/common/kernel_filter.h: Nsight Compute's --kernel-name / --kernel-name-base rules).
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 

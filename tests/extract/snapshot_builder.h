@@ -4,14 +4,14 @@
 // host (a host reference), never by running a driver.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <capnp/message.h>
 
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/writer.h"

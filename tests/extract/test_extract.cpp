@@ -1,7 +1,6 @@
 // cusnap extract by file work: the structure of the extracted capture (read back with the
 // Reader), selection, and refusals of hostile sources.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -355,9 +354,8 @@ TEST_CASE("hostile: a snapshot naming a record that is not a launch") {
 }
 
 TEST_CASE("hostile: a snapshot naming a launch that does not exist") {
-  auto h = hostile("nolaunch.cusnap", [](SnapshotBuilder& b, uint64_t) {
-    b.snapshot(999, 0, true, {});
-  });
+  auto h = hostile("nolaunch.cusnap",
+                   [](SnapshotBuilder& b, uint64_t) { b.snapshot(999, 0, true, {}); });
   CHECK_THAT(failure(h), Catch::Contains("launch seq 999"));
 }
 

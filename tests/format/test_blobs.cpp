@@ -1,6 +1,5 @@
 // Blob store: dedup, large blobs in chunks, raw storage of incompressible data, hashes on read.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <thread>
 

@@ -1,6 +1,5 @@
 // Many threads appending: one global, gap-free, strictly increasing order.
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <set>
 #include <thread>
@@ -88,8 +87,10 @@ TEST_CASE("timed flush makes records durable without close", "[format][threads]"
   options.flush_interval = std::chrono::milliseconds(20);
   auto writer = Writer::create(path, header, options);
   REQUIRE(writer.is_ok());
-  REQUIRE(writer.value()->append_tool_event(
-      static_cast<uint16_t>(schema::ToolEvent::Kind::CAPTURE_ENABLED), "hello").is_ok());
+  REQUIRE(writer.value()
+              ->append_tool_event(static_cast<uint16_t>(schema::ToolEvent::Kind::CAPTURE_ENABLED),
+                                  "hello")
+              .is_ok());
   // Without flush() or close(), the ticker seals the frame; a reader of the live file finds it.
   bool seen = false;
   for (int i = 0; i < 200 && !seen; ++i) {

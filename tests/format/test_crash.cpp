@@ -5,7 +5,6 @@
 // catches any read past its end) and must recover exactly the calls of the complete frames.
 // Single-bit flips in every frame must be reported as corruption of that frame.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <set>
 
@@ -18,8 +17,8 @@ namespace {
 
 struct Sample {
   std::vector<uint8_t> bytes;
-  std::vector<FrameInfo> frames;     // from the footer of the intact file
-  std::vector<std::string> texts;    // every record's text, by seq
+  std::vector<FrameInfo> frames;   // from the footer of the intact file
+  std::vector<std::string> texts;  // every record's text, by seq
   uint64_t index_offset = 0;
 };
 
@@ -44,7 +43,8 @@ const Sample& sample() {
       if (i % 25 == 0) {
         // A payload spanning several chunk frames, sometimes repeated (dedup).
         auto bytes = (i % 50 == 0) ? compressible_bytes(40000 + static_cast<size_t>(i), 1)
-                                   : random_bytes(20000 + static_cast<size_t>(i) * 3, static_cast<uint64_t>(i));
+                                   : random_bytes(20000 + static_cast<size_t>(i) * 3,
+                                                  static_cast<uint64_t>(i));
         auto id = writer.value()->put_blob(bytes);
         REQUIRE(id.is_ok());
         rec.setApiName("cuMemcpyHtoD_v2");  // fill_random never makes upper case
@@ -142,8 +142,14 @@ TEST_CASE("truncation at every frame boundary recovers exactly the complete fram
           "[format][crash]") {
   const Sample& s = sample();
   REQUIRE(s.frames.size() > 30);
-  std::set<uint64_t> cuts = {0, 1, 8, kFileHeaderSize, s.bytes.size(), s.bytes.size() - 1,
-                             s.bytes.size() - kTrailerSize, s.index_offset,
+  std::set<uint64_t> cuts = {0,
+                             1,
+                             8,
+                             kFileHeaderSize,
+                             s.bytes.size(),
+                             s.bytes.size() - 1,
+                             s.bytes.size() - kTrailerSize,
+                             s.index_offset,
                              s.index_offset + kFrameHeaderSize};
   for (const FrameInfo& f : s.frames) {
     cuts.insert(f.offset);
@@ -242,8 +248,8 @@ TEST_CASE("reader refuses empty, header-only prefixes and garbage cleanly", "[fo
   CHECK(r1.status().code() == ErrorCode::kCorrupt);
 
   // Header frame only: a capture with no calls yet.
-  std::vector<uint8_t> header_only(s.bytes.begin(),
-                                   s.bytes.begin() + static_cast<ptrdiff_t>(s.frames[0].end_offset()));
+  std::vector<uint8_t> header_only(
+      s.bytes.begin(), s.bytes.begin() + static_cast<ptrdiff_t>(s.frames[0].end_offset()));
   auto r2 = Reader::open_memory(header_only);
   REQUIRE(r2.is_ok());
   CHECK(r2.value()->call_count() == 0);

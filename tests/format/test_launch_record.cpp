@@ -2,7 +2,6 @@
 // field for field, byte for byte as append_call() of the same record writes them, in seq order,
 // mixed with ordinary records, across frames and threads.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
 #include <thread>
@@ -27,7 +26,8 @@ struct OwnedLaunch {
   // Points the views of `fields` at what this object owns (again, after a move).
   void bind() {
     attributes.clear();
-    for (size_t i = 0; i < attribute_values.size(); ++i) attributes.push_back({attribute_ids[i], attribute_values[i]});
+    for (size_t i = 0; i < attribute_values.size(); ++i)
+      attributes.push_back({attribute_ids[i], attribute_values[i]});
     fields.api_name = api;
     fields.kernel_name = name;
     fields.layout = layout;
@@ -74,8 +74,10 @@ OwnedLaunch random_launch(std::mt19937_64& rng) {
   f.has_params = rng() % 4 != 0;
   if (f.has_params) o.params = random_bytes(rng() % 5 == 0 ? 0 : rng() % 4097, rng());
   size_t attributes = rng() % 4;
-  for (size_t i = 0; i < attributes; ++i) o.attribute_values.push_back(random_bytes(rng() % 2 ? 64 : 8, rng()));
-  for (size_t i = 0; i < attributes; ++i) o.attribute_ids.push_back(static_cast<uint32_t>(rng() % 20));
+  for (size_t i = 0; i < attributes; ++i)
+    o.attribute_values.push_back(random_bytes(rng() % 2 ? 64 : 8, rng()));
+  for (size_t i = 0; i < attributes; ++i)
+    o.attribute_ids.push_back(static_cast<uint32_t>(rng() % 20));
   return o;
 }
 
@@ -192,7 +194,8 @@ TEST_CASE("append_launch writes what append_call of the same record writes", "[f
       REQUIRE(y.is_ok());
       std::span<const uint8_t> xb = x.value().message_bytes();
       std::span<const uint8_t> yb = y.value().message_bytes();
-      CHECK(std::vector<uint8_t>(xb.begin(), xb.end()) == std::vector<uint8_t>(yb.begin(), yb.end()));
+      CHECK(std::vector<uint8_t>(xb.begin(), xb.end()) ==
+            std::vector<uint8_t>(yb.begin(), yb.end()));
       auto rec = x.value().get();
       CHECK(rec.getSeq() == seq);
       if (auto it = launch_at_seq.find(seq); it != launch_at_seq.end()) {
@@ -207,7 +210,8 @@ TEST_CASE("append_launch writes what append_call of the same record writes", "[f
   }
 }
 
-TEST_CASE("append_launch from several threads keeps seq, ordinal and per-thread order", "[format][launch]") {
+TEST_CASE("append_launch from several threads keeps seq, ordinal and per-thread order",
+          "[format][launch]") {
   TempDir dir;
   WriterOptions options;
   options.call_frame_bytes = 4 << 10;
@@ -260,7 +264,8 @@ TEST_CASE("append_launch from several threads keeps seq, ordinal and per-thread 
   for (int t = 0; t < kThreads; ++t) CHECK(next[t] == kEach);
 }
 
-TEST_CASE("launch entries still pending reach the file on flush and survive a later crash", "[format][launch]") {
+TEST_CASE("launch entries still pending reach the file on flush and survive a later crash",
+          "[format][launch]") {
   TempDir dir;
   std::string path = dir.file("flush.cusnap");
   auto writer = open_writer(path, {});

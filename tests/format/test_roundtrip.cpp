@@ -1,8 +1,7 @@
 // Round trip of the header and of every CallRecord kind; random access by call and launch.
-#include <catch2/catch.hpp>
-
 #include <capnp/schema.h>
 
+#include <catch2/catch.hpp>
 #include <map>
 
 #include "test_util.h"
@@ -13,9 +12,9 @@ using namespace cusnap::format::test;
 namespace {
 
 struct Written {
-  std::vector<std::string> texts;      // by seq, writer fields cleared
-  std::vector<uint16_t> kinds;         // by seq
-  std::vector<uint64_t> launch_seqs;   // by ordinal
+  std::vector<std::string> texts;     // by seq, writer fields cleared
+  std::vector<uint16_t> kinds;        // by seq
+  std::vector<uint64_t> launch_seqs;  // by ordinal
 };
 
 // Writes `count` records cycling through every union member, each fully populated at random.

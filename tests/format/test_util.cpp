@@ -1,15 +1,14 @@
 #include "test_util.h"
 
 #include <capnp/schema.h>
+#include <kj/string.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-
-#include <kj/string.h>
-#include <unistd.h>
 
 namespace cusnap::format::test {
 
@@ -39,17 +38,28 @@ capnp::DynamicValue::Reader random_scalar(capnp::Type type, std::mt19937_64& rng
                                           std::string& text_storage,
                                           std::vector<uint8_t>& data_storage) {
   switch (type.which()) {
-    case capnp::schema::Type::BOOL: return (rng() & 1) != 0;
-    case capnp::schema::Type::INT8: return static_cast<int8_t>(rng());
-    case capnp::schema::Type::INT16: return static_cast<int16_t>(rng());
-    case capnp::schema::Type::INT32: return static_cast<int32_t>(rng());
-    case capnp::schema::Type::INT64: return static_cast<int64_t>(rng());
-    case capnp::schema::Type::UINT8: return static_cast<uint8_t>(rng());
-    case capnp::schema::Type::UINT16: return static_cast<uint16_t>(rng());
-    case capnp::schema::Type::UINT32: return static_cast<uint32_t>(rng());
-    case capnp::schema::Type::UINT64: return static_cast<uint64_t>(rng());
-    case capnp::schema::Type::FLOAT32: return static_cast<float>(rng() % 100000) / 8.0f;
-    case capnp::schema::Type::FLOAT64: return static_cast<double>(rng() % 100000) / 16.0;
+    case capnp::schema::Type::BOOL:
+      return (rng() & 1) != 0;
+    case capnp::schema::Type::INT8:
+      return static_cast<int8_t>(rng());
+    case capnp::schema::Type::INT16:
+      return static_cast<int16_t>(rng());
+    case capnp::schema::Type::INT32:
+      return static_cast<int32_t>(rng());
+    case capnp::schema::Type::INT64:
+      return static_cast<int64_t>(rng());
+    case capnp::schema::Type::UINT8:
+      return static_cast<uint8_t>(rng());
+    case capnp::schema::Type::UINT16:
+      return static_cast<uint16_t>(rng());
+    case capnp::schema::Type::UINT32:
+      return static_cast<uint32_t>(rng());
+    case capnp::schema::Type::UINT64:
+      return static_cast<uint64_t>(rng());
+    case capnp::schema::Type::FLOAT32:
+      return static_cast<float>(rng() % 100000) / 8.0f;
+    case capnp::schema::Type::FLOAT64:
+      return static_cast<double>(rng() % 100000) / 16.0;
     case capnp::schema::Type::TEXT:
       text_storage = random_text(rng);
       return capnp::Text::Reader(text_storage.c_str(), text_storage.size());
@@ -61,7 +71,8 @@ capnp::DynamicValue::Reader random_scalar(capnp::Type type, std::mt19937_64& rng
       auto enumerants = type.asEnum().getEnumerants();
       return capnp::DynamicEnum(enumerants[static_cast<unsigned>(rng() % enumerants.size())]);
     }
-    default: return capnp::DynamicValue::Reader();
+    default:
+      return capnp::DynamicValue::Reader();
   }
 }
 
@@ -155,12 +166,14 @@ std::vector<uint8_t> compressible_bytes(size_t n, uint64_t seed) {
 
 std::vector<uint8_t> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
 }
 
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 std::string record_text_without_writer_fields(schema::CallRecord::Reader record) {

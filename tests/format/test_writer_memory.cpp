@@ -1,11 +1,10 @@
 // Writer memory contracts: when put_blob() stops reading the caller's bytes, the recycled buffer
 // pool's bounds, and what a zero-copy put_blob() does when the disk fails under it.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "buffer_pool.h"
@@ -78,9 +77,8 @@ TEST_CASE("put_blob never reads the caller's bytes after it returns", "[format][
   SECTION("copied (try_put_blob, even when large)") {
     options.zero_copy_min_bytes = 1 << 20;
     options.max_queued_bytes = 64 << 20;  // room for a whole blob: try_ never waits
-    check_caller_bytes_released(options, [](Writer& w, std::span<const uint8_t> bytes) {
-      return w.try_put_blob(bytes);
-    });
+    check_caller_bytes_released(
+        options, [](Writer& w, std::span<const uint8_t> bytes) { return w.try_put_blob(bytes); });
   }
 }
 
@@ -136,7 +134,8 @@ TEST_CASE("a zero-copy put_blob returns the disk's error instead of hanging",
   // Past 2 MiB every write fails with EFBIG (SIGXFSZ ignored for the test's duration).
   struct rlimit saved {};
   REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
-  struct sigaction ignore {}, old_action {};
+  struct sigaction ignore {
+  }, old_action{};
   ignore.sa_handler = SIG_IGN;
   REQUIRE(sigaction(SIGXFSZ, &ignore, &old_action) == 0);
   struct rlimit limited = saved;

@@ -94,15 +94,16 @@ FAKE_EXPORT int cuGetExportTable(const void** table, const void*) {
   return kNotSupported;
 }
 
-FAKE_EXPORT int cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags,
-                                    int* status);
+FAKE_EXPORT int cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
+                                    unsigned long long flags, int* status);
 
-FAKE_EXPORT int cuGetProcAddress(const char* symbol, void** pfn, int version, unsigned long long flags) {
+FAKE_EXPORT int cuGetProcAddress(const char* symbol, void** pfn, int version,
+                                 unsigned long long flags) {
   return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
 }
 
-FAKE_EXPORT int cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags,
-                                    int* status) {
+FAKE_EXPORT int cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
+                                    unsigned long long flags, int* status) {
   if (symbol == nullptr || pfn == nullptr) return kInvalidValue;
   if (version > kDriverVersion) return kInvalidValue;  // newer than this driver, as documented
   void* answer = nullptr;

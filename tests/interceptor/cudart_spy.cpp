@@ -89,17 +89,21 @@ std::string describe(Spy& s, void* pfn) {
   if (::dladdr(pfn, &info) == 0 || info.dli_fname == nullptr) return "other\t(unmapped)";
   std::string object = real_path(info.dli_fname);
   if (object == s.shim_path) {
-    if (info.dli_sname != nullptr && info.dli_saddr == pfn) return std::string("shim\t") + info.dli_sname;
+    if (info.dli_sname != nullptr && info.dli_saddr == pfn)
+      return std::string("shim\t") + info.dli_sname;
     bool named = info.dli_sname != nullptr;
     const void* base = named ? info.dli_saddr : info.dli_fbase;
-    std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(pfn) - reinterpret_cast<std::uintptr_t>(base);
-    return std::string("shim-inexact\t") + (named ? info.dli_sname : "(object base)") + "+" + std::to_string(offset);
+    std::uintptr_t offset =
+        reinterpret_cast<std::uintptr_t>(pfn) - reinterpret_cast<std::uintptr_t>(base);
+    return std::string("shim-inexact\t") + (named ? info.dli_sname : "(object base)") + "+" +
+           std::to_string(offset);
   }
   if (!s.fake_path.empty() && object == s.fake_path) {
     if (s.fake_request_of == nullptr) {
       // The shim opened the fake by this same path; find its introspection entry point there.
       void* fake = ::dlopen(s.fake_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-      if (fake != nullptr) s.fake_request_of = reinterpret_cast<RequestOf>(::dlsym(fake, "cusnap_fake_request_of"));
+      if (fake != nullptr)
+        s.fake_request_of = reinterpret_cast<RequestOf>(::dlsym(fake, "cusnap_fake_request_of"));
     }
     const char* request = s.fake_request_of != nullptr ? s.fake_request_of(pfn) : nullptr;
     return std::string("fake\t") + (request != nullptr ? request : "?");
@@ -112,18 +116,21 @@ int spy_v2(const char* symbol, void** pfn, int version, unsigned long long flags
 
 // Logs one answer and, for a self-look-up the shim answered with its own entry point, swaps in
 // the spy's forwarder of the same ABI (see the file comment).
-void observe(const char* entry, const char* symbol, void** pfn, int version, unsigned long long flags,
-             int result, const int* status) {
+void observe(const char* entry, const char* symbol, void** pfn, int version,
+             unsigned long long flags, int result, const int* status) {
   Spy& s = spy();
   std::lock_guard<std::mutex> lock(s.mutex);
   void* answer = pfn != nullptr ? *pfn : nullptr;
   std::string what = describe(s, answer);
   if (s.log != nullptr) {
-    std::fprintf(s.log, "%s\t%s\t%d\t%llu\t%d\t%d\t%s\n", entry, symbol != nullptr ? symbol : "(null)", version,
-                 flags, result, status != nullptr ? *status : -1, what.c_str());
+    std::fprintf(s.log, "%s\t%s\t%d\t%llu\t%d\t%d\t%s\n", entry,
+                 symbol != nullptr ? symbol : "(null)", version, flags, result,
+                 status != nullptr ? *status : -1, what.c_str());
     std::fflush(s.log);
   }
-  if (result != 0 || answer == nullptr || symbol == nullptr || std::strcmp(symbol, "cuGetProcAddress") != 0) return;
+  if (result != 0 || answer == nullptr || symbol == nullptr ||
+      std::strcmp(symbol, "cuGetProcAddress") != 0)
+    return;
   if (what == "shim\tcuGetProcAddress") {
     s.self_v1.store(reinterpret_cast<GetProcV1>(answer));
     *pfn = reinterpret_cast<void*>(&spy_v1);
@@ -151,7 +158,8 @@ int spy_v2(const char* symbol, void** pfn, int version, unsigned long long flags
 
 }  // namespace
 
-SPY_EXPORT int cuGetProcAddress(const char* symbol, void** pfn, int version, unsigned long long flags) {
+SPY_EXPORT int cuGetProcAddress(const char* symbol, void** pfn, int version,
+                                unsigned long long flags) {
   GetProcV1 target = spy().shim_v1;
   if (target == nullptr) return kNotInitialized;
   int result = target(symbol, pfn, version, flags);
@@ -159,8 +167,8 @@ SPY_EXPORT int cuGetProcAddress(const char* symbol, void** pfn, int version, uns
   return result;
 }
 
-SPY_EXPORT int cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags,
-                                   int* status) {
+SPY_EXPORT int cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
+                                   unsigned long long flags, int* status) {
   GetProcV2 target = spy().shim_v2;
   if (target == nullptr) return kNotInitialized;
   int result = target(symbol, pfn, version, flags, status);

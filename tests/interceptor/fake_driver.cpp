@@ -8,10 +8,14 @@ namespace {
 int g_answer_target = 0;
 }
 
-extern "C" __attribute__((visibility("default"))) void* fake_driver_answer() { return &g_answer_target; }
+extern "C" __attribute__((visibility("default"))) void* fake_driver_answer() {
+  return &g_answer_target;
+}
 
-extern "C" __attribute__((visibility("default"))) int cuGetProcAddress_v2(const char* symbol, void** pfn, int,
-                                                                          unsigned long long, int* status) {
+extern "C" __attribute__((visibility("default"))) int cuGetProcAddress_v2(const char* symbol,
+                                                                          void** pfn, int,
+                                                                          unsigned long long,
+                                                                          int* status) {
   if (symbol == nullptr || pfn == nullptr) return 1;  // CUDA_ERROR_INVALID_VALUE
   bool found = symbol[0] != '\0';
   *pfn = found ? &g_answer_target : nullptr;
@@ -19,7 +23,8 @@ extern "C" __attribute__((visibility("default"))) int cuGetProcAddress_v2(const 
   return 0;
 }
 
-extern "C" __attribute__((visibility("default"))) int cuGetProcAddress(const char* symbol, void** pfn, int version,
+extern "C" __attribute__((visibility("default"))) int cuGetProcAddress(const char* symbol,
+                                                                       void** pfn, int version,
                                                                        unsigned long long flags) {
   return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
 }

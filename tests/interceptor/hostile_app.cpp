@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
   int count = kCount;
   void* params[] = {&d_a, &d_b, &d_c, &count};
   constexpr unsigned kBlock = 128;
-  check(cuLaunchKernel(kernel, (kCount + kBlock - 1) / kBlock, 1, 1, kBlock, 1, 1, 0, nullptr, params,
-                       nullptr),
+  check(cuLaunchKernel(kernel, (kCount + kBlock - 1) / kBlock, 1, 1, kBlock, 1, 1, 0, nullptr,
+                       params, nullptr),
         "cuLaunchKernel");
   check(cuMemcpyDtoH(c.data(), d_c, bytes), "cuMemcpyDtoH");
 

@@ -35,11 +35,15 @@ kj::ArrayPtr<const kj::ArrayPtr<const word>> MessageBuilder::getSegmentsForOutpu
   hostile("capnp::MessageBuilder::getSegmentsForOutput");
 }
 
-AnyPointer::Builder MessageBuilder::getRootInternal() { hostile("capnp::MessageBuilder::getRootInternal"); }
+AnyPointer::Builder MessageBuilder::getRootInternal() {
+  hostile("capnp::MessageBuilder::getRootInternal");
+}
 
 namespace _ {  // private
 
-StructBuilder PointerBuilder::initStruct(StructSize) { hostile("capnp::_::PointerBuilder::initStruct"); }
+StructBuilder PointerBuilder::initStruct(StructSize) {
+  hostile("capnp::_::PointerBuilder::initStruct");
+}
 
 }  // namespace _
 }  // namespace capnp
@@ -55,9 +59,11 @@ void* HeapArrayDisposer::allocateImpl(size_t, size_t, size_t, void (*)(void*), v
 // zstd's tracing hooks (zstd_trace.h is not installed: the ABI is that of zstd 1.5). The shim
 // compresses (capture), the emulator, this test's driver, decompresses fatbins: both link zstd
 // statically and must bind these inside themselves.
-extern "C" __attribute__((visibility("default"))) unsigned long long ZSTD_trace_compress_begin(const void*) {
+extern "C" __attribute__((visibility("default"))) unsigned long long ZSTD_trace_compress_begin(
+    const void*) {
   hostile("ZSTD_trace_compress_begin");
 }
-extern "C" __attribute__((visibility("default"))) unsigned long long ZSTD_trace_decompress_begin(const void*) {
+extern "C" __attribute__((visibility("default"))) unsigned long long ZSTD_trace_decompress_begin(
+    const void*) {
   hostile("ZSTD_trace_decompress_begin");
 }

@@ -5,12 +5,11 @@
 //   api <apiName> <count>               per exported symbol called
 //   launch <ordinal> <kernelName> params=<bytes> slots=<n> grid=x,y,z block=x,y,z
 //   module <handle> kind=<k> image=<bytes> blob=<present|missing|none>
-//   memcpy <kind> size=<n> payload=<present|missing|none> checksum=<hex|none> async=<0|1> id=<blob> seq=<n>
-//   event <kind> <message> related=<seq or -1>
-//   deferred call=<seq> checksum=<hex|none> executed=<blob|none> missing="<why>"
-//   generic <apiName> affects=<0|1> result=<n>
-//   access <locationType>:<locationId>:<flags> ...   per vmmSetAccess, every descriptor
-//   hostToDevice payload bytes <n>      sum of Memcpy.size over copies that stored a payload
+//   memcpy <kind> size=<n> payload=<present|missing|none> checksum=<hex|none> async=<0|1> id=<blob>
+//   seq=<n> event <kind> <message> related=<seq or -1> deferred call=<seq> checksum=<hex|none>
+//   executed=<blob|none> missing="<why>" generic <apiName> affects=<0|1> result=<n> access
+//   <locationType>:<locationId>:<flags> ...   per vmmSetAccess, every descriptor hostToDevice
+//   payload bytes <n>      sum of Memcpy.size over copies that stored a payload
 // Exit status 0 when the file opened and every referenced blob is present.
 #include <cstdio>
 #include <map>
@@ -45,8 +44,8 @@ int main(int argc, char** argv) {
   std::printf("launches %zu\n", reader.launches().size());
   std::printf("integrity %s\n", reader.recovery().summary().c_str());
   auto header = reader.header();
-  std::printf("driver %s version %d devices %u\n", header.getDriverPath().cStr(), header.getDriverVersion(),
-              header.getDevices().size());
+  std::printf("driver %s version %d devices %u\n", header.getDriverPath().cStr(),
+              header.getDriverVersion(), header.getDevices().size());
   std::map<std::string, uint64_t> kinds, apis;
   bool missing = false;
   uint64_t payload_bytes = 0;
@@ -58,18 +57,19 @@ int main(int argc, char** argv) {
       case schema::CallRecord::LAUNCH: {
         auto l = call.getLaunch();
         std::printf("launch %llu %s params=%zu slots=%u grid=%u,%u,%u block=%u,%u,%u result=%d\n",
-                    static_cast<unsigned long long>(l.getOrdinal()), l.getKernelName().cStr(), l.getParams().size(),
-                    l.getLayout().size(), l.getGridX(), l.getGridY(), l.getGridZ(), l.getBlockX(), l.getBlockY(),
-                    l.getBlockZ(), call.getResult());
+                    static_cast<unsigned long long>(l.getOrdinal()), l.getKernelName().cStr(),
+                    l.getParams().size(), l.getLayout().size(), l.getGridX(), l.getGridY(),
+                    l.getGridZ(), l.getBlockX(), l.getBlockY(), l.getBlockZ(), call.getResult());
         break;
       }
       case schema::CallRecord::MODULE_LOAD: {
         auto m = call.getModuleLoad();
         std::string state = blob_state(reader, m.getImage());
         missing |= state == "missing";
-        std::printf("module %llx kind=%u image=%llu blob=%s\n", static_cast<unsigned long long>(m.getHandle()),
-                    static_cast<unsigned>(m.getKind()), static_cast<unsigned long long>(m.getImageSize()),
-                    state.c_str());
+        std::printf("module %llx kind=%u image=%llu blob=%s\n",
+                    static_cast<unsigned long long>(m.getHandle()),
+                    static_cast<unsigned>(m.getKind()),
+                    static_cast<unsigned long long>(m.getImageSize()), state.c_str());
         break;
       }
       case schema::CallRecord::MEMCPY: {
@@ -78,18 +78,22 @@ int main(int argc, char** argv) {
         missing |= state == "missing";
         char checksum[32] = "none";
         if (m.getHasHostChecksum()) {
-          std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(m.getHostChecksum()));
+          std::snprintf(checksum, sizeof checksum, "%016llx",
+                        static_cast<unsigned long long>(m.getHostChecksum()));
         }
         BlobId id{m.getPayload().getHigh(), m.getPayload().getLow()};
         if (!id.is_null()) payload_bytes += m.getSize();
         std::printf("memcpy %u size=%llu payload=%s checksum=%s async=%d id=%s seq=%llu\n",
-                    static_cast<unsigned>(m.getKind()), static_cast<unsigned long long>(m.getSize()), state.c_str(),
-                    checksum, m.getAsync() ? 1 : 0, id.to_hex().c_str(), static_cast<unsigned long long>(ref.seq()));
+                    static_cast<unsigned>(m.getKind()),
+                    static_cast<unsigned long long>(m.getSize()), state.c_str(), checksum,
+                    m.getAsync() ? 1 : 0, id.to_hex().c_str(),
+                    static_cast<unsigned long long>(ref.seq()));
         break;
       }
       case schema::CallRecord::TOOL_EVENT: {
         auto e = call.getToolEvent();
-        std::printf("event %u %s related=%lld\n", static_cast<unsigned>(e.getKind()), e.getMessage().cStr(),
+        std::printf("event %u %s related=%lld\n", static_cast<unsigned>(e.getKind()),
+                    e.getMessage().cStr(),
                     e.getHasRelatedSeq() ? static_cast<long long>(e.getRelatedSeq()) : -1LL);
         break;
       }
@@ -99,7 +103,8 @@ int main(int argc, char** argv) {
         missing |= state == "missing";
         char checksum[32] = "none";
         if (d.getHasHostChecksum()) {
-          std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(d.getHostChecksum()));
+          std::snprintf(checksum, sizeof checksum, "%016llx",
+                        static_cast<unsigned long long>(d.getHostChecksum()));
         }
         BlobId id{d.getPayload().getHigh(), d.getPayload().getLow()};
         std::printf("deferred call=%llu checksum=%s executed=%s missing=\"%s\"\n",
@@ -112,7 +117,8 @@ int main(int argc, char** argv) {
         if (m.getKind() != schema::MemAlloc::Kind::VMM_SET_ACCESS) break;
         std::printf("access");
         for (auto d : m.getAccessDescriptors()) {
-          std::printf(" %d:%d:%llu", d.getLocationType(), d.getLocationId(), static_cast<unsigned long long>(d.getFlags()));
+          std::printf(" %d:%d:%llu", d.getLocationType(), d.getLocationId(),
+                      static_cast<unsigned long long>(d.getFlags()));
         }
         std::printf("\n");
         break;
@@ -127,8 +133,10 @@ int main(int argc, char** argv) {
     return true;
   });
   std::printf("hostToDevice payload bytes %llu\n", static_cast<unsigned long long>(payload_bytes));
-  for (const auto& [name, count] : kinds) std::printf("kind %s %llu\n", name.c_str(), static_cast<unsigned long long>(count));
-  for (const auto& [name, count] : apis) std::printf("api %s %llu\n", name.c_str(), static_cast<unsigned long long>(count));
+  for (const auto& [name, count] : kinds)
+    std::printf("kind %s %llu\n", name.c_str(), static_cast<unsigned long long>(count));
+  for (const auto& [name, count] : apis)
+    std::printf("api %s %llu\n", name.c_str(), static_cast<unsigned long long>(count));
   if (!status) {
     std::fprintf(stderr, "inspect_capture: %s\n", status.to_string().c_str());
     return 1;

@@ -57,10 +57,11 @@ struct LaunchState {
 // Bytes written into device memory by the recorded host-to-device copies and memsets.
 struct Model {
   bool valid = true;
-  std::map<uint64_t, std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> memory;  // base: bytes, known
+  std::map<uint64_t, std::pair<std::vector<uint8_t>, std::vector<uint8_t>>>
+      memory;  // base: bytes, known
 
-  void write(const std::map<uint64_t, Live>& live, uint64_t address, const uint8_t* bytes, uint64_t size,
-             int fill = -1) {
+  void write(const std::map<uint64_t, Live>& live, uint64_t address, const uint8_t* bytes,
+             uint64_t size, int fill = -1) {
     auto it = live.upper_bound(address);
     if (it == live.begin()) {
       valid = false;
@@ -83,7 +84,8 @@ struct Model {
 };
 
 int g_errors = 0;
-void fail(const char* format, unsigned long long a = 0, unsigned long long b = 0, const char* text = "") {
+void fail(const char* format, unsigned long long a = 0, unsigned long long b = 0,
+          const char* text = "") {
   ++g_errors;
   if (g_errors <= 20) {
     std::fprintf(stderr, "inspect_snapshots: ");
@@ -97,7 +99,8 @@ Ranges merged(const std::map<uint64_t, Live>& live) {
   for (const auto& [address, l] : live) {
     if (l.size == 0) continue;
     if (!out.empty() && address < out.back().first + out.back().second) {
-      out.back().second = std::max(out.back().first + out.back().second, address + l.size) - out.back().first;
+      out.back().second =
+          std::max(out.back().first + out.back().second, address + l.size) - out.back().first;
     } else {
       out.emplace_back(address, l.size);
     }
@@ -135,9 +138,11 @@ int main(int argc, char** argv) {
   auto options = reader.header().getOptions();
   bool snapshot_mode = options.getMode() == schema::CaptureOptions::CaptureMode::SNAPSHOT;
   uint64_t chunk = options.getSnapshotChunkBytes();
-  std::printf("options mode=%s filter=%s skip=%llu count=%llu chunk=%llu\n", snapshot_mode ? "snapshot" : "stream",
-              options.getKernelRegex().cStr(), static_cast<unsigned long long>(options.getLaunchSkip()),
-              static_cast<unsigned long long>(options.getLaunchCount()), static_cast<unsigned long long>(chunk));
+  std::printf("options mode=%s filter=%s skip=%llu count=%llu chunk=%llu\n",
+              snapshot_mode ? "snapshot" : "stream", options.getKernelRegex().cStr(),
+              static_cast<unsigned long long>(options.getLaunchSkip()),
+              static_cast<unsigned long long>(options.getLaunchCount()),
+              static_cast<unsigned long long>(chunk));
   if (snapshot_mode && chunk == 0) fail("snapshot capture with chunk size 0");
 
   std::map<uint64_t, Live> live;
@@ -171,17 +176,20 @@ int main(int argc, char** argv) {
         auto m = call.getMemAlloc();
         using K = schema::MemAlloc::Kind;
         K kind = m.getKind();
-        bool device = kind == K::DEVICE || kind == K::PITCH || kind == K::ASYNC || kind == K::FROM_POOL ||
-                      kind == K::MANAGED || kind == K::VMM_SET_ACCESS;
+        bool device = kind == K::DEVICE || kind == K::PITCH || kind == K::ASYNC ||
+                      kind == K::FROM_POOL || kind == K::MANAGED || kind == K::VMM_SET_ACCESS;
         if (ok && device && m.getAddress() != 0) live[m.getAddress()] = Live{m.getSize(), false, 0};
-        if (kind != K::HOST && kind != K::HOST_REGISTER && kind != K::VMM_RESERVE && kind != K::VMM_CREATE) clean = false;
+        if (kind != K::HOST && kind != K::HOST_REGISTER && kind != K::VMM_RESERVE &&
+            kind != K::VMM_CREATE)
+          clean = false;
         break;
       }
       case schema::CallRecord::MEM_FREE: {
         auto f = call.getMemFree();
         using K = schema::MemFree::Kind;
         if (f.getKind() == K::VMM_UNMAP || f.getKind() == K::VMM_ADDRESS_FREE) {
-          for (auto it = live.lower_bound(f.getAddress()); it != live.end() && it->first < f.getAddress() + f.getSize();) {
+          for (auto it = live.lower_bound(f.getAddress());
+               it != live.end() && it->first < f.getAddress() + f.getSize();) {
             it = live.erase(it);
           }
         } else if (f.getKind() == K::DEVICE || f.getKind() == K::ASYNC) {
@@ -192,7 +200,8 @@ int main(int argc, char** argv) {
       }
       case schema::CallRecord::GLOBAL_GET: {
         auto g = call.getGlobalGet();
-        if (ok && g.getAddress() != 0 && g.getSize() != 0) live[g.getAddress()] = Live{g.getSize(), true, g.getModule()};
+        if (ok && g.getAddress() != 0 && g.getSize() != 0)
+          live[g.getAddress()] = Live{g.getSize(), true, g.getModule()};
         break;
       }
       case schema::CallRecord::MODULE_UNLOAD: {
@@ -209,7 +218,8 @@ int main(int argc, char** argv) {
         if (m.getKind() == K::DEVICE_TO_HOST) break;  // changes no device memory
         clean = false;
         if (first_snapshot_seen || !model.valid) break;
-        if (m.getKind() == K::HOST_TO_DEVICE && m.getDimensions() <= 1 && !id_of(m.getPayload()).is_null()) {
+        if (m.getKind() == K::HOST_TO_DEVICE && m.getDimensions() <= 1 &&
+            !id_of(m.getPayload()).is_null()) {
           apply_payload(m.getDst(), id_of(m.getPayload()), m.getSize());
           if (m.getAsync()) async_copies[ref.seq()] = m.getDst();
         } else if (m.getKind() != K::HOST_TO_HOST) {
@@ -220,9 +230,12 @@ int main(int argc, char** argv) {
       case schema::CallRecord::DEFERRED_RESULT: {
         auto d = call.getDeferredResult();
         auto it = async_copies.find(d.getCallSeq());
-        if (!first_snapshot_seen && model.valid && it != async_copies.end() && !id_of(d.getPayload()).is_null()) {
+        if (!first_snapshot_seen && model.valid && it != async_copies.end() &&
+            !id_of(d.getPayload()).is_null()) {
           auto copy = reader.call(d.getCallSeq());
-          if (copy) apply_payload(it->second, id_of(d.getPayload()), copy.value().get().getMemcpy().getSize());
+          if (copy)
+            apply_payload(it->second, id_of(d.getPayload()),
+                          copy.value().get().getMemcpy().getSize());
         }
         break;
       }
@@ -231,7 +244,8 @@ int main(int argc, char** argv) {
         clean = false;
         if (first_snapshot_seen || !model.valid) break;
         if (m.getHeight() <= 1 && m.getElementSize() == 1) {
-          model.write(live, m.getAddress(), nullptr, m.getWidth(), static_cast<int>(m.getValue() & 0xff));
+          model.write(live, m.getAddress(), nullptr, m.getWidth(),
+                      static_cast<int>(m.getValue() & 0xff));
         } else {
           model.valid = false;
         }
@@ -259,21 +273,24 @@ int main(int argc, char** argv) {
         auto s = call.getMemorySnapshot();
         auto it = launches.find(s.getLaunchSeq());
         if (it == launches.end()) {
-          fail("snapshot at seq %llu names launch seq %llu, which is no earlier launch record", ref.seq(),
-               s.getLaunchSeq());
+          fail("snapshot at seq %llu names launch seq %llu, which is no earlier launch record",
+               ref.seq(), s.getLaunchSeq());
           break;
         }
         LaunchState& launch = it->second;
         if (s.getLaunchOrdinal() != launch.ordinal) {
-          fail("snapshot of launch seq %llu says ordinal %llu", s.getLaunchSeq(), s.getLaunchOrdinal());
+          fail("snapshot of launch seq %llu says ordinal %llu", s.getLaunchSeq(),
+               s.getLaunchOrdinal());
         }
         bool after = s.getPhase() == schema::MemorySnapshot::Phase::AFTER_LAUNCH;
         if (s.getSkippedReason().size() > 0) {
-          if (s.getChunks().size() != 0) fail("skipped snapshot of launch %llu has chunks", launch.ordinal);
+          if (s.getChunks().size() != 0)
+            fail("skipped snapshot of launch %llu has chunks", launch.ordinal);
           if (!launch.skipped) {
             ++skipped;
-            std::printf("skip %llu %s reason=\"%s\"\n", static_cast<unsigned long long>(launch.ordinal),
-                        launch.kernel.c_str(), s.getSkippedReason().cStr());
+            std::printf("skip %llu %s reason=\"%s\"\n",
+                        static_cast<unsigned long long>(launch.ordinal), launch.kernel.c_str(),
+                        s.getSkippedReason().cStr());
           }
           launch.skipped = true;
           clean = false;
@@ -290,11 +307,14 @@ int main(int argc, char** argv) {
               inside |= address >= base && address + size <= base + length;
             }
             if (!inside || size == 0 || size > chunk || address < previous_end) {
-              fail("launch %llu: chunk %llu is not inside a live range in order", launch.ordinal, k);
+              fail("launch %llu: chunk %llu is not inside a live range in order", launch.ordinal,
+                   k);
             }
             previous_end = address + size;
-            if (after && (k >= launch.before_chunks.size() || launch.before_chunks[k].first != address)) {
-              fail("launch %llu: after chunk %llu does not match the before snapshot", launch.ordinal, k);
+            if (after &&
+                (k >= launch.before_chunks.size() || launch.before_chunks[k].first != address)) {
+              fail("launch %llu: after chunk %llu does not match the before snapshot",
+                   launch.ordinal, k);
             }
           }
           if (after && chunks.size() != launch.before_chunks.size()) {
@@ -306,7 +326,8 @@ int main(int argc, char** argv) {
         for (const auto& [base, size] : continuity ? launch.ranges : Ranges{}) {
           for (uint64_t offset = 0; offset < size && chunk != 0; offset += chunk, ++c) {
             uint64_t expect = std::min(chunk, size - offset);
-            if (c >= chunks.size() || chunks[c].getAddress() != base + offset || chunks[c].getSize() != expect) {
+            if (c >= chunks.size() || chunks[c].getAddress() != base + offset ||
+                chunks[c].getSize() != expect) {
               fail("launch %llu: chunk %llu does not tile the live ranges%s", launch.ordinal, c,
                    after ? " (after)" : " (before)");
               c = chunks.size() + 1;
@@ -315,7 +336,9 @@ int main(int argc, char** argv) {
           }
           if (c > chunks.size()) break;
         }
-        if (continuity && c != chunks.size()) fail("launch %llu: %llu chunks, the live ranges need a different count", launch.ordinal, chunks.size());
+        if (continuity && c != chunks.size())
+          fail("launch %llu: %llu chunks, the live ranges need a different count", launch.ordinal,
+               chunks.size());
         unsigned changed = 0, stored_after = 0;
         if (!after) {
           launch.before_chunks.clear();
@@ -325,8 +348,11 @@ int main(int argc, char** argv) {
               if (prev == last_after.end() || prev->second.first != ch.getSize()) continue;
               ++continuity_chunks;
               if (!(prev->second.second == id_of(ch.getBlob()))) {
-                fail("launch %llu: before chunk at 0x%llx differs from the previous launch's after state, "
-                     "with nothing in between", launch.ordinal, ch.getAddress());
+                fail(
+                    "launch %llu: before chunk at 0x%llx differs from the previous launch's after "
+                    "state, "
+                    "with nothing in between",
+                    launch.ordinal, ch.getAddress());
               }
             }
           }
@@ -338,11 +364,13 @@ int main(int argc, char** argv) {
             if (ch.getHashOnly()) fail("launch %llu: a before chunk is hashOnly", launch.ordinal);
             auto bytes = reader.read_blob(id);
             if (!bytes) {
-              fail("launch %llu: before chunk at 0x%llx: blob missing", launch.ordinal, ch.getAddress());
+              fail("launch %llu: before chunk at 0x%llx: blob missing", launch.ordinal,
+                   ch.getAddress());
               continue;
             }
             if (bytes.value().size() != ch.getSize() || !(hash_blob(bytes.value()) == id)) {
-              fail("launch %llu: before chunk at 0x%llx: wrong size or hash", launch.ordinal, ch.getAddress());
+              fail("launch %llu: before chunk at 0x%llx: wrong size or hash", launch.ordinal,
+                   ch.getAddress());
             }
             if (!first_snapshot_seen && model.valid) {
               auto m = model.memory.upper_bound(ch.getAddress());
@@ -354,8 +382,10 @@ int main(int argc, char** argv) {
                   if (!known[offset + i]) continue;
                   ++model_bytes;
                   if (data[offset + i] != bytes.value()[i]) {
-                    fail("first snapshot: byte at 0x%llx is %llu, the recorded host-to-device data says otherwise",
-                         ch.getAddress() + i, bytes.value()[i]);
+                    fail(
+                        "first snapshot: byte at 0x%llx is %llu, the recorded host-to-device data "
+                        "says otherwise",
+                        ch.getAddress() + i, bytes.value()[i]);
                     break;
                   }
                 }
@@ -370,11 +400,12 @@ int main(int argc, char** argv) {
             if (!ch.getHashOnly()) {
               ++stored_after;
               if (reader.find_blob(id) == nullptr) {
-                fail("launch %llu: after chunk at 0x%llx is not hashOnly but has no blob", launch.ordinal,
-                     ch.getAddress());
+                fail("launch %llu: after chunk at 0x%llx is not hashOnly but has no blob",
+                     launch.ordinal, ch.getAddress());
               }
             } else if (was_same) {
-              fail("launch %llu: unchanged after chunk at 0x%llx is marked hashOnly", launch.ordinal, ch.getAddress());
+              fail("launch %llu: unchanged after chunk at 0x%llx is marked hashOnly",
+                   launch.ordinal, ch.getAddress());
             }
           }
         }
@@ -395,12 +426,15 @@ int main(int argc, char** argv) {
       default: {
         // Records that cannot change device memory keep the chain clean.
         auto which = call.which();
-        bool harmless = which == schema::CallRecord::TOOL_EVENT || which == schema::CallRecord::STREAM_SYNCHRONIZE ||
-                        which == schema::CallRecord::CONTEXT_SYNCHRONIZE ||
-                        which == schema::CallRecord::EVENT_SYNCHRONIZE || which == schema::CallRecord::EVENT_QUERY ||
-                        which == schema::CallRecord::STREAM_QUERY || which == schema::CallRecord::EVENT_ELAPSED_TIME ||
-                        which == schema::CallRecord::EVENT_RECORD || which == schema::CallRecord::EVENT_CREATE ||
-                        which == schema::CallRecord::FUNCTION_GET;
+        bool harmless =
+            which == schema::CallRecord::TOOL_EVENT ||
+            which == schema::CallRecord::STREAM_SYNCHRONIZE ||
+            which == schema::CallRecord::CONTEXT_SYNCHRONIZE ||
+            which == schema::CallRecord::EVENT_SYNCHRONIZE ||
+            which == schema::CallRecord::EVENT_QUERY || which == schema::CallRecord::STREAM_QUERY ||
+            which == schema::CallRecord::EVENT_ELAPSED_TIME ||
+            which == schema::CallRecord::EVENT_RECORD ||
+            which == schema::CallRecord::EVENT_CREATE || which == schema::CallRecord::FUNCTION_GET;
         if (!harmless) clean = false;
         break;
       }
@@ -414,12 +448,16 @@ int main(int argc, char** argv) {
   for (const auto& [seq, launch] : launches) {
     if (launch.skipped) continue;
     if (launch.before != launch.after || launch.before > 1) {
-      fail("launch %llu has %llu before and a different number of after snapshots", launch.ordinal, launch.before);
+      fail("launch %llu has %llu before and a different number of after snapshots", launch.ordinal,
+           launch.before);
     }
     if (require_all && launch.before != 1) fail("launch %llu has no snapshot", launch.ordinal);
   }
-  std::printf("summary launches=%zu snapshotted=%llu skipped=%llu continuity_chunks=%llu model_bytes=%llu\n",
-              launches.size(), static_cast<unsigned long long>(snapshotted), static_cast<unsigned long long>(skipped),
-              static_cast<unsigned long long>(continuity_chunks), static_cast<unsigned long long>(model_bytes));
+  std::printf(
+      "summary launches=%zu snapshotted=%llu skipped=%llu continuity_chunks=%llu "
+      "model_bytes=%llu\n",
+      launches.size(), static_cast<unsigned long long>(snapshotted),
+      static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(continuity_chunks),
+      static_cast<unsigned long long>(model_bytes));
   return g_errors == 0 ? 0 : 1;
 }

@@ -3,10 +3,10 @@
 // and the checksum (XXH3-64) of every buffer it receives, and prints them as
 //   expect payload <32 hex digits>
 //   expect checksum <16 hex digits>
-// Modes: copies (sync/async, pageable/pinned, 1-D and 2-D), threads (4 threads copying), fork (the child makes a driver call
-// after fork and exits), exec PROGRAM (runs another program, which captures to its own file),
-// abort (records some calls, then dies of SIGABRT), vmm (cuMemSetAccess with two descriptors,
-// printed as "expect access <locationType>:<locationId>:<flags>").
+// Modes: copies (sync/async, pageable/pinned, 1-D and 2-D), threads (4 threads copying), fork (the
+// child makes a driver call after fork and exits), exec PROGRAM (runs another program, which
+// captures to its own file), abort (records some calls, then dies of SIGABRT), vmm (cuMemSetAccess
+// with two descriptors, printed as "expect access <locationType>:<locationId>:<flags>").
 #include <cuda.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,11 +15,11 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -40,7 +40,8 @@ void expect_payload(const void* data, size_t size) {
 }
 
 void expect_checksum(const void* data, size_t size) {
-  std::printf("expect checksum %016llx\n", static_cast<unsigned long long>(XXH3_64bits(data, size)));
+  std::printf("expect checksum %016llx\n",
+              static_cast<unsigned long long>(XXH3_64bits(data, size)));
 }
 
 std::vector<uint8_t> pattern(size_t n, uint32_t seed) {
@@ -107,7 +108,8 @@ int copies() {
   up.Height = 40;
   check(cuMemcpy2D(&up), "cuMemcpy2D up");
   std::vector<uint8_t> rows;
-  for (size_t y = 0; y < 40; ++y) rows.insert(rows.end(), image.begin() + (7 + y) * 64 + 5, image.begin() + (7 + y) * 64 + 55);
+  for (size_t y = 0; y < 40; ++y)
+    rows.insert(rows.end(), image.begin() + (7 + y) * 64 + 5, image.begin() + (7 + y) * 64 + 55);
   expect_payload(rows.data(), rows.size());
   std::vector<uint8_t> down_image(80 * 40, 0xEE);
   CUDA_MEMCPY2D down{};
@@ -121,7 +123,8 @@ int copies() {
   down.Height = 40;
   check(cuMemcpy2D(&down), "cuMemcpy2D down");
   std::vector<uint8_t> received;
-  for (size_t y = 0; y < 40; ++y) received.insert(received.end(), down_image.begin() + y * 80, down_image.begin() + y * 80 + 50);
+  for (size_t y = 0; y < 40; ++y)
+    received.insert(received.end(), down_image.begin() + y * 80, down_image.begin() + y * 80 + 50);
   expect_checksum(received.data(), received.size());
   if (received != rows) {
     std::fprintf(stderr, "probe_app: 2-D round trip mismatch\n");
@@ -214,7 +217,8 @@ int vmm_mode() {
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = 0;
   size_t granularity = 0;
-  check(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "granularity");
+  check(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "granularity");
   CUmemGenericAllocationHandle handle;
   check(cuMemCreate(&handle, granularity, &prop, 0), "cuMemCreate");
   CUdeviceptr base;
@@ -228,7 +232,8 @@ int vmm_mode() {
   access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   check(cuMemSetAccess(base, granularity, access, 2), "cuMemSetAccess");
   for (const CUmemAccessDesc& d : access) {
-    std::printf("expect access %d:%d:%d\n", static_cast<int>(d.location.type), d.location.id, static_cast<int>(d.flags));
+    std::printf("expect access %d:%d:%d\n", static_cast<int>(d.location.type), d.location.id,
+                static_cast<int>(d.flags));
   }
   check(cuMemUnmap(base, granularity), "cuMemUnmap");
   check(cuMemAddressFree(base, granularity), "cuMemAddressFree");

@@ -37,8 +37,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
   }
 
   auto capture_command = [&](const std::string& file) {
-    std::vector<std::string> args = {cusnap, "capture", "--driver", "emulator", "--force-overwrite", "-o", file, "--"};
+    std::vector<std::string> args = {cusnap, "capture", "--driver", "emulator", "--force-overwrite",
+                                     "-o",   file,      "--"};
     args.insert(args.end(), app.begin(), app.end());
     return args;
   };
@@ -163,8 +164,8 @@ int main(int argc, char** argv) {
   Output calibration = run(capture_command(full));
   double total_s = std::chrono::duration<double>(Clock::now() - t0).count();
   Output verdict = run({cusnap, "verify", full});
-  std::printf("calibration: exit %d in %.3f s; verify exit %d: %s\n", calibration.rc, total_s, verdict.rc,
-              first_line(verdict.out).c_str());
+  std::printf("calibration: exit %d in %.3f s; verify exit %d: %s\n", calibration.rc, total_s,
+              verdict.rc, first_line(verdict.out).c_str());
   if (calibration.rc != 0 || verdict.rc != 0) {
     std::printf("FAIL: the uninterrupted capture must succeed and be whole\n");
     return 1;
@@ -198,7 +199,8 @@ int main(int argc, char** argv) {
     };
     if (!file_exists(file)) {
       std::printf("no file\n");
-      if (late) fail("no capture file although the application ran for " + std::to_string(delay) + " s");
+      if (late)
+        fail("no capture file although the application ran for " + std::to_string(delay) + " s");
       ++killed;  // killed before the shim created its file
       continue;
     }
@@ -214,20 +216,24 @@ int main(int argc, char** argv) {
     std::smatch m;
     bool has_calls = std::regex_search(line, m, ends_after);
     long long last_call = has_calls ? std::stoll(m[1]) : -1;
-    if (late && !has_calls) fail("no complete call frame after a kill in the second half of the run");
+    if (late && !has_calls)
+      fail("no complete call frame after a kill in the second half of the run");
     Output info = run({cusnap, "info", "--json", file});
     bool header_damaged = line.find("inside the file header") != std::string::npos ||
                           line.find("inside frame 0") != std::string::npos;
     if (info.rc != 0) {
-      if (!header_damaged) fail("cusnap info exit " + std::to_string(info.rc) + " on a truncated file");
+      if (!header_damaged)
+        fail("cusnap info exit " + std::to_string(info.rc) + " on a truncated file");
       continue;
     }
-    if (info.out.find("\"state\":\"truncated\"") == std::string::npos) fail("cusnap info does not say truncated");
+    if (info.out.find("\"state\":\"truncated\"") == std::string::npos)
+      fail("cusnap info does not say truncated");
     std::smatch c;
     if (!std::regex_search(info.out, c, info_calls)) {
       fail("cusnap info --json has no call count");
     } else if (std::stoll(c[1]) != last_call + 1) {
-      fail("cusnap info counts " + std::string(c[1]) + " calls, verify recovered calls 0.." + std::to_string(last_call));
+      fail("cusnap info counts " + std::string(c[1]) + " calls, verify recovered calls 0.." +
+           std::to_string(last_call));
     }
   }
   std::printf("%d of %d runs left a truncated capture, %d failures\n", killed, kills, failures);

@@ -2,12 +2,11 @@
 // driver being snapshot_fake_driver.cpp through CUSNAP_REAL_DRIVER), allocates two buffers, and
 // launches: 0 on the capturing stream 0xcafe, then 1 and 2 on an ordinary stream. Prints the first
 // byte of each buffer after every launch: the launches' results, which snapshots must not change.
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <vector>
-
-#include <cuda.h>
 
 int main() {
   void* shim = ::dlopen(CUSNAP_TEST_SHIM, RTLD_NOW | RTLD_LOCAL);
@@ -17,11 +16,16 @@ int main() {
   }
   auto init = reinterpret_cast<CUresult (*)(unsigned)>(::dlsym(shim, "cuInit"));
   auto alloc = reinterpret_cast<CUresult (*)(CUdeviceptr*, size_t)>(::dlsym(shim, "cuMemAlloc_v2"));
-  auto htod = reinterpret_cast<CUresult (*)(CUdeviceptr, const void*, size_t)>(::dlsym(shim, "cuMemcpyHtoD_v2"));
-  auto dtoh = reinterpret_cast<CUresult (*)(void*, CUdeviceptr, size_t)>(::dlsym(shim, "cuMemcpyDtoH_v2"));
-  auto stream_create = reinterpret_cast<CUresult (*)(CUstream*, unsigned)>(::dlsym(shim, "cuStreamCreate"));
-  auto launch = reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                              unsigned, CUstream, void**, void**)>(::dlsym(shim, "cuLaunchKernel"));
+  auto htod = reinterpret_cast<CUresult (*)(CUdeviceptr, const void*, size_t)>(
+      ::dlsym(shim, "cuMemcpyHtoD_v2"));
+  auto dtoh =
+      reinterpret_cast<CUresult (*)(void*, CUdeviceptr, size_t)>(::dlsym(shim, "cuMemcpyDtoH_v2"));
+  auto stream_create =
+      reinterpret_cast<CUresult (*)(CUstream*, unsigned)>(::dlsym(shim, "cuStreamCreate"));
+  auto launch =
+      reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, CUstream, void**, void**)>(
+          ::dlsym(shim, "cuLaunchKernel"));
   if (init(0) != CUDA_SUCCESS) return 3;
   CUdeviceptr a = 0, b = 0;
   std::vector<unsigned char> data(100000, 7);

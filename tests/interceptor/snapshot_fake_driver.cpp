@@ -5,12 +5,12 @@
 // allocation (so before and after snapshots differ); with FAKE_DRIVER_FAIL_COPY=1 every
 // device-to-host copy fails. Only what the shim and snapshot_fake_app.cpp call is defined; the shim
 // treats every other symbol as missing.
+#include <cuda.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-
-#include <cuda.h>
 
 #define FAKE extern "C" __attribute__((visibility("default")))
 
@@ -63,7 +63,8 @@ FAKE CUresult cuStreamCreate(CUstream* stream, unsigned int) {
 }
 FAKE CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
 FAKE CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
-  *status = stream == kCapturingStream ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  *status =
+      stream == kCapturingStream ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 FAKE CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
@@ -77,8 +78,8 @@ FAKE CUresult cuFuncGetName(const char** name, CUfunction) {
   *name = "fake_kernel";
   return CUDA_SUCCESS;
 }
-FAKE CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             CUstream stream, void**, void**) {
+FAKE CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream stream, void**, void**) {
   if (stream == kCapturingStream) return CUDA_SUCCESS;  // captured into a graph: does not run now
   for (auto& [address, size] : g_allocations) {
     if (size > 0) ++*reinterpret_cast<unsigned char*>(address);

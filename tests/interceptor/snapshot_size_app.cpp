@@ -3,6 +3,8 @@
 // Loads IMAGE (samples/many_launches' fatbin, kernel `step`), fills a MIB-MiB buffer with
 // pseudo-random (incompressible) bytes, then launches `step` LAUNCHES times on its first 64
 // words only, and prints a checksum of the whole buffer.
+#include <cuda.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -10,15 +12,13 @@
 #include <iterator>
 #include <vector>
 
-#include <cuda.h>
-
-#define CHECK(call)                                                      \
-  do {                                                                   \
-    CUresult r_ = (call);                                                \
-    if (r_ != CUDA_SUCCESS) {                                            \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    CUresult r_ = (call);                                                   \
+    if (r_ != CUDA_SUCCESS) {                                               \
       std::fprintf(stderr, "%s failed: %d\n", #call, static_cast<int>(r_)); \
-      return 1;                                                          \
-    }                                                                    \
+      return 1;                                                             \
+    }                                                                       \
   } while (0)
 
 int main(int argc, char** argv) {

@@ -4,6 +4,7 @@
 // the `.nv.info` layouts and the PTX signatures inside the same fatbin must agree too.
 #include <dlfcn.h>
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -11,8 +12,6 @@
 #include <map>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "code_layouts.h"
 #include "image_size.h"

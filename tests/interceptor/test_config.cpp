@@ -1,11 +1,10 @@
 // Output naming: %p/%h/%q{VAR}/%% expansion, and the per-process names children and forks get.
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "cusnap/capture/config.h"
 #include "cusnap/common/kernel_filter.h"
@@ -17,7 +16,8 @@ TEST_CASE("output patterns expand like Nsight Systems names") {
   char host[256] = {};
   REQUIRE(::gethostname(host, sizeof host - 1) == 0);
   CHECK(expand_output_pattern("a_%p.cusnap", 42) == "a_42.cusnap");
-  CHECK(expand_output_pattern("%h-%q{CUSNAP_TEST_TAG}-100%%", 1) == std::string(host) + "-run7-100%");
+  CHECK(expand_output_pattern("%h-%q{CUSNAP_TEST_TAG}-100%%", 1) ==
+        std::string(host) + "-run7-100%");
   CHECK(expand_output_pattern("%q{CUSNAP_TEST_UNSET_VARIABLE}x", 1) == "x");
   CHECK(expand_output_pattern("odd%", 1) == "odd%");
   CHECK(expand_output_pattern("%z", 1) == "%z");
@@ -53,7 +53,8 @@ TEST_CASE("snapshot settings come from the environment, invalid values fall back
   CHECK(config.snapshot_outputs);
   CHECK(config.snapshot_chunk_bytes == 8192);
   ::setenv("CUSNAP_SNAPSHOT_CHUNK", "100", 1);  // below the minimum
-  CHECK(CaptureConfig::from_env().snapshot_chunk_bytes == CaptureConfig::kDefaultSnapshotChunkBytes);
+  CHECK(CaptureConfig::from_env().snapshot_chunk_bytes ==
+        CaptureConfig::kDefaultSnapshotChunkBytes);
   ::unsetenv("CUSNAP_SNAPSHOT_KERNELS");
   ::unsetenv("CUSNAP_LAUNCH_SKIP");
   ::unsetenv("CUSNAP_LAUNCH_COUNT");
@@ -69,7 +70,8 @@ TEST_CASE("kernel filters follow Nsight Compute: exact names, regex: searched, n
   using namespace cusnap::common;
   const std::string mangled = "_Z5scaleIfEvPT_i";  // void scale<float>(float*, int)
   CHECK(kernel_name_in_base(mangled, KernelNameBase::kMangled) == mangled);
-  CHECK(kernel_name_in_base(mangled, KernelNameBase::kDemangled) == "void scale<float>(float*, int)");
+  CHECK(kernel_name_in_base(mangled, KernelNameBase::kDemangled) ==
+        "void scale<float>(float*, int)");
   CHECK(kernel_name_in_base(mangled, KernelNameBase::kFunction) == "scale<float>");
   CHECK(kernel_name_in_base("vector_add", KernelNameBase::kFunction) == "vector_add");
   std::string error;

@@ -2,12 +2,11 @@
 // kernel image the samples embed (fatbins with every --compress-mode, and PTX text), and a fatbin
 // wrapper must resolve to the fatbin it points to (version 2: flattened into one fatbin by
 // cusnap::fatbin::flatten_rdc; tests/fatbin checks that on nvcc's own rdc output).
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "image_size.h"
 #include "sample_images.h"
@@ -53,8 +52,13 @@ TEST_CASE("an ELF image's size is the end of its furthest table or section") {
   std::vector<uint8_t> elf(256 + 3 * 64 + 32, 0);
   const uint8_t ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
   std::copy(std::begin(ident), std::end(ident), elf.begin());
-  auto put16 = [&](size_t at, uint16_t v) { elf[at] = v & 0xff; elf[at + 1] = v >> 8; };
-  auto put64 = [&](size_t at, uint64_t v) { for (int i = 0; i < 8; ++i) elf[at + i] = (v >> (8 * i)) & 0xff; };
+  auto put16 = [&](size_t at, uint16_t v) {
+    elf[at] = v & 0xff;
+    elf[at + 1] = v >> 8;
+  };
+  auto put64 = [&](size_t at, uint64_t v) {
+    for (int i = 0; i < 8; ++i) elf[at + i] = (v >> (8 * i)) & 0xff;
+  };
   put64(0x28, 256);  // e_shoff
   put16(0x3A, 64);   // e_shentsize
   put16(0x3C, 3);    // e_shnum
@@ -107,8 +111,14 @@ std::vector<uint8_t> bytes_of(const char* text, size_t padded_to) {
 }  // namespace
 
 TEST_CASE("a version-2 (rdc) wrapper becomes one self-contained fatbin") {
-  std::vector<uint8_t> linked_cubin = bytes_of("\x7f" "ELF linked sm_90", 24);
-  std::vector<uint8_t> relocatable = bytes_of("\x7f" "ELF relocatable sm_90", 32);
+  std::vector<uint8_t> linked_cubin = bytes_of(
+      "\x7f"
+      "ELF linked sm_90",
+      24);
+  std::vector<uint8_t> relocatable = bytes_of(
+      "\x7f"
+      "ELF relocatable sm_90",
+      32);
   std::vector<uint8_t> ptx = bytes_of(".version 9.0 .target sm_75", 32);
   std::vector<uint8_t> linked = make_fatbin({{2, linked_cubin}});
   std::vector<uint8_t> unit = make_fatbin({{1, ptx}, {2, relocatable}});

@@ -3,10 +3,9 @@
 // passed through untouched, the empty-name probe answered as the driver answers it.
 #include <dlfcn.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 namespace {
 

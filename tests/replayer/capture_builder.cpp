@@ -20,7 +20,9 @@ Params& Params::add(const void* value, uint32_t size) {
 
 CaptureBuilder::CaptureBuilder(const std::string& path) { open(path, nullptr); }
 
-CaptureBuilder::CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot) { open(path, &snapshot); }
+CaptureBuilder::CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot) {
+  open(path, &snapshot);
+}
 
 void CaptureBuilder::open(const std::string& path, const SnapshotHeader* snapshot) {
   capnp::MallocMessageBuilder header;
@@ -121,7 +123,8 @@ uint64_t CaptureBuilder::free(uint64_t address) {
   return append(m);
 }
 
-uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream, bool async) {
+uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream,
+                              bool async) {
   auto id = writer_->put_blob(bytes);
   if (!id) throw std::runtime_error(id.status().to_string());
   capnp::MallocMessageBuilder m;
@@ -137,7 +140,8 @@ uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint
   return append(m);
 }
 
-uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream, bool async) {
+uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream,
+                              bool async) {
   capnp::MallocMessageBuilder m;
   auto c = record(m, async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2").initMemcpy();
   c.setKind(schema::Memcpy::Kind::DEVICE_TO_HOST);
@@ -163,8 +167,9 @@ uint64_t CaptureBuilder::memset32(uint64_t address, uint32_t value, uint64_t cou
   return append(m);
 }
 
-uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
-                                const Params& params, uint64_t stream, uint64_t ordinal) {
+uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint32_t grid,
+                                uint32_t block, const Params& params, uint64_t stream,
+                                uint64_t ordinal) {
   capnp::MallocMessageBuilder m;
   auto l = record(m, "cuLaunchKernel").initLaunch();
   l.setOrdinal(ordinal);
@@ -197,7 +202,8 @@ uint64_t CaptureBuilder::host_alloc(uint64_t address, uint64_t size) {
   return append(m);
 }
 
-uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size) {
+uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, uint64_t address,
+                                    uint64_t size) {
   capnp::MallocMessageBuilder m;
   auto g = record(m, "cuModuleGetGlobal_v2").initGlobalGet();
   g.setModule(module);
@@ -207,8 +213,8 @@ uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, ui
   return append(m);
 }
 
-std::vector<RawChunk> CaptureBuilder::chunks(uint64_t address, std::span<const uint8_t> bytes, uint64_t chunk_bytes,
-                                             bool hash_only) {
+std::vector<RawChunk> CaptureBuilder::chunks(uint64_t address, std::span<const uint8_t> bytes,
+                                             uint64_t chunk_bytes, bool hash_only) {
   std::vector<RawChunk> out;
   for (uint64_t offset = 0; offset < bytes.size(); offset += chunk_bytes) {
     auto piece = bytes.subspan(offset, std::min<uint64_t>(chunk_bytes, bytes.size() - offset));
@@ -216,14 +222,16 @@ std::vector<RawChunk> CaptureBuilder::chunks(uint64_t address, std::span<const u
     if (!hash_only) {
       auto id = writer_->put_blob(piece);
       if (!id) throw std::runtime_error(id.status().to_string());
-      if (!(id.value() == c.blob)) throw std::runtime_error("put_blob id is not the chunk's XXH3-128");
+      if (!(id.value() == c.blob))
+        throw std::runtime_error("put_blob id is not the chunk's XXH3-128");
     }
     out.push_back(c);
   }
   return out;
 }
 
-uint64_t CaptureBuilder::snapshot(uint64_t launch_seq, uint64_t ordinal, int phase, const std::vector<RawChunk>& chunks,
+uint64_t CaptureBuilder::snapshot(uint64_t launch_seq, uint64_t ordinal, int phase,
+                                  const std::vector<RawChunk>& chunks,
                                   const std::string& skipped_reason) {
   capnp::MallocMessageBuilder m;
   auto s = record(m, "cusnap").initMemorySnapshot();

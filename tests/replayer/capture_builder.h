@@ -3,12 +3,12 @@
 // by the test from an independent host reference, never by running anything on a driver.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <capnp/message.h>
 
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/writer.h"
@@ -51,7 +51,7 @@ struct RawChunk {
 struct SnapshotHeader {
   uint64_t chunk_bytes = 64 << 10;
   bool extracted = false;
-  std::string kernel;            // ExtractInfo.kernelName
+  std::string kernel;  // ExtractInfo.kernelName
   uint64_t source_launch_seq = 0;
   uint64_t input_bytes = 0;
   uint64_t expected_bytes = 0;
@@ -67,11 +67,13 @@ class CaptureBuilder {
   uint64_t function_get(uint64_t module, uint64_t handle, const std::string& name);
   uint64_t alloc(uint64_t address, uint64_t size);
   uint64_t free(uint64_t address);
-  uint64_t htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream = 0, bool async = false);
-  uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0, bool async = false);
+  uint64_t htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream = 0,
+                bool async = false);
+  uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0,
+                bool async = false);
   uint64_t memset32(uint64_t address, uint32_t value, uint64_t count);
-  uint64_t launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block, const Params& params,
-                  uint64_t stream = 0, uint64_t ordinal = 0);
+  uint64_t launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
+                  const Params& params, uint64_t stream = 0, uint64_t ordinal = 0);
   uint64_t stream_create(uint64_t stream);
   uint64_t stream_sync(uint64_t stream);
   uint64_t event_create(uint64_t event);
@@ -83,11 +85,11 @@ class CaptureBuilder {
   uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
   // Tiles [address, address + bytes.size()) in `chunk_bytes` pieces; stores the blobs unless
   // hash_only (the hash is always computed from the bytes).
-  std::vector<RawChunk> chunks(uint64_t address, std::span<const uint8_t> bytes, uint64_t chunk_bytes,
-                               bool hash_only = false);
+  std::vector<RawChunk> chunks(uint64_t address, std::span<const uint8_t> bytes,
+                               uint64_t chunk_bytes, bool hash_only = false);
   // phase 0 beforeLaunch, 1 afterLaunch, 2 onDemand.
-  uint64_t snapshot(uint64_t launch_seq, uint64_t ordinal, int phase, const std::vector<RawChunk>& chunks,
-                    const std::string& skipped_reason = "");
+  uint64_t snapshot(uint64_t launch_seq, uint64_t ordinal, int phase,
+                    const std::vector<RawChunk>& chunks, const std::string& skipped_reason = "");
   // A call the replayer must skip (failed at capture).
   uint64_t failed_launch(uint64_t function);
   void close();

@@ -28,12 +28,15 @@ int main(int argc, char** argv) {
       o.wrong_before = true;
       o.with_skipped = true;
     }
-    if (kind != "extract" && kind != "altered" && kind != "hashonly" && kind != "float" && kind != "wholerun") {
+    if (kind != "extract" && kind != "altered" && kind != "hashonly" && kind != "float" &&
+        kind != "wholerun") {
       std::fprintf(stderr, "unknown snapshot mode %s\n", kind.c_str());
       return 1;
     }
     auto capture = write_snapshot_capture(argv[1], o);
-    uint64_t address = kind == "float" ? capture.y : kind == "wholerun" ? capture.x + 8 : capture.altered_address;
+    uint64_t address = kind == "float"      ? capture.y
+                       : kind == "wholerun" ? capture.x + 8
+                                            : capture.altered_address;
     std::printf("0x%llx\n", static_cast<unsigned long long>(address));
     return 0;
   }

@@ -1,8 +1,7 @@
 // Damaged, truncated and hostile captures: clear errors, never crashes.
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <random>
-
-#include <catch2/catch.hpp>
 
 #include "cusnap/format/reader.h"
 #include "replayer/plan.h"
@@ -21,7 +20,8 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // Plan building on arbitrary bytes: a value or an error, nothing else.
@@ -34,7 +34,8 @@ void plan_from_bytes(const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-TEST_CASE("a launch whose layout leaves its parameter block is refused with its call", "[hostile]") {
+TEST_CASE("a launch whose layout leaves its parameter block is refused with its call",
+          "[hostile]") {
   std::string path = temp_path("bad_layout.cusnap");
   uint64_t seq = 0;
   {
@@ -112,7 +113,8 @@ TEST_CASE("corrupted captures never crash the plan builder or the replay", "[hos
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<uint8_t> damaged = bytes;
     int flips = 1 + static_cast<int>(rng() % 4);
-    for (int i = 0; i < flips; ++i) damaged[rng() % damaged.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    for (int i = 0; i < flips; ++i)
+      damaged[rng() % damaged.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
     plan_from_bytes(damaged);
     if (trial % 30 == 0) {
       write_bytes(flip_path, damaged);
@@ -127,7 +129,8 @@ namespace {
 // A snapshot capture with one launch on a 4 KiB allocation at kBase, then one snapshot record
 // made by `edit` from well-formed chunks of the allocation; returns the record's seq.
 template <typename Edit>
-uint64_t hostile_snapshot(const std::string& path, Edit edit, uint64_t chunk_bytes = 1024, bool extracted = false) {
+uint64_t hostile_snapshot(const std::string& path, Edit edit, uint64_t chunk_bytes = 1024,
+                          bool extracted = false) {
   SnapshotHeader header;
   header.chunk_bytes = chunk_bytes;
   header.extracted = extracted;
@@ -154,7 +157,8 @@ void expect_snapshot_error(const std::string& path, uint64_t seq, const std::str
 
 }  // namespace
 
-TEST_CASE("hostile snapshot records are refused with their call and a clear reason", "[hostile][snapshot]") {
+TEST_CASE("hostile snapshot records are refused with their call and a clear reason",
+          "[hostile][snapshot]") {
   using Chunks = std::vector<RawChunk>;
   SECTION("a launch that does not exist") {
     std::string path = temp_path("snap_nolaunch.cusnap");
@@ -229,7 +233,9 @@ TEST_CASE("hostile snapshot records are refused with their call and a clear reas
   SECTION("no chunk size in the header") {
     std::string path = temp_path("snap_nochunk.cusnap");
     uint64_t seq = hostile_snapshot(
-        path, [](CaptureBuilder& w, uint64_t launch, Chunks& c) { return w.snapshot(launch, 0, 1, c); }, 0);
+        path,
+        [](CaptureBuilder& w, uint64_t launch, Chunks& c) { return w.snapshot(launch, 0, 1, c); },
+        0);
     expect_snapshot_error(path, seq, "snapshot chunk size 0");
   }
   SECTION("a skipped snapshot with chunks") {

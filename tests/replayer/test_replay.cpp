@@ -1,9 +1,8 @@
 // End-to-end replays of hand-built captures on the emulator.
 #include <sys/mman.h>
 
-#include <cstring>
-
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "cusnap/format/blob_id.h"
 #include "replayer/report.h"
@@ -179,10 +178,11 @@ TEST_CASE("the report is JSON with the documented fields", "[replay][report]") {
   ReplayOptions options = emulator_options();
   ReplayResult r = replay_ok(capture.path, options);
   std::string json = report_json(r, options);
-  for (const char* field : {"\"schema\":\"cusnap-replay-report\"", "\"capture\":", "\"driver\":", "\"device\":",
-                            "\"verification\":", "\"result\":\"matched\"", "\"launches\":", "\"kernel\":\"axpy_int\"",
-                            "\"grid\":[4,1,1]", "\"block\":[256,1,1]", "\"time_ms\":", "\"median\":",
-                            "\"stddev\":", "\"samples\":1"}) {
+  for (const char* field :
+       {"\"schema\":\"cusnap-replay-report\"",
+        "\"capture\":", "\"driver\":", "\"device\":", "\"verification\":", "\"result\":\"matched\"",
+        "\"launches\":", "\"kernel\":\"axpy_int\"", "\"grid\":[4,1,1]", "\"block\":[256,1,1]",
+        "\"time_ms\":", "\"median\":", "\"stddev\":", "\"samples\":1"}) {
     INFO(field);
     CHECK(json.find(field) != std::string::npos);
   }
@@ -192,8 +192,10 @@ TEST_CASE("the report is JSON with the documented fields", "[replay][report]") {
   for (size_t i = 0; i < json.size(); ++i) {
     char ch = json[i];
     if (in_string) {
-      if (ch == '\\') ++i;
-      else if (ch == '"') in_string = false;
+      if (ch == '\\')
+        ++i;
+      else if (ch == '"')
+        in_string = false;
       continue;
     }
     if (ch == '"') in_string = true;
@@ -258,7 +260,8 @@ std::string write_embedded_pointer_capture(const std::string& path, uint64_t* dt
 
 }  // namespace
 
-TEST_CASE("pointers stored in device memory stay valid at the captured addresses", "[replay][relocation]") {
+TEST_CASE("pointers stored in device memory stay valid at the captured addresses",
+          "[replay][relocation]") {
   uint64_t dtoh_seq = 0;
   std::string path = write_embedded_pointer_capture(temp_path("embedded.cusnap"), &dtoh_seq);
   ReplayResult same = replay_ok(path, emulator_options());

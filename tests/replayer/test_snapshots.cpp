@@ -24,7 +24,8 @@ Tolerance tolerance(const std::string& spec) {
 
 }  // namespace
 
-TEST_CASE("an extracted capture restores its inputs and every expected chunk matches", "[snapshot]") {
+TEST_CASE("an extracted capture restores its inputs and every expected chunk matches",
+          "[snapshot]") {
   auto capture = write_snapshot_capture(temp_path("extract_ok.cusnap"));
   ReplayResult r = replay_ok(capture.path, emulator_options());
   CHECK(r.plan.extracted());
@@ -75,7 +76,8 @@ TEST_CASE("an altered expected chunk is a mismatch naming the first differing by
   CHECK(m.allocation->kind == "device");
 }
 
-TEST_CASE("a hashOnly expected chunk mismatches without bytes, and refuses a tolerance", "[snapshot]") {
+TEST_CASE("a hashOnly expected chunk mismatches without bytes, and refuses a tolerance",
+          "[snapshot]") {
   SnapshotCaptureOptions o;
   o.alter_expected = true;
   o.hash_only_after = true;
@@ -91,7 +93,8 @@ TEST_CASE("a hashOnly expected chunk mismatches without bytes, and refuses a tol
   CHECK(m.note == "only its hash was captured: exact comparison only");
 }
 
-TEST_CASE("approximate float results fail exact comparison and pass with a tolerance", "[snapshot]") {
+TEST_CASE("approximate float results fail exact comparison and pass with a tolerance",
+          "[snapshot]") {
   SnapshotCaptureOptions o;
   o.kernel = "fast_exp";
   auto capture = write_snapshot_capture(temp_path("extract_float.cusnap"), o);
@@ -148,7 +151,8 @@ TEST_CASE("repetitions of an extracted launch each start from the restored input
   CHECK(r.launches[0].time.samples == 3);
 }
 
-TEST_CASE("module variables in snapshots are restored and compared through their live address", "[snapshot]") {
+TEST_CASE("module variables in snapshots are restored and compared through their live address",
+          "[snapshot]") {
   SnapshotCaptureOptions o;
   o.kernel = "add_bias";
   auto capture = write_snapshot_capture(temp_path("extract_global.cusnap"), o);
@@ -199,7 +203,8 @@ TEST_CASE("a whole-run capture whose snapshots are right matches", "[snapshot]")
   CHECK(r.verification.matched == 1);
 }
 
-TEST_CASE("snapshot chunks in host memory are neither restored nor compared, and a warning says so", "[snapshot]") {
+TEST_CASE("snapshot chunks in host memory are neither restored nor compared, and a warning says so",
+          "[snapshot]") {
   std::string path = temp_path("snap_host.cusnap");
   const uint64_t host = 0x7ffe00000000ull;
   {
@@ -229,18 +234,21 @@ TEST_CASE("snapshot chunks in host memory are neither restored nor compared, and
   CHECK(r.snapshots.restored_chunks == 1);
   CHECK(r.snapshots.compared_chunks == 1);
   bool warned = false;
-  for (const PlanWarning& w : r.plan.warnings) warned |= w.message.find("host memory") != std::string::npos;
+  for (const PlanWarning& w : r.plan.warnings)
+    warned |= w.message.find("host memory") != std::string::npos;
   CHECK(warned);
 }
 
-TEST_CASE("tolerance rules parse and compare elements on their ordered representation", "[snapshot]") {
+TEST_CASE("tolerance rules parse and compare elements on their ordered representation",
+          "[snapshot]") {
   Tolerance t = tolerance("0x7f00=f16:ulp=2,abs=1e-3");
   CHECK(t.allocation == 0x7f00u);
   CHECK(t.type == ElementType::kF16);
   CHECK(t.ulp == 2u);
   CHECK(t.abs == Approx(1e-3));
   CHECK_FALSE(t.rel);
-  for (const char* bad : {"f32", "f33:ulp=1", "f32:ulp=-1", "f32:rel=x", "f32:", "0xZZ=f32:ulp=1", "f32:foo=1"}) {
+  for (const char* bad :
+       {"f32", "f33:ulp=1", "f32:ulp=-1", "f32:rel=x", "f32:", "0xZZ=f32:ulp=1", "f32:foo=1"}) {
     CHECK_FALSE(parse_tolerance(bad));
   }
   // +0 and -0 are adjacent; the distance across zero counts every value between.

@@ -160,7 +160,8 @@ SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCa
     if (o.wrong_before) x[8] ^= 0x40;
     w.htod(s.x, x);
   }
-  auto snapshot_of = [&](const std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& ranges, bool hash_only) {
+  auto snapshot_of = [&](const std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& ranges,
+                         bool hash_only) {
     std::vector<RawChunk> chunks;
     for (auto& [address, bytes] : ranges) {
       auto c = w.chunks(address, bytes, cb, hash_only);
@@ -182,7 +183,6 @@ SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCa
       ++v;
       std::memcpy(final_x.data() + i, &v, 4);
     }
-
   }
   if (!o.extracted) s.dtoh_seq = w.dtoh(s.x, final_x.size(), copy_checksum(final_x));
   w.close();

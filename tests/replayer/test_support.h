@@ -38,7 +38,8 @@ std::string test_ptx();
 std::string temp_path(const std::string& name);
 
 // Writes the standard capture to `path`. Expected checksums are computed on the host.
-StandardCapture write_standard_capture(const std::string& path, const StandardOptions& options = {});
+StandardCapture write_standard_capture(const std::string& path,
+                                       const StandardOptions& options = {});
 
 // Snapshot captures written with the Writer (docs/format.md, "Memory snapshots"): one launch of
 // `kernel` with its beforeLaunch and afterLaunch snapshots, the expected data from a host
@@ -49,12 +50,12 @@ StandardCapture write_standard_capture(const std::string& path, const StandardOp
 //              emulator's), so an exact comparison fails and `f32:ulp=8` passes.
 //   add_bias:  x[i] += bias (5), calls += 1 (41 -> 42): module variables in the snapshots.
 struct SnapshotCaptureOptions {
-  bool extracted = true;           // CaptureHeader.extract set (restore + compare)
+  bool extracted = true;  // CaptureHeader.extract set (restore + compare)
   std::string kernel = "increment";
-  bool alter_expected = false;     // one byte of the afterLaunch snapshot flipped
-  bool wrong_before = false;       // beforeLaunch bytes that are not the memory's
-  bool hash_only_after = false;    // afterLaunch chunks without their blobs
-  bool with_skipped = false;       // whole-run: a second launch whose snapshot was skipped
+  bool alter_expected = false;   // one byte of the afterLaunch snapshot flipped
+  bool wrong_before = false;     // beforeLaunch bytes that are not the memory's
+  bool hash_only_after = false;  // afterLaunch chunks without their blobs
+  bool with_skipped = false;     // whole-run: a second launch whose snapshot was skipped
   uint64_t chunk_bytes = 1024;
 };
 
@@ -68,13 +69,14 @@ struct SnapshotCapture {
   uint64_t before_seq = 0;
   uint64_t after_seq = 0;
   uint64_t skipped_seq = 0;
-  uint64_t dtoh_seq = 0;             // whole-run: the checked copy of x at the end
-  uint64_t altered_address = 0;      // alter_expected: the flipped byte
+  uint64_t dtoh_seq = 0;         // whole-run: the checked copy of x at the end
+  uint64_t altered_address = 0;  // alter_expected: the flipped byte
   uint64_t input_bytes = 0;
   uint64_t expected_bytes = 0;
 };
 
-SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCaptureOptions& options = {});
+SnapshotCapture write_snapshot_capture(const std::string& path,
+                                       const SnapshotCaptureOptions& options = {});
 
 ReplayOptions emulator_options();
 

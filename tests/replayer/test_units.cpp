@@ -1,10 +1,9 @@
 // Pieces of the replayer that need no capture: image inspection, driver resolution, statistics,
 // address translation arithmetic.
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "replayer/driver.h"
 #include "replayer/memory.h"
@@ -46,7 +45,7 @@ TEST_CASE("fatbin and PTX images name the architectures they can run on", "[unit
   CHECK(both.ptx == std::vector<int>{75});
   CHECK(both.sass == std::vector<int>{90});
   CHECK(image_runs_on(both, 90));
-  CHECK(image_runs_on(both, 86));   // PTX 7.5 JIT-compiles for 8.6
+  CHECK(image_runs_on(both, 86));  // PTX 7.5 JIT-compiles for 8.6
   CHECK_FALSE(image_runs_on(both, 70));
   CHECK(describe_architectures(both) == "sm_90, compute_75");
 
@@ -110,7 +109,8 @@ TEST_CASE("the driver is chosen and opened only by absolute path", "[units][driv
   CHECK(driver.value()->error_name(CUDA_ERROR_INVALID_VALUE) == "CUDA_ERROR_INVALID_VALUE");
 }
 
-TEST_CASE("replay resolves --driver with the search capture and the interceptor use", "[units][driver]") {
+TEST_CASE("replay resolves --driver with the search capture and the interceptor use",
+          "[units][driver]") {
   // CUSNAP_REAL_DRIVER, the override the interceptor has always obeyed, is auto's answer here too
   // (cusnap/common/driver_search.h), so capture and replay agree on one machine.
   ::setenv("CUSNAP_REAL_DRIVER", CUSNAP_TEST_EMULATOR, 1);

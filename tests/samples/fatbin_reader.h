@@ -34,15 +34,16 @@ T load(const std::vector<unsigned char>& bytes, size_t offset) {
 }
 
 struct FatbinEntry {
-  uint16_t kind;                       // 1 PTX, 2 ELF
+  uint16_t kind;  // 1 PTX, 2 ELF
   uint32_t sm;
   uint64_t flags;
   std::string options;                 // the entry's option string, if any
   std::vector<unsigned char> payload;  // decompressed
 };
 
-inline std::vector<unsigned char> decompress_payload(const std::vector<unsigned char>& bytes, size_t offset,
-                                                     uint32_t compressed_size, uint64_t payload_size,
+inline std::vector<unsigned char> decompress_payload(const std::vector<unsigned char>& bytes,
+                                                     size_t offset, uint32_t compressed_size,
+                                                     uint64_t payload_size,
                                                      uint64_t uncompressed_size, uint64_t flags) {
   if ((flags & (kFlagLz4 | kFlagZstd)) == 0 || compressed_size == 0) {
     return {bytes.begin() + offset, bytes.begin() + offset + payload_size};
@@ -55,7 +56,8 @@ inline std::vector<unsigned char> decompress_payload(const std::vector<unsigned 
     out.resize(n);
   } else {
     int n = LZ4_decompress_safe(reinterpret_cast<const char*>(bytes.data() + offset),
-                                reinterpret_cast<char*>(out.data()), int(compressed_size), int(out.size()));
+                                reinterpret_cast<char*>(out.data()), int(compressed_size),
+                                int(out.size()));
     REQUIRE(n >= 0);
     out.resize(size_t(n));
   }

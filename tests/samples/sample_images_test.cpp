@@ -2,8 +2,8 @@
 // carry PTX (what the emulator executes) and SASS (what a real GPU runs), its compression must
 // be the one its sample asked nvcc for, and the PTX inside must decompress to PTX text with
 // kernel entries. Runs without a GPU or a driver.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -54,13 +54,17 @@ TEST_CASE("every sample fatbin carries PTX and SASS with the requested compressi
         CHECK(contains(entry.payload, ".entry"));
         if (mode == "none") CHECK(compression == 0);
         if (mode == "speed") CHECK(compression == kFlagLz4);
-        if (mode == "size" || mode == "default" || mode == "balance") CHECK(compression == kFlagZstd);
+        if (mode == "size" || mode == "default" || mode == "balance")
+          CHECK(compression == kFlagZstd);
       } else {
         REQUIRE(entry.kind == 2);
         ++sass;
         CHECK(entry.sm >= 75);
         REQUIRE(entry.payload.size() >= 4);
-        CHECK(std::memcmp(entry.payload.data(), "\x7f" "ELF", 4) == 0);
+        CHECK(std::memcmp(entry.payload.data(),
+                          "\x7f"
+                          "ELF",
+                          4) == 0);
         if (mode == "none" || mode == "default" || mode == "balance") CHECK(compression == 0);
       }
     }

@@ -1,6 +1,5 @@
 // setp comparisons and atomics.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -27,9 +26,11 @@ TEST_CASE("integer compares by signedness", "[alu][cmp]") {
   }
   for (uint64_t a : int_values(64, 20, 5)) {
     for (uint64_t b : int_values(64, 20, 6)) {
-      CHECK(cmp1(CmpOp::kLe, Type::kS64, m, a, b) == (static_cast<int64_t>(a) <= static_cast<int64_t>(b)));
+      CHECK(cmp1(CmpOp::kLe, Type::kS64, m, a, b) ==
+            (static_cast<int64_t>(a) <= static_cast<int64_t>(b)));
       CHECK(cmp1(CmpOp::kGt, Type::kU64, m, a, b) == (a > b));
-      CHECK(cmp1(CmpOp::kLt, Type::kS16, m, a, b) == (static_cast<int16_t>(a) < static_cast<int16_t>(b)));
+      CHECK(cmp1(CmpOp::kLt, Type::kS16, m, a, b) ==
+            (static_cast<int16_t>(a) < static_cast<int16_t>(b)));
     }
   }
   CHECK_FALSE(compare_supported(CmpOp::kLt, Type::kB32, m));
@@ -113,7 +114,8 @@ TEST_CASE("atomics: integer ops return the old value and update memory", "[alu][
   CHECK(q == 1u);
   CHECK(atomic_rmw(AtomOp::kMax, Type::kU64, &q, static_cast<uint64_t>(-5), 0) == 1u);
   CHECK(q == static_cast<uint64_t>(-5));
-  CHECK(atomic_rmw(AtomOp::kCas, Type::kB64, &q, 7, static_cast<uint64_t>(-5)) == static_cast<uint64_t>(-5));
+  CHECK(atomic_rmw(AtomOp::kCas, Type::kB64, &q, 7, static_cast<uint64_t>(-5)) ==
+        static_cast<uint64_t>(-5));
   CHECK(q == 7u);
   CHECK_FALSE(atomic_supported(AtomOp::kInc, Type::kU64));
   CHECK_FALSE(atomic_supported(AtomOp::kAnd, Type::kF32));
@@ -133,14 +135,14 @@ TEST_CASE("atomics: float adds (f32 flushes subnormals)", "[alu][atom]") {
   CHECK(d == 1.0 + 1e-310);
   double e = 0.0;
   atomic_rmw(AtomOp::kAdd, Type::kF64, &e, d2u(1e-310), 0);
-  CHECK(e == 1e-310);  // f64 keeps subnormals
+  CHECK(e == 1e-310);   // f64 keeps subnormals
   uint16_t h = 0x3c00;  // 1.0
   CHECK(atomic_rmw(AtomOp::kAdd, Type::kF16, &h, 0x3800, 0) == 0x3c00u);
-  CHECK(h == 0x3e00u);  // 1.5
+  CHECK(h == 0x3e00u);       // 1.5
   uint32_t h2 = 0x3c004000;  // {1.0, 2.0}
   atomic_rmw(AtomOp::kAdd, Type::kF16x2, &h2, 0x3c003c00, 0);
   CHECK(h2 == 0x40004200u);  // {2.0, 3.0}
-  uint16_t b = 0x3f80;  // bf16 1.0
+  uint16_t b = 0x3f80;       // bf16 1.0
   atomic_rmw(AtomOp::kAdd, Type::kBF16, &b, 0x3f80, 0);
   CHECK(b == 0x4000u);
 }

@@ -2,7 +2,6 @@
 // casts under fesetround, bit manipulation for bf16/tf32 and brute-force nearest search over
 // all 256 encodings for fp8.
 #include <catch2/catch.hpp>
-
 #include <cfenv>
 #include <cmath>
 #include <cstring>
@@ -15,8 +14,16 @@ using namespace cusnap::emu::ptx::test;
 
 namespace {
 
-uint16_t h2u(_Float16 h) { uint16_t u; std::memcpy(&u, &h, 2); return u; }
-_Float16 u2h(uint16_t u) { _Float16 h; std::memcpy(&h, &u, 2); return h; }
+uint16_t h2u(_Float16 h) {
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+_Float16 u2h(uint16_t u) {
+  _Float16 h;
+  std::memcpy(&h, &u, 2);
+  return h;
+}
 
 struct ModeCase {
   Round round;
@@ -116,8 +123,10 @@ TEST_CASE("cvt f64 -> f16 and f64 -> f32 in every rounding mode", "[alu][cvt]") 
   auto vals = f64_values(3000);
   std::mt19937_64 rng(8);
   for (int i = 0; i < 3000; ++i) {  // values in f16 / f32 range and near the subnormal range
-    vals.push_back(std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 100) - 20));
-    vals.push_back(-std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 200) - 53));
+    vals.push_back(
+        std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 100) - 20));
+    vals.push_back(
+        -std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 200) - 53));
   }
   for (const ModeCase& mc : kModes) {
     const Mods m = with_round(mc.round);
@@ -154,15 +163,19 @@ TEST_CASE("cvt f32 -> bf16 / bf16x2 / tf32", "[alu][cvt]") {
     // rm/rp: truncation moves toward zero; step one ulp away when inexact in that direction.
     const bool inexact = (u & 0xffffu) != 0 && !nan && !std::isinf(f);
     const bool negative = (u >> 31) != 0;
-    CHECK(cvt1(Type::kBF16, Type::kF32, with_round(Round::kRm), u) == (nan ? 0x7fff : rz + (inexact && negative ? 1 : 0)));
-    CHECK(cvt1(Type::kBF16, Type::kF32, with_round(Round::kRp), u) == (nan ? 0x7fff : rz + (inexact && !negative ? 1 : 0)));
+    CHECK(cvt1(Type::kBF16, Type::kF32, with_round(Round::kRm), u) ==
+          (nan ? 0x7fff : rz + (inexact && negative ? 1 : 0)));
+    CHECK(cvt1(Type::kBF16, Type::kF32, with_round(Round::kRp), u) ==
+          (nan ? 0x7fff : rz + (inexact && !negative ? 1 : 0)));
     // tf32 with ties away from zero: add half an ulp (bit 12) to the magnitude and truncate.
     const uint32_t rna = nan ? 0x7fffffffu : (u + 0x1000u) & 0xffffe000u;
     CHECK(cvt1(Type::kTF32, Type::kF32, with_round(Round::kRna), u) == rna);
   }
   // Packing: a goes to the upper half.
-  CHECK(cvt1(Type::kBF16x2, Type::kF32, with_round(Round::kRn), f2u(1.0f), f2u(-2.0f)) == 0x3f80c000u);
-  CHECK(cvt1(Type::kF16x2, Type::kF32, with_round(Round::kRn), f2u(1.0f), f2u(-2.0f)) == 0x3c00c000u);
+  CHECK(cvt1(Type::kBF16x2, Type::kF32, with_round(Round::kRn), f2u(1.0f), f2u(-2.0f)) ==
+        0x3f80c000u);
+  CHECK(cvt1(Type::kF16x2, Type::kF32, with_round(Round::kRn), f2u(1.0f), f2u(-2.0f)) ==
+        0x3c00c000u);
   Mods relu = with_round(Round::kRn);
   relu.relu = true;
   CHECK(cvt1(Type::kF16x2, Type::kF32, relu, f2u(-1.0f), f2u(NAN)) == 0x00007fffu);
@@ -207,9 +220,10 @@ TEST_CASE("cvt fp8 (e4m3x2 / e5m2x2) both directions", "[alu][cvt]") {
       CHECK(hi == lo);
     }
     std::mt19937 rng(e4m3 ? 1 : 2);
-    std::vector<float> inputs = {0.0f, -0.0f, 448.0f, 449.0f, 464.0f, 480.0f, 1e9f, -1e9f, INFINITY,
-                                 -INFINITY, NAN, 57344.0f, 61440.0f, 1e-9f, 0x1p-9f, 0x1p-10f,
-                                 0x1.8p-10f, 0x1p-16f, 0x1p-17f, 0x1.8p-17f};
+    std::vector<float> inputs = {0.0f,     -0.0f,      448.0f,   449.0f,   464.0f,
+                                 480.0f,   1e9f,       -1e9f,    INFINITY, -INFINITY,
+                                 NAN,      57344.0f,   61440.0f, 1e-9f,    0x1p-9f,
+                                 0x1p-10f, 0x1.8p-10f, 0x1p-16f, 0x1p-17f, 0x1.8p-17f};
     for (int i = 0; i < 5000; ++i) {
       inputs.push_back(std::ldexp(std::uniform_real_distribution<float>(-2, 2)(rng),
                                   static_cast<int>(rng() % 40) - 22));
@@ -217,11 +231,13 @@ TEST_CASE("cvt fp8 (e4m3x2 / e5m2x2) both directions", "[alu][cvt]") {
     for (float f : inputs) {
       const uint8_t want = fp8_nearest(f, e4m3);
       INFO("f=" << f << " e4m3=" << e4m3);
-      CHECK(cvt1(t, Type::kF32, m, f2u(f), f2u(-f)) == ((uint64_t{want} << 8) | fp8_nearest(-f, e4m3)));
+      CHECK(cvt1(t, Type::kF32, m, f2u(f), f2u(-f)) ==
+            ((uint64_t{want} << 8) | fp8_nearest(-f, e4m3)));
       if (std::fabs(f) < 65504) {
         const _Float16 h = static_cast<_Float16>(f);
         if (static_cast<float>(h) == f) {
-          CHECK(cvt1(t, Type::kF16x2, m, (uint64_t{h2u(h)} << 16) | h2u(h)) == ((uint64_t{want} << 8) | want));
+          CHECK(cvt1(t, Type::kF16x2, m, (uint64_t{h2u(h)} << 16) | h2u(h)) ==
+                ((uint64_t{want} << 8) | want));
         }
       }
     }
@@ -229,8 +245,8 @@ TEST_CASE("cvt fp8 (e4m3x2 / e5m2x2) both directions", "[alu][cvt]") {
 }
 
 TEST_CASE("cvt between integer types", "[alu][cvt]") {
-  const Type types[] = {Type::kU8, Type::kS8, Type::kU16, Type::kS16, Type::kU32, Type::kS32,
-                        Type::kU64, Type::kS64, Type::kB32};
+  const Type types[] = {Type::kU8,  Type::kS8,  Type::kU16, Type::kS16, Type::kU32,
+                        Type::kS32, Type::kU64, Type::kS64, Type::kB32};
   __extension__ typedef __int128 I128;
   auto info = [](Type t) {
     const int bits = type_bits(t);
@@ -251,7 +267,10 @@ TEST_CASE("cvt between integer types", "[alu][cvt]") {
         const I128 hi = (static_cast<I128>(1) << (db - (ds ? 1 : 0))) - 1;
         Mods sat;
         sat.sat = true;
-        CHECK(cvt1(dst, src, sat, a) == (static_cast<uint64_t>(v < lo ? lo : v > hi ? hi : v) & dm));
+        CHECK(cvt1(dst, src, sat, a) == (static_cast<uint64_t>(v < lo   ? lo
+                                                               : v > hi ? hi
+                                                                        : v) &
+                                         dm));
       }
     }
   }
@@ -269,8 +288,10 @@ TEST_CASE("cvt int -> float and float -> int with rounding and saturation", "[al
       CHECK(cvt1(Type::kF64, Type::kS64, m, a) == d2u(cast_in_mode<double>(s, mc.fe)));
       CHECK(cvt1(Type::kF64, Type::kU64, m, a) == d2u(cast_in_mode<double>(a, mc.fe)));
       CHECK(cvt1(Type::kF32, Type::kS32, m, a) == f2u(cast_in_mode<float>(s32, mc.fe)));
-      CHECK(cvt1(Type::kF16, Type::kS32, m, a) == h2u(cast_in_mode<_Float16>(static_cast<double>(s32), mc.fe)));
-      CHECK(cvt1(Type::kF16, Type::kU16, m, a) == h2u(cast_in_mode<_Float16>(static_cast<double>(a & 0xffff), mc.fe)));
+      CHECK(cvt1(Type::kF16, Type::kS32, m, a) ==
+            h2u(cast_in_mode<_Float16>(static_cast<double>(s32), mc.fe)));
+      CHECK(cvt1(Type::kF16, Type::kU16, m, a) ==
+            h2u(cast_in_mode<_Float16>(static_cast<double>(a & 0xffff), mc.fe)));
     }
   }
   // float -> int: round to integral, clamp, NaN -> 0.
@@ -286,23 +307,29 @@ TEST_CASE("cvt int -> float and float -> int with rounding and saturation", "[al
       std::fesetround(mc.fe);
       const double integral = std::nearbyint(x);
       std::fesetround(saved);
-      auto clamp_to = [&](double lo, double hi_excl, uint64_t lo_bits, uint64_t hi_bits, uint64_t mask) -> uint64_t {
+      auto clamp_to = [&](double lo, double hi_excl, uint64_t lo_bits, uint64_t hi_bits,
+                          uint64_t mask) -> uint64_t {
         if (std::isnan(x)) return 0;
         if (integral < lo) return lo_bits;
         if (integral >= hi_excl) return hi_bits;
         return static_cast<uint64_t>(static_cast<int64_t>(integral)) & mask;
       };
       INFO("x=" << x << " mode=" << int(mc.int_round));
-      CHECK(cvt1(Type::kS32, Type::kF64, m, d2u(x)) == clamp_to(-0x1p31, 0x1p31, 0x80000000u, 0x7fffffffu, 0xffffffffu));
-      CHECK(cvt1(Type::kU32, Type::kF64, m, d2u(x)) == clamp_to(0, 0x1p32, 0, 0xffffffffu, 0xffffffffu));
-      CHECK(cvt1(Type::kS64, Type::kF64, m, d2u(x)) == clamp_to(-0x1p63, 0x1p63, 0x8000000000000000u, 0x7fffffffffffffffu, ~uint64_t{0}));
+      CHECK(cvt1(Type::kS32, Type::kF64, m, d2u(x)) ==
+            clamp_to(-0x1p31, 0x1p31, 0x80000000u, 0x7fffffffu, 0xffffffffu));
+      CHECK(cvt1(Type::kU32, Type::kF64, m, d2u(x)) ==
+            clamp_to(0, 0x1p32, 0, 0xffffffffu, 0xffffffffu));
+      CHECK(cvt1(Type::kS64, Type::kF64, m, d2u(x)) ==
+            clamp_to(-0x1p63, 0x1p63, 0x8000000000000000u, 0x7fffffffffffffffu, ~uint64_t{0}));
       CHECK(cvt1(Type::kS8, Type::kF64, m, d2u(x)) == clamp_to(-128, 128, 0x80, 0x7f, 0xff));
       if (!(integral >= 0x1p63) && !std::isnan(x)) {
-        CHECK(cvt1(Type::kU64, Type::kF64, m, d2u(x)) == clamp_to(0, 0x1p64, 0, ~uint64_t{0}, ~uint64_t{0}));
+        CHECK(cvt1(Type::kU64, Type::kF64, m, d2u(x)) ==
+              clamp_to(0, 0x1p64, 0, ~uint64_t{0}, ~uint64_t{0}));
       }
       const float f = static_cast<float>(x);
       if (static_cast<double>(f) == x && !std::isnan(x)) {
-        CHECK(cvt1(Type::kS32, Type::kF32, m, f2u(f)) == clamp_to(-0x1p31, 0x1p31, 0x80000000u, 0x7fffffffu, 0xffffffffu));
+        CHECK(cvt1(Type::kS32, Type::kF32, m, f2u(f)) ==
+              clamp_to(-0x1p31, 0x1p31, 0x80000000u, 0x7fffffffu, 0xffffffffu));
         // Same-type integral rounding.
         CHECK(u2f(cvt1(Type::kF32, Type::kF32, m, f2u(f))) == static_cast<float>(integral));
       }

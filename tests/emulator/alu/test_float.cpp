@@ -2,7 +2,6 @@
 // arithmetic is IEEE-754 correctly rounded in every mode) plus explicit PTX rules for NaN, .ftz
 // and .sat.
 #include <catch2/catch.hpp>
-
 #include <cfenv>
 #include <cmath>
 
@@ -17,8 +16,10 @@ struct ModeCase {
   Round round;
   int fe;
 };
-const ModeCase kModes[] = {{Round::kRn, FE_TONEAREST}, {Round::kRz, FE_TOWARDZERO},
-                           {Round::kRm, FE_DOWNWARD}, {Round::kRp, FE_UPWARD}};
+const ModeCase kModes[] = {{Round::kRn, FE_TONEAREST},
+                           {Round::kRz, FE_TOWARDZERO},
+                           {Round::kRm, FE_DOWNWARD},
+                           {Round::kRp, FE_UPWARD}};
 
 template <class F>
 __attribute__((noinline)) F host_op(char op, F a, F b, F c, int fe) {
@@ -27,13 +28,27 @@ __attribute__((noinline)) F host_op(char op, F a, F b, F c, int fe) {
   volatile F va = a, vb = b, vc = c;
   F r;
   switch (op) {
-    case '+': r = va + vb; break;
-    case '-': r = va - vb; break;
-    case '*': r = va * vb; break;
-    case '/': r = va / vb; break;
-    case 's': r = std::sqrt(va); break;
-    case 'r': r = F{1} / va; break;
-    default: r = std::fma(va, vb, vc); break;
+    case '+':
+      r = va + vb;
+      break;
+    case '-':
+      r = va - vb;
+      break;
+    case '*':
+      r = va * vb;
+      break;
+    case '/':
+      r = va / vb;
+      break;
+    case 's':
+      r = std::sqrt(va);
+      break;
+    case 'r':
+      r = F{1} / va;
+      break;
+    default:
+      r = std::fma(va, vb, vc);
+      break;
   }
   volatile F vr = r;
   std::fesetround(saved);
@@ -70,18 +85,25 @@ TEST_CASE("f32 add/sub/mul/fma/div/sqrt/rcp in every rounding mode, ftz and sat"
           const float c = b * 0.75f - a;
           const float fc = m.ftz ? ftz(c) : c;
           INFO("a=" << a << " b=" << b << " mode=" << int(mc.round) << " flags=" << flags);
-          CHECK(run1(AluOp::kAdd, Type::kF32, m, f2u(a), f2u(b)) == expect_f32(host_op('+', fa, fb, 0.0f, mc.fe), m.ftz, m.sat));
-          CHECK(run1(AluOp::kSub, Type::kF32, m, f2u(a), f2u(b)) == expect_f32(host_op('-', fa, fb, 0.0f, mc.fe), m.ftz, m.sat));
-          CHECK(run1(AluOp::kMul, Type::kF32, m, f2u(a), f2u(b)) == expect_f32(host_op('*', fa, fb, 0.0f, mc.fe), m.ftz, m.sat));
-          CHECK(run1(AluOp::kFma, Type::kF32, m, f2u(a), f2u(b), f2u(c)) == expect_f32(host_op('f', fa, fb, fc, mc.fe), m.ftz, m.sat));
+          CHECK(run1(AluOp::kAdd, Type::kF32, m, f2u(a), f2u(b)) ==
+                expect_f32(host_op('+', fa, fb, 0.0f, mc.fe), m.ftz, m.sat));
+          CHECK(run1(AluOp::kSub, Type::kF32, m, f2u(a), f2u(b)) ==
+                expect_f32(host_op('-', fa, fb, 0.0f, mc.fe), m.ftz, m.sat));
+          CHECK(run1(AluOp::kMul, Type::kF32, m, f2u(a), f2u(b)) ==
+                expect_f32(host_op('*', fa, fb, 0.0f, mc.fe), m.ftz, m.sat));
+          CHECK(run1(AluOp::kFma, Type::kF32, m, f2u(a), f2u(b), f2u(c)) ==
+                expect_f32(host_op('f', fa, fb, fc, mc.fe), m.ftz, m.sat));
           if (!m.sat) {
-            CHECK(run1(AluOp::kDiv, Type::kF32, m, f2u(a), f2u(b)) == expect_f32(host_op('/', fa, fb, 0.0f, mc.fe), m.ftz, false));
+            CHECK(run1(AluOp::kDiv, Type::kF32, m, f2u(a), f2u(b)) ==
+                  expect_f32(host_op('/', fa, fb, 0.0f, mc.fe), m.ftz, false));
           }
         }
         const float fa = m.ftz ? ftz(a) : a;
         if (!m.sat) {
-          CHECK(run1(AluOp::kSqrt, Type::kF32, m, f2u(a)) == expect_f32(host_op('s', fa, 0.0f, 0.0f, mc.fe), m.ftz, false));
-          CHECK(run1(AluOp::kRcp, Type::kF32, m, f2u(a)) == expect_f32(host_op('r', fa, 0.0f, 0.0f, mc.fe), m.ftz, false));
+          CHECK(run1(AluOp::kSqrt, Type::kF32, m, f2u(a)) ==
+                expect_f32(host_op('s', fa, 0.0f, 0.0f, mc.fe), m.ftz, false));
+          CHECK(run1(AluOp::kRcp, Type::kF32, m, f2u(a)) ==
+                expect_f32(host_op('r', fa, 0.0f, 0.0f, mc.fe), m.ftz, false));
         }
       }
     }
@@ -107,11 +129,16 @@ TEST_CASE("f64 arithmetic in every rounding mode", "[alu][float]") {
         auto same = [](uint64_t got, double want) {
           return std::isnan(want) ? std::isnan(u2d(got)) : got == d2u(want);
         };
-        CHECK(same(run1(AluOp::kAdd, Type::kF64, m, d2u(a), d2u(b)), host_op('+', a, b, 0.0, mc.fe)));
-        CHECK(same(run1(AluOp::kSub, Type::kF64, m, d2u(a), d2u(b)), host_op('-', a, b, 0.0, mc.fe)));
-        CHECK(same(run1(AluOp::kMul, Type::kF64, m, d2u(a), d2u(b)), host_op('*', a, b, 0.0, mc.fe)));
-        CHECK(same(run1(AluOp::kDiv, Type::kF64, m, d2u(a), d2u(b)), host_op('/', a, b, 0.0, mc.fe)));
-        CHECK(same(run1(AluOp::kFma, Type::kF64, m, d2u(a), d2u(b), d2u(c)), host_op('f', a, b, c, mc.fe)));
+        CHECK(
+            same(run1(AluOp::kAdd, Type::kF64, m, d2u(a), d2u(b)), host_op('+', a, b, 0.0, mc.fe)));
+        CHECK(
+            same(run1(AluOp::kSub, Type::kF64, m, d2u(a), d2u(b)), host_op('-', a, b, 0.0, mc.fe)));
+        CHECK(
+            same(run1(AluOp::kMul, Type::kF64, m, d2u(a), d2u(b)), host_op('*', a, b, 0.0, mc.fe)));
+        CHECK(
+            same(run1(AluOp::kDiv, Type::kF64, m, d2u(a), d2u(b)), host_op('/', a, b, 0.0, mc.fe)));
+        CHECK(same(run1(AluOp::kFma, Type::kF64, m, d2u(a), d2u(b), d2u(c)),
+                   host_op('f', a, b, c, mc.fe)));
       }
       auto same = [](uint64_t got, double want) {
         return std::isnan(want) ? std::isnan(u2d(got)) : got == d2u(want);
@@ -161,7 +188,8 @@ TEST_CASE("f32/f64 min and max", "[alu][float]") {
   }
 }
 
-TEST_CASE("approximate f32 functions stay within the PTX ISA's hardware error bounds", "[alu][float]") {
+TEST_CASE("approximate f32 functions stay within the PTX ISA's hardware error bounds",
+          "[alu][float]") {
   Mods m;
   m.approx = true;
   std::mt19937 rng(5);
@@ -170,16 +198,20 @@ TEST_CASE("approximate f32 functions stay within the PTX ISA's hardware error bo
     const float x = wide(rng), p = pos(rng);
     const double ex2 = std::exp2(static_cast<double>(x));
     CHECK(std::fabs(u2f(run1(AluOp::kEx2, Type::kF32, m, f2u(x))) - ex2) <= std::ldexp(ex2, -22));
-    CHECK(std::fabs(u2f(run1(AluOp::kLg2, Type::kF32, m, f2u(p))) - std::log2(static_cast<double>(p))) <= 0x1p-22 * std::fmax(1.0, std::fabs(std::log2(p))));
+    CHECK(std::fabs(u2f(run1(AluOp::kLg2, Type::kF32, m, f2u(p))) -
+                    std::log2(static_cast<double>(p))) <=
+          0x1p-22 * std::fmax(1.0, std::fabs(std::log2(p))));
     const double s = std::sin(static_cast<double>(x)), c = std::cos(static_cast<double>(x));
     CHECK(std::fabs(u2f(run1(AluOp::kSin, Type::kF32, m, f2u(x))) - s) <= 0x1p-20);
     CHECK(std::fabs(u2f(run1(AluOp::kCos, Type::kF32, m, f2u(x))) - c) <= 0x1p-20);
     const double rs = 1.0 / std::sqrt(static_cast<double>(p));
     CHECK(std::fabs(u2f(run1(AluOp::kRsqrt, Type::kF32, m, f2u(p))) - rs) <= std::ldexp(rs, -22));
     const double th = std::tanh(static_cast<double>(x / 16));
-    CHECK(std::fabs(u2f(run1(AluOp::kTanh, Type::kF32, m, f2u(x / 16))) - th) <= std::fabs(th) * 0x1p-10 + 1e-30);
+    CHECK(std::fabs(u2f(run1(AluOp::kTanh, Type::kF32, m, f2u(x / 16))) - th) <=
+          std::fabs(th) * 0x1p-10 + 1e-30);
     const double q = static_cast<double>(x) / p;
-    CHECK(std::fabs(u2f(run1(AluOp::kDiv, Type::kF32, m, f2u(x), f2u(p))) - q) <= std::fabs(q) * 0x1p-21);
+    CHECK(std::fabs(u2f(run1(AluOp::kDiv, Type::kF32, m, f2u(x), f2u(p))) - q) <=
+          std::fabs(q) * 0x1p-21);
   }
   // Special values.
   CHECK(u2f(run1(AluOp::kEx2, Type::kF32, m, f2u(-INFINITY))) == 0.0f);
@@ -246,7 +278,7 @@ TEST_CASE("results do not depend on the host's rounding mode or FTZ/DAZ state", 
   const unsigned after = _mm_getcsr();
   _mm_setcsr(saved);
   CHECK(sub == 0x00000003u);
-  CHECK(u2f(third) == 1.0f / 3.0f);  // nearest, not upward
+  CHECK(u2f(third) == 1.0f / 3.0f);     // nearest, not upward
   CHECK((after & 0xe040u) == 0xc040u);  // the caller's control bits came back
 }
 #endif

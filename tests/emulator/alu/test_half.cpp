@@ -2,7 +2,6 @@
 // rounded: float has more than 2*11+2 bits), exact 128-bit integer arithmetic for fma, and a
 // scaling/nearbyint rounder for bf16.
 #include <catch2/catch.hpp>
-
 #include <cfenv>
 #include <cmath>
 #include <cstring>
@@ -16,8 +15,16 @@ namespace {
 
 __extension__ typedef __int128 I128;
 
-uint16_t h2u(_Float16 h) { uint16_t u; std::memcpy(&u, &h, 2); return u; }
-_Float16 u2h(uint16_t u) { _Float16 h; std::memcpy(&h, &u, 2); return h; }
+uint16_t h2u(_Float16 h) {
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+_Float16 u2h(uint16_t u) {
+  _Float16 h;
+  std::memcpy(&h, &u, 2);
+  return h;
+}
 bool h_is_nan(uint16_t u) { return (u & 0x7c00) == 0x7c00 && (u & 0x3ff) != 0; }
 
 // PTX result register for an f16 arithmetic result (NaN canonical).
@@ -111,12 +118,14 @@ TEST_CASE("f16 fma is fused and correctly rounded (exact integer reference)", "[
   auto finite = [](uint16_t u) { return (u & 0x7c00) != 0x7c00; };
   int checked = 0;
   for (int iter = 0; iter < 60000; ++iter) {
-    uint16_t a = static_cast<uint16_t>(rng()), b = static_cast<uint16_t>(rng()), c = static_cast<uint16_t>(rng());
+    uint16_t a = static_cast<uint16_t>(rng()), b = static_cast<uint16_t>(rng()),
+             c = static_cast<uint16_t>(rng());
     if (iter < static_cast<int>(vals.size() * vals.size())) {
       a = vals[iter % vals.size()];
       b = vals[iter / vals.size()];
     }
-    if (iter % 3 == 0) c = static_cast<uint16_t>((c & 0x83ff) | ((a & 0x7c00) + (b & 0x7c00) - 0x3c00) );
+    if (iter % 3 == 0)
+      c = static_cast<uint16_t>((c & 0x83ff) | ((a & 0x7c00) + (b & 0x7c00) - 0x3c00));
     if (!finite(a) || !finite(b) || !finite(c)) continue;
     const I128 exact = h_scaled(a) * h_scaled(b) + (h_scaled(c) << 24);
     uint16_t want = f16_nearest_exact(exact);
@@ -172,7 +181,8 @@ TEST_CASE("bf16 add/mul/fma", "[alu][half]") {
   const double kMax = 3.3895313892515355e38;  // largest bf16
   for (int iter = 0; iter < 60000; ++iter) {
     const uint16_t a = static_cast<uint16_t>(rng()), b = static_cast<uint16_t>(rng());
-    uint16_t b2 = iter % 2 ? b : static_cast<uint16_t>((b & 0x807f) | (a & 0x7f80));  // close exponents
+    uint16_t b2 =
+        iter % 2 ? b : static_cast<uint16_t>((b & 0x807f) | (a & 0x7f80));  // close exponents
     const double x = bf16_value(a), y = bf16_value(b2);
     auto want_of = [&](double exact_or_rn) {
       if (std::isnan(exact_or_rn)) return uint16_t{0x7fff};
@@ -204,7 +214,8 @@ TEST_CASE("ex2/tanh approximations on halves", "[alu][half]") {
     if (h_is_nan(h)) continue;
     const double x = static_cast<double>(u2h(h));
     const double want = std::exp2(x);
-    const double got = static_cast<double>(u2h(static_cast<uint16_t>(run1(AluOp::kEx2, Type::kF16, m, h))));
+    const double got =
+        static_cast<double>(u2h(static_cast<uint16_t>(run1(AluOp::kEx2, Type::kF16, m, h))));
     if (std::isinf(want) || want > 65504 || want < 0x1p-14) continue;
     CHECK(std::fabs(got - want) <= want * 0x1p-10);
   }

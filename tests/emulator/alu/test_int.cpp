@@ -24,10 +24,13 @@ uint64_t mask_of(int bits) { return bits == 64 ? ~uint64_t{0} : (uint64_t{1} << 
 // The mathematical value of a register under the type's signedness.
 I128 value(uint64_t v, int bits, bool is_signed) {
   v &= mask_of(bits);
-  if (is_signed && ((v >> (bits - 1)) & 1)) return static_cast<I128>(v) - (static_cast<I128>(1) << bits);
+  if (is_signed && ((v >> (bits - 1)) & 1))
+    return static_cast<I128>(v) - (static_cast<I128>(1) << bits);
   return static_cast<I128>(v);
 }
-uint64_t wrap(I128 v, int bits) { return static_cast<uint64_t>(static_cast<U128>(v)) & mask_of(bits); }
+uint64_t wrap(I128 v, int bits) {
+  return static_cast<uint64_t>(static_cast<U128>(v)) & mask_of(bits);
+}
 I128 clamp(I128 v, int bits, bool is_signed) {
   const I128 lo = is_signed ? -(static_cast<I128>(1) << (bits - 1)) : 0;
   const I128 hi = (static_cast<I128>(1) << (bits - (is_signed ? 1 : 0))) - 1;
@@ -57,7 +60,8 @@ uint64_t smulhi64(uint64_t a, uint64_t b) {
 
 TEST_CASE("64-bit mul.hi/mad.hi/mul.lo at INT64_MIN, INT64_MAX, UINT64_MAX", "[alu][int]") {
   const uint64_t kMin = 0x8000000000000000ull, kMax = 0x7fffffffffffffffull, kOnes = ~0ull;
-  const uint64_t vals[] = {kMin, kMax, kOnes, kMin + 1, 1, 2, 0x00000001ffffffffull, 0xfffffffe00000001ull};
+  const uint64_t vals[] = {
+      kMin, kMax, kOnes, kMin + 1, 1, 2, 0x00000001ffffffffull, 0xfffffffe00000001ull};
   Mods m;
   for (uint64_t a : vals) {
     for (uint64_t b : vals) {
@@ -95,11 +99,13 @@ TEST_CASE("integer add/sub/mul/mad/div/rem/min/max/abs/neg/sad", "[alu][int]") {
         const I128 prod = static_cast<I128>(uprod);
         const uint64_t lo_mask = mask_of(t.bits);
         CHECK(run1(AluOp::kMulLo, t.type, m, a, b) == wrap(prod, t.bits));
-        CHECK(run1(AluOp::kMulHi, t.type, m, a, b) == (static_cast<uint64_t>(uprod >> t.bits) & mask_of(t.bits)));
+        CHECK(run1(AluOp::kMulHi, t.type, m, a, b) ==
+              (static_cast<uint64_t>(uprod >> t.bits) & mask_of(t.bits)));
         CHECK(run1(AluOp::kMadLo, t.type, m, a, b, c) ==
               (static_cast<uint64_t>(uprod + static_cast<U128>(vc)) & lo_mask));
-        CHECK(run1(AluOp::kMadHi, t.type, m, a, b, c) ==
-              wrap(value(static_cast<uint64_t>(uprod >> t.bits), t.bits, t.is_signed) + vc, t.bits));
+        CHECK(
+            run1(AluOp::kMadHi, t.type, m, a, b, c) ==
+            wrap(value(static_cast<uint64_t>(uprod >> t.bits), t.bits, t.is_signed) + vc, t.bits));
         if (t.bits <= 32) {
           CHECK(run1(AluOp::kMulWide, t.type, m, a, b) == wrap(prod, 2 * t.bits));
           const I128 wide_c = value(c, 2 * t.bits, t.is_signed);
@@ -117,7 +123,8 @@ TEST_CASE("integer add/sub/mul/mad/div/rem/min/max/abs/neg/sad", "[alu][int]") {
         CHECK(run1(AluOp::kMin, t.type, m, a, b) == wrap(va < vb ? va : vb, t.bits));
         CHECK(run1(AluOp::kMax, t.type, m, a, b) == wrap(va > vb ? va : vb, t.bits));
         const I128 diff = va - vb;
-        CHECK(run1(AluOp::kSad, t.type, m, a, b, c) == wrap((diff < 0 ? -diff : diff) + vc, t.bits));
+        CHECK(run1(AluOp::kSad, t.type, m, a, b, c) ==
+              wrap((diff < 0 ? -diff : diff) + vc, t.bits));
       }
       if (t.is_signed) {
         const I128 v = value(a, t.bits, true);
@@ -181,14 +188,18 @@ TEST_CASE("128-bit add and sub through carry chains", "[alu][int][carry]") {
   }
 }
 
-TEST_CASE("mad.lo.cc / madc.hi build a 64x64->128 product from 32-bit pieces", "[alu][int][carry]") {
+TEST_CASE("mad.lo.cc / madc.hi build a 64x64->128 product from 32-bit pieces",
+          "[alu][int][carry]") {
   std::mt19937_64 rng(12);
   for (int iter = 0; iter < 2000; ++iter) {
     const uint64_t x = rng(), y = iter % 7 == 0 ? ~uint64_t{0} : rng();
     const uint64_t x0 = x & 0xffffffff, x1 = x >> 32, y0 = y & 0xffffffff, y1 = y >> 32;
     // Schoolbook: r = x0*y0 + (x0*y1 + x1*y0) << 32 + x1*y1 << 64, using lo/hi halves and carries.
-    Mods lo_cc; lo_cc.cc = true;
-    Mods hi_c; hi_c.use_carry = true; hi_c.cc = true;
+    Mods lo_cc;
+    lo_cc.cc = true;
+    Mods hi_c;
+    hi_c.use_carry = true;
+    hi_c.cc = true;
     Mods plain;
     CarryFlags cf;
     uint64_t r[4] = {0, 0, 0, 0};
@@ -222,9 +233,12 @@ TEST_CASE("mul24 and mad24", "[alu][int]") {
       const uint64_t ua = a & 0xffffff, ub = b & 0xffffff;
       CHECK(run1(AluOp::kMul24Lo, Type::kU32, m, a, b) == ((ua * ub) & 0xffffffff));
       CHECK(run1(AluOp::kMul24Hi, Type::kU32, m, a, b) == (((ua * ub) >> 16) & 0xffffffff));
-      CHECK(run1(AluOp::kMul24Lo, Type::kS32, m, a, b) == (static_cast<uint64_t>(sa * sb) & 0xffffffff));
-      CHECK(run1(AluOp::kMul24Hi, Type::kS32, m, a, b) == (static_cast<uint64_t>((sa * sb) >> 16) & 0xffffffff));
-      CHECK(run1(AluOp::kMad24Lo, Type::kS32, m, a, b, a) == (static_cast<uint64_t>(sa * sb + static_cast<int32_t>(a)) & 0xffffffff));
+      CHECK(run1(AluOp::kMul24Lo, Type::kS32, m, a, b) ==
+            (static_cast<uint64_t>(sa * sb) & 0xffffffff));
+      CHECK(run1(AluOp::kMul24Hi, Type::kS32, m, a, b) ==
+            (static_cast<uint64_t>((sa * sb) >> 16) & 0xffffffff));
+      CHECK(run1(AluOp::kMad24Lo, Type::kS32, m, a, b, a) ==
+            (static_cast<uint64_t>(sa * sb + static_cast<int32_t>(a)) & 0xffffffff));
     }
   }
 }
@@ -244,7 +258,8 @@ TEST_CASE("logic, shifts and funnel shifts", "[alu][int]") {
       }
       CHECK(run1(AluOp::kNot, bt, m, a) == (~a & mk));
       CHECK(run1(AluOp::kCnot, bt, m, a) == (a == 0 ? 1u : 0u));
-      for (uint64_t s : {0ull, 1ull, 5ull, 15ull, 16ull, 31ull, 32ull, 63ull, 64ull, 65ull, 1000ull, 0xffffffffull}) {
+      for (uint64_t s : {0ull, 1ull, 5ull, 15ull, 16ull, 31ull, 32ull, 63ull, 64ull, 65ull, 1000ull,
+                         0xffffffffull}) {
         uint64_t shl = 0, shr = 0;
         I128 sar = value(a, bits, true);
         for (uint64_t k = 0; k < s && k < 200; ++k) {  // shift one bit at a time
@@ -265,10 +280,13 @@ TEST_CASE("logic, shifts and funnel shifts", "[alu][int]") {
       for (uint32_t n : {0u, 1u, 8u, 31u, 32u, 33u, 40u, 63u, 64u}) {
         const U128 both = (static_cast<U128>(hi) << 32) | lo;
         const uint32_t wrapn = n % 32, clampn = n > 32 ? 32 : n;
-        CHECK(run1(AluOp::kShfL, Type::kB32, m, lo, hi, n) == static_cast<uint32_t>((both << wrapn) >> 32));
+        CHECK(run1(AluOp::kShfL, Type::kB32, m, lo, hi, n) ==
+              static_cast<uint32_t>((both << wrapn) >> 32));
         CHECK(run1(AluOp::kShfR, Type::kB32, m, lo, hi, n) == static_cast<uint32_t>(both >> wrapn));
-        CHECK(run1(AluOp::kShfLClamp, Type::kB32, m, lo, hi, n) == static_cast<uint32_t>((both << clampn) >> 32));
-        CHECK(run1(AluOp::kShfRClamp, Type::kB32, m, lo, hi, n) == static_cast<uint32_t>(both >> clampn));
+        CHECK(run1(AluOp::kShfLClamp, Type::kB32, m, lo, hi, n) ==
+              static_cast<uint32_t>((both << clampn) >> 32));
+        CHECK(run1(AluOp::kShfRClamp, Type::kB32, m, lo, hi, n) ==
+              static_cast<uint32_t>(both >> clampn));
       }
     }
   }
@@ -324,10 +342,13 @@ TEST_CASE("bfe/bfi/brev/clz/popc/bfind", "[alu][int][bits]") {
       for (uint32_t pos : {0u, 1u, 7u, 16u, 31u, 32u, 33u, 63u, 64u, 100u, 255u, 256u + 3u}) {
         for (uint32_t len : {0u, 1u, 5u, 8u, 31u, 32u, 33u, 64u, 65u, 200u, 255u, 256u + 4u}) {
           INFO("a=" << a << " pos=" << pos << " len=" << len << " bits=" << bits);
-          CHECK(run1(AluOp::kBfe, ut, m, a, pos, len) == ref_bfe(a, pos & 0xff, len & 0xff, bits, false));
-          CHECK(run1(AluOp::kBfe, st, m, a, pos, len) == ref_bfe(a, pos & 0xff, len & 0xff, bits, true));
+          CHECK(run1(AluOp::kBfe, ut, m, a, pos, len) ==
+                ref_bfe(a, pos & 0xff, len & 0xff, bits, false));
+          CHECK(run1(AluOp::kBfe, st, m, a, pos, len) ==
+                ref_bfe(a, pos & 0xff, len & 0xff, bits, true));
           const uint64_t base = ~a * 3 & mask_of(bits);
-          CHECK(run1(AluOp::kBfi, bt, m, a, base, pos, len) == ref_bfi(a, base, pos & 0xff, len & 0xff, bits));
+          CHECK(run1(AluOp::kBfi, bt, m, a, base, pos, len) ==
+                ref_bfi(a, base, pos & 0xff, len & 0xff, bits));
         }
       }
       CHECK(run1(AluOp::kBrev, bt, m, a) == ref_brev(a, bits));
@@ -343,8 +364,10 @@ TEST_CASE("bfe/bfi/brev/clz/popc/bfind", "[alu][int][bits]") {
         if ((a >> k) & 1) msb_u = k;
         if (k < bits - 1 && (((a >> k) & 1) != ((a >> (bits - 1)) & 1))) msb_s = k;
       }
-      CHECK(run1(AluOp::kBfind, ut, m, a) == (msb_u < 0 ? 0xffffffffu : static_cast<uint64_t>(msb_u)));
-      CHECK(run1(AluOp::kBfind, st, m, a) == (msb_s < 0 ? 0xffffffffu : static_cast<uint64_t>(msb_s)));
+      CHECK(run1(AluOp::kBfind, ut, m, a) ==
+            (msb_u < 0 ? 0xffffffffu : static_cast<uint64_t>(msb_u)));
+      CHECK(run1(AluOp::kBfind, st, m, a) ==
+            (msb_s < 0 ? 0xffffffffu : static_cast<uint64_t>(msb_s)));
       CHECK(run1(AluOp::kBfindShiftAmt, ut, m, a) ==
             (msb_u < 0 ? 0xffffffffu : static_cast<uint64_t>(bits - 1 - msb_u)));
     }
@@ -355,7 +378,8 @@ TEST_CASE("fns finds the n-th set bit", "[alu][int][bits]") {
   Mods m;
   for (uint64_t mask : int_values(32, 30, 41)) {
     std::vector<int> set;
-    for (int k = 0; k < 32; ++k) if ((mask >> k) & 1) set.push_back(k);
+    for (int k = 0; k < 32; ++k)
+      if ((mask >> k) & 1) set.push_back(k);
     for (uint32_t base : {0u, 1u, 5u, 16u, 31u}) {
       for (int offset : {0, 1, 2, 3, 7, 31, 32, 33, -1, -2, -5, -32}) {
         uint64_t want = 0xffffffffu;
@@ -363,11 +387,13 @@ TEST_CASE("fns finds the n-th set bit", "[alu][int][bits]") {
           if ((mask >> base) & 1) want = base;
         } else if (offset > 0) {
           std::vector<int> up;
-          for (int k : set) if (k >= static_cast<int>(base)) up.push_back(k);
+          for (int k : set)
+            if (k >= static_cast<int>(base)) up.push_back(k);
           if (static_cast<int>(up.size()) >= offset) want = up[offset - 1];
         } else {
           std::vector<int> down;
-          for (auto it = set.rbegin(); it != set.rend(); ++it) if (*it <= static_cast<int>(base)) down.push_back(*it);
+          for (auto it = set.rbegin(); it != set.rend(); ++it)
+            if (*it <= static_cast<int>(base)) down.push_back(*it);
           if (static_cast<int>(down.size()) >= -offset) want = down[-offset - 1];
         }
         CHECK(run1(AluOp::kFns, Type::kB32, m, mask, base, static_cast<uint32_t>(offset)) == want);
@@ -434,14 +460,19 @@ TEST_CASE("dp4a and dp2a", "[alu][int]") {
       const Type t = as ? Type::kS32 : Type::kU32;
       int64_t acc4 = static_cast<int32_t>(c), acc_lo = acc4, acc_hi = acc4;
       for (int k = 0; k < 4; ++k) {
-        const int64_t x = as ? int64_t{static_cast<int8_t>(a >> (8 * k))} : int64_t{static_cast<uint8_t>(a >> (8 * k))};
-        const int64_t y = bs ? int64_t{static_cast<int8_t>(b >> (8 * k))} : int64_t{static_cast<uint8_t>(b >> (8 * k))};
+        const int64_t x = as ? int64_t{static_cast<int8_t>(a >> (8 * k))}
+                             : int64_t{static_cast<uint8_t>(a >> (8 * k))};
+        const int64_t y = bs ? int64_t{static_cast<int8_t>(b >> (8 * k))}
+                             : int64_t{static_cast<uint8_t>(b >> (8 * k))};
         acc4 += x * y;
       }
       for (int k = 0; k < 2; ++k) {
-        const int64_t x = as ? int64_t{static_cast<int16_t>(a >> (16 * k))} : int64_t{static_cast<uint16_t>(a >> (16 * k))};
-        const int64_t ylo = bs ? int64_t{static_cast<int8_t>(b >> (8 * k))} : int64_t{static_cast<uint8_t>(b >> (8 * k))};
-        const int64_t yhi = bs ? int64_t{static_cast<int8_t>(b >> (8 * (k + 2)))} : int64_t{static_cast<uint8_t>(b >> (8 * (k + 2)))};
+        const int64_t x = as ? int64_t{static_cast<int16_t>(a >> (16 * k))}
+                             : int64_t{static_cast<uint16_t>(a >> (16 * k))};
+        const int64_t ylo = bs ? int64_t{static_cast<int8_t>(b >> (8 * k))}
+                               : int64_t{static_cast<uint8_t>(b >> (8 * k))};
+        const int64_t yhi = bs ? int64_t{static_cast<int8_t>(b >> (8 * (k + 2)))}
+                               : int64_t{static_cast<uint8_t>(b >> (8 * (k + 2)))};
         acc_lo += x * ylo;
         acc_hi += x * yhi;
       }
@@ -486,7 +517,8 @@ TEST_CASE("integer capability queries", "[alu][int]") {
 TEST_CASE("min/max .relu on signed types", "[alu][int]") {
   Mods relu;
   relu.relu = true;
-  CHECK(run1(AluOp::kMax, Type::kS32, relu, static_cast<uint32_t>(-5), static_cast<uint32_t>(-2)) == 0u);
+  CHECK(run1(AluOp::kMax, Type::kS32, relu, static_cast<uint32_t>(-5), static_cast<uint32_t>(-2)) ==
+        0u);
   CHECK(run1(AluOp::kMax, Type::kS32, relu, static_cast<uint32_t>(-5), 3) == 3u);
   CHECK(run1(AluOp::kMin, Type::kS16, relu, 0xfff0, 7) == 0u);
   CHECK_FALSE(alu_supported(AluOp::kMax, Type::kU32, relu));

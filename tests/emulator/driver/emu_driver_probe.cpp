@@ -12,8 +12,6 @@
 // Exit status 0 when the emulator behaved as expected; the failing check is printed on stderr.
 #include <cuda.h>
 
-#include "test_kernels.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,6 +22,8 @@
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include "test_kernels.h"
 
 namespace {
 
@@ -212,7 +212,6 @@ SET:
   ret;
 }
 )";
-
 
 int expect_timeout(const char* ptx, const char* name, unsigned grid) {
   CUmodule m = nullptr;

@@ -50,7 +50,8 @@ TEST_CASE("1D copies: every variant round-trips through device memory", "[copy]"
   auto dtod_async_ptsz = proc<PFN_cuMemcpyDtoDAsync_v7000_ptsz>("cuMemcpyDtoDAsync", 7000, kPtds);
   auto memcpy_ptds = proc<PFN_cuMemcpy_v7000_ptds>("cuMemcpy", 7000, kPtds);
   auto memcpy_async_ptsz = proc<PFN_cuMemcpyAsync_v7000_ptsz>("cuMemcpyAsync", 7000, kPtds);
-  auto stream_sync_ptsz = proc<PFN_cuStreamSynchronize_v7000_ptsz>("cuStreamSynchronize", 7000, kPtds);
+  auto stream_sync_ptsz =
+      proc<PFN_cuStreamSynchronize_v7000_ptsz>("cuStreamSynchronize", 7000, kPtds);
 
   std::vector<uint8_t> out(kN);
   SECTION("synchronous, legacy default stream") {
@@ -91,7 +92,8 @@ TEST_CASE("1D copies: every variant round-trips through device memory", "[copy]"
   // Out of range: one byte past the allocation, a foreign pointer, an offset inside.
   CHECK(cuMemcpyHtoD(d1, src.data(), kN + 1) == CUDA_ERROR_INVALID_VALUE);
   CHECK(cuMemcpyDtoH(out.data(), d1 + 1, kN) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuMemcpyDtoD(reinterpret_cast<CUdeviceptr>(out.data()), d1, 16) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemcpyDtoD(reinterpret_cast<CUdeviceptr>(out.data()), d1, 16) ==
+        CUDA_ERROR_INVALID_VALUE);
   CHECK(cuMemcpyHtoDAsync(d2 + kN - 4, src.data(), 8, s) == CUDA_ERROR_INVALID_VALUE);
   REQUIRE_CU(cuMemcpyHtoD(d2 + kN - 4, src.data(), 4));
 
@@ -150,7 +152,8 @@ TEST_CASE("memsets: 8/16/32-bit, 1D and 2D, sync and async", "[copy]") {
   CHECK(cuMemsetD32(d + 1, 0, 4) == CUDA_ERROR_INVALID_VALUE);  // misaligned
   CHECK(cuMemsetD8(d, 0, kBytes + 1) == CUDA_ERROR_INVALID_VALUE);
   CHECK(cuMemsetD2D8(d, kPitch, 0, kPitch + 1, 2) == CUDA_ERROR_INVALID_VALUE);  // pitch < width
-  CHECK(cuMemsetD2D8(d + kPitch, kPitch, 0, 10, kRows) == CUDA_ERROR_INVALID_VALUE);  // past the end
+  CHECK(cuMemsetD2D8(d + kPitch, kPitch, 0, 10, kRows) ==
+        CUDA_ERROR_INVALID_VALUE);  // past the end
   REQUIRE_CU(cuStreamDestroy(s));
   REQUIRE_CU(cuMemFree(d));
 }

@@ -67,7 +67,8 @@ TEST_CASE("device attributes: every enumerator has a plausible value", "[device]
   CHECK(get(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 1);
   const char* sm = std::getenv("CUSNAP_EMU_SM");
   int expected = sm != nullptr ? std::atoi(sm) : 90;
-  CHECK(get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 + get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) ==
+  CHECK(get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
+            get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) ==
         expected);
 }
 
@@ -81,8 +82,9 @@ TEST_CASE("error names and strings cover every CUresult", "[device]") {
   CHECK(std::string(text) == "CUDA_ERROR_UNKNOWN");
   CHECK(cuGetErrorName(static_cast<CUresult>(123456), &text) == CUDA_ERROR_INVALID_VALUE);
   // A sample across the enum, including the newest values.
-  for (CUresult r : {CUDA_SUCCESS, CUDA_ERROR_STUB_LIBRARY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_LAUNCH_TIMEOUT,
-                     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CUDA_ERROR_INVALID_CLUSTER_SIZE}) {
+  for (CUresult r :
+       {CUDA_SUCCESS, CUDA_ERROR_STUB_LIBRARY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_LAUNCH_TIMEOUT,
+        CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CUDA_ERROR_INVALID_CLUSTER_SIZE}) {
     CHECK(cuGetErrorName(r, &text) == CUDA_SUCCESS);
     CHECK(cuGetErrorString(r, &text) == CUDA_SUCCESS);
   }
@@ -161,9 +163,7 @@ TEST_CASE("context stack: create, push, pop, set, destroy", "[context]") {
   // Another thread starts with an empty stack.
   CUresult other = CUDA_SUCCESS;
   CUcontext other_current = primary;
-  std::thread([&] {
-    other = cuCtxGetCurrent(&other_current);
-  }).join();
+  std::thread([&] { other = cuCtxGetCurrent(&other_current); }).join();
   CHECK(other == CUDA_SUCCESS);
   CHECK(other_current == nullptr);
   CUdevice dev = -1;

@@ -26,7 +26,8 @@ std::string significant_lines(const std::string& text) {
     if (i == text.size() || text[i] == '\n') {
       size_t comment = line.find("//");
       if (comment != std::string::npos) line.resize(comment);
-      while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.pop_back();
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r'))
+        line.pop_back();
       // Collapse whitespace runs: the fatbin copy and nvcc -ptx differ in tabs vs spaces.
       std::string squeezed;
       for (char c : line) {
@@ -65,7 +66,8 @@ TEST_CASE("fatbin: the PTX entry of every compress mode equals nvcc -ptx", "[fat
         bool compressed = (entry.flags & (fatbin::kFlagLz4 | fatbin::kFlagZstd)) != 0;
         CHECK(compressed == (std::string(mode) != "none"));
         if (std::string(mode) == "speed") CHECK((entry.flags & fatbin::kFlagLz4) != 0);
-        if (std::string(mode) == "default" || std::string(mode) == "size") CHECK((entry.flags & fatbin::kFlagZstd) != 0);
+        if (std::string(mode) == "default" || std::string(mode) == "size")
+          CHECK((entry.flags & fatbin::kFlagZstd) != 0);
       }
     }
     CHECK(has_ptx);
@@ -135,7 +137,8 @@ struct TestWrapper {
 
 }  // namespace
 
-TEST_CASE("fatbin: a version-2 (rdc) wrapper takes the PTX of its prelinked fatbin", "[fatbin][module]") {
+TEST_CASE("fatbin: a version-2 (rdc) wrapper takes the PTX of its prelinked fatbin",
+          "[fatbin][module]") {
   // As `nvcc -dlink` lays it out: data -> the device-linked fatbin (cubins only), and a
   // NULL-terminated list holding the translation unit's own fatbin (PTX + cubin).
   std::string linked = read_file(kernel_path("vector_sass.fatbin"));
@@ -189,7 +192,8 @@ TEST_CASE("fatbin: a version-2 (rdc) wrapper takes the PTX of its prelinked fatb
   REQUIRE_CU(cuMemcpyHtoD(da, a.data(), n * sizeof(float)));
   REQUIRE_CU(cuMemcpyHtoD(db, b.data(), n * sizeof(float)));
   void* params[] = {&da, &db, &dc, &n};
-  REQUIRE_CU(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 2, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
+  REQUIRE_CU(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 2, 1, 1, 128, 1, 1, 0, nullptr,
+                            params, nullptr));
   REQUIRE_CU(cuMemcpyDtoH(c.data(), dc, n * sizeof(float)));
   for (int i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
   REQUIRE_CU(cuMemFree(da));
@@ -199,7 +203,8 @@ TEST_CASE("fatbin: a version-2 (rdc) wrapper takes the PTX of its prelinked fatb
   REQUIRE_CU(cuLibraryUnload(library));
 }
 
-TEST_CASE("fatbin: version-2 wrappers the emulator cannot run are refused with reasons", "[fatbin][module]") {
+TEST_CASE("fatbin: version-2 wrappers the emulator cannot run are refused with reasons",
+          "[fatbin][module]") {
   std::string linked = read_file(kernel_path("vector_sass.fatbin"));
   std::string unit = read_file(kernel_path("vector_default.fatbin"));
   std::string other = read_file(kernel_path("vector_speed.fatbin"));
@@ -224,7 +229,8 @@ TEST_CASE("fatbin: version-2 wrappers the emulator cannot run are refused with r
   }
   SECTION("a version-2 wrapper without its list") {
     TestWrapper wrapper{fatbin::kWrapperMagic, 2, linked.data(), nullptr};
-    CHECK(fatbin::read_wrapper(&wrapper).error.find("no prelinked fatbin list") != std::string::npos);
+    CHECK(fatbin::read_wrapper(&wrapper).error.find("no prelinked fatbin list") !=
+          std::string::npos);
     CHECK(cuModuleLoadData(&module, &wrapper) == CUDA_ERROR_INVALID_IMAGE);
   }
   SECTION("a prelinked entry that is not a fatbin") {
@@ -232,11 +238,13 @@ TEST_CASE("fatbin: version-2 wrappers the emulator cannot run are refused with r
     const void* prelinked[] = {junk, nullptr};
     TestWrapper wrapper{fatbin::kWrapperMagic, 2, linked.data(), prelinked};
     fatbin::PtxSelection selection = fatbin::select_ptx(&wrapper, 90);
-    CHECK(selection.error.find("prelinked fatbin 0 is not a fatbin container (magic 0x04030201)") != std::string::npos);
+    CHECK(selection.error.find("prelinked fatbin 0 is not a fatbin container (magic 0x04030201)") !=
+          std::string::npos);
   }
 }
 
-TEST_CASE("fatbin: unknown wrapper versions and bad magic are refused clearly", "[fatbin][module]") {
+TEST_CASE("fatbin: unknown wrapper versions and bad magic are refused clearly",
+          "[fatbin][module]") {
   std::string unit = read_file(kernel_path("vector_default.fatbin"));
   primary_context();
   CUmodule module = nullptr;
@@ -248,7 +256,8 @@ TEST_CASE("fatbin: unknown wrapper versions and bad magic are refused clearly", 
   CHECK(selection.error.find("unknown version 3") != std::string::npos);
   CHECK(fatbin::image_size(&version3) == 0);
   CHECK(cuModuleLoadData(&module, &version3) == CUDA_ERROR_INVALID_IMAGE);
-  CHECK(cuLibraryLoadData(&library, &version3, nullptr, nullptr, 0, nullptr, nullptr, 0) == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuLibraryLoadData(&library, &version3, nullptr, nullptr, 0, nullptr, nullptr, 0) ==
+        CUDA_ERROR_INVALID_IMAGE);
 
   // One bit off the wrapper magic: binary bytes that are no known image and no PTX text.
   TestWrapper bad_magic{fatbin::kWrapperMagic ^ 1u, 1, unit.data(), nullptr};
@@ -256,7 +265,8 @@ TEST_CASE("fatbin: unknown wrapper versions and bad magic are refused clearly", 
   CHECK(fatbin::read_wrapper(&bad_magic).error.find("bad magic 0x466243B0") != std::string::npos);
   selection = fatbin::select_ptx(&bad_magic, 90);
   CHECK(selection.error.find("unrecognised image: magic 0x466243B0") != std::string::npos);
-  CHECK(cuLibraryLoadData(&library, &bad_magic, nullptr, nullptr, 0, nullptr, nullptr, 0) == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuLibraryLoadData(&library, &bad_magic, nullptr, nullptr, 0, nullptr, nullptr, 0) ==
+        CUDA_ERROR_INVALID_IMAGE);
 
   // A good wrapper whose data is not a container.
   std::string corrupt = unit;

@@ -29,6 +29,8 @@ inline std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-inline std::string kernel_path(const char* name) { return std::string(CUSNAP_TEST_KERNELS_DIR) + "/" + name; }
+inline std::string kernel_path(const char* name) {
+  return std::string(CUSNAP_TEST_KERNELS_DIR) + "/" + name;
+}
 
 }  // namespace cusnap_test

@@ -81,7 +81,8 @@ TEST_CASE("PTX text module: function lookup, parameter layout, launch", "[launch
   Vectors v(1000);
   SECTION("kernelParams") {
     void* params[] = {&v.da, &v.db, &v.dc, &v.n};
-    REQUIRE_CU(cuLaunchKernel(add, (v.n + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
+    REQUIRE_CU(
+        cuLaunchKernel(add, (v.n + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
     v.check_sum();
   }
   SECTION("extra buffer, on a stream") {
@@ -90,7 +91,8 @@ TEST_CASE("PTX text module: function lookup, parameter layout, launch", "[launch
       int n;
     } args{v.da, v.db, v.dc, v.n};
     size_t size = sizeof args;
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
     CUstream s = nullptr;
     REQUIRE_CU(cuStreamCreate(&s, 0));
     REQUIRE_CU(cuLaunchKernel(add, 8, 1, 1, 128, 1, 1, 0, s, nullptr, extra));
@@ -116,10 +118,14 @@ TEST_CASE("PTX text module: function lookup, parameter layout, launch", "[launch
   }
   SECTION("bad configurations are refused at launch time") {
     void* params[] = {&v.da, &v.db, &v.dc, &v.n};
-    CHECK(cuLaunchKernel(add, 1, 1, 1, 2048, 1, 1, 0, nullptr, params, nullptr) == CUDA_ERROR_INVALID_VALUE);
-    CHECK(cuLaunchKernel(add, 0, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr) == CUDA_ERROR_INVALID_VALUE);
-    CHECK(cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, 100 * 1024, nullptr, params, nullptr) == CUDA_ERROR_INVALID_VALUE);
-    CHECK(cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuLaunchKernel(add, 1, 1, 1, 2048, 1, 1, 0, nullptr, params, nullptr) ==
+          CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuLaunchKernel(add, 0, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr) ==
+          CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, 100 * 1024, nullptr, params, nullptr) ==
+          CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr) ==
+          CUDA_ERROR_INVALID_VALUE);
     CHECK(cuLaunchCooperativeKernel(add, 100000, 1, 1, 1024, 1, 1, 0, nullptr, params) ==
           CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
   }
@@ -156,7 +162,8 @@ TEST_CASE("library from a fatbin: CUkernel launched as CUfunction, globals", "[l
   REQUIRE_CU(cuMemcpyHtoD(d, data.data(), n * sizeof(float)));
   float factor = 1.5f;
   void* params[] = {&d, &factor, &n};
-  REQUIRE_CU(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 3, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
+  REQUIRE_CU(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 3, 1, 1, 128, 1, 1, 0, nullptr,
+                            params, nullptr));
   std::vector<float> out(n);
   REQUIRE_CU(cuMemcpyDtoH(out.data(), d, n * sizeof(float)));
   for (int i = 0; i < n; ++i) REQUIRE(out[i] == data[i] * factor);

@@ -75,9 +75,11 @@ TEST_CASE("pointer attributes for device, pinned, registered and managed memory"
 
   void* pinned = nullptr;
   REQUIRE_CU(cuMemHostAlloc(&pinned, 512, CU_MEMHOSTALLOC_DEVICEMAP));
-  REQUIRE_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pinned)));
+  REQUIRE_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   reinterpret_cast<CUdeviceptr>(pinned)));
   CHECK(type == CU_MEMORYTYPE_HOST);
-  REQUIRE_CU(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(pinned)));
+  REQUIRE_CU(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                   reinterpret_cast<CUdeviceptr>(pinned)));
   CHECK(id1 != id2);
   CUdeviceptr mapped = 0;
   REQUIRE_CU(cuMemHostGetDevicePointer(&mapped, pinned, 0));
@@ -104,9 +106,10 @@ TEST_CASE("pointer attributes for device, pinned, registered and managed memory"
 
   // Not a CUDA pointer: the single query fails, the multi query reports "nothing".
   int local = 0;
-  CHECK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(&local)) ==
-        CUDA_ERROR_INVALID_VALUE);
-  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  CHECK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                              reinterpret_cast<CUdeviceptr>(&local)) == CUDA_ERROR_INVALID_VALUE);
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
   unsigned t = 99;
   int ordinal = 99;
   void* data[2] = {&t, &ordinal};

@@ -30,9 +30,11 @@ TEST_CASE("dlopen + cuGetProcAddress_v2 as the CUDA runtime does it", "[proc]") 
   CHECK(fn == dlsym(lib, "cuGetProcAddress_v2"));
   CHECK(status == CU_GET_PROC_ADDRESS_SUCCESS);
   // 4. Per-thread default stream variants and versioned ABIs.
-  REQUIRE(get_proc("cuLaunchKernel", &fn, 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status) == CUDA_SUCCESS);
+  REQUIRE(get_proc("cuLaunchKernel", &fn, 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                   &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuLaunchKernel_ptsz"));
-  REQUIRE(get_proc("cuLaunchKernel", &fn, 4000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status) == CUDA_SUCCESS);
+  REQUIRE(get_proc("cuLaunchKernel", &fn, 4000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                   &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuLaunchKernel"));  // no per-thread ABI before 7.0
   REQUIRE(get_proc("cuLaunchKernel", &fn, 12000, 0, &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuLaunchKernel"));
@@ -42,10 +44,11 @@ TEST_CASE("dlopen + cuGetProcAddress_v2 as the CUDA runtime does it", "[proc]") 
   CHECK(fn == dlsym(lib, "cuMemAlloc"));
   REQUIRE(get_proc("cuStreamBeginCapture", &fn, 10000, 0, &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuStreamBeginCapture"));
-  REQUIRE(get_proc("cuStreamBeginCapture", &fn, 10010, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status) ==
-          CUDA_SUCCESS);
+  REQUIRE(get_proc("cuStreamBeginCapture", &fn, 10010,
+                   CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuStreamBeginCapture_v2_ptsz"));
-  REQUIRE(get_proc("cuMemcpyHtoD", &fn, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status) == CUDA_SUCCESS);
+  REQUIRE(get_proc("cuMemcpyHtoD", &fn, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                   &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuMemcpyHtoD_v2_ptds"));
   REQUIRE(get_proc("cuCtxCreate", &fn, 12050, 0, &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuCtxCreate_v4"));

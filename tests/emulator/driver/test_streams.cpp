@@ -172,7 +172,8 @@ TEST_CASE("events: emulated, deterministic, monotonic timing", "[event]") {
   REQUIRE_CU(cuStreamDestroy(s));
 }
 
-TEST_CASE("host functions and stream callbacks run in stream order with the stream status", "[stream]") {
+TEST_CASE("host functions and stream callbacks run in stream order with the stream status",
+          "[stream]") {
   primary_context();
   CUstream s = nullptr;
   REQUIRE_CU(cuStreamCreate(&s, 0));
@@ -217,7 +218,8 @@ TEST_CASE("each thread has its own per-thread default stream", "[stream]") {
   CHECK(main_id != legacy_id);
 }
 
-TEST_CASE("capture status: no stream is ever capturing, the capture mode is per thread", "[stream]") {
+TEST_CASE("capture status: no stream is ever capturing, the capture mode is per thread",
+          "[stream]") {
   primary_context();
   CUstream s = nullptr;
   REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));

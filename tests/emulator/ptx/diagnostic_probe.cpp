@@ -18,7 +18,8 @@ int oob() {
   CUdeviceptr out = 0;
   if (cuMemAlloc(&out, 32 * sizeof(unsigned)) != CUDA_SUCCESS) return 4;
   void* params[] = {&out};
-  CUresult r = cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr);  // 64 threads, 32 slots
+  CUresult r =
+      cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr);  // 64 threads, 32 slots
   if (r == CUDA_SUCCESS) r = cuCtxSynchronize();
   return r == CUDA_ERROR_ILLEGAL_ADDRESS ? 0 : 5;
 }
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
   if (argc != 2) return 64;
   if (cuInit(0) != CUDA_SUCCESS) return 1;
   CUcontext ctx = nullptr;
-  if (cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS) return 1;
+  if (cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+    return 1;
   if (std::strcmp(argv[1], "oob") == 0) return oob();
   if (std::strcmp(argv[1], "unsupported") == 0) return unsupported();
   return 64;

@@ -2,9 +2,8 @@
 // build tree, variable binding and parameter packing by the kernel's own parameter layout.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -39,7 +38,9 @@ class HostMemory final : public MemoryHost {
     return p;
   }
   template <typename T>
-  T* zeros(size_t n) { return static_cast<T*>(alloc(n * sizeof(T))); }
+  T* zeros(size_t n) {
+    return static_cast<T*>(alloc(n * sizeof(T)));
+  }
   bool accessible(uint64_t address, uint64_t size, bool) const override {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = blocks_.upper_bound(address);
@@ -82,7 +83,8 @@ inline std::map<std::string, void*> bind_variables(Program& p, HostMemory& mem) 
     const VariableDesc& v = p.variables()[i];
     if (v.is_extern) continue;
     void* addr = mem.alloc(v.size ? v.size : 1);
-    if (!v.initializer.empty()) std::memcpy(addr, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
+    if (!v.initializer.empty())
+      std::memcpy(addr, v.initializer.data(), std::min<size_t>(v.initializer.size(), v.size));
     p.bind_variable(static_cast<int>(i), reinterpret_cast<uint64_t>(addr));
     bound[v.name] = addr;
   }
@@ -113,9 +115,9 @@ class Args {
   std::vector<std::vector<uint8_t>> values_;
 };
 
-inline LaunchResult run(Program& p, const std::string& kernel, Dim3 grid, Dim3 block, const Args& args,
-                        MemoryHost& mem, uint32_t dyn_shared = 0, bool cooperative = false,
-                        Dim3 cluster = {1, 1, 1}) {
+inline LaunchResult run(Program& p, const std::string& kernel, Dim3 grid, Dim3 block,
+                        const Args& args, MemoryHost& mem, uint32_t dyn_shared = 0,
+                        bool cooperative = false, Dim3 cluster = {1, 1, 1}) {
   int k = p.find_kernel(kernel);
   REQUIRE(k >= 0);
   std::vector<uint8_t> buf = args.pack(p.kernels()[k]);

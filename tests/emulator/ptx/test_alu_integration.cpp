@@ -10,9 +10,7 @@
 using namespace cusnap::emu::ptx;
 using namespace cusnap::emu::ptx::test;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("combinations the ALU does not implement fail the module load", "[ptx][alu]") {
   // One module per combination: the instruction sits on a path no launch would take, so only a
@@ -42,7 +40,8 @@ TEST_CASE("combinations the ALU does not implement fail the module load", "[ptx]
   mov.f32 %f1, 0f40000000;
   mov.b16 %h1, 0x3c00;
   setp.eq.u32 %p1, %r1, 12345;
-  @%p1 )") + instruction + R"(
+  @%p1 )") +
+           instruction + R"(
   rcp.approx.f32 %f3, %f1;
   st.global.f32 [%rd1], %f3;
   ret;
@@ -67,7 +66,8 @@ TEST_CASE("combinations the ALU does not implement fail the module load", "[ptx]
   CHECK(*out == 0.5f);
 }
 
-TEST_CASE("cvt.rn.satfinite.f16.f32 saturates to the largest finite half, .sat clamps to [0,1]", "[ptx][alu]") {
+TEST_CASE("cvt.rn.satfinite.f16.f32 saturates to the largest finite half, .sat clamps to [0,1]",
+          "[ptx][alu]") {
   const char* text = R"(
 .version 9.0
 .target sm_90
@@ -94,9 +94,9 @@ TEST_CASE("cvt.rn.satfinite.f16.f32 saturates to the largest finite half, .sat c
 }
 )";
   constexpr int kLanes = 128;
-  std::vector<float> in = {65504.0f, -65504.0f, 65519.0f, 65520.0f, -65520.0f, 1e6f, -1e30f,
-                           INFINITY, -INFINITY, NAN, 2.0f, 0.5f, -3.0f, 1.0f, -0.0f, 1e-8f,
-                           6.1e-5f, 3.0e-8f, 0.99999f, 1.0001f};
+  std::vector<float> in = {65504.0f, -65504.0f, 65519.0f, 65520.0f, -65520.0f, 1e6f,   -1e30f,
+                           INFINITY, -INFINITY, NAN,      2.0f,     0.5f,      -3.0f,  1.0f,
+                           -0.0f,    1e-8f,     6.1e-5f,  3.0e-8f,  0.99999f,  1.0001f};
   Rng rng(7);
   while (in.size() < kLanes) in.push_back(std::bit_cast<float>(rng.next()));
   auto prog = compile_or_fail(text);
@@ -113,18 +113,19 @@ TEST_CASE("cvt.rn.satfinite.f16.f32 saturates to the largest finite half, .sat c
     const float f = in[l];
     INFO("lane " << l << " input " << f << " (0x" << std::hex << std::bit_cast<uint32_t>(f) << ")");
     uint16_t satfinite = half_bits(f);
-    if ((satfinite & 0x7fff) == 0x7c00) satfinite = static_cast<uint16_t>((satfinite & 0x8000) | 0x7bff);
+    if ((satfinite & 0x7fff) == 0x7c00)
+      satfinite = static_cast<uint16_t>((satfinite & 0x8000) | 0x7bff);
     CHECK(out[l] == satfinite);
     const float clamped = std::isnan(f) ? 0.0f : std::clamp(f, 0.0f, 1.0f);
     CHECK(out[kLanes + l] == half_bits(clamped == 0.0f ? 0.0f : clamped));
   }
   // Spot values independent of the reference conversion.
   CHECK(out[0] == 0x7bff);
-  CHECK(out[3] == 0x7bff);   // 65520 rounds to infinity without .satfinite
-  CHECK(out[7] == 0x7bff);   // +inf
-  CHECK(out[8] == 0xfbff);   // -inf
-  CHECK(out[9] == 0x7fff);   // NaN stays NaN
-  CHECK(out[10] == 0x4000);  // 2.0 is not clamped by .satfinite
+  CHECK(out[3] == 0x7bff);            // 65520 rounds to infinity without .satfinite
+  CHECK(out[7] == 0x7bff);            // +inf
+  CHECK(out[8] == 0xfbff);            // -inf
+  CHECK(out[9] == 0x7fff);            // NaN stays NaN
+  CHECK(out[10] == 0x4000);           // 2.0 is not clamped by .satfinite
   CHECK(out[kLanes + 10] == 0x3c00);  // .sat: 2.0 -> 1.0
   CHECK(out[kLanes + 12] == 0x0000);  // .sat: -3 -> +0
 }

@@ -31,9 +31,11 @@ uint64_t ref64(const Op64& op, int mode, uint64_t a, uint64_t b, uint64_t c) {
   return bits_of(r);
 }
 
-void check32(const std::string& instruction, int nsrc, const Inputs& in, const Op32& op, int mode, bool ftz, bool sat) {
+void check32(const std::string& instruction, int nsrc, const Inputs& in, const Op32& op, int mode,
+             bool ftz, bool sat) {
   Shape s{32, 32, nsrc > 1 ? 32 : 0, nsrc > 2 ? 32 : 0};
-  check_exact(instruction, s, in, [&](auto a, auto b, auto c) { return ref32(op, mode, ftz, sat, a, b, c); });
+  check_exact(instruction, s, in,
+              [&](auto a, auto b, auto c) { return ref32(op, mode, ftz, sat, a, b, c); });
 }
 
 void check64(const std::string& instruction, int nsrc, const Inputs& in, const Op64& op, int mode) {
@@ -43,7 +45,9 @@ void check64(const std::string& instruction, int nsrc, const Inputs& in, const O
   });
 }
 
-std::string operands(int nsrc) { return nsrc == 1 ? " %d, %a" : nsrc == 2 ? " %d, %a, %b" : " %d, %a, %b, %c"; }
+std::string operands(int nsrc) {
+  return nsrc == 1 ? " %d, %a" : nsrc == 2 ? " %d, %a, %b" : " %d, %a, %b, %c";
+}
 
 Inputs f32_pairs() {
   auto e = f32_edges();
@@ -53,8 +57,8 @@ Inputs f32_pairs() {
 }
 Inputs f32_triples() {
   auto e = f32_edges();
-  std::vector<uint64_t> few = {0x00000000, 0x80000000, 0x00000001, 0x3f800000, 0xbf800001, 0x7f800000,
-                               0x7fc00000, 0x7f7fffff, 0x33800000, 0x80800000};
+  std::vector<uint64_t> few = {0x00000000, 0x80000000, 0x00000001, 0x3f800000, 0xbf800001,
+                               0x7f800000, 0x7fc00000, 0x7f7fffff, 0x33800000, 0x80800000};
   Inputs in = cross3(e, few, e);
   add_random(in, 512, 33, e, 32);
   return in;
@@ -67,9 +71,9 @@ Inputs f64_pairs() {
 }
 Inputs f64_triples() {
   auto e = f64_edges();
-  std::vector<uint64_t> few = {0x0000000000000000, 0x8000000000000000, 0x0000000000000001, 0x3ff0000000000000,
-                               0xbff0000000000001, 0x7ff0000000000000, 0x7ff8000000000000, 0x7fefffffffffffff,
-                               0x3ca0000000000000};
+  std::vector<uint64_t> few = {0x0000000000000000, 0x8000000000000000, 0x0000000000000001,
+                               0x3ff0000000000000, 0xbff0000000000001, 0x7ff0000000000000,
+                               0x7ff8000000000000, 0x7fefffffffffffff, 0x3ca0000000000000};
   Inputs in = cross3(e, few, e);
   add_random(in, 512, 65, e, 64);
   return in;
@@ -82,12 +86,16 @@ struct Arith {
   Op64 f64;
 };
 const Arith kArith[] = {
-    {"add", 2, [](float a, float b, float) { return a + b; }, [](double a, double b, double) { return a + b; }},
-    {"sub", 2, [](float a, float b, float) { return a - b; }, [](double a, double b, double) { return a - b; }},
-    {"mul", 2, [](float a, float b, float) { return a * b; }, [](double a, double b, double) { return a * b; }},
+    {"add", 2, [](float a, float b, float) { return a + b; },
+     [](double a, double b, double) { return a + b; }},
+    {"sub", 2, [](float a, float b, float) { return a - b; },
+     [](double a, double b, double) { return a - b; }},
+    {"mul", 2, [](float a, float b, float) { return a * b; },
+     [](double a, double b, double) { return a * b; }},
     {"fma", 3, [](float a, float b, float c) { return std::fma(a, b, c); },
      [](double a, double b, double c) { return std::fma(a, b, c); }},
-    {"div", 2, [](float a, float b, float) { return a / b; }, [](double a, double b, double) { return a / b; }},
+    {"div", 2, [](float a, float b, float) { return a / b; },
+     [](double a, double b, double) { return a / b; }},
 };
 
 // sin/cos.approx.f32: absolute error 2^-20.9 in [-pi, pi], 2^-20.5 in [-100 pi, 100 pi] (PTX ISA);
@@ -109,15 +117,18 @@ int64_t ulp_distance32(float x, float y) {
 
 }  // namespace
 
-TEST_CASE("conformance: f32 add/sub/mul/fma/div in every rounding mode, with .ftz and .sat", "[ptx][conformance][float]") {
+TEST_CASE("conformance: f32 add/sub/mul/fma/div in every rounding mode, with .ftz and .sat",
+          "[ptx][conformance][float]") {
   const Inputs pairs = f32_pairs(), triples = f32_triples();
   for (const Arith& op : kArith) {
     for (const Rounding& r : kRoundings) {
       for (int variant = 0; variant < 3; ++variant) {  // plain, .ftz, .ftz.sat
         const bool ftz = variant >= 1, sat = variant == 2;
-        std::string name = std::string(op.name) + r.suffix + (ftz ? ".ftz" : "") + (sat ? ".sat" : "") + ".f32";
+        std::string name =
+            std::string(op.name) + r.suffix + (ftz ? ".ftz" : "") + (sat ? ".sat" : "") + ".f32";
         if (std::string(op.name) == "div" && sat) continue;  // div has no .sat
-        check32(name + operands(op.nsrc), op.nsrc, op.nsrc == 3 ? triples : pairs, op.f32, r.fenv, ftz, sat);
+        check32(name + operands(op.nsrc), op.nsrc, op.nsrc == 3 ? triples : pairs, op.f32, r.fenv,
+                ftz, sat);
       }
     }
   }
@@ -127,16 +138,18 @@ TEST_CASE("conformance: f32 add/sub/mul/fma/div in every rounding mode, with .ft
   check32("mad.rm.f32 %d, %a, %b, %c", 3, triples, kArith[3].f32, FE_DOWNWARD, false, false);
 }
 
-TEST_CASE("conformance: f64 add/sub/mul/fma/div in every rounding mode", "[ptx][conformance][float]") {
+TEST_CASE("conformance: f64 add/sub/mul/fma/div in every rounding mode",
+          "[ptx][conformance][float]") {
   const Inputs pairs = f64_pairs(), triples = f64_triples();
   for (const Arith& op : kArith)
     for (const Rounding& r : kRoundings)
-      check64(std::string(op.name) + r.suffix + ".f64" + operands(op.nsrc), op.nsrc, op.nsrc == 3 ? triples : pairs,
-              op.f64, r.fenv);
+      check64(std::string(op.name) + r.suffix + ".f64" + operands(op.nsrc), op.nsrc,
+              op.nsrc == 3 ? triples : pairs, op.f64, r.fenv);
   check64("mad.rz.f64 %d, %a, %b, %c", 3, triples, kArith[3].f64, FE_TOWARDZERO);
 }
 
-TEST_CASE("conformance: sqrt and rcp with IEEE rounding, f32 (.ftz) and f64", "[ptx][conformance][float]") {
+TEST_CASE("conformance: sqrt and rcp with IEEE rounding, f32 (.ftz) and f64",
+          "[ptx][conformance][float]") {
   Inputs one = each(f32_edges());
   add_random(one, 256, 7, f32_edges(), 32);
   Inputs one64 = each(f64_edges());
@@ -149,36 +162,47 @@ TEST_CASE("conformance: sqrt and rcp with IEEE rounding, f32 (.ftz) and f64", "[
       check32("sqrt" + f, 1, one, sqrt32, r.fenv, ftz, false);
       check32("rcp" + f, 1, one, rcp32, r.fenv, ftz, false);
     }
-    check64(std::string("sqrt") + r.suffix + ".f64 %d, %a", 1, one64, [](double a, double, double) { return std::sqrt(a); }, r.fenv);
-    check64(std::string("rcp") + r.suffix + ".f64 %d, %a", 1, one64, [](double a, double, double) { return 1.0 / a; }, r.fenv);
+    check64(
+        std::string("sqrt") + r.suffix + ".f64 %d, %a", 1, one64,
+        [](double a, double, double) { return std::sqrt(a); }, r.fenv);
+    check64(
+        std::string("rcp") + r.suffix + ".f64 %d, %a", 1, one64,
+        [](double a, double, double) { return 1.0 / a; }, r.fenv);
   }
 }
 
-TEST_CASE("conformance: div.full.f32 and div.approx.f32 within the ISA's 2 ulp", "[ptx][conformance][float]") {
+TEST_CASE("conformance: div.full.f32 and div.approx.f32 within the ISA's 2 ulp",
+          "[ptx][conformance][float]") {
   const Inputs pairs = f32_pairs();
-  for (const char* name : {"div.full.f32", "div.approx.f32", "div.full.ftz.f32", "div.approx.ftz.f32"}) {
+  for (const char* name :
+       {"div.full.f32", "div.approx.f32", "div.full.ftz.f32", "div.approx.ftz.f32"}) {
     const bool ftz = std::string(name).find("ftz") != std::string::npos;
     const bool approx = std::string(name).find("approx") != std::string::npos;
-    check_lanes(std::string(name) + " %d, %a, %b", Shape{32, 32, 32}, pairs, [&](const Triple& t, uint64_t d, uint64_t) -> std::string {
-      uint64_t a = t[0], b = t[1];
-      if (ftz) a = flush32(a), b = flush32(b);
-      const float x = as_f32(a), y = as_f32(b);
-      const float exact = static_cast<float>(static_cast<double>(x) / static_cast<double>(y));
-      const float got = as_f32(d);
-      // The bounds hold for |b| in [2^-126, 2^126] (approx) and for normal quotients; outside,
-      // only the special cases are pinned down.
-      const double ay = std::fabs(static_cast<double>(y));
-      const bool in_range = std::isfinite(exact) && std::fpclassify(exact) == FP_NORMAL &&
-                            (!approx || (ay >= 0x1p-126 && ay <= 0x1p126));
-      if (std::isnan(exact)) return is_nan32(d) ? "" : "expected NaN";
-      if (!in_range) return "";
-      if (std::signbit(got) != std::signbit(exact) && got != 0.0f) return "wrong sign, expected ~" + std::to_string(exact);
-      return ulp_distance32(got, exact) <= 2 ? "" : "more than 2 ulp from " + std::to_string(exact);
-    });
+    check_lanes(
+        std::string(name) + " %d, %a, %b", Shape{32, 32, 32}, pairs,
+        [&](const Triple& t, uint64_t d, uint64_t) -> std::string {
+          uint64_t a = t[0], b = t[1];
+          if (ftz) a = flush32(a), b = flush32(b);
+          const float x = as_f32(a), y = as_f32(b);
+          const float exact = static_cast<float>(static_cast<double>(x) / static_cast<double>(y));
+          const float got = as_f32(d);
+          // The bounds hold for |b| in [2^-126, 2^126] (approx) and for normal quotients; outside,
+          // only the special cases are pinned down.
+          const double ay = std::fabs(static_cast<double>(y));
+          const bool in_range = std::isfinite(exact) && std::fpclassify(exact) == FP_NORMAL &&
+                                (!approx || (ay >= 0x1p-126 && ay <= 0x1p126));
+          if (std::isnan(exact)) return is_nan32(d) ? "" : "expected NaN";
+          if (!in_range) return "";
+          if (std::signbit(got) != std::signbit(exact) && got != 0.0f)
+            return "wrong sign, expected ~" + std::to_string(exact);
+          return ulp_distance32(got, exact) <= 2 ? ""
+                                                 : "more than 2 ulp from " + std::to_string(exact);
+        });
   }
 }
 
-TEST_CASE("conformance: f32/f64 min/max/abs/neg with NaN, ±0, subnormals", "[ptx][conformance][float]") {
+TEST_CASE("conformance: f32/f64 min/max/abs/neg with NaN, ±0, subnormals",
+          "[ptx][conformance][float]") {
   const Inputs pairs = f32_pairs();
   // min/max: one NaN -> the other operand; two NaNs -> canonical NaN; -0 < +0. .NaN: any NaN
   // -> canonical NaN. .ftz flushes subnormal inputs first.
@@ -200,83 +224,108 @@ TEST_CASE("conformance: f32/f64 min/max/abs/neg with NaN, ±0, subnormals", "[pt
   for (bool is_max : {false, true}) {
     const std::string op = is_max ? "max" : "min";
     check_exact(op + ".f32 %d, %a, %b", Shape{32, 32, 32}, pairs, minmax32(is_max, false, false));
-    check_exact(op + ".ftz.f32 %d, %a, %b", Shape{32, 32, 32}, pairs, minmax32(is_max, false, true));
-    check_exact(op + ".NaN.f32 %d, %a, %b", Shape{32, 32, 32}, pairs, minmax32(is_max, true, false));
-    check_lanes(op + ".f64 %d, %a, %b", Shape{64, 64, 64}, f64_pairs(), [&](const Triple& t, uint64_t d, uint64_t) {
-      const double x = as_f64(t[0]), y = as_f64(t[1]);
-      const bool nx = std::isnan(x), ny = std::isnan(y);
-      if (nx && ny) return same64(d, 0x7ff8000000000000);
-      if (nx) return same64(d, t[1]);
-      if (ny) return same64(d, t[0]);
-      uint64_t e;
-      if (x == y) e = is_max ? ((t[0] >> 63) ? t[1] : t[0]) : ((t[0] >> 63) ? t[0] : t[1]);
-      else e = (is_max ? x > y : x < y) ? t[0] : t[1];
-      return same64(d, e);
-    });
+    check_exact(op + ".ftz.f32 %d, %a, %b", Shape{32, 32, 32}, pairs,
+                minmax32(is_max, false, true));
+    check_exact(op + ".NaN.f32 %d, %a, %b", Shape{32, 32, 32}, pairs,
+                minmax32(is_max, true, false));
+    check_lanes(op + ".f64 %d, %a, %b", Shape{64, 64, 64}, f64_pairs(),
+                [&](const Triple& t, uint64_t d, uint64_t) {
+                  const double x = as_f64(t[0]), y = as_f64(t[1]);
+                  const bool nx = std::isnan(x), ny = std::isnan(y);
+                  if (nx && ny) return same64(d, 0x7ff8000000000000);
+                  if (nx) return same64(d, t[1]);
+                  if (ny) return same64(d, t[0]);
+                  uint64_t e;
+                  if (x == y)
+                    e = is_max ? ((t[0] >> 63) ? t[1] : t[0]) : ((t[0] >> 63) ? t[0] : t[1]);
+                  else
+                    e = (is_max ? x > y : x < y) ? t[0] : t[1];
+                  return same64(d, e);
+                });
   }
   Inputs one = each(f32_edges());
   // f32 abs/neg canonicalize NaN (the GPU computes them as an FADD); .ftz flushes.
-  check_exact("abs.f32 %d, %a", Shape{32, 32}, one,
-              [](auto a, auto, auto) -> uint64_t { return is_nan32(a) ? kCanonicalNan32 : a & 0x7fffffff; });
-  check_exact("neg.f32 %d, %a", Shape{32, 32}, one,
-              [](auto a, auto, auto) -> uint64_t { return is_nan32(a) ? kCanonicalNan32 : a ^ 0x80000000; });
-  check_exact("abs.ftz.f32 %d, %a", Shape{32, 32}, one,
-              [](auto a, auto, auto) -> uint64_t { return is_nan32(a) ? kCanonicalNan32 : flush32(a) & 0x7fffffff; });
-  check_exact("neg.ftz.f32 %d, %a", Shape{32, 32}, one,
-              [](auto a, auto, auto) -> uint64_t { return is_nan32(a) ? kCanonicalNan32 : flush32(a) ^ 0x80000000; });
+  check_exact("abs.f32 %d, %a", Shape{32, 32}, one, [](auto a, auto, auto) -> uint64_t {
+    return is_nan32(a) ? kCanonicalNan32 : a & 0x7fffffff;
+  });
+  check_exact("neg.f32 %d, %a", Shape{32, 32}, one, [](auto a, auto, auto) -> uint64_t {
+    return is_nan32(a) ? kCanonicalNan32 : a ^ 0x80000000;
+  });
+  check_exact("abs.ftz.f32 %d, %a", Shape{32, 32}, one, [](auto a, auto, auto) -> uint64_t {
+    return is_nan32(a) ? kCanonicalNan32 : flush32(a) & 0x7fffffff;
+  });
+  check_exact("neg.ftz.f32 %d, %a", Shape{32, 32}, one, [](auto a, auto, auto) -> uint64_t {
+    return is_nan32(a) ? kCanonicalNan32 : flush32(a) ^ 0x80000000;
+  });
   // f64 abs/neg are sign-bit operations.
-  check_exact("abs.f64 %d, %a", Shape{64, 64}, each(f64_edges()), [](auto a, auto, auto) { return a & ~(1ull << 63); });
-  check_exact("neg.f64 %d, %a", Shape{64, 64}, each(f64_edges()), [](auto a, auto, auto) { return a ^ (1ull << 63); });
+  check_exact("abs.f64 %d, %a", Shape{64, 64}, each(f64_edges()),
+              [](auto a, auto, auto) { return a & ~(1ull << 63); });
+  check_exact("neg.f64 %d, %a", Shape{64, 64}, each(f64_edges()),
+              [](auto a, auto, auto) { return a ^ (1ull << 63); });
 }
 
-TEST_CASE("conformance: setp on floats, ordered and unordered, with .ftz", "[ptx][conformance][float]") {
+TEST_CASE("conformance: setp on floats, ordered and unordered, with .ftz",
+          "[ptx][conformance][float]") {
   struct Cmp {
     const char* name;
     bool unordered_result;  // result when either operand is NaN
     std::function<bool(double, double)> f;
   };
   const Cmp cmps[] = {
-      {"eq", false, [](double x, double y) { return x == y; }}, {"ne", false, [](double x, double y) { return x != y; }},
-      {"lt", false, [](double x, double y) { return x < y; }},  {"le", false, [](double x, double y) { return x <= y; }},
-      {"gt", false, [](double x, double y) { return x > y; }},  {"ge", false, [](double x, double y) { return x >= y; }},
-      {"equ", true, [](double x, double y) { return x == y; }}, {"neu", true, [](double x, double y) { return x != y; }},
-      {"ltu", true, [](double x, double y) { return x < y; }},  {"leu", true, [](double x, double y) { return x <= y; }},
-      {"gtu", true, [](double x, double y) { return x > y; }},  {"geu", true, [](double x, double y) { return x >= y; }},
-      {"num", false, [](double, double) { return true; }},      {"nan", true, [](double, double) { return false; }},
+      {"eq", false, [](double x, double y) { return x == y; }},
+      {"ne", false, [](double x, double y) { return x != y; }},
+      {"lt", false, [](double x, double y) { return x < y; }},
+      {"le", false, [](double x, double y) { return x <= y; }},
+      {"gt", false, [](double x, double y) { return x > y; }},
+      {"ge", false, [](double x, double y) { return x >= y; }},
+      {"equ", true, [](double x, double y) { return x == y; }},
+      {"neu", true, [](double x, double y) { return x != y; }},
+      {"ltu", true, [](double x, double y) { return x < y; }},
+      {"leu", true, [](double x, double y) { return x <= y; }},
+      {"gtu", true, [](double x, double y) { return x > y; }},
+      {"geu", true, [](double x, double y) { return x >= y; }},
+      {"num", false, [](double, double) { return true; }},
+      {"nan", true, [](double, double) { return false; }},
   };
   const Inputs p32 = f32_pairs(), p64 = f64_pairs();
   for (const Cmp& c : cmps) {
     for (bool ftz : {false, true}) {
-      check_exact(std::string("setp.") + c.name + (ftz ? ".ftz" : "") + ".f32 %d, %a, %b", Shape{1, 32, 32}, p32,
-                  [&](auto a, auto b, auto) -> uint64_t {
+      check_exact(std::string("setp.") + c.name + (ftz ? ".ftz" : "") + ".f32 %d, %a, %b",
+                  Shape{1, 32, 32}, p32, [&](auto a, auto b, auto) -> uint64_t {
                     if (ftz) a = flush32(a), b = flush32(b);
                     const double x = as_f32(a), y = as_f32(b);
                     if (std::isnan(x) || std::isnan(y)) return c.unordered_result;
                     return c.f(x, y);
                   });
     }
-    check_exact(std::string("setp.") + c.name + ".f64 %d, %a, %b", Shape{1, 64, 64}, p64, [&](auto a, auto b, auto) -> uint64_t {
-      const double x = as_f64(a), y = as_f64(b);
-      if (std::isnan(x) || std::isnan(y)) return c.unordered_result;
-      return c.f(x, y);
-    });
+    check_exact(std::string("setp.") + c.name + ".f64 %d, %a, %b", Shape{1, 64, 64}, p64,
+                [&](auto a, auto b, auto) -> uint64_t {
+                  const double x = as_f64(a), y = as_f64(b);
+                  if (std::isnan(x) || std::isnan(y)) return c.unordered_result;
+                  return c.f(x, y);
+                });
   }
 }
 
-TEST_CASE("conformance: f16 and bf16 add/sub/mul round once to nearest even", "[ptx][conformance][half]") {
+TEST_CASE("conformance: f16 and bf16 add/sub/mul round once to nearest even",
+          "[ptx][conformance][half]") {
   // f16/bf16 sums and products of two operands are exact in double, so one conversion of the
   // exact double to the half format is the correctly rounded reference.
-  std::vector<uint64_t> h = {0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x3bff, 0x3e00, 0x4000,
-                             0x7bff, 0x7bfe, 0x7c00, 0xfc00, 0x7e00, 0x1400, 0x5640, 0x0200, 0x8001, 0xbc00,
-                             0xfbff, 0x2e66, 0x3555, 0x6bff};
+  std::vector<uint64_t> h = {0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x3bff,
+                             0x3e00, 0x4000, 0x7bff, 0x7bfe, 0x7c00, 0xfc00, 0x7e00, 0x1400,
+                             0x5640, 0x0200, 0x8001, 0xbc00, 0xfbff, 0x2e66, 0x3555, 0x6bff};
   Inputs in = cross(h, h);
   add_random(in, 256, 16, h, 16);
-  auto half_value = [](uint64_t v) { return static_cast<double>(std::bit_cast<_Float16>(static_cast<uint16_t>(v))); };
+  auto half_value = [](uint64_t v) {
+    return static_cast<double>(std::bit_cast<_Float16>(static_cast<uint16_t>(v)));
+  };
   auto to_half = [](double x) -> uint64_t {
     if (std::isnan(x)) return 0x7fff;  // canonical half NaN
     return std::bit_cast<uint16_t>(static_cast<_Float16>(x));
   };
-  auto bf_value = [](uint64_t v) { return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v & 0xffff) << 16)); };
+  auto bf_value = [](uint64_t v) {
+    return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v & 0xffff) << 16));
+  };
   auto to_bf = [](double x) -> uint64_t {
     if (std::isnan(x)) return 0x7fff;
     // Round the exact double to bf16 (8 significant bits, exponent as f32, subnormals below
@@ -301,23 +350,27 @@ TEST_CASE("conformance: f16 and bf16 add/sub/mul round once to nearest even", "[
     check_exact(std::string(op.name) + ".f16 %d, %a, %b", Shape{16, 16, 16}, in,
                 [&](auto a, auto b, auto) { return to_half(op.f(half_value(a), half_value(b))); });
     // .ftz flushes subnormal half inputs and results to sign-preserving zero.
-    check_exact(std::string(op.name) + ".ftz.f16 %d, %a, %b", Shape{16, 16, 16}, in, [&](auto a, auto b, auto) -> uint64_t {
-      auto fl = [](uint64_t v) { return (v & 0x7c00) == 0 ? (v & 0x8000) : v; };
-      uint64_t r = to_half(op.f(half_value(fl(a)), half_value(fl(b))));
-      return fl(r);
-    });
+    check_exact(std::string(op.name) + ".ftz.f16 %d, %a, %b", Shape{16, 16, 16}, in,
+                [&](auto a, auto b, auto) -> uint64_t {
+                  auto fl = [](uint64_t v) { return (v & 0x7c00) == 0 ? (v & 0x8000) : v; };
+                  uint64_t r = to_half(op.f(half_value(fl(a)), half_value(fl(b))));
+                  return fl(r);
+                });
     check_exact(std::string(op.name) + ".rn.bf16 %d, %a, %b", Shape{16, 16, 16}, in,
                 [&](auto a, auto b, auto) { return to_bf(op.f(bf_value(a), bf_value(b))); });
   }
 }
 
-TEST_CASE("conformance: approximate f32 functions within the documented bounds", "[ptx][conformance][float]") {
+TEST_CASE("conformance: approximate f32 functions within the documented bounds",
+          "[ptx][conformance][float]") {
   // Bounds from the PTX ISA as docs/emulator.md (emulator/ptx/ALU.md) states them, against the
   // exact function evaluated in long double. Special values are exact.
   std::vector<uint64_t> xs = f32_edges();
   cusnap::emu::ptx::test::Rng rng(2024);
   for (int i = 0; i < 600; ++i) xs.push_back(bits_of((rng.uniform() - 0.5f) * 300.0f));
-  for (int i = 0; i < 200; ++i) xs.push_back(bits_of(std::ldexp(0.5f + rng.uniform(), static_cast<int>(rng.next() % 250) - 125)));
+  for (int i = 0; i < 200; ++i)
+    xs.push_back(
+        bits_of(std::ldexp(0.5f + rng.uniform(), static_cast<int>(rng.next() % 250) - 125)));
   const Inputs in = each(xs);
   struct Approx {
     const char* name;
@@ -326,35 +379,54 @@ TEST_CASE("conformance: approximate f32 functions within the documented bounds",
   };
   const Approx fns[] = {
       {"ex2", [](long double x) { return std::exp2(x); },
-       [](long double, long double e) { return std::max<double>(std::fabs(e) * std::exp2(-22.5), 0x1p-149); }},
+       [](long double, long double e) {
+         return std::max<double>(std::fabs(e) * std::exp2(-22.5), 0x1p-149);
+       }},
       {"lg2", [](long double x) { return std::log2(x); },
        [](long double x, long double e) {
-         return x > 0.5L && x < 2.0L ? std::exp2(-22.6) : static_cast<double>(std::fabs(e)) * std::exp2(-22.0);
+         return x > 0.5L && x < 2.0L ? std::exp2(-22.6)
+                                     : static_cast<double>(std::fabs(e)) * std::exp2(-22.0);
        }},
       {"rsqrt", [](long double x) { return 1.0L / std::sqrt(x); },
-       [](long double, long double e) { return static_cast<double>(std::fabs(e)) * std::exp2(-22.9); }},
-      {"sin", [](long double x) { return std::sin(x); }, [](long double x, long double) { return sincos_bound(x); }},
-      {"cos", [](long double x) { return std::cos(x); }, [](long double x, long double) { return sincos_bound(x); }},
+       [](long double, long double e) {
+         return static_cast<double>(std::fabs(e)) * std::exp2(-22.9);
+       }},
+      {"sin", [](long double x) { return std::sin(x); },
+       [](long double x, long double) { return sincos_bound(x); }},
+      {"cos", [](long double x) { return std::cos(x); },
+       [](long double x, long double) { return sincos_bound(x); }},
   };
   for (const Approx& fn : fns) {
     for (bool ftz : {false, true}) {
-      const std::string name = std::string(fn.name) + ".approx" + (ftz ? ".ftz" : "") + ".f32 %d, %a";
-      check_lanes(name, Shape{32, 32}, in, [&](const Triple& t, uint64_t d, uint64_t) -> std::string {
-        const uint64_t a = ftz ? flush32(t[0]) : t[0];
-        const long double x = as_f32(a);
-        const long double exact = fn.f(x);
-        const float got = as_f32(d);
-        if (std::isnan(exact)) return is_nan32(d) ? "" : "expected NaN";
-        if (std::isinf(exact)) return std::isinf(got) && std::signbit(got) == std::signbit(static_cast<double>(exact)) ? "" : "expected " + std::to_string(static_cast<double>(exact));
-        if (std::fabs(exact) > 0x1.fffffep127L) return std::isinf(got) || std::fabs(got) >= 0x1.fffffcp127f ? "" : "expected overflow";
-        if (ftz && std::fabs(exact) < 0x1p-126L) return (got == 0.0f || std::fabs(got) <= 0x1p-126f) ? "" : "expected a flushed result";
-        const double err = static_cast<double>(std::fabs(static_cast<long double>(got) - exact));
-        const double allowed = fn.bound(x, exact);
-        if (err <= allowed) return "";
-        std::ostringstream s;
-        s << "error " << err << " > " << allowed << " (exact " << static_cast<double>(exact) << ")";
-        return s.str();
-      });
+      const std::string name =
+          std::string(fn.name) + ".approx" + (ftz ? ".ftz" : "") + ".f32 %d, %a";
+      check_lanes(
+          name, Shape{32, 32}, in, [&](const Triple& t, uint64_t d, uint64_t) -> std::string {
+            const uint64_t a = ftz ? flush32(t[0]) : t[0];
+            const long double x = as_f32(a);
+            const long double exact = fn.f(x);
+            const float got = as_f32(d);
+            if (std::isnan(exact)) return is_nan32(d) ? "" : "expected NaN";
+            if (std::isinf(exact))
+              return std::isinf(got) &&
+                             std::signbit(got) == std::signbit(static_cast<double>(exact))
+                         ? ""
+                         : "expected " + std::to_string(static_cast<double>(exact));
+            if (std::fabs(exact) > 0x1.fffffep127L)
+              return std::isinf(got) || std::fabs(got) >= 0x1.fffffcp127f ? ""
+                                                                          : "expected overflow";
+            if (ftz && std::fabs(exact) < 0x1p-126L)
+              return (got == 0.0f || std::fabs(got) <= 0x1p-126f) ? ""
+                                                                  : "expected a flushed result";
+            const double err =
+                static_cast<double>(std::fabs(static_cast<long double>(got) - exact));
+            const double allowed = fn.bound(x, exact);
+            if (err <= allowed) return "";
+            std::ostringstream s;
+            s << "error " << err << " > " << allowed << " (exact " << static_cast<double>(exact)
+              << ")";
+            return s.str();
+          });
     }
   }
 }

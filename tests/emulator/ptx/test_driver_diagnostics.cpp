@@ -36,11 +36,13 @@ struct JitLog {
 
 }  // namespace
 
-TEST_CASE("cuModuleLoadDataEx refuses unsupported PTX with NOT_SUPPORTED and fills the error log", "[driver][load]") {
+TEST_CASE("cuModuleLoadDataEx refuses unsupported PTX with NOT_SUPPORTED and fills the error log",
+          "[driver][load]") {
   make_context_current();
   JitLog log(sizeof(JitLog::buffer));
   CUmodule module = nullptr;
-  REQUIRE(cuModuleLoadDataEx(&module, kBrxPtx, 2, log.options, log.values) == CUDA_ERROR_NOT_SUPPORTED);
+  REQUIRE(cuModuleLoadDataEx(&module, kBrxPtx, 2, log.options, log.values) ==
+          CUDA_ERROR_NOT_SUPPORTED);
   const std::string text(log.buffer);
   INFO(text);
   CHECK(text.find("brx.idx") != std::string::npos);
@@ -53,13 +55,15 @@ TEST_CASE("the error log honours the buffer size and is NUL-terminated", "[drive
   make_context_current();
   JitLog log(16);
   CUmodule module = nullptr;
-  REQUIRE(cuModuleLoadDataEx(&module, kBrxPtx, 2, log.options, log.values) == CUDA_ERROR_NOT_SUPPORTED);
+  REQUIRE(cuModuleLoadDataEx(&module, kBrxPtx, 2, log.options, log.values) ==
+          CUDA_ERROR_NOT_SUPPORTED);
   CHECK(std::strlen(log.buffer) == 15);
   CHECK(log.buffer[16] == 'x');  // nothing past the stated size
   CHECK(log.written() == 15);
 }
 
-TEST_CASE("cuLibraryLoadData reports through its JIT options, invalid PTX is INVALID_PTX", "[driver][load]") {
+TEST_CASE("cuLibraryLoadData reports through its JIT options, invalid PTX is INVALID_PTX",
+          "[driver][load]") {
   make_context_current();
   {
     JitLog log(sizeof(JitLog::buffer));
@@ -73,8 +77,8 @@ TEST_CASE("cuLibraryLoadData reports through its JIT options, invalid PTX is INV
     bad.replace(bad.find("st.global.u32"), 13, "sto.global.u32");
     JitLog log(sizeof(JitLog::buffer));
     CUlibrary library = nullptr;
-    REQUIRE(cuLibraryLoadData(&library, bad.c_str(), log.options, log.values, 2, nullptr, nullptr, 0) ==
-            CUDA_ERROR_INVALID_PTX);
+    REQUIRE(cuLibraryLoadData(&library, bad.c_str(), log.options, log.values, 2, nullptr, nullptr,
+                              0) == CUDA_ERROR_INVALID_PTX);
     const std::string text(log.buffer);
     INFO(text);
     CHECK(text.find("sto") != std::string::npos);

@@ -8,7 +8,8 @@
 using namespace cusnap::emu::ptx;
 using namespace cusnap::emu::ptx::test;
 
-TEST_CASE("hand-written PTX: vectors, sym+off, dual destinations, 0d immediates, scopes", "[ptx][handwritten]") {
+TEST_CASE("hand-written PTX: vectors, sym+off, dual destinations, 0d immediates, scopes",
+          "[ptx][handwritten]") {
   const char* text = R"(
 .version 9.0
 .target sm_90
@@ -100,17 +101,18 @@ TEST_CASE("hand-written PTX: vectors, sym+off, dual destinations, 0d immediates,
     std::memcpy(h, rec + 24, 4);
     REQUIRE(h[0] == 0x7788);
     REQUIRE(h[1] == 0x5566);
-    REQUIRE(w[6] == 1001u + t);                 // %r4
-    REQUIRE(w[7] == (t < 4 ? 0u : 1u));         // %p2 = !(tid < 4)
+    REQUIRE(w[6] == 1001u + t);          // %r4
+    REQUIRE(w[7] == (t < 4 ? 0u : 1u));  // %p2 = !(tid < 4)
     int lane = t & 31;
     bool in_range = lane + 30 <= 31;
     int warp_base = t & ~31;
     uint32_t src_lane = in_range ? lane + 30 : lane;
     // shfl.down value; a source lane that does not exist (partial last warp) is undefined
-    if (warp_base + static_cast<int>(src_lane) < threads) REQUIRE(w[8] == static_cast<uint32_t>(warp_base) + src_lane);
+    if (warp_base + static_cast<int>(src_lane) < threads)
+      REQUIRE(w[8] == static_cast<uint32_t>(warp_base) + src_lane);
     REQUIRE(w[9] == (in_range ? 1u : 0u));
-    REQUIRE(w[10] == 2u * (10 + 40));           // twice(gwords[0] + gwords[3])
-    REQUIRE(w[11] == 4u);                       // threads with tid < 4
+    REQUIRE(w[10] == 2u * (10 + 40));  // twice(gwords[0] + gwords[3])
+    REQUIRE(w[11] == 4u);              // threads with tid < 4
     uint32_t sum = 0;
     int warp_end = std::min(threads, warp_base + 32);
     for (int k = warp_base; k < warp_end; ++k) sum += static_cast<uint32_t>(k);
@@ -121,7 +123,8 @@ TEST_CASE("hand-written PTX: vectors, sym+off, dual destinations, 0d immediates,
   }
 }
 
-TEST_CASE("hand-written PTX: bar.sync with a thread count and named barriers", "[ptx][handwritten]") {
+TEST_CASE("hand-written PTX: bar.sync with a thread count and named barriers",
+          "[ptx][handwritten]") {
   // Warps 0-1 produce into shared memory and arrive on barrier 1; warps 2-3 wait on barrier 1
   // (count 128) and consume.
   const char* text = R"(
@@ -229,7 +232,8 @@ TEST_CASE("shared and local bounds are checked by the engine", "[ptx][handwritte
   CHECK(l.message.find("local") != std::string::npos);
 }
 
-TEST_CASE("kernel parameters through generic pointers (cvta.param) and isspacep", "[ptx][handwritten]") {
+TEST_CASE("kernel parameters through generic pointers (cvta.param) and isspacep",
+          "[ptx][handwritten]") {
   const char* text = R"(
 .version 9.0
 .target sm_90
@@ -267,7 +271,9 @@ TEST_CASE("kernel parameters through generic pointers (cvta.param) and isspacep"
   HostMemory mem;
   uint32_t s[8];
   for (uint32_t i = 0; i < 8; ++i) s[i] = i * 11 + 3;
-  struct S { uint32_t v[8]; } sv;
+  struct S {
+    uint32_t v[8];
+  } sv;
   std::memcpy(sv.v, s, sizeof s);
   uint32_t* out = mem.zeros<uint32_t>(8);
   require_success(run(*prog, "byval", {1}, {8}, Args().add(sv).add(out), mem));
@@ -329,7 +335,8 @@ TEST_CASE("special registers: ids, dimensions, lane masks, clusters", "[ptx][han
   REQUIRE(bad.status == LaunchStatus::kInvalidValue);
 }
 
-TEST_CASE("execution counters: warp- and thread-instructions with divergence and a partial warp", "[ptx][handwritten]") {
+TEST_CASE("execution counters: warp- and thread-instructions with divergence and a partial warp",
+          "[ptx][handwritten]") {
   const char* text = R"(
 .version 9.0
 .target sm_75

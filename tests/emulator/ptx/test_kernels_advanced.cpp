@@ -72,7 +72,8 @@ TEST_CASE("redux.sync and match.any.sync", "[ptx][kernels]") {
   }
 }
 
-TEST_CASE("a lane spinning on a flag set by another lane of its warp makes progress", "[ptx][kernels]") {
+TEST_CASE("a lane spinning on a flag set by another lane of its warp makes progress",
+          "[ptx][kernels]") {
   auto prog = compile_or_fail(read_ptx("advanced.sm80.ptx"));
   HostMemory mem;
   bind_variables(*prog, mem);

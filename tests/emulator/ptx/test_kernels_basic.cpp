@@ -20,11 +20,15 @@ TEST_CASE("vector add end to end", "[ptx][kernels]") {
     const int n = 1000;
     Rng rng(7);
     std::vector<float> a(n), b(n);
-    for (int i = 0; i < n; ++i) { a[i] = rng.uniform() * 100; b[i] = rng.uniform() - 0.5f; }
+    for (int i = 0; i < n; ++i) {
+      a[i] = rng.uniform() * 100;
+      b[i] = rng.uniform() - 0.5f;
+    }
     float* da = mem.upload(a);
     float* db = mem.upload(b);
     float* dc = mem.zeros<float>(n);
-    auto r = run(*prog, "vector_add", {(n + 127) / 128}, {128}, Args().add(da).add(db).add(dc).add(n), mem);
+    auto r = run(*prog, "vector_add", {(n + 127) / 128}, {128},
+                 Args().add(da).add(db).add(dc).add(n), mem);
     require_success(r);
     CHECK(r.instructions > 0);
     for (int i = 0; i < n; ++i) REQUIRE(dc[i] == a[i] + b[i]);
@@ -38,11 +42,15 @@ TEST_CASE("saxpy", "[ptx][kernels]") {
     const int n = 777;
     Rng rng(3);
     std::vector<float> x(n), y(n);
-    for (int i = 0; i < n; ++i) { x[i] = rng.uniform(); y[i] = rng.uniform() * 4 - 2; }
+    for (int i = 0; i < n; ++i) {
+      x[i] = rng.uniform();
+      y[i] = rng.uniform() * 4 - 2;
+    }
     float* dx = mem.upload(x);
     float* dy = mem.upload(y);
     const float a = 2.5f;
-    require_success(run(*prog, "saxpy", {(n + 63) / 64}, {64}, Args().add(n).add(a).add(dx).add(dy), mem));
+    require_success(
+        run(*prog, "saxpy", {(n + 63) / 64}, {64}, Args().add(n).add(a).add(dx).add(dy), mem));
     for (int i = 0; i < n; ++i) REQUIRE(dy[i] == std::fma(a, x[i], y[i]));
   }
 }
@@ -64,11 +72,12 @@ TEST_CASE("grid-stride loop with 64-bit and double math", "[ptx][kernels]") {
     int* din = mem.upload(in);
     long long* dout = mem.zeros<long long>(n);
     double* dd = mem.zeros<double>(n);
-    require_success(run(*prog, "grid_stride", {3}, {96}, Args().add(din).add(dout).add(dd).add(n), mem));
+    require_success(
+        run(*prog, "grid_stride", {3}, {96}, Args().add(din).add(dout).add(dd).add(n), mem));
     for (int i = 0; i < n; ++i) {
       int v = in[i];
-      long long e = (long long)v * v - (v >> 3) + __builtin_popcount(v) + (v == 0 ? 32 : __builtin_clz(v)) +
-                    brev32(static_cast<uint32_t>(v));
+      long long e = (long long)v * v - (v >> 3) + __builtin_popcount(v) +
+                    (v == 0 ? 32 : __builtin_clz(v)) + brev32(static_cast<uint32_t>(v));
       REQUIRE(dout[i] == e);
       REQUIRE(dd[i] == (double)v / 3.0 + std::sqrt((double)(v & 0xffff)));
     }
@@ -128,7 +137,8 @@ TEST_CASE("pointer chasing through linked lists", "[ptx][kernels]") {
   Node** dheads = mem.upload(heads);
   int* sums = mem.zeros<int>(n);
   int* lens = mem.zeros<int>(n);
-  require_success(run(*prog, "pointer_chase", {2}, {32}, Args().add(dheads).add(sums).add(lens).add(n), mem));
+  require_success(
+      run(*prog, "pointer_chase", {2}, {32}, Args().add(dheads).add(sums).add(lens).add(n), mem));
   for (int i = 0; i < n; ++i) {
     REQUIRE(sums[i] == esum[i]);
     REQUIRE(lens[i] == elen[i]);
@@ -158,7 +168,8 @@ TEST_CASE("vector loads and stores (.v4, .nc)", "[ptx][kernels]") {
 static uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
   uint64_t v = (uint64_t{y} << 32) | x;
   uint32_t r = 0;
-  for (int i = 0; i < 4; ++i) r |= static_cast<uint32_t>((v >> (((s >> (4 * i)) & 7) * 8)) & 0xff) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    r |= static_cast<uint32_t>((v >> (((s >> (4 * i)) & 7) * 8)) & 0xff) << (8 * i);
   return r;
 }
 
@@ -178,7 +189,8 @@ TEST_CASE("integer operations", "[ptx][kernels]") {
     int* db = mem.upload(b);
     int* out = mem.zeros<int>(n * 8);
     auto* wide = mem.zeros<unsigned long long>(n);
-    require_success(run(*prog, "int_ops", {4}, {64}, Args().add(da).add(db).add(out).add(wide).add(n), mem));
+    require_success(
+        run(*prog, "int_ops", {4}, {64}, Args().add(da).add(db).add(out).add(wide).add(n), mem));
     for (int i = 0; i < n; ++i) {
       int x = a[i], y = b[i];
       int yy = y == 0 ? 1 : y;
@@ -188,13 +200,15 @@ TEST_CASE("integer operations", "[ptx][kernels]") {
       REQUIRE(out[i * 8 + 2] == (std::min(x, y) ^ std::max(x, y)));
       REQUIRE(out[i * 8 + 3] == static_cast<int>((int64_t{x} * y) >> 32));
       REQUIRE(out[i * 8 + 4] == static_cast<int>(static_cast<uint32_t>(x) >> (y & 31)));
-      REQUIRE(out[i * 8 + 5] == static_cast<int>(static_cast<uint32_t>(x < 0 ? -static_cast<int64_t>(x) : x) +
-                                                (static_cast<uint32_t>(x) << (y & 15))));
+      REQUIRE(out[i * 8 + 5] ==
+              static_cast<int>(static_cast<uint32_t>(x < 0 ? -static_cast<int64_t>(x) : x) +
+                               (static_cast<uint32_t>(x) << (y & 15))));
       REQUIRE(static_cast<uint32_t>(out[i * 8 + 6]) == byte_perm(x, y, 0x5140));
       REQUIRE(out[i * 8 + 7] == ((x & 0xff00) | (y & 0xff)));
       unsigned long long ux = static_cast<unsigned long long>(static_cast<long long>(x));
       unsigned long long uy = static_cast<unsigned long long>(static_cast<long long>(y));
-      unsigned long long hi = static_cast<unsigned long long>((static_cast<unsigned __int128>(ux) * uy) >> 64);
+      unsigned long long hi =
+          static_cast<unsigned long long>((static_cast<unsigned __int128>(ux) * uy) >> 64);
       REQUIRE(wide[i] == uint64_t{static_cast<uint32_t>(x)} * static_cast<uint32_t>(y) + hi);
     }
   }

@@ -66,7 +66,8 @@ TEST_CASE("noinline and recursive calls, constant and global variables", "[ptx][
     float* dx = mem.upload(x);
     float* dy = mem.zeros<float>(n);
     int* facts = mem.zeros<int>(n);
-    require_success(run(*prog, "use_constant", {2}, {64}, Args().add(dx).add(dy).add(facts).add(n), mem));
+    require_success(
+        run(*prog, "use_constant", {2}, {64}, Args().add(dx).add(dy).add(facts).add(n), mem));
     const float table[4] = {1.5f, 2.5f, 3.5f, 4.5f};
     for (int i = 0; i < n; ++i) {
       float r = 0.0f;
@@ -94,15 +95,17 @@ TEST_CASE("device printf", "[ptx][kernels]") {
   const double d = 3.14159;
   LaunchResult r;
   std::string out = capture_stdout([&] {
-    r = run(*prog, "say_hello", {2}, {35}, Args().add(base).add(d).add(static_cast<const char*>(who)), mem);
+    r = run(*prog, "say_hello", {2}, {35},
+            Args().add(base).add(d).add(static_cast<const char*>(who)), mem);
   });
   require_success(r);
   std::multiset<std::string> expected;
   for (int b = 0; b < 2; ++b)
     for (int t = 0; t < 35; ++t) {
       char buf[256];
-      std::snprintf(buf, sizeof buf, "hello %d from block %d thread %d: %.3f %s %c %5.1e|%-4d|%x|%lld", base, b, t, d,
-                    who_text, 'A' + t, d * 1000.0, t, 255 + base, (long long)base * 1000000000LL);
+      std::snprintf(
+          buf, sizeof buf, "hello %d from block %d thread %d: %.3f %s %c %5.1e|%-4d|%x|%lld", base,
+          b, t, d, who_text, 'A' + t, d * 1000.0, t, 255 + base, (long long)base * 1000000000LL);
       expected.insert(buf);
     }
   REQUIRE(lines(out) == expected);
@@ -119,17 +122,20 @@ TEST_CASE("cooperative groups grid sync", "[ptx][kernels]") {
     int* din = mem.upload(in);
     int* partial = mem.zeros<int>(blocks);
     int* out = mem.zeros<int>(1);
-    require_success(run(*prog, "grid_sync_sum", {blocks}, {threads}, Args().add(din).add(partial).add(out).add(n), mem, 0, true));
+    require_success(run(*prog, "grid_sync_sum", {blocks}, {threads},
+                        Args().add(din).add(partial).add(out).add(n), mem, 0, true));
     int e = 0;
     for (int v : in) e += v;
     REQUIRE(*out == e);
     // Without a cooperative launch the grid barrier has no workspace and traps, as on a GPU.
-    auto bad = run(*prog, "grid_sync_sum", {blocks}, {threads}, Args().add(din).add(partial).add(out).add(n), mem);
+    auto bad = run(*prog, "grid_sync_sum", {blocks}, {threads},
+                   Args().add(din).add(partial).add(out).add(n), mem);
     REQUIRE(bad.status == LaunchStatus::kIllegalInstruction);
   }
 }
 
-TEST_CASE("__syncwarp across divergent paths, shuffles, activemask, __syncthreads_count", "[ptx][kernels]") {
+TEST_CASE("__syncwarp across divergent paths, shuffles, activemask, __syncthreads_count",
+          "[ptx][kernels]") {
   auto prog = compile_or_fail(read_ptx("misc.sm75.ptx"));
   HostMemory mem;
   bind_variables(*prog, mem);
@@ -150,18 +156,22 @@ TEST_CASE("device assert fails the launch with kAssert after printing", "[ptx][k
   std::vector<int> in(64, 1);
   int* din = mem.upload(in);
   LaunchResult ok;
-  std::string quiet = capture_stdout([&] { ok = run(*prog, "checked", {2}, {32}, Args().add(din).add(64), mem); });
+  std::string quiet =
+      capture_stdout([&] { ok = run(*prog, "checked", {2}, {32}, Args().add(din).add(64), mem); });
   require_success(ok);
   REQUIRE(quiet.empty());
   in[37] = -5;
   int* bad = mem.upload(in);
   LaunchResult r;
-  std::string out = capture_stdout([&] { r = run(*prog, "checked", {2}, {32}, Args().add(bad).add(64), mem); });
+  std::string out =
+      capture_stdout([&] { r = run(*prog, "checked", {2}, {32}, Args().add(bad).add(64), mem); });
   REQUIRE(r.status == LaunchStatus::kAssert);
-  REQUIRE(out.find("block: [1,0,0], thread: [5,0,0] Assertion `in[i] >= 0` failed.") != std::string::npos);
+  REQUIRE(out.find("block: [1,0,0], thread: [5,0,0] Assertion `in[i] >= 0` failed.") !=
+          std::string::npos);
 }
 
-TEST_CASE("out-of-bounds store is an illegal address naming kernel, block, thread and line", "[ptx][kernels]") {
+TEST_CASE("out-of-bounds store is an illegal address naming kernel, block, thread and line",
+          "[ptx][kernels]") {
   auto prog = compile_or_fail(read_ptx("misc.sm75.ptx"));
   HostMemory mem;
   bind_variables(*prog, mem);
@@ -175,7 +185,8 @@ TEST_CASE("out-of-bounds store is an illegal address naming kernel, block, threa
   REQUIRE(r.message.find("thread (0,0,0)") != std::string::npos);
   REQUIRE(r.message.find("PTX line") != std::string::npos);
   char addr[64];
-  std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uint64_t>(p + n)));
+  std::snprintf(addr, sizeof addr, "0x%llx",
+                static_cast<unsigned long long>(reinterpret_cast<uint64_t>(p + n)));
   REQUIRE(r.message.find(addr) != std::string::npos);
 }
 
@@ -191,11 +202,14 @@ TEST_CASE("approximate math stays close to libm", "[ptx][kernels]") {
   require_success(run(*prog, "math_mix", {1}, {64}, Args().add(dx).add(dy).add(n), mem));
   for (int i = 0; i < n; ++i) {
     double v = x[i];
-    auto close = [](double got, double want) { return std::abs(got - want) <= 1e-5 * std::max(1.0, std::abs(want)); };
+    auto close = [](double got, double want) {
+      return std::abs(got - want) <= 1e-5 * std::max(1.0, std::abs(want));
+    };
     REQUIRE(close(dy[i * 4 + 0], v / 3.0 + v / 7.0));
     REQUIRE(close(dy[i * 4 + 1], std::sin(v) + std::log(v + 2.0)));
     REQUIRE(close(dy[i * 4 + 2], 1.0 / std::sqrt(v + 1.0) + std::sqrt(v)));
-    REQUIRE(dy[i * 4 + 3] == std::fmin(x[i], 0.5f) + std::copysign(1.0f, x[i] - 0.5f) + std::fabs(x[i] - 1.0f));
+    REQUIRE(dy[i * 4 + 3] ==
+            std::fmin(x[i], 0.5f) + std::copysign(1.0f, x[i] - 0.5f) + std::fabs(x[i] - 1.0f));
   }
 }
 
@@ -216,21 +230,30 @@ TEST_CASE("half precision", "[ptx][kernels]") {
     const float a = 1.75f;
     require_success(run(*prog, "half_axpy", {1}, {128}, Args().add(dx).add(dy).add(a).add(n), mem));
     for (int i = 0; i < n; ++i) {
-      _Float16 e = static_cast<_Float16>(std::fma(a, static_cast<float>(x[i]), static_cast<float>(y0[i])));
+      _Float16 e =
+          static_cast<_Float16>(std::fma(a, static_cast<float>(x[i]), static_cast<float>(y0[i])));
       REQUIRE(static_cast<float>(dy[i]) == static_cast<float>(e));
     }
     auto* out = mem.zeros<_Float16>(n);
-    require_success(run(*prog, "half2_mul", {1}, {64}, Args().add(dx).add(static_cast<_Float16*>(mem.upload(y0))).add(out).add(n / 2), mem));
-    for (int i = 0; i < n; ++i)
-      REQUIRE(static_cast<float>(out[i]) == static_cast<float>(static_cast<_Float16>(static_cast<float>(x[i]) * static_cast<float>(y0[i]))));
-    require_success(run(*prog, "half_fma", {1}, {128}, Args().add(dx).add(static_cast<_Float16*>(mem.upload(y0))).add(out).add(n), mem));
+    require_success(
+        run(*prog, "half2_mul", {1}, {64},
+            Args().add(dx).add(static_cast<_Float16*>(mem.upload(y0))).add(out).add(n / 2), mem));
     for (int i = 0; i < n; ++i)
       REQUIRE(static_cast<float>(out[i]) ==
-              static_cast<float>(static_cast<_Float16>(static_cast<double>(x[i]) * static_cast<double>(y0[i]) + 1.0)));
+              static_cast<float>(
+                  static_cast<_Float16>(static_cast<float>(x[i]) * static_cast<float>(y0[i]))));
+    require_success(run(*prog, "half_fma", {1}, {128},
+                        Args().add(dx).add(static_cast<_Float16*>(mem.upload(y0))).add(out).add(n),
+                        mem));
+    for (int i = 0; i < n; ++i)
+      REQUIRE(static_cast<float>(out[i]) ==
+              static_cast<float>(static_cast<_Float16>(
+                  static_cast<double>(x[i]) * static_cast<double>(y0[i]) + 1.0)));
   }
 }
 
-TEST_CASE("divergence: nested branches, early return, reconvergence before a shuffle", "[ptx][divergence]") {
+TEST_CASE("divergence: nested branches, early return, reconvergence before a shuffle",
+          "[ptx][divergence]") {
   auto prog = compile_or_fail(read_ptx("divergence.sm75.ptx"));
   HostMemory mem;
   const int n = 150;

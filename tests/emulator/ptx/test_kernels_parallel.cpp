@@ -17,10 +17,12 @@ TEST_CASE("shared-memory tree reduction", "[ptx][kernels]") {
     const int n = 3000, threads = 256, blocks = (n + threads * 2 - 1) / (threads * 2);
     Rng rng(1);
     std::vector<float> in(n);
-    for (float& f : in) f = static_cast<float>(rng.next() % 100);  // integers: order-independent sums
+    for (float& f : in)
+      f = static_cast<float>(rng.next() % 100);  // integers: order-independent sums
     float* din = mem.upload(in);
     float* out = mem.zeros<float>(blocks);
-    require_success(run(*prog, "shared_reduce", {static_cast<uint32_t>(blocks)}, {threads}, Args().add(din).add(out).add(n), mem));
+    require_success(run(*prog, "shared_reduce", {static_cast<uint32_t>(blocks)}, {threads},
+                        Args().add(din).add(out).add(n), mem));
     for (int b = 0; b < blocks; ++b) {
       float e = 0;
       for (int i = b * threads * 2; i < std::min(n, (b + 1) * threads * 2); ++i) e += in[i];
@@ -40,7 +42,8 @@ TEST_CASE("warp-shuffle reduction, ballot and any", "[ptx][kernels]") {
     float* din = mem.upload(in);
     float* out = mem.zeros<float>(1);
     int* ballots = mem.zeros<int>(blocks * 64);
-    require_success(run(*prog, "warp_reduce", {blocks}, {threads}, Args().add(din).add(out).add(ballots).add(n), mem));
+    require_success(run(*prog, "warp_reduce", {blocks}, {threads},
+                        Args().add(din).add(out).add(ballots).add(n), mem));
     float e = 0;
     for (float f : in) e += f;
     REQUIRE(*out == e);
@@ -90,11 +93,17 @@ TEST_CASE("every atomic operation", "[ptx][kernels]") {
   float* fv = mem.zeros<float>(1);
   double* dd = mem.zeros<double>(1);
   auto* lv = mem.zeros<unsigned long long>(1);
-  require_success(run(*prog, "all_atomics", {3}, {128}, Args().add(iv).add(uv).add(fv).add(dd).add(lv).add(dv).add(n), mem));
+  require_success(run(*prog, "all_atomics", {3}, {128},
+                      Args().add(iv).add(uv).add(fv).add(dd).add(lv).add(dv).add(n), mem));
   int sum = 0, mn = INT32_MAX, mx = INT32_MIN, an = -1, orr = 0, x = 0;
   unsigned long long lsum = 0;
   for (int v : vals) {
-    sum += v; mn = std::min(mn, v); mx = std::max(mx, v); an &= v | 0x10000; orr |= v & 0xff; x ^= v;
+    sum += v;
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+    an &= v | 0x10000;
+    orr |= v & 0xff;
+    x ^= v;
     lsum += static_cast<unsigned long long>(static_cast<long long>(v));
   }
   REQUIRE(iv[0] == sum);
@@ -148,8 +157,8 @@ TEST_CASE("softmax with dynamic shared memory", "[ptx][kernels]") {
   float* din = mem.upload(in);
   float* out = mem.zeros<float>(rows * cols);
   double* stats = mem.zeros<double>(rows * 4);
-  require_success(run(*prog, "softmax", {rows}, {threads}, Args().add(din).add(out).add(stats).add(cols), mem,
-                      threads * sizeof(float)));
+  require_success(run(*prog, "softmax", {rows}, {threads},
+                      Args().add(din).add(out).add(stats).add(cols), mem, threads * sizeof(float)));
   for (int r = 0; r < rows; ++r) {
     double m = -INFINITY;
     for (int c = 0; c < cols; ++c) m = std::max<double>(m, in[r * cols + c]);
@@ -164,7 +173,8 @@ TEST_CASE("softmax with dynamic shared memory", "[ptx][kernels]") {
     REQUIRE(std::abs(total - 1.0) < 1e-4);
     float mf = static_cast<float>(m);
     REQUIRE(std::abs(stats[r * 4 + 0] - (std::log(s) + m)) < 1e-4);
-    REQUIRE(stats[r * 4 + 1] == static_cast<double>(std::nearbyint(mf * 3.7f)) + std::trunc(mf * 2.2f));
+    REQUIRE(stats[r * 4 + 1] ==
+            static_cast<double>(std::nearbyint(mf * 3.7f)) + std::trunc(mf * 2.2f));
     REQUIRE(stats[r * 4 + 2] == static_cast<double>(static_cast<int>(mf * 100.0f)));
     REQUIRE(std::abs(stats[r * 4 + 3] - std::tanh(static_cast<double>(mf) * 0.1)) < 1e-12);
   }

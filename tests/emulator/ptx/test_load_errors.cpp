@@ -22,8 +22,8 @@ std::string kernel_with(const std::string& body, const std::string& prelude = ""
 }
 
 struct Refused {
-  const char* what;       // text the error must name
-  std::string body;       // kernel body holding it
+  const char* what;  // text the error must name
+  std::string body;  // kernel body holding it
   std::string prelude;
 };
 
@@ -32,20 +32,28 @@ struct Refused {
 TEST_CASE("instructions the emulator does not implement fail the module load", "[ptx][load]") {
   const Refused cases[] = {
       {"mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
-       "  mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3}, {%r4}, {%f5,%f6,%f7,%f1};", ""},
+       "  mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3}, {%r4}, "
+       "{%f5,%f6,%f7,%f1};",
+       ""},
       {"brx.idx", "  brx.idx %r1, TARGETS;", ""},
       {"tex", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6}];", ""},
       {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
-       "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, [%rd1];", ""},
+       "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, "
+       "[%rd1];",
+       ""},
       {"mbarrier.init.shared.b64", "  mbarrier.init.shared.b64 [%rd1], %r1;", ""},
       {"alloca.u64", "  alloca.u64 %rd2, %rd1, 8;", ""},
       {"vadd.s32.s32.s32", "  vadd.s32.s32.s32 %r1, %r2, %r3;", ""},
-      {"st.async", "  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];", ""},
+      {"st.async",
+       "  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];", ""},
       {"cvt.pack.sat.u8.s32.b32", "  cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;", ""},
       {"barrier.cluster.arrive", "  barrier.cluster.arrive;", ""},
       {"atom.global.v2.f32.add", "  atom.global.v2.f32.add {%f1,%f2}, [%rd1], {%f3,%f4};", ""},
       {"ld.global.b128", "  ld.global.b128 %rd2, [%rd1];", ""},
-      {"cp.async.bulk", "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd2], %r1, [%rd3];", ""},
+      {"cp.async.bulk",
+       "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd2], %r1, "
+       "[%rd3];",
+       ""},
       {"add.rz.f16", "  add.rz.f16 %rs1, %rs2, %rs3;", ""},
       {"malloc", "  { .reg .b64 t;\n  call.uni (t), malloc, (%rd1); }",
        ".extern .func (.param .b64 r) malloc(.param .b64 size);\n"},
@@ -66,7 +74,8 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
   }
 }
 
-TEST_CASE("directives the emulator does not implement are not supported, not invalid", "[ptx][load]") {
+TEST_CASE("directives the emulator does not implement are not supported, not invalid",
+          "[ptx][load]") {
   CompileResult r = compile(".version 9.0\n.target sm_90\n.address_size 32\n");
   CHECK(r.status == CompileStatus::kNotSupported);
   CHECK(r.error.find(".address_size 32") != std::string::npos);
@@ -88,7 +97,8 @@ TEST_CASE("malformed PTX is invalid, with its line", "[ptx][load]") {
     CHECK(r.error.find(needle) != std::string::npos);
   }
   // A call to a function that is declared but defined nowhere cannot be linked.
-  const std::string text = kernel_with("  call.uni helper, (%rd1);", ".extern .func helper(.param .b64 x);\n");
+  const std::string text =
+      kernel_with("  call.uni helper, (%rd1);", ".extern .func helper(.param .b64 x);\n");
   CompileResult r = compile(text);
   INFO(r.error);
   CHECK(r.status == CompileStatus::kInvalidPtx);
@@ -96,7 +106,8 @@ TEST_CASE("malformed PTX is invalid, with its line", "[ptx][load]") {
   CHECK(r.error.rfind("line " + std::to_string(line_of(text, "call.uni")) + ":", 0) == 0);
 }
 
-TEST_CASE("a module of supported instructions loads, hints without effect are accepted", "[ptx][load]") {
+TEST_CASE("a module of supported instructions loads, hints without effect are accepted",
+          "[ptx][load]") {
   const std::string text = kernel_with(
       "  setmaxnreg.inc.sync.aligned.u32 240;\n  add.u32 %r1, %r2, %r3;\n  fence.proxy.async;\n"
       "  barrier.sync 0;\n  prefetch.global.L2 [%rd1];");

@@ -115,7 +115,9 @@ class FixedMemory final : public MemoryHost {
     for (const Block& b : blocks_) std::free(reinterpret_cast<void*>(b.base));
   }
   template <typename T>
-  T* at(size_t i) const { return reinterpret_cast<T*>(blocks_[i].base); }
+  T* at(size_t i) const {
+    return reinterpret_cast<T*>(blocks_[i].base);
+  }
   bool accessible(uint64_t address, uint64_t size, bool) const override {
     for (const Block& b : blocks_)
       if (address >= b.base && address + size <= b.base + b.size) return true;
@@ -123,7 +125,10 @@ class FixedMemory final : public MemoryHost {
   }
 
  private:
-  struct Block { uint64_t base; uint64_t size; };
+  struct Block {
+    uint64_t base;
+    uint64_t size;
+  };
   std::vector<Block> blocks_;
 };
 
@@ -143,15 +148,26 @@ TEST_CASE("ld/st ordering qualifiers are kept by the lowering", "[ptx][memory_or
   const std::vector<const Instr*> v = memory_instrs(m);
   // ld.param x2, then the body's loads and stores in order.
   REQUIRE(v.size() == 14);
-  struct Expect { Op op; MemOrder order; MemScope scope; };
+  struct Expect {
+    Op op;
+    MemOrder order;
+    MemScope scope;
+  };
   const Expect expect[] = {
-      {Op::kLd, MemOrder::kWeak, MemScope::kNone},       {Op::kLd, MemOrder::kWeak, MemScope::kNone},
-      {Op::kLd, MemOrder::kAcquire, MemScope::kGpu},     {Op::kLd, MemOrder::kVolatile, MemScope::kNone},
-      {Op::kLd, MemOrder::kRelaxed, MemScope::kGpu},     {Op::kLd, MemOrder::kRelaxed, MemScope::kSys},
-      {Op::kLd, MemOrder::kAcquire, MemScope::kCta},     {Op::kLd, MemOrder::kWeak, MemScope::kNone},
-      {Op::kSt, MemOrder::kRelease, MemScope::kGpu},     {Op::kSt, MemOrder::kRelaxed, MemScope::kSys},
-      {Op::kSt, MemOrder::kVolatile, MemScope::kNone},   {Op::kSt, MemOrder::kRelease, MemScope::kCta},
-      {Op::kLd, MemOrder::kRelaxed, MemScope::kCta},     {Op::kSt, MemOrder::kRelaxed, MemScope::kGpu},
+      {Op::kLd, MemOrder::kWeak, MemScope::kNone},
+      {Op::kLd, MemOrder::kWeak, MemScope::kNone},
+      {Op::kLd, MemOrder::kAcquire, MemScope::kGpu},
+      {Op::kLd, MemOrder::kVolatile, MemScope::kNone},
+      {Op::kLd, MemOrder::kRelaxed, MemScope::kGpu},
+      {Op::kLd, MemOrder::kRelaxed, MemScope::kSys},
+      {Op::kLd, MemOrder::kAcquire, MemScope::kCta},
+      {Op::kLd, MemOrder::kWeak, MemScope::kNone},
+      {Op::kSt, MemOrder::kRelease, MemScope::kGpu},
+      {Op::kSt, MemOrder::kRelaxed, MemScope::kSys},
+      {Op::kSt, MemOrder::kVolatile, MemScope::kNone},
+      {Op::kSt, MemOrder::kRelease, MemScope::kCta},
+      {Op::kLd, MemOrder::kRelaxed, MemScope::kCta},
+      {Op::kSt, MemOrder::kRelaxed, MemScope::kGpu},
   };
   for (size_t i = 0; i < std::size(expect); ++i) {
     INFO("memory instruction " << i << " at PTX line " << v[i]->line);
@@ -169,7 +185,11 @@ TEST_CASE("ordered loads and stores compute like weak ones", "[ptx][memory_order
   HostMemory mem;
   const int threads = 45;  // a partial second warp
   Rng rng(2024);
-  struct Rec { uint32_t a; int32_t b; uint64_t c; };
+  struct Rec {
+    uint32_t a;
+    int32_t b;
+    uint64_t c;
+  };
   static_assert(sizeof(Rec) == 16);
   std::vector<Rec> in(threads);
   for (Rec& r : in) {
@@ -184,7 +204,8 @@ TEST_CASE("ordered loads and stores compute like weak ones", "[ptx][memory_order
     INFO("thread " << t);
     const Rec& r = in[t];
     const uint32_t sum = r.a + static_cast<uint32_t>(r.b);
-    const uint32_t s16 = static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(r.b & 0xffff)));
+    const uint32_t s16 =
+        static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(r.b & 0xffff)));
     const uint32_t mixed = (r.a ^ static_cast<uint32_t>(r.b)) + s16 + (r.a & 0xff);
     // byte 3 of the first word was overwritten with tid's low byte before the read-back
     const uint32_t first = (sum & 0x00ffffffu) | (static_cast<uint32_t>(t & 0xff) << 24);
@@ -200,25 +221,26 @@ TEST_CASE("ordered loads and stores compute like weak ones", "[ptx][memory_order
 
 TEST_CASE("invalid ordering qualifiers are rejected at load", "[ptx][memory_order]") {
   const char* bodies[] = {
-      "ld.release.gpu.global.u32 %r1, [%rd1];",
-      "st.acquire.gpu.global.u32 [%rd1], %r1;",
-      "ld.gpu.global.u32 %r1, [%rd1];",
-      "ld.relaxed.acquire.gpu.global.u32 %r1, [%rd1];",
+      "ld.release.gpu.global.u32 %r1, [%rd1];",  "st.acquire.gpu.global.u32 [%rd1], %r1;",
+      "ld.gpu.global.u32 %r1, [%rd1];",          "ld.relaxed.acquire.gpu.global.u32 %r1, [%rd1];",
       "st.volatile.sys.global.u32 [%rd1], %r1;",
   };
   for (const char* body : bodies) {
     INFO(body);
-    std::string text = std::string(".version 9.0\n.target sm_90\n.address_size 64\n"
-                                   ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n"
-                                   "ld.param.u64 %rd1, [p];\nmov.u32 %r1, 1;\n") +
-                       body + "\nret;\n}\n";
+    std::string text =
+        std::string(
+            ".version 9.0\n.target sm_90\n.address_size 64\n"
+            ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n"
+            "ld.param.u64 %rd1, [p];\nmov.u32 %r1, 1;\n") +
+        body + "\nret;\n}\n";
     CompileResult r = compile(text);
     CHECK(r.program == nullptr);
     CHECK(r.error.find("line 10") != std::string::npos);
   }
 }
 
-TEST_CASE("st.release / ld.acquire pass a message between blocks of a cooperative launch", "[ptx][memory_order]") {
+TEST_CASE("st.release / ld.acquire pass a message between blocks of a cooperative launch",
+          "[ptx][memory_order]") {
   auto prog = compile_or_fail(kMessagePtx);
   const uint32_t threads = 64, blocks = 6, n = 31;
   FixedMemory mem({threads * 4, 4, threads * blocks * 4});

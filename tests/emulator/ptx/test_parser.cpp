@@ -19,14 +19,16 @@ std::string error_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("module facts: version, target, kernels, parameters, variables", "[ptx][parser]") {
-  std::string text = std::string(kHeader) +
-                     ".global .align 8 .b8 blob[24] = {1, 2, 3};\n"
-                     ".const .align 4 .f32 k[2] = {0f3F800000, 2.5};\n"
-                     ".extern .global .align 4 .u32 ext;\n"
-                     ".visible .entry kern(.param .u8 a, .param .u64 b, .param .align 16 .b8 c[20], .param .u16 d)\n"
-                     ".maxntid 128, 1, 1\n"
-                     "{ .shared .align 4 .b8 s[100]; .local .align 8 .b8 depot[40]; .reg .b32 %r<3>;\n"
-                     "  mov.u32 %r1, s; ret; }\n";
+  std::string text =
+      std::string(kHeader) +
+      ".global .align 8 .b8 blob[24] = {1, 2, 3};\n"
+      ".const .align 4 .f32 k[2] = {0f3F800000, 2.5};\n"
+      ".extern .global .align 4 .u32 ext;\n"
+      ".visible .entry kern(.param .u8 a, .param .u64 b, .param .align 16 .b8 c[20], .param .u16 "
+      "d)\n"
+      ".maxntid 128, 1, 1\n"
+      "{ .shared .align 4 .b8 s[100]; .local .align 8 .b8 depot[40]; .reg .b32 %r<3>;\n"
+      "  mov.u32 %r1, s; ret; }\n";
   auto p = compile_or_fail(text);
   CHECK(p->ptx_version() == 85);
   CHECK(p->target_sm() == 80);
@@ -66,7 +68,8 @@ TEST_CASE("parser errors carry line numbers", "[ptx][parser]") {
     CHECK(e.find("frobnicate") != std::string::npos);
   }
   SECTION("undeclared register") {
-    std::string e = error_of(std::string(kHeader) + ".entry k()\n{\n.reg .b32 %r<2>;\n  add.s32 %r1, %r7, 1;\n}\n");
+    std::string e = error_of(std::string(kHeader) +
+                             ".entry k()\n{\n.reg .b32 %r<2>;\n  add.s32 %r1, %r7, 1;\n}\n");
     CHECK(e.rfind("line 7:", 0) == 0);
   }
   SECTION("unknown label") {
@@ -75,7 +78,8 @@ TEST_CASE("parser errors carry line numbers", "[ptx][parser]") {
     CHECK(e.find("$L_nowhere") != std::string::npos);
   }
   SECTION("missing semicolon") {
-    std::string e = error_of(std::string(kHeader) + ".entry k()\n{\n.reg .b32 %r<2>;\n  mov.u32 %r1, 1\n  ret;\n}\n");
+    std::string e = error_of(std::string(kHeader) +
+                             ".entry k()\n{\n.reg .b32 %r<2>;\n  mov.u32 %r1, 1\n  ret;\n}\n");
     CHECK(e.rfind("line 8:", 0) == 0);
   }
   SECTION("unterminated body") {
@@ -91,13 +95,15 @@ TEST_CASE("parser errors carry line numbers", "[ptx][parser]") {
     CHECK(e.rfind("line 6:", 0) == 0);
   }
   SECTION("wrong operand count") {
-    std::string e = error_of(std::string(kHeader) + ".entry k()\n{\n.reg .b32 %r<2>;\n  add.s32 %r1, %r1;\n}\n");
+    std::string e = error_of(std::string(kHeader) +
+                             ".entry k()\n{\n.reg .b32 %r<2>;\n  add.s32 %r1, %r1;\n}\n");
     CHECK(e.rfind("line 7:", 0) == 0);
     CHECK(e.find("operands") != std::string::npos);
   }
 }
 
-TEST_CASE("nvcc PTX with comments and a trailing NUL (as inside fatbins) compiles", "[ptx][parser]") {
+TEST_CASE("nvcc PTX with comments and a trailing NUL (as inside fatbins) compiles",
+          "[ptx][parser]") {
   std::string text = read_ptx("basic.sm75.ptx");
   text.push_back('\0');
   text += "garbage after NUL";
@@ -197,7 +203,8 @@ TEST_CASE("every number replaced by a malformed one is refused naming its line",
   }
 }
 
-TEST_CASE("mutated PTX is rejected with a line number or compiles, never crashes", "[ptx][parser]") {
+TEST_CASE("mutated PTX is rejected with a line number or compiles, never crashes",
+          "[ptx][parser]") {
   for (const auto& [name, original] : mutation_inputs()) {
     Rng rng(1234);  // deterministic, and the inputs do not depend on the checkout path
     int rejected = 0;

@@ -32,7 +32,8 @@ std::string kernel_name_in_base(const std::string& mangled, KernelNameBase base)
 class KernelFilter {
  public:
   // Empty optional + `error` set when the regex does not compile.
-  static std::optional<KernelFilter> create(const std::string& filter, KernelNameBase base, std::string* error);
+  static std::optional<KernelFilter> create(const std::string& filter, KernelNameBase base,
+                                            std::string* error);
   KernelFilter(KernelFilter&&) noexcept;
   KernelFilter& operator=(KernelFilter&&) noexcept;
   ~KernelFilter();

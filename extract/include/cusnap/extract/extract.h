@@ -30,15 +30,15 @@ struct LaunchPlan {
   uint64_t launch_ordinal = 0;
   std::string kernel_name;
   uint64_t module_seq = 0;
-  std::vector<uint64_t> function_seqs;     // functionGet records (a kernelGetFunction: two)
-  std::vector<uint64_t> global_seqs;       // globalGet records of the module the chunks cover
-  std::vector<uint64_t> allocation_seqs;   // memAlloc records live at the launch the chunks cover
-  std::optional<uint64_t> before_seq;      // the memorySnapshot records
+  std::vector<uint64_t> function_seqs;    // functionGet records (a kernelGetFunction: two)
+  std::vector<uint64_t> global_seqs;      // globalGet records of the module the chunks cover
+  std::vector<uint64_t> allocation_seqs;  // memAlloc records live at the launch the chunks cover
+  std::optional<uint64_t> before_seq;     // the memorySnapshot records
   std::optional<uint64_t> after_seq;
-  std::string skipped_reason;              // the beforeLaunch snapshot was skipped, why
+  std::string skipped_reason;  // the beforeLaunch snapshot was skipped, why
   // Address ranges of the copied allocations and globals: chunks outside them are left out.
   std::vector<std::pair<uint64_t, uint64_t>> kept_ranges;  // (address, size)
-  std::vector<std::string> notes;          // what was left out, for the user
+  std::vector<std::string> notes;                          // what was left out, for the user
 };
 
 struct ExtractedLaunch {

@@ -29,7 +29,7 @@ struct BlobChunkRef {
 struct BlobInfo {
   BlobId id;
   uint64_t size = 0;
-  uint64_t stored_bytes = 0;  // payload bytes of its frames in the file
+  uint64_t stored_bytes = 0;         // payload bytes of its frames in the file
   std::vector<BlobChunkRef> chunks;  // sorted by chunk_offset, covering [0, size) exactly
 };
 

@@ -53,7 +53,7 @@ struct LaunchFields {
   uint64_t layout_seq = kNoLayoutSeq;  // kNoLayoutSeq: not set
   bool has_layout = false;             // `layout` is known (possibly empty: no parameters)
   std::span<const LaunchParamSlot> layout;
-  bool has_params = false;             // `params` was recorded (possibly empty)
+  bool has_params = false;  // `params` was recorded (possibly empty)
   std::span<const uint8_t> params;
   std::span<const LaunchAttributeFields> attributes;
 };

@@ -15,6 +15,8 @@
 // own what they point to and stay valid after the Reader moves on or is destroyed.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,8 +24,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <capnp/message.h>
 
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/capture.capnp.h"  // generated from format/schema/capture.capnp
@@ -49,13 +49,13 @@ const char* integrity_name(Integrity integrity);
 
 struct IntegrityReport {
   Integrity state = Integrity::kWhole;
-  bool footer_used = false;        // the index came from the file's trailer (not rebuilt)
-  bool deep_checked = false;       // produced by verify(): payloads decoded, blobs re-hashed
-  uint64_t good_frames = 0;        // frames before the point where reading stopped
+  bool footer_used = false;               // the index came from the file's trailer (not rebuilt)
+  bool deep_checked = false;              // produced by verify(): payloads decoded, blobs re-hashed
+  uint64_t good_frames = 0;               // frames before the point where reading stopped
   std::optional<uint64_t> last_good_seq;  // last call in a complete, valid frame
-  uint64_t end_offset = 0;         // truncated: where readable data ends; corrupt: bad frame offset
-  std::optional<uint64_t> bad_frame;      // corrupt: index of the failing frame
-  Status detail;                   // why reading stopped (OK when whole)
+  uint64_t end_offset = 0;  // truncated: where readable data ends; corrupt: bad frame offset
+  std::optional<uint64_t> bad_frame;  // corrupt: index of the failing frame
+  Status detail;                      // why reading stopped (OK when whole)
 
   // "whole (N calls)", "truncated: capture ends after call N (byte offset X)",
   // "corrupt: frame K at offset X failed: <reason>; last good call N".
@@ -70,8 +70,8 @@ struct CaptureStats {
   uint64_t calls = 0;
   uint64_t launches = 0;
   uint64_t blobs = 0;
-  uint64_t blob_bytes_unique = 0;   // uncompressed sizes of distinct blobs
-  uint64_t blob_bytes_stored = 0;   // their payload bytes in the file
+  uint64_t blob_bytes_unique = 0;  // uncompressed sizes of distinct blobs
+  uint64_t blob_bytes_stored = 0;  // their payload bytes in the file
   uint64_t call_bytes_raw = 0;
   uint64_t call_bytes_stored = 0;
   // From the writer's own statistics in the index (absent when the index was rebuilt):
@@ -124,7 +124,7 @@ class Reader {
   const std::vector<FrameInfo>& frames() const;
   const std::vector<BlobInfo>& blobs() const;
   const std::vector<LaunchInfo>& launches() const;
-  uint64_t call_count() const;                   // calls are seqs 0 .. call_count()-1
+  uint64_t call_count() const;  // calls are seqs 0 .. call_count()-1
   const BlobInfo* find_blob(const BlobId& id) const;
   // Records per CallRecord union member (index = schema::CallRecord::Which value).
   const std::vector<uint64_t>& kind_counts() const;
@@ -139,8 +139,9 @@ class Reader {
   Result<std::vector<uint8_t>> read_blob(const BlobId& id);
   // Streams a blob chunk by chunk in offset order (bounded memory). The hash can only be checked
   // at the end: a kCorrupt result means the bytes already delivered must be discarded.
-  Status read_blob_chunks(const BlobId& id,
-                          const std::function<Status(uint64_t offset, std::span<const uint8_t>)>& sink);
+  Status read_blob_chunks(
+      const BlobId& id,
+      const std::function<Status(uint64_t offset, std::span<const uint8_t>)>& sink);
 
   // Decompressed, checksum-verified payload of frame `index`.
   Result<std::vector<uint8_t>> frame_payload(uint32_t index);

@@ -16,8 +16,8 @@ namespace cusnap::format {
 
 enum class ErrorCode : uint8_t {
   kOk = 0,
-  kIo,               // open/read/write/fsync failed (errno text in message)
-  kNotACapture,      // file magic missing: not a cusnap capture at all
+  kIo,           // open/read/write/fsync failed (errno text in message)
+  kNotACapture,  // file magic missing: not a cusnap capture at all
   kUnsupportedVersion,
   kTruncated,        // the bytes end before a structure they promise
   kCorrupt,          // a checksum, magic, size or hash does not match
@@ -51,10 +51,22 @@ class Status {
   const std::string& message() const { return message_; }
 
   // Context setters return *this so call sites can chain: Status::error(..).at_offset(x).
-  Status& in_file(std::string path) { file_ = std::move(path); return *this; }
-  Status& in_frame(uint64_t index) { frame_ = index; return *this; }
-  Status& at_offset(uint64_t offset) { offset_ = offset; return *this; }
-  Status& at_call(uint64_t seq) { call_ = seq; return *this; }
+  Status& in_file(std::string path) {
+    file_ = std::move(path);
+    return *this;
+  }
+  Status& in_frame(uint64_t index) {
+    frame_ = index;
+    return *this;
+  }
+  Status& at_offset(uint64_t offset) {
+    offset_ = offset;
+    return *this;
+  }
+  Status& at_call(uint64_t seq) {
+    call_ = seq;
+    return *this;
+  }
   Status& expected_found(std::string expected, std::string found) {
     expected_ = std::move(expected);
     found_ = std::move(found);
@@ -68,7 +80,8 @@ class Status {
   const std::string& expected() const { return expected_; }
   const std::string& found() const { return found_; }
 
-  // "corrupt: payload checksum mismatch (file x.cusnap, frame 3, offset 4096, expected ..., found ...)"
+  // "corrupt: payload checksum mismatch (file x.cusnap, frame 3, offset 4096, expected ..., found
+  // ...)"
   std::string to_string() const;
 
  private:
@@ -86,8 +99,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}             // NOLINT(implicit)
-  Result(Status status) : v_(std::move(status)) {}      // NOLINT(implicit); must not be OK
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(implicit)
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT(implicit); must not be OK
 
   bool is_ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return is_ok(); }

@@ -44,19 +44,19 @@
 //   soon as the output would exceed it.
 // - Policy when the disk cannot keep up: uncompressed bytes queued (sealed jobs not yet written)
 //   are capped by `max_queued_bytes`. Blocking calls wait for room; the try_* variants return
-//   kWouldBlock instead and enqueue nothing. A single chunk larger than the cap is admitted when the
-//   queue is empty, so progress never deadlocks. queued_bytes() lets a caller watch the depth.
+//   kWouldBlock instead and enqueue nothing. A single chunk larger than the cap is admitted when
+//   the queue is empty, so progress never deadlocks. queued_bytes() lets a caller watch the depth.
 // - An I/O error puts the writer in a failed state: every later call returns that error (the
 //   interceptor then records nothing more and lets the application run on).
 #pragma once
+
+#include <capnp/message.h>
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
-
-#include <capnp/message.h>
 
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/capture.capnp.h"  // generated from format/schema/capture.capnp
@@ -66,7 +66,7 @@
 namespace cusnap::format {
 
 struct WriterOptions {
-  int compression_level = 3;             // zstd level (1..19); 0 stores everything raw
+  int compression_level = 3;  // zstd level (1..19); 0 stores everything raw
   // Call frames are compressed at min(compression_level, call_compression_level): call records
   // compress ~19x at level 1 and ~20x at level 3, for about half the CPU time at level 1, and
   // that time competes with the application (bench/writer: cusnap_bench_launch_records).
@@ -80,19 +80,19 @@ struct WriterOptions {
   size_t zero_copy_min_bytes = 32u << 20;
   // A non-empty call frame is sealed once its first record is this old (checked 4x per interval).
   std::chrono::milliseconds flush_interval{200};
-  bool sync_on_flush = false;            // fdatasync() in flush() and close()
+  bool sync_on_flush = false;  // fdatasync() in flush() and close()
 };
 
 // Counters, cheap to read at any time.
 struct WriterCounters {
-  uint64_t calls = 0;                 // records appended
+  uint64_t calls = 0;  // records appended
   uint64_t launches = 0;
   uint64_t frames_written = 0;
-  uint64_t file_bytes = 0;            // bytes written to the file so far
+  uint64_t file_bytes = 0;  // bytes written to the file so far
   uint64_t blob_puts = 0;
-  uint64_t blob_bytes_logical = 0;    // sum of put_blob sizes, dedup hits included
-  uint64_t blob_bytes_unique = 0;     // sizes of distinct blobs
-  uint64_t blob_bytes_stored = 0;     // blob frame payload bytes written (after compression)
+  uint64_t blob_bytes_logical = 0;  // sum of put_blob sizes, dedup hits included
+  uint64_t blob_bytes_unique = 0;   // sizes of distinct blobs
+  uint64_t blob_bytes_stored = 0;   // blob frame payload bytes written (after compression)
   uint64_t dedup_hits = 0;
 };
 
@@ -150,9 +150,9 @@ class Writer {
   // first call's result is returned again by later calls. After close() every append fails.
   Status close();
 
-  size_t queued_bytes() const;      // uncompressed bytes queued and not yet written
+  size_t queued_bytes() const;  // uncompressed bytes queued and not yet written
   WriterCounters counters() const;
-  Status status() const;            // OK, or the error that failed the writer
+  Status status() const;  // OK, or the error that failed the writer
   const std::string& path() const;
 
   class Impl;
