@@ -273,7 +273,9 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
           return false;
         }
         if (s.hasSkippedReason() && s.getSkippedReason().size() != 0) {
-          if (before) p.plan.skipped_reason = s.getSkippedReason();
+          // Either phase may be missing for a reason (an after-state that other work
+          // overlapped is not recorded); the first reason is the one reported.
+          if (p.plan.skipped_reason.empty()) p.plan.skipped_reason = s.getSkippedReason();
           break;
         }
         slot = seq;

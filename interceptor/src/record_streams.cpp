@@ -2,6 +2,7 @@
 // which work was enqueued and waited for.
 #include "hooks.h"
 #include "session.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -13,6 +14,8 @@ void record_stream_create(CallScope& call, CUresult result, CUstream* stream, un
   create.setFlags(flags);
   create.setPriority(priority);
   call.commit();
+  if (result == CUDA_SUCCESS && stream != nullptr && snapshots_enabled())
+    track_stream(*stream, true);
 }
 
 void record_host_func(CallScope& call, CUstream stream, const void* function, void* user_data) {
@@ -38,6 +41,7 @@ CUSNAP_POST_HOOK(cuStreamCreateWithPriority)
 }
 
 CUSNAP_POST_HOOK(cuStreamDestroy_v2)(CallScope& call, CUresult, CUstream hStream) {
+  if (snapshots_enabled()) track_stream(hStream, false);
   call.record().initStreamDestroy().setStream(handle_value(hStream));
   call.commit();
 }

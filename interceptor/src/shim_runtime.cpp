@@ -17,6 +17,7 @@
 #include "log.h"
 #include "real_driver.h"
 #include "session.h"
+#include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace schema = format::schema;
@@ -168,6 +169,8 @@ CallScope::CallScope(SymbolId id, Mode mode) noexcept : id_(id), custom_(mode ==
   recording_ = true;
   thread_ = &state;
   ++state.depth;
+  // Counted before the real call, so that a snapshot in progress on another thread sees it.
+  if (snapshots_enabled() && may_change_device_memory(id)) note_device_work();
   start_ns_ = clock_ns(state);
 }
 

@@ -22,6 +22,38 @@
 namespace cusnap::icpt {
 
 std::atomic<bool> g_snapshots_enabled{false};
+std::atomic<uint64_t> g_device_work{0};
+
+bool may_change_device_memory(SymbolId id) noexcept {
+  // Decided once from the names: the entry points that write, free or (re)load device memory,
+  // or run work that may (launches, host functions, graphs, stream memory operations).
+  static const std::vector<bool>* table = [] {
+    auto* t = new std::vector<bool>(kSymbolCount, false);
+    static constexpr const char* kPrefixes[] = {"cuLaunch",
+                                                "cuMemcpy",
+                                                "cuMemset",
+                                                "cuMemFree",
+                                                "cuMemUnmap",
+                                                "cuMemAddressFree",
+                                                "cuMemHostUnregister",
+                                                "cuModuleLoad",
+                                                "cuModuleUnload",
+                                                "cuLibraryLoad",
+                                                "cuLibraryUnload",
+                                                "cuGraphLaunch",
+                                                "cuStreamWriteValue",
+                                                "cuStreamBatchMemOp",
+                                                "cuMemDiscard"};
+    for (int i = 0; i < kSymbolCount; ++i) {
+      std::string_view name = kSymbolNames[i];
+      for (const char* prefix : kPrefixes) {
+        if (name.substr(0, std::string_view(prefix).size()) == prefix) (*t)[i] = true;
+      }
+    }
+    return t;
+  }();
+  return (*table)[id];
+}
 
 namespace {
 
@@ -36,7 +68,8 @@ struct Range {
 
 struct Pending {
   bool active = false;
-  std::string skipped;  // non-empty: no snapshot, why
+  std::string skipped;         // non-empty: no snapshot, why
+  uint64_t work_at_start = 0;  // g_device_work when the snapshot began (this launch counted)
   CUstream stream = nullptr;
   bool per_thread = false;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // address, size: what `before` covers
@@ -55,6 +88,8 @@ struct State {
   CUstream tool_stream = nullptr;
   std::mutex order_mutex;
   uint64_t ordinal = 0;
+  std::mutex streams_mutex;
+  std::vector<CUstream> streams;  // created by the application, not yet destroyed
 };
 
 State& state() {
@@ -152,6 +187,12 @@ bool still_live(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
   return true;
 }
 
+// A stream other than the launch's that still has work queued (its writes could land while the
+// snapshots are read), named for the record; empty when every known stream is idle. The legacy
+// default stream is queried unless the launch is on it (its synchronisation covered it).
+// Another thread's per-thread default stream cannot be queried from here (a known gap).
+std::string busy_stream(CUstream launch_stream, bool per_thread);
+
 std::string hex(uint64_t value) {
   char text[32];
   std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(value));
@@ -201,6 +242,26 @@ void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&
       offset += piece;
     }
   }
+}
+
+std::string busy_stream(CUstream launch_stream, bool per_thread) {
+  auto query = CUSNAP_REAL(cuStreamQuery);
+  if (query == nullptr) return "";
+  std::vector<CUstream> streams;
+  {
+    std::lock_guard lock(state().streams_mutex);
+    streams = state().streams;
+  }
+  bool on_legacy = !per_thread && (launch_stream == nullptr || launch_stream == CU_STREAM_LEGACY);
+  if (!on_legacy) streams.push_back(CU_STREAM_LEGACY);
+  for (CUstream stream : streams) {
+    if (stream == launch_stream) continue;
+    if (query(stream) == CUDA_ERROR_NOT_READY) {
+      return stream == CU_STREAM_LEGACY ? std::string("the legacy default stream")
+                                        : "stream 0x" + hex(reinterpret_cast<uint64_t>(stream));
+    }
+  }
+  return "";
 }
 
 void fail_snapshots(Pending& p, const std::string& why) {
@@ -312,6 +373,18 @@ void release_end() noexcept {
 std::mutex& launch_order_mutex() noexcept { return state().order_mutex; }
 uint64_t& launch_ordinal_counter() noexcept { return state().ordinal; }
 
+void track_stream(CUstream stream, bool created) noexcept {
+  try {
+    State& s = state();
+    std::lock_guard lock(s.streams_mutex);
+    auto it = std::find(s.streams.begin(), s.streams.end(), stream);
+    if (created && it == s.streams.end()) s.streams.push_back(stream);
+    if (!created && it != s.streams.end()) s.streams.erase(it);
+  } catch (...) {
+    // Out of memory: the stream is not queried; overlap detection then relies on the counter.
+  }
+}
+
 void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept {
   if (!snapshots_enabled()) return;
   State& s = state();
@@ -326,6 +399,7 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
     p.active = true;
     p.stream = stream;
     p.per_thread = call.per_thread_stream();
+    p.work_at_start = g_device_work.load();  // this launch has counted itself already
     RelaxedCaptureMode relaxed;
     if (stream_is_capturing(stream, p.per_thread)) {
       p.skipped =
@@ -337,6 +411,13 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       // (a host function, an event it records after its own launch), and that thread may be
       // about to take a snapshot itself.
       synchronize(stream, p.per_thread);
+      // Work still queued elsewhere could write while the memory is read: the snapshot would
+      // not be the launch's alone. Idle now and nothing new enqueued (the counter) stays idle.
+      if (std::string busy = busy_stream(stream, p.per_thread); !busy.empty()) {
+        p.skipped = "snapshot not taken: other device work overlapped the launch (" + busy +
+                    " still had work queued)";
+        return;
+      }
       Session* session = Session::current();
       if (session == nullptr) throw SnapshotError{"no capture session"};
       std::lock_guard lock(s.snapshot_mutex);  // the staging buffer and the tool's stream
@@ -347,6 +428,13 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
         if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
         p.before.push_back(SnapshotChunk{address, bytes.size(), id, false});
       });
+      if (uint64_t others = g_device_work.load() - p.work_at_start; others != 0) {
+        p.before.clear();
+        p.skipped = "snapshot not taken: other device work overlapped the launch (" +
+                    std::to_string(others) +
+                    " call(s) of other threads that may change device memory ran while it was "
+                    "read)";
+      }
     } catch (const SnapshotError& e) {
       fail_or_skip(p, e);
     }
@@ -398,7 +486,18 @@ void snapshot_after(CallScope&, uint64_t seq, uint64_t ordinal) noexcept {
       return;
     }
     session->memory_snapshot(false, seq, ordinal, p.before, "");
-    session->memory_snapshot(true, seq, ordinal, after, "");
+    if (uint64_t others = g_device_work.load() - p.work_at_start; others != 0) {
+      // The inputs were read alone, the outputs were not: record no after-state rather than
+      // one that holds other work's writes.
+      session->memory_snapshot(
+          true, seq, ordinal, {},
+          "after-state not recorded: other device work overlapped the launch (" +
+              std::to_string(others) +
+              " call(s) of other threads that may change device memory ran "
+              "before it was read)");
+    } else {
+      session->memory_snapshot(true, seq, ordinal, after, "");
+    }
   } catch (...) {
     fail_snapshots(p, "out of host memory");
   }

@@ -48,6 +48,20 @@ enum class Release : uint8_t { kRange, kWithin, kModule };
 void release_begin(Release what, uint64_t address, uint64_t size = 0) noexcept;
 void release_end() noexcept;
 
+// Overlap detection (while snapshots are on). Every call that may change device memory, by any
+// thread, counts itself before the real call (CallScope's constructor: launches, copies,
+// memsets, frees, module loads and unloads, graph launches, ...). A snapshot notes the count
+// when it starts and compares it when the after-state has been read: any other such call in
+// between, or another known stream still busy when the before-state is read, means the
+// after-state may hold other work's writes; the afterLaunch record then says so
+// (skippedReason) instead of recording an after-state that is not this launch's alone.
+extern std::atomic<uint64_t> g_device_work;
+inline void note_device_work() noexcept { g_device_work.fetch_add(1); }
+// True for the driver entry points note_device_work() counts (by name, decided once).
+bool may_change_device_memory(SymbolId id) noexcept;
+// Streams the application created (queried for pending work when a snapshot starts).
+void track_stream(CUstream stream, bool created) noexcept;
+
 // Launch hooks. snapshot_before: pre hook of a launch of `function` on `stream`.
 void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept;
 // Post hook: `seq`/`ordinal` are the launch record's (seq UINT64_MAX: not written).

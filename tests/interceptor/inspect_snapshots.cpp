@@ -294,6 +294,8 @@ int main(int argc, char** argv) {
           }
           launch.skipped = true;
           clean = false;
+          // The launch ran without a snapshot: its writes are not in the host-to-device model.
+          if (!first_snapshot_seen) model.valid = false;
           break;
         }
         (after ? launch.after : launch.before)++;

@@ -35,7 +35,7 @@ struct LaunchPlan {
   std::vector<uint64_t> allocation_seqs;  // memAlloc records live at the launch the chunks cover
   std::optional<uint64_t> before_seq;     // the memorySnapshot records
   std::optional<uint64_t> after_seq;
-  std::string skipped_reason;  // the beforeLaunch snapshot was skipped, why
+  std::string skipped_reason;  // a snapshot of the launch was not taken (either phase), why
   // Address ranges of the copied allocations and globals: chunks outside them are left out.
   std::vector<std::pair<uint64_t, uint64_t>> kept_ranges;  // (address, size)
   std::vector<std::string> notes;                          // what was left out, for the user
