@@ -14,6 +14,7 @@
 #include "handles.h"
 #include "hooks.h"
 #include "image_size.h"
+#include "legacy_launch.h"
 #include "session.h"
 #include "snapshot.h"
 
@@ -179,6 +180,7 @@ void record_unload(CallScope& call, uint64_t handle, bool is_library) {
   unload.setIsLibrary(is_library);
   call.commit();
   HandleTable::instance().forget_module(handle);
+  forget_legacy_launch_state(handle);
 }
 
 // A new function or kernel handle: remember it, ask for its layout, record both.
