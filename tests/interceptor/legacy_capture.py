@@ -6,7 +6,9 @@ against a host reference and exits non-zero otherwise), then checks that the cap
 `launch` record per launch the app printed ("expect launch ..."), in order, with that symbol as
 apiName, that geometry, shared bytes, stream and parameter bytes (viaExtra), and finally that
 `cusnap replay --driver emulator` matches every device-to-host checksum, twice, without warning
-that a legacy setter is not modelled.
+that a legacy setter is not modelled. Then, with --snapshot-kernels on every kernel: each launch
+has its beforeLaunch/afterLaunch snapshots, replay compares them all, and `cusnap extract` makes
+one standalone capture per legacy launch that replays alone with its snapshot chunks matched.
 """
 import argparse
 import json
@@ -30,6 +32,51 @@ def run(command):
     return done
 
 
+def dump_records(cusnap, capture):
+    dump = subprocess.run([cusnap, "dump", "--json", capture], capture_output=True, text=True,
+                          check=False)
+    if dump.returncode != 0:
+        fail(f"cusnap dump --json failed ({dump.returncode}): {dump.stderr}")
+    return [json.loads(line)["record"] for line in dump.stdout.splitlines() if line.strip()]
+
+
+def check_snapshots(args):
+    capture = os.path.join(args.out_dir, "legacy_launch_snapshots.cusnap")
+    if os.path.exists(capture):
+        os.remove(capture)
+    app = run([args.cusnap, "capture", "--driver", "emulator", "--snapshot-kernels", "regex:.",
+               "-o", capture, "--", args.app, args.ptx])
+    if app.returncode != 0:
+        fail("legacy_launch_app failed under capture with snapshots")
+    phases = sorted((int(r["memorySnapshot"].get("launchOrdinal", "0")),
+                     r["memorySnapshot"]["phase"])
+                    for r in dump_records(args.cusnap, capture) if "memorySnapshot" in r)
+    want = [(o, p) for o in range(3) for p in ("afterLaunch", "beforeLaunch")]
+    if phases != want:
+        fail(f"snapshots (launch ordinal, phase): {phases}, want {want}")
+    replay = run([args.cusnap, "replay", "--driver", "emulator", "--progress", "off", capture])
+    if replay.returncode != 0 or "all match" not in replay.stdout:
+        fail(f"replay of the capture with snapshots: exit {replay.returncode}")
+    extracted = os.path.join(args.out_dir, "legacy_launch_extract")
+    if os.path.isdir(extracted):
+        for name in os.listdir(extracted):
+            os.remove(os.path.join(extracted, name))
+    else:
+        os.makedirs(extracted)
+    done = run([args.cusnap, "extract", "--kernel-name", "regex:.", "-o", extracted, capture])
+    if done.returncode != 0:
+        fail(f"cusnap extract exited {done.returncode}")
+    files = sorted(name for name in os.listdir(extracted) if name.endswith(".cusnap"))
+    if len(files) != 3:
+        fail(f"cusnap extract wrote {files}, want one capture per launch (3)")
+    for name in files:
+        replay = run([args.cusnap, "replay", "--driver", "emulator", "--progress", "off",
+                      os.path.join(extracted, name)])
+        if replay.returncode != 0 or "all match" not in replay.stdout:
+            fail(f"extracted {name} did not replay with its snapshots matched")
+    print("snapshots: taken around every legacy launch; each launch replays alone")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cusnap", required=True)
@@ -50,11 +97,7 @@ def main():
     if len(expected) != 3:
         fail(f"expected 3 'expect launch' lines from the app, got {len(expected)}")
 
-    dump = subprocess.run([args.cusnap, "dump", "--json", capture], capture_output=True,
-                          text=True, check=False)
-    if dump.returncode != 0:
-        fail(f"cusnap dump --json failed ({dump.returncode}): {dump.stderr}")
-    records = [json.loads(line)["record"] for line in dump.stdout.splitlines() if line.strip()]
+    records = dump_records(args.cusnap, capture)
     launches = [r for r in records if "launch" in r]
     if len(launches) != len(expected):
         fail(f"{len(launches)} launch records in the capture, want {len(expected)}: "
@@ -93,6 +136,7 @@ def main():
             if re.search(rf"\b{setter} is not modelled", replay.stdout + replay.stderr):
                 fail(f"replay {attempt} warns that {setter} is not modelled")
     print("replay: every device-to-host checksum matched, twice")
+    check_snapshots(args)
 
 
 if __name__ == "__main__":
