@@ -3,10 +3,11 @@
 // keeps that configuration inside the function, where the shim cannot read it back, so the shim
 // mirrors what each successful setter call gave. The setters get generic records that do not
 // affect device state: what they set reaches replay through the launch records.
-// A successful launch is recorded as an ordinary `launch` record: grid from the call (cuLaunch:
-// 1x1x1), block and dynamic shared bytes from the mirrored state, the stream (cuLaunchGridAsync's,
-// else 0) and the parameter buffer verbatim as `extra` bytes (viaExtra): the buffer holds the
-// bytes at the offsets the caller chose, which is exactly what the driver copies to the kernel,
+// Each launch is an ordinary `launch` record (a failed one too, with its result, as on the other
+// launch paths, so that launch ordinals and snapshot selection count it alike): grid from the
+// call (cuLaunch: 1x1x1), block and dynamic shared bytes from the mirrored state, the stream
+// (cuLaunchGridAsync's, else 0) and the parameter buffer verbatim as `extra` bytes (viaExtra):
+// it holds the bytes at the offsets the caller chose, which is what the driver hands the kernel,
 // so replay passes it back with CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE. apiName stays the symbol
 // the application called. Only these rare calls touch the mirror, under its own lock.
 #include <algorithm>
@@ -90,14 +91,8 @@ LegacySnapshot current_state(CUfunction f) {
   return out;
 }
 
-void record_legacy_launch(CallScope& call, CUresult result, CUfunction f, unsigned grid_x,
-                          unsigned grid_y, CUstream stream) {
-  if (result != CUDA_SUCCESS) {
-    // Nothing ran: a generic record keeps the failed call, and the snapshot taken before it (if
-    // any) is closed as the other launch paths close theirs.
-    snapshot_after(call, UINT64_MAX, 0);
-    return;
-  }
+void record_legacy_launch(CallScope& call, CUfunction f, unsigned grid_x, unsigned grid_y,
+                          CUstream stream) {
   LegacySnapshot s = current_state(f);
   HandleTable& table = HandleTable::instance();
   uint64_t handle = handle_value(f);
@@ -191,20 +186,19 @@ CUSNAP_PRE_HOOK(cuLaunchGridAsync)(CallScope& call, CUfunction f, int, int, CUst
   if (snapshots_enabled()) snapshot_before(call, f, hStream);
 }
 
-CUSNAP_POST_HOOK(cuLaunch)(CallScope& call, CUresult result, CUfunction f) {
-  record_legacy_launch(call, result, f, 1, 1, nullptr);
+CUSNAP_POST_HOOK(cuLaunch)(CallScope& call, CUresult, CUfunction f) {
+  record_legacy_launch(call, f, 1, 1, nullptr);
 }
 
 CUSNAP_POST_HOOK(cuLaunchGrid)
-(CallScope& call, CUresult result, CUfunction f, int grid_width, int grid_height) {
-  record_legacy_launch(call, result, f, static_cast<unsigned>(grid_width),
+(CallScope& call, CUresult, CUfunction f, int grid_width, int grid_height) {
+  record_legacy_launch(call, f, static_cast<unsigned>(grid_width),
                        static_cast<unsigned>(grid_height), nullptr);
 }
 
 CUSNAP_POST_HOOK(cuLaunchGridAsync)
-(CallScope& call, CUresult result, CUfunction f, int grid_width, int grid_height,
- CUstream hStream) {
-  record_legacy_launch(call, result, f, static_cast<unsigned>(grid_width),
+(CallScope& call, CUresult, CUfunction f, int grid_width, int grid_height, CUstream hStream) {
+  record_legacy_launch(call, f, static_cast<unsigned>(grid_width),
                        static_cast<unsigned>(grid_height), hStream);
 }
 

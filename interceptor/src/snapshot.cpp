@@ -443,13 +443,16 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
   }
 }
 
-void snapshot_after(CallScope&, uint64_t seq, uint64_t ordinal) noexcept {
+void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
   if (!snapshots_enabled()) return;  // before touching the thread_local: the launch hot path
   if (t_pending == nullptr || !t_pending->active) return;
   Pending& p = *t_pending;
   p.active = false;
   Session* session = Session::current();
   if (session == nullptr || seq == UINT64_MAX) return;
+  // The driver refused the launch: nothing ran, and the replayer skips the failed call, so a
+  // snapshot of it would name a launch replay never makes (it refuses such a capture).
+  if (call.result() != CUDA_SUCCESS) return;
   State& s = state();
   try {
     if (!p.skipped.empty()) {

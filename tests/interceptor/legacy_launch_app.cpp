@@ -3,7 +3,9 @@
 // cuLaunch and cuLaunchGridAsync on a stream), checks every result against a host reference and
 // prints, for each launch, what the capture must hold:
 //   expect launch api=<symbol> grid=x,y,z block=x,y,z shared=<bytes> stream=<handle> params=<hex>
-// (params: the parameter buffer, cuParamSetSize bytes, as the caller wrote it).
+//     result=<CUresult>
+// (params: the parameter buffer, cuParamSetSize bytes, as the caller wrote it). One launch is
+// refused by the driver (a grid width of 0): it must be recorded with its error and not replayed.
 // Usage: legacy_launch_app KERNELS.ptx. Exit 0: every result matched; 1: a mismatch; 2: error.
 #define CUDA_ENABLE_DEPRECATED 1
 #include <cuda.h>
@@ -68,11 +70,11 @@ class Params {
 };
 
 void expect(const char* api, unsigned gx, unsigned gy, unsigned bx, unsigned shared,
-            CUstream stream, const Params& params) {
-  std::printf("expect launch api=%s grid=%u,%u,1 block=%u,1,1 shared=%u stream=%llu params=%s\n",
-              api, gx, gy, bx, shared,
-              static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(stream)),
-              params.hex().c_str());
+            CUstream stream, const Params& params, CUresult result = CUDA_SUCCESS) {
+  std::printf(
+      "expect launch api=%s grid=%u,%u,1 block=%u,1,1 shared=%u stream=%llu params=%s result=%d\n",
+      api, gx, gy, bx, shared, static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(stream)),
+      params.hex().c_str(), static_cast<int>(result));
 }
 
 int mismatches = 0;
@@ -134,6 +136,13 @@ int main(int argc, char** argv) {
   expect("cuLaunchGrid", 4, 2, 128, 0, nullptr, p);
   check(cuMemcpyDtoH(y.data(), dy, n * sizeof(float)), "cuMemcpyDtoH");
   compare_axpb(y, x, 1.5f, -3.0f, n);
+  // Refused (an empty grid): nothing runs, y stays as it is.
+  CUresult refused = cuLaunchGrid(axpb, 0, 2);
+  if (refused == CUDA_SUCCESS) {
+    std::fprintf(stderr, "legacy_launch_app: cuLaunchGrid with a grid width of 0 succeeded\n");
+    return 2;
+  }
+  expect("cuLaunchGrid", 0, 2, 128, 0, nullptr, p, refused);
 
   // cuLaunch: one block of 64 threads with 256 bytes of dynamic shared memory.
   const unsigned threads = 64, base = 1000;
