@@ -192,6 +192,9 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
       case schema::CallRecord::LAUNCH: {
         auto l = rec.getLaunch();
         std::string name = l.getKernelName();
+        // A launch the driver refused ran nothing: like replay, extraction neither selects nor
+        // counts it (--call naming one gets the "not a launch record" error below).
+        if (rec.getResult() != 0) break;
         bool selected = selection.call_seq ? *selection.call_seq == seq : filter.select(name);
         if (!selected) break;
         Pending p;
@@ -297,7 +300,8 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
   if (pending.empty()) {
     if (selection.call_seq)
       return fail(ErrorCode::kNotFound,
-                  "--call " + std::to_string(*selection.call_seq) + " is not a launch record");
+                  "--call " + std::to_string(*selection.call_seq) +
+                      " is not a launch record (or a launch the driver refused)");
     return fail(ErrorCode::kNotFound, "no launch matches --kernel-name '" + selection.kernel_regex +
                                           "' (skip " + std::to_string(selection.launch_skip) +
                                           ", count " + std::to_string(selection.launch_count) +

@@ -67,7 +67,16 @@ def check_snapshots(args):
             os.remove(os.path.join(extracted, name))
     else:
         os.makedirs(extracted)
-    # By seq: extract refuses a selection that includes the refused launch (no snapshot).
+    # By name: the refused launch ran nothing and is neither selected nor counted.
+    by_name = os.path.join(args.out_dir, "legacy_launch_by_name")
+    if os.path.isdir(by_name):
+        for name in os.listdir(by_name):
+            os.remove(os.path.join(by_name, name))
+    done = run([args.cusnap, "extract", "--kernel-name", "regex:.", "-o", by_name, capture])
+    if done.returncode != 0 or len(os.listdir(by_name)) != 3:
+        fail(f"cusnap extract --kernel-name regex:. exited {done.returncode}, wrote "
+             f"{sorted(os.listdir(by_name)) if os.path.isdir(by_name) else []} (want 3 captures)")
+    # By seq, each launch that ran.
     for seq in ran:
         done = run([args.cusnap, "extract", "--call", seq, "-o",
                     os.path.join(extracted, f"call-{seq}.cusnap"), capture])
