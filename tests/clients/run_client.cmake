@@ -11,6 +11,7 @@ set(ENV{LD_LIBRARY_PATH} "${emulator_dir}")
 set(ENV{CUDA_HOME} "${CUDA_HOME}")
 get_filename_component(script_dir "${SCRIPT}" DIRECTORY)
 set(ENV{PYTHONPATH} "${script_dir}")
+set(ENV{PYTHONDONTWRITEBYTECODE} 1)  # nothing written into the source tree
 
 function(run_checked)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
