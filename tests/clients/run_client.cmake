@@ -1,17 +1,25 @@
-# Runs one client program (ctest -P script, tests/clients/CMakeLists.txt) in one of three modes:
-#   direct   PYTHON SCRIPT on the emulator (LD_LIBRARY_PATH names its directory)
+# Runs one client (ctest -P script, tests/clients/CMakeLists.txt) in one of three modes:
+#   direct   PYTHON SCRIPT (or PROGRAM ARGUMENT, a native client) on the emulator
+#            (LD_LIBRARY_PATH names its directory)
 #   capture  the same under `cusnap capture --driver EMULATOR -o CAPTURE`: same verdict, exit 0
 #   replay   `cusnap replay --driver EMULATOR CAPTURE` twice: each exits 0 with every check matched
-# Arguments (-D): MODE PYTHON SCRIPT EMULATOR CUSNAP CAPTURE CUDA_HOME.
+# Arguments (-D): MODE, PYTHON SCRIPT or PROGRAM ARGUMENT, EMULATOR CUSNAP CAPTURE CUDA_HOME.
 # A client whose Python packages could not be installed prints "SKIPPED:" (SKIP_REGULAR_EXPRESSION).
 cmake_minimum_required(VERSION 3.25)
 
 get_filename_component(emulator_dir "${EMULATOR}" DIRECTORY)
 set(ENV{LD_LIBRARY_PATH} "${emulator_dir}")
-set(ENV{CUDA_HOME} "${CUDA_HOME}")
-get_filename_component(script_dir "${SCRIPT}" DIRECTORY)
-set(ENV{PYTHONPATH} "${script_dir}")
-set(ENV{PYTHONDONTWRITEBYTECODE} 1)  # nothing written into the source tree
+if(CUDA_HOME)
+  set(ENV{CUDA_HOME} "${CUDA_HOME}")
+endif()
+if(PROGRAM)
+  set(client "${PROGRAM}" "${ARGUMENT}")
+else()
+  set(client "${PYTHON}" "${SCRIPT}")
+  get_filename_component(script_dir "${SCRIPT}" DIRECTORY)
+  set(ENV{PYTHONPATH} "${script_dir}")
+  set(ENV{PYTHONDONTWRITEBYTECODE} 1)  # nothing written into the source tree
+endif()
 
 function(run_checked)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -21,13 +29,13 @@ function(run_checked)
 endfunction()
 
 if(MODE STREQUAL "direct")
-  run_checked("${PYTHON}" "${SCRIPT}")
+  run_checked(${client})
   if(NOT rc EQUAL 0 OR NOT out MATCHES "(^|\n)(OK|SKIPPED):")
     message(FATAL_ERROR "client exited ${rc}")
   endif()
 elseif(MODE STREQUAL "capture")
   file(REMOVE "${CAPTURE}")
-  run_checked("${CUSNAP}" capture --driver "${EMULATOR}" -o "${CAPTURE}" -- "${PYTHON}" "${SCRIPT}")
+  run_checked("${CUSNAP}" capture --driver "${EMULATOR}" -o "${CAPTURE}" -- ${client})
   if(NOT rc EQUAL 0 OR NOT out MATCHES "(^|\n)(OK|SKIPPED):")
     message(FATAL_ERROR "captured client exited ${rc}")
   endif()
