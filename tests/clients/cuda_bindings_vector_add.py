@@ -1,4 +1,5 @@
-"""cuda-bindings client: NVRTC-compiled vector add, launched with cuLaunchKernel, checked on host."""
+"""cuda-bindings client: an NVRTC-compiled vector add launched with cuLaunchKernel, checked
+on the host."""
 import ctypes
 
 from client_util import check, compile_ptx, finish, init_context  # first: skips without packages
