@@ -566,13 +566,19 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
       v.align = s.align;
       v.initializer = std::move(init);
       v.is_extern = is_extern;
-      // A later definition of an earlier declaration replaces it.
+      // A later definition of an earlier declaration replaces it; a later declaration of an
+      // earlier definition repeats it (the definition stands); two definitions are invalid.
       auto prior = lookup(name);
       if (prior && !prior->is_reg && m_.symbols[prior->id].variable >= 0 && scopes_.size() == 1) {
         int32_t vi = m_.symbols[prior->id].variable;
-        m_.variables[vi] = std::move(v);
-        m_.symbols[prior->id] = m_.symbols[sym];
-        m_.symbols[prior->id].variable = vi;
+        const bool prior_defined = !m_.variables[vi].is_extern;
+        if (prior_defined && !is_extern)
+          fail_at(line, "variable '" + std::string(name) + "' is defined twice");
+        if (!prior_defined) {
+          m_.variables[vi] = std::move(v);
+          m_.symbols[prior->id] = m_.symbols[sym];
+          m_.symbols[prior->id].variable = vi;
+        }
         m_.symbols.pop_back();
         sym = prior->id;
       } else {
@@ -753,11 +759,9 @@ void Parser::parse_function(bool is_entry, bool is_extern) {
   if (prior != scopes_.front().end() && !prior->second.is_reg &&
       m_.symbols[prior->second.id].space == Space::kFunction) {
     fsym = prior->second.id;
-    uint32_t existing = static_cast<uint32_t>(m_.symbols[fsym].function);
-    if (m_.functions[existing].has_body)
-      fail_at(line, "function '" + f.name + "' is defined twice");
-    // Redefinition of a prototype: reuse its index.
-    current_index_ = existing;
+    // A prototype repeated, or a definition of a prototype: reuse its index (a second
+    // definition is refused where its body begins).
+    current_index_ = static_cast<uint32_t>(m_.symbols[fsym].function);
   } else {
     Symbol s;
     s.name = f.name;
@@ -784,6 +788,8 @@ void Parser::parse_function(bool is_entry, bool is_extern) {
     return;
   }
   if (is_extern) fail("an .extern function cannot have a body");
+  if (m_.functions[current_index_].has_body)
+    fail_at(line, "function '" + f.name + "' is defined twice");
   if (is_entry) {
     f.kernel = static_cast<int32_t>(m_.kernels.size() - 1);
     m_.kernel_info.back().function = current_index_;

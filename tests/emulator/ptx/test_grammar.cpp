@@ -899,3 +899,25 @@ TEST_CASE("optional operands: cache policies, cp.async src-size and ignore-src",
   require_invalid("  cp.async.ca.shared.global [%rd0], [%rd1], 16, 16, %rd2;", "cp.async",
                   "cache_hint");
 }
+
+TEST_CASE("declarations after definitions: an .extern repeats, never replaces, a definition",
+          "[ptx][grammar]") {
+  // What a PTX linker's input often looks like: a module's own definition, then a declaration of
+  // the same symbol (from a header the producer pasted in). The definition stands.
+  const std::string prelude =
+      ".global .align 4 .u32 g = 7;\n"
+      ".extern .global .align 4 .u32 g;\n"
+      ".func (.reg .b32 r) twice(.reg .b32 a)\n{\n  add.u32 r, a, a;\n  ret;\n}\n"
+      ".extern .func (.reg .b32 r) twice(.reg .b32 a);\n";
+  const Ran r = run_body(
+      "  ld.global.u32 %r1, [g];\n  call.uni (%r2), twice, (%r1);\n"
+      "  st.global.u32 [%rd30], %r1;\n  st.global.u32 [%rd30+8], %r2;\n",
+      prelude);
+  CHECK(r.at(0, 0) == 7);
+  CHECK(r.at(0, 1) == 14);
+  // Two definitions are invalid PTX, for variables as for functions.
+  require_invalid("", ".global .align 4 .u32 g = 8;", "defined twice",
+                  ".global .align 4 .u32 g = 7;\n.global .align 4 .u32 g = 8;\n");
+  require_invalid("", ".func  twice2", "defined twice",  // the second one (two spaces)
+                  ".func twice2()\n{\n  ret;\n}\n.func  twice2()\n{\n  ret;\n}\n");
+}
