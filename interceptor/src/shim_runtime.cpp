@@ -169,13 +169,18 @@ CallScope::CallScope(SymbolId id, Mode mode) noexcept : id_(id), custom_(mode ==
   recording_ = true;
   thread_ = &state;
   ++state.depth;
-  // Counted before the real call, so that a snapshot in progress on another thread sees it.
-  if (snapshots_enabled() && may_change_device_memory(id)) note_device_work();
+  // Counted before the real call, so that a snapshot in progress on another thread sees it, and
+  // again when the wrapper ends (the destructor), so that one starting now sees it in flight.
+  if (snapshots_enabled() && may_change_device_memory(id)) {
+    note_device_work();
+    device_work_ = true;
+  }
   start_ns_ = clock_ns(state);
 }
 
 CallScope::~CallScope() {
   if (!recording_) return;
+  if (device_work_) note_device_work_done();
   if (!committed_ && !custom_) commit_generic();
   if (relaxed_) {
     if (auto exchange = CUSNAP_REAL(cuThreadExchangeStreamCaptureMode)) exchange(&saved_mode_);

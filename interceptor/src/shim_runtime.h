@@ -116,7 +116,8 @@ class CallScope {
   int64_t start_ns_ = 0;
   int64_t end_ns_ = 0;
   uint64_t context_ = 0;
-  bool relaxed_ = false;  // capture mode exchanged to RELAXED for helper calls
+  bool relaxed_ = false;      // capture mode exchanged to RELAXED for helper calls
+  bool device_work_ = false;  // counted in g_device_work: counts itself done when it ends
   CUstreamCaptureMode saved_mode_ = CU_STREAM_CAPTURE_MODE_GLOBAL;
   ThreadState* thread_ = nullptr;  // this thread's state, set while recording
   capnp::MallocMessageBuilder* message_ = nullptr;

@@ -23,6 +23,7 @@ namespace cusnap::icpt {
 
 std::atomic<bool> g_snapshots_enabled{false};
 std::atomic<uint64_t> g_device_work{0};
+std::atomic<uint64_t> g_device_work_done{0};
 
 bool may_change_device_memory(SymbolId id) noexcept {
   // Decided once from the names: the entry points that write, free or (re)load device memory,
@@ -399,6 +400,8 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
     p.active = true;
     p.stream = stream;
     p.per_thread = call.per_thread_stream();
+    // Done first, then started: the difference can only overstate what is in flight.
+    const uint64_t done_at_start = g_device_work_done.load();
     p.work_at_start = g_device_work.load();  // this launch has counted itself already
     RelaxedCaptureMode relaxed;
     if (stream_is_capturing(stream, p.per_thread)) {
@@ -407,6 +410,14 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       return;
     }
     try {
+      // Another thread between counting a call and returning from it may be enqueuing work the
+      // stream query below cannot see yet.
+      if (uint64_t in_flight = p.work_at_start - done_at_start; in_flight > 1) {
+        p.skipped = "snapshot not taken: other device work overlapped the launch (" +
+                    std::to_string(in_flight - 1) +
+                    " call(s) of other threads that may change device memory were in progress)";
+        return;
+      }
       // Not under the snapshot lock: the stream's work may wait for another thread's progress
       // (a host function, an event it records after its own launch), and that thread may be
       // about to take a snapshot itself.

@@ -55,8 +55,12 @@ void release_end() noexcept;
 // between, or another known stream still busy when the before-state is read, means the
 // after-state may hold other work's writes; the afterLaunch record then says so
 // (skippedReason) instead of recording an after-state that is not this launch's alone.
+// g_device_work_done counts the same calls when they have returned: started minus done is how
+// many are in flight, and a snapshot starts only while the launch's own call is the only one.
 extern std::atomic<uint64_t> g_device_work;
+extern std::atomic<uint64_t> g_device_work_done;
 inline void note_device_work() noexcept { g_device_work.fetch_add(1); }
+inline void note_device_work_done() noexcept { g_device_work_done.fetch_add(1); }
 // True for the driver entry points note_device_work() counts (by name, decided once).
 bool may_change_device_memory(SymbolId id) noexcept;
 // Streams the application created (queried for pending work when a snapshot starts).
