@@ -25,37 +25,6 @@ std::atomic<bool> g_snapshots_enabled{false};
 std::atomic<uint64_t> g_device_work{0};
 std::atomic<uint64_t> g_device_work_done{0};
 
-bool may_change_device_memory(SymbolId id) noexcept {
-  // Decided once from the names: the entry points that write, free or (re)load device memory,
-  // or run work that may (launches, host functions, graphs, stream memory operations).
-  static const std::vector<bool>* table = [] {
-    auto* t = new std::vector<bool>(kSymbolCount, false);
-    static constexpr const char* kPrefixes[] = {"cuLaunch",
-                                                "cuMemcpy",
-                                                "cuMemset",
-                                                "cuMemFree",
-                                                "cuMemUnmap",
-                                                "cuMemAddressFree",
-                                                "cuMemHostUnregister",
-                                                "cuModuleLoad",
-                                                "cuModuleUnload",
-                                                "cuLibraryLoad",
-                                                "cuLibraryUnload",
-                                                "cuGraphLaunch",
-                                                "cuStreamWriteValue",
-                                                "cuStreamBatchMemOp",
-                                                "cuMemDiscard"};
-    for (int i = 0; i < kSymbolCount; ++i) {
-      std::string_view name = kSymbolNames[i];
-      for (const char* prefix : kPrefixes) {
-        if (name.substr(0, std::string_view(prefix).size()) == prefix) (*t)[i] = true;
-      }
-    }
-    return t;
-  }();
-  return (*table)[id];
-}
-
 namespace {
 
 // Bounded staging: device memory is read through at most this much host memory at a time.
@@ -188,12 +157,6 @@ bool still_live(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
   return true;
 }
 
-// A stream other than the launch's that still has work queued (its writes could land while the
-// snapshots are read), named for the record; empty when every known stream is idle. The legacy
-// default stream is queried unless the launch is on it (its synchronisation covered it).
-// Another thread's per-thread default stream cannot be queried from here (a known gap).
-std::string busy_stream(CUstream launch_stream, bool per_thread);
-
 std::string hex(uint64_t value) {
   char text[32];
   std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(value));
@@ -245,6 +208,10 @@ void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&
   }
 }
 
+// A stream other than the launch's that still has work queued (its writes could land while the
+// snapshots are read), named for the record; empty when every known stream is idle. The legacy
+// default stream is queried unless the launch is on it (its synchronisation covered it).
+// Another thread's per-thread default stream cannot be queried from here (a known gap).
 std::string busy_stream(CUstream launch_stream, bool per_thread) {
   auto query = CUSNAP_REAL(cuStreamQuery);
   if (query == nullptr) return "";

@@ -61,8 +61,11 @@ extern std::atomic<uint64_t> g_device_work;
 extern std::atomic<uint64_t> g_device_work_done;
 inline void note_device_work() noexcept { g_device_work.fetch_add(1); }
 inline void note_device_work_done() noexcept { g_device_work_done.fetch_add(1); }
-// True for the driver entry points note_device_work() counts (by name, decided once).
-bool may_change_device_memory(SymbolId id) noexcept;
+// True for the driver entry points note_device_work() counts (annotations.json,
+// device_work_patterns, made a symbol trait by the generator).
+inline bool may_change_device_memory(SymbolId id) noexcept {
+  return (kSymbolTraits[id] & kTraitDeviceWork) != 0;
+}
 // Streams the application created (queried for pending work when a snapshot starts).
 void track_stream(CUstream stream, bool created) noexcept;
 

@@ -69,7 +69,7 @@ def main():
                 if m.group(2) not in known:
                     problems.append(f"{source}: hook for {m.group(2)}, which is not a driver export")
                 hooks[m.group(1)].add(m.group(2))
-    for key in ("no_record", "query_patterns"):
+    for key in ("no_record", "query_patterns", "device_work_patterns"):
         if key not in notes:
             problems.append(f"{args.annotations}: missing key {key}")
     for symbol in notes.get("no_record", []):
@@ -81,6 +81,7 @@ def main():
         return 1
 
     query_res = [re.compile(p) for p in notes["query_patterns"]]
+    device_work_res = [re.compile(p) for p in notes["device_work_patterns"]]
     no_record = set(notes["no_record"])
 
     def params_of(symbol):
@@ -104,6 +105,8 @@ def main():
             bits.append("kTraitPerThreadStream")
         if symbol in no_record:
             bits.append("kTraitNoRecord")
+        if any(r.search(name) for r in device_work_res):
+            bits.append("kTraitDeviceWork")
         return " | ".join(bits) or "0"
 
     inputs = ", ".join(os.path.basename(p) for p in [args.stub] + args.typedefs + [args.annotations])
@@ -124,6 +127,7 @@ def main():
           "  kTraitQuery = 1,            // reads state only: a generic record of it cannot make replay diverge",
           "  kTraitPerThreadStream = 2,  // a _ptsz/_ptds variant: stream 0 is the per-thread default stream",
           "  kTraitNoRecord = 4,         // never recorded (annotations.json: no_record)",
+          "  kTraitDeviceWork = 8,       // may change device memory (annotations.json: device_work_patterns)",
           "};",
           f"inline constexpr int kSymbolTotal = {len(symbols)};",
           "extern const char* const kSymbolNames[kSymbolCount];",
