@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "driver/access_tracking.h"
 #include "driver/api.h"
 #include "driver/context.h"
 #include "driver/device.h"
@@ -163,6 +164,8 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
   config.dynamic_shared_bytes = request.shared;
   config.cooperative = request.cooperative;
   config.cluster = request.cluster;
+  // Access tracking is decided when the launch is queued, as everything else about it.
+  config.track_chunk_bytes = tracking_chunk_bytes();
   Module* module = f->module;
   int index = f->index;
   // Counts this launch until the queued work (every copy of it) is gone: after it ran, or if
@@ -195,6 +198,11 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
       log(LogLevel::kError, "kernel %s failed (%d): %s", name, static_cast<int>(error),
           result.message.c_str());
       ctx->set_sticky_error(error);
+    }
+    if (config.track_chunk_bytes != 0) {
+      note_tracked_launch(module->program->kernels()[index].name, status_to_result(result.status),
+                          config.track_chunk_bytes, std::move(result.read_chunks),
+                          std::move(result.written_chunks));
     }
     return result.emulated_ns;
   };

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "driver/access_tracking.h"
 #include "driver/api.h"
 #include "driver/state.h"
 
@@ -150,10 +151,15 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pf
 
 CUSNAP_EXPORT CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
                                                 const CUuuid* pExportTableId) {
-  // The private tables the CUDA runtime asks for are undocumented; the emulator serves
-  // driver-API programs and says so.
-  if (ppExportTable != nullptr) *ppExportTable = nullptr;
-  (void)pExportTableId;
+  // One table of its own (access tracking, docs/emulator.md). The private tables the CUDA
+  // runtime asks for are undocumented; the emulator serves driver-API programs and says so.
+  if (ppExportTable == nullptr || pExportTableId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *ppExportTable = nullptr;
+  if (std::memcmp(pExportTableId->bytes, cusnap::common::kEmulatorAccessTableId,
+                  sizeof pExportTableId->bytes) == 0) {
+    *ppExportTable = access_table();
+    return CUDA_SUCCESS;
+  }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 

@@ -109,6 +109,11 @@ struct LaunchConfig {
   // The emulated device time (ns) at which the launch starts: %globaltimer reads it plus the
   // reading warp's emulated time (LaunchResult::emulated_ns).
   uint64_t start_ns = 0;
+  // Access tracking (opt-in, docs/emulator.md "Access tracking"): 0, the default, is off; else a
+  // power of two, the chunk size in bytes at which the launch reports the driver memory (device
+  // allocations, host memory mapped for the device, module variables) its instructions read and
+  // wrote in LaunchResult::read_chunks / written_chunks.
+  uint64_t track_chunk_bytes = 0;
 };
 
 struct LaunchResult {
@@ -124,6 +129,12 @@ struct LaunchResult {
   // Limits::clock_khz: %clock64 reads its cycles, %globaltimer LaunchConfig::start_ns plus its
   // time, so the three agree.
   uint64_t emulated_ns = 0;
+  // With LaunchConfig::track_chunk_bytes: the chunk-aligned addresses of every chunk of driver
+  // memory that a load, atomic or reduction (both: read and written), cp.async source or a
+  // printf/assert argument read, and that a store or atomic wrote; ascending, each once. Shared,
+  // local and parameter memory are not driver memory and never appear.
+  std::vector<uint64_t> read_chunks;
+  std::vector<uint64_t> written_chunks;
 };
 
 struct Limits {

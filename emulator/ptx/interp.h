@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir.h"
@@ -95,6 +96,11 @@ struct Block {
   BarrierState bars[kBarriers];
   bool started = false;
   bool done = false;
+  // Access tracking: chunk indices (address >> shift) this block read / wrote, merged into the
+  // launch's sets when it finishes (so workers never share a set), and the last chunk of each,
+  // which spares the hash lookup for the common run of accesses to one chunk.
+  std::unordered_set<uint64_t> read_chunks, written_chunks;
+  uint64_t last_read = ~uint64_t{0}, last_written = ~uint64_t{0};
 };
 
 enum class SliceResult : uint8_t { kProgress, kDone, kStuck, kAbort };
@@ -138,6 +144,14 @@ class Launch {
   void exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_compare(Warp& w, const Instr& in, uint32_t exec);  // setp, set
   bool read_c_string(Block& b, Warp& w, int lane, uint64_t addr, std::string& out, const Instr& in);
+  // Access tracking (LaunchConfig::track_chunk_bytes; callers test tracking_ first, so a launch
+  // without it pays one branch per memory instruction): records the chunks of driver memory
+  // that `size` bytes at each lane's pointer (or at `p`) cover; shared, local, parameter and
+  // grid-workspace pointers are skipped.
+  void track_lanes(Block& b, uint8_t* const* ptrs, uint32_t exec, uint64_t size, bool read,
+                   bool write);
+  void track(Block& b, const uint8_t* p, uint64_t size, bool read, bool write);
+  void merge_accesses(Block& b);
 
   // Calls and built-ins (interp_call.cpp).
   void exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t group, uint32_t exec);
@@ -207,6 +221,9 @@ class Launch {
   uint64_t grid_id_ = 0;  // %gridid
   // The longest emulated time of a finished warp (warp_time_ns), a lower bound of the launch's.
   std::atomic<uint64_t> longest_warp_ns_{0};
+  bool tracking_ = false;
+  int track_shift_ = 0;                                        // log2(track_chunk_bytes)
+  std::unordered_set<uint64_t> read_chunks_, written_chunks_;  // chunk indices, under mutex_
 };
 
 }  // namespace cusnap::emu::ptx

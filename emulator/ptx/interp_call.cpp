@@ -265,6 +265,8 @@ void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint6
     v = 0;
     uint8_t* p = translate(b, w, lane, Space::kGeneric, args + off, size, false, in);
     if (!p) return false;
+    if (tracking_) [[unlikely]]
+      track(b, p, size, true, false);
     std::memcpy(&v, p, size);
     off += size;
     return true;

@@ -86,6 +86,8 @@ Launch::Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& 
   // %gridid: the temporal launch number, distinct for every launch of the process.
   static std::atomic<uint64_t> launches{0};
   grid_id_ = launches.fetch_add(1, std::memory_order_relaxed) + 1;
+  tracking_ = config.track_chunk_bytes != 0;
+  if (tracking_) track_shift_ = std::countr_zero(config.track_chunk_bytes);
 }
 
 void Launch::fail(LaunchStatus status, std::string message) {
@@ -106,6 +108,17 @@ LaunchResult Launch::result() {
   r.emulated_ns =
       3000 + std::max<uint64_t>(r.instructions / std::max<uint32_t>(1, limits_.sm_count),
                                 longest_warp_ns_.load());
+  if (tracking_) {
+    auto sorted = [&](const std::unordered_set<uint64_t>& set) {
+      std::vector<uint64_t> v;
+      v.reserve(set.size());
+      for (uint64_t c : set) v.push_back(c << track_shift_);
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    r.read_chunks = sorted(read_chunks_);
+    r.written_chunks = sorted(written_chunks_);
+  }
   return r;
 }
 
@@ -762,6 +775,7 @@ SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) 
   bool released = release_barriers(b);
   if (b.live == 0) {
     b.done = true;
+    if (tracking_) merge_accesses(b);
     uint64_t longest = 0;
     for (const Warp& w : b.warps) longest = std::max(longest, warp_cycles(w));
     longest = cycles_to_ns(longest, std::max<uint64_t>(1, limits_.clock_khz));

@@ -379,6 +379,8 @@ void Launch::exec_ld(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   }
   uint8_t* ptrs[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[1], exec, es * n, false, ptrs)) return;
+  if (tracking_) [[unlikely]]
+    track_lanes(b, ptrs, exec, es * n, true, false);
   const bool sext = is_signed_int(in.type) && es < 8;
   if (in.order != MemOrder::kWeak) {
     // Vector elements are separate atomic accesses, as on a GPU (a .v2/.v4 access is not one
@@ -437,6 +439,8 @@ void Launch::exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   }
   uint8_t* ptrs[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[0], exec, es * n, true, ptrs)) return;
+  if (tracking_) [[unlikely]]
+    track_lanes(b, ptrs, exec, es * n, false, true);
   if (in.order != MemOrder::kWeak) {
     const std::memory_order order = cpp_order(in.order);
     for (uint32_t i = 0; i < n; ++i) {
@@ -484,6 +488,10 @@ void Launch::exec_atom(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const AtomOp op = static_cast<AtomOp>(in.sub);
   uint8_t* ptrs[kWarpSize];
   if (!resolve_lanes(b, w, in, in.ops[1], exec, es, true, ptrs)) return;
+  // An atomic or reduction reads the old value and writes the new one. A failed CAS is listed
+  // as written too: the code may write there, and a chunk listed as written is only compared.
+  if (tracking_) [[unlikely]]
+    track_lanes(b, ptrs, exec, es, true, true);
   for (uint32_t m = exec; m; m &= m - 1) {
     int l = std::countr_zero(m);
     // atom.cas d, [a], b, c: b is the compare value, c the new value.
@@ -514,6 +522,8 @@ void Launch::exec_cp_async(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     uint32_t n = !src_size     ? size
                  : in.sub == 1 ? (src_size[l] ? 0 : size)
                                : static_cast<uint32_t>(std::min<uint64_t>(src_size[l], size));
+    if (tracking_ && n != 0) [[unlikely]]
+      track(b, src[l], n, true, false);
     std::memmove(dst[l], src[l], n);
     std::memset(dst[l] + n, 0, size - n);
   }
@@ -593,10 +603,50 @@ bool Launch::read_c_string(Block& b, Warp& w, int lane, uint64_t addr, std::stri
   for (size_t i = 0; i < (1u << 16); ++i) {
     uint8_t* p = translate(b, w, lane, Space::kGeneric, addr + i, 1, false, in);
     if (!p) return false;
+    if (tracking_) [[unlikely]]
+      track(b, p, 1, true, false);
     if (*p == 0) return true;
     out.push_back(static_cast<char>(*p));
   }
   return true;
+}
+
+void Launch::track(Block& b, const uint8_t* p, uint64_t size, bool read, bool write) {
+  const uint64_t a = reinterpret_cast<uint64_t>(p);
+  auto inside = [a](const void* base, uint64_t n) {
+    const uint64_t s = reinterpret_cast<uint64_t>(base);
+    return a >= s && a - s < n;
+  };
+  if (inside(b.shared, b.shared_size) || inside(b.local, b.local_window * b.nthreads) ||
+      inside(params_.data(), params_.size()) || inside(grid_workspace_, sizeof grid_workspace_))
+    return;
+  const uint64_t last = (a + size - 1) >> track_shift_;
+  for (uint64_t c = a >> track_shift_; c <= last; ++c) {
+    if (read && c != b.last_read) {
+      b.read_chunks.insert(c);
+      b.last_read = c;
+    }
+    if (write && c != b.last_written) {
+      b.written_chunks.insert(c);
+      b.last_written = c;
+    }
+  }
+}
+
+void Launch::track_lanes(Block& b, uint8_t* const* ptrs, uint32_t exec, uint64_t size, bool read,
+                         bool write) {
+  for (uint32_t m = exec; m; m &= m - 1) track(b, ptrs[std::countr_zero(m)], size, read, write);
+}
+
+void Launch::merge_accesses(Block& b) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    read_chunks_.insert(b.read_chunks.begin(), b.read_chunks.end());
+    written_chunks_.insert(b.written_chunks.begin(), b.written_chunks.end());
+  }
+  b.read_chunks.clear();
+  b.written_chunks.clear();
+  b.last_read = b.last_written = ~uint64_t{0};
 }
 
 }  // namespace cusnap::emu::ptx

@@ -5,6 +5,7 @@
 // launches that run longer than Limits::timeout_ms).
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -47,22 +48,24 @@ class ProgramImpl final : public Program {
     try {
       return launch_impl(kernel_index, config, memory, limits);
     } catch (const std::bad_alloc&) {
-      return LaunchResult{LaunchStatus::kOutOfResources,
-                          "host memory exhausted while emulating the launch", 0, 0};
+      return invalid(LaunchStatus::kOutOfResources,
+                     "host memory exhausted while emulating the launch");
     } catch (const std::system_error& e) {
-      return LaunchResult{LaunchStatus::kOutOfResources,
-                          std::string("cannot start worker threads: ") + e.what(), 0, 0};
+      return invalid(LaunchStatus::kOutOfResources,
+                     std::string("cannot start worker threads: ") + e.what());
     } catch (const std::exception& e) {
-      return LaunchResult{LaunchStatus::kOutOfResources,
-                          std::string("emulation failed: ") + e.what(), 0, 0};
+      return invalid(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
     } catch (...) {
-      return LaunchResult{LaunchStatus::kOutOfResources, "emulation failed", 0, 0};
+      return invalid(LaunchStatus::kOutOfResources, "emulation failed");
     }
   }
 
  private:
-  LaunchResult invalid(LaunchStatus s, std::string msg) {
-    return LaunchResult{s, std::move(msg), 0, 0};
+  static LaunchResult invalid(LaunchStatus s, std::string msg) {
+    LaunchResult r;
+    r.status = s;
+    r.message = std::move(msg);
+    return r;
   }
 
   // Writes addresses into variables initialised with `generic(sym)` once all are bound.
@@ -112,6 +115,10 @@ class ProgramImpl final : public Program {
     if (config.params_size < kd.param_bytes || (kd.param_bytes && !config.params))
       return invalid(LaunchStatus::kInvalidValue,
                      "parameter buffer is smaller than the kernel's parameters");
+    if (config.track_chunk_bytes != 0 && !std::has_single_bit(config.track_chunk_bytes))
+      return invalid(LaunchStatus::kInvalidValue, "the access tracking chunk size " +
+                                                      std::to_string(config.track_chunk_bytes) +
+                                                      " is not a power of two");
     for (size_t i = 0; i < m_.variables.size(); ++i) {
       if (m_.variables[i].is_extern || m_.variables[i].size == 0) continue;
       if (addresses_[m_.variable_symbol[i]] == 0)
