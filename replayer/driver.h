@@ -29,6 +29,7 @@ namespace cusnap::replayer {
   X(cuDriverGetVersion, 2020, true)                           \
   X(cuGetErrorName, 6000, false)                              \
   X(cuGetErrorString, 6000, false)                            \
+  X(cuGetExportTable, 3000, false)                            \
   X(cuDeviceGet, 2000, true)                                  \
   X(cuDeviceGetCount, 2000, true)                             \
   X(cuDeviceGetName, 2000, true)                              \

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -73,6 +75,7 @@ Executor::Executor(const Driver& driver, format::Reader& reader, const Plan& pla
 
 Executor::~Executor() {
   if (context_ == nullptr) return;
+  if (access_table_ != nullptr) access_table_->enable(0);
   api_.cuCtxSynchronize();
   for (auto& [captured, stream] : streams_) api_.cuStreamDestroy(stream);
   for (auto& [captured, event] : events_) api_.cuEventDestroy(event);
@@ -150,6 +153,68 @@ MaybeError Executor::prepare() {
   result_.relocated_ranges = memory_->relocated_count();
   if (std::string summary = memory_->relocation_summary(); !summary.empty()) warn(summary);
   if (!driver_.has_vmm()) warn("the driver has no VMM entry points: device memory is relocated");
+  if (options_.track_chunk_bytes != 0) return enable_tracking();
+  return std::nullopt;
+}
+
+MaybeError Executor::enable_tracking() {
+  const uint64_t chunk = options_.track_chunk_bytes;
+  if (!std::has_single_bit(chunk)) {
+    return Error(ErrorKind::kInvalidArgument,
+                 "access tracking chunk size " + std::to_string(chunk) + " is not a power of two");
+  }
+  const std::string needs = "access tracking needs the cusnap emulator; " + driver_.path();
+  if (api_.cuGetExportTable == nullptr)
+    return Error(ErrorKind::kTarget, needs + " has no cuGetExportTable");
+  CUuuid id;
+  std::memcpy(id.bytes, common::kEmulatorAccessTableId, sizeof id.bytes);
+  const void* table = nullptr;
+  if (CUresult r = api_.cuGetExportTable(&table, &id); r != CUDA_SUCCESS || table == nullptr) {
+    return Error(ErrorKind::kTarget,
+                 needs + " does not know its export table (" + driver_.error_name(r) + ")");
+  }
+  const auto* t = static_cast<const common::EmulatorAccessTable*>(table);
+  if (t->size < sizeof(common::EmulatorAccessTable))
+    return Error(ErrorKind::kTarget, needs + " of this version: its table is too old");
+  if (int r = t->enable(chunk); r != CUDA_SUCCESS)
+    return driver_.failure("enabling access tracking", static_cast<CUresult>(r));
+  access_table_ = t;
+  return std::nullopt;
+}
+
+MaybeError Executor::take_accesses(const Action& a, size_t launch_index) {
+  if (auto e = synchronize_all()) return e;
+  common::EmulatorLaunchAccesses taken{};
+  if (int r = access_table_->take_last_launch(&taken); r != CUDA_SUCCESS) {
+    return driver_.failure("taking the launch's tracked accesses", static_cast<CUresult>(r))
+        .at_call(a.seq)
+        .in_record("launch");
+  }
+  LaunchAccesses accesses;
+  const uint64_t chunk = taken.chunk_bytes;
+  // Runs of consecutive chunks, each cut into the captured pieces it covers.
+  auto translate = [&](const uint64_t* chunks, size_t count,
+                       std::vector<std::pair<uint64_t, uint64_t>>& out) {
+    for (size_t i = 0; i < count;) {
+      size_t j = i + 1;
+      while (j < count && chunks[j] == chunks[j - 1] + chunk) ++j;
+      const uint64_t size = (j - i) * chunk;
+      uint64_t covered = 0;
+      for (const auto& piece : memory_->captured_pieces(chunks[i], size)) {
+        covered += piece.second;
+        if (!out.empty() && out.back().first + out.back().second == piece.first)
+          out.back().second += piece.second;
+        else
+          out.push_back(piece);
+      }
+      accesses.untranslated_bytes += size - covered;
+      i = j;
+    }
+    std::sort(out.begin(), out.end());
+  };
+  translate(taken.read_chunks, taken.read_count, accesses.read);
+  translate(taken.written_chunks, taken.written_count, accesses.written);
+  result_.launches[launch_index].accesses = std::move(accesses);
   return std::nullopt;
 }
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cusnap/common/emulator_access.h"
 #include "replayer/driver.h"
 #include "replayer/memory.h"
 #include "replayer/plan.h"
@@ -99,6 +100,11 @@ class Executor {
   const Tolerance* tolerance_for(const std::optional<AllocationRef>& allocation) const;
   std::optional<AllocationRef> allocation_of(uint64_t address) const;
   Expected<uint64_t> snapshot_address(const Action& a, const SnapshotChunk& chunk);
+
+  // Access tracking (ReplayOptions::track_chunk_bytes): the emulator's table, found in prepare().
+  MaybeError enable_tracking();
+  MaybeError take_accesses(const Action& a, size_t launch_index);
+  const common::EmulatorAccessTable* access_table_ = nullptr;
 
   const Driver& driver_;
   const DriverApi& api_;

@@ -106,6 +106,9 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
                          : issue_launch(a, op, f.value(), stream, params);
   if (nvtx) nvtxRangePop();
   if (error) return error;
+  if (access_table_ != nullptr) {
+    if (auto e = take_accesses(a, index)) return e;
+  }
   if (op.after && options_.verify != VerifyMode::kNone) {
     if (auto e = compare_snapshot(a, op, *op.after)) return e;
   }

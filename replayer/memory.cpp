@@ -161,6 +161,21 @@ std::optional<uint64_t> DeviceMemory::translate(uint64_t address, uint64_t size)
   return p->live_base + offset;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> DeviceMemory::captured_pieces(uint64_t live,
+                                                                         uint64_t size) const {
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  const uint64_t end = live + size;
+  auto cut = [&](const PlacedRange& p) {
+    const uint64_t lo = std::max(live, p.live_base);
+    const uint64_t hi = std::min(end, p.live_base + p.size);
+    if (lo < hi) pieces.emplace_back(p.captured_base + (lo - p.live_base), hi - lo);
+  };
+  for (const PlacedRange& p : placed_) cut(p);
+  for (const auto& [captured, p] : globals_) cut(p);
+  std::sort(pieces.begin(), pieces.end());
+  return pieces;
+}
+
 void DeviceMemory::forget_globals_of(uint64_t module) {
   std::erase_if(globals_, [module](const auto& g) { return g.second.physical == module; });
   globals_moved_ = std::any_of(globals_.begin(), globals_.end(),

@@ -59,6 +59,10 @@ class DeviceMemory {
   // A module global the driver placed at `live` (replaces an earlier one at the same address).
   // `module` is the captured module handle, so that unloading it forgets its globals.
   void add_global(uint64_t module, uint64_t captured, uint64_t size, uint64_t live);
+  // The captured bytes that the live bytes [live, live + size) are, one (captured address,
+  // size) piece per placed range or global they overlap, ascending by captured address; parts in
+  // none are left out.
+  std::vector<std::pair<uint64_t, uint64_t>> captured_pieces(uint64_t live, uint64_t size) const;
   void forget_globals_of(uint64_t module);
 
   // Rewrites pointer-sized slots (8 bytes) whose value lies in a moved range or global. Without

@@ -52,8 +52,23 @@ struct ReplayOptions {
   bool progress = false;      // progress line on stderr (the CLI enables it on a tty)
   // Element-wise comparison of snapshot chunks (tolerance.h); empty: exact comparison only.
   std::vector<Tolerance> tolerances;
+  // Access tracking (docs/emulator.md, "Access tracking"): 0, the default, is off; else a power of
+  // two, and every launch runs with the emulator's tracking at that chunk size and reports the
+  // captured memory it read and wrote (LaunchReport::accesses). Needs the cusnap emulator (any
+  // other driver is refused with an error) and synchronizes after each launch.
+  uint64_t track_chunk_bytes = 0;
   // Warnings and information (relocation, skipped calls, target differences). Default: dropped.
   std::function<void(MessageLevel, const std::string&)> on_message;
+};
+
+// The memory one launch read and wrote, as the emulator's access tracking saw it, translated
+// back to captured addresses: ranges (address, size), ascending and disjoint, each a whole number
+// of ReplayOptions::track_chunk_bytes chunks of the live address space, cut to the captured
+// ranges and module variables they lie in.
+struct LaunchAccesses {
+  std::vector<std::pair<uint64_t, uint64_t>> read;
+  std::vector<std::pair<uint64_t, uint64_t>> written;
+  uint64_t untranslated_bytes = 0;  // of the live chunks, bytes in no captured range or global
 };
 
 struct LaunchReport {
@@ -67,8 +82,9 @@ struct LaunchReport {
   // The verdict of the first checksummed device-to-host copy after this launch (the first point
   // where its results could be observed), kUnverified when there is none.
   VerifyState verification = VerifyState::kUnverified;
-  TimeStats time;                   // samples == 0 when not timed
-  unsigned pointers_rewritten = 0;  // relocation
+  TimeStats time;                          // samples == 0 when not timed
+  unsigned pointers_rewritten = 0;         // relocation
+  std::optional<LaunchAccesses> accesses;  // with ReplayOptions::track_chunk_bytes
 };
 
 // One snapshot chunk whose replayed bytes differ from the captured ones.
