@@ -1,8 +1,10 @@
 // `cusnap extract FILE (--kernel-name NAME [--launch-skip N] [--launch-count M] | --call N)
-//  -o OUT [--emit-cpp DIR]`: one standalone capture per selected launch, cut out of a capture
-// with memory snapshots (docs/extract.md); the work is cusnap::extract's.
+//  -o OUT [--emit-cpp DIR] [--minimize | --keep-all]`: one standalone capture per selected
+// launch, cut out of a capture with memory snapshots (docs/extract.md); the work is
+// cusnap::extract's.
 #include "cusnap/extract/extract.h"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -21,7 +23,39 @@ struct ExtractArgs {
   uint64_t call = 0;
   std::string out;
   std::string emit_cpp;
+  bool minimize = false;  // --minimize (--keep-all, the default, keeps every snapshot byte)
+  bool keep_all = false;
 };
+
+// --minimize: the full extract at `path` is replayed once on the emulator with access tracking,
+// then written again, keeping only what the launch touched (through a temporary file, so that a
+// failure leaves no half-written extract; it leaves none at all, as an unextractable launch).
+format::Result<extract::ExtractedLaunch> minimize(format::Reader& source, const ExtractArgs& args,
+                                                  const extract::LaunchPlan& plan,
+                                                  const std::string& path) {
+  std::error_code ec;
+  auto touched = extract::track_extracted(path);
+  if (!touched) {
+    std::filesystem::remove(path, ec);
+    return touched.status();
+  }
+  const std::string temporary = path + ".minimizing";
+  auto done = extract::write_extracted(source, args.file, plan, temporary, &*touched);
+  if (done) {
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) {
+      done = format::Status::error(format::ErrorCode::kIo, "cannot rename " + temporary + " to " +
+                                                               path + ": " + ec.message());
+    } else {
+      done->output_path = path;
+    }
+  }
+  if (!done) {
+    std::filesystem::remove(temporary, ec);
+    std::filesystem::remove(path, ec);
+  }
+  return done;
+}
 
 // --emit-cpp DIR for launch `seq` of `selected`: DIR itself for one launch, DIR/call-<seq> for
 // several, "%n" replaced by the seq.
@@ -51,6 +85,7 @@ int run_extract(const ExtractArgs& args, bool by_call) {
     auto path = extract::output_path(args.out, plan, plans->size());
     if (!path) return report_failure("extract", path.status());
     auto done = extract::write_extracted(source, args.file, plan, *path);
+    if (done && args.minimize) done = minimize(source, args, plan, *path);
     if (!done) {
       rc = report_failure("extract", done.status());
       continue;
@@ -58,6 +93,11 @@ int run_extract(const ExtractArgs& args, bool by_call) {
     std::cout << "call " << plan.launch_seq << " (launch " << plan.launch_ordinal << ", "
               << plan.kernel_name << "): " << *path << ", " << done->input_bytes
               << " bytes of input, " << done->expected_bytes << " bytes expected\n";
+    if (done->minimized) {
+      std::cout << "  minimized: " << done->dropped_input_bytes << " bytes of input and "
+                << done->dropped_expected_bytes << " bytes expected left out (never touched), "
+                << done->dropped_ranges << " allocation(s) or variable(s) dropped\n";
+    }
     for (const auto& note : plan.notes) std::cout << "  note: " << note << '\n';
     if (!args.emit_cpp.empty()) {
       auto extracted = open_capture(*path);
@@ -104,6 +144,12 @@ void register_extract(CLI::App& app, int& exit_code) {
   cmd->add_option("--emit-cpp", args->emit_cpp,
                   "Also write a C++ reproducer directory per launch (DIR for one launch, "
                   "DIR/call-<seq> for several, %n replaced by the seq)");
+  auto* minimize = cmd->add_flag(
+      "--minimize", args->minimize,
+      "Keep only the memory the launch reads (as input) and writes (as expected output), found "
+      "by running it once on the cusnap emulator with access tracking");
+  cmd->add_flag("--keep-all", args->keep_all, "Keep every byte the snapshots hold (the default)")
+      ->excludes(minimize);
   cmd->callback([args, call, name, &exit_code]() {
     bool by_call = call->count() > 0;
     if (!by_call && name->count() == 0) {

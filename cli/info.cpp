@@ -117,9 +117,16 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
         "one launch of " + std::string(x.getKernelName().cStr()) + ": launch #" +
             std::to_string(x.getLaunchOrdinal()) + " (call " + std::to_string(x.getLaunchSeq()) +
             ") of " + x.getSourcePath().cStr() + " (host " + x.getSourceHostName().cStr() +
-            ", pid " + std::to_string(x.getSourcePid()) + "), route " + route +
-            (x.getMinimized() ? ", minimized" : "") + "; input " + human_bytes(x.getInputBytes()) +
-            ", expected " + human_bytes(x.getExpectedBytes()));
+            ", pid " + std::to_string(x.getSourcePid()) + "), route " + route + "; input " +
+            human_bytes(x.getInputBytes()) + ", expected " + human_bytes(x.getExpectedBytes()));
+    if (x.getMinimized()) {
+      // --minimize (docs/extract.md, "Minimized extracts"): what was left out.
+      print_field(out, "minimized",
+                  "only memory the launch touches: " + human_bytes(x.getDroppedInputBytes()) +
+                      " of input and " + human_bytes(x.getDroppedExpectedBytes()) +
+                      " expected dropped, " + std::to_string(x.getDroppedRanges()) +
+                      " allocation(s)/variable(s) left out");
+    }
   }
   for (auto kv : header.getEnvironment()) {
     print_field(out, "env", std::string(kv.getKey().cStr()) + "=" + kv.getValue().cStr());

@@ -377,40 +377,143 @@ Status copy_blob(format::Reader& source, format::Writer& writer, const format::B
 
 }  // namespace
 
+namespace {
+
+using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// Sorted, with overlapping and adjacent ranges merged (what overlaps() needs).
+Ranges normalized(Ranges ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  Ranges out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && r.first <= out.back().first + out.back().second) {
+      uint64_t end = std::max(out.back().first + out.back().second, r.first + r.second);
+      out.back().second = end - out.back().first;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+// Memory the launch read or wrote: what its input must hold.
+Ranges read_or_written(const TouchedMemory& touched) {
+  Ranges ranges = touched.read;
+  ranges.insert(ranges.end(), touched.written.begin(), touched.written.end());
+  return normalized(std::move(ranges));
+}
+
+// Whether [address, address + size) overlaps one of `ranges` (normalized).
+bool overlaps(const Ranges& ranges, uint64_t address, uint64_t size) {
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), std::make_pair(address, ~uint64_t{0}));
+  if (it != ranges.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second > address) return true;
+  }
+  return it != ranges.end() && it->first < address + size;
+}
+
+// The plan cut to what `touched` needs (write_extracted's --minimize rule): the allocations and
+// globals that hold a chunk either snapshot keeps. Counts what it left out in `result`.
+Status minimized_plan(format::Reader& source, const LaunchPlan& plan, const TouchedMemory& touched,
+                      LaunchPlan& cut, ExtractedLaunch& result) {
+  auto before = source.call(*plan.before_seq);
+  if (!before) return before.status();
+  auto after = source.call(*plan.after_seq);
+  if (!after) return after.status();
+  const Ranges input_or_output = read_or_written(touched);
+  const Ranges written = normalized(touched.written);
+  Ranges needed;  // chunks either snapshot keeps
+  for (auto c : before->get().getMemorySnapshot().getChunks())
+    if (overlaps(input_or_output, c.getAddress(), c.getSize()))
+      needed.emplace_back(c.getAddress(), c.getSize());
+  for (auto c : after->get().getMemorySnapshot().getChunks())
+    if (overlaps(written, c.getAddress(), c.getSize()))
+      needed.emplace_back(c.getAddress(), c.getSize());
+  needed = normalized(std::move(needed));
+  cut = plan;
+  cut.allocation_seqs.clear();
+  cut.global_seqs.clear();
+  cut.kept_ranges.clear();
+  const size_t allocations = plan.allocation_seqs.size();
+  for (size_t i = 0; i < plan.kept_ranges.size(); ++i) {
+    const auto& [address, size] = plan.kept_ranges[i];
+    if (!overlaps(needed, address, size)) {
+      ++result.dropped_ranges;
+      continue;
+    }
+    cut.kept_ranges.push_back(plan.kept_ranges[i]);
+    if (i < allocations)
+      cut.allocation_seqs.push_back(plan.allocation_seqs[i]);
+    else
+      cut.global_seqs.push_back(plan.global_seqs[i - allocations]);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
-                                        const LaunchPlan& plan, const std::string& out_path) {
-  const std::string who = describe(plan.launch_seq, plan.kernel_name);
+                                        const LaunchPlan& full_plan, const std::string& out_path,
+                                        const TouchedMemory* touched) {
+  const std::string who = describe(full_plan.launch_seq, full_plan.kernel_name);
   const std::string later = "; extracting it needs --route replay, not implemented yet";
-  if (!plan.skipped_reason.empty())
+  if (!full_plan.skipped_reason.empty())
     return fail(ErrorCode::kNotFound, who + ": its snapshot was skipped at capture time (" +
-                                          plan.skipped_reason + ")" + later);
-  if (!plan.before_seq)
+                                          full_plan.skipped_reason + ")" + later);
+  if (!full_plan.before_seq)
     return fail(ErrorCode::kNotFound, who +
                                           " has no beforeLaunch memory snapshot (was the capture "
                                           "taken with --snapshot-kernels matching it?)" +
                                           later);
-  if (!plan.after_seq)
+  if (!full_plan.after_seq)
     return fail(ErrorCode::kNotFound, who +
                                           " has a beforeLaunch but no afterLaunch snapshot "
                                           "(the capture ended before the launch completed?)");
   ExtractedLaunch result;
-  result.plan = plan;
   result.output_path = out_path;
+  LaunchPlan cut;
+  if (touched != nullptr) {
+    Status st = minimized_plan(source, full_plan, *touched, cut, result);
+    if (!st) return st;
+    result.minimized = true;
+  }
+  const LaunchPlan& plan = touched != nullptr ? cut : full_plan;
+  result.plan = plan;
+  const Ranges input_or_output = touched != nullptr ? read_or_written(*touched) : Ranges{};
+  const Ranges written = touched != nullptr ? normalized(touched->written) : Ranges{};
+  // Which chunks each snapshot keeps: those in a copied range and, minimized, touched.
+  auto keep_before = [&](uint64_t address, uint64_t size) {
+    return kept(plan, address, size) &&
+           (touched == nullptr || overlaps(input_or_output, address, size));
+  };
+  auto keep_after = [&](uint64_t address, uint64_t size) {
+    return kept(plan, address, size) && (touched == nullptr || overlaps(written, address, size));
+  };
 
   auto before = source.call(*plan.before_seq);
   if (!before) return before.status();
   auto after = source.call(*plan.after_seq);
   if (!after) return after.status();
   for (auto c : before->get().getMemorySnapshot().getChunks()) {
-    if (!kept(plan, c.getAddress(), c.getSize())) continue;
+    if (!kept(full_plan, c.getAddress(), c.getSize())) continue;
+    if (!keep_before(c.getAddress(), c.getSize())) {
+      result.dropped_input_bytes += c.getSize();
+      continue;
+    }
     if (c.getHashOnly())
       return fail(ErrorCode::kInvalidArgument, who + ": its beforeLaunch chunk at " +
                                                    hex(c.getAddress()) +
                                                    " holds only a hash, nothing to restore");
     result.input_bytes += c.getSize();
   }
-  for (auto c : after->get().getMemorySnapshot().getChunks())
-    if (kept(plan, c.getAddress(), c.getSize())) result.expected_bytes += c.getSize();
+  for (auto c : after->get().getMemorySnapshot().getChunks()) {
+    if (!kept(full_plan, c.getAddress(), c.getSize())) continue;
+    if (keep_after(c.getAddress(), c.getSize()))
+      result.expected_bytes += c.getSize();
+    else
+      result.dropped_expected_bytes += c.getSize();
+  }
 
   capnp::MallocMessageBuilder header;
   header.setRoot(source.header());
@@ -425,9 +528,12 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
   x.setLaunchOrdinal(plan.launch_ordinal);
   x.setKernelName(plan.kernel_name);
   x.setRoute(schema::ExtractInfo::Route::SNAPSHOT);
-  x.setMinimized(false);
+  x.setMinimized(result.minimized);
   x.setInputBytes(result.input_bytes);
   x.setExpectedBytes(result.expected_bytes);
+  x.setDroppedInputBytes(result.dropped_input_bytes);
+  x.setDroppedExpectedBytes(result.dropped_expected_bytes);
+  x.setDroppedRanges(result.dropped_ranges);
   auto writer = format::Writer::create(out_path, header);
   if (!writer) return writer.status();
   format::Writer& w = **writer;
@@ -471,12 +577,13 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
     });
     launch_seq = new_seq[plan.launch_seq];
   }
-  auto copy_snapshot = [&](uint64_t seq, const char* phase) {
+  auto copy_snapshot = [&](uint64_t seq, const char* phase, bool before_phase) {
     return copy(seq, [&](schema::CallRecord::Builder r) {
       auto s = r.getMemorySnapshot();
       std::vector<Chunk> chunks;
       for (auto c : s.getChunks().asReader())
-        if (kept(plan, c.getAddress(), c.getSize()))
+        if (before_phase ? keep_before(c.getAddress(), c.getSize())
+                         : keep_after(c.getAddress(), c.getSize()))
           chunks.push_back({c.getAddress(), c.getSize(), to_blob(c.getBlob()), c.getHashOnly()});
       for (const Chunk& c : chunks) {
         if (c.hash_only) continue;
@@ -496,8 +603,8 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
       return Status::ok();
     });
   };
-  if (st) st = copy_snapshot(*plan.before_seq, "beforeLaunch");
-  if (st) st = copy_snapshot(*plan.after_seq, "afterLaunch");
+  if (st) st = copy_snapshot(*plan.before_seq, "beforeLaunch", true);
+  if (st) st = copy_snapshot(*plan.after_seq, "afterLaunch", false);
   Status closed = w.close();
   if (!st || !closed) {
     std::error_code ec;

@@ -8,6 +8,7 @@
 # record (replacing "deferred ..." toolEvent messages) and MemAlloc.accessDescriptors.
 # 3 gives memory snapshots their meaning (MemorySnapshot.launchSeq/skippedReason,
 # MemoryChunk.hashOnly) and adds CaptureHeader.extract for captures cut out by `cusnap extract`.
+# 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`).
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -24,7 +25,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 3;
+const schemaVersion :UInt32 = 4;
 
 struct BlobId {
   high @0 :UInt64;
@@ -73,6 +74,9 @@ struct ExtractInfo {
   minimized @9 :Bool;               # memory reduced to what the launch reads / compares writes
   inputBytes @10 :UInt64;           # bytes of memory restored before the launch
   expectedBytes @11 :UInt64;        # bytes of memory compared after it
+  droppedInputBytes @12 :UInt64;    # schema 4, minimized: snapshot bytes left out of the input
+  droppedExpectedBytes @13 :UInt64; #   and of the expected output (the launch never touched)
+  droppedRanges @14 :UInt32;        #   allocations and module variables left out entirely
 
   enum Route {
     snapshot @0;                    # copied from the source's snapshots (file work, no driver)

@@ -105,3 +105,34 @@ message(STATUS "${out}")
 if(NOT out MATCHES "relocated parameter at offset 0: 0x100000 -> 0x" OR NOT out MATCHES "MATCH \\(")
   message(FATAL_ERROR "relocation not reported, or no match:\n${out}")
 endif()
+
+# --minimize through the executable: the strided_store launch keeps only the chunks it writes
+# (and drops allocation y), `cusnap info` says so, `cusnap replay` matches, and the --emit-cpp
+# reproducer of the minimized extract matches too. --minimize and --keep-all exclude each other.
+set(strided ${WORK}/strided.cusnap)
+run_checked(COMMAND ${MAKE_FIXTURE} strided ${strided} ${PTX} EXPECT_RC 0)
+run_checked(COMMAND ${CUSNAP} extract ${strided} --kernel-name strided_store --minimize --keep-all
+                    -o ${WORK}/both.cusnap EXPECT_RC nonzero)
+set(repro ${WORK}/repro_min)
+run_checked(COMMAND ${CUSNAP} extract ${strided} --kernel-name strided_store --minimize
+                    -o ${WORK}/min.cusnap --emit-cpp ${repro} EXPECT_RC 0 OUTPUT out)
+message(STATUS "${out}")
+if(NOT out MATCHES "10240 bytes of input, 10240 bytes expected" OR
+   NOT out MATCHES "minimized: 19456 bytes of input and 19456 bytes expected left out")
+  message(FATAL_ERROR "--minimize: not the strided chunks:\n${out}")
+endif()
+run_checked(COMMAND ${CUSNAP} info ${WORK}/min.cusnap EXPECT_RC 0 OUTPUT out)
+if(NOT out MATCHES "minimized +only memory the launch touches: .* 1 allocation")
+  message(FATAL_ERROR "cusnap info does not say the extract is minimized:\n${out}")
+endif()
+run_checked(COMMAND ${CUSNAP} replay --driver emulator ${WORK}/min.cusnap EXPECT_RC 0 OUTPUT out)
+message(STATUS "${out}")
+run_checked(COMMAND ${CMAKE_COMMAND} -S ${repro} -B ${repro}/build -G ${GENERATOR}
+                    -DCMAKE_CXX_COMPILER=${CXX} -DCUDAToolkit_ROOT=${CUDA_ROOT} EXPECT_RC 0)
+run_checked(COMMAND ${CMAKE_COMMAND} --build ${repro}/build EXPECT_RC 0)
+run_checked(COMMAND ${repro}/build/reproducer ${repro} ENV LD_LIBRARY_PATH=${EMULATOR_DIR}
+            EXPECT_RC 0 OUTPUT out)
+message(STATUS "${out}")
+if(NOT out MATCHES "MATCH \\(" OR out MATCHES "MISMATCH")
+  message(FATAL_ERROR "the minimized extract's reproducer did not report a match:\n${out}")
+endif()

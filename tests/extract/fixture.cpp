@@ -67,4 +67,24 @@ Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t 
   return f;
 }
 
+uint64_t write_strided_fixture(const std::string& path, const std::string& ptx) {
+  SnapshotBuilder b(path, kChunkBytes);
+  b.module_load_ptx(kModuleA, ptx);
+  constexpr uint64_t kFunction = 0xF003;
+  Params p;
+  p.ptr(kStridedX).i32(kStride).i32(kStridedCount);
+  uint64_t fn = b.function_get(kModuleA, kFunction, "strided_store", p.layout);
+  b.alloc(kStridedX, kStridedWords * 4);
+  b.alloc(kStridedY, kStridedYBytes);
+  std::vector<int> x0(kStridedWords), y(kStridedYBytes / 4, 5);
+  for (int i = 0; i < kStridedWords; ++i) x0[i] = -i;
+  std::vector<int> x1 = x0;
+  for (int i = 0; i < kStridedCount; ++i) x1[i * kStride] = i;
+  uint64_t launch = b.launch(kFunction, "strided_store", 1, 64, p, fn);
+  b.snapshot(launch, 0, true, b.tile({{kStridedX, to_bytes(x0)}, {kStridedY, to_bytes(y)}}));
+  b.snapshot(launch, 0, false, b.tile({{kStridedX, to_bytes(x1)}, {kStridedY, to_bytes(y)}}));
+  b.close();
+  return launch;
+}
+
 }  // namespace cusnap::extract::test

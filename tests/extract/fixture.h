@@ -30,4 +30,13 @@ std::string read_text(const std::string& path);
 inline constexpr uint64_t kLowA = 0x100000;
 Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t a_address = kA);
 
+// The --minimize source (chunk size kChunkBytes): one launch strided_store(x, kStride, kCount),
+// which writes x[kStride * i] = i for i < kCount (one int in every other chunk of the first 80 of
+// x's 100 chunks) and reads nothing; its snapshots also cover allocation y, which it never
+// touches. Returns the launch's seq.
+inline constexpr uint64_t kStridedX = 0x7e2000000000, kStridedY = 0x7e2000100000;
+inline constexpr int kStridedWords = 6400, kStride = 128, kStridedCount = 40;
+inline constexpr uint64_t kStridedYBytes = 4096;
+uint64_t write_strided_fixture(const std::string& path, const std::string& ptx);
+
 }  // namespace cusnap::extract::test

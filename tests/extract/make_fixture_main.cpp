@@ -1,6 +1,7 @@
 // Test tool for the --emit-cpp ctest script (emit_cpp_test.cmake):
 //   make_fixture capture OUT PTX [low]   writes the fixture capture (fixture.h) to OUT; with
 //                                        "low", allocation a where no driver can map it
+//   make_fixture strided OUT PTX         writes the --minimize fixture (write_strided_fixture)
 //   make_fixture flip FILE OFFSET    inverts one byte of FILE (an expected data file)
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,11 @@ int main(int argc, char** argv) {
       t::write_fixture(argv[2], t::read_text(argv[3]), argc == 5 ? t::kLowA : t::kA);
       return 0;
     }
+    if (cmd == "strided" && argc == 4) {
+      namespace t = cusnap::extract::test;
+      t::write_strided_fixture(argv[2], t::read_text(argv[3]));
+      return 0;
+    }
     if (cmd == "flip" && argc == 4) {
       std::fstream f(argv[2], std::ios::binary | std::ios::in | std::ios::out);
       long offset = std::strtol(argv[3], nullptr, 10);
@@ -27,7 +33,8 @@ int main(int argc, char** argv) {
       if (!f.seekp(offset) || !f.put(c)) throw std::runtime_error("cannot write the byte");
       return 0;
     }
-    std::fprintf(stderr, "usage: make_fixture capture OUT PTX [low] | flip FILE OFFSET\n");
+    std::fprintf(
+        stderr, "usage: make_fixture capture OUT PTX [low] | strided OUT PTX | flip FILE OFFSET\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_fixture: %s\n", e.what());

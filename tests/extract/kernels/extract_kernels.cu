@@ -11,3 +11,10 @@ extern "C" __global__ void add_offset(int* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] += g_offset;
 }
+
+// Writes every `stride`-th element of x (x[i * stride] = i for i < n) and reads nothing: the
+// --minimize tests' strided subset.
+extern "C" __global__ void strided_store(int* x, int stride, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i * stride] = i;
+}

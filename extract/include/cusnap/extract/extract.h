@@ -37,6 +37,7 @@ struct LaunchPlan {
   std::optional<uint64_t> after_seq;
   std::string skipped_reason;  // a snapshot of the launch was not taken (either phase), why
   // Address ranges of the copied allocations and globals: chunks outside them are left out.
+  // In the order of allocation_seqs, then global_seqs (one range each).
   std::vector<std::pair<uint64_t, uint64_t>> kept_ranges;  // (address, size)
   std::vector<std::string> notes;                          // what was left out, for the user
 };
@@ -46,6 +47,19 @@ struct ExtractedLaunch {
   std::string output_path;
   uint64_t input_bytes = 0;
   uint64_t expected_bytes = 0;
+  // --minimize: what was left out (ExtractInfo.dropped*).
+  bool minimized = false;
+  uint64_t dropped_input_bytes = 0;
+  uint64_t dropped_expected_bytes = 0;
+  uint32_t dropped_ranges = 0;  // allocations and module variables left out entirely
+};
+
+// --minimize: the captured memory one launch read and wrote, (address, size) ranges ascending
+// and disjoint in each list (an atomic's bytes are in both).
+struct TouchedMemory {
+  std::vector<std::pair<uint64_t, uint64_t>> read;
+  std::vector<std::pair<uint64_t, uint64_t>> written;
+  uint64_t chunk_bytes = 0;  // the granularity they were tracked at
 };
 
 // The launch records `selection` picks, in capture order, with what each needs. Errors: an
@@ -66,10 +80,23 @@ format::Result<std::string> output_path(const std::string& out, const LaunchPlan
 // ExtractInfo.sourcePath. Errors: a launch without snapshots or whose snapshot was skipped (the
 // reason, and that it needs --route replay, not implemented yet), a restore snapshot holding only
 // hashes, missing or mismatching blobs, I/O.
+//
+// With `touched` (--minimize, docs/extract.md "Minimized extracts"): the beforeLaunch snapshot
+// keeps only the chunks that overlap memory the launch read or wrote (a chunk partly written
+// still needs its other bytes, which are compared), the afterLaunch snapshot only those that
+// overlap memory it wrote, and an allocation or module variable none of whose kept chunks lies
+// in it is left out with its record; ExtractInfo.minimized and the dropped byte counts say so.
 format::Result<ExtractedLaunch> write_extracted(format::Reader& source,
                                                 const std::string& source_path,
-                                                const LaunchPlan& plan,
-                                                const std::string& out_path);
+                                                const LaunchPlan& plan, const std::string& out_path,
+                                                const TouchedMemory* touched = nullptr);
+
+// --minimize: replays the extracted capture at `path` (the output of write_extracted) once on
+// the cusnap emulator with its access tracking (the replayer loads the emulator as a driver at
+// run time; nothing links it) and returns what its launch read and wrote. Errors: no emulator,
+// a replay that fails or does not match the capture's afterLaunch snapshot (then the tracked
+// sets cannot be trusted and the extract is not minimized), a capture that is not one launch.
+format::Result<TouchedMemory> track_extracted(const std::string& path);
 
 // --emit-cpp DIR: a standalone CUDA driver-API reproducer of one extracted launch (docs/extract.md,
 // "The C++ reproducer"), read from an extracted capture `extracted` (the output of
