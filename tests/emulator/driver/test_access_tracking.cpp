@@ -141,6 +141,21 @@ DONE:
   ret;
 }
 
+// thread t < 4 stores to out + 256*t under a guard predicate; the other lanes issue nothing
+.visible .entry predicated(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 256;
+  add.u64 %rd3, %rd1, %rd2;
+  setp.lt.u32 %p1, %r1, 4;
+  @%p1 st.global.u32 [%rd3], %r1;
+  ret;
+}
+
 .visible .entry nothing()
 {
   ret;
@@ -356,16 +371,19 @@ TEST_CASE("access tracking: module variables and __constant__ reads", "[access]"
   REQUIRE_CU(cuModuleUnload(module));
 }
 
-TEST_CASE("access tracking: shared, local and parameter memory are not reported", "[access]") {
+TEST_CASE(
+    "access tracking: shared, local, parameter memory and predicated-off lanes are not reported",
+    "[access]") {
   primary_context();
   const EmulatorAccessTable* t = access_table();
   CUmodule module = nullptr;
   REQUIRE_CU(cuModuleLoadData(&module, kPtx));
-  CUfunction priv = nullptr, copy = nullptr, nothing = nullptr;
+  CUfunction priv = nullptr, copy = nullptr, nothing = nullptr, predicated = nullptr;
   REQUIRE_CU(cuModuleGetFunction(&priv, module, "private_memory"));
   REQUIRE_CU(cuModuleGetFunction(&copy, module, "copy_async"));
   REQUIRE_CU(cuModuleGetFunction(&nothing, module, "nothing"));
-  Buffer in(4096), out(4096);
+  REQUIRE_CU(cuModuleGetFunction(&predicated, module, "predicated"));
+  Buffer in(4096), out(8192);
   REQUIRE(t->enable(64) == CUDA_SUCCESS);
   {
     void* params[] = {&out.ptr};
@@ -383,6 +401,15 @@ TEST_CASE("access tracking: shared, local and parameter memory are not reported"
     add_chunks(read, in.ptr + 32, 16, 64);
     add_chunks(written, out.ptr, 16, 64);
     CHECK(r.read == read);
+    CHECK(r.written == written);
+  }
+  {
+    // Lanes whose guard predicate is false access nothing.
+    void* params[] = {&out.ptr};
+    Taken r = run(t, predicated, 1, 32, params);
+    ChunkSet written;
+    for (uint64_t i = 0; i < 4; ++i) add_chunks(written, out.ptr + 256 * i, 4, 64);
+    CHECK(r.read.empty());
     CHECK(r.written == written);
   }
   {
