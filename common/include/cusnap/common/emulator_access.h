@@ -1,8 +1,8 @@
 // The emulator's access-tracking export table (docs/emulator.md, "Access tracking"): the one
 // contract between the cusnap emulator, which serves it from cuGetExportTable, and the tools that
 // ask for it through whatever driver they loaded (never by linking the emulator). A driver that
-// is not the emulator answers the UUID with an error (NVIDIA's: CUDA_ERROR_INVALID_VALUE), which
-// is how a client learns it cannot track. Plain C types only: functions return CUresult values.
+// is not the emulator answers the UUID with an error (it does not know it), which is how a
+// client learns it cannot track. Plain C types only: functions return CUresult values.
 #pragma once
 
 #include <cstddef>
