@@ -148,9 +148,11 @@ class Launch {
   // without it pays one branch per memory instruction): records the chunks of driver memory
   // that `size` bytes at each lane's pointer (or at `p`) cover; shared, local, parameter and
   // grid-workspace pointers are skipped.
-  void track_lanes(Block& b, uint8_t* const* ptrs, uint32_t exec, uint64_t size, bool read,
-                   bool write);
-  void track(Block& b, const uint8_t* p, uint64_t size, bool read, bool write);
+  // Out of line and cold: the hot ld/st paths keep their size when tracking is off.
+  [[gnu::cold, gnu::noinline]] void track_lanes(Block& b, uint8_t* const* ptrs, uint32_t exec,
+                                                uint64_t size, bool read, bool write);
+  [[gnu::cold, gnu::noinline]] void track(Block& b, const uint8_t* p, uint64_t size, bool read,
+                                          bool write);
   void merge_accesses(Block& b);
 
   // Calls and built-ins (interp_call.cpp).
