@@ -119,7 +119,7 @@ std::vector<uint32_t> noise(size_t words, uint32_t seed) {
 
 }  // namespace
 
-TEST_CASE("minimize: a kernel that touches 1 of 20 large allocations keeps only that one") {
+TEST_CASE("a kernel that touches 1 of 20 large allocations keeps only that one") {
   constexpr uint64_t kBase = 0x7e1000000000, kStep = 16ull << 20, kBytes = 8ull << 20;
   constexpr int kAllocations = 20, kTouched = 7;
   constexpr int kWords = static_cast<int>(kBytes / 4);
@@ -180,7 +180,7 @@ TEST_CASE("minimize: a kernel that touches 1 of 20 large allocations keeps only 
   CHECK(replayed.snapshots.compared_bytes == kBytes);
 }
 
-TEST_CASE("minimize: a kernel that writes a strided subset has only those chunks compared") {
+TEST_CASE("a kernel that writes a strided subset has only those chunks compared") {
   // fixture.h: every chunk it writes is kept as input too (its other 252 bytes are compared).
   const std::string path = tmp("strided.cusnap");
   const uint64_t launch = write_strided_fixture(path, read_text(CUSNAP_TEST_PTX_PATH));
@@ -205,7 +205,7 @@ TEST_CASE("minimize: a kernel that writes a strided subset has only those chunks
   CHECK(replayed.snapshots.compared_chunks == kStridedCount);
 }
 
-TEST_CASE("minimize: an extract that does not match on the emulator is not minimized") {
+TEST_CASE("an extract that does not match on the emulator is not minimized") {
   // The capture claims saxpy_int left c unchanged: on the emulator it does not, so what the
   // launch touched there is no evidence about the capture, and minimizing is refused.
   const std::string path = tmp("wrong.cusnap");
@@ -234,7 +234,7 @@ TEST_CASE("minimize: an extract that does not match on the emulator is not minim
              Catch::Contains("does not leave memory as captured") && Catch::Contains("--keep-all"));
 }
 
-TEST_CASE("minimize: tracked accesses are captured addresses also when the replay relocates") {
+TEST_CASE("tracked accesses are captured addresses also when the replay relocates") {
   // The replayer's translation back from the addresses the emulator saw: with every range
   // relocated, strided_store's writes must still come back at x's captured addresses.
   const std::string path = tmp("relocated.cusnap");
