@@ -122,7 +122,8 @@ CUresult capture_node(Stream* stream, bool synchronous, const std::function<Node
 }
 
 CUresult capture_launch(Stream* stream, const PreparedLaunch& launch, bool* captured) {
-  return capture_node(stream, false, [&] { return kernel_node(launch); }, captured);
+  return capture_node(
+      stream, false, [&] { return kernel_node(launch); }, captured);
 }
 
 CUresult capture_host_func(Stream* stream, CUhostFn fn, void* user_data, bool* handled) {
@@ -541,10 +542,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(
                         numDependencies_out, kPerThreadDefault);
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_v3(
-    CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
-    CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
-    size_t* numDependencies_out) {
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream hStream,
+                                                         CUstreamCaptureStatus* captureStatus_out,
+                                                         cuuint64_t* id_out, CUgraph* graph_out,
+                                                         const CUgraphNode** dependencies_out,
+                                                         const CUgraphEdgeData** edgeData_out,
+                                                         size_t* numDependencies_out) {
   return guarded("cuStreamGetCaptureInfo_v3", [&] {
     return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out,
                         edgeData_out, numDependencies_out, kLegacyDefault);

@@ -90,6 +90,7 @@ std::unique_ptr<GraphNode> copy_node(const GraphNode& n, bool registered) {
   c->type = n.type;
   c->kernel = n.kernel;
   c->kernel_param_pointers = n.kernel_param_pointers;
+  c->kernel_hints = n.kernel_hints;
   c->copy = n.copy;
   c->memset = n.memset;
   c->host = n.host;
@@ -132,7 +133,7 @@ using namespace cusnap::emu::driver;
 namespace {
 
 struct GraphExec {
-  Graph* graph = nullptr;  // an unregistered clone
+  Graph* graph = nullptr;                                        // an unregistered clone
   std::unordered_map<const GraphNode*, GraphNode*> by_original;  // top-level nodes
   cuuint64_t flags = 0;
   ~GraphExec() { free_graph(graph); }
@@ -199,6 +200,11 @@ CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<S
     Step step;
     switch (n->type) {
       case CU_GRAPH_NODE_TYPE_KERNEL:
+        // The kernel's module may have been unloaded since the node was made.
+        if (function_from_handle(n->kernel.function) == nullptr) {
+          log(LogLevel::kError, "cuGraphLaunch: a kernel node's function was unloaded");
+          return CUDA_ERROR_INVALID_HANDLE;
+        }
         step.work = launch_work(ctx, n->kernel);
         break;
       case CU_GRAPH_NODE_TYPE_MEMCPY:
@@ -511,6 +517,7 @@ CUgraphExecUpdateResult compare_graphs(const Graph& from, const Graph& to, const
 void take_params(GraphNode* to, const GraphNode& from) {
   to->kernel = from.kernel;
   to->kernel_param_pointers = from.kernel_param_pointers;
+  to->kernel_hints = from.kernel_hints;
   to->copy = from.copy;
   to->memset = from.memset;
   to->host = from.host;
@@ -719,8 +726,8 @@ CUresult get_edges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEd
   return answer_list(targets, to, nullptr, numEdges);
 }
 
-CUresult node_neighbours(CUgraphNode hNode, bool incoming, CUgraphNode* out,
-                         CUgraphEdgeData* data, size_t* count) {
+CUresult node_neighbours(CUgraphNode hNode, bool incoming, CUgraphNode* out, CUgraphEdgeData* data,
+                         size_t* count) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   std::lock_guard lock(graph_mutex());
   GraphNode* n = node_from(hNode);
@@ -732,8 +739,7 @@ CUresult node_neighbours(CUgraphNode hNode, bool incoming, CUgraphNode* out,
 
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to,
                                                size_t* numEdges) {
-  return guarded("cuGraphGetEdges",
-                 [&] { return get_edges(hGraph, from, to, nullptr, numEdges); });
+  return guarded("cuGraphGetEdges", [&] { return get_edges(hGraph, from, to, nullptr, numEdges); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode* from,
                                                   CUgraphNode* to, CUgraphEdgeData* edgeData,
@@ -791,8 +797,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphRemoveDependencies(CUgraph hGraph, const C
   return guarded("cuGraphRemoveDependencies",
                  [&] { return edges(hGraph, from, to, nullptr, numDependencies, false); });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphRemoveDependencies_v2(CUgraph hGraph,
-                                                            const CUgraphNode* from,
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode* from,
                                                             const CUgraphNode* to,
                                                             const CUgraphEdgeData* edgeData,
                                                             size_t numDependencies) {
@@ -806,8 +811,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode hNode) {
     std::lock_guard lock(graph_mutex());
     GraphNode* n = node_from(hNode);
     if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    for (GraphNode* d : n->deps) d->dependents.erase(std::find(d->dependents.begin(),
-                                                               d->dependents.end(), n));
+    for (GraphNode* d : n->deps)
+      d->dependents.erase(std::find(d->dependents.begin(), d->dependents.end(), n));
     for (GraphNode* d : n->dependents) d->deps.erase(std::find(d->deps.begin(), d->deps.end(), n));
     auto& nodes = n->graph->nodes;
     nodes.erase(std::find(nodes.begin(), nodes.end(), n));
@@ -860,8 +865,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
     });
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams(
-    CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
   return guarded("cuGraphKernelNodeSetParams", [&] {
     return with_node(hNode, CU_GRAPH_NODE_TYPE_KERNEL, [&](GraphNode* n) {
       if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -875,8 +880,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams(
     });
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(
-    CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   return guarded("cuGraphKernelNodeSetParams_v2", [&] {
     return with_node(hNode, CU_GRAPH_NODE_TYPE_KERNEL, [&](GraphNode* n) {
       if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -943,8 +948,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode,
     });
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphMemsetNodeSetParams(
-    CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
   return guarded("cuGraphMemsetNodeSetParams", [&] {
     return with_node(hNode, CU_GRAPH_NODE_TYPE_MEMSET, [&](GraphNode* n) {
       std::unique_ptr<GraphNode> spec;
@@ -1048,34 +1053,42 @@ CUresult set_node_event(CUgraphNode hNode, CUevent event, CUgraphNodeType type) 
 }  // namespace
 
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph,
-    const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
+                                                         const CUgraphNode* dependencies,
+                                                         size_t numDependencies, CUevent event) {
   return guarded("cuGraphAddEventRecordNode", [&] {
-    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event,
+                          CU_GRAPH_NODE_TYPE_EVENT_RECORD);
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
-  return guarded("cuGraphEventRecordNodeGetEvent", [&] { return get_node_event(hNode, event_out, CU_GRAPH_NODE_TYPE_EVENT_RECORD); });
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode hNode,
+                                                              CUevent* event_out) {
+  return guarded("cuGraphEventRecordNodeGetEvent",
+                 [&] { return get_node_event(hNode, event_out, CU_GRAPH_NODE_TYPE_EVENT_RECORD); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
-  return guarded("cuGraphEventRecordNodeSetEvent", [&] { return set_node_event(hNode, event, CU_GRAPH_NODE_TYPE_EVENT_RECORD); });
+  return guarded("cuGraphEventRecordNodeSetEvent",
+                 [&] { return set_node_event(hNode, event, CU_GRAPH_NODE_TYPE_EVENT_RECORD); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph,
-    const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
+                                                       const CUgraphNode* dependencies,
+                                                       size_t numDependencies, CUevent event) {
   return guarded("cuGraphAddEventWaitNode", [&] {
-    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event,
+                          CU_GRAPH_NODE_TYPE_WAIT_EVENT);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
-  return guarded("cuGraphEventWaitNodeGetEvent", [&] { return get_node_event(hNode, event_out, CU_GRAPH_NODE_TYPE_WAIT_EVENT); });
+  return guarded("cuGraphEventWaitNodeGetEvent",
+                 [&] { return get_node_event(hNode, event_out, CU_GRAPH_NODE_TYPE_WAIT_EVENT); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
-  return guarded("cuGraphEventWaitNodeSetEvent", [&] { return set_node_event(hNode, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT); });
+  return guarded("cuGraphEventWaitNodeSetEvent",
+                 [&] { return set_node_event(hNode, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT); });
 }
 
 // ---- instantiate, launch --------------------------------------------------------------------
 
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec,
-                                                           CUgraph hGraph,
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph,
                                                            unsigned long long flags) {
   return guarded("cuGraphInstantiateWithFlags", [&] {
     GraphNode* error_node = nullptr;
@@ -1104,8 +1117,8 @@ CUresult instantiate_with_params(CUgraphExec* phGraphExec, CUgraph hGraph,
   GraphNode* error_node = nullptr;
   CUresult r = instantiate(phGraphExec, hGraph, params->flags, &error_node);
   params->hErrNode_out = handle_of(error_node);
-  params->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS
-                                         : CUDA_GRAPH_INSTANTIATE_ERROR;
+  params->result_out =
+      r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
   if (r == CUDA_SUCCESS && (params->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
     r = graph_upload(*phGraphExec, params->hUploadStream, per_thread);
   return r;
@@ -1226,9 +1239,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraph
                     [&](auto* out) { return memcpy_spec(copyParams, ctx, out); });
   });
 }
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(
-    CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams,
-    CUcontext ctx) {
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                               const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
   return guarded("cuGraphExecMemsetNodeSetParams", [&] {
     return exec_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMSET,
                     [&](auto* out) { return memset_spec(memsetParams, ctx, out); });
@@ -1344,5 +1357,241 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditional
   (void)pHandle_out, (void)hGraph, (void)ctx, (void)defaultLaunchValue, (void)flags;
   return guarded("cuGraphConditionalHandleCreate", [&] {
     return refused("cuGraphConditionalHandleCreate (conditional nodes: set by device code)");
+  });
+}
+
+// ---- the generic node API (CUgraphNodeParams) ----------------------------------------------
+
+namespace {
+
+bool all_zero(const void* p, size_t bytes) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  return std::all_of(b, b + bytes, [](unsigned char c) { return c == 0; });
+}
+
+// The node a CUgraphNodeParams describes (its type's member of the union).
+CUresult generic_spec(const CUgraphNodeParams* p, std::unique_ptr<GraphNode>* out) {
+  if (p == nullptr || !all_zero(p->reserved0, sizeof p->reserved0) || p->reserved2 != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+      const CUDA_KERNEL_NODE_PARAMS_v3& k = p->kernel;
+      const void* f =
+          k.func != nullptr ? static_cast<const void*>(k.func) : static_cast<const void*>(k.kern);
+      return kernel_spec(k, function_from_handle(f), out);
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      if (p->memcpy.flags != 0 || p->memcpy.reserved != 0) return CUDA_ERROR_INVALID_VALUE;
+      return memcpy_spec(&p->memcpy.copyParams, p->memcpy.copyCtx, out);
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const CUDA_MEMSET_NODE_PARAMS_v2& m = p->memset;
+      CUDA_MEMSET_NODE_PARAMS v1{m.dst, m.pitch, m.value, m.elementSize, m.width, m.height};
+      return memset_spec(&v1, m.ctx, out);
+    }
+    case CU_GRAPH_NODE_TYPE_HOST: {
+      CUDA_HOST_NODE_PARAMS v1{p->host.fn, p->host.userData};
+      return host_spec(&v1, out);
+    }
+    case CU_GRAPH_NODE_TYPE_GRAPH: {
+      Graph* child = graph_from(p->graph.graph);
+      if (child == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      if (p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
+        return refused("a child graph node that takes ownership of its graph");
+      auto n = std::make_unique<GraphNode>();
+      n->type = CU_GRAPH_NODE_TYPE_GRAPH;
+      n->child = clone_graph(*child, true);
+      *out = std::move(n);
+      return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+      *out = std::make_unique<GraphNode>();
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      return event_spec(p->type, p->eventRecord.event, out);
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      return event_spec(p->type, p->eventWait.event, out);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      return refused("graph memory nodes");
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+      return refused("external semaphore nodes");
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return refused("batch memory operation nodes");
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+      return refused("conditional nodes");
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult add_generic(CUgraphNode* ph, CUgraph hGraph, const CUgraphNode* deps,
+                     const CUgraphEdgeData* data, size_t count, CUgraphNodeParams* params) {
+  for (size_t i = 0; data != nullptr && i < count; ++i) {
+    if (!default_edge(data, i)) return refused("edge data other than the default");
+  }
+  return add_node(ph, hGraph, deps, count, [&](auto* out) { return generic_spec(params, out); });
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                              const CUgraphNode* dependencies,
+                                              size_t numDependencies,
+                                              CUgraphNodeParams* nodeParams) {
+  return guarded("cuGraphAddNode", [&] {
+    return add_generic(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams);
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                 const CUgraphNode* dependencies,
+                                                 const CUgraphEdgeData* dependencyData,
+                                                 size_t numDependencies,
+                                                 CUgraphNodeParams* nodeParams) {
+  return guarded("cuGraphAddNode_v2", [&] {
+    return add_generic(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
+                       nodeParams);
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode,
+                                                    CUgraphNodeParams* nodeParams) {
+  return guarded("cuGraphNodeSetParams", [&] {
+    if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    return with_node(hNode, nodeParams->type, [&](GraphNode* n) {
+      std::unique_ptr<GraphNode> spec;
+      if (CUresult r = generic_spec(nodeParams, &spec); r != CUDA_SUCCESS) return r;
+      if (n->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+        free_graph(n->child);  // the node's copy is replaced by the new one
+        n->child = spec->child;
+        n->child->owner = n;
+        spec->child = nullptr;
+        return CUDA_SUCCESS;
+      }
+      take_params(n, *spec);
+      return CUDA_SUCCESS;
+    });
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                        CUgraphNodeParams* nodeParams) {
+  return guarded("cuGraphExecNodeSetParams", [&] {
+    if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_GRAPH)
+      return cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, nodeParams->graph.graph);
+    return exec_set(hGraphExec, hNode, nodeParams->type,
+                    [&](auto* out) { return generic_spec(nodeParams, out); });
+  });
+}
+
+// ---- kernel node attributes ----------------------------------------------------------------
+
+namespace {
+
+bool is_hint(CUlaunchAttributeID id) {
+  switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+      return true;  // caching, scheduling and placement: results do not depend on them
+    default:
+      return false;
+  }
+}
+
+// Re-checks a kernel node with a changed request (cooperative size, cluster shape).
+CUresult recheck_kernel(GraphNode* n, const LaunchRequest& request) {
+  const LaunchRequest& r = request;
+  if (r.cluster.count() == 0 || r.grid.x % r.cluster.x || r.grid.y % r.cluster.y ||
+      r.grid.z % r.cluster.z) {
+    return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  }
+  size_t size = n->kernel.params->size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(n->kernel.params->data()),
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  PreparedLaunch checked;
+  if (CUresult e = prepare_launch(n->kernel.function, request, nullptr, extra, &checked);
+      e != CUDA_SUCCESS) {
+    return e;
+  }
+  n->kernel.request = request;  // the parameter copy (and its pointers) stays the node's
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode hNode,
+                                                             CUkernelNodeAttrID attr,
+                                                             CUkernelNodeAttrValue* value_out) {
+  return guarded("cuGraphKernelNodeGetAttribute", [&] {
+    return with_node(hNode, CU_GRAPH_NODE_TYPE_KERNEL, [&](GraphNode* n) {
+      if (value_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      std::memset(value_out, 0, sizeof *value_out);
+      const LaunchRequest& r = n->kernel.request;
+      if (attr == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+        value_out->cooperative = r.cooperative ? 1 : 0;
+      } else if (attr == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+        value_out->clusterDim.x = r.cluster.x;
+        value_out->clusterDim.y = r.cluster.y;
+        value_out->clusterDim.z = r.cluster.z;
+      } else if (is_hint(attr)) {
+        for (const auto& [id, value] : n->kernel_hints) {
+          if (id == attr) *value_out = value;
+        }
+      } else {
+        return refused("this kernel node attribute");
+      }
+      return CUDA_SUCCESS;
+    });
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode hNode,
+                                                             CUkernelNodeAttrID attr,
+                                                             const CUkernelNodeAttrValue* value) {
+  return guarded("cuGraphKernelNodeSetAttribute", [&] {
+    return with_node(hNode, CU_GRAPH_NODE_TYPE_KERNEL, [&](GraphNode* n) {
+      if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      LaunchRequest r = n->kernel.request;
+      if (attr == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+        r.cooperative = value->cooperative != 0;
+        return recheck_kernel(n, r);
+      }
+      if (attr == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+        r.cluster = {value->clusterDim.x, value->clusterDim.y, value->clusterDim.z};
+        return recheck_kernel(n, r);
+      }
+      if (!is_hint(attr)) return refused("this kernel node attribute");
+      for (auto& [id, stored] : n->kernel_hints) {
+        if (id == attr) {
+          stored = *value;
+          return CUDA_SUCCESS;
+        }
+      }
+      n->kernel_hints.emplace_back(attr, *value);
+      return CUDA_SUCCESS;
+    });
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
+  return guarded("cuGraphKernelNodeCopyAttributes", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(graph_mutex());
+    GraphNode* to = node_from(dst);
+    GraphNode* from = node_from(src);
+    if (to == nullptr || from == nullptr || to->type != CU_GRAPH_NODE_TYPE_KERNEL ||
+        from->type != CU_GRAPH_NODE_TYPE_KERNEL) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    LaunchRequest r = to->kernel.request;
+    r.cooperative = from->kernel.request.cooperative;
+    r.cluster = from->kernel.request.cluster;
+    if (CUresult e = recheck_kernel(to, r); e != CUDA_SUCCESS) return e;
+    to->kernel_hints = from->kernel_hints;
+    return CUDA_SUCCESS;
   });
 }

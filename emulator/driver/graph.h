@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "driver/launch.h"
@@ -35,18 +36,21 @@ struct Graph;
 struct GraphNode {
   Graph* graph = nullptr;
   CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
-  uint64_t index = 0;  // creation order in its graph: the tie-break of the launch order
-  std::vector<GraphNode*> deps;        // incoming edges
+  uint64_t index = 0;            // creation order in its graph: the tie-break of the launch order
+  std::vector<GraphNode*> deps;  // incoming edges
   std::vector<GraphNode*> dependents;  // outgoing edges
   // CU_GRAPH_NODE_TYPE_KERNEL: the checked launch (its parameter copy), and the pointer array
   // cuGraphKernelNodeGetParams hands out (into the copy, which lives as long as the node).
   PreparedLaunch kernel;
   std::vector<void*> kernel_param_pointers;
-  CUDA_MEMCPY3D copy{};              // MEMCPY
-  CUDA_MEMSET_NODE_PARAMS memset{};  // MEMSET
-  CUDA_HOST_NODE_PARAMS host{};      // HOST
-  CUevent event = nullptr;           // EVENT_RECORD, WAIT_EVENT
-  Graph* child = nullptr;            // GRAPH: owned (a clone of the graph the node was given)
+  // Kernel node attributes that are scheduling hints (stored and answered, no effect here);
+  // COOPERATIVE and CLUSTER_DIMENSION live in kernel.request.
+  std::vector<std::pair<CUlaunchAttributeID, CUlaunchAttributeValue>> kernel_hints;
+  CUDA_MEMCPY3D copy{};                 // MEMCPY
+  CUDA_MEMSET_NODE_PARAMS memset{};     // MEMSET
+  CUDA_HOST_NODE_PARAMS host{};         // HOST
+  CUevent event = nullptr;              // EVENT_RECORD, WAIT_EVENT
+  Graph* child = nullptr;               // GRAPH: owned (a clone of the graph the node was given)
   const GraphNode* original = nullptr;  // in a clone or an exec: the node it was copied from
   bool enabled = true;                  // in an exec only (cuGraphNodeSetEnabled)
   bool registered = false;              // a CUgraphNode handle (not a node inside an exec)

@@ -53,8 +53,8 @@ CUDA_KERNEL_NODE_PARAMS kernel_params(CUfunction f, void** args) {
   return p;
 }
 
-CUDA_MEMCPY3D linear_copy(CUmemorytype dst_type, void* dst, CUmemorytype src_type,
-                          const void* src, size_t bytes) {
+CUDA_MEMCPY3D linear_copy(CUmemorytype dst_type, void* dst, CUmemorytype src_type, const void* src,
+                          size_t bytes) {
   CUDA_MEMCPY3D p{};
   p.srcMemoryType = src_type;
   p.dstMemoryType = dst_type;
@@ -106,8 +106,7 @@ size_t edge_count(CUgraph g) {
 
 }  // namespace
 
-TEST_CASE("graph: memset, memcpy, kernel and host nodes run in dependency order",
-          "[graphs]") {
+TEST_CASE("graph: memset, memcpy, kernel and host nodes run in dependency order", "[graphs]") {
   Kernels k;
   Buffers d;
   std::vector<float> a(kN), b(kN), out(kN, -1.0f);
@@ -129,10 +128,10 @@ TEST_CASE("graph: memset, memcpy, kernel and host nodes run in dependency order"
   ms.height = 1;
   CUgraphNode memset_node, copy_a, copy_b, add_node, scale_node, host_node, copy_out;
   REQUIRE_CU(cuGraphAddMemsetNode(&memset_node, g, nullptr, 0, &ms, ctx));
-  CUDA_MEMCPY3D pa = linear_copy(CU_MEMORYTYPE_DEVICE, dev(d.a), CU_MEMORYTYPE_HOST, a.data(),
-                                 kBytes);
-  CUDA_MEMCPY3D pb = linear_copy(CU_MEMORYTYPE_DEVICE, dev(d.b), CU_MEMORYTYPE_HOST, b.data(),
-                                 kBytes);
+  CUDA_MEMCPY3D pa =
+      linear_copy(CU_MEMORYTYPE_DEVICE, dev(d.a), CU_MEMORYTYPE_HOST, a.data(), kBytes);
+  CUDA_MEMCPY3D pb =
+      linear_copy(CU_MEMORYTYPE_DEVICE, dev(d.b), CU_MEMORYTYPE_HOST, b.data(), kBytes);
   REQUIRE_CU(cuGraphAddMemcpyNode(&copy_a, g, nullptr, 0, &pa, ctx));
   REQUIRE_CU(cuGraphAddMemcpyNode(&copy_b, g, nullptr, 0, &pb, ctx));
   // Kernel parameters are copied when the node is added: changing them afterwards does nothing.
@@ -148,8 +147,8 @@ TEST_CASE("graph: memset, memcpy, kernel and host nodes run in dependency order"
   CUDA_KERNEL_NODE_PARAMS sp = kernel_params(k.scale, scale_args);
   REQUIRE_CU(cuGraphAddKernelNode(&scale_node, g, &add_node, 1, &sp));
   factor = 100.0f;
-  CUDA_MEMCPY3D po = linear_copy(CU_MEMORYTYPE_HOST, out.data(), CU_MEMORYTYPE_DEVICE, dev(d.c),
-                                 kBytes);
+  CUDA_MEMCPY3D po =
+      linear_copy(CU_MEMORYTYPE_HOST, out.data(), CU_MEMORYTYPE_DEVICE, dev(d.c), kBytes);
   REQUIRE_CU(cuGraphAddMemcpyNode(&copy_out, g, &scale_node, 1, &po, ctx));
   HostProbe probe;
   probe.watch = out.data();
@@ -349,8 +348,7 @@ TEST_CASE("stream capture: a forked and joined capture launched 100 times", "[gr
   REQUIRE_CU(cuStreamIsCapturing(side, &status));
   CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
   void* side_args[] = {&d.a, &d.b, &d.a, &n};
-  REQUIRE_CU(
-      cuLaunchKernel(k.add, (kN + 127) / 128, 1, 1, 128, 1, 1, 0, side, side_args, nullptr));
+  REQUIRE_CU(cuLaunchKernel(k.add, (kN + 127) / 128, 1, 1, 128, 1, 1, 0, side, side_args, nullptr));
   REQUIRE_CU(cuEventRecord(join, side));
   REQUIRE_CU(cuStreamWaitEvent(s, join, 0));
   cuuint64_t id = 0;
@@ -358,8 +356,7 @@ TEST_CASE("stream capture: a forked and joined capture launched 100 times", "[gr
   const CUgraphNode* deps = nullptr;
   const CUgraphEdgeData* edge_data = nullptr;
   size_t num_deps = 0;
-  REQUIRE_CU(
-      cuStreamGetCaptureInfo(s, &status, &id, &capturing, &deps, &edge_data, &num_deps));
+  REQUIRE_CU(cuStreamGetCaptureInfo(s, &status, &id, &capturing, &deps, &edge_data, &num_deps));
   CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
   CHECK(id != 0);
   CHECK(num_deps == 2);  // the last node of each stream
@@ -587,8 +584,8 @@ TEST_CASE("stream capture: illegal calls return the driver's errors and invalida
     REQUIRE_CU(cuGraphDestroy(graph));
     // A thread-local capture of this thread does not restrict another thread in global mode,
     // but a global one does.
-    for (CUstreamCaptureMode m : {CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-                                  CU_STREAM_CAPTURE_MODE_GLOBAL}) {
+    for (CUstreamCaptureMode m :
+         {CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CU_STREAM_CAPTURE_MODE_GLOBAL}) {
       REQUIRE_CU(cuStreamBeginCapture(s, m));
       CUresult other = CUDA_ERROR_UNKNOWN;
       CUcontext ctx;
@@ -670,7 +667,8 @@ TEST_CASE("stream capture: dependencies can be read and replaced during capture"
   // A node added to the capture's graph by hand, then made the stream's dependency.
   CUgraphNode extra;
   REQUIRE_CU(cuGraphAddEmptyNode(&extra, g, &memset_node, 1));
-  REQUIRE_CU(cuStreamUpdateCaptureDependencies(s, &extra, nullptr, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+  REQUIRE_CU(
+      cuStreamUpdateCaptureDependencies(s, &extra, nullptr, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
   REQUIRE_CU(cuMemsetD32Async(d.a, 0, kN, s));
   CUgraph graph;
   REQUIRE_CU(cuStreamEndCapture(s, &graph));
@@ -683,14 +681,129 @@ TEST_CASE("stream capture: dependencies can be read and replaced during capture"
   REQUIRE_CU(cuGraphCreate(&target, 0));
   CUgraphNode root;
   REQUIRE_CU(cuGraphAddEmptyNode(&root, target, nullptr, 0));
-  REQUIRE_CU(cuStreamBeginCaptureToGraph(s, target, &root, nullptr, 1,
-                                         CU_STREAM_CAPTURE_MODE_GLOBAL));
+  REQUIRE_CU(
+      cuStreamBeginCaptureToGraph(s, target, &root, nullptr, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
   REQUIRE_CU(cuMemsetD32Async(d.c, 0, kN, s));
   REQUIRE_CU(cuStreamEndCapture(s, &graph));
   CHECK(graph == target);
   CHECK(edge_count(target) == 1);
   REQUIRE_CU(cuGraphDestroy(target));
   REQUIRE_CU(cuStreamDestroy(s));
+}
+
+TEST_CASE("graph: the generic node API builds the same nodes", "[graphs]") {
+  Kernels k;
+  Buffers d;
+  CUcontext ctx;
+  REQUIRE_CU(cuCtxGetCurrent(&ctx));
+  CUgraph g;
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  CUgraphNodeParams set{};
+  set.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  set.memset.dst = d.c;
+  set.memset.value = 0x3f800000;  // 1.0f
+  set.memset.elementSize = 4;
+  set.memset.width = kN;
+  set.memset.height = 1;
+  set.memset.ctx = ctx;
+  CUgraphNode memset_node, kernel_node;
+  REQUIRE_CU(cuGraphAddNode(&memset_node, g, nullptr, nullptr, 0, &set));
+  float factor = 6.0f;
+  int n = kN;
+  void* args[] = {&d.c, &factor, &n};
+  CUgraphNodeParams kernel{};
+  kernel.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  CUDA_KERNEL_NODE_PARAMS kp = kernel_params(k.scale, args);
+  kernel.kernel.func = kp.func;
+  kernel.kernel.gridDimX = kp.gridDimX;
+  kernel.kernel.gridDimY = kernel.kernel.gridDimZ = 1;
+  kernel.kernel.blockDimX = kp.blockDimX;
+  kernel.kernel.blockDimY = kernel.kernel.blockDimZ = 1;
+  kernel.kernel.kernelParams = args;
+  REQUIRE_CU(cuGraphAddNode(&kernel_node, g, &memset_node, nullptr, 1, &kernel));
+  CUgraphNodeParams alloc{};
+  alloc.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+  CUgraphNode refused;
+  CHECK(cuGraphAddNode(&refused, g, nullptr, nullptr, 0, &alloc) == CUDA_ERROR_NOT_SUPPORTED);
+  set.reserved0[1] = 1;
+  CHECK(cuGraphAddNode(&refused, g, nullptr, nullptr, 0, &set) == CUDA_ERROR_INVALID_VALUE);
+  set.reserved0[1] = 0;
+  CUgraphExec exec;
+  REQUIRE_CU(cuGraphInstantiate(&exec, g, 0));
+  CUstream s;
+  REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  std::vector<float> out(kN);
+  auto run = [&] {
+    REQUIRE_CU(cuGraphLaunch(exec, s));
+    REQUIRE_CU(cuStreamSynchronize(s));
+    REQUIRE_CU(cuMemcpyDtoH(out.data(), d.c, kBytes));
+  };
+  run();
+  for (int i = 0; i < kN; ++i) REQUIRE(out[i] == 6.0f);
+  // The exec's memset changes; a memset node cannot be given kernel parameters.
+  set.memset.value = 0x40000000;  // 2.0f
+  REQUIRE_CU(cuGraphExecNodeSetParams(exec, memset_node, &set));
+  CHECK(cuGraphExecNodeSetParams(exec, memset_node, &kernel) == CUDA_ERROR_INVALID_VALUE);
+  run();
+  for (int i = 0; i < kN; ++i) REQUIRE(out[i] == 12.0f);
+  // The graph's own node is unchanged until cuGraphNodeSetParams.
+  CUDA_MEMSET_NODE_PARAMS got{};
+  REQUIRE_CU(cuGraphMemsetNodeGetParams(memset_node, &got));
+  CHECK(got.value == 0x3f800000u);
+  REQUIRE_CU(cuGraphNodeSetParams(memset_node, &set));
+  REQUIRE_CU(cuGraphMemsetNodeGetParams(memset_node, &got));
+  CHECK(got.value == 0x40000000u);
+  REQUIRE_CU(cuGraphExecDestroy(exec));
+  REQUIRE_CU(cuGraphDestroy(g));
+  REQUIRE_CU(cuStreamDestroy(s));
+}
+
+TEST_CASE("graph: kernel node attributes", "[graphs]") {
+  Kernels k;
+  Buffers d;
+  CUgraph g;
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  float factor = 3.0f;
+  int n = kN;
+  void* args[] = {&d.c, &factor, &n};
+  CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+  CUgraphNode node, other;
+  REQUIRE_CU(cuGraphAddKernelNode(&node, g, nullptr, 0, &p));
+  REQUIRE_CU(cuGraphAddKernelNode(&other, g, nullptr, 0, &p));
+  CUkernelNodeAttrValue value{};
+  REQUIRE_CU(cuGraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value));
+  CHECK(value.cooperative == 0);
+  value.cooperative = 1;
+  REQUIRE_CU(cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value));
+  value = {};
+  value.priority = -2;
+  REQUIRE_CU(cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value));
+  value = {};
+  value.clusterDim.x = 3;  // 8 blocks are not a multiple of 3
+  value.clusterDim.y = value.clusterDim.z = 1;
+  CHECK(cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &value) ==
+        CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  CHECK(cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE,
+                                      &value) == CUDA_ERROR_NOT_SUPPORTED);
+  REQUIRE_CU(cuGraphKernelNodeCopyAttributes(other, node));
+  value = {};
+  REQUIRE_CU(cuGraphKernelNodeGetAttribute(other, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value));
+  CHECK(value.cooperative == 1);
+  REQUIRE_CU(cuGraphKernelNodeGetAttribute(other, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value));
+  CHECK(value.priority == -2);
+  REQUIRE_CU(cuGraphKernelNodeGetAttribute(other, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &value));
+  CHECK(value.clusterDim.x == 1);
+  // The cooperative nodes still compute the same result.
+  std::vector<float> ones(kN, 1.0f), out(kN);
+  REQUIRE_CU(cuMemcpyHtoD(d.c, ones.data(), kBytes));
+  CUgraphExec exec;
+  REQUIRE_CU(cuGraphInstantiate(&exec, g, 0));
+  REQUIRE_CU(cuGraphLaunch(exec, nullptr));
+  REQUIRE_CU(cuCtxSynchronize());
+  REQUIRE_CU(cuMemcpyDtoH(out.data(), d.c, kBytes));
+  for (int i = 0; i < kN; ++i) REQUIRE(out[i] == 9.0f);
+  REQUIRE_CU(cuGraphExecDestroy(exec));
+  REQUIRE_CU(cuGraphDestroy(g));
 }
 
 #endif  // CUSNAP_TEST_HAVE_PTX_ENGINE
