@@ -2,8 +2,11 @@
 #include "driver/graph.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <queue>
+#include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -29,10 +32,21 @@ void free_node(GraphNode* node) {
   }
 }
 
+void release_user_object(UserObject* object, unsigned count) {
+  object->refs -= std::min(count, object->refs);
+  if (object->refs > 0) return;
+  CUhostFn destroy = object->destroy;
+  void* ptr = object->ptr;
+  destroy_handle(object, HandleKind::kUserObject);
+  std::thread([destroy, ptr] { destroy(ptr); }).detach();
+}
+
 void free_graph(Graph* graph) {
   if (graph == nullptr) return;
   for (GraphNode* n : graph->nodes) free_node(n);
   graph->nodes.clear();
+  for (auto [object, count] : graph->user_objects) release_user_object(object, count);
+  graph->user_objects.clear();
   if (graph->registered) {
     destroy_handle(graph, HandleKind::kGraph);
   } else {
@@ -105,6 +119,8 @@ std::unique_ptr<GraphNode> copy_node(const GraphNode& n, bool registered) {
 
 Graph* clone_graph(const Graph& source, bool registered) {
   Graph* g = new_graph(registered);
+  g->user_objects = source.user_objects;
+  for (auto [object, count] : g->user_objects) object->refs += count;
   std::unordered_map<const GraphNode*, GraphNode*> map;
   for (const GraphNode* n : source.nodes) {
     GraphNode* c = copy_node(*n, registered).release();
@@ -136,7 +152,22 @@ struct GraphExec {
   Graph* graph = nullptr;                                        // an unregistered clone
   std::unordered_map<const GraphNode*, GraphNode*> by_original;  // top-level nodes
   cuuint64_t flags = 0;
-  ~GraphExec() { free_graph(graph); }
+  std::vector<Dependency> launches;  // the end of each launch not yet known to have completed
+  ~GraphExec() {
+    if (graph == nullptr) return;
+    bool pending = false;
+    for (const Dependency& d : launches) pending |= !d.timeline->reached(d.seq);
+    if (graph->user_objects.empty() || !pending) {
+      free_graph(graph);
+      return;
+    }
+    // The exec's user-object references go when its launches have completed (documented).
+    std::thread([graph = graph, launches = launches] {
+      for (const Dependency& d : launches) d.timeline->wait_for(d.seq);
+      std::lock_guard lock(graph_mutex());
+      free_graph(graph);
+    }).detach();
+  }
 };
 
 Graph* graph_from(CUgraph h) { return handle_cast<Graph>(h, HandleKind::kGraph); }
@@ -258,6 +289,13 @@ CUresult launch_exec(GraphExec* exec, Context* ctx, Stream* stream) {
       step.record->recorded = true;
       step.record->point = Dependency{stream->tail().timeline, seq};
     }
+  }
+  if (!exec->graph->user_objects.empty()) {
+    auto& launches = exec->launches;
+    launches.erase(std::remove_if(launches.begin(), launches.end(),
+                                  [](const Dependency& d) { return d.timeline->reached(d.seq); }),
+                   launches.end());
+    launches.push_back(stream->tail());
   }
   return CUDA_SUCCESS;
 }
@@ -1593,5 +1631,190 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeCopyAttributes(CUgraphNode dst, 
     if (CUresult e = recheck_kernel(to, r); e != CUDA_SUCCESS) return e;
     to->kernel_hints = from->kernel_hints;
     return CUDA_SUCCESS;
+  });
+}
+
+// ---- user objects ---------------------------------------------------------------------------
+
+namespace {
+UserObject* user_object_from(CUuserObject h) {
+  return handle_cast<UserObject>(h, HandleKind::kUserObject);
+}
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object_out, void* ptr,
+                                                  CUhostFn destroy, unsigned int initialRefcount,
+                                                  unsigned int flags) {
+  return guarded("cuUserObjectCreate", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC is required, as documented.
+    if (object_out == nullptr || destroy == nullptr || initialRefcount == 0 ||
+        flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::lock_guard lock(graph_mutex());
+    auto* object = new UserObject;
+    object->ptr = ptr;
+    object->destroy = destroy;
+    object->refs = initialRefcount;
+    register_handle(object, HandleKind::kUserObject);
+    *object_out = reinterpret_cast<CUuserObject>(object);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuUserObjectRetain(CUuserObject object, unsigned int count) {
+  return guarded("cuUserObjectRetain", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(graph_mutex());
+    UserObject* o = user_object_from(object);
+    if (o == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
+    o->refs += count;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuUserObjectRelease(CUuserObject object, unsigned int count) {
+  return guarded("cuUserObjectRelease", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(graph_mutex());
+    UserObject* o = user_object_from(object);
+    // Releasing more references than exist is undefined in the driver; refused here.
+    if (o == nullptr || count == 0 || count > o->refs) return CUDA_ERROR_INVALID_VALUE;
+    release_user_object(o, count);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphRetainUserObject(CUgraph graph, CUuserObject object,
+                                                       unsigned int count, unsigned int flags) {
+  return guarded("cuGraphRetainUserObject", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(graph_mutex());
+    Graph* g = graph_from(graph);
+    UserObject* o = user_object_from(object);
+    if (g == nullptr || o == nullptr || count == 0 ||
+        (flags != 0 && flags != CU_GRAPH_USER_OBJECT_MOVE)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    // MOVE takes over the caller's references; otherwise new ones are made.
+    if (flags == 0) o->refs += count;
+    for (auto& [held, n] : g->user_objects) {
+      if (held == o) {
+        n += count;
+        return CUDA_SUCCESS;
+      }
+    }
+    g->user_objects.emplace_back(o, count);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphReleaseUserObject(CUgraph graph, CUuserObject object,
+                                                        unsigned int count) {
+  return guarded("cuGraphReleaseUserObject", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(graph_mutex());
+    Graph* g = graph_from(graph);
+    UserObject* o = user_object_from(object);
+    if (g == nullptr || o == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < g->user_objects.size(); ++i) {
+      auto& [held, n] = g->user_objects[i];
+      if (held != o) continue;
+      if (count > n) return CUDA_ERROR_INVALID_VALUE;  // more than the graph owns
+      n -= count;
+      if (n == 0) g->user_objects.erase(g->user_objects.begin() + static_cast<long>(i));
+      release_user_object(o, count);
+      return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
+// ---- DOT output -----------------------------------------------------------------------------
+
+namespace {
+
+const char* type_name(CUgraphNodeType type) {
+  switch (type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      return "KERNEL";
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      return "MEMCPY";
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+      return "MEMSET";
+    case CU_GRAPH_NODE_TYPE_HOST:
+      return "HOST";
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      return "GRAPH";
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+      return "EMPTY";
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      return "WAIT_EVENT";
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      return "EVENT_RECORD";
+    default:
+      return "OTHER";
+  }
+}
+
+// Node ids are the prefix and the creation index; a child graph is a nested cluster. (Labels
+// are built with snprintf: GCC 12 warns falsely about chains of std::string operator+.)
+void write_dot(std::FILE* out, const Graph& g, const std::string& prefix, bool verbose) {
+  for (const GraphNode* n : g.nodes) {
+    const std::string id = prefix + std::to_string(n->index);
+    if (n->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+      std::fprintf(out, "subgraph cluster_%s {\nlabel=\"%s GRAPH\";\n", id.c_str(), id.c_str());
+      std::fprintf(out, "\"%s\" [shape=point];\n", id.c_str());
+      std::string child_prefix = id;
+      child_prefix.push_back('_');
+      write_dot(out, *n->child, child_prefix, verbose);
+      std::fprintf(out, "}\n");
+      continue;
+    }
+    char detail[256] = "";
+    if (n->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+      const LaunchRequest& r = n->kernel.request;
+      if (verbose) {
+        std::snprintf(detail, sizeof detail, "\\n%s\\n<<<(%u,%u,%u),(%u,%u,%u),%u>>>",
+                      n->kernel.function->desc->name.c_str(), r.grid.x, r.grid.y, r.grid.z,
+                      r.block.x, r.block.y, r.block.z, r.shared);
+      } else {
+        std::snprintf(detail, sizeof detail, "\\n%s", n->kernel.function->desc->name.c_str());
+      }
+    } else if (verbose && n->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+      std::snprintf(detail, sizeof detail, "\\n%zux%zux%zu bytes", n->copy.WidthInBytes,
+                    n->copy.Height, n->copy.Depth);
+    } else if (verbose && n->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+      std::snprintf(detail, sizeof detail, "\\n%zux%zu elements of %u bytes", n->memset.width,
+                    n->memset.height, n->memset.elementSize);
+    }
+    std::fprintf(out, "\"%s\" [label=\"%s %s%s\"];\n", id.c_str(), id.c_str(), type_name(n->type),
+                 detail);
+  }
+  for (const GraphNode* n : g.nodes) {
+    for (const GraphNode* d : n->deps) {
+      std::fprintf(out, "\"%s%llu\" -> \"%s%llu\";\n", prefix.c_str(),
+                   static_cast<unsigned long long>(d->index), prefix.c_str(),
+                   static_cast<unsigned long long>(n->index));
+    }
+  }
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* path,
+                                                    unsigned int flags) {
+  return guarded("cuGraphDebugDotPrint", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    std::lock_guard lock(graph_mutex());
+    Graph* g = graph_from(hGraph);
+    if (g == nullptr || path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::FILE* out = std::fopen(path, "w");
+    if (out == nullptr) return CUDA_ERROR_OPERATING_SYSTEM;
+    std::fprintf(out, "digraph cusnap_graph {\n");
+    write_dot(out, *g, "n", flags != 0);
+    std::fprintf(out, "}\n");
+    return std::fclose(out) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
   });
 }

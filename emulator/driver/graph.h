@@ -56,8 +56,20 @@ struct GraphNode {
   bool registered = false;              // a CUgraphNode handle (not a node inside an exec)
 };
 
+// cuUserObjectCreate: a reference-counted host object whose destructor runs (on a thread of its
+// own, never inside the caller's API call) when the last reference goes.
+struct UserObject {
+  void* ptr = nullptr;
+  CUhostFn destroy = nullptr;
+  unsigned refs = 0;  // guarded by graph_mutex()
+};
+// Drops `count` references (graph_mutex() held); the destructor is started at zero.
+void release_user_object(UserObject* object, unsigned count);
+
 struct Graph {
   std::vector<GraphNode*> nodes;  // owned, in creation order
+  // References the graph owns (cuGraphRetainUserObject); clones and execs own their own.
+  std::vector<std::pair<UserObject*, unsigned>> user_objects;
   uint64_t next_index = 0;
   const GraphNode* owner = nullptr;  // the child-graph node that embeds it, if any
   bool registered = false;           // a CUgraph handle

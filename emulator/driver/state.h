@@ -49,7 +49,8 @@ enum class HandleKind : uint8_t {
   kLinkState,
   kGraph,
   kGraphNode,
-  kGraphExec
+  kGraphExec,
+  kUserObject
 };
 
 // The registry of opaque handles. Every entry point validates a handle here before it

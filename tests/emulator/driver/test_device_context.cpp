@@ -195,7 +195,7 @@ TEST_CASE("an unimplemented export answers NOT_SUPPORTED", "[device]") {
   CUarray array = nullptr;
   CUDA_ARRAY_DESCRIPTOR desc{};
   CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED);
-  CUuserObject object = nullptr;
-  CHECK(cuUserObjectCreate(&object, nullptr, nullptr, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) ==
+  CUstreamAttrValue value{};
+  CHECK(cuStreamGetAttribute(nullptr, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value) ==
         CUDA_ERROR_NOT_SUPPORTED);
 }

@@ -1,5 +1,10 @@
 // CUDA graphs and stream capture, checked against host computations of the same work.
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -803,6 +808,73 @@ TEST_CASE("graph: kernel node attributes", "[graphs]") {
   REQUIRE_CU(cuMemcpyDtoH(out.data(), d.c, kBytes));
   for (int i = 0; i < kN; ++i) REQUIRE(out[i] == 9.0f);
   REQUIRE_CU(cuGraphExecDestroy(exec));
+  REQUIRE_CU(cuGraphDestroy(g));
+}
+
+namespace {
+struct Destroyed {
+  std::atomic<int> calls{0};
+};
+void CUDA_CB count_destroy(void* p) { static_cast<Destroyed*>(p)->calls++; }
+// The destructor runs on a thread of its own: wait for it (bounded; it is started by the call
+// that dropped the last reference, so it only ever takes scheduling time).
+bool destroyed_within(const Destroyed& d, int expected) {
+  for (int i = 0; i < 2000 && d.calls.load() < expected; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return d.calls.load() == expected;
+}
+}  // namespace
+
+TEST_CASE("graph: user objects live as long as their last reference", "[graphs]") {
+  primary_context();
+  Destroyed d;
+  CUuserObject object;
+  CHECK(cuUserObjectCreate(&object, &d, count_destroy, 1, 0) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE_CU(cuUserObjectCreate(&object, &d, count_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+  CUgraph g;
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  REQUIRE_CU(cuGraphRetainUserObject(g, object, 1, CU_GRAPH_USER_OBJECT_MOVE));  // ours, moved
+  CUgraphNode empty;
+  REQUIRE_CU(cuGraphAddEmptyNode(&empty, g, nullptr, 0));
+  CUgraphExec exec;
+  REQUIRE_CU(cuGraphInstantiate(&exec, g, 0));
+  CUgraph clone;
+  REQUIRE_CU(cuGraphClone(&clone, g));
+  CHECK(cuGraphReleaseUserObject(g, object, 2) == CUDA_ERROR_INVALID_VALUE);  // owns one
+  REQUIRE_CU(cuGraphDestroy(g));
+  REQUIRE_CU(cuGraphLaunch(exec, nullptr));
+  REQUIRE_CU(cuCtxSynchronize());
+  REQUIRE_CU(cuGraphDestroy(clone));
+  CHECK(d.calls == 0);  // the exec still holds a reference
+  REQUIRE_CU(cuGraphExecDestroy(exec));
+  CHECK(destroyed_within(d, 1));
+  CHECK(cuUserObjectRelease(object, 1) == CUDA_ERROR_INVALID_VALUE);  // gone
+}
+
+TEST_CASE("graph: cuGraphDebugDotPrint writes the nodes and edges", "[graphs]") {
+  Kernels k;
+  Buffers d;
+  CUgraph g;
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  float factor = 2.0f;
+  int n = kN;
+  void* args[] = {&d.c, &factor, &n};
+  CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+  CUgraphNode empty, kernel;
+  REQUIRE_CU(cuGraphAddEmptyNode(&empty, g, nullptr, 0));
+  REQUIRE_CU(cuGraphAddKernelNode(&kernel, g, &empty, 1, &p));
+  char path[] = "/tmp/cusnap_graph_dot_XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  REQUIRE_CU(cuGraphDebugDotPrint(g, path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
+  std::string dot = read_file(path);
+  std::remove(path);
+  CHECK(dot.find("digraph") == 0);
+  CHECK(dot.find("\"n0\" -> \"n1\"") != std::string::npos);
+  CHECK(dot.find("scale_and_count") != std::string::npos);
+  CHECK(dot.find("<<<(8,1,1),(128,1,1),0>>>") != std::string::npos);
+  CHECK(cuGraphDebugDotPrint(g, "/nonexistent/dir/graph.dot", 0) == CUDA_ERROR_OPERATING_SYSTEM);
   REQUIRE_CU(cuGraphDestroy(g));
 }
 
