@@ -146,14 +146,15 @@ CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) 
   if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
   if (CUresult e = validate(r); e != CUDA_SUCCESS) return e;
   if (r.bytes() == 0) return CUDA_SUCCESS;
+  bool counted = stats_enabled();
+  CopyDirection direction = counted ? direction_of(r) : CopyDirection::kHostToHost;
   bool captured = false;
   if (CUresult e = capture_node(
           stream, !async, [&] { return memcpy_node_of(r); }, &captured);
       e != CUDA_SUCCESS || captured) {
+    if (counted && e == CUDA_SUCCESS) note_copy(direction, r.bytes());  // an accepted call
     return e;
   }
-  bool counted = stats_enabled();
-  CopyDirection direction = counted ? direction_of(r) : CopyDirection::kHostToHost;
   // Decided before staging replaces a pageable source with the staging buffer.
   const bool host_to_host = !r.src.device && !r.dst.device;
   const bool into_pageable = !r.dst.device && !r.dst.staged_ok;
@@ -327,8 +328,10 @@ CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element
     node->memset.height = height;
     return node;
   };
-  if (CUresult e = capture_node(stream, !async, make, &captured); e != CUDA_SUCCESS || captured)
+  if (CUresult e = capture_node(stream, !async, make, &captured); e != CUDA_SUCCESS || captured) {
+    if (e == CUDA_SUCCESS) note_memset(uint64_t{width * element} * height);  // an accepted call
     return e;
+  }
   auto work = memset_work(ctx, dst, pitch, value, element, width, height);
   CUresult result = CUDA_SUCCESS;
   if (async) {
