@@ -153,6 +153,7 @@ struct GraphExec {
   std::unordered_map<const GraphNode*, GraphNode*> by_original;  // top-level nodes
   cuuint64_t flags = 0;
   std::vector<Dependency> launches;  // the end of each launch not yet known to have completed
+  Dependency last_launch;            // the end of the newest launch, on whichever stream
   ~GraphExec() {
     if (graph == nullptr) return;
     bool pending = false;
@@ -277,6 +278,9 @@ CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<S
 CUresult launch_exec(GraphExec* exec, Context* ctx, Stream* stream) {
   std::vector<Step> steps;
   if (CUresult r = build_steps(ctx, *exec->graph, true, &steps); r != CUDA_SUCCESS) return r;
+  // "Each launch is ordered behind both any previous work in the stream and any previous launches
+  // of the exec" (cuGraphLaunch), also when those were on another stream.
+  ctx->submit(stream, [] { return uint64_t{0}; }, {exec->last_launch});
   for (Step& step : steps) {
     std::vector<Dependency> deps;
     if (step.wait != nullptr) {
@@ -290,6 +294,7 @@ CUresult launch_exec(GraphExec* exec, Context* ctx, Stream* stream) {
       step.record->point = Dependency{stream->tail().timeline, seq};
     }
   }
+  exec->last_launch = stream->tail();
   if (!exec->graph->user_objects.empty()) {
     auto& launches = exec->launches;
     launches.erase(std::remove_if(launches.begin(), launches.end(),

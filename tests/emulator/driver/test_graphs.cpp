@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -876,6 +877,60 @@ TEST_CASE("graph: cuGraphDebugDotPrint writes the nodes and edges", "[graphs]") 
   CHECK(dot.find("<<<(8,1,1),(128,1,1),0>>>") != std::string::npos);
   CHECK(cuGraphDebugDotPrint(g, "/nonexistent/dir/graph.dot", 0) == CUDA_ERROR_OPERATING_SYSTEM);
   REQUIRE_CU(cuGraphDestroy(g));
+}
+
+namespace {
+struct Ordered {
+  std::mutex mutex;
+  std::vector<int> log;
+  std::atomic<bool> open{false};
+};
+struct Mark {
+  Ordered* ordered;
+  int value;
+};
+void CUDA_CB mark_and_open(void* p) {
+  auto* mark = static_cast<Mark*>(p);
+  std::lock_guard lock(mark->ordered->mutex);
+  mark->ordered->log.push_back(mark->value);
+  mark->ordered->open = true;
+}
+// Blocks its stream until a mark opens the gate, or 2 s have passed.
+void CUDA_CB bounded_gate(void* p) {
+  auto* ordered = static_cast<Ordered*>(p);
+  for (int i = 0; i < 400 && !ordered->open; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+}  // namespace
+
+TEST_CASE("graph: launches of one exec are ordered across streams", "[graphs]") {
+  primary_context();
+  Ordered ordered;
+  Mark first{&ordered, 1}, second{&ordered, 2};
+  CUgraph g;
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  CUDA_HOST_NODE_PARAMS hp{mark_and_open, &first};
+  CUgraphNode host;
+  REQUIRE_CU(cuGraphAddHostNode(&host, g, nullptr, 0, &hp));
+  CUgraphExec exec;
+  REQUIRE_CU(cuGraphInstantiate(&exec, g, 0));
+  CUstream s1, s2;
+  REQUIRE_CU(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+  REQUIRE_CU(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+  // The first launch waits behind a gate only the second launch's node would open: were the
+  // launches not ordered, the second would run first (log 2, 1); ordered, the gate times out.
+  REQUIRE_CU(cuLaunchHostFunc(s1, bounded_gate, &ordered));
+  REQUIRE_CU(cuGraphLaunch(exec, s1));
+  hp.userData = &second;
+  REQUIRE_CU(cuGraphExecHostNodeSetParams(exec, host, &hp));
+  REQUIRE_CU(cuGraphLaunch(exec, s2));
+  REQUIRE_CU(cuStreamSynchronize(s2));
+  CHECK(ordered.log == std::vector<int>{1, 2});
+  REQUIRE_CU(cuStreamSynchronize(s1));
+  REQUIRE_CU(cuGraphExecDestroy(exec));
+  REQUIRE_CU(cuGraphDestroy(g));
+  REQUIRE_CU(cuStreamDestroy(s1));
+  REQUIRE_CU(cuStreamDestroy(s2));
 }
 
 #endif  // CUSNAP_TEST_HAVE_PTX_ENGINE
