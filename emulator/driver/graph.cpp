@@ -501,25 +501,49 @@ CUresult instantiate(CUgraphExec* out, CUgraph hGraph, cuuint64_t flags, GraphNo
 
 bool one_dimensional(const CUDA_MEMCPY3D& p) { return p.Height == 1 && p.Depth == 1; }
 
-// Whether `to` may replace `from`'s parameters in an exec (cuGraphExecUpdate and the exec
-// setters share these rules).
-CUgraphExecUpdateResult compare_params(const GraphNode& from, const GraphNode& to) {
+// Whether `to` may replace `from`'s parameters in an exec: cuGraphExecUpdate's limitations, and
+// with `setter` those of the cuGraphExec*NodeSetParams entry points (stricter for memcpy).
+CUgraphExecUpdateResult compare_params(const GraphNode& from, const GraphNode& to, bool setter) {
   switch (from.type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      // "A cooperative node cannot be updated to a non-cooperative node, and vice-versa."
+      if (!setter && from.kernel.request.cooperative != to.kernel.request.cooperative)
+        return CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
+      break;
     case CU_GRAPH_NODE_TYPE_MEMCPY:
+      // The memory types may not change; the setters take 1D copies only.
       if (from.copy.srcMemoryType != to.copy.srcMemoryType ||
-          from.copy.dstMemoryType != to.copy.dstMemoryType || !one_dimensional(to.copy) ||
-          !one_dimensional(from.copy)) {
+          from.copy.dstMemoryType != to.copy.dstMemoryType ||
+          (setter && (!one_dimensional(to.copy) || !one_dimensional(from.copy)))) {
         return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
       }
       break;
-    case CU_GRAPH_NODE_TYPE_MEMSET:
-      if (from.memset.height != 1 || to.memset.height != 1)
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      // A 2D memset may change only its address and value; a 1D one may not change its height.
+      const CUDA_MEMSET_NODE_PARAMS& f = from.memset;
+      const CUDA_MEMSET_NODE_PARAMS& t = to.memset;
+      const bool same_shape = f.width == t.width && f.height == t.height &&
+                              f.elementSize == t.elementSize && f.pitch == t.pitch;
+      if ((f.height > 1 && !same_shape) || t.height != f.height)
         return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
       break;
+    }
     default:
       break;
   }
   return CU_GRAPH_EXEC_UPDATE_SUCCESS;
+}
+
+// A kernel node's parameters replaced by `spec`'s (the SetParams entry points): its attributes
+// (cooperative, cluster shape, hints) are the node's and stay, as cuGraphKernelNodeSetAttribute
+// set them.
+void take_kernel_params(GraphNode* n, const GraphNode& spec) {
+  const bool cooperative = n->kernel.request.cooperative;
+  const auto cluster = n->kernel.request.cluster;
+  n->kernel = spec.kernel;
+  n->kernel.request.cooperative = cooperative;
+  n->kernel.request.cluster = cluster;
+  n->kernel_param_pointers = spec.kernel_param_pointers;
 }
 
 // Pairs the nodes of two graphs in creation order and checks types and edges; on a mismatch
@@ -549,7 +573,8 @@ CUgraphExecUpdateResult compare_graphs(const Graph& from, const Graph& to, const
         return CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
       }
     }
-    if (CUgraphExecUpdateResult r = compare_params(*a, *b); r != CU_GRAPH_EXEC_UPDATE_SUCCESS)
+    if (CUgraphExecUpdateResult r = compare_params(*a, *b, false);
+        r != CU_GRAPH_EXEC_UPDATE_SUCCESS)
       return r;
   }
   *node = nullptr;
@@ -606,9 +631,13 @@ CUresult exec_set(CUgraphExec hExec, CUgraphNode hNode, CUgraphNodeType type, Ma
   return with_exec_node(hExec, hNode, type, [&](GraphNode* target) {
     std::unique_ptr<GraphNode> spec;
     if (CUresult r = make(&spec); r != CUDA_SUCCESS) return r;
-    if (compare_params(*target, *spec) != CU_GRAPH_EXEC_UPDATE_SUCCESS)
+    if (compare_params(*target, *spec, true) != CU_GRAPH_EXEC_UPDATE_SUCCESS)
       return CUDA_ERROR_INVALID_VALUE;
-    take_params(target, *spec);
+    if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
+      take_kernel_params(target, *spec);
+    } else {
+      take_params(target, *spec);
+    }
     return CUDA_SUCCESS;
   });
 }
@@ -918,7 +947,7 @@ cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1* 
           r != CUDA_SUCCESS) {
         return r;
       }
-      take_params(n, *spec);
+      take_kernel_params(n, *spec);
       return CUDA_SUCCESS;
     });
   });
@@ -933,7 +962,7 @@ cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* 
           r != CUDA_SUCCESS) {
         return r;
       }
-      take_params(n, *spec);
+      take_kernel_params(n, *spec);
       return CUDA_SUCCESS;
     });
   });
@@ -1508,6 +1537,10 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode,
         n->child = spec->child;
         n->child->owner = n;
         spec->child = nullptr;
+        return CUDA_SUCCESS;
+      }
+      if (n->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+        take_kernel_params(n, *spec);
         return CUDA_SUCCESS;
       }
       take_params(n, *spec);

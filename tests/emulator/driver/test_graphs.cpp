@@ -933,4 +933,61 @@ TEST_CASE("graph: launches of one exec are ordered across streams", "[graphs]") 
   REQUIRE_CU(cuStreamDestroy(s2));
 }
 
+TEST_CASE("graph exec: update limitations of memset and kernel nodes", "[graphs]") {
+  Kernels k;
+  Buffers d;
+  CUcontext ctx;
+  REQUIRE_CU(cuCtxGetCurrent(&ctx));
+  // A 2D memset (4 rows of 64 floats at a 1024-byte pitch) and a kernel node.
+  auto build = [&](unsigned value, size_t width, bool cooperative) {
+    CUgraph g;
+    REQUIRE_CU(cuGraphCreate(&g, 0));
+    CUDA_MEMSET_NODE_PARAMS ms{};
+    ms.dst = d.c;
+    ms.pitch = 1024;
+    ms.value = value;
+    ms.elementSize = 4;
+    ms.width = width;
+    ms.height = 4;
+    CUgraphNode set, kernel;
+    REQUIRE_CU(cuGraphAddMemsetNode(&set, g, nullptr, 0, &ms, ctx));
+    float factor = 1.0f;
+    int n = kN;
+    void* args[] = {&d.c, &factor, &n};
+    CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+    REQUIRE_CU(cuGraphAddKernelNode(&kernel, g, &set, 1, &p));
+    CUkernelNodeAttrValue v{};
+    v.cooperative = cooperative ? 1 : 0;
+    REQUIRE_CU(cuGraphKernelNodeSetAttribute(kernel, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v));
+    return g;
+  };
+  CUgraph base = build(1, 64, true);
+  CUgraphExec exec;
+  REQUIRE_CU(cuGraphInstantiate(&exec, base, 0));
+  CUgraphExecUpdateResultInfo info{};
+  CUgraph value_only = build(2, 64, true);
+  REQUIRE_CU(cuGraphExecUpdate(exec, value_only, &info));  // a 2D memset's value may change
+  CUgraph wider = build(2, 65, true);
+  CHECK(cuGraphExecUpdate(exec, wider, &info) == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED);
+  CHECK(info.errorNode == nodes_of(wider)[0]);
+  CUgraph not_cooperative = build(2, 64, false);
+  CHECK(cuGraphExecUpdate(exec, not_cooperative, &info) == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED);
+  // The exec setter keeps the node's attributes: still cooperative, so an update from a
+  // cooperative graph still succeeds.
+  float factor = 3.0f;
+  int n = kN;
+  void* args[] = {&d.c, &factor, &n};
+  CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+  REQUIRE_CU(cuGraphExecKernelNodeSetParams(exec, nodes_of(base)[1], &p));
+  REQUIRE_CU(cuGraphExecUpdate(exec, value_only, &info));
+  CUkernelNodeAttrValue v{};
+  REQUIRE_CU(cuGraphKernelNodeSetParams(nodes_of(base)[1], &p));
+  REQUIRE_CU(cuGraphKernelNodeGetAttribute(nodes_of(base)[1], CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v));
+  CHECK(v.cooperative == 1);
+  REQUIRE_CU(cuGraphExecDestroy(exec));
+  for (CUgraph g : {base, value_only, wider, not_cooperative}) REQUIRE_CU(cuGraphDestroy(g));
+}
+
 #endif  // CUSNAP_TEST_HAVE_PTX_ENGINE
