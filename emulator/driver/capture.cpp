@@ -79,14 +79,25 @@ CUresult check_legacy(Stream* stream) {
   return result;
 }
 
-GraphNode* add_captured(StreamCapture& c, NodeSpec node) {
+// A capture's dependencies the application may have destroyed since (cuGraphDestroyNode on a
+// node of the capture's graph) are dropped: they cannot be depended on any more.
+void drop_destroyed(std::vector<GraphNode*>* deps) {
+  deps->erase(std::remove_if(deps->begin(), deps->end(),
+                             [](GraphNode* n) { return !is_handle(n, HandleKind::kGraphNode); }),
+              deps->end());
+}
+
+CUresult add_captured(StreamCapture& c, NodeSpec node) {
+  drop_destroyed(&c.deps);
   GraphNode* n = nullptr;
   std::vector<CUgraphNode> deps(c.deps.size());
   for (size_t i = 0; i < deps.size(); ++i) deps[i] = reinterpret_cast<CUgraphNode>(c.deps[i]);
-  // The dependencies are nodes of the capture's graph (the capture put them there).
-  attach_node(c.session->graph, std::move(node), deps.data(), deps.size(), &n);
+  if (CUresult r = attach_node(c.session->graph, std::move(node), deps.data(), deps.size(), &n);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
   c.deps = {n};
-  return n;
+  return CUDA_SUCCESS;
 }
 
 void end_session(const std::shared_ptr<CaptureSession>& session) {
@@ -98,7 +109,7 @@ void end_session(const std::shared_ptr<CaptureSession>& session) {
 
 // Every node `from` reaches backwards (itself included).
 void ancestors(GraphNode* from, std::unordered_set<const GraphNode*>* out) {
-  if (!out->insert(from).second) return;
+  if (!is_handle(from, HandleKind::kGraphNode) || !out->insert(from).second) return;
   for (GraphNode* d : from->deps) ancestors(d, out);
 }
 
@@ -116,7 +127,7 @@ CUresult capture_node(Stream* stream, bool synchronous, const std::function<Node
     invalidate(*c->session, "a synchronous call was made on a capturing stream");
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  add_captured(*c, make());
+  if (CUresult r = add_captured(*c, make()); r != CUDA_SUCCESS) return r;
   *captured = true;
   return CUDA_SUCCESS;
 }
@@ -166,8 +177,7 @@ CUresult capture_event_record(Event* event, Stream* stream, unsigned flags, bool
     auto node = std::make_unique<GraphNode>();
     node->type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
     node->event = reinterpret_cast<CUevent>(event);
-    add_captured(*c, std::move(node));
-    return CUDA_SUCCESS;
+    return add_captured(*c, std::move(node));
   }
   g_events[event] = EventCapture{c->session, c->deps};
   return CUDA_SUCCESS;
@@ -200,8 +210,7 @@ CUresult capture_wait_event(Stream* stream, Event* event, unsigned flags, bool* 
     auto node = std::make_unique<GraphNode>();
     node->type = CU_GRAPH_NODE_TYPE_WAIT_EVENT;
     node->event = reinterpret_cast<CUevent>(event);
-    add_captured(*c, std::move(node));
-    return CUDA_SUCCESS;
+    return add_captured(*c, std::move(node));
   }
   if (recorded_in != c->session) {
     // An event of another capture, or one recorded outside any: the capture cannot depend on
@@ -267,6 +276,11 @@ void capture_forget_stream(const Stream* stream) {
   streams.erase(std::remove(streams.begin(), streams.end(), stream), streams.end());
   g_streams.erase(it);
   update_capturing();
+}
+
+bool capture_uses_graph(const Graph* graph) {
+  return std::any_of(g_sessions.begin(), g_sessions.end(),
+                     [&](const auto& session) { return session->graph == graph; });
 }
 
 void capture_forget_event(const Event* event) {
@@ -354,6 +368,7 @@ CUresult end_capture(CUstream hStream, CUgraph* phGraph, bool per_thread) {
     for (GraphNode* n : c->deps) ancestors(n, &joined);
     for (Stream* s : session->streams) {
       if (s == stream) continue;
+      drop_destroyed(&capture_of(s)->deps);
       for (GraphNode* n : capture_of(s)->deps) {
         if (joined.count(n) == 0) result = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
       }
@@ -402,6 +417,7 @@ CUresult capture_info(CUstream hStream, CUstreamCaptureStatus* status, cuuint64_
   std::lock_guard lock(graph_mutex());
   StreamCapture* c = capture_of(stream);
   if (c == nullptr) return CUDA_SUCCESS;  // the other outputs are undefined when not capturing
+  drop_destroyed(&c->deps);
   if (id != nullptr) *id = c->session->id;
   if (graph != nullptr) *graph = reinterpret_cast<CUgraph>(c->session->graph);
   if (deps != nullptr) *deps = reinterpret_cast<const CUgraphNode*>(c->deps.data());

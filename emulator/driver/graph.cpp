@@ -701,6 +701,11 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
     Graph* g = graph_from(hGraph);
     // A child graph belongs to its node (cuGraphChildGraphNodeGetGraph hands out a reference).
     if (g == nullptr || g->owner != nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (capture_uses_graph(g)) {
+      log(LogLevel::kError,
+          "cuGraphDestroy: the graph is being captured into; end the capture first");
+      return CUDA_ERROR_ILLEGAL_STATE;
+    }
     free_graph(g);
     return CUDA_SUCCESS;
   });

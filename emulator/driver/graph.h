@@ -116,6 +116,8 @@ CUresult capture_check_unsafe_call(const char* name);
 // with `error` and a log line, and the capture is invalidated.
 CUresult capture_refuse(Stream* stream, const char* what, CUresult error);
 void capture_forget_stream(const Stream* stream);
+// Whether an active capture adds nodes to `graph` (graph_mutex() held): it cannot be destroyed.
+bool capture_uses_graph(const Graph* graph);
 void capture_forget_event(const Event* event);
 
 // Graph memcpy and memset nodes (copy.cpp): checked when added and again when launched (memory

@@ -676,11 +676,24 @@ TEST_CASE("stream capture: dependencies can be read and replaced during capture"
   REQUIRE_CU(
       cuStreamUpdateCaptureDependencies(s, &extra, nullptr, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
   REQUIRE_CU(cuMemsetD32Async(d.a, 0, kN, s));
+  // The capture's graph cannot be destroyed under it; a node it depends on can.
+  CHECK(cuGraphDestroy(g) == CUDA_ERROR_ILLEGAL_STATE);
+  REQUIRE_CU(cuStreamGetCaptureInfo(s, &status, &id, &g, &deps, nullptr, &count));
+  REQUIRE(count == 1);
+  CUgraphNode last = deps[0];
+  REQUIRE_CU(cuMemsetD32Async(d.b, 0, kN, s));
+  REQUIRE_CU(cuStreamGetCaptureInfo(s, &status, &id, &g, &deps, nullptr, &count));
+  REQUIRE(count == 1);
+  REQUIRE_CU(cuGraphDestroyNode(deps[0]));
+  REQUIRE_CU(cuMemsetD32Async(d.b, 0, kN, s));  // now a root: its dependency is gone
   CUgraph graph;
   REQUIRE_CU(cuStreamEndCapture(s, &graph));
   CHECK(graph == g);
-  CHECK(nodes_of(graph).size() == 3);
-  CHECK(edge_count(graph) == 2);  // memset -> extra -> memset
+  CHECK(nodes_of(graph).size() == 4);
+  CHECK(edge_count(graph) == 2);  // memset -> extra -> memset, and a root memset
+  size_t dependents = 0;
+  REQUIRE_CU(cuGraphNodeGetDependentNodes(last, nullptr, nullptr, &dependents));
+  CHECK(dependents == 0);
   REQUIRE_CU(cuGraphDestroy(graph));
   // Capturing into an existing graph, after one of its nodes.
   CUgraph target;
