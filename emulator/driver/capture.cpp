@@ -50,6 +50,9 @@ std::vector<std::shared_ptr<CaptureSession>> g_sessions;  // active (not ended) 
 std::atomic<size_t> g_capturing{0};
 
 void update_capturing() { g_capturing.store(g_streams.size()); }
+// g_events.size(), likewise: events whose last record was in a capture.
+std::atomic<size_t> g_captured_events{0};
+void update_captured_events() { g_captured_events.store(g_events.size()); }
 
 thread_local CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
@@ -163,12 +166,13 @@ CUresult capture_refuse(Stream* stream, const char* what, CUresult error) {
 
 CUresult capture_event_record(Event* event, Stream* stream, unsigned flags, bool* handled) {
   *handled = false;
-  if (g_capturing.load() == 0) return CUDA_SUCCESS;  // events of ended captures: ignored
+  if (g_capturing.load() == 0 && g_captured_events.load() == 0) return CUDA_SUCCESS;
   std::lock_guard lock(graph_mutex());
   StreamCapture* c = capture_of(stream);
   if (c == nullptr) {
     if (CUresult r = check_legacy(stream); r != CUDA_SUCCESS) return r;
     g_events.erase(event);  // recorded outside capture again
+    update_captured_events();
     return CUDA_SUCCESS;
   }
   if (c->session->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
@@ -180,21 +184,25 @@ CUresult capture_event_record(Event* event, Stream* stream, unsigned flags, bool
     return add_captured(*c, std::move(node));
   }
   g_events[event] = EventCapture{c->session, c->deps};
+  update_captured_events();
   return CUDA_SUCCESS;
 }
 
 CUresult capture_wait_event(Stream* stream, Event* event, unsigned flags, bool* handled) {
   *handled = false;
-  if (g_capturing.load() == 0) return CUDA_SUCCESS;  // events of ended captures: ignored
+  if (g_capturing.load() == 0 && g_captured_events.load() == 0) return CUDA_SUCCESS;
   std::lock_guard lock(graph_mutex());
   StreamCapture* c = capture_of(stream);
   auto it = g_events.find(event);
+  const bool captured_event = it != g_events.end();  // last recorded in a capture
   std::shared_ptr<CaptureSession> recorded_in;
-  if (it != g_events.end()) recorded_in = it->second.session.lock();
+  if (captured_event) recorded_in = it->second.session.lock();
   if (recorded_in && recorded_in->ended) recorded_in.reset();
   if (c == nullptr) {
     if (CUresult r = check_legacy(stream); r != CUDA_SUCCESS) return r;
-    if (!recorded_in) return CUDA_SUCCESS;  // an ordinary wait
+    if (!captured_event) return CUDA_SUCCESS;  // an ordinary wait
+    // Recorded in a capture that has ended: there is no record on any stream to wait for.
+    if (!recorded_in) return CUDA_ERROR_CAPTURED_EVENT;
     if (stream->kind() == StreamKind::kLegacy) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     if (recorded_in->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     // The stream joins the capture the event was recorded in (a fork).
@@ -212,9 +220,13 @@ CUresult capture_wait_event(Stream* stream, Event* event, unsigned flags, bool* 
     node->event = reinterpret_cast<CUevent>(event);
     return add_captured(*c, std::move(node));
   }
+  if (recorded_in && recorded_in != c->session) {
+    invalidate(*c->session, "a capturing stream waited for an event of another capture");
+    return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+  }
   if (recorded_in != c->session) {
-    // An event of another capture, or one recorded outside any: the capture cannot depend on
-    // it (without CU_EVENT_WAIT_EXTERNAL, which makes it an event wait node).
+    // Recorded outside any active capture: the dependency would cross the capture's boundary
+    // (CU_EVENT_WAIT_EXTERNAL makes it an event wait node instead).
     invalidate(*c->session, "a capturing stream waited for an event recorded outside the capture");
     return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
   }
@@ -234,14 +246,15 @@ CUresult capture_check_stream_sync(Stream* stream) {
 }
 
 CUresult capture_check_event_sync(Event* event) {
-  if (g_capturing.load() == 0) return CUDA_SUCCESS;
+  if (g_captured_events.load() == 0) return CUDA_SUCCESS;
   std::lock_guard lock(graph_mutex());
   auto it = g_events.find(event);
   if (it == g_events.end()) return CUDA_SUCCESS;
   auto session = it->second.session.lock();
-  if (!session || session->ended) return CUDA_SUCCESS;
-  invalidate(*session, "an event recorded in the capture was synchronised or queried");
-  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (session && !session->ended) {
+    invalidate(*session, "an event recorded in the capture was synchronised or queried");
+  }
+  return CUDA_ERROR_CAPTURED_EVENT;  // last recorded in a capture, whether or not it has ended
 }
 
 CUresult capture_check_unsafe_call(const char* name) {
@@ -286,6 +299,7 @@ bool capture_uses_graph(const Graph* graph) {
 void capture_forget_event(const Event* event) {
   std::lock_guard lock(graph_mutex());
   g_events.erase(event);
+  update_captured_events();
 }
 
 }  // namespace cusnap::emu::driver

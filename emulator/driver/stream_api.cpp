@@ -33,6 +33,7 @@ CUresult stream_synchronize(CUstream h, bool per_thread) {
   // bad handle or context has none.
   if (s == nullptr) return r;
   if (CUresult c = capture_check_stream_sync(s); c != CUDA_SUCCESS) return c;
+  if (CUresult c = capture_check_unsafe_call("cuStreamSynchronize"); c != CUDA_SUCCESS) return c;
   if (s->kind() == StreamKind::kLegacy) {
     // The legacy stream's last operation waits for every blocking stream: queue a marker.
     ctx->submit_and_wait(s, [] { return uint64_t{0}; });
@@ -50,6 +51,7 @@ CUresult stream_query(CUstream h, bool per_thread) {
   Stream* s;
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
   if (CUresult c = capture_check_stream_sync(s); c != CUDA_SUCCESS) return c;
+  if (CUresult c = capture_check_unsafe_call("cuStreamQuery"); c != CUDA_SUCCESS) return c;
   return s->idle() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -143,6 +145,9 @@ CUresult event_elapsed(float* ms, CUevent hStart, CUevent hEnd) {
   if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (start == nullptr || end == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+  for (Event* e : {start, end}) {
+    if (CUresult c = capture_check_event_sync(e); c != CUDA_SUCCESS) return c;
+  }
   Dependency a, b;
   {
     std::lock_guard lock(start->mutex);
@@ -367,6 +372,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult c = capture_check_unsafe_call("cuEventQuery"); c != CUDA_SUCCESS) return c;
     if (CUresult c = capture_check_event_sync(event); c != CUDA_SUCCESS) return c;
     std::lock_guard lock(event->mutex);
     if (!event->recorded) return CUDA_SUCCESS;
@@ -379,6 +385,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult c = capture_check_unsafe_call("cuEventSynchronize"); c != CUDA_SUCCESS) return c;
     if (CUresult c = capture_check_event_sync(event); c != CUDA_SUCCESS) return c;
     Dependency point;
     {

@@ -553,9 +553,13 @@ TEST_CASE("stream capture: illegal calls return the driver's errors and invalida
     CUevent e;
     REQUIRE_CU(cuEventCreate(&e, 0));
     REQUIRE_CU(cuEventRecord(e, s));
-    CHECK(cuEventQuery(e) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(cuEventQuery(e) == CUDA_ERROR_CAPTURED_EVENT);
     CHECK(cuStreamEndCapture(s, &graph) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-    REQUIRE_CU(cuEventQuery(e));  // the capture is over
+    // Still last recorded in a capture: nothing to query or wait for until recorded again.
+    CHECK(cuEventSynchronize(e) == CUDA_ERROR_CAPTURED_EVENT);
+    CHECK(cuStreamWaitEvent(blocking, e, 0) == CUDA_ERROR_CAPTURED_EVENT);
+    REQUIRE_CU(cuEventRecord(e, s));
+    REQUIRE_CU(cuEventSynchronize(e));
     REQUIRE_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
     CHECK(cuStreamQuery(s) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CHECK(cuStreamEndCapture(s, &graph) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
@@ -633,6 +637,38 @@ TEST_CASE("stream capture: illegal calls return the driver's errors and invalida
     CHECK(cuStreamEndCapture(s, &graph) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     REQUIRE_CU(cuEventDestroy(e));
     REQUIRE_CU(cuStreamDestroy(side));
+  }
+  SECTION("waiting for an event of another capture") {
+    CUstream other;
+    REQUIRE_CU(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CUevent e;
+    REQUIRE_CU(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    REQUIRE_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    REQUIRE_CU(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    REQUIRE_CU(cuEventRecord(e, other));
+    CHECK(cuStreamWaitEvent(s, e, 0) == CUDA_ERROR_STREAM_CAPTURE_MERGE);
+    CHECK(cuStreamEndCapture(s, &graph) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    REQUIRE_CU(cuStreamEndCapture(other, &graph));
+    REQUIRE_CU(cuGraphDestroy(graph));
+    REQUIRE_CU(cuEventDestroy(e));
+    REQUIRE_CU(cuStreamDestroy(other));
+  }
+  SECTION("another thread's event query during a global capture") {
+    CUevent e;
+    REQUIRE_CU(cuEventCreate(&e, 0));
+    REQUIRE_CU(cuEventRecord(e, s));
+    REQUIRE_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUresult global = CUDA_SUCCESS, relaxed = CUDA_ERROR_UNKNOWN;
+    std::thread([&] {
+      global = cuEventQuery(e);  // a global-mode thread: prohibited, as documented
+      CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+      cuThreadExchangeStreamCaptureMode(&mode);
+      relaxed = cuEventQuery(e);
+    }).join();
+    CHECK(global == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(relaxed == CUDA_SUCCESS);
+    CHECK(cuStreamEndCapture(s, &graph) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    REQUIRE_CU(cuEventDestroy(e));
   }
   SECTION("ending a global capture on another thread") {
     REQUIRE_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
