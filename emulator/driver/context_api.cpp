@@ -1,6 +1,7 @@
 // Context entry points: primary context, created contexts, the current-context stack, limits.
 #include "driver/api.h"
 #include "driver/context.h"
+#include "driver/graph.h"
 #include "driver/state.h"
 
 using namespace cusnap::emu::driver;
@@ -253,6 +254,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
   return guarded("cuCtxSynchronize", [&] {
     Context* ctx;
     if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuCtxSynchronize"); r != CUDA_SUCCESS) return r;
     return ctx->synchronize();
   });
 }

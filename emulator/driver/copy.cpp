@@ -14,6 +14,7 @@
 
 #include "driver/api.h"
 #include "driver/context.h"
+#include "driver/graph.h"
 #include "driver/memory.h"
 #include "driver/state.h"
 #include "driver/stats.h"
@@ -117,6 +118,28 @@ CopyDirection direction_of(const Region& r) {
   return dst ? CopyDirection::kHostToDevice : CopyDirection::kHostToHost;
 }
 
+// A validated region as the parameters of a graph memcpy node (stream capture): host sides are
+// read or written when the node runs, as graph copies do.
+NodeSpec memcpy_node_of(const Region& r) {
+  auto node = std::make_unique<GraphNode>();
+  node->type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  CUDA_MEMCPY3D& p = node->copy;
+  p.srcMemoryType = r.src.device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  p.srcDevice = reinterpret_cast<CUdeviceptr>(r.src.origin);
+  p.srcHost = r.src.origin;
+  p.srcPitch = r.src.pitch;
+  p.srcHeight = r.src.rows;
+  p.dstMemoryType = r.dst.device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  p.dstDevice = reinterpret_cast<CUdeviceptr>(r.dst.origin);
+  p.dstHost = r.dst.origin;
+  p.dstPitch = r.dst.pitch;
+  p.dstHeight = r.dst.rows;
+  p.WidthInBytes = r.width;
+  p.Height = r.height;
+  p.Depth = r.depth;
+  return node;
+}
+
 CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) {
   Context* ctx;
   Stream* stream;
@@ -125,6 +148,13 @@ CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) 
   if (r.bytes() == 0) return CUDA_SUCCESS;
   bool counted = stats_enabled();
   CopyDirection direction = counted ? direction_of(r) : CopyDirection::kHostToHost;
+  bool captured = false;
+  if (CUresult e = capture_node(
+          stream, !async, [&] { return memcpy_node_of(r); }, &captured);
+      e != CUDA_SUCCESS || captured) {
+    if (counted && e == CUDA_SUCCESS) note_copy(direction, r.bytes());  // an accepted call
+    return e;
+  }
   // Decided before staging replaces a pageable source with the staging buffer.
   const bool host_to_host = !r.src.device && !r.dst.device;
   const bool into_pageable = !r.dst.device && !r.dst.staged_ok;
@@ -250,18 +280,19 @@ CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream s, bool per_thread, 
 }
 
 // cuMemsetD* and cuMemsetD2D*: `element` bytes of `value` repeated `width` times per row.
-CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element, size_t width,
-                   size_t height, CUstream hStream, bool per_thread, bool async) {
-  Context* ctx;
-  Stream* stream;
-  if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
+CUresult check_memset(CUdeviceptr dst, size_t pitch, size_t element, size_t width, size_t height) {
   if (width == 0 || height == 0) return CUDA_SUCCESS;
   size_t row_bytes = width * element;
   if (height > 1 && pitch < row_bytes) return CUDA_ERROR_INVALID_VALUE;
   if (dst % element != 0 || (height > 1 && pitch % element != 0)) return CUDA_ERROR_INVALID_VALUE;
   if (!allocations().contains(dst, (height - 1) * pitch + row_bytes))
     return CUDA_ERROR_INVALID_VALUE;
-  auto work = [=] {
+  return CUDA_SUCCESS;
+}
+
+Stream::Work memset_work(Context* ctx, CUdeviceptr dst, size_t pitch, uint32_t value,
+                         size_t element, size_t width, size_t height) {
+  return [=] {
     if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
     for (size_t y = 0; y < height; ++y) {
       uint8_t* row = reinterpret_cast<uint8_t*>(dst + y * pitch);
@@ -274,22 +305,89 @@ CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element
         for (size_t i = 0; i < width; ++i) std::memcpy(row + 4 * i, &value, 4);
       }
     }
-    return uint64_t{row_bytes * height / kDeviceBytesPerNs + 1};
+    return uint64_t{width * element * height / kDeviceBytesPerNs + 1};
   };
+}
+
+CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element, size_t width,
+                   size_t height, CUstream hStream, bool per_thread, bool async) {
+  Context* ctx;
+  Stream* stream;
+  if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  if (CUresult e = check_memset(dst, pitch, element, width, height); e != CUDA_SUCCESS) return e;
+  bool captured = false;
+  auto make = [&] {
+    auto node = std::make_unique<GraphNode>();
+    node->type = CU_GRAPH_NODE_TYPE_MEMSET;
+    node->memset.dst = dst;
+    node->memset.pitch = height > 1 ? pitch : 0;
+    node->memset.value = value;
+    node->memset.elementSize = static_cast<unsigned>(element);
+    node->memset.width = width;
+    node->memset.height = height;
+    return node;
+  };
+  if (CUresult e = capture_node(stream, !async, make, &captured); e != CUDA_SUCCESS || captured) {
+    if (e == CUDA_SUCCESS) note_memset(uint64_t{width * element} * height);  // an accepted call
+    return e;
+  }
+  auto work = memset_work(ctx, dst, pitch, value, element, width, height);
   CUresult result = CUDA_SUCCESS;
   if (async) {
     ctx->submit(stream, work);
   } else {
     result = ctx->submit_and_wait(stream, work);
   }
-  if (result == CUDA_SUCCESS) note_memset(uint64_t{row_bytes} * height);
+  if (result == CUDA_SUCCESS) note_memset(uint64_t{width * element} * height);
   return result;
 }
 
 constexpr bool kSync = false;
 constexpr bool kAsync = true;
 
+CUresult memcpy_node_region(const CUDA_MEMCPY3D& p, Region* r) {
+  if (p.reserved0 != nullptr || p.reserved1 != nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = region_3d(&p, r); e != CUDA_SUCCESS) return e;
+  return validate(*r);
+}
+
+CUresult check_memset_params(const CUDA_MEMSET_NODE_PARAMS& p) {
+  if (p.elementSize != 1 && p.elementSize != 2 && p.elementSize != 4)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (p.width == 0 || p.height == 0) return CUDA_ERROR_INVALID_VALUE;
+  return check_memset(p.dst, p.pitch, p.elementSize, p.width, p.height);
+}
+
 }  // namespace
+
+namespace cusnap::emu::driver {
+
+CUresult check_memcpy_node(const CUDA_MEMCPY3D& p) {
+  Region r;
+  return memcpy_node_region(p, &r);
+}
+
+CUresult memcpy_node_work(Context* ctx, const CUDA_MEMCPY3D& p, Stream::Work* out) {
+  Region r;
+  if (CUresult e = memcpy_node_region(p, &r); e != CUDA_SUCCESS) return e;
+  *out = [r, ctx] {
+    if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
+    r.run();
+    return r.modelled_ns();
+  };
+  return CUDA_SUCCESS;
+}
+
+CUresult check_memset_node(const CUDA_MEMSET_NODE_PARAMS& p) { return check_memset_params(p); }
+
+CUresult memset_node_work(Context* ctx, const CUDA_MEMSET_NODE_PARAMS& p, Stream::Work* out) {
+  if (CUresult e = check_memset_params(p); e != CUDA_SUCCESS) return e;
+  *out = memset_work(ctx, p.dst, p.pitch, p.value, p.elementSize, p.width, p.height);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace cusnap::emu::driver
 
 // ---- 1D copies ---------------------------------------------------------------------------------
 

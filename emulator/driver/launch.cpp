@@ -4,6 +4,8 @@
 // The configuration and parameters are checked and copied at call time (errors there are
 // returned synchronously, as on a GPU); the kernel then runs on the stream's worker thread and
 // a failure poisons the context (see context.h).
+#include "driver/launch.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +19,7 @@
 #include "driver/api.h"
 #include "driver/context.h"
 #include "driver/device.h"
+#include "driver/graph.h"
 #include "driver/memory.h"
 #include "driver/module.h"
 #include "driver/state.h"
@@ -31,14 +34,6 @@ using namespace cusnap::emu::driver;
 namespace ptx = cusnap::emu::ptx;
 
 namespace {
-
-struct LaunchRequest {
-  ptx::Dim3 grid, block;
-  unsigned shared = 0;
-  CUstream stream = nullptr;
-  bool cooperative = false;
-  ptx::Dim3 cluster{1, 1, 1};
-};
 
 CUresult status_to_result(ptx::LaunchStatus status) {
   switch (status) {
@@ -116,23 +111,13 @@ CUresult pack_params(const Function& f, void** kernelParams, void** extra,
   return d.params.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-// `legacy_params`: the parameter buffer of a cuLaunch/cuLaunchGrid[Async] call, already built
-// from the function's legacy state; null for the cuLaunchKernel* family, which takes
-// kernelParams/extra and invalidates the legacy state (see LegacyLaunchState).
-CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelParams, void** extra,
-                bool per_thread, std::vector<uint8_t>* legacy_params = nullptr) {
-  Context* ctx;
-  Stream* stream;
-  if (CUresult r = stream_argument(request.stream, per_thread, &ctx, &stream); r != CUDA_SUCCESS)
-    return r;
-  Function* f = function_from_handle(handle);
-  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (legacy_params == nullptr) {
-    std::lock_guard lock(f->legacy_mutex);
-    f->legacy = LegacyLaunchState{};
-  }
-  ptx::Limits limits = engine_limits();
-  limits.worker_threads = worker_threads();
+}  // namespace
+
+namespace cusnap::emu::driver {
+
+CUresult prepare_launch(Function* f, const LaunchRequest& request, void** kernelParams,
+                        void** extra, PreparedLaunch* out) {
+  const ptx::Limits limits = engine_limits();
   const auto& g = request.grid;
   const auto& b = request.block;
   if (g.count() == 0 || b.count() == 0 || g.x > limits.max_grid_x || g.y > limits.max_grid_y ||
@@ -142,8 +127,6 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
   }
   if (request.shared > static_cast<unsigned>(max_dynamic_shared(*f)))
     return CUDA_ERROR_INVALID_VALUE;
-  limits.max_shared_per_block = std::max<uint32_t>(limits.max_shared_per_block,
-                                                   f->desc->static_shared_bytes + request.shared);
   if (request.cooperative) {
     int per_sm = 0, threads_per_sm = 0;
     device_attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, &per_sm);
@@ -152,15 +135,23 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     if (g.count() > resident) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   }
   auto params = std::make_shared<std::vector<uint8_t>>();
-  if (legacy_params != nullptr) {
-    *params = std::move(*legacy_params);
-  } else if (CUresult r = pack_params(*f, kernelParams, extra, params.get()); r != CUDA_SUCCESS) {
-    return r;
-  }
+  if (CUresult r = pack_params(*f, kernelParams, extra, params.get()); r != CUDA_SUCCESS) return r;
+  out->function = f;
+  out->request = request;
+  out->params = std::move(params);
+  return CUDA_SUCCESS;
+}
 
+Stream::Work launch_work(Context* ctx, const PreparedLaunch& launch) {
+  Function* f = launch.function;
+  const LaunchRequest& request = launch.request;
+  ptx::Limits limits = engine_limits();
+  limits.worker_threads = worker_threads();
+  limits.max_shared_per_block = std::max<uint32_t>(limits.max_shared_per_block,
+                                                   f->desc->static_shared_bytes + request.shared);
   ptx::LaunchConfig config;
-  config.grid = g;
-  config.block = b;
+  config.grid = request.grid;
+  config.block = request.block;
   config.dynamic_shared_bytes = request.shared;
   config.cooperative = request.cooperative;
   config.cluster = request.cluster;
@@ -178,7 +169,8 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     }
   };
   auto in_flight = std::make_shared<InFlight>(module);
-  auto work = [ctx, module, index, config, params, limits, in_flight]() mutable -> uint64_t {
+  auto params = launch.params;
+  return [ctx, module, index, config, params, limits, in_flight]() mutable -> uint64_t {
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
@@ -206,7 +198,45 @@ CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelPa
     }
     return result.emulated_ns;
   };
-  ctx->submit(stream, std::move(work));
+}
+
+}  // namespace cusnap::emu::driver
+
+namespace {
+
+// `legacy_params`: the parameter buffer of a cuLaunch/cuLaunchGrid[Async] call, already built
+// from the function's legacy state; null for the cuLaunchKernel* family, which takes
+// kernelParams/extra and invalidates the legacy state (see LegacyLaunchState).
+CUresult launch(CUfunction handle, const LaunchRequest& request, void** kernelParams, void** extra,
+                bool per_thread, std::vector<uint8_t>* legacy_params = nullptr) {
+  Context* ctx;
+  Stream* stream;
+  if (CUresult r = stream_argument(request.stream, per_thread, &ctx, &stream); r != CUDA_SUCCESS)
+    return r;
+  Function* f = function_from_handle(handle);
+  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (legacy_params == nullptr) {
+    std::lock_guard lock(f->legacy_mutex);
+    f->legacy = LegacyLaunchState{};
+  }
+  PreparedLaunch prepared;
+  if (legacy_params != nullptr) {
+    // The legacy buffer is the kernel's whole parameter buffer: handed over as `extra` would be.
+    size_t size = legacy_params->size();
+    void* extra_buffer[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, legacy_params->data(),
+                            CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    if (CUresult r = prepare_launch(f, request, nullptr, extra_buffer, &prepared);
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+  } else if (CUresult r = prepare_launch(f, request, kernelParams, extra, &prepared);
+             r != CUDA_SUCCESS) {
+    return r;
+  }
+  bool captured = false;
+  if (CUresult r = capture_launch(stream, prepared, &captured); r != CUDA_SUCCESS || captured)
+    return r;
+  ctx->submit(stream, launch_work(ctx, prepared));
   return CUDA_SUCCESS;
 }
 

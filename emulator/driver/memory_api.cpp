@@ -9,6 +9,7 @@
 
 #include "driver/api.h"
 #include "driver/context.h"
+#include "driver/graph.h"
 #include "driver/memory.h"
 #include "driver/mempool.h"
 #include "driver/state.h"
@@ -103,6 +104,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize)
   return guarded("cuMemAlloc", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuMemAlloc"); r != CUDA_SUCCESS) return r;
     if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
     return allocate(ctx, bytesize, AllocationKind::kDevice, 0, dptr);
   });
@@ -114,6 +116,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPi
   return guarded("cuMemAllocPitch", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuMemAllocPitch"); r != CUDA_SUCCESS) return r;
     if (dptr == nullptr || pPitch == nullptr || WidthInBytes == 0 || Height == 0)
       return CUDA_ERROR_INVALID_VALUE;
     if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
@@ -131,6 +134,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   return guarded("cuMemFree", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuMemFree"); r != CUDA_SUCCESS) return r;
     if (dptr == 0) return CUDA_SUCCESS;
     drain_current_context();
     return free_device_allocation(dptr);
@@ -163,6 +167,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsign
   return guarded("cuMemHostAlloc", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuMemHostAlloc"); r != CUDA_SUCCESS) return r;
     constexpr unsigned kValid =
         CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
     if (pp == nullptr || (Flags & ~kValid) != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -181,6 +186,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemFreeHost(void* p) {
   return guarded("cuMemFreeHost", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuMemFreeHost"); r != CUDA_SUCCESS) return r;
     drain_current_context();
     return release(reinterpret_cast<uint64_t>(p), is_pinned_kind);
   });
@@ -261,6 +267,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes
   return guarded("cuMemAllocManaged", [&] {
     Context* ctx;
     if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuMemAllocManaged"); r != CUDA_SUCCESS) return r;
     if (dptr == nullptr || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
@@ -278,6 +285,12 @@ static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool
   if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   MemPool* pool = from_pool ? pool_from_handle(hPool) : current_pool();
   if (dptr == nullptr || pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  // Graph memory nodes are not emulated: an allocation made now would not be made per launch.
+  if (CUresult r = capture_refuse(stream, "a stream-ordered allocation (graph memory nodes)",
+                                  CUDA_ERROR_NOT_SUPPORTED);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
   return allocate(ctx, bytesize, AllocationKind::kDevice, 0, dptr, pool);
 }
 
@@ -287,6 +300,11 @@ static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thre
   if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   auto a = allocations().find(dptr);
   if (!a || a->base != dptr || a->kind != AllocationKind::kDevice) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = capture_refuse(stream, "a stream-ordered free (graph memory nodes)",
+                                  CUDA_ERROR_NOT_SUPPORTED);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
   ctx->submit(stream, [dptr] {
     free_device_allocation(dptr);
     return uint64_t{0};

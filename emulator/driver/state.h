@@ -46,7 +46,11 @@ enum class HandleKind : uint8_t {
   kLibrary,
   kPhysicalMemory,
   kMemPool,
-  kLinkState
+  kLinkState,
+  kGraph,
+  kGraphNode,
+  kGraphExec,
+  kUserObject
 };
 
 // The registry of opaque handles. Every entry point validates a handle here before it

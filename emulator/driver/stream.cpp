@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 
+#include "driver/graph.h"
 #include "driver/log.h"
 
 namespace cusnap::emu::driver {
@@ -47,6 +48,7 @@ Stream::Stream(Context* context, StreamKind kind, unsigned flags, int priority)
 }
 
 Stream::~Stream() {
+  capture_forget_stream(this);
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

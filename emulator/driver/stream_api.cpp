@@ -6,6 +6,7 @@
 
 #include "driver/api.h"
 #include "driver/context.h"
+#include "driver/graph.h"
 #include "driver/mempool.h"
 #include "driver/state.h"
 
@@ -31,6 +32,8 @@ CUresult stream_synchronize(CUstream h, bool per_thread) {
   // A poisoned context still has streams to wait for (then its sticky error is returned); a
   // bad handle or context has none.
   if (s == nullptr) return r;
+  if (CUresult c = capture_check_stream_sync(s); c != CUDA_SUCCESS) return c;
+  if (CUresult c = capture_check_unsafe_call("cuStreamSynchronize"); c != CUDA_SUCCESS) return c;
   if (s->kind() == StreamKind::kLegacy) {
     // The legacy stream's last operation waits for every blocking stream: queue a marker.
     ctx->submit_and_wait(s, [] { return uint64_t{0}; });
@@ -47,6 +50,8 @@ CUresult stream_query(CUstream h, bool per_thread) {
   Context* ctx;
   Stream* s;
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult c = capture_check_stream_sync(s); c != CUDA_SUCCESS) return c;
+  if (CUresult c = capture_check_unsafe_call("cuStreamQuery"); c != CUDA_SUCCESS) return c;
   return s->idle() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -58,6 +63,9 @@ CUresult stream_wait_event(CUstream h, CUevent hEvent, unsigned flags, bool per_
   if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (flags != CU_EVENT_WAIT_DEFAULT && flags != CU_EVENT_WAIT_EXTERNAL)
     return CUDA_ERROR_INVALID_VALUE;
+  bool handled = false;
+  if (CUresult r = capture_wait_event(s, event, flags, &handled); r != CUDA_SUCCESS || handled)
+    return r;
   Dependency point;
   {
     std::lock_guard lock(event->mutex);
@@ -82,6 +90,9 @@ CUresult launch_host_func(CUstream h, CUhostFn fn, void* user_data, bool per_thr
   Stream* s;
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
   if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  bool captured = false;
+  if (CUresult r = capture_host_func(s, fn, user_data, &captured); r != CUDA_SUCCESS || captured)
+    return r;
   ctx->submit(s, [fn, user_data] {
     fn(user_data);
     return uint64_t{0};
@@ -95,6 +106,11 @@ CUresult add_callback(CUstream h, CUstreamCallback callback, void* user_data, un
   Stream* s;
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
   if (callback == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  // Not capturable (the driver documents cuLaunchHostFunc as the capturable replacement).
+  if (CUresult r = capture_refuse(s, "cuStreamAddCallback", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
   CUstream reported = h;
   ctx->submit(s, [callback, user_data, reported, ctx] {
     callback(reported, ctx->sticky_error(), user_data);
@@ -111,6 +127,9 @@ CUresult event_record(CUevent hEvent, CUstream h, unsigned flags, bool per_threa
   Context* ctx;
   Stream* s;
   if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
+  bool handled = false;
+  if (CUresult r = capture_event_record(event, s, flags, &handled); r != CUDA_SUCCESS || handled)
+    return r;
   // The marker's completion time is the event's timestamp.
   uint64_t seq = ctx->submit(s, [] { return uint64_t{0}; });
   std::lock_guard lock(event->mutex);
@@ -126,6 +145,9 @@ CUresult event_elapsed(float* ms, CUevent hStart, CUevent hEnd) {
   if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (start == nullptr || end == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+  for (Event* e : {start, end}) {
+    if (CUresult c = capture_check_event_sync(e); c != CUDA_SUCCESS) return c;
+  }
   Dependency a, b;
   {
     std::lock_guard lock(start->mutex);
@@ -321,6 +343,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    capture_forget_event(event);
     destroy_handle(event, HandleKind::kEvent);  // recorded points keep their timelines alive
     return CUDA_SUCCESS;
   });
@@ -349,6 +372,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult c = capture_check_unsafe_call("cuEventQuery"); c != CUDA_SUCCESS) return c;
+    if (CUresult c = capture_check_event_sync(event); c != CUDA_SUCCESS) return c;
     std::lock_guard lock(event->mutex);
     if (!event->recorded) return CUDA_SUCCESS;
     return event->point.timeline->reached(event->point.seq) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -360,6 +385,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult c = capture_check_unsafe_call("cuEventSynchronize"); c != CUDA_SUCCESS) return c;
+    if (CUresult c = capture_check_event_sync(event); c != CUDA_SUCCESS) return c;
     Dependency point;
     {
       std::lock_guard lock(event->mutex);
@@ -382,42 +409,4 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float* pMilliseconds, CUeve
                                                      CUevent hEnd) {
   return guarded("cuEventElapsedTime_v2",
                  [&] { return event_elapsed(pMilliseconds, hStart, hEnd); });
-}
-
-// Stream capture (graphs) is not emulated: cuStreamBeginCapture stays NOT_SUPPORTED, so no
-// stream is ever capturing. Tools (the interceptor among them) still ask, before they enqueue
-// helper work, and switch their thread to relaxed capture mode around it; answer truthfully.
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
-                                                   CUstreamCaptureStatus* captureStatus) {
-  return guarded("cuStreamIsCapturing", [&] {
-    return stream_get(hStream, kLegacyDefault,
-                      CUSNAP_STREAM_GETTER(captureStatus == nullptr,
-                                           *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
-  });
-}
-CUSNAP_EXPORT CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream,
-                                                        CUstreamCaptureStatus* captureStatus) {
-  return guarded("cuStreamIsCapturing_ptsz", [&] {
-    return stream_get(hStream, kPerThreadDefault,
-                      CUSNAP_STREAM_GETTER(captureStatus == nullptr,
-                                           *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE));
-  });
-}
-CUSNAP_EXPORT CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
-  // Per thread, as on a GPU; only remembered, since nothing is ever captured here.
-  static thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-  return guarded("cuThreadExchangeStreamCaptureMode", [&] {
-    if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    // Read as the integer the caller stored: a value outside the enumeration is not a valid
-    // CUstreamCaptureMode to load (undefined behaviour), and exactly what must be refused.
-    int requested = 0;
-    std::memcpy(&requested, mode, sizeof requested);
-    if (requested != CU_STREAM_CAPTURE_MODE_GLOBAL &&
-        requested != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-        requested != CU_STREAM_CAPTURE_MODE_RELAXED) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    std::swap(thread_mode, *mode);
-    return CUDA_SUCCESS;
-  });
 }

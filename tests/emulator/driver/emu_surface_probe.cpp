@@ -257,6 +257,30 @@ int profiler() {
   return failures == 0 ? 0 : 1;
 }
 
+// Two calls captured into a graph (a memset, a host-to-device copy), the graph launched twice:
+// CUSNAP_EMU_STATS counts the two calls, not the four operations the launches run.
+int capture_stats() {
+  CUcontext ctx = nullptr;
+  if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS ||
+      cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+    return 1;
+  }
+  CUdeviceptr d = 0;
+  CUstream s = nullptr;
+  CUgraph g = nullptr;
+  CUgraphExec exec = nullptr;
+  static char host[4096];
+  expect("capture stats",
+         {CALL(cuMemAlloc(&d, sizeof host)), CALL(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)),
+          CALL(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)),
+          CALL(cuMemsetD8Async(d, 1, sizeof host, s)),
+          CALL(cuMemcpyHtoDAsync(d, host, sizeof host, s)), CALL(cuStreamEndCapture(s, &g)),
+          CALL(cuGraphInstantiate(&exec, g, 0)), CALL(cuGraphLaunch(exec, s)),
+          CALL(cuGraphLaunch(exec, s)), CALL(cuStreamSynchronize(s))},
+         CUDA_SUCCESS);
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -264,6 +288,7 @@ int main(int argc, char** argv) {
   if (mode == "arguments") return arguments();
   if (mode == "profiler") return profiler();
   if (mode == "memory") return memory();
-  std::fprintf(stderr, "usage: emu_surface_probe arguments|memory|profiler\n");
+  if (mode == "capture") return capture_stats();
+  std::fprintf(stderr, "usage: emu_surface_probe arguments|memory|profiler|capture\n");
   return 2;
 }

@@ -1,6 +1,7 @@
 # Runs emu_surface_probe in one MODE under the environment that mode needs and checks what the
 # emulator reports. Inputs: PROBE (the executable), MODE, WORK_DIR (scratch files).
 #   profiler  cuProfilerStart/Stop are counted in CUSNAP_EMU_STATS
+#   capture   calls captured into a graph count once in CUSNAP_EMU_STATS, graph launches do not
 #   memory    the reported device memory is CUSNAP_EMU_MEMORY (default 16G) but never more than
 #             half of the host's memory, and allocations beyond it fail with OUT_OF_MEMORY
 file(MAKE_DIRECTORY ${WORK_DIR})
@@ -41,6 +42,18 @@ if(MODE STREQUAL "profiler")
   string(JSON stops GET "${json}" profiler stops)
   if(NOT starts EQUAL 2 OR NOT stops EQUAL 1)
     message(FATAL_ERROR "CUSNAP_EMU_STATS: profiler starts ${starts}, stops ${stops} (expected 2, 1)")
+  endif()
+elseif(MODE STREQUAL "capture")
+  set(stats ${WORK_DIR}/capture_stats.json)
+  file(REMOVE ${stats})
+  probe(out err ENV CUSNAP_EMU_STATS=${stats} ARGS capture)
+  file(READ ${stats} json)
+  string(JSON memsets GET "${json}" memsets count)
+  string(JSON copies GET "${json}" copies hostToDevice count)
+  string(JSON bytes GET "${json}" copies hostToDevice bytes)
+  if(NOT memsets EQUAL 1 OR NOT copies EQUAL 1 OR NOT bytes EQUAL 4096)
+    message(FATAL_ERROR "CUSNAP_EMU_STATS: memsets ${memsets}, host-to-device copies ${copies} "
+                        "(${bytes} bytes); expected the two captured calls: 1, 1 (4096)")
   endif()
 elseif(MODE STREQUAL "memory")
   # 64 MiB: exactly what is configured, and allocations are bounded by it.

@@ -195,6 +195,7 @@ TEST_CASE("an unimplemented export answers NOT_SUPPORTED", "[device]") {
   CUarray array = nullptr;
   CUDA_ARRAY_DESCRIPTOR desc{};
   CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED);
-  CUgraph graph = nullptr;
-  CHECK(cuGraphCreate(&graph, 0) == CUDA_ERROR_NOT_SUPPORTED);
+  CUstreamAttrValue value{};
+  CHECK(cuStreamGetAttribute(nullptr, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value) ==
+        CUDA_ERROR_NOT_SUPPORTED);
 }

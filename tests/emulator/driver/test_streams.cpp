@@ -218,7 +218,7 @@ TEST_CASE("each thread has its own per-thread default stream", "[stream]") {
   CHECK(main_id != legacy_id);
 }
 
-TEST_CASE("capture status: no stream is ever capturing, the capture mode is per thread",
+TEST_CASE("capture status: a stream not capturing answers NONE, the capture mode is per thread",
           "[stream]") {
   primary_context();
   CUstream s = nullptr;

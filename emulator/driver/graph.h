@@ -1,0 +1,130 @@
+// CUDA graphs and stream capture.
+//
+// A Graph owns its nodes; a node holds the parameters of one operation, copied when it is added
+// (kernel parameters included, as the driver copies them), and its edges. cuGraphInstantiate
+// clones the graph into a GraphExec with a topological order; cuGraphLaunch queues the nodes on
+// the stream in that order, each as its own stream operation, so they run after everything
+// queued on the stream before and before everything queued after, and every node after all its
+// dependencies. Event record/wait nodes act on the event at the node's place in that order.
+//
+// Stream capture: a capturing stream's entry points add nodes to the capture's graph instead of
+// queueing work (capture_launch, capture_copy, ...); events recorded in a capture carry the
+// capture's current nodes, and a stream that waits for such an event joins the capture. What
+// the driver refuses during capture (synchronising or querying a capturing stream or captured
+// event, the legacy stream next to a capturing blocking stream, unsafe calls in global and
+// thread-local mode) returns the driver's error and invalidates the capture, as documented.
+//
+// Every graph, node, exec and capture structure is guarded by one mutex (graph.cpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "driver/launch.h"
+#include "driver/stream.h"
+#include "generated_driver_api.h"
+
+namespace cusnap::emu::driver {
+
+class Context;
+struct Graph;
+
+struct GraphNode {
+  Graph* graph = nullptr;
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  uint64_t index = 0;            // creation order in its graph: the tie-break of the launch order
+  std::vector<GraphNode*> deps;  // incoming edges
+  std::vector<GraphNode*> dependents;  // outgoing edges
+  // CU_GRAPH_NODE_TYPE_KERNEL: the checked launch (its parameter copy), and the pointer array
+  // cuGraphKernelNodeGetParams hands out (into the copy, which lives as long as the node).
+  PreparedLaunch kernel;
+  std::vector<void*> kernel_param_pointers;
+  // Kernel node attributes that are scheduling hints (stored and answered, no effect here);
+  // COOPERATIVE and CLUSTER_DIMENSION live in kernel.request.
+  std::vector<std::pair<CUlaunchAttributeID, CUlaunchAttributeValue>> kernel_hints;
+  CUDA_MEMCPY3D copy{};                 // MEMCPY
+  CUDA_MEMSET_NODE_PARAMS memset{};     // MEMSET
+  CUDA_HOST_NODE_PARAMS host{};         // HOST
+  CUevent event = nullptr;              // EVENT_RECORD, WAIT_EVENT
+  Graph* child = nullptr;               // GRAPH: owned (a clone of the graph the node was given)
+  const GraphNode* original = nullptr;  // in a clone or an exec: the node it was copied from
+  bool enabled = true;                  // in an exec only (cuGraphNodeSetEnabled)
+  bool registered = false;              // a CUgraphNode handle (not a node inside an exec)
+};
+
+// cuUserObjectCreate: a reference-counted host object whose destructor runs (on a thread of its
+// own, never inside the caller's API call) when the last reference goes.
+struct UserObject {
+  void* ptr = nullptr;
+  CUhostFn destroy = nullptr;
+  unsigned refs = 0;  // guarded by graph_mutex()
+};
+// Drops `count` references (graph_mutex() held); the destructor is started at zero.
+void release_user_object(UserObject* object, unsigned count);
+
+struct Graph {
+  std::vector<GraphNode*> nodes;  // owned, in creation order
+  // References the graph owns (cuGraphRetainUserObject); clones and execs own their own.
+  std::vector<std::pair<UserObject*, unsigned>> user_objects;
+  uint64_t next_index = 0;
+  const GraphNode* owner = nullptr;  // the child-graph node that embeds it, if any
+  bool registered = false;           // a CUgraph handle
+};
+
+// The lock every graph, node, exec and capture structure is used under.
+std::mutex& graph_mutex();
+// Frees a node or a graph (and what it owns); registered handles go to the quarantine.
+void free_node(GraphNode* node);
+void free_graph(Graph* graph);
+Graph* new_graph(bool registered);
+// Adds `node` to `graph` after `deps` (checked: nodes of `graph`, no duplicates).
+CUresult attach_node(Graph* graph, std::unique_ptr<GraphNode> node, const CUgraphNode* deps,
+                     size_t count, GraphNode** out);
+// The kernel node of a prepared launch (its parameter pointer array built).
+std::unique_ptr<GraphNode> kernel_node(const PreparedLaunch& launch);
+// A deep copy of `source` (child graphs included); nodes remember their originals.
+Graph* clone_graph(const Graph& source, bool registered);
+
+// The node the capturing entry points add: built by the caller, attached by the capture.
+using NodeSpec = std::unique_ptr<GraphNode>;
+
+// Before an entry point queues work on `stream`: CUDA_SUCCESS and *captured == false to queue
+// it as usual; CUDA_SUCCESS and *captured == true when `make` built the node and it was added
+// to the stream's capture; otherwise the error to return (the capture may be invalidated).
+// `synchronous`: a call that waits for its work (a sync copy or memset) is not capturable.
+CUresult capture_launch(Stream* stream, const PreparedLaunch& launch, bool* captured);
+CUresult capture_node(Stream* stream, bool synchronous, const std::function<NodeSpec()>& make,
+                      bool* captured);
+
+// Stream and event entry points under capture (stream_api.cpp). Each answers CUDA_SUCCESS with
+// *handled == false when capture is not involved.
+CUresult capture_event_record(Event* event, Stream* stream, unsigned flags, bool* handled);
+CUresult capture_wait_event(Stream* stream, Event* event, unsigned flags, bool* handled);
+CUresult capture_host_func(Stream* stream, CUhostFn fn, void* user_data, bool* handled);
+// Synchronising or querying a stream / an event (illegal on a capturing stream or an event
+// recorded in an active capture).
+CUresult capture_check_stream_sync(Stream* stream);
+CUresult capture_check_event_sync(Event* event);
+// A "potentially unsafe" call (cuMemAlloc, cuMemFree, cuCtxSynchronize, ...) under the calling
+// thread's capture interaction mode (cuThreadExchangeStreamCaptureMode).
+CUresult capture_check_unsafe_call(const char* name);
+// Stream-ordered work the capture cannot turn into nodes (memory-pool allocations): refused
+// with `error` and a log line, and the capture is invalidated.
+CUresult capture_refuse(Stream* stream, const char* what, CUresult error);
+void capture_forget_stream(const Stream* stream);
+// Whether an active capture adds nodes to `graph` (graph_mutex() held): it cannot be destroyed.
+bool capture_uses_graph(const Graph* graph);
+void capture_forget_event(const Event* event);
+
+// Graph memcpy and memset nodes (copy.cpp): checked when added and again when launched (memory
+// may have been freed meanwhile), and run on the launch stream's worker.
+CUresult check_memcpy_node(const CUDA_MEMCPY3D& p);
+CUresult memcpy_node_work(Context* ctx, const CUDA_MEMCPY3D& p, Stream::Work* out);
+CUresult check_memset_node(const CUDA_MEMSET_NODE_PARAMS& p);
+CUresult memset_node_work(Context* ctx, const CUDA_MEMSET_NODE_PARAMS& p, Stream::Work* out);
+
+}  // namespace cusnap::emu::driver

@@ -1,0 +1,41 @@
+// A validated kernel launch, separated from queueing it, so that stream launches, graph kernel
+// nodes and stream capture share one set of checks and one way to run a kernel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "driver/module.h"
+#include "driver/stream.h"
+#include "generated_driver_api.h"
+
+namespace cusnap::emu::driver {
+
+class Context;
+
+struct LaunchRequest {
+  ptx::Dim3 grid, block;
+  unsigned shared = 0;
+  CUstream stream = nullptr;
+  bool cooperative = false;
+  ptx::Dim3 cluster{1, 1, 1};
+};
+
+// Everything a launch needs once its arguments have been checked: the kernel, its
+// configuration and a copy of its parameter buffer (taken at call time, as the driver does).
+struct PreparedLaunch {
+  Function* function = nullptr;
+  LaunchRequest request;
+  std::shared_ptr<const std::vector<uint8_t>> params;
+};
+
+// Checks the configuration against the function and the device (CUDA_ERROR_INVALID_VALUE,
+// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) and copies the parameters from `kernelParams` or
+// `extra` (exactly one of them, or neither for a kernel without parameters).
+CUresult prepare_launch(Function* f, const LaunchRequest& request, void** kernelParams,
+                        void** extra, PreparedLaunch* out);
+// The stream operation that runs a prepared launch in `ctx` (a failure poisons the context).
+Stream::Work launch_work(Context* ctx, const PreparedLaunch& launch);
+
+}  // namespace cusnap::emu::driver
