@@ -1,6 +1,7 @@
-// `cusnap extract FILE (--kernel-name NAME [--launch-skip N] [--launch-count M] | --call N)
-//  -o OUT [--emit-cpp DIR]`: one standalone capture per selected launch, cut out of a capture
-// with memory snapshots (docs/extract.md); the work is cusnap::extract's.
+// `cusnap extract FILE (--kernel-name NAME [--kernel-name-base B] [--launch-skip N]
+//  [--launch-count M] | --call N) -o OUT [--emit-cpp DIR] [--route auto|snapshots|replay]
+//  [--driver auto|emulator|PATH] [--snapshot-chunk B] [--allow-diverged]`: one standalone capture
+// per selected launch (docs/extract.md); the work is cusnap::extract's.
 #include "cusnap/extract/extract.h"
 
 #include <iostream>
@@ -16,11 +17,16 @@ namespace {
 struct ExtractArgs {
   std::string file;
   std::string kernel_name;
+  std::string kernel_name_base = "function";
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;
   uint64_t call = 0;
   std::string out;
   std::string emit_cpp;
+  std::string route = "auto";
+  std::string driver = "auto";
+  uint64_t snapshot_chunk = 0;
+  bool allow_diverged = false;
 };
 
 // --emit-cpp DIR for launch `seq` of `selected`: DIR itself for one launch, DIR/call-<seq> for
@@ -44,36 +50,51 @@ int run_extract(const ExtractArgs& args, bool by_call) {
   selection.kernel_regex = args.kernel_name;
   selection.launch_skip = args.launch_skip;
   selection.launch_count = args.launch_count;
-  auto plans = extract::plan_extraction(source, selection);
+  // CLI::IsMember checked both spellings.
+  selection.name_base = common::parse_kernel_name_base(args.kernel_name_base)
+                            .value_or(common::KernelNameBase::kFunction);
+  extract::ExtractOptions options;
+  options.route = extract::parse_route(args.route).value_or(extract::Route::kAuto);
+  options.driver = args.driver;
+  options.chunk_bytes = args.snapshot_chunk;
+  options.allow_diverged = args.allow_diverged;
+  auto plans = extract::plan_extraction(source, selection, options);
   if (!plans) return report_failure("extract", plans.status());
-  int rc = kExitOk;
+  std::vector<std::string> paths;
   for (const auto& plan : *plans) {
     auto path = extract::output_path(args.out, plan, plans->size());
     if (!path) return report_failure("extract", path.status());
-    auto done = extract::write_extracted(source, args.file, plan, *path);
-    if (!done) {
-      rc = report_failure("extract", done.status());
-      continue;
+    paths.push_back(*path);
+  }
+  int rc = kExitOk;
+  auto done = [&](const extract::LaunchPlan& plan,
+                  const format::Result<extract::ExtractedLaunch>& written) {
+    if (!written) {
+      rc = report_failure("extract", written.status());
+      return;
     }
     std::cout << "call " << plan.launch_seq << " (launch " << plan.launch_ordinal << ", "
-              << plan.kernel_name << "): " << *path << ", " << done->input_bytes
-              << " bytes of input, " << done->expected_bytes << " bytes expected\n";
-    for (const auto& note : plan.notes) std::cout << "  note: " << note << '\n';
+              << plan.kernel_name << "): " << written->output_path << ", " << written->input_bytes
+              << " bytes of input, " << written->expected_bytes << " bytes expected"
+              << (plan.route == extract::Route::kReplay ? " (route replay)" : "") << "\n";
+    for (const auto& note : written->plan.notes) std::cout << "  note: " << note << '\n';
     if (!args.emit_cpp.empty()) {
-      auto extracted = open_capture(*path);
+      auto extracted = open_capture(written->output_path);
       if (!extracted) {
         rc = report_failure("extract", extracted.status());
-        continue;
+        return;
       }
       std::string dir = emit_dir(args.emit_cpp, plan.launch_seq, plans->size());
       format::Status st = extract::emit_cpp(*extracted.value(), dir);
       if (!st) {
         rc = report_failure("extract", st);
-        continue;
+        return;
       }
       std::cout << "  reproducer: " << dir << " (README.md says how to build and run it)\n";
     }
-  }
+  };
+  format::Status st = extract::extract_launches(source, args.file, *plans, paths, options, done);
+  if (!st) rc = report_failure("extract", st);
   return rc;
 }
 
@@ -84,19 +105,25 @@ void register_extract(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "extract",
       "Write one standalone capture per selected launch (its code image, function, launch, and "
-      "the memory before and after it) from a capture taken with --snapshot-kernels; "
+      "the memory before and after it), from the capture's memory snapshots or by replaying it "
+      "up to the launch; "
       "--emit-cpp also writes a C++ driver-API reproducer that needs only the CUDA toolkit");
-  cmd->add_option("FILE", args->file, "Capture with memory snapshots")->required();
+  cmd->add_option("FILE", args->file, "A capture (with or without memory snapshots)")->required();
   auto* name =
       cmd->add_option("--kernel-name", args->kernel_name,
                       "Launches of the kernel named NAME (function name, exactly) or, "
                       "with regex:EXPR, whose name contains a match (Nsight Compute rules)");
+  auto* base = cmd->add_option("--kernel-name-base", args->kernel_name_base,
+                               "Name --kernel-name compares: function (demangled, no "
+                               "parameters), demangled, mangled")
+                   ->check(CLI::IsMember({"function", "demangled", "mangled"}))
+                   ->capture_default_str();
   auto* skip =
       cmd->add_option("--launch-skip", args->launch_skip, "Matching launches to pass over first");
   auto* count = cmd->add_option("--launch-count", args->launch_count,
                                 "Matching launches to extract (0: all the rest)");
   auto* call = cmd->add_option("--call", args->call, "The launch record with this seq");
-  call->excludes(name)->excludes(skip)->excludes(count);
+  call->excludes(name)->excludes(skip)->excludes(count)->excludes(base);
   cmd->add_option("-o,--output", args->out,
                   "Output: a file for one launch, a directory (call-<seq>.cusnap inside) or a "
                   "pattern with %n (the launch's seq) for several")
@@ -104,6 +131,20 @@ void register_extract(CLI::App& app, int& exit_code) {
   cmd->add_option("--emit-cpp", args->emit_cpp,
                   "Also write a C++ reproducer directory per launch (DIR for one launch, "
                   "DIR/call-<seq> for several, %n replaced by the seq)");
+  cmd->add_option("--route", args->route,
+                  "auto: a launch's snapshots where the capture has them, else replay; "
+                  "snapshots: only from snapshots; replay: replay the capture up to each launch")
+      ->check(CLI::IsMember({"auto", "snapshots", "replay"}))
+      ->capture_default_str();
+  cmd->add_option("--driver", args->driver,
+                  "Driver the replay route runs on: auto | emulator | PATH to a libcuda.so.1")
+      ->capture_default_str();
+  cmd->add_option("--snapshot-chunk", args->snapshot_chunk,
+                  "Replay route: chunk size in bytes (default: the capture's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--allow-diverged", args->allow_diverged,
+                "Replay route: write a launch even when the replay diverged from the capture "
+                "before it (a copy or snapshot did not match)");
   cmd->callback([args, call, name, &exit_code]() {
     bool by_call = call->count() > 0;
     if (!by_call && name->count() == 0) {

@@ -30,4 +30,17 @@ std::string read_text(const std::string& path);
 inline constexpr uint64_t kLowA = 0x100000;
 Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t a_address = kA);
 
+// A capture a replay can rebuild (fixture.cpp, write_replayable_fixture): the inputs enter by
+// host-to-device copies, results leave by checksummed device-to-host copies, and, with
+// `snapshots`, both launches have the snapshots the interceptor would take (every live range:
+// a, c, d and g_offset). `wrong_checksum`: the copy of c after saxpy_int records a checksum the
+// replay cannot match (the replay diverges there, before add_offset).
+struct Replayable {
+  uint64_t saxpy = 0, add = 0;  // launch seqs
+  uint64_t copy_after_saxpy = 0;
+  std::vector<int> a, c0, c1, c2, d;
+};
+Replayable write_replayable_fixture(const std::string& path, const std::string& ptx, bool snapshots,
+                                    bool wrong_checksum = false);
+
 }  // namespace cusnap::extract::test

@@ -244,23 +244,33 @@ TEST_CASE("a launch without snapshots or with a skipped one is refused naming it
   Source src = make_source("nosnap.cusnap");
   Selection s;
   s.call_seq = src.f.unsnapped;
-  LaunchPlan plan = plan_one(*src.reader, s);
+  // --route auto would replay it; --route snapshots refuses it.
+  CHECK(plan_one(*src.reader, s).route == Route::kReplay);
+  ExtractOptions only_snapshots;
+  only_snapshots.route = Route::kSnapshots;
+  auto planned = plan_extraction(*src.reader, s, only_snapshots);
+  REQUIRE(planned.is_ok());
+  LaunchPlan plan = planned->front();
+  CHECK(plan.route == Route::kSnapshots);
   std::string out = tmp("nosnap-out.cusnap");
   auto r = write_extracted(*src.reader, src.path, plan, out);
   REQUIRE_FALSE(r.is_ok());
   CHECK_THAT(r.status().message(),
              Catch::Contains("launch seq " + std::to_string(src.f.unsnapped)));
   CHECK_THAT(r.status().message(), Catch::Contains("no beforeLaunch memory snapshot"));
-  CHECK_THAT(r.status().message(), Catch::Contains("needs --route replay, not implemented yet"));
+  CHECK_THAT(r.status().message(), Catch::Contains("--route replay (or auto) extracts it"));
   CHECK_FALSE(fs::exists(out));
 
   s.call_seq = src.f.skipped;
-  plan = plan_one(*src.reader, s);
+  CHECK(plan_one(*src.reader, s).route == Route::kReplay);
+  planned = plan_extraction(*src.reader, s, only_snapshots);
+  REQUIRE(planned.is_ok());
+  plan = planned->front();
   r = write_extracted(*src.reader, src.path, plan, out);
   REQUIRE_FALSE(r.is_ok());
   CHECK_THAT(r.status().message(), Catch::Contains("skipped at capture time"));
   CHECK_THAT(r.status().message(), Catch::Contains("captured into a graph"));
-  CHECK_THAT(r.status().message(), Catch::Contains("needs --route replay, not implemented yet"));
+  CHECK_THAT(r.status().message(), Catch::Contains("--route replay (or auto) extracts it"));
 }
 
 TEST_CASE("output paths: one file or a directory or a %n pattern") {

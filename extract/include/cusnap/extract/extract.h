@@ -1,15 +1,21 @@
-// `cusnap extract`: one standalone capture per selected launch, cut out of a capture that has
-// memory snapshots (docs/extract.md). Pure file work: the source is read with format::Reader, the
-// output written with format::Writer as docs/format.md ("CaptureHeader.extract") describes; no
-// driver is loaded. The source is untrusted: every inconsistency is an error naming the launch.
+// `cusnap extract`: one standalone capture per selected launch (docs/extract.md), written with
+// format::Writer as docs/format.md ("CaptureHeader.extract") describes, by one of two routes:
+// - snapshot: the launch has memory snapshots in the source; pure file work, no driver loaded.
+// - replay: the source is replayed (replayer/, exact addresses) up to the launch, and the memory
+//   a capture-time snapshot would have covered (format/snapshot_ranges.h, the shim's rule) is
+//   read there before and after the launch; one replay pass serves every such launch.
+// Both give the same content: the same records, the same chunks with the same hashes. The source
+// is untrusted: every inconsistency is an error naming the launch.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/reader.h"
 #include "cusnap/format/status.h"
 
@@ -22,6 +28,24 @@ struct Selection {
   std::string kernel_regex;  // a kernel_filter.h filter: NAME exactly, or regex:EXPR; empty: all
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;  // 0: all the rest
+  // --kernel-name-base: which form of the name the filter sees (Nsight Compute's meaning).
+  common::KernelNameBase name_base = common::KernelNameBase::kFunction;
+};
+
+// --route: kAuto takes a launch's snapshots where the source has both (and neither was skipped),
+// and replays for the others; kSnapshots only the former (the others are refused); kReplay
+// always replays, whatever snapshots the source holds.
+enum class Route : uint8_t { kAuto, kSnapshots, kReplay };
+std::optional<Route> parse_route(const std::string& text);  // "auto", "snapshots", "replay"
+
+struct ExtractOptions {
+  Route route = Route::kAuto;
+  std::string driver = "auto";  // --driver auto|emulator|PATH: what the replay route runs on
+  uint64_t chunk_bytes = 0;     // --snapshot-chunk (replay route); 0: the source's, or 64 KiB
+  // --allow-diverged: write a replay-route extract even when the replay had diverged from the
+  // capture before the launch (a checksummed copy or snapshot chunk did not match); refused
+  // otherwise, since its inputs would not be the ones the application had.
+  bool allow_diverged = false;
 };
 
 // What one launch needs, found in the source (seqs of the records to copy).
@@ -39,6 +63,12 @@ struct LaunchPlan {
   // Address ranges of the copied allocations and globals: chunks outside them are left out.
   std::vector<std::pair<uint64_t, uint64_t>> kept_ranges;  // (address, size)
   std::vector<std::string> notes;                          // what was left out, for the user
+  // How it is extracted (kSnapshots or kReplay, after --route kAuto is decided).
+  Route route = Route::kSnapshots;
+  // kReplay: the ranges a capture-time snapshot would have covered at the launch (the replay
+  // reads them), tiled in chunk_bytes pieces.
+  std::vector<std::pair<uint64_t, uint64_t>> snapshot_ranges;
+  uint64_t chunk_bytes = 0;
 };
 
 struct ExtractedLaunch {
@@ -48,12 +78,13 @@ struct ExtractedLaunch {
   uint64_t expected_bytes = 0;
 };
 
-// The launch records `selection` picks, in capture order, with what each needs. Errors: an
-// invalid regex, no launch selected, --call not a launch, and every inconsistency of the source
-// (a snapshot naming a record that is not its launch, a chunk outside every live allocation,
-// a launch whose function or module is unknown).
+// The launch records `selection` picks, in capture order, with what each needs and the route
+// `options` gives it. Errors: an invalid regex, no launch selected, --call not a launch, and
+// every inconsistency of the source (a snapshot naming a record that is not its launch, a chunk
+// outside every live allocation, a launch whose function or module is unknown).
 format::Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
-                                                        const Selection& selection);
+                                                        const Selection& selection,
+                                                        const ExtractOptions& options = {});
 
 // Where the capture of launch `plan` goes, given -o OUT and how many launches were selected:
 // OUT containing "%n" has it replaced by the launch's seq; otherwise one launch goes to OUT
@@ -62,14 +93,25 @@ format::Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
 format::Result<std::string> output_path(const std::string& out, const LaunchPlan& plan,
                                         size_t selected);
 
-// Writes the extracted capture of one planned launch to `out_path`. `source_path` is recorded in
-// ExtractInfo.sourcePath. Errors: a launch without snapshots or whose snapshot was skipped (the
-// reason, and that it needs --route replay, not implemented yet), a restore snapshot holding only
-// hashes, missing or mismatching blobs, I/O.
+// Writes the extracted capture of one planned launch to `out_path` by the snapshot route.
+// `source_path` is recorded in ExtractInfo.sourcePath. Errors: a launch without snapshots or
+// whose snapshot was skipped (the reason, and that --route replay extracts it), a restore snapshot
+// holding only hashes, missing or mismatching blobs, I/O.
 format::Result<ExtractedLaunch> write_extracted(format::Reader& source,
                                                 const std::string& source_path,
                                                 const LaunchPlan& plan,
                                                 const std::string& out_path);
+
+// Writes every planned launch to its path (out_paths[i] for plans[i]) by its route: the snapshot
+// ones by file work, the replay ones in one replay pass of the source on options.driver, which
+// stops after the last of them. `done` is called once per launch, in seq order, with what was
+// written or why not (a diverged replay, see ExtractOptions). The returned error is one that
+// stops every replay-route launch not yet written (no driver, a call of the prefix that failed);
+// `done` has then not been called for them.
+format::Status extract_launches(
+    format::Reader& source, const std::string& source_path, const std::vector<LaunchPlan>& plans,
+    const std::vector<std::string>& out_paths, const ExtractOptions& options,
+    const std::function<void(const LaunchPlan&, const format::Result<ExtractedLaunch>&)>& done);
 
 // --emit-cpp DIR: a standalone CUDA driver-API reproducer of one extracted launch (docs/extract.md,
 // "The C++ reproducer"), read from an extracted capture `extracted` (the output of
