@@ -100,8 +100,7 @@ Status extract_launches(
     for (const auto& c : taken.chunks)
       if (detail::kept(p, c.address, c.bytes.size()))
         after.chunks.push_back({c.address, c.bytes.size(), c.id, false, c.bytes});
-    auto written =
-        detail::write_capture(source, source_path, p, out, before, after, choice->path);
+    auto written = detail::write_capture(source, source_path, p, out, before, after, choice->path);
     if (written && !taken.diverged.empty()) {
       written->plan.notes.push_back("written although the replay had diverged before it (" +
                                     taken.diverged + ")");

@@ -226,11 +226,11 @@ std::string compare_extracts(format::Reader& a, format::Reader& b, bool map_valu
         cmp.ranges.pairs.push_back({ca.getMemAlloc().getAddress(), cb.getMemAlloc().getAddress(),
                                     ca.getMemAlloc().getSize()});
       if (ca.isGlobalGet() && ca.getGlobalGet().getSize() == cb.getGlobalGet().getSize())
-        cmp.ranges.pairs.push_back({ca.getGlobalGet().getAddress(),
-                                    cb.getGlobalGet().getAddress(), ca.getGlobalGet().getSize()});
+        cmp.ranges.pairs.push_back({ca.getGlobalGet().getAddress(), cb.getGlobalGet().getAddress(),
+                                    ca.getGlobalGet().getSize()});
     }
-    std::string d = cmp.structure(capnp::toDynamic(ca), capnp::toDynamic(cb),
-                                  "record " + std::to_string(seq));
+    std::string d =
+        cmp.structure(capnp::toDynamic(ca), capnp::toDynamic(cb), "record " + std::to_string(seq));
     if (!d.empty()) return d;
   }
   return "";

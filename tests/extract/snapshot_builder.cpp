@@ -204,7 +204,9 @@ uint64_t SnapshotBuilder::snapshot(uint64_t launch_seq, uint64_t ordinal, bool b
                                    const std::vector<TestChunk>& chunks,
                                    const std::string& skipped) {
   capnp::MallocMessageBuilder m;
-  auto s = record(m, "cusnap").initMemorySnapshot();
+  auto r = record(m, "cusnap");
+  r.setContext(0);  // a tool record, as the interceptor writes it: made in no context
+  auto s = r.initMemorySnapshot();
   s.setPhase(before ? schema::MemorySnapshot::Phase::BEFORE_LAUNCH
                     : schema::MemorySnapshot::Phase::AFTER_LAUNCH);
   s.setLaunchSeq(launch_seq);

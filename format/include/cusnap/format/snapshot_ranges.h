@@ -63,8 +63,8 @@ class SnapshotRanges {
 // start in pieces of `chunk_bytes` (the last one shorter). A range read in several pieces gives
 // the same chunks as one read when every piece but the last is a multiple of chunk_bytes.
 template <class Each>
-void for_each_snapshot_chunk(uint64_t address, std::span<const uint8_t> bytes,
-                             uint64_t chunk_bytes, Each&& each) {
+void for_each_snapshot_chunk(uint64_t address, std::span<const uint8_t> bytes, uint64_t chunk_bytes,
+                             Each&& each) {
   for (uint64_t at = 0; at < bytes.size(); at += chunk_bytes) {
     uint64_t n = bytes.size() - at < chunk_bytes ? bytes.size() - at : chunk_bytes;
     each(address + at, bytes.subspan(at, n));
