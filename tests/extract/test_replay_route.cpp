@@ -59,16 +59,16 @@ Written extract_all(const std::string& source, Route route, const std::string& s
     paths.push_back(tmp(stem + "-" + std::to_string(p.launch_seq) + ".cusnap"));
   }
   Written w;
-  format::Status st = extract_launches(
-      *reader, source, *plans, paths, options,
-      [&](const LaunchPlan& p, const format::Result<ExtractedLaunch>& done) {
-        if (done) {
-          w.paths[p.launch_seq] = done->output_path;
-          w.notes[p.launch_seq] = done->plan.notes;
-        } else {
-          w.errors[p.launch_seq] = done.status().message();
-        }
-      });
+  format::Status st =
+      extract_launches(*reader, source, *plans, paths, options,
+                       [&](const LaunchPlan& p, const format::Result<ExtractedLaunch>& done) {
+                         if (done) {
+                           w.paths[p.launch_seq] = done->output_path;
+                           w.notes[p.launch_seq] = done->plan.notes;
+                         } else {
+                           w.errors[p.launch_seq] = done.status().message();
+                         }
+                       });
   INFO(st.to_string());
   REQUIRE(st.is_ok());
   return w;
@@ -154,8 +154,7 @@ TEST_CASE("replay route: a capture without snapshots gives the snapshot route's 
 
 TEST_CASE("replay route: a replay that diverged before the launch refuses it") {
   std::string source = tmp("diverged.cusnap");
-  Replayable f =
-      write_replayable_fixture(source, read_text(CUSNAP_TEST_PTX_PATH), false, true);
+  Replayable f = write_replayable_fixture(source, read_text(CUSNAP_TEST_PTX_PATH), false, true);
   Written w = extract_all(source, Route::kReplay, "diverged");
   // saxpy_int comes before the copy that does not match: written.
   CHECK(w.paths.count(f.saxpy) == 1);

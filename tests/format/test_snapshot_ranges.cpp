@@ -1,8 +1,8 @@
 // What a memory snapshot covers and how it is tiled (format/snapshot_ranges.h): the one rule of
 // the interceptor and of `cusnap extract --route replay`, here applied to call records.
-#include <catch2/catch.hpp>
 #include <capnp/message.h>
 
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "cusnap/format/blob_id.h"
@@ -73,11 +73,8 @@ TEST_CASE("snapshot ranges: device-reachable allocations are covered, host memor
   r.alloc(K::VMM_CREATE, 0, 0x10000);
   r.alloc(K::VMM_MAP, 0x10000, 0x10000);
   r.alloc(K::DEVICE, 0x9000, 0x100, 2);  // failed: nothing allocated
-  CHECK(r.table.live() == Ranges{{0x1000, 0x100},
-                                 {0x2000, 0x200},
-                                 {0x3000, 0x10},
-                                 {0x4000, 0x20},
-                                 {0x5000, 0x30}});
+  CHECK(r.table.live() ==
+        Ranges{{0x1000, 0x100}, {0x2000, 0x200}, {0x3000, 0x10}, {0x4000, 0x20}, {0x5000, 0x30}});
   r.alloc(K::VMM_SET_ACCESS, 0x10000, 0x8000);
   r.alloc(K::VMM_SET_ACCESS, 0x14000, 0x8000);  // overlapping access settings merge
   CHECK(r.table.live().back() == AddressRange{0x10000, 0xc000});
@@ -122,8 +119,7 @@ TEST_CASE("snapshot chunks tile each range from its start, the last one shorter"
   for_each_snapshot_chunk(0x1000, bytes, 256, into(whole));
   // Read in two pieces, the first a multiple of the chunk size: the same chunks.
   for_each_snapshot_chunk(0x1000, std::span<const uint8_t>(bytes).first(512), 256, into(pieces));
-  for_each_snapshot_chunk(0x1200, std::span<const uint8_t>(bytes).subspan(512), 256,
-                          into(pieces));
+  for_each_snapshot_chunk(0x1200, std::span<const uint8_t>(bytes).subspan(512), 256, into(pieces));
   REQUIRE(whole.size() == 3);
   CHECK(whole == pieces);
   CHECK(whole[2].second == hash_blob(std::span<const uint8_t>(bytes).subspan(512)));
