@@ -60,7 +60,8 @@ struct TakenSnapshot {
 // launch named in `ranges`, the memory of its ranges (captured addresses) is read after a full
 // synchronisation before the launch and again after it, tiled in `chunk_bytes` pieces, and
 // handed to `on_snapshot`; an error it returns ends the replay. The replay ends after the last
-// such launch (what follows cannot change them).
+// such launch (what follows cannot change them). It needs the captured addresses: with memory
+// relocated (AddressMode::kRelocate, or a driver that did not honour them) it is an error.
 struct SnapshotTap {
   std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> ranges;  // launch seq -> ranges
   uint64_t chunk_bytes = format::kDefaultSnapshotChunkBytes;

@@ -201,6 +201,15 @@ MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotP
   if (it == options_.tap->ranges.end()) return std::nullopt;
   const uint64_t chunk_bytes = options_.tap->chunk_bytes;
   if (chunk_bytes == 0) return Error(ErrorKind::kInvalidArgument, "snapshot chunk size 0");
+  // Relocated memory holds the replay's addresses wherever the program stored pointers: not the
+  // memory the capture describes.
+  if (memory_->relocated_count() != 0) {
+    return Error(ErrorKind::kTarget,
+                 "the driver did not place " + std::to_string(memory_->relocated_count()) +
+                     " captured range(s) at their addresses; snapshots of the replay need them")
+        .at_call(a.seq)
+        .in_record("launch");
+  }
   // Everything before (or the launch itself) has finished and every copy is verified.
   if (auto e = synchronize_all()) return e;
   uint64_t total = 0;

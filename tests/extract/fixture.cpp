@@ -69,7 +69,7 @@ Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t 
 }
 
 Replayable write_replayable_fixture(const std::string& path, const std::string& ptx, bool snapshots,
-                                    bool wrong_checksum) {
+                                    bool wrong_checksum, uint64_t a_address) {
   Replayable f;
   f.a.resize(kN);
   f.c0.resize(kN);
@@ -88,26 +88,28 @@ Replayable write_replayable_fixture(const std::string& path, const std::string& 
   SnapshotBuilder b(path, kChunkBytes);
   b.module_load_ptx(kModuleA, ptx);
   Params saxpy;
-  saxpy.ptr(kA).ptr(kC).i32(kScale).i32(kN);
+  saxpy.ptr(a_address).ptr(kC).i32(kScale).i32(kN);
   Params add;
   add.ptr(kC).i32(kN);
   uint64_t fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout);
   uint64_t fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout);
   b.global_get(kModuleA, "g_offset", kGlobal, 4);
-  b.alloc(kA, kN * 4);
+  b.alloc(a_address, kN * 4);
   b.alloc(kC, kN * 4);
   b.alloc(kD, 4096);
   b.alloc(kE, 512);
   b.free(kE);
-  b.copy_to_device(kA, as_bytes(f.a));
+  b.copy_to_device(a_address, as_bytes(f.a));
   b.copy_to_device(kC, as_bytes(f.c0));
   b.copy_to_device(kD, as_bytes(f.d));
   b.copy_to_device(kGlobal, as_bytes(offset));
 
   const uint32_t grid = (kN + 127) / 128;
   auto memory = [&](const std::vector<int>& c) {
-    return std::map<uint64_t, std::vector<uint8_t>>{
-        {kA, to_bytes(f.a)}, {kC, to_bytes(c)}, {kD, to_bytes(f.d)}, {kGlobal, to_bytes(offset)}};
+    return std::map<uint64_t, std::vector<uint8_t>>{{a_address, to_bytes(f.a)},
+                                                    {kC, to_bytes(c)},
+                                                    {kD, to_bytes(f.d)},
+                                                    {kGlobal, to_bytes(offset)}};
   };
   f.saxpy = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, fn_saxpy);
   if (snapshots) {

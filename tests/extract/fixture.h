@@ -40,7 +40,8 @@ struct Replayable {
   uint64_t copy_after_saxpy = 0;
   std::vector<int> a, c0, c1, c2, d;
 };
+// `a_address`: kLowA puts a where no driver can map it (the replay relocates it).
 Replayable write_replayable_fixture(const std::string& path, const std::string& ptx, bool snapshots,
-                                    bool wrong_checksum = false);
+                                    bool wrong_checksum = false, uint64_t a_address = kA);
 
 }  // namespace cusnap::extract::test

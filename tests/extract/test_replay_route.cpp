@@ -191,4 +191,24 @@ TEST_CASE("replay route: a driver that cannot be loaded is an error for the whol
   CHECK(called == 0);
 }
 
+TEST_CASE("replay route: memory the driver could not place at its captured address is an error") {
+  std::string source = tmp("relocated.cusnap");
+  write_replayable_fixture(source, read_text(CUSNAP_TEST_PTX_PATH), false, false, kLowA);
+  auto reader = open(source);
+  ExtractOptions options;
+  options.driver = CUSNAP_TEST_EMULATOR;
+  Selection all;
+  all.kernel_regex = "regex:.";
+  auto plans = plan_extraction(*reader, all, options);
+  REQUIRE(plans.is_ok());
+  std::vector<std::string> paths{tmp("rel-1.cusnap"), tmp("rel-2.cusnap")};
+  int called = 0;
+  format::Status st = extract_launches(*reader, source, *plans, paths, options,
+                                       [&](const LaunchPlan&, const auto&) { ++called; });
+  CHECK_FALSE(st.is_ok());
+  CHECK_THAT(st.message(), Catch::Contains("did not place"));
+  CHECK(called == 0);
+  CHECK_FALSE(fs::exists(paths[0]));
+}
+
 #endif  // CUSNAP_TEST_EMULATOR

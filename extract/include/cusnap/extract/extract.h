@@ -103,11 +103,12 @@ format::Result<ExtractedLaunch> write_extracted(format::Reader& source,
                                                 const std::string& out_path);
 
 // Writes every planned launch to its path (out_paths[i] for plans[i]) by its route: the snapshot
-// ones by file work, the replay ones in one replay pass of the source on options.driver, which
-// stops after the last of them. `done` is called once per launch, in seq order, with what was
-// written or why not (a diverged replay, see ExtractOptions). The returned error is one that
-// stops every replay-route launch not yet written (no driver, a call of the prefix that failed);
-// `done` has then not been called for them.
+// ones first, by file work, then the replay ones in one replay pass of the source on
+// options.driver at the captured addresses, which stops after the last of them. `done` is called
+// once per launch (each route in seq order) with what was written or why not (a diverged
+// replay, see ExtractOptions). The returned error is one that stops every replay-route launch not
+// yet written (no driver, a call of the prefix that failed, memory the driver did not place at
+// its captured address); `done` has then not been called for them.
 format::Status extract_launches(
     format::Reader& source, const std::string& source_path, const std::vector<LaunchPlan>& plans,
     const std::vector<std::string>& out_paths, const ExtractOptions& options,
