@@ -4,6 +4,8 @@
 // per selected launch (docs/extract.md); the work is cusnap::extract's.
 #include "cusnap/extract/extract.h"
 
+#include <spdlog/spdlog.h>
+
 #include <iostream>
 #include <memory>
 
@@ -58,6 +60,9 @@ int run_extract(const ExtractArgs& args, bool by_call) {
   options.driver = args.driver;
   options.chunk_bytes = args.snapshot_chunk;
   options.allow_diverged = args.allow_diverged;
+  options.on_warning = [](const std::string& message) {
+    spdlog::warn("cusnap extract: prefix replay: {}", message);
+  };
   auto plans = extract::plan_extraction(source, selection, options);
   if (!plans) return report_failure("extract", plans.status());
   std::vector<std::string> paths;

@@ -51,6 +51,11 @@ Status extract_launches(
   replay.driver = choice->path;  // resolved once: the one ExtractInfo.routeDriver names
   replay.timing = false;
   replay.nvtx = false;
+  if (options.on_warning) {
+    replay.on_message = [&](replayer::MessageLevel level, const std::string& message) {
+      if (level == replayer::MessageLevel::kWarning) options.on_warning(message);
+    };
+  }
   replayer::SnapshotTap tap;
   tap.chunk_bytes = plans[replayed.begin()->second].chunk_bytes;
   for (const auto& [seq, i] : replayed) tap.ranges[seq] = plans[i].snapshot_ranges;

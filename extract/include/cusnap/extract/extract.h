@@ -46,6 +46,9 @@ struct ExtractOptions {
   // capture before the launch (a checksummed copy or snapshot chunk did not match); refused
   // otherwise, since its inputs would not be the ones the application had.
   bool allow_diverged = false;
+  // The prefix replay's warnings (a mismatching copy, skipped calls, target differences), as
+  // `cusnap replay` prints them. Default: dropped.
+  std::function<void(const std::string&)> on_warning;
 };
 
 // What one launch needs, found in the source (seqs of the records to copy).
