@@ -1,10 +1,12 @@
-// `cusnap extract FILE (--kernel-name NAME [--launch-skip N] [--launch-count M] | --call N)
-//  -o OUT [--emit-cpp DIR] [--minimize | --keep-all]`: one standalone capture per selected
-// launch, cut out of a capture with memory snapshots (docs/extract.md); the work is
-// cusnap::extract's.
+// `cusnap extract FILE (--kernel-name NAME [--kernel-name-base B] [--launch-skip N]
+//  [--launch-count M] | --call N) -o OUT [--emit-cpp DIR] [--route auto|snapshots|replay]
+//  [--driver auto|emulator|PATH] [--snapshot-chunk B] [--allow-diverged] [--minimize |
+//  --keep-all]`:
+// one standalone capture per selected launch (docs/extract.md); the work is cusnap::extract's.
 #include "cusnap/extract/extract.h"
 
-#include <filesystem>
+#include <spdlog/spdlog.h>
+
 #include <iostream>
 #include <memory>
 
@@ -18,44 +20,19 @@ namespace {
 struct ExtractArgs {
   std::string file;
   std::string kernel_name;
+  std::string kernel_name_base = "function";
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;
   uint64_t call = 0;
   std::string out;
   std::string emit_cpp;
+  std::string route = "auto";
+  std::string driver = "auto";
+  uint64_t snapshot_chunk = 0;
+  bool allow_diverged = false;
   bool minimize = false;  // --minimize (--keep-all, the default, keeps every snapshot byte)
   bool keep_all = false;
 };
-
-// --minimize: the full extract at `path` is replayed once on the emulator with access tracking,
-// then written again, keeping only what the launch touched (through a temporary file, so that a
-// failure leaves no half-written extract; it leaves none at all, as an unextractable launch).
-format::Result<extract::ExtractedLaunch> minimize(format::Reader& source, const ExtractArgs& args,
-                                                  const extract::LaunchPlan& plan,
-                                                  const std::string& path) {
-  std::error_code ec;
-  auto touched = extract::track_extracted(path);
-  if (!touched) {
-    std::filesystem::remove(path, ec);
-    return touched.status();
-  }
-  const std::string temporary = path + ".minimizing";
-  auto done = extract::write_extracted(source, args.file, plan, temporary, &*touched);
-  if (done) {
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) {
-      done = format::Status::error(format::ErrorCode::kIo, "cannot rename " + temporary + " to " +
-                                                               path + ": " + ec.message());
-    } else {
-      done->output_path = path;
-    }
-  }
-  if (!done) {
-    std::filesystem::remove(temporary, ec);
-    std::filesystem::remove(path, ec);
-  }
-  return done;
-}
 
 // --emit-cpp DIR for launch `seq` of `selected`: DIR itself for one launch, DIR/call-<seq> for
 // several, "%n" replaced by the seq.
@@ -78,42 +55,64 @@ int run_extract(const ExtractArgs& args, bool by_call) {
   selection.kernel_regex = args.kernel_name;
   selection.launch_skip = args.launch_skip;
   selection.launch_count = args.launch_count;
-  auto plans = extract::plan_extraction(source, selection);
+  // CLI::IsMember checked both spellings.
+  selection.name_base = common::parse_kernel_name_base(args.kernel_name_base)
+                            .value_or(common::KernelNameBase::kFunction);
+  extract::ExtractOptions options;
+  options.route = extract::parse_route(args.route).value_or(extract::Route::kAuto);
+  options.driver = args.driver;
+  options.chunk_bytes = args.snapshot_chunk;
+  options.allow_diverged = args.allow_diverged;
+  options.on_warning = [](const std::string& message) {
+    spdlog::warn("cusnap extract: prefix replay: {}", message);
+  };
+  auto plans = extract::plan_extraction(source, selection, options);
   if (!plans) return report_failure("extract", plans.status());
-  int rc = kExitOk;
+  std::vector<std::string> paths;
   for (const auto& plan : *plans) {
     auto path = extract::output_path(args.out, plan, plans->size());
     if (!path) return report_failure("extract", path.status());
-    auto done = extract::write_extracted(source, args.file, plan, *path);
-    if (done && args.minimize) done = minimize(source, args, plan, *path);
-    if (!done) {
-      rc = report_failure("extract", done.status());
-      continue;
+    paths.push_back(*path);
+  }
+  int rc = kExitOk;
+  auto done = [&](const extract::LaunchPlan& plan,
+                  format::Result<extract::ExtractedLaunch> written) {
+    if (written && args.minimize) {
+      auto minimized = extract::minimize_extracted(written->output_path);
+      if (minimized) minimized->plan.notes = written->plan.notes;
+      written = std::move(minimized);
+    }
+    if (!written) {
+      rc = report_failure("extract", written.status());
+      return;
     }
     std::cout << "call " << plan.launch_seq << " (launch " << plan.launch_ordinal << ", "
-              << plan.kernel_name << "): " << *path << ", " << done->input_bytes
-              << " bytes of input, " << done->expected_bytes << " bytes expected\n";
-    if (done->minimized) {
-      std::cout << "  minimized: " << done->dropped_input_bytes << " bytes of input and "
-                << done->dropped_expected_bytes << " bytes expected left out (never touched), "
-                << done->dropped_ranges << " allocation(s) or variable(s) dropped\n";
+              << plan.kernel_name << "): " << written->output_path << ", " << written->input_bytes
+              << " bytes of input, " << written->expected_bytes << " bytes expected"
+              << (plan.route == extract::Route::kReplay ? " (route replay)" : "") << "\n";
+    if (written->minimized) {
+      std::cout << "  minimized: " << written->dropped_input_bytes << " bytes of input and "
+                << written->dropped_expected_bytes << " bytes expected left out (never touched), "
+                << written->dropped_ranges << " allocation(s) or variable(s) dropped\n";
     }
-    for (const auto& note : plan.notes) std::cout << "  note: " << note << '\n';
+    for (const auto& note : written->plan.notes) std::cout << "  note: " << note << '\n';
     if (!args.emit_cpp.empty()) {
-      auto extracted = open_capture(*path);
+      auto extracted = open_capture(written->output_path);
       if (!extracted) {
         rc = report_failure("extract", extracted.status());
-        continue;
+        return;
       }
       std::string dir = emit_dir(args.emit_cpp, plan.launch_seq, plans->size());
       format::Status st = extract::emit_cpp(*extracted.value(), dir);
       if (!st) {
         rc = report_failure("extract", st);
-        continue;
+        return;
       }
       std::cout << "  reproducer: " << dir << " (README.md says how to build and run it)\n";
     }
-  }
+  };
+  format::Status st = extract::extract_launches(source, args.file, *plans, paths, options, done);
+  if (!st) rc = report_failure("extract", st);
   return rc;
 }
 
@@ -124,19 +123,25 @@ void register_extract(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "extract",
       "Write one standalone capture per selected launch (its code image, function, launch, and "
-      "the memory before and after it) from a capture taken with --snapshot-kernels; "
+      "the memory before and after it), from the capture's memory snapshots or by replaying it "
+      "up to the launch; "
       "--emit-cpp also writes a C++ driver-API reproducer that needs only the CUDA toolkit");
-  cmd->add_option("FILE", args->file, "Capture with memory snapshots")->required();
+  cmd->add_option("FILE", args->file, "A capture (with or without memory snapshots)")->required();
   auto* name =
       cmd->add_option("--kernel-name", args->kernel_name,
                       "Launches of the kernel named NAME (function name, exactly) or, "
                       "with regex:EXPR, whose name contains a match (Nsight Compute rules)");
+  auto* base = cmd->add_option("--kernel-name-base", args->kernel_name_base,
+                               "Name --kernel-name compares: function (demangled, no "
+                               "parameters), demangled, mangled")
+                   ->check(CLI::IsMember({"function", "demangled", "mangled"}))
+                   ->capture_default_str();
   auto* skip =
       cmd->add_option("--launch-skip", args->launch_skip, "Matching launches to pass over first");
   auto* count = cmd->add_option("--launch-count", args->launch_count,
                                 "Matching launches to extract (0: all the rest)");
   auto* call = cmd->add_option("--call", args->call, "The launch record with this seq");
-  call->excludes(name)->excludes(skip)->excludes(count);
+  call->excludes(name)->excludes(skip)->excludes(count)->excludes(base);
   cmd->add_option("-o,--output", args->out,
                   "Output: a file for one launch, a directory (call-<seq>.cusnap inside) or a "
                   "pattern with %n (the launch's seq) for several")
@@ -144,12 +149,26 @@ void register_extract(CLI::App& app, int& exit_code) {
   cmd->add_option("--emit-cpp", args->emit_cpp,
                   "Also write a C++ reproducer directory per launch (DIR for one launch, "
                   "DIR/call-<seq> for several, %n replaced by the seq)");
+  cmd->add_option("--route", args->route,
+                  "auto: a launch's snapshots where the capture has them, else replay; "
+                  "snapshots: only from snapshots; replay: replay the capture up to each launch")
+      ->check(CLI::IsMember({"auto", "snapshots", "replay"}))
+      ->capture_default_str();
+  cmd->add_option("--driver", args->driver,
+                  "Driver the replay route runs on: auto | emulator | PATH to a libcuda.so.1")
+      ->capture_default_str();
+  cmd->add_option("--snapshot-chunk", args->snapshot_chunk,
+                  "Replay route: chunk size in bytes (default: the capture's)")
+      ->check(CLI::PositiveNumber);
   auto* minimize = cmd->add_flag(
       "--minimize", args->minimize,
       "Keep only the memory the launch reads (as input) and writes (as expected output), found "
       "by running it once on the cusnap emulator with access tracking");
   cmd->add_flag("--keep-all", args->keep_all, "Keep every byte the snapshots hold (the default)")
       ->excludes(minimize);
+  cmd->add_flag("--allow-diverged", args->allow_diverged,
+                "Replay route: write a launch even when the replay diverged from the capture "
+                "before it (a copy or snapshot did not match)");
   cmd->callback([args, call, name, &exit_code]() {
     bool by_call = call->count() > 0;
     if (!by_call && name->count() == 0) {

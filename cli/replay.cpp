@@ -29,6 +29,7 @@ struct Options {
   unsigned warmup = 0;
   std::string cache_control = "all";
   std::string kernel_name;
+  std::string kernel_name_base = "function";
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;
   bool no_timing = false;
@@ -205,6 +206,9 @@ void run(const Options& o, int& exit_code) {
   options.warmup = o.warmup;
   options.cache_control = o.cache_control == "none" ? CacheControl::kNone : CacheControl::kAll;
   options.kernel_regex = o.kernel_name;
+  // CLI::IsMember checked the spelling: parse_kernel_name_base cannot fail here.
+  options.kernel_name_base = common::parse_kernel_name_base(o.kernel_name_base)
+                                 .value_or(common::KernelNameBase::kFunction);
   options.launch_skip = o.launch_skip;
   options.launch_count = o.launch_count;
   options.nvtx = !o.no_nvtx;
@@ -288,6 +292,11 @@ void register_replay(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel-name", o->kernel_name,
                   "Select launches of the kernel named NAME (its function name, exactly) or, with "
                   "regex:EXPR, whose name contains a match (Nsight Compute rules)");
+  cmd->add_option("--kernel-name-base", o->kernel_name_base,
+                  "Name --kernel-name compares: function (demangled, no parameters), demangled, "
+                  "mangled")
+      ->check(CLI::IsMember({"function", "demangled", "mangled"}))
+      ->capture_default_str();
   cmd->add_option("--launch-skip", o->launch_skip, "Matching launches to skip before selecting");
   cmd->add_option("--launch-count", o->launch_count, "Launches to select (0: all)");
   cmd->add_flag("--no-timing", o->no_timing, "Do not time launches (no events around them)");

@@ -140,8 +140,8 @@ MaybeError Executor::prepare() {
 
   if (auto e = check_target()) return e;
 
-  auto selector =
-      LaunchSelector::create(options_.kernel_regex, options_.launch_skip, options_.launch_count);
+  auto selector = LaunchSelector::create(options_.kernel_regex, options_.launch_skip,
+                                         options_.launch_count, options_.kernel_name_base);
   if (!selector) return selector.error();
   selector_ = std::make_unique<LaunchSelector>(std::move(selector.value()));
 
@@ -280,7 +280,12 @@ MaybeError Executor::check_target() {
 
 MaybeError Executor::run() {
   size_t done = 0;
+  // With a snapshot tap, nothing after its last launch can change what it hands out.
+  const uint64_t last = options_.tap && !options_.tap->ranges.empty()
+                            ? options_.tap->ranges.rbegin()->first
+                            : UINT64_MAX;
   for (const Action& action : plan_.actions) {
+    if (action.seq > last) break;
     if (auto e = execute(action)) return e;
     ++result_.actions_replayed;
     if (options_.progress && (++done & 63) == 0) progress(done, false);

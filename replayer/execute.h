@@ -97,6 +97,9 @@ class Executor {
   // it back and compares it with the capture (both after a full synchronisation).
   MaybeError restore_snapshot(const Action& a, const Snapshot& snapshot);
   MaybeError compare_snapshot(const Action& a, const LaunchOp& op, const Snapshot& snapshot);
+  // ReplayOptions::tap: reads the ranges it names for this launch and hands them over.
+  MaybeError tap_snapshot(const Action& a, const LaunchOp& op, SnapshotPhase phase);
+  std::string first_divergence() const;
   const Tolerance* tolerance_for(const std::optional<AllocationRef>& allocation) const;
   std::optional<AllocationRef> allocation_of(uint64_t address) const;
   Expected<uint64_t> snapshot_address(const Action& a, const SnapshotChunk& chunk);
@@ -140,6 +143,7 @@ class Executor {
 
   CUdeviceptr snapshot_ = 0;  // saved memory for repetitions
   uint64_t snapshot_bytes_ = 0;
+  std::vector<uint8_t> tap_bytes_;  // the memory a tapped snapshot read (reused)
   CUdeviceptr l2_scratch_ = 0;
   uint64_t l2_bytes_ = 0;
 

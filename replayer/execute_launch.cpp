@@ -94,6 +94,7 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   } else if (op.before && options_.verify != VerifyMode::kNone) {
     if (auto e = compare_snapshot(a, op, *op.before)) return e;
   }
+  if (auto e = tap_snapshot(a, op, SnapshotPhase::kBeforeLaunch)) return e;
 
   bool nvtx = options_.nvtx;
   if (nvtx) {
@@ -112,6 +113,7 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   if (op.after && options_.verify != VerifyMode::kNone) {
     if (auto e = compare_snapshot(a, op, *op.after)) return e;
   }
+  if (auto e = tap_snapshot(a, op, SnapshotPhase::kAfterLaunch)) return e;
 
   recent_launches_.push_back(LaunchRef{a.seq, op.ordinal, op.kernel_name});
   if (recent_launches_.size() > kRecentLaunches) recent_launches_.pop_front();

@@ -21,10 +21,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cusnap/format/reader.h"
+#include "cusnap/format/snapshot_ranges.h"
 #include "replayer/memory.h"
 #include "replayer/plan.h"
 #include "replayer/status.h"
@@ -36,6 +38,36 @@ namespace cusnap::replayer {
 
 enum class MessageLevel : uint8_t { kInfo, kWarning };
 
+// One memory snapshot the replay took itself (SnapshotTap): the memory at captured addresses
+// before or after a launch, cut into chunks by format/snapshot_ranges.h's tiling.
+struct TakenChunk {
+  uint64_t address = 0;  // captured address
+  std::span<const uint8_t> bytes;
+  format::BlobId id;  // format::hash_blob(bytes)
+};
+struct TakenSnapshot {
+  uint64_t launch_seq = 0;
+  uint64_t launch_ordinal = 0;
+  std::string kernel;
+  SnapshotPhase phase = SnapshotPhase::kBeforeLaunch;
+  std::vector<TakenChunk> chunks;  // valid during the callback only
+  // Non-empty: the replay had already diverged from the capture when this snapshot was taken
+  // (a checksummed copy or a snapshot chunk before this point did not match): the first one.
+  std::string diverged;
+};
+
+// Snapshots taken by the replay (`cusnap extract --route replay`, docs/extract.md): for every
+// launch named in `ranges`, the memory of its ranges (captured addresses) is read after a full
+// synchronisation before the launch and again after it, tiled in `chunk_bytes` pieces, and
+// handed to `on_snapshot`; an error it returns ends the replay. The replay ends after the last
+// such launch (what follows cannot change them). It needs the captured addresses: with memory
+// relocated (AddressMode::kRelocate, or a driver that did not honour them) it is an error.
+struct SnapshotTap {
+  std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> ranges;  // launch seq -> ranges
+  uint64_t chunk_bytes = format::kDefaultSnapshotChunkBytes;
+  std::function<MaybeError(const TakenSnapshot&)> on_snapshot;
+};
+
 struct ReplayOptions {
   std::string driver = "auto";  // auto | emulator | PATH (see resolve_driver)
   int device = 0;
@@ -46,6 +78,7 @@ struct ReplayOptions {
   unsigned warmup = 0;  // untimed runs before them
   CacheControl cache_control = CacheControl::kAll;
   std::string kernel_regex;  // selection (timing.h)
+  common::KernelNameBase kernel_name_base = common::KernelNameBase::kFunction;
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;  // 0: all
   bool nvtx = true;           // NVTX range per launch: "<kernel> #<ordinal> (call <seq>)"
@@ -57,6 +90,7 @@ struct ReplayOptions {
   // captured memory it read and wrote (LaunchReport::accesses). Needs the cusnap emulator (any
   // other driver is refused with an error) and synchronizes after each launch.
   uint64_t track_chunk_bytes = 0;
+  std::optional<SnapshotTap> tap;  // snapshots the replay takes itself (above)
   // Warnings and information (relocation, skipped calls, target differences). Default: dropped.
   std::function<void(MessageLevel, const std::string&)> on_message;
 };

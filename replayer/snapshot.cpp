@@ -175,3 +175,78 @@ MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op,
 }
 
 }  // namespace cusnap::replayer
+
+namespace cusnap::replayer {
+
+std::string Executor::first_divergence() const {
+  for (const CopyCheck& c : result_.copies) {
+    if (c.state != VerifyState::kMismatched) continue;
+    return "the device-to-host copy of call " + std::to_string(c.seq) + " (" +
+           std::to_string(c.size) + " bytes from " + hex(c.address) +
+           ") does not match the capture's checksum";
+  }
+  for (const SnapshotCheck& c : result_.snapshots.checks) {
+    if (c.ok()) continue;
+    return "the " + std::string(snapshot_phase_name(c.phase)) + " snapshot of call " +
+           std::to_string(c.launch_seq) + " (" + c.kernel +
+           "): " + std::to_string(c.mismatched_chunks) + " chunk(s) differ, first at " +
+           hex(c.mismatches.front().address);
+  }
+  return "";
+}
+
+MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotPhase phase) {
+  if (!options_.tap) return std::nullopt;
+  auto it = options_.tap->ranges.find(a.seq);
+  if (it == options_.tap->ranges.end()) return std::nullopt;
+  const uint64_t chunk_bytes = options_.tap->chunk_bytes;
+  if (chunk_bytes == 0) return Error(ErrorKind::kInvalidArgument, "snapshot chunk size 0");
+  // Relocated memory holds the replay's addresses wherever the program stored pointers: not the
+  // memory the capture describes.
+  if (memory_->relocated_count() != 0) {
+    return Error(ErrorKind::kTarget,
+                 "the driver did not place " + std::to_string(memory_->relocated_count()) +
+                     " captured range(s) at their addresses; snapshots of the replay need them")
+        .at_call(a.seq)
+        .in_record("launch");
+  }
+  // Everything before (or the launch itself) has finished and every copy is verified.
+  if (auto e = synchronize_all()) return e;
+  uint64_t total = 0;
+  for (const auto& [address, size] : it->second) total += size;
+  tap_bytes_.resize(total);
+  TakenSnapshot taken;
+  taken.launch_seq = a.seq;
+  taken.launch_ordinal = op.ordinal;
+  taken.kernel = op.kernel_name;
+  taken.phase = phase;
+  taken.diverged = first_divergence();
+  uint64_t offset = 0;
+  for (const auto& [address, size] : it->second) {
+    auto live = memory_->translate(address, size);
+    if (!live) {
+      return Error(ErrorKind::kCapture, "a range of " + std::to_string(size) +
+                                            " bytes live at the launch lies outside every "
+                                            "replayed allocation and module variable")
+          .at_call(a.seq)
+          .in_record("launch")
+          .with_address(address);
+    }
+    if (CUresult r = api_.cuMemcpyDtoH(tap_bytes_.data() + offset, *live, size);
+        r != CUDA_SUCCESS) {
+      return fail(a,
+                  std::string("reading memory for the ") + snapshot_phase_name(phase) + " snapshot",
+                  r)
+          .with_address(address);
+    }
+    format::for_each_snapshot_chunk(
+        address, std::span<const uint8_t>(tap_bytes_.data() + offset, size), chunk_bytes,
+        [&](uint64_t at, std::span<const uint8_t> bytes) {
+          taken.chunks.push_back(TakenChunk{at, bytes, format::hash_blob(bytes)});
+        });
+    offset += size;
+  }
+  return options_.tap->on_snapshot ? options_.tap->on_snapshot(taken) : std::nullopt;
+}
+
+}  // namespace cusnap::replayer

@@ -23,10 +23,10 @@ TimeStats summarize_times(std::vector<double> samples) {
 }
 
 Expected<LaunchSelector> LaunchSelector::create(const std::string& kernel_regex, uint64_t skip,
-                                                uint64_t count) {
+                                                uint64_t count, common::KernelNameBase base) {
   std::string error;
   std::optional<common::KernelFilter> filter =
-      common::KernelFilter::create(kernel_regex, common::KernelNameBase::kFunction, &error);
+      common::KernelFilter::create(kernel_regex, base, &error);
   if (!filter) return Error(ErrorKind::kInvalidArgument, "--kernel-name " + error);
   return LaunchSelector(common::LaunchSelection(std::move(*filter), skip, count));
 }

@@ -39,8 +39,9 @@ TimeStats summarize_times(std::vector<double> samples_ms);
 class LaunchSelector {
  public:
   // Errors: an invalid regular expression.
-  static Expected<LaunchSelector> create(const std::string& kernel_regex, uint64_t skip,
-                                         uint64_t count);
+  static Expected<LaunchSelector> create(
+      const std::string& kernel_regex, uint64_t skip, uint64_t count,
+      common::KernelNameBase base = common::KernelNameBase::kFunction);
   // Called once per launch in replay order; true when this launch is selected.
   bool select(const std::string& mangled_name);
 

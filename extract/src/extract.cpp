@@ -11,7 +11,9 @@
 #include <set>
 
 #include "cusnap/common/kernel_filter.h"
+#include "cusnap/format/snapshot_ranges.h"
 #include "cusnap/format/writer.h"
+#include "internal.h"
 
 namespace cusnap::extract {
 
@@ -82,16 +84,22 @@ const char* phase_name(schema::MemorySnapshot::Phase phase) {
   }
 }
 
-// Checks a snapshot's chunks against what was live at its launch and records what they cover.
-Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t chunk_bytes,
-                    std::set<uint64_t>& allocations, std::set<uint64_t>& globals) {
-  const std::string who = std::string(phase_name(snap.getPhase())) + " snapshot of " +
-                          describe(p.plan.launch_seq, p.plan.kernel_name);
+struct ChunkView {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  bool no_blob = false;  // neither a blob nor marked hashOnly
+};
+
+// Checks a snapshot's chunks against what was live at its launch and records what they cover
+// (`who`: the snapshot, for messages).
+Status cover_chunks(Pending& p, const std::string& who, const std::vector<ChunkView>& chunks,
+                    uint64_t chunk_bytes, std::set<uint64_t>& allocations,
+                    std::set<uint64_t>& globals) {
   uint64_t end = 0;
   bool first = true;
-  for (auto chunk : snap.getChunks()) {
-    uint64_t address = chunk.getAddress();
-    uint64_t size = chunk.getSize();
+  for (const ChunkView& chunk : chunks) {
+    uint64_t address = chunk.address;
+    uint64_t size = chunk.size;
     std::string what =
         "chunk at " + hex(address) + " (" + std::to_string(size) + " bytes) of the " + who;
     if (size == 0 || (chunk_bytes != 0 && size > chunk_bytes))
@@ -103,7 +111,7 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
     if (address + size < address) return fail(ErrorCode::kMalformed, what + ": wraps around");
     first = false;
     end = address + size;
-    if (!chunk.getHashOnly() && to_blob(chunk.getBlob()).is_null())
+    if (chunk.no_blob)
       return fail(ErrorCode::kMalformed, what + ": no blob and not marked hashOnly");
     auto in = [&](const std::map<uint64_t, Range>& ranges) -> const Range* {
       auto it = ranges.upper_bound(address);
@@ -131,11 +139,18 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
 
 }  // namespace
 
-Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
-                                                const Selection& selection) {
+std::optional<Route> parse_route(const std::string& text) {
+  if (text == "auto") return Route::kAuto;
+  if (text == "snapshots" || text == "snapshot") return Route::kSnapshots;
+  if (text == "replay") return Route::kReplay;
+  return std::nullopt;
+}
+
+Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Selection& selection,
+                                                const ExtractOptions& options) {
   std::string error;
-  std::optional<common::KernelFilter> kernel_filter = common::KernelFilter::create(
-      selection.kernel_regex, common::KernelNameBase::kFunction, &error);
+  std::optional<common::KernelFilter> kernel_filter =
+      common::KernelFilter::create(selection.kernel_regex, selection.name_base, &error);
   if (!kernel_filter) return fail(ErrorCode::kInvalidArgument, "--kernel-name " + error);
   common::LaunchSelection filter(std::move(*kernel_filter), selection.launch_skip,
                                  selection.launch_count);
@@ -148,14 +163,21 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
   std::map<uint64_t, uint64_t> launch_ordinals;  // every launch: seq -> ordinal (the index)
   for (const auto& l : source.launches()) launch_ordinals[l.seq] = l.ordinal;
   const uint64_t chunk_bytes = source.header().getOptions().getSnapshotChunkBytes();
+  // The replay route's chunk size: --snapshot-chunk, else the source's (a capture records its
+  // configured size even without snapshots), else the capture default.
+  const uint64_t replay_chunk_bytes = options.chunk_bytes != 0 ? options.chunk_bytes
+                                      : chunk_bytes != 0       ? chunk_bytes
+                                                               : format::kDefaultSnapshotChunkBytes;
 
   LiveState live;
-  std::map<uint64_t, Pending> pending;  // by launch seq
+  format::SnapshotRanges snapshot_ranges;  // what a capture-time snapshot covers (the shim's rule)
+  std::map<uint64_t, Pending> pending;     // by launch seq
   std::map<uint64_t, std::set<uint64_t>> covered_allocations, covered_globals;
   Status failure;
   Status scan = source.for_each_call([&](const format::CallRef& ref) {
     auto rec = ref.get();
     const uint64_t seq = ref.seq();
+    snapshot_ranges.apply(rec);
     switch (rec.which()) {
       case schema::CallRecord::MODULE_LOAD:
         if (rec.getResult() == 0) live.modules[rec.getModuleLoad().getHandle()] = seq;
@@ -241,6 +263,10 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
         p.module_handle = module;
         p.allocations = live.allocations;
         p.globals = live.globals;
+        if (options.route != Route::kSnapshots) {
+          p.plan.snapshot_ranges = snapshot_ranges.live();
+          p.plan.chunk_bytes = replay_chunk_bytes;
+        }
         pending.emplace(seq, std::move(p));
         break;
       }
@@ -282,8 +308,14 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
           break;
         }
         slot = seq;
-        Status st =
-            cover_chunks(p, s, chunk_bytes, covered_allocations[target], covered_globals[target]);
+        std::vector<ChunkView> chunks;
+        for (auto c : s.getChunks())
+          chunks.push_back(
+              {c.getAddress(), c.getSize(), !c.getHashOnly() && to_blob(c.getBlob()).is_null()});
+        Status st = cover_chunks(
+            p,
+            std::string(phase_name(phase)) + " snapshot of " + describe(target, p.plan.kernel_name),
+            chunks, chunk_bytes, covered_allocations[target], covered_globals[target]);
         if (!st) {
           failure = st;
           return false;
@@ -309,6 +341,29 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
   }
   std::vector<LaunchPlan> plans;
   for (auto& [seq, p] : pending) {
+    const bool has_snapshots =
+        p.plan.before_seq && p.plan.after_seq && p.plan.skipped_reason.empty();
+    if (options.route == Route::kReplay || (options.route == Route::kAuto && !has_snapshots)) {
+      // What the replay will read: the tiles of the ranges a capture-time snapshot covers,
+      // checked and kept by the same rule as the snapshot route's chunks.
+      p.plan.route = Route::kReplay;
+      p.plan.before_seq.reset();
+      p.plan.after_seq.reset();
+      p.plan.skipped_reason.clear();
+      p.plan.notes.clear();
+      covered_allocations[seq].clear();
+      covered_globals[seq].clear();
+      std::vector<ChunkView> tiles;
+      for (const auto& [address, size] :
+           format::snapshot_chunk_tiles(p.plan.snapshot_ranges, p.plan.chunk_bytes))
+        tiles.push_back({address, size, false});
+      Status st =
+          cover_chunks(p, "replayed snapshot of " + describe(seq, p.plan.kernel_name), tiles,
+                       p.plan.chunk_bytes, covered_allocations[seq], covered_globals[seq]);
+      if (!st) return st.in_file(source.path());
+    } else {
+      p.plan.snapshot_ranges.clear();
+    }
     for (uint64_t a : covered_allocations[seq]) {
       p.plan.allocation_seqs.push_back(a);
       for (const auto& [addr, r] : p.allocations)
@@ -343,20 +398,25 @@ Result<std::string> output_path(const std::string& out, const LaunchPlan& plan, 
   return (std::filesystem::path(out) / ("call-" + seq + ".cusnap")).string();
 }
 
-namespace {
-
-struct Chunk {
-  uint64_t address = 0;
-  uint64_t size = 0;
-  format::BlobId blob;
-  bool hash_only = false;
-};
+namespace detail {
 
 bool kept(const LaunchPlan& plan, uint64_t address, uint64_t size) {
   for (const auto& [a, s] : plan.kept_ranges)
     if (contains(Range{0, a, s, 0}, address, size)) return true;
   return false;
 }
+
+std::string describe_launch(uint64_t seq, const std::string& kernel) {
+  return describe(seq, kernel);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::Chunk;
+using detail::kept;
+using detail::PhaseContents;
 
 // Copies a blob from the source into the new file, by content.
 Status copy_blob(format::Reader& source, format::Writer& writer, const format::BlobId& id,
@@ -367,7 +427,30 @@ Status copy_blob(format::Reader& source, format::Writer& writer, const format::B
                 what + ": blob " + id.to_hex() + " is missing from the source");
   auto bytes = source.read_blob(id);
   if (!bytes) return bytes.status();
-  auto put = writer.put_blob(*bytes);
+  return detail::put_blob(writer, *bytes, id, what);
+}
+
+// The kept chunks of a snapshot record of the source (the snapshot route).
+Result<PhaseContents> source_phase(format::Reader& source, const LaunchPlan& plan, uint64_t seq) {
+  auto ref = source.call(seq);
+  if (!ref) return ref.status();
+  PhaseContents phase;
+  phase.record_seq = seq;
+  for (auto c : ref->get().getMemorySnapshot().getChunks())
+    if (kept(plan, c.getAddress(), c.getSize()))
+      phase.chunks.push_back(
+          Chunk{c.getAddress(), c.getSize(), to_blob(c.getBlob()), c.getHashOnly(), {}});
+  return phase;
+}
+
+}  // namespace
+
+namespace detail {
+
+Status put_blob(format::Writer& writer, std::span<const uint8_t> bytes, const format::BlobId& id,
+                const std::string& what) {
+  if (writer.has_blob(id)) return Status::ok();
+  auto put = writer.put_blob(bytes);
   if (!put) return put.status();
   if (!(*put == id))
     return fail(ErrorCode::kCorrupt,
@@ -375,170 +458,68 @@ Status copy_blob(format::Reader& source, format::Writer& writer, const format::B
   return Status::ok();
 }
 
-}  // namespace
-
-namespace {
-
-using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
-
-// Sorted, with overlapping and adjacent ranges merged (what overlaps() needs).
-Ranges normalized(Ranges ranges) {
-  std::sort(ranges.begin(), ranges.end());
-  Ranges out;
-  for (const auto& r : ranges) {
-    if (!out.empty() && r.first <= out.back().first + out.back().second) {
-      uint64_t end = std::max(out.back().first + out.back().second, r.first + r.second);
-      out.back().second = end - out.back().first;
-    } else {
-      out.push_back(r);
-    }
-  }
-  return out;
-}
-
-// Memory the launch read or wrote: what its input must hold.
-Ranges read_or_written(const TouchedMemory& touched) {
-  Ranges ranges = touched.read;
-  ranges.insert(ranges.end(), touched.written.begin(), touched.written.end());
-  return normalized(std::move(ranges));
-}
-
-// Whether [address, address + size) overlaps one of `ranges` (normalized).
-bool overlaps(const Ranges& ranges, uint64_t address, uint64_t size) {
-  auto it = std::upper_bound(ranges.begin(), ranges.end(), std::make_pair(address, ~uint64_t{0}));
-  if (it != ranges.begin()) {
-    auto prev = std::prev(it);
-    if (prev->first + prev->second > address) return true;
-  }
-  return it != ranges.end() && it->first < address + size;
-}
-
-// The plan cut to what `touched` needs (write_extracted's --minimize rule): the allocations and
-// globals that hold a chunk either snapshot keeps. Counts what it left out in `result`.
-Status minimized_plan(format::Reader& source, const LaunchPlan& plan, const TouchedMemory& touched,
-                      LaunchPlan& cut, ExtractedLaunch& result) {
-  auto before = source.call(*plan.before_seq);
-  if (!before) return before.status();
-  auto after = source.call(*plan.after_seq);
-  if (!after) return after.status();
-  const Ranges input_or_output = read_or_written(touched);
-  const Ranges written = normalized(touched.written);
-  Ranges needed;  // chunks either snapshot keeps
-  for (auto c : before->get().getMemorySnapshot().getChunks())
-    if (overlaps(input_or_output, c.getAddress(), c.getSize()))
-      needed.emplace_back(c.getAddress(), c.getSize());
-  for (auto c : after->get().getMemorySnapshot().getChunks())
-    if (overlaps(written, c.getAddress(), c.getSize()))
-      needed.emplace_back(c.getAddress(), c.getSize());
-  needed = normalized(std::move(needed));
-  cut = plan;
-  cut.allocation_seqs.clear();
-  cut.global_seqs.clear();
-  cut.kept_ranges.clear();
-  const size_t allocations = plan.allocation_seqs.size();
-  for (size_t i = 0; i < plan.kept_ranges.size(); ++i) {
-    const auto& [address, size] = plan.kept_ranges[i];
-    if (!overlaps(needed, address, size)) {
-      ++result.dropped_ranges;
-      continue;
-    }
-    cut.kept_ranges.push_back(plan.kept_ranges[i]);
-    if (i < allocations)
-      cut.allocation_seqs.push_back(plan.allocation_seqs[i]);
-    else
-      cut.global_seqs.push_back(plan.global_seqs[i - allocations]);
-  }
-  return Status::ok();
-}
-
-}  // namespace
-
-Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
-                                        const LaunchPlan& full_plan, const std::string& out_path,
-                                        const TouchedMemory* touched) {
-  const std::string who = describe(full_plan.launch_seq, full_plan.kernel_name);
-  const std::string later = "; extracting it needs --route replay, not implemented yet";
-  if (!full_plan.skipped_reason.empty())
-    return fail(ErrorCode::kNotFound, who + ": its snapshot was skipped at capture time (" +
-                                          full_plan.skipped_reason + ")" + later);
-  if (!full_plan.before_seq)
-    return fail(ErrorCode::kNotFound, who +
-                                          " has no beforeLaunch memory snapshot (was the capture "
-                                          "taken with --snapshot-kernels matching it?)" +
-                                          later);
-  if (!full_plan.after_seq)
-    return fail(ErrorCode::kNotFound, who +
-                                          " has a beforeLaunch but no afterLaunch snapshot "
-                                          "(the capture ended before the launch completed?)");
+Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string& source_path,
+                                      const LaunchPlan& plan, const std::string& out_path,
+                                      const PhaseContents& before, const PhaseContents& after,
+                                      const std::string& route_driver,
+                                      const std::optional<Dropped>& dropped) {
+  const std::string who = describe(plan.launch_seq, plan.kernel_name);
+  const bool replay = plan.route == Route::kReplay;
   ExtractedLaunch result;
-  result.output_path = out_path;
-  LaunchPlan cut;
-  if (touched != nullptr) {
-    Status st = minimized_plan(source, full_plan, *touched, cut, result);
-    if (!st) return st;
-    result.minimized = true;
-  }
-  const LaunchPlan& plan = touched != nullptr ? cut : full_plan;
   result.plan = plan;
-  const Ranges input_or_output = touched != nullptr ? read_or_written(*touched) : Ranges{};
-  const Ranges written = touched != nullptr ? normalized(touched->written) : Ranges{};
-  // Which chunks each snapshot keeps: those in a copied range and, minimized, touched.
-  auto keep_before = [&](uint64_t address, uint64_t size) {
-    return kept(plan, address, size) &&
-           (touched == nullptr || overlaps(input_or_output, address, size));
-  };
-  auto keep_after = [&](uint64_t address, uint64_t size) {
-    return kept(plan, address, size) && (touched == nullptr || overlaps(written, address, size));
-  };
-
-  auto before = source.call(*plan.before_seq);
-  if (!before) return before.status();
-  auto after = source.call(*plan.after_seq);
-  if (!after) return after.status();
-  for (auto c : before->get().getMemorySnapshot().getChunks()) {
-    if (!kept(full_plan, c.getAddress(), c.getSize())) continue;
-    if (!keep_before(c.getAddress(), c.getSize())) {
-      result.dropped_input_bytes += c.getSize();
-      continue;
-    }
-    if (c.getHashOnly())
+  result.output_path = out_path;
+  for (const Chunk& c : before.chunks) {
+    if (c.hash_only)
       return fail(ErrorCode::kInvalidArgument, who + ": its beforeLaunch chunk at " +
-                                                   hex(c.getAddress()) +
+                                                   hex(c.address) +
                                                    " holds only a hash, nothing to restore");
-    result.input_bytes += c.getSize();
+    result.input_bytes += c.size;
   }
-  for (auto c : after->get().getMemorySnapshot().getChunks()) {
-    if (!kept(full_plan, c.getAddress(), c.getSize())) continue;
-    if (keep_after(c.getAddress(), c.getSize()))
-      result.expected_bytes += c.getSize();
-    else
-      result.dropped_expected_bytes += c.getSize();
-  }
+  for (const Chunk& c : after.chunks) result.expected_bytes += c.size;
 
   capnp::MallocMessageBuilder header;
   header.setRoot(source.header());
   auto h = header.getRoot<schema::CaptureHeader>();
   h.getOptions().setMode(schema::CaptureOptions::CaptureMode::SNAPSHOT);
-  auto x = h.initExtract();
-  x.setSourcePath(source_path);
-  x.setSourceCreationTimeNs(source.header().getCreationTimeNs());
-  x.setSourceHostName(source.header().getHostName());
-  x.setSourcePid(source.header().getPid());
-  x.setLaunchSeq(plan.launch_seq);
-  x.setLaunchOrdinal(plan.launch_ordinal);
-  x.setKernelName(plan.kernel_name);
-  x.setRoute(schema::ExtractInfo::Route::SNAPSHOT);
-  x.setMinimized(result.minimized);
+  if (replay) h.getOptions().setSnapshotChunkBytes(plan.chunk_bytes);
+  // An extract of an extract (--minimize rewrites one from itself) says where the launch came
+  // from first: the header copied above keeps the source's ExtractInfo.
+  const bool re_extract = source.header().hasExtract();
+  auto x = re_extract ? h.getExtract() : h.initExtract();
+  if (!re_extract) {
+    x.setSourcePath(source_path);
+    x.setSourceCreationTimeNs(source.header().getCreationTimeNs());
+    x.setSourceHostName(source.header().getHostName());
+    x.setSourcePid(source.header().getPid());
+    x.setLaunchSeq(plan.launch_seq);
+    x.setLaunchOrdinal(plan.launch_ordinal);
+    x.setKernelName(plan.kernel_name);
+    x.setRoute(replay ? schema::ExtractInfo::Route::REPLAY : schema::ExtractInfo::Route::SNAPSHOT);
+    if (replay) x.setRouteDriver(route_driver);
+  }
+  x.setMinimized(dropped.has_value());
   x.setInputBytes(result.input_bytes);
   x.setExpectedBytes(result.expected_bytes);
-  x.setDroppedInputBytes(result.dropped_input_bytes);
-  x.setDroppedExpectedBytes(result.dropped_expected_bytes);
-  x.setDroppedRanges(result.dropped_ranges);
+  if (dropped) {
+    result.minimized = true;
+    result.dropped_input_bytes = dropped->input_bytes;
+    result.dropped_expected_bytes = dropped->expected_bytes;
+    result.dropped_ranges = dropped->ranges;
+    x.setDroppedInputBytes(dropped->input_bytes);
+    x.setDroppedExpectedBytes(dropped->expected_bytes);
+    x.setDroppedRanges(dropped->ranges);
+  }
   auto writer = format::Writer::create(out_path, header);
   if (!writer) return writer.status();
   format::Writer& w = **writer;
 
   std::map<uint64_t, uint64_t> new_seq;  // source seq -> seq in the extracted file
+  auto append = [&](capnp::MallocMessageBuilder& b, std::optional<uint64_t> seq) -> Status {
+    auto appended = w.append_call(b);
+    if (!appended) return appended.status();
+    if (seq) new_seq[*seq] = *appended;
+    return Status::ok();
+  };
   auto copy = [&](uint64_t seq, auto&& patch) -> Status {
     auto ref = source.call(seq);
     if (!ref) return ref.status();
@@ -547,10 +528,7 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
     auto r = b.getRoot<schema::CallRecord>();
     Status st = patch(r);
     if (!st) return st;
-    auto appended = w.append_call(b);
-    if (!appended) return appended.status();
-    new_seq[seq] = *appended;
-    return Status::ok();
+    return append(b, seq);
   };
   auto no_patch = [](schema::CallRecord::Builder) { return Status::ok(); };
   Status st = copy(plan.module_seq, [&](schema::CallRecord::Builder r) {
@@ -577,34 +555,44 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
     });
     launch_seq = new_seq[plan.launch_seq];
   }
-  auto copy_snapshot = [&](uint64_t seq, const char* phase, bool before_phase) {
-    return copy(seq, [&](schema::CallRecord::Builder r) {
-      auto s = r.getMemorySnapshot();
-      std::vector<Chunk> chunks;
-      for (auto c : s.getChunks().asReader())
-        if (before_phase ? keep_before(c.getAddress(), c.getSize())
-                         : keep_after(c.getAddress(), c.getSize()))
-          chunks.push_back({c.getAddress(), c.getSize(), to_blob(c.getBlob()), c.getHashOnly()});
-      for (const Chunk& c : chunks) {
+  // A snapshot record: the source's, copied with its chunks replaced (snapshot route), or a new
+  // one as the interceptor writes it (replay route); the chunks' blobs copied or stored.
+  auto write_snapshot = [&](const PhaseContents& phase, schema::MemorySnapshot::Phase which,
+                            const char* name) -> Status {
+    auto fill = [&](schema::MemorySnapshot::Builder s) -> Status {
+      for (const Chunk& c : phase.chunks) {
         if (c.hash_only) continue;
-        Status b = copy_blob(source, w, c.blob, who + ": " + phase + " chunk at " + hex(c.address));
+        std::string what = who + ": " + name + " chunk at " + hex(c.address);
+        Status b = c.bytes.empty() && c.size != 0 ? copy_blob(source, w, c.blob, what)
+                                                  : detail::put_blob(w, c.bytes, c.blob, what);
         if (!b) return b;
       }
-      auto list = s.initChunks(static_cast<unsigned>(chunks.size()));
-      for (unsigned i = 0; i < chunks.size(); ++i) {
-        list[i].setAddress(chunks[i].address);
-        list[i].setSize(chunks[i].size);
-        list[i].getBlob().setHigh(chunks[i].blob.high);
-        list[i].getBlob().setLow(chunks[i].blob.low);
-        list[i].setHashOnly(chunks[i].hash_only);
+      auto list = s.initChunks(static_cast<unsigned>(phase.chunks.size()));
+      for (unsigned i = 0; i < phase.chunks.size(); ++i) {
+        list[i].setAddress(phase.chunks[i].address);
+        list[i].setSize(phase.chunks[i].size);
+        list[i].getBlob().setHigh(phase.chunks[i].blob.high);
+        list[i].getBlob().setLow(phase.chunks[i].blob.low);
+        list[i].setHashOnly(phase.chunks[i].hash_only);
       }
       s.setLaunchSeq(launch_seq);
       s.setLaunchOrdinal(0);
       return Status::ok();
-    });
+    };
+    if (phase.record_seq)
+      return copy(*phase.record_seq,
+                  [&](schema::CallRecord::Builder r) { return fill(r.getMemorySnapshot()); });
+    capnp::MallocMessageBuilder b;
+    auto r = b.initRoot<schema::CallRecord>();
+    r.setApiName("cusnap");
+    auto s = r.initMemorySnapshot();
+    s.setPhase(which);
+    Status filled = fill(s);
+    if (!filled) return filled;
+    return append(b, std::nullopt);
   };
-  if (st) st = copy_snapshot(*plan.before_seq, "beforeLaunch", true);
-  if (st) st = copy_snapshot(*plan.after_seq, "afterLaunch", false);
+  if (st) st = write_snapshot(before, schema::MemorySnapshot::Phase::BEFORE_LAUNCH, "beforeLaunch");
+  if (st) st = write_snapshot(after, schema::MemorySnapshot::Phase::AFTER_LAUNCH, "afterLaunch");
   Status closed = w.close();
   if (!st || !closed) {
     std::error_code ec;
@@ -612,6 +600,120 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
     return !st ? st : closed;
   }
   return result;
+}
+
+}  // namespace detail
+
+namespace {
+
+using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// Sorted, with overlapping and adjacent ranges merged (what overlaps() needs).
+Ranges normalized(Ranges ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  Ranges out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && r.first <= out.back().first + out.back().second) {
+      uint64_t end = std::max(out.back().first + out.back().second, r.first + r.second);
+      out.back().second = end - out.back().first;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+// Whether [address, address + size) overlaps one of `ranges` (normalized).
+bool overlaps(const Ranges& ranges, uint64_t address, uint64_t size) {
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), std::make_pair(address, ~uint64_t{0}));
+  if (it != ranges.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second > address) return true;
+  }
+  return it != ranges.end() && it->first < address + size;
+}
+
+// write_extracted's --minimize rule: the input keeps the chunks that overlap memory the launch
+// read or wrote (a chunk partly written is compared, so its other bytes must be right), the
+// expected state those that overlap memory it wrote; the plan keeps the allocations and globals
+// that hold a kept chunk. Counts what it left out.
+void minimize_phases(const TouchedMemory& touched, LaunchPlan& plan, PhaseContents& before,
+                     PhaseContents& after, detail::Dropped& dropped) {
+  Ranges read_or_written = touched.read;
+  read_or_written.insert(read_or_written.end(), touched.written.begin(), touched.written.end());
+  read_or_written = normalized(std::move(read_or_written));
+  const Ranges written = normalized(touched.written);
+  auto cut = [&](PhaseContents& phase, const Ranges& keep, uint64_t& dropped_bytes) {
+    std::vector<Chunk> kept_chunks;
+    for (Chunk& c : phase.chunks) {
+      if (overlaps(keep, c.address, c.size))
+        kept_chunks.push_back(c);
+      else
+        dropped_bytes += c.size;
+    }
+    phase.chunks = std::move(kept_chunks);
+  };
+  cut(before, read_or_written, dropped.input_bytes);
+  cut(after, written, dropped.expected_bytes);
+  Ranges needed;  // chunks either snapshot keeps
+  for (const Chunk& c : before.chunks) needed.emplace_back(c.address, c.size);
+  for (const Chunk& c : after.chunks) needed.emplace_back(c.address, c.size);
+  needed = normalized(std::move(needed));
+  // kept_ranges pairs with allocation_seqs then global_seqs; should that ever not hold, every
+  // record stays (a larger extract, never a wrong one).
+  if (plan.kept_ranges.size() != plan.allocation_seqs.size() + plan.global_seqs.size()) return;
+  const LaunchPlan full = plan;
+  plan.allocation_seqs.clear();
+  plan.global_seqs.clear();
+  plan.kept_ranges.clear();
+  const size_t allocations = full.allocation_seqs.size();
+  for (size_t i = 0; i < full.kept_ranges.size(); ++i) {
+    const auto& [address, size] = full.kept_ranges[i];
+    if (!overlaps(needed, address, size)) {
+      ++dropped.ranges;
+      continue;
+    }
+    plan.kept_ranges.push_back(full.kept_ranges[i]);
+    if (i < allocations)
+      plan.allocation_seqs.push_back(full.allocation_seqs[i]);
+    else
+      plan.global_seqs.push_back(full.global_seqs[i - allocations]);
+  }
+}
+
+}  // namespace
+
+Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
+                                        const LaunchPlan& plan, const std::string& out_path,
+                                        const TouchedMemory* touched) {
+  const std::string who = describe(plan.launch_seq, plan.kernel_name);
+  const std::string later = "; --route replay (or auto) extracts it by replaying the capture";
+  if (plan.route == Route::kReplay)
+    return fail(ErrorCode::kInvalidArgument,
+                who + ": planned for the replay route (extract_launches writes it)");
+  if (!plan.skipped_reason.empty())
+    return fail(ErrorCode::kNotFound, who + ": its snapshot was skipped at capture time (" +
+                                          plan.skipped_reason + ")" + later);
+  if (!plan.before_seq)
+    return fail(ErrorCode::kNotFound, who +
+                                          " has no beforeLaunch memory snapshot (was the capture "
+                                          "taken with --snapshot-kernels matching it?)" +
+                                          later);
+  if (!plan.after_seq)
+    return fail(ErrorCode::kNotFound, who +
+                                          " has a beforeLaunch but no afterLaunch snapshot "
+                                          "(the capture ended before the launch completed?)" +
+                                          later);
+  auto before = source_phase(source, plan, *plan.before_seq);
+  if (!before) return before.status();
+  auto after = source_phase(source, plan, *plan.after_seq);
+  if (!after) return after.status();
+  if (touched == nullptr)
+    return detail::write_capture(source, source_path, plan, out_path, *before, *after, "");
+  LaunchPlan cut = plan;
+  detail::Dropped dropped;
+  minimize_phases(*touched, cut, *before, *after, dropped);
+  return detail::write_capture(source, source_path, cut, out_path, *before, *after, "", dropped);
 }
 
 }  // namespace cusnap::extract

@@ -4,6 +4,7 @@
 // driver's cuGetExportTable (cusnap/common/emulator_access.h), so nothing here links it.
 #include <algorithm>
 #include <bit>
+#include <filesystem>
 
 #include "cusnap/extract/extract.h"
 #include "replayer/replay.h"
@@ -62,6 +63,45 @@ Result<TouchedMemory> track_extracted(const std::string& path) {
   touched.written = a.written;
   touched.chunk_bytes = options.track_chunk_bytes;
   return touched;
+}
+
+Result<ExtractedLaunch> minimize_extracted(const std::string& path) {
+  std::error_code ec;
+  auto fail = [&](Status st) -> Result<ExtractedLaunch> {
+    std::filesystem::remove(path, ec);
+    return st;
+  };
+  auto touched = track_extracted(path);
+  if (!touched) return fail(touched.status());
+  // The extract is its own source: its one launch, with both snapshots (any route wrote them).
+  auto opened = format::Reader::open(path);
+  if (!opened) return fail(opened.status());
+  format::Reader& extracted = **opened;
+  ExtractOptions snapshots_only;
+  snapshots_only.route = Route::kSnapshots;
+  auto plans = plan_extraction(extracted, Selection{}, snapshots_only);
+  if (!plans) return fail(plans.status());
+  if (plans->size() != 1)
+    return fail(Status::error(ErrorCode::kInvalidArgument,
+                              path + ": --minimize: an extract holds one launch, this one " +
+                                  std::to_string(plans->size())));
+  const std::string temporary = path + ".minimizing";
+  auto done = write_extracted(extracted, path, plans->front(), temporary, &*touched);
+  opened->reset();
+  if (done) {
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) {
+      done = Status::error(ErrorCode::kIo,
+                           "cannot rename " + temporary + " to " + path + ": " + ec.message());
+    } else {
+      done->output_path = path;
+    }
+  }
+  if (!done) {
+    std::filesystem::remove(temporary, ec);
+    return fail(done.status());
+  }
+  return done;
 }
 
 }  // namespace cusnap::extract

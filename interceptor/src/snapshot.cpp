@@ -13,6 +13,7 @@
 #include "cusnap/capture/config.h"
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/blob_id.h"
+#include "cusnap/format/snapshot_ranges.h"
 #include "handles.h"
 #include "log.h"
 #include "session.h"
@@ -30,12 +31,6 @@ namespace {
 // Bounded staging: device memory is read through at most this much host memory at a time.
 constexpr uint64_t kStagingBytes = 64u << 20;
 
-struct Range {
-  uint64_t size = 0;
-  RangeKind kind = RangeKind::kAllocation;
-  uint64_t module = 0;
-};
-
 struct Pending {
   bool active = false;
   std::string skipped;         // non-empty: no snapshot, why
@@ -49,8 +44,8 @@ struct Pending {
 struct State {
   std::atomic<bool> failed{false};
   std::mutex ranges_mutex;
-  std::map<uint64_t, Range> ranges;
-  std::mutex snapshot_mutex;  // selection, staging, the tool stream
+  format::SnapshotRanges ranges;  // the one rule of what a snapshot covers (format/)
+  std::mutex snapshot_mutex;      // selection, staging, the tool stream
   std::optional<common::LaunchSelection> selection;
   uint64_t chunk = capture::CaptureConfig::kDefaultSnapshotChunkBytes;
   bool outputs = false;
@@ -130,20 +125,7 @@ void synchronize(CUstream stream, bool per_thread) {
 
 // The live ranges, overlapping ones merged (VMM access set twice over a range), address order.
 // The caller holds ranges_mutex.
-std::vector<std::pair<uint64_t, uint64_t>> live_ranges() {
-  State& s = state();
-  std::vector<std::pair<uint64_t, uint64_t>> out;
-  for (const auto& [address, range] : s.ranges) {
-    if (range.size == 0) continue;
-    if (!out.empty() && address < out.back().first + out.back().second) {
-      uint64_t end = std::max(out.back().first + out.back().second, address + range.size);
-      out.back().second = end - out.back().first;
-    } else {
-      out.emplace_back(address, range.size);
-    }
-  }
-  return out;
-}
+std::vector<std::pair<uint64_t, uint64_t>> live_ranges() { return state().ranges.live(); }
 
 // True when every range of `ranges` still lies inside a live range (caller holds ranges_mutex).
 bool still_live(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
@@ -199,10 +181,9 @@ void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&
       }
       check(copied, "cuMemcpyDtoHAsync (snapshot read)");
       check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
-      for (uint64_t at = 0; at < piece; at += s.chunk) {
-        uint64_t n = std::min(s.chunk, piece - at);
-        each(address + offset + at, std::span<const uint8_t>(s.staging.data() + at, n));
-      }
+      // Every piece but the last is a multiple of the chunk size: the same tiling as one read.
+      format::for_each_snapshot_chunk(
+          address + offset, std::span<const uint8_t>(s.staging.data(), piece), s.chunk, each);
       offset += piece;
     }
   }
@@ -298,7 +279,7 @@ void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t modul
   try {
     State& s = state();
     std::lock_guard lock(s.ranges_mutex);
-    s.ranges[address] = Range{size, kind, module};
+    s.ranges.track(address, size, kind, module);
   } catch (...) {
   }
 }
@@ -314,20 +295,13 @@ void release_begin(Release what, uint64_t address, uint64_t size) noexcept {
   t_release_locked = true;
   switch (what) {
     case Release::kRange:
-      s.ranges.erase(address);
+      s.ranges.release_range(address);
       break;
     case Release::kWithin:
-      for (auto it = s.ranges.lower_bound(address);
-           it != s.ranges.end() && it->first < address + size;) {
-        it = s.ranges.erase(it);
-      }
+      s.ranges.release_within(address, size);
       break;
     case Release::kModule:
-      for (auto it = s.ranges.begin(); it != s.ranges.end();) {
-        it = it->second.kind == RangeKind::kGlobal && it->second.module == address
-                 ? s.ranges.erase(it)
-                 : std::next(it);
-      }
+      s.ranges.release_module(address);
       break;
   }
 }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "cusnap/format/snapshot_ranges.h"
 #include "generated_shim_api.h"
 
 namespace cusnap::capture {
@@ -37,8 +38,10 @@ inline bool snapshots_enabled() noexcept {
   return g_snapshots_enabled.load(std::memory_order_relaxed);
 }
 
-// Live range table (called from the allocation hooks only when snapshots_enabled()).
-enum class RangeKind : uint8_t { kAllocation, kVmm, kGlobal };
+// Live range table (called from the allocation hooks only when snapshots_enabled()); what it
+// covers and how chunks tile it is format/snapshot_ranges.h's rule (the one home, shared with
+// `cusnap extract --route replay`).
+using RangeKind = format::SnapshotRangeKind;
 void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module = 0) noexcept;
 // Frees (pre hook, before the real call): removes the range(s) and holds the table's lock across
 // the real call, so that no snapshot reads memory while it is being released; release_end (post

@@ -26,16 +26,27 @@ endfunction()
 set(source ${WORK}/source.cusnap)
 run_checked(COMMAND ${MAKE_FIXTURE} capture ${source} ${PTX} EXPECT_RC 0)
 
-# A launch without snapshots: a clear refusal, non-zero exit.
+# A launch without snapshots, --route snapshots: a clear refusal, non-zero exit.
 run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name regex:saxpy --launch-skip 1
-                    --launch-count 1 -o ${WORK}/unsnapped.cusnap
+                    --launch-count 1 --route snapshots -o ${WORK}/unsnapped.cusnap
             EXPECT_RC nonzero OUTPUT out)
-if(NOT out MATCHES "needs --route replay, not implemented yet")
+if(NOT out MATCHES "--route replay \\(or auto\\) extracts it")
   message(FATAL_ERROR "no clear refusal for a launch without snapshots:\n${out}")
+endif()
+# Route auto replays the fixture for it, but the fixture has no copies that rebuild its memory:
+# the replay differs from the capture's snapshots before the launch, and the extract is refused.
+run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name regex:saxpy --launch-skip 1
+                    --launch-count 1 --driver ${EMULATOR_DIR}/libcuda.so.1
+                    -o ${WORK}/unsnapped.cusnap
+            EXPECT_RC nonzero OUTPUT out)
+if(NOT out MATCHES "the replay diverged from the capture before it" OR EXISTS
+   ${WORK}/unsnapped.cusnap)
+  message(FATAL_ERROR "no refusal of an extract from a diverged replay:\n${out}")
 endif()
 # Several launches into a directory: the two with snapshots are written even though the other
 # two cannot be (exit non-zero for those).
-run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name regex:. -o ${WORK}/all
+run_checked(COMMAND ${CUSNAP} extract ${source} --kernel-name regex:. --route snapshots
+                    -o ${WORK}/all
             EXPECT_RC nonzero OUTPUT out)
 foreach(seq 10 13)
   if(NOT EXISTS ${WORK}/all/call-${seq}.cusnap)

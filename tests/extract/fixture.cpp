@@ -8,6 +8,7 @@
 #include "fixture.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -85,6 +86,67 @@ uint64_t write_strided_fixture(const std::string& path, const std::string& ptx) 
   b.snapshot(launch, 0, false, b.tile({{kStridedX, to_bytes(x1)}, {kStridedY, to_bytes(y)}}));
   b.close();
   return launch;
+}
+
+Replayable write_replayable_fixture(const std::string& path, const std::string& ptx, bool snapshots,
+                                    bool wrong_checksum, uint64_t a_address) {
+  Replayable f;
+  f.a.resize(kN);
+  f.c0.resize(kN);
+  f.d.resize(1024);
+  for (int i = 0; i < kN; ++i) {
+    f.a[i] = i * 7 - 999;
+    f.c0[i] = 5000 - i;
+  }
+  for (int i = 0; i < 1024; ++i) f.d[i] = i ^ 0x55;
+  f.c1 = f.c0;
+  for (int i = 0; i < kN; ++i) f.c1[i] = kScale * f.a[i] + f.c0[i];
+  f.c2 = f.c1;
+  for (int& v : f.c2) v += kOffset;
+  std::vector<int> offset{kOffset};
+
+  SnapshotBuilder b(path, kChunkBytes);
+  b.module_load_ptx(kModuleA, ptx);
+  Params saxpy;
+  saxpy.ptr(a_address).ptr(kC).i32(kScale).i32(kN);
+  Params add;
+  add.ptr(kC).i32(kN);
+  uint64_t fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout);
+  uint64_t fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout);
+  b.global_get(kModuleA, "g_offset", kGlobal, 4);
+  b.alloc(a_address, kN * 4);
+  b.alloc(kC, kN * 4);
+  b.alloc(kD, 4096);
+  b.alloc(kE, 512);
+  b.free(kE);
+  b.copy_to_device(a_address, as_bytes(f.a));
+  b.copy_to_device(kC, as_bytes(f.c0));
+  b.copy_to_device(kD, as_bytes(f.d));
+  b.copy_to_device(kGlobal, as_bytes(offset));
+
+  const uint32_t grid = (kN + 127) / 128;
+  auto memory = [&](const std::vector<int>& c) {
+    return std::map<uint64_t, std::vector<uint8_t>>{{a_address, to_bytes(f.a)},
+                                                    {kC, to_bytes(c)},
+                                                    {kD, to_bytes(f.d)},
+                                                    {kGlobal, to_bytes(offset)}};
+  };
+  f.saxpy = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, fn_saxpy);
+  if (snapshots) {
+    b.snapshot(f.saxpy, 0, true, b.tile(memory(f.c0)));
+    b.snapshot(f.saxpy, 0, false, b.tile(memory(f.c1)));
+  }
+  std::vector<int> seen = f.c1;
+  if (wrong_checksum) seen[17] += 1;
+  f.copy_after_saxpy = b.copy_to_host(kC, as_bytes(seen));
+  f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, fn_add);
+  if (snapshots) {
+    b.snapshot(f.add, 1, true, b.tile(memory(f.c1)));
+    b.snapshot(f.add, 1, false, b.tile(memory(f.c2)));
+  }
+  b.copy_to_host(kC, as_bytes(f.c2));
+  b.close();
+  return f;
 }
 
 }  // namespace cusnap::extract::test

@@ -39,4 +39,18 @@ inline constexpr int kStridedWords = 6400, kStride = 128, kStridedCount = 40;
 inline constexpr uint64_t kStridedYBytes = 4096;
 uint64_t write_strided_fixture(const std::string& path, const std::string& ptx);
 
+// A capture a replay can rebuild (fixture.cpp, write_replayable_fixture): the inputs enter by
+// host-to-device copies, results leave by checksummed device-to-host copies, and, with
+// `snapshots`, both launches have the snapshots the interceptor would take (every live range:
+// a, c, d and g_offset). `wrong_checksum`: the copy of c after saxpy_int records a checksum the
+// replay cannot match (the replay diverges there, before add_offset).
+struct Replayable {
+  uint64_t saxpy = 0, add = 0;  // launch seqs
+  uint64_t copy_after_saxpy = 0;
+  std::vector<int> a, c0, c1, c2, d;
+};
+// `a_address`: kLowA puts a where no driver can map it (the replay relocates it).
+Replayable write_replayable_fixture(const std::string& path, const std::string& ptx, bool snapshots,
+                                    bool wrong_checksum = false, uint64_t a_address = kA);
+
 }  // namespace cusnap::extract::test

@@ -5,10 +5,17 @@
 # its snapshot chunks match. A launch may be refused only because other device work overlapped
 # it at capture time (its memory was not the launch's alone, so the interceptor recorded no
 # snapshot); at least one launch must be extracted unless OVERLAP_ONLY is set (multi_thread,
-# whose threads are always busy at once). Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR,
-# WORK, OVERLAP_ONLY.
+# whose threads are always busy at once).
+# Then the prefix replay route (docs/extract.md): every launch extracted again by --route replay
+# from the same capture must have the same content as its snapshot-route extract, exactly
+# (COMPARE, compare.h); and every launch extracted from a capture made without snapshots (route
+# auto replays) the same content up to addresses and handles, which differ between two runs
+# (COMPARE --map; matched by launch ordinal). OVERLAP_ONLY samples run threads at once: their
+# launch order differs between runs, so only the same-capture comparison is made there, and the
+# replay-route extracts without a snapshot-route twin are replayed alone instead.
+# Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY.
 file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
+file(MAKE_DIRECTORY ${WORK} ${WORK}/launches ${WORK}/replayed ${WORK}/plain)
 set(ENV{CUSNAP_INTERCEPTOR_DIR} ${INTERCEPTOR_DIR})
 execute_process(COMMAND ${CUSNAP} capture --driver ${EMULATOR} --snapshot-kernels regex:.
                         --snapshot-outputs --force-overwrite -o ${WORK}/capture.cusnap -- ${SAMPLE}
@@ -17,8 +24,9 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "capture failed (rc ${rc}):\n${out}\n${err}")
 endif()
 execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
-                        -o ${WORK}/launches
+                        --route snapshots -o ${WORK}/launches/call-%n.cusnap
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(snapshot_out "${out}")
 if(NOT rc EQUAL 0)
   string(REPLACE ";" "," err_text "${err}")  # a CMake list must not split a message
   string(REGEX MATCHALL "error: [^\n]*" refusals "${err_text}")
@@ -31,11 +39,7 @@ if(NOT rc EQUAL 0)
     endif()
   endforeach()
 endif()
-if(IS_DIRECTORY ${WORK}/launches)
-  file(GLOB extracted ${WORK}/launches/*.cusnap)
-else()
-  set(extracted ${WORK}/launches)  # a single launch: -o names the file
-endif()
+file(GLOB extracted ${WORK}/launches/*.cusnap)
 list(LENGTH extracted count)
 if(count EQUAL 0 AND NOT OVERLAP_ONLY)
   message(FATAL_ERROR "extract wrote no capture:\n${out}\n${err}")
@@ -50,3 +54,88 @@ foreach(file IN LISTS extracted)
   math(EXPR matched "${matched} + 1")
 endforeach()
 message(STATUS "${matched} of ${count} extracted launches replayed alone, all chunks match")
+
+# "call SEQ (launch ORDINAL, NAME): PATH, ..." lines of `cusnap extract` -> ORDINAL;PATH pairs.
+function(extracted_by_ordinal text prefix)
+  string(REGEX MATCHALL "call [0-9]+ \\(launch [0-9]+, [^\n]*\\): [^,\n]*\\.cusnap," lines
+         "${text}")
+  set(ordinals "")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^call [0-9]+ \\(launch ([0-9]+), .*\\): (.*\\.cusnap),$" "\\1"
+           ordinal "${line}")
+    string(REGEX REPLACE "^call [0-9]+ \\(launch ([0-9]+), .*\\): (.*\\.cusnap),$" "\\2"
+           path "${line}")
+    set(${prefix}_${ordinal} "${path}" PARENT_SCOPE)
+    list(APPEND ordinals ${ordinal})
+  endforeach()
+  set(${prefix}_ordinals "${ordinals}" PARENT_SCOPE)
+endfunction()
+extracted_by_ordinal("${snapshot_out}" snap)
+
+# The replay route from the same capture (its snapshots are verified on the way).
+execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
+                        --kernel-name-base mangled --route replay --driver ${EMULATOR}
+                        -o ${WORK}/replayed/call-%n.cusnap
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "extract --route replay failed (rc ${rc}):\n${out}\n${err}")
+endif()
+extracted_by_ordinal("${out}" same)
+list(LENGTH same_ordinals same_count)
+if(same_count EQUAL 0)
+  message(FATAL_ERROR "extract --route replay wrote no capture:\n${out}\n${err}")
+endif()
+set(compared 0)
+set(alone 0)
+foreach(ordinal IN LISTS same_ordinals)
+  if(DEFINED snap_${ordinal})
+    execute_process(COMMAND ${COMPARE} ${snap_${ordinal}} ${same_${ordinal}}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cerr)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "launch ${ordinal}, snapshot route vs replay route:\n${cmp}${cerr}")
+    endif()
+    math(EXPR compared "${compared} + 1")
+  else()
+    execute_process(COMMAND ${CUSNAP} replay --driver ${EMULATOR} --progress off
+                            ${same_${ordinal}}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE rout ERROR_VARIABLE rerr)
+    if(NOT rc EQUAL 0 OR NOT rout MATCHES "snapshot chunk\\(s\\) compared, all match")
+      message(FATAL_ERROR "standalone replay of ${same_${ordinal}} (rc ${rc}):\n${rout}\n${rerr}")
+    endif()
+    math(EXPR alone "${alone} + 1")
+  endif()
+endforeach()
+message(STATUS "route replay, same capture: ${compared} identical to the snapshot route, "
+               "${alone} without a twin replayed alone, all match")
+if(OVERLAP_ONLY)
+  return()
+endif()
+
+# A capture without snapshots: route auto replays it.
+execute_process(COMMAND ${CUSNAP} capture --driver ${EMULATOR} --force-overwrite
+                        -o ${WORK}/plain.cusnap -- ${SAMPLE}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "capture without snapshots failed (rc ${rc}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CUSNAP} extract ${WORK}/plain.cusnap --kernel-name regex:.
+                        --driver ${EMULATOR} -o ${WORK}/plain/call-%n.cusnap
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "extract of the capture without snapshots failed (rc ${rc}):\n${out}\n${err}")
+endif()
+extracted_by_ordinal("${out}" plain)
+set(compared 0)
+foreach(ordinal IN LISTS snap_ordinals)
+  if(NOT DEFINED plain_${ordinal})
+    message(FATAL_ERROR "launch ${ordinal} was not extracted from the capture without snapshots")
+  endif()
+  execute_process(COMMAND ${COMPARE} --map ${snap_${ordinal}} ${plain_${ordinal}}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cerr)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "launch ${ordinal}, snapshot route vs a capture without snapshots:\n"
+                        "${cmp}${cerr}")
+  endif()
+  math(EXPR compared "${compared} + 1")
+endforeach()
+message(STATUS "route replay, capture without snapshots: ${compared} identical in content")

@@ -129,6 +129,31 @@ uint64_t SnapshotBuilder::alloc(uint64_t address, uint64_t size) {
   return append(m);
 }
 
+uint64_t SnapshotBuilder::copy_to_device(uint64_t address, std::span<const uint8_t> bytes) {
+  format::BlobId id = put(bytes);
+  capnp::MallocMessageBuilder m;
+  auto c = record(m, "cuMemcpyHtoD_v2").initMemcpy();
+  c.setKind(schema::Memcpy::Kind::HOST_TO_DEVICE);
+  c.setDst(address);
+  c.setSize(bytes.size());
+  c.setDimensions(1);
+  c.getPayload().setHigh(id.high);
+  c.getPayload().setLow(id.low);
+  return append(m);
+}
+
+uint64_t SnapshotBuilder::copy_to_host(uint64_t address, std::span<const uint8_t> received) {
+  capnp::MallocMessageBuilder m;
+  auto c = record(m, "cuMemcpyDtoH_v2").initMemcpy();
+  c.setKind(schema::Memcpy::Kind::DEVICE_TO_HOST);
+  c.setSrc(address);
+  c.setSize(received.size());
+  c.setDimensions(1);
+  c.setHostChecksum(format::checksum64(received));
+  c.setHasHostChecksum(true);
+  return append(m);
+}
+
 uint64_t SnapshotBuilder::free(uint64_t address) {
   capnp::MallocMessageBuilder m;
   auto f = record(m, "cuMemFree_v2").initMemFree();
@@ -179,7 +204,9 @@ uint64_t SnapshotBuilder::snapshot(uint64_t launch_seq, uint64_t ordinal, bool b
                                    const std::vector<TestChunk>& chunks,
                                    const std::string& skipped) {
   capnp::MallocMessageBuilder m;
-  auto s = record(m, "cusnap").initMemorySnapshot();
+  auto r = record(m, "cusnap");
+  r.setContext(0);  // a tool record, as the interceptor writes it: made in no context
+  auto s = r.initMemorySnapshot();
   s.setPhase(before ? schema::MemorySnapshot::Phase::BEFORE_LAUNCH
                     : schema::MemorySnapshot::Phase::AFTER_LAUNCH);
   s.setLaunchSeq(launch_seq);

@@ -52,6 +52,10 @@ class SnapshotBuilder {
   uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
   uint64_t alloc(uint64_t address, uint64_t size);
   uint64_t free(uint64_t address);
+  // Synchronous copies (what a replay needs to rebuild memory, and to verify it): host to device
+  // with its bytes stored, device to host with the XXH3-64 checksum the application received.
+  uint64_t copy_to_device(uint64_t address, std::span<const uint8_t> bytes);
+  uint64_t copy_to_host(uint64_t address, std::span<const uint8_t> received);
   uint64_t launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
                   const Params& params, uint64_t layout_seq);
   // The chunks tiling `memory` (address -> bytes) in chunk_bytes pieces; blobs stored unless

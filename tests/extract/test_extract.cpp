@@ -240,27 +240,63 @@ TEST_CASE("selection follows the kernel-name and skip and count rules of capture
   CHECK_FALSE(plan_extraction(*src.reader, past).is_ok());
 }
 
+TEST_CASE("selection: --kernel-name-base picks the name the filter compares") {
+  std::string path = tmp("mangled.cusnap");
+  {
+    SnapshotBuilder b(path, kChunkBytes);
+    b.module_load_ptx(kModuleA, read_text(CUSNAP_TEST_PTX_PATH));
+    Params p;
+    p.ptr(kC).i32(kN);
+    uint64_t fn = b.function_get(kModuleA, kAddOffset, "_Z4gemmPf", p.layout);
+    b.launch(kAddOffset, "_Z4gemmPf", 1, 32, p, fn);
+    b.close();
+  }
+  auto r = open(path);
+  auto selects = [&](const std::string& filter, common::KernelNameBase base) {
+    Selection s;
+    s.kernel_regex = filter;
+    s.name_base = base;
+    return plan_extraction(*r, s).is_ok();
+  };
+  using B = common::KernelNameBase;
+  CHECK(selects("gemm", B::kFunction));
+  CHECK_FALSE(selects("regex:float", B::kFunction));  // the function name has no parameters
+  CHECK(selects("regex:float", B::kDemangled));
+  CHECK(selects("_Z4gemmPf", B::kMangled));
+  CHECK_FALSE(selects("gemm", B::kMangled));
+}
+
 TEST_CASE("a launch without snapshots or with a skipped one is refused naming it and the reason") {
   Source src = make_source("nosnap.cusnap");
   Selection s;
   s.call_seq = src.f.unsnapped;
-  LaunchPlan plan = plan_one(*src.reader, s);
+  // --route auto would replay it; --route snapshots refuses it.
+  CHECK(plan_one(*src.reader, s).route == Route::kReplay);
+  ExtractOptions only_snapshots;
+  only_snapshots.route = Route::kSnapshots;
+  auto planned = plan_extraction(*src.reader, s, only_snapshots);
+  REQUIRE(planned.is_ok());
+  LaunchPlan plan = planned->front();
+  CHECK(plan.route == Route::kSnapshots);
   std::string out = tmp("nosnap-out.cusnap");
   auto r = write_extracted(*src.reader, src.path, plan, out);
   REQUIRE_FALSE(r.is_ok());
   CHECK_THAT(r.status().message(),
              Catch::Contains("launch seq " + std::to_string(src.f.unsnapped)));
   CHECK_THAT(r.status().message(), Catch::Contains("no beforeLaunch memory snapshot"));
-  CHECK_THAT(r.status().message(), Catch::Contains("needs --route replay, not implemented yet"));
+  CHECK_THAT(r.status().message(), Catch::Contains("--route replay (or auto) extracts it"));
   CHECK_FALSE(fs::exists(out));
 
   s.call_seq = src.f.skipped;
-  plan = plan_one(*src.reader, s);
+  CHECK(plan_one(*src.reader, s).route == Route::kReplay);
+  planned = plan_extraction(*src.reader, s, only_snapshots);
+  REQUIRE(planned.is_ok());
+  plan = planned->front();
   r = write_extracted(*src.reader, src.path, plan, out);
   REQUIRE_FALSE(r.is_ok());
   CHECK_THAT(r.status().message(), Catch::Contains("skipped at capture time"));
   CHECK_THAT(r.status().message(), Catch::Contains("captured into a graph"));
-  CHECK_THAT(r.status().message(), Catch::Contains("needs --route replay, not implemented yet"));
+  CHECK_THAT(r.status().message(), Catch::Contains("--route replay (or auto) extracts it"));
 }
 
 TEST_CASE("output paths: one file or a directory or a %n pattern") {

@@ -158,6 +158,15 @@ TEST_CASE("time statistics", "[units][timing]") {
   CHECK_FALSE(exact->select("_Z6gemm_tPf"));
   auto no_params = LaunchSelector::create("regex:float", 0, 0);
   CHECK_FALSE(no_params->select("_Z4gemmPf"));  // parameters are not part of the function name
+  // --kernel-name-base: the demangled name has them, the mangled name is the symbol.
+  auto demangled =
+      LaunchSelector::create("regex:float", 0, 0, cusnap::common::KernelNameBase::kDemangled);
+  CHECK(demangled->select("_Z4gemmPf"));
+  auto mangled =
+      LaunchSelector::create("_Z4gemmPf", 0, 0, cusnap::common::KernelNameBase::kMangled);
+  CHECK(mangled->select("_Z4gemmPf"));
+  CHECK_FALSE(LaunchSelector::create("gemm", 0, 0, cusnap::common::KernelNameBase::kMangled)
+                  ->select("_Z4gemmPf"));
 }
 
 TEST_CASE("captured ranges are widened to the granularity and merged", "[units][memory]") {

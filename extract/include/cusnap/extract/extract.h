@@ -1,15 +1,21 @@
-// `cusnap extract`: one standalone capture per selected launch, cut out of a capture that has
-// memory snapshots (docs/extract.md). Pure file work: the source is read with format::Reader, the
-// output written with format::Writer as docs/format.md ("CaptureHeader.extract") describes; no
-// driver is loaded. The source is untrusted: every inconsistency is an error naming the launch.
+// `cusnap extract`: one standalone capture per selected launch (docs/extract.md), written with
+// format::Writer as docs/format.md ("CaptureHeader.extract") describes, by one of two routes:
+// - snapshot: the launch has memory snapshots in the source; pure file work, no driver loaded.
+// - replay: the source is replayed (replayer/, exact addresses) up to the launch, and the memory
+//   a capture-time snapshot would have covered (format/snapshot_ranges.h, the shim's rule) is
+//   read there before and after the launch; one replay pass serves every such launch.
+// Both give the same content: the same records, the same chunks with the same hashes. The source
+// is untrusted: every inconsistency is an error naming the launch.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/reader.h"
 #include "cusnap/format/status.h"
 
@@ -22,6 +28,27 @@ struct Selection {
   std::string kernel_regex;  // a kernel_filter.h filter: NAME exactly, or regex:EXPR; empty: all
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;  // 0: all the rest
+  // --kernel-name-base: which form of the name the filter sees (Nsight Compute's meaning).
+  common::KernelNameBase name_base = common::KernelNameBase::kFunction;
+};
+
+// --route: kAuto takes a launch's snapshots where the source has both (and neither was skipped),
+// and replays for the others; kSnapshots only the former (the others are refused); kReplay
+// always replays, whatever snapshots the source holds.
+enum class Route : uint8_t { kAuto, kSnapshots, kReplay };
+std::optional<Route> parse_route(const std::string& text);  // "auto", "snapshots", "replay"
+
+struct ExtractOptions {
+  Route route = Route::kAuto;
+  std::string driver = "auto";  // --driver auto|emulator|PATH: what the replay route runs on
+  uint64_t chunk_bytes = 0;     // --snapshot-chunk (replay route); 0: the source's, or 64 KiB
+  // --allow-diverged: write a replay-route extract even when the replay had diverged from the
+  // capture before the launch (a checksummed copy or snapshot chunk did not match); refused
+  // otherwise, since its inputs would not be the ones the application had.
+  bool allow_diverged = false;
+  // The prefix replay's warnings (a mismatching copy, skipped calls, target differences), as
+  // `cusnap replay` prints them. Default: dropped.
+  std::function<void(const std::string&)> on_warning;
 };
 
 // What one launch needs, found in the source (seqs of the records to copy).
@@ -40,6 +67,12 @@ struct LaunchPlan {
   // In the order of allocation_seqs, then global_seqs (one range each).
   std::vector<std::pair<uint64_t, uint64_t>> kept_ranges;  // (address, size)
   std::vector<std::string> notes;                          // what was left out, for the user
+  // How it is extracted (kSnapshots or kReplay, after --route kAuto is decided).
+  Route route = Route::kSnapshots;
+  // kReplay: the ranges a capture-time snapshot would have covered at the launch (the replay
+  // reads them), tiled in chunk_bytes pieces.
+  std::vector<std::pair<uint64_t, uint64_t>> snapshot_ranges;
+  uint64_t chunk_bytes = 0;
 };
 
 struct ExtractedLaunch {
@@ -62,12 +95,13 @@ struct TouchedMemory {
   uint64_t chunk_bytes = 0;  // the granularity they were tracked at
 };
 
-// The launch records `selection` picks, in capture order, with what each needs. Errors: an
-// invalid regex, no launch selected, --call not a launch, and every inconsistency of the source
-// (a snapshot naming a record that is not its launch, a chunk outside every live allocation,
-// a launch whose function or module is unknown).
+// The launch records `selection` picks, in capture order, with what each needs and the route
+// `options` gives it. Errors: an invalid regex, no launch selected, --call not a launch, and
+// every inconsistency of the source (a snapshot naming a record that is not its launch, a chunk
+// outside every live allocation, a launch whose function or module is unknown).
 format::Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
-                                                        const Selection& selection);
+                                                        const Selection& selection,
+                                                        const ExtractOptions& options = {});
 
 // Where the capture of launch `plan` goes, given -o OUT and how many launches were selected:
 // OUT containing "%n" has it replaced by the launch's seq; otherwise one launch goes to OUT
@@ -76,16 +110,17 @@ format::Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
 format::Result<std::string> output_path(const std::string& out, const LaunchPlan& plan,
                                         size_t selected);
 
-// Writes the extracted capture of one planned launch to `out_path`. `source_path` is recorded in
-// ExtractInfo.sourcePath. Errors: a launch without snapshots or whose snapshot was skipped (the
-// reason, and that it needs --route replay, not implemented yet), a restore snapshot holding only
-// hashes, missing or mismatching blobs, I/O.
+// Writes the extracted capture of one planned launch to `out_path` by the snapshot route.
+// `source_path` is recorded in ExtractInfo.sourcePath. Errors: a launch without snapshots or
+// whose snapshot was skipped (the reason, and that --route replay extracts it), a restore snapshot
+// holding only hashes, missing or mismatching blobs, I/O.
 //
 // With `touched` (--minimize, docs/extract.md "Minimized extracts"): the beforeLaunch snapshot
 // keeps only the chunks that overlap memory the launch read or wrote (a chunk partly written
 // still needs its other bytes, which are compared), the afterLaunch snapshot only those that
 // overlap memory it wrote, and an allocation or module variable none of whose kept chunks lies
 // in it is left out with its record; ExtractInfo.minimized and the dropped byte counts say so.
+// A source that is itself an extract keeps its provenance (ExtractInfo's source and route).
 format::Result<ExtractedLaunch> write_extracted(format::Reader& source,
                                                 const std::string& source_path,
                                                 const LaunchPlan& plan, const std::string& out_path,
@@ -97,6 +132,23 @@ format::Result<ExtractedLaunch> write_extracted(format::Reader& source,
 // a replay that fails or does not match the capture's afterLaunch snapshot (then the tracked
 // sets cannot be trusted and the extract is not minimized), a capture that is not one launch.
 format::Result<TouchedMemory> track_extracted(const std::string& path);
+
+// --minimize, the whole step: tracks the extract at `path` (track_extracted) and rewrites it in
+// place from itself with write_extracted(..., &touched), through a temporary file, so that a
+// failure leaves no half-written extract (it leaves none at all: the launch is not extracted).
+format::Result<ExtractedLaunch> minimize_extracted(const std::string& path);
+
+// Writes every planned launch to its path (out_paths[i] for plans[i]) by its route: the snapshot
+// ones first, by file work, then the replay ones in one replay pass of the source on
+// options.driver at the captured addresses, which stops after the last of them. `done` is called
+// once per launch (each route in seq order) with what was written or why not (a diverged
+// replay, see ExtractOptions). The returned error is one that stops every replay-route launch not
+// yet written (no driver, a call of the prefix that failed, memory the driver did not place at
+// its captured address); `done` has then not been called for them.
+format::Status extract_launches(
+    format::Reader& source, const std::string& source_path, const std::vector<LaunchPlan>& plans,
+    const std::vector<std::string>& out_paths, const ExtractOptions& options,
+    const std::function<void(const LaunchPlan&, const format::Result<ExtractedLaunch>&)>& done);
 
 // --emit-cpp DIR: a standalone CUDA driver-API reproducer of one extracted launch (docs/extract.md,
 // "The C++ reproducer"), read from an extracted capture `extracted` (the output of

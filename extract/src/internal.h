@@ -1,0 +1,53 @@
+// What the two routes of extract.cpp and replay_route.cpp share: the writer of one extracted
+// capture, given the chunks of its two snapshots (internal to extract/).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cusnap/extract/extract.h"
+#include "cusnap/format/writer.h"
+
+namespace cusnap::extract::detail {
+
+struct Chunk {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  format::BlobId blob;
+  bool hash_only = false;
+  std::span<const uint8_t> bytes;  // replay route: the bytes read (empty: the source's blob)
+};
+
+// One snapshot of the extracted capture: its kept chunks, in address order.
+struct PhaseContents {
+  std::optional<uint64_t> record_seq;  // snapshot route: the source record it is copied from
+  std::vector<Chunk> chunks;
+};
+
+// True when the chunk lies in an allocation or variable the extract keeps (plan.kept_ranges).
+bool kept(const LaunchPlan& plan, uint64_t address, uint64_t size);
+std::string describe_launch(uint64_t seq, const std::string& kernel);
+
+// Stores `bytes` as a blob whose id must be `id`.
+format::Status put_blob(format::Writer& writer, std::span<const uint8_t> bytes,
+                        const format::BlobId& id, const std::string& what);
+
+// --minimize: what write_extracted left out (ExtractInfo.minimized and dropped*).
+struct Dropped {
+  uint64_t input_bytes = 0;
+  uint64_t expected_bytes = 0;
+  uint32_t ranges = 0;
+};
+
+// Writes the extracted capture of `plan` (docs/format.md, "CaptureHeader.extract"); its route
+// is plan.route (route_driver: the driver the replay route ran on). A source that is itself an
+// extract keeps its ExtractInfo provenance (source, call, route). `dropped`: it is minimized.
+format::Result<ExtractedLaunch> write_capture(
+    format::Reader& source, const std::string& source_path, const LaunchPlan& plan,
+    const std::string& out_path, const PhaseContents& before, const PhaseContents& after,
+    const std::string& route_driver, const std::optional<Dropped>& dropped = std::nullopt);
+
+}  // namespace cusnap::extract::detail

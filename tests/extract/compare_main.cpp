@@ -1,0 +1,30 @@
+// Test tool for sample_isolation.cmake: compare_extracts [--map] A B exits 0 when the extracted
+// captures A and B hold the same content (compare.h), 1 with the first difference, 2 on usage or
+// unreadable files. --map: A and B come from two runs (addresses and handles may differ).
+#include <cstdio>
+#include <string>
+
+#include "compare.h"
+
+int main(int argc, char** argv) {
+  int first = 1;
+  bool map = argc > 1 && std::string(argv[1]) == "--map";
+  if (map) first = 2;
+  if (argc - first != 2) {
+    std::fprintf(stderr, "usage: compare_extracts [--map] A B\n");
+    return 2;
+  }
+  auto a = cusnap::format::Reader::open(argv[first]);
+  auto b = cusnap::format::Reader::open(argv[first + 1]);
+  if (!a || !b) {
+    std::fprintf(stderr, "%s\n", (!a ? a.status() : b.status()).to_string().c_str());
+    return 2;
+  }
+  std::string d = cusnap::extract::test::compare_extracts(*a.value(), *b.value(), map);
+  if (!d.empty()) {
+    std::printf("%s and %s differ: %s\n", argv[first], argv[first + 1], d.c_str());
+    return 1;
+  }
+  std::printf("same content\n");
+  return 0;
+}
