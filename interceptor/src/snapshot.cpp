@@ -8,8 +8,10 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "chunk_hash.h"
 #include "cusnap/capture/config.h"
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/blob_id.h"
@@ -36,6 +38,26 @@ struct Range {
   uint64_t module = 0;
 };
 
+// One snapshot chunk: `size` bytes at `address`, inside live range `range` (an index into the
+// snapshot's merged ranges; copies never span two ranges).
+struct Chunk {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  size_t range = 0;
+};
+
+// Where chunks are hashed (CUSNAP_SNAPSHOT_HASH; docs/capture.md, "Where memory is hashed").
+enum class HashRoute : uint8_t { kDevice, kHost };
+
+// What the last snapshot saw in a chunk of device memory (device route): its device hash, and
+// its content id and whether those bytes are in the capture file.
+struct Seen {
+  uint64_t size = 0;
+  ChunkHash hash;
+  format::BlobId blob;
+  bool stored = false;
+};
+
 struct Pending {
   bool active = false;
   std::string skipped;         // non-empty: no snapshot, why
@@ -43,7 +65,20 @@ struct Pending {
   CUstream stream = nullptr;
   bool per_thread = false;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // address, size: what `before` covers
-  std::vector<SnapshotChunk> before;
+  std::vector<Chunk> chunks;                          // the ranges' chunks, address order
+  std::vector<SnapshotChunk> before;                  // one per chunk
+  bool device = false;                                // `before` was taken on the device route
+  std::vector<ChunkHash> hashes;  // then: each chunk's device hash before the launch
+};
+
+// The device route's kernel and buffers, on the context current at the first snapshot.
+struct DeviceHasher {
+  bool tried = false;  // the module load was attempted (it is not retried)
+  CUfunction function = nullptr;
+  CUdeviceptr table = 0;   // (address, length) per chunk
+  CUdeviceptr hashes = 0;  // (low, high) per chunk
+  uint64_t capacity = 0;   // chunks the two buffers hold
+  std::vector<uint64_t> host_table;
 };
 
 struct State {
@@ -56,6 +91,10 @@ struct State {
   bool outputs = false;
   std::vector<uint8_t> staging;
   CUstream tool_stream = nullptr;
+  HashRoute route = HashRoute::kDevice;
+  DeviceHasher hasher;
+  const Session* seen_session = nullptr;    // the file whose blobs `seen` names
+  std::unordered_map<uint64_t, Seen> seen;  // chunk address -> the last snapshot's view of it
   std::mutex order_mutex;
   uint64_t ordinal = 0;
   std::mutex streams_mutex;
@@ -163,48 +202,218 @@ std::string hex(uint64_t value) {
   return text;
 }
 
-// Reads every range chunk by chunk through the staging buffer; `each` gets (address, bytes).
-template <class Each>
-void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&& each) {
+void ensure_tool_stream() {
   State& s = state();
-  if (s.tool_stream == nullptr) {
-    auto create = CUSNAP_REAL(cuStreamCreate);
-    if (create == nullptr) throw SnapshotError{"the driver has no cuStreamCreate"};
-    // Non-blocking: the tool's copies never wait for (or make wait) the application's streams.
-    check(create(&s.tool_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate for the snapshot copies");
+  if (s.tool_stream != nullptr) return;
+  auto create = CUSNAP_REAL(cuStreamCreate);
+  if (create == nullptr) throw SnapshotError{"the driver has no cuStreamCreate"};
+  // Non-blocking: the tool's copies never wait for (or make wait) the application's streams.
+  check(create(&s.tool_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate for the snapshot copies");
+}
+
+// The ranges tiled from their starts in chunks of the configured size.
+std::vector<Chunk> tile(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  const uint64_t chunk = state().chunk;
+  std::vector<Chunk> out;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const auto& [address, size] = ranges[r];
+    for (uint64_t at = 0; at < size; at += chunk)
+      out.push_back(Chunk{address + at, std::min(chunk, size - at), r});
   }
+  return out;
+}
+
+// Copies the chunks `which` (ascending indexes into `chunks`; null: all of them) to the host
+// through the staging buffer, neighbours in one range in one copy; `each` gets (index, bytes).
+template <class Each>
+void read_chunks(const std::vector<Chunk>& chunks, const std::vector<size_t>* which, Each&& each) {
+  State& s = state();
+  ensure_tool_stream();
   auto copy = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
   auto sync = CUSNAP_REAL(cuStreamSynchronize);
   if (copy == nullptr || sync == nullptr)
     throw SnapshotError{"the driver has no cuMemcpyDtoHAsync_v2"};
-  uint64_t piece_max = std::max<uint64_t>(s.chunk, kStagingBytes / s.chunk * s.chunk);
-  for (const auto& [address, size] : ranges) {
-    for (uint64_t offset = 0; offset < size;) {
-      uint64_t piece = std::min(piece_max, size - offset);
-      if (s.staging.size() < piece) {
-        try {
-          s.staging.resize(piece);
-        } catch (const std::bad_alloc&) {
-          throw SnapshotError{"out of host memory for the " + std::to_string(piece) +
-                              "-byte staging buffer"};
-        }
-      }
-      CUresult copied = copy(s.staging.data(), address + offset, piece, s.tool_stream);
-      if (copied == CUDA_ERROR_INVALID_VALUE) {
-        // The range is gone: freed by another thread between the table lookup and this read
-        // (the free hook runs after the real free). Not a reason to stop snapshotting.
-        throw SnapshotError{"the range at 0x" + hex(address) +
-                                " could not be read (freed meanwhile by another thread?)",
-                            true};
-      }
-      check(copied, "cuMemcpyDtoHAsync (snapshot read)");
-      check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
-      for (uint64_t at = 0; at < piece; at += s.chunk) {
-        uint64_t n = std::min(s.chunk, piece - at);
-        each(address + offset + at, std::span<const uint8_t>(s.staging.data() + at, n));
-      }
-      offset += piece;
+  const uint64_t piece_max = std::max<uint64_t>(s.chunk, kStagingBytes / s.chunk * s.chunk);
+  const size_t count = which != nullptr ? which->size() : chunks.size();
+  auto index_at = [&](size_t k) { return which != nullptr ? (*which)[k] : k; };
+  for (size_t k = 0; k < count;) {
+    // The run of chunks [k, end) that one copy reads.
+    const Chunk& first = chunks[index_at(k)];
+    uint64_t piece = first.size;
+    size_t end = k + 1;
+    while (end < count) {
+      const Chunk& next = chunks[index_at(end)];
+      if (next.range != first.range || next.address != first.address + piece ||
+          piece + next.size > piece_max)
+        break;
+      piece += next.size;
+      ++end;
     }
+    if (s.staging.size() < piece) {
+      try {
+        s.staging.resize(piece);
+      } catch (const std::bad_alloc&) {
+        throw SnapshotError{"out of host memory for the " + std::to_string(piece) +
+                            "-byte staging buffer"};
+      }
+    }
+    CUresult copied = copy(s.staging.data(), first.address, piece, s.tool_stream);
+    if (copied == CUDA_ERROR_INVALID_VALUE) {
+      // The range is gone: freed by another thread between the table lookup and this read
+      // (the free hook runs after the real free). Not a reason to stop snapshotting.
+      throw SnapshotError{"the range at 0x" + hex(first.address) +
+                              " could not be read (freed meanwhile by another thread?)",
+                          true};
+    }
+    check(copied, "cuMemcpyDtoHAsync (snapshot read)");
+    check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
+    uint64_t at = 0;
+    for (size_t j = k; j < end; ++j) {
+      const Chunk& chunk = chunks[index_at(j)];
+      each(index_at(j), std::span<const uint8_t>(s.staging.data() + at, chunk.size));
+      at += chunk.size;
+    }
+    k = end;
+  }
+}
+
+// Device route, once: loads the hashing kernel into a module of the tool's own on the current
+// context. False (logged once; the host route for the rest of the run) when the driver cannot
+// load it, e.g. one without a PTX JIT.
+bool load_hasher() {
+  State& s = state();
+  DeviceHasher& h = s.hasher;
+  if (h.tried) return h.function != nullptr;
+  h.tried = true;
+  auto load = CUSNAP_REAL(cuModuleLoadData);
+  auto get = CUSNAP_REAL(cuModuleGetFunction);
+  CUmodule module = nullptr;
+  CUresult result = load == nullptr || get == nullptr ? CUDA_ERROR_NOT_SUPPORTED
+                                                      : load(&module, chunk_hash_ptx().data());
+  if (result == CUDA_SUCCESS) result = get(&h.function, module, kChunkHashKernel);
+  if (result != CUDA_SUCCESS) {
+    h.function = nullptr;
+    s.route = HashRoute::kHost;
+    log(LogLevel::kWarn,
+        "the snapshot hashing kernel did not load (CUresult %d): memory snapshots copy every "
+        "chunk and hash it on the host",
+        static_cast<int>(result));
+    return false;
+  }
+  log(LogLevel::kDebug, "memory snapshots hash chunks on the device");
+  return true;
+}
+
+// A device-route step failed: the rest of the run hashes on the host (logged once).
+void device_route_failed(const char* what, CUresult result) {
+  State& s = state();
+  s.route = HashRoute::kHost;
+  log(LogLevel::kWarn,
+      "snapshot hashing on the device: %s failed (CUresult %d); hashing on the host from now on",
+      what, static_cast<int>(result));
+}
+
+// Every range of `ranges` is one the driver knows as allocated memory (the kernel must never read
+// an address that is not: on a GPU that would be a fault in the application's context). The
+// ranges are those of the table, which frees keep up to date; this guards what it cannot see.
+bool driver_knows(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  auto query = CUSNAP_REAL(cuMemGetAddressRange_v2);
+  if (query == nullptr) return false;
+  for (const auto& [address, size] : ranges) {
+    CUdeviceptr base = 0;
+    size_t extent = 0;
+    if (query(&base, &extent, address) != CUDA_SUCCESS) return false;
+    if (address < base || address + size > base + extent) return false;
+  }
+  return true;
+}
+
+// Device route: each chunk's ChunkHash, computed by the kernel on the tool's stream; nullopt
+// when the device route is not (or no longer) usable, and the caller uses the host route.
+std::optional<std::vector<ChunkHash>> device_hashes(
+    const std::vector<std::pair<uint64_t, uint64_t>>& ranges, const std::vector<Chunk>& chunks) {
+  State& s = state();
+  if (s.route != HashRoute::kDevice || !load_hasher()) return std::nullopt;
+  if (chunks.empty()) return std::vector<ChunkHash>{};
+  if (!driver_knows(ranges)) {
+    log_once(LogLevel::kWarn, "snapshot-hash-unknown-range",
+             "a memory snapshot covers a range the driver does not report as allocated: that "
+             "snapshot is hashed on the host");
+    return std::nullopt;
+  }
+  ensure_tool_stream();
+  DeviceHasher& h = s.hasher;
+  const uint64_t n = chunks.size();
+  const uint64_t bytes = n * 2 * sizeof(uint64_t);
+  if (h.capacity < n) {
+    auto alloc = CUSNAP_REAL(cuMemAlloc_v2);
+    auto free = CUSNAP_REAL(cuMemFree_v2);
+    if (alloc == nullptr || free == nullptr) {
+      device_route_failed("cuMemAlloc", CUDA_ERROR_NOT_SUPPORTED);
+      return std::nullopt;
+    }
+    if (h.table != 0) free(h.table);
+    if (h.hashes != 0) free(h.hashes);
+    h.table = h.hashes = 0;
+    h.capacity = 0;
+    const uint64_t want = std::max<uint64_t>(n, 1024);
+    CUresult result = alloc(&h.table, want * 2 * sizeof(uint64_t));
+    if (result == CUDA_SUCCESS) result = alloc(&h.hashes, want * 2 * sizeof(uint64_t));
+    if (result != CUDA_SUCCESS) {
+      device_route_failed("cuMemAlloc for the chunk table", result);
+      return std::nullopt;
+    }
+    h.capacity = want;
+  }
+  h.host_table.resize(n * 2);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    h.host_table[2 * i] = chunks[i].address;
+    h.host_table[2 * i + 1] = chunks[i].size;
+  }
+  std::vector<ChunkHash> out(n);
+  auto upload = CUSNAP_REAL(cuMemcpyHtoDAsync_v2);
+  auto launch = CUSNAP_REAL(cuLaunchKernel);
+  auto download = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
+  auto sync = CUSNAP_REAL(cuStreamSynchronize);
+  if (upload == nullptr || launch == nullptr || download == nullptr || sync == nullptr) {
+    device_route_failed("finding the copy and launch entry points", CUDA_ERROR_NOT_SUPPORTED);
+    return std::nullopt;
+  }
+  check(upload(h.table, h.host_table.data(), bytes, s.tool_stream),
+        "cuMemcpyHtoDAsync (snapshot chunk table)");
+  auto count = static_cast<unsigned>(n);
+  void* params[] = {&h.table, &h.hashes, &count};
+  auto blocks = static_cast<unsigned>(std::min<uint64_t>(n, 65535));
+  CUresult result =
+      launch(h.function, blocks, 1, 1, kChunkHashThreads, 1, 1, 0, s.tool_stream, params, nullptr);
+  if (result != CUDA_SUCCESS) {
+    device_route_failed("cuLaunchKernel of the hashing kernel", result);
+    return std::nullopt;
+  }
+  check(download(out.data(), h.hashes, bytes, s.tool_stream), "cuMemcpyDtoHAsync (chunk hashes)");
+  check(sync(s.tool_stream), "cuStreamSynchronize (chunk hashes)");
+  return out;
+}
+
+// The `seen` table belongs to one capture file (a forked child writes another).
+std::unordered_map<uint64_t, Seen>& seen_for(const Session* session) {
+  State& s = state();
+  if (s.seen_session != session) {
+    s.seen.clear();
+    s.seen_session = session;
+  }
+  return s.seen;
+}
+
+// Device route: what this snapshot saw becomes `seen` (chunks no longer covered are forgotten).
+void remember(const Session* session, const std::vector<Chunk>& chunks,
+              const std::vector<ChunkHash>& hashes, const std::vector<SnapshotChunk>& recorded) {
+  std::unordered_map<uint64_t, Seen>& seen = seen_for(session);
+  seen.clear();
+  seen.reserve(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    seen[chunks[i].address] =
+        Seen{chunks[i].size, hashes[i], recorded[i].blob, !recorded[i].hash_only};
   }
 }
 
@@ -282,6 +491,12 @@ bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
       log(LogLevel::kError, "CUSNAP_SNAPSHOT_KERNELS %s; no snapshots", error.c_str());
       return false;
     }
+    if (config.snapshot_hash != "device" && config.snapshot_hash != "host") {
+      log(LogLevel::kError, "CUSNAP_SNAPSHOT_HASH '%s': expected device or host; no snapshots",
+          config.snapshot_hash.c_str());
+      return false;
+    }
+    s.route = config.snapshot_hash == "host" ? HashRoute::kHost : HashRoute::kDevice;
     s.selection.emplace(std::move(*filter), config.launch_skip, config.launch_count);
     s.chunk = config.snapshot_chunk_bytes;
     s.outputs = config.snapshot_outputs;
@@ -401,11 +616,35 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       std::lock_guard lock(s.snapshot_mutex);  // the staging buffer and the tool's stream
       std::lock_guard memory(s.ranges_mutex);  // no free runs while the ranges are read
       p.ranges = live_ranges();
-      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
+      p.chunks = tile(p.ranges);
+      p.before.assign(p.chunks.size(), SnapshotChunk{});
+      auto store = [&](size_t i, std::span<const uint8_t> bytes) {
         format::BlobId id = session->put_blob(bytes);
         if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
-        p.before.push_back(SnapshotChunk{address, bytes.size(), id, false});
-      });
+        p.before[i] = SnapshotChunk{p.chunks[i].address, bytes.size(), id, false};
+      };
+      if (auto hashes = device_hashes(p.ranges, p.chunks)) {
+        // A chunk whose device hash is the one the last snapshot saw, with its bytes in the
+        // file, names that blob without being copied; only the others cross the bus.
+        std::unordered_map<uint64_t, Seen>& seen = seen_for(session);
+        std::vector<size_t> copy;
+        for (size_t i = 0; i < p.chunks.size(); ++i) {
+          const Chunk& c = p.chunks[i];
+          auto it = seen.find(c.address);
+          if (it != seen.end() && it->second.stored && it->second.size == c.size &&
+              it->second.hash == (*hashes)[i]) {
+            p.before[i] = SnapshotChunk{c.address, c.size, it->second.blob, false};
+          } else {
+            copy.push_back(i);
+          }
+        }
+        read_chunks(p.chunks, &copy, store);
+        p.device = true;
+        p.hashes = std::move(*hashes);
+        remember(session, p.chunks, p.hashes, p.before);
+      } else {
+        read_chunks(p.chunks, nullptr, store);
+      }
       if (uint64_t others = g_device_work.load() - p.work_at_start; others != 0) {
         p.before.clear();
         p.skipped = "snapshot not taken: other device work overlapped the launch (" +
@@ -437,8 +676,7 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
       return;
     }
-    std::vector<SnapshotChunk> after;
-    after.reserve(p.before.size());
+    std::vector<SnapshotChunk> after(p.chunks.size());
     try {
       RelaxedCaptureMode relaxed;
       synchronize(p.stream, p.per_thread);  // unlocked, as in snapshot_before
@@ -448,19 +686,33 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
         throw SnapshotError{"another thread freed memory the launch could reach while it ran",
                             true};
       }
-      size_t index = 0;
-      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
-        const SnapshotChunk* was = index < p.before.size() ? &p.before[index] : nullptr;
-        ++index;
+      auto take = [&](size_t i, std::span<const uint8_t> bytes) {
         format::BlobId id = format::hash_blob(bytes);
-        bool unchanged = was != nullptr && was->address == address && was->blob == id;
+        bool unchanged = p.before[i].blob == id;
         if (s.outputs && !unchanged) {
           id = session->put_blob(bytes);
           if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
         }
         // An unchanged chunk's bytes are in the file already (the before snapshot stored them).
-        after.push_back(SnapshotChunk{address, bytes.size(), id, !s.outputs && !unchanged});
-      });
+        after[i] = SnapshotChunk{p.chunks[i].address, bytes.size(), id, !s.outputs && !unchanged};
+      };
+      std::optional<std::vector<ChunkHash>> hashes;
+      if (p.device) hashes = device_hashes(p.ranges, p.chunks);
+      if (hashes) {
+        // Only the chunks whose device hash changed are copied back and get their content id.
+        std::vector<size_t> copy;
+        for (size_t i = 0; i < p.chunks.size(); ++i) {
+          if ((*hashes)[i] == p.hashes[i]) {
+            after[i] = p.before[i];
+          } else {
+            copy.push_back(i);
+          }
+        }
+        read_chunks(p.chunks, &copy, take);
+        remember(session, p.chunks, *hashes, after);
+      } else {
+        read_chunks(p.chunks, nullptr, take);
+      }
     } catch (const SnapshotError& e) {
       fail_or_skip(p, e);
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);

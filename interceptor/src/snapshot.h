@@ -5,11 +5,16 @@
 //   made them accessible, and module globals returned by cuModuleGetGlobal / cuLibraryGetGlobal.
 //   Frees, unmaps and module unloads remove them. Host-mapped and registered host memory are not
 //   covered (this round).
+// - Hashing (CUSNAP_SNAPSHOT_HASH): on the device route a kernel of the tool's (chunk_hash.ptx)
+//   hashes every chunk, and only chunks whose hash differs from what the last snapshot saw are
+//   copied to the host; the host route copies every chunk (docs/capture.md, "Where memory is
+//   hashed").
 // - Off (no CUSNAP_SNAPSHOT_KERNELS): snapshots_enabled() is false, the allocation hooks do not
 //   touch the table and launches do nothing more than before.
 // - At a selected launch: before() (pre hook: the stream is checked for graph capture and
-//   synchronised, every range read through a bounded staging buffer, each chunk stored as a
-//   blob); after() (post hook, once the launch record has its seq: synchronise again, read again,
+//   synchronised, every range hashed, the chunks not known unchanged read through a bounded
+//   staging buffer and stored as blobs); after() (post hook, once the launch record has its seq:
+//   synchronise again, hash and read the changed chunks again,
 //   append the beforeLaunch and afterLaunch memorySnapshot records). A failure disables
 //   snapshots for the rest of the run (one logged line, a skippedReason record); the
 //   application's launch and its result are never affected.

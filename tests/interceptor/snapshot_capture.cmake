@@ -9,7 +9,8 @@
 #           regex, and a plain substring (Nsight Compute: exact match, so it selects nothing).
 #   options SAMPLE (vector_add): --snapshot-outputs and --snapshot-chunk 4096.
 #   size    APP IMAGE: 100 launches over 8 MiB, 10 vs 100 selected: the file grows with the
-#           bytes that change, not with launches x memory.
+#           bytes that change, not with launches x memory; the device and host hashing routes
+#           record the same snapshots, and the device route copies only changed chunks back.
 #   fake_capture / fake_fail  APP FAKE SHIM_DIR: the skip paths on a fake driver (stream capture;
 #           a failing copy disables snapshots), with the application's output unchanged.
 function(mask_timings text out)
@@ -185,6 +186,48 @@ elseif(MODE STREQUAL "size")
     message(FATAL_ERROR "90 more snapshots added ${more} bytes (limit ${limit}): growth with launches x memory")
   endif()
   message("growth: first 10 snapshots ${first} bytes, 90 more ${more} bytes (${memory} bytes of memory)")
+  # Both hashing routes (CUSNAP_SNAPSHOT_HASH), all 100 launches selected: the same snapshot
+  # records (addresses aside: each run allocates anew), and the bytes the emulator copied to the
+  # host (its own CUSNAP_EMU_STATS count). The host route copies every chunk twice per launch; the
+  # device route copies the memory once, then per launch only the changed chunk (after the launch,
+  # and again before the next one, since without --snapshot-outputs it was not stored) and the
+  # hashes. The application's own read-back of the buffer is in both counts.
+  foreach(route host device)
+    set(f ${OUT_DIR}/snap-size-${route}.cusnap)
+    set(ENV{CUSNAP_SNAPSHOT_HASH} ${route})
+    set(ENV{CUSNAP_EMU_STATS} ${OUT_DIR}/snap-size-${route}.stats.json)
+    file(REMOVE $ENV{CUSNAP_EMU_STATS})
+    capture(${f} run --snapshot-kernels step -- ${APP} ${IMAGE} 100 8)
+    unset(ENV{CUSNAP_EMU_STATS})
+    unset(ENV{CUSNAP_SNAPSHOT_HASH})
+    inspect(${f} result)
+    if(NOT result_out MATCHES "snapshotted=100 ")
+      message(FATAL_ERROR "expected 100 snapshotted launches on the ${route} route")
+    endif()
+    file(READ ${OUT_DIR}/snap-size-${route}.stats.json stats)
+    string(JSON dtoh_${route} GET "${stats}" copies deviceToHost bytes)
+    execute_process(COMMAND ${CUSNAP} dump ${f} RESULT_VARIABLE rc OUTPUT_VARIABLE dump ERROR_QUIET)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "cusnap dump ${f} failed (rc ${rc})")
+    endif()
+    string(REGEX MATCHALL "memorySnapshot[^\n]*" records "${dump}")
+    string(REGEX REPLACE "address=0x[0-9a-f]+" "address" records_${route} "${records}")
+    list(LENGTH records count)
+    message("${route} route: ${count} snapshot records, ${dtoh_${route}} bytes copied to the host")
+  endforeach()
+  if(NOT records_host STREQUAL records_device)
+    message(FATAL_ERROR "the device and host hashing routes recorded different snapshots")
+  endif()
+  math(EXPR chunks "${memory} / 65536")
+  math(EXPR device_limit "2 * ${memory} + 2 * 100 * 65536 + 2 * 100 * ${chunks} * 16")
+  math(EXPR host_least "200 * ${memory}")
+  if(dtoh_device GREATER device_limit)
+    message(FATAL_ERROR "the device route copied ${dtoh_device} bytes to the host (limit ${device_limit}): "
+                        "unchanged chunks crossed the bus")
+  endif()
+  if(dtoh_host LESS host_least)
+    message(FATAL_ERROR "the host route copied only ${dtoh_host} bytes (at least ${host_least} expected)")
+  endif()
 elseif(MODE MATCHES "^fake_")
   set(f ${OUT_DIR}/snap-${MODE}.cusnap)
   file(REMOVE ${f})

@@ -56,8 +56,8 @@ std::vector<ChunkHash> device_hashes(const std::vector<std::pair<CUdeviceptr, ui
   REQUIRE_CU(cuMemsetD8(d_hashes, 0, bytes));
   auto count = static_cast<unsigned>(chunks.size());
   void* params[] = {&d_table, &d_hashes, &count};
-  REQUIRE_CU(cuLaunchKernel(kernel, blocks, 1, 1, cusnap::icpt::kChunkHashThreads, 1, 1, 0,
-                            nullptr, params, nullptr));
+  REQUIRE_CU(cuLaunchKernel(kernel, blocks, 1, 1, cusnap::icpt::kChunkHashThreads, 1, 1, 0, nullptr,
+                            params, nullptr));
   REQUIRE_CU(cuCtxSynchronize());
   std::vector<ChunkHash> out(chunks.size());
   REQUIRE_CU(cuMemcpyDtoH(out.data(), d_hashes, bytes));
