@@ -252,6 +252,29 @@ elseif(MODE MATCHES "^fake_")
        OR NOT result_out MATCHES "snapshotted=2 skipped=1 ")
       message(FATAL_ERROR "launches 1 and 2 should have snapshots in which the first chunk of each buffer changed")
     endif()
+    # The fake driver has no PTX JIT (no cuModuleLoadData): the device hashing route falls back
+    # to the host route, logged once, and the snapshots above are still taken.
+    string(REGEX MATCHALL "the snapshot hashing kernel did not load" lines "${snap_err}")
+    list(LENGTH lines n)
+    if(NOT n EQUAL 1)
+      message(FATAL_ERROR "expected one logged line about the hashing kernel falling back, got ${n}")
+    endif()
+    # An unknown route: no snapshots, said once; the application is unaffected.
+    set(ENV{CUSNAP_SNAPSHOT_HASH} "gpu")
+    set(bad ${OUT_DIR}/snap-${MODE}-bad-route.cusnap)
+    file(REMOVE ${bad})
+    set(ENV{CUSNAP_CAPTURE_OUTPUT} "${bad}")
+    execute_process(COMMAND ${APP} RESULT_VARIABLE bad_rc OUTPUT_VARIABLE bad_out ERROR_VARIABLE bad_err)
+    unset(ENV{CUSNAP_SNAPSHOT_HASH})
+    if(NOT bad_rc EQUAL 0 OR NOT bad_out STREQUAL plain_out
+       OR NOT bad_err MATCHES "CUSNAP_SNAPSHOT_HASH 'gpu': expected device or host; no snapshots")
+      message(FATAL_ERROR "CUSNAP_SNAPSHOT_HASH=gpu: expected the application unchanged and the "
+                          "setting refused:\n${bad_out}${bad_err}")
+    endif()
+    inspect(${bad} result)
+    if(NOT result_out MATCHES "snapshotted=0 skipped=0 ")
+      message(FATAL_ERROR "CUSNAP_SNAPSHOT_HASH=gpu: no snapshots expected")
+    endif()
   else()
     if(NOT result_out MATCHES "\nskip 1 fake_kernel reason=\"snapshot failed, snapshots disabled for the rest of the run"
        OR NOT result_out MATCHES "snapshotted=0 skipped=2 ")
