@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
     CHECK(cuLaunchKernel(step, blocks, 1, 1, threads, 1, 1, 0, nullptr, params, nullptr));
     CHECK(cuCtxSynchronize());
   }
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                std::chrono::steady_clock::now() - start)
-                .count();
+  auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   CHECK(cuMemcpyDtoH(host.data(), buffer, bytes));
   uint64_t sum = 0;
   for (uint32_t word : host) sum = sum * 1099511628211ull + word;
