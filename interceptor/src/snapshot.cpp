@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <new>
@@ -36,6 +37,15 @@ struct Range {
   uint64_t size = 0;
   RangeKind kind = RangeKind::kAllocation;
   uint64_t module = 0;
+  uint64_t host = 0;  // kHost: the host address of the memory at the (device) address
+};
+
+// A covered range of a snapshot: `size` bytes at device address `address`; `host` != 0: host
+// memory the device reaches there, read at that host address.
+struct Span {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t host = 0;
 };
 
 // One snapshot chunk: `size` bytes at `address`, inside live range `range` (an index into the
@@ -44,6 +54,7 @@ struct Chunk {
   uint64_t address = 0;
   uint64_t size = 0;
   size_t range = 0;
+  uint64_t host = 0;  // host memory: its bytes are at this host address
 };
 
 // Where chunks are hashed (CUSNAP_SNAPSHOT_HASH; docs/capture.md, "Where memory is hashed").
@@ -64,11 +75,11 @@ struct Pending {
   uint64_t work_at_start = 0;  // g_device_work when the snapshot began (this launch counted)
   CUstream stream = nullptr;
   bool per_thread = false;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // address, size: what `before` covers
-  std::vector<Chunk> chunks;                          // the ranges' chunks, address order
-  std::vector<SnapshotChunk> before;                  // one per chunk
-  bool device = false;                                // `before` was taken on the device route
-  std::vector<ChunkHash> hashes;  // then: each chunk's device hash before the launch
+  std::vector<Span> ranges;           // what `before` covers
+  std::vector<Chunk> chunks;          // the ranges' chunks, address order
+  std::vector<SnapshotChunk> before;  // one per chunk
+  bool device = false;                // `before` was taken on the device route
+  std::vector<ChunkHash> hashes;      // then: each chunk's device hash before the launch
 };
 
 // The device route's kernel and buffers, on the context current at the first snapshot.
@@ -167,31 +178,35 @@ void synchronize(CUstream stream, bool per_thread) {
   check(sync(stream), "cuStreamSynchronize on the launch's stream");
 }
 
-// The live ranges, overlapping ones merged (VMM access set twice over a range), address order.
-// The caller holds ranges_mutex.
-std::vector<std::pair<uint64_t, uint64_t>> live_ranges() {
+// The live ranges, overlapping device ones merged (VMM access set twice over a range), address
+// order. Host ranges are never merged (their host addresses need not be contiguous). The caller
+// holds ranges_mutex.
+std::vector<Span> live_ranges() {
   State& s = state();
-  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::vector<Span> out;
   for (const auto& [address, range] : s.ranges) {
     if (range.size == 0) continue;
-    if (!out.empty() && address < out.back().first + out.back().second) {
-      uint64_t end = std::max(out.back().first + out.back().second, address + range.size);
-      out.back().second = end - out.back().first;
+    const bool host = range.kind == RangeKind::kHost;
+    if (!out.empty() && !host && out.back().host == 0 &&
+        address < out.back().address + out.back().size) {
+      uint64_t end = std::max(out.back().address + out.back().size, address + range.size);
+      out.back().size = end - out.back().address;
     } else {
-      out.emplace_back(address, range.size);
+      out.push_back(Span{address, range.size, host ? range.host : 0});
     }
   }
   return out;
 }
 
 // True when every range of `ranges` still lies inside a live range (caller holds ranges_mutex).
-bool still_live(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
-  std::vector<std::pair<uint64_t, uint64_t>> now = live_ranges();
-  for (const auto& [address, size] : ranges) {
-    auto it = std::upper_bound(now.begin(), now.end(), std::make_pair(address, UINT64_MAX));
+bool still_live(const std::vector<Span>& ranges) {
+  std::vector<Span> now = live_ranges();
+  for (const Span& r : ranges) {
+    auto it = std::upper_bound(now.begin(), now.end(), r.address,
+                               [](uint64_t a, const Span& b) { return a < b.address; });
     if (it == now.begin()) return false;
     --it;
-    if (address + size > it->first + it->second) return false;
+    if (r.address + r.size > it->address + it->size || r.host != it->host) return false;
   }
   return true;
 }
@@ -212,19 +227,23 @@ void ensure_tool_stream() {
 }
 
 // The ranges tiled from their starts in chunks of the configured size.
-std::vector<Chunk> tile(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+std::vector<Chunk> tile(const std::vector<Span>& ranges) {
   const uint64_t chunk = state().chunk;
   std::vector<Chunk> out;
   for (size_t r = 0; r < ranges.size(); ++r) {
-    const auto& [address, size] = ranges[r];
-    for (uint64_t at = 0; at < size; at += chunk)
-      out.push_back(Chunk{address + at, std::min(chunk, size - at), r});
+    const Span& span = ranges[r];
+    for (uint64_t at = 0; at < span.size; at += chunk) {
+      out.push_back(Chunk{span.address + at, std::min(chunk, span.size - at), r,
+                          span.host != 0 ? span.host + at : 0});
+    }
   }
   return out;
 }
 
 // Copies the chunks `which` (ascending indexes into `chunks`; null: all of them) to the host
-// through the staging buffer, neighbours in one range in one copy; `each` gets (index, bytes).
+// through the staging buffer, neighbours in one range in one copy (host memory: a memcpy, so
+// that the bytes hashed are the bytes stored even if the application writes them meanwhile);
+// `each` gets (index, bytes).
 template <class Each>
 void read_chunks(const std::vector<Chunk>& chunks, const std::vector<size_t>* which, Each&& each) {
   State& s = state();
@@ -256,6 +275,17 @@ void read_chunks(const std::vector<Chunk>& chunks, const std::vector<size_t>* wh
         throw SnapshotError{"out of host memory for the " + std::to_string(piece) +
                             "-byte staging buffer"};
       }
+    }
+    if (first.host != 0) {
+      std::memcpy(s.staging.data(), reinterpret_cast<const void*>(first.host), piece);
+      uint64_t at = 0;
+      for (size_t j = k; j < end; ++j) {
+        const Chunk& chunk = chunks[index_at(j)];
+        each(index_at(j), std::span<const uint8_t>(s.staging.data() + at, chunk.size));
+        at += chunk.size;
+      }
+      k = end;
+      continue;
     }
     CUresult copied = copy(s.staging.data(), first.address, piece, s.tool_stream);
     if (copied == CUDA_ERROR_INVALID_VALUE) {
@@ -316,10 +346,11 @@ void device_route_failed(const char* what, CUresult result) {
 // Every range of `ranges` is one the driver knows as allocated memory (the kernel must never read
 // an address that is not: on a GPU that would be a fault in the application's context). The
 // ranges are those of the table, which frees keep up to date; this guards what it cannot see.
-bool driver_knows(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+bool driver_knows(const std::vector<Span>& ranges) {
   auto query = CUSNAP_REAL(cuMemGetAddressRange_v2);
   if (query == nullptr) return false;
-  for (const auto& [address, size] : ranges) {
+  for (const auto& [address, size, host] : ranges) {
+    if (host != 0) continue;  // not read by the kernel
     CUdeviceptr base = 0;
     size_t extent = 0;
     if (query(&base, &extent, address) != CUDA_SUCCESS) return false;
@@ -328,13 +359,14 @@ bool driver_knows(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
   return true;
 }
 
-// Device route: each chunk's ChunkHash, computed by the kernel on the tool's stream; nullopt
-// when the device route is not (or no longer) usable, and the caller uses the host route.
-std::optional<std::vector<ChunkHash>> device_hashes(
-    const std::vector<std::pair<uint64_t, uint64_t>>& ranges, const std::vector<Chunk>& chunks) {
+// Device route: each device chunk's ChunkHash, computed by the kernel on the tool's stream (host
+// memory's chunks get none: they are always read, by memcpy, and their content id compared, so
+// that what is compared is what is stored even if the application writes them meanwhile);
+// nullopt when the device route is not (or no longer) usable, and the caller uses the host route.
+std::optional<std::vector<ChunkHash>> device_hashes(const std::vector<Span>& ranges,
+                                                    const std::vector<Chunk>& chunks) {
   State& s = state();
   if (s.route != HashRoute::kDevice || !load_hasher()) return std::nullopt;
-  if (chunks.empty()) return std::vector<ChunkHash>{};
   if (!driver_knows(ranges)) {
     log_once(LogLevel::kWarn, "snapshot-hash-unknown-range",
              "a memory snapshot covers a range the driver does not report as allocated: that "
@@ -343,7 +375,12 @@ std::optional<std::vector<ChunkHash>> device_hashes(
   }
   ensure_tool_stream();
   DeviceHasher& h = s.hasher;
-  const uint64_t n = chunks.size();
+  std::vector<ChunkHash> out(chunks.size());
+  std::vector<size_t> on_device;  // indexes of the chunks the kernel hashes
+  for (size_t i = 0; i < chunks.size(); ++i)
+    if (chunks[i].host == 0) on_device.push_back(i);
+  if (on_device.empty()) return out;
+  const uint64_t n = on_device.size();
   const uint64_t bytes = n * 2 * sizeof(uint64_t);
   if (h.capacity < n) {
     auto alloc = CUSNAP_REAL(cuMemAlloc_v2);
@@ -366,11 +403,11 @@ std::optional<std::vector<ChunkHash>> device_hashes(
     h.capacity = want;
   }
   h.host_table.resize(n * 2);
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    h.host_table[2 * i] = chunks[i].address;
-    h.host_table[2 * i + 1] = chunks[i].size;
+  for (size_t k = 0; k < n; ++k) {
+    h.host_table[2 * k] = chunks[on_device[k]].address;
+    h.host_table[2 * k + 1] = chunks[on_device[k]].size;
   }
-  std::vector<ChunkHash> out(n);
+  std::vector<ChunkHash> device(n);
   auto upload = CUSNAP_REAL(cuMemcpyHtoDAsync_v2);
   auto launch = CUSNAP_REAL(cuLaunchKernel);
   auto download = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
@@ -390,8 +427,10 @@ std::optional<std::vector<ChunkHash>> device_hashes(
     device_route_failed("cuLaunchKernel of the hashing kernel", result);
     return std::nullopt;
   }
-  check(download(out.data(), h.hashes, bytes, s.tool_stream), "cuMemcpyDtoHAsync (chunk hashes)");
+  check(download(device.data(), h.hashes, bytes, s.tool_stream),
+        "cuMemcpyDtoHAsync (chunk hashes)");
   check(sync(s.tool_stream), "cuStreamSynchronize (chunk hashes)");
+  for (size_t k = 0; k < n; ++k) out[on_device[k]] = device[k];
   return out;
 }
 
@@ -412,6 +451,7 @@ void remember(const Session* session, const std::vector<Chunk>& chunks,
   seen.clear();
   seen.reserve(chunks.size());
   for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks[i].host != 0) continue;
     seen[chunks[i].address] =
         Seen{chunks[i].size, hashes[i], recorded[i].blob, !recorded[i].hash_only};
   }
@@ -518,6 +558,16 @@ void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t modul
   }
 }
 
+void track_host_range(uint64_t device, uint64_t host, uint64_t size) noexcept {
+  if (device == 0 || host == 0 || size == 0) return;
+  try {
+    State& s = state();
+    std::lock_guard lock(s.ranges_mutex);
+    s.ranges[device] = Range{size, RangeKind::kHost, 0, host};
+  } catch (...) {
+  }
+}
+
 namespace {
 thread_local bool t_release_locked = false;  // this thread holds ranges_mutex across a free
 }  // namespace
@@ -535,6 +585,12 @@ void release_begin(Release what, uint64_t address, uint64_t size) noexcept {
       for (auto it = s.ranges.lower_bound(address);
            it != s.ranges.end() && it->first < address + size;) {
         it = s.ranges.erase(it);
+      }
+      break;
+    case Release::kHost:
+      for (auto it = s.ranges.begin(); it != s.ranges.end();) {
+        it = it->second.kind == RangeKind::kHost && it->second.host == address ? s.ranges.erase(it)
+                                                                               : std::next(it);
       }
       break;
     case Release::kModule:
@@ -630,7 +686,7 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
         std::vector<size_t> copy;
         for (size_t i = 0; i < p.chunks.size(); ++i) {
           const Chunk& c = p.chunks[i];
-          auto it = seen.find(c.address);
+          auto it = c.host != 0 ? seen.end() : seen.find(c.address);
           if (it != seen.end() && it->second.stored && it->second.size == c.size &&
               it->second.hash == (*hashes)[i]) {
             p.before[i] = SnapshotChunk{c.address, c.size, it->second.blob, false};
@@ -702,7 +758,7 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
         // Only the chunks whose device hash changed are copied back and get their content id.
         std::vector<size_t> copy;
         for (size_t i = 0; i < p.chunks.size(); ++i) {
-          if ((*hashes)[i] == p.hashes[i]) {
+          if (p.chunks[i].host == 0 && (*hashes)[i] == p.hashes[i]) {
             after[i] = p.before[i];
           } else {
             copy.push_back(i);

@@ -11,6 +11,8 @@
 #   size    APP IMAGE: 100 launches over 8 MiB, 10 vs 100 selected: the file grows with the
 #           bytes that change, not with launches x memory; the device and host hashing routes
 #           record the same snapshots, and the device route copies only changed chunks back.
+#   host    APP IMAGE (snapshot_host_app): mapped, registered and pinned host memory covered on
+#           both hashing routes, with the content the kernels wrote there.
 #   fake_capture / fake_fail  APP FAKE SHIM_DIR: the skip paths on a fake driver (stream capture;
 #           a failing copy disables snapshots), with the application's output unchanged.
 function(mask_timings text out)
@@ -227,6 +229,45 @@ elseif(MODE STREQUAL "size")
   endif()
   if(dtoh_host LESS host_least)
     message(FATAL_ERROR "the host route copied only ${dtoh_host} bytes (at least ${host_least} expected)")
+  endif()
+elseif(MODE STREQUAL "host")
+  # Host memory the device reaches is covered, on both hashing routes: exact tiling with the host
+  # ranges (inspect_snapshots, which also sees them leave at cuMemHostUnregister / cuMemFreeHost),
+  # and the after-launch content of the mapped and registered memory the kernel wrote is what
+  # the application itself reads there.
+  foreach(route host device)
+    set(f ${OUT_DIR}/snap-host-${route}.cusnap)
+    set(ENV{CUSNAP_SNAPSHOT_HASH} ${route})
+    capture(${f} run --snapshot-kernels step --snapshot-outputs -- ${APP} ${IMAGE})
+    unset(ENV{CUSNAP_SNAPSHOT_HASH})
+    inspect(${f} result)
+    # (--snapshot-outputs: every after chunk is stored.)
+    if(NOT result_out MATCHES "snap 0 step before=5 after=5 changed=1 stored_after=5\n"
+       OR NOT result_out MATCHES "snap 1 step before=5 after=5 changed=1 stored_after=5\n"
+       OR NOT result_out MATCHES "snap 2 step before=4 after=4 changed=1 stored_after=4\n"
+       OR NOT result_out MATCHES "snap 3 step before=2 after=2 changed=1 stored_after=2\n")
+      message(FATAL_ERROR "${route} route: expected the mapped (2 chunks), registered and pinned "
+                          "host memory and the device buffer covered while live, one chunk "
+                          "changed per launch")
+    endif()
+    string(REGEX MATCH "mapped ([0-9a-f]+)" _ "${run_out}")
+    set(mapped ${CMAKE_MATCH_1})
+    string(REGEX MATCH "registered ([0-9a-f]+)" _ "${run_out}")
+    set(registered ${CMAKE_MATCH_1})
+    execute_process(COMMAND ${CUSNAP} dump ${f} RESULT_VARIABLE rc OUTPUT_VARIABLE dump ERROR_QUIET)
+    string(REGEX MATCHALL "memorySnapshot phase=afterLaunch[^\n]*" afters "${dump}")
+    list(GET afters 0 after0)
+    list(GET afters 1 after1)
+    if(mapped STREQUAL "" OR NOT after0 MATCHES "blob=${mapped} hashOnly=false"
+       OR registered STREQUAL "" OR NOT after1 MATCHES "blob=${registered} hashOnly=false")
+      message(FATAL_ERROR "${route} route: the after snapshots do not hold the host memory the kernels "
+                          "wrote (mapped ${mapped}, registered ${registered}):\n${after0}\n${after1}")
+    endif()
+    string(REGEX MATCHALL "memorySnapshot[^\n]*" records "${dump}")
+    string(REGEX REPLACE "address=0x[0-9a-f]+" "address" records_${route} "${records}")
+  endforeach()
+  if(NOT records_host STREQUAL records_device)
+    message(FATAL_ERROR "the device and host hashing routes recorded different snapshots")
   endif()
 elseif(MODE MATCHES "^fake_")
   set(f ${OUT_DIR}/snap-${MODE}.cusnap)
