@@ -88,10 +88,9 @@ int main(int argc, char** argv) {
     return r == CUDA_SUCCESS ? cuCtxSynchronize() : r;
   };
   CHECK(launch(mapped_device, 0));
-  std::printf("mapped %s\n",
-              cusnap::format::hash_blob({static_cast<const uint8_t*>(mapped), 65536})
-                  .to_hex()
-                  .c_str());
+  std::printf(
+      "mapped %s\n",
+      cusnap::format::hash_blob({static_cast<const uint8_t*>(mapped), 65536}).to_hex().c_str());
   CHECK(launch(registered_device, 1));
   std::printf("registered %s\n",
               cusnap::format::hash_blob({static_cast<const uint8_t*>(registered), registered_bytes})
