@@ -11,8 +11,9 @@
 #   size    APP IMAGE: 100 launches over 8 MiB, 10 vs 100 selected: the file grows with the
 #           bytes that change, not with launches x memory; the device and host hashing routes
 #           record the same snapshots, and the device route copies only changed chunks back.
-#   host    APP IMAGE (snapshot_host_app): mapped, registered and pinned host memory covered on
-#           both hashing routes, with the content the kernels wrote there.
+#   host    APP IMAGE EMU_DIR CUDA_ROOT GENERATOR CXX (snapshot_host_app): mapped, registered and
+#           pinned host memory covered on both hashing routes, with the content the kernels
+#           wrote there; the --emit-cpp reproducer of one launch matches over all of it.
 #   fake_capture / fake_fail  APP FAKE SHIM_DIR: the skip paths on a fake driver (stream capture;
 #           a failing copy disables snapshots), with the application's output unchanged.
 function(mask_timings text out)
@@ -273,6 +274,35 @@ elseif(MODE STREQUAL "host")
   endforeach()
   if(NOT records_host STREQUAL records_device)
     message(FATAL_ERROR "the device and host hashing routes recorded different snapshots")
+  endif()
+  # The first launch (it writes the mapped memory) cut out with `cusnap extract --emit-cpp`: the
+  # reproducer restores and compares every covered byte, the host memory's included
+  # (65536 + 4196 mapped, 8192 registered, 4096 pinned, 4096 device), and matches.
+  set(repro ${OUT_DIR}/snap-host-repro)
+  file(REMOVE_RECURSE ${repro})
+  execute_process(COMMAND ${CUSNAP} extract ${OUT_DIR}/snap-host-host.cusnap --kernel-name step
+                          --launch-count 1 -o ${OUT_DIR}/snap-host-extract.cusnap --emit-cpp ${repro}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cusnap extract failed (rc ${rc}):\n${out}${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${repro} -B ${repro}/build -G ${GENERATOR}
+                          -DCMAKE_CXX_COMPILER=${CXX} -DCUDAToolkit_ROOT=${CUDA_ROOT}
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --build ${repro}/build RESULT_VARIABLE rc
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the reproducer did not build:\n${out}${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMU_DIR}
+                          ${repro}/build/reproducer ${repro}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("reproducer (rc ${rc}):\n${out}${err}")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "MATCH \\(86116 bytes compared\\)")
+    message(FATAL_ERROR "the reproducer of the launch writing mapped memory did not match over "
+                        "all 86116 covered bytes")
   endif()
 elseif(MODE MATCHES "^fake_")
   set(f ${OUT_DIR}/snap-${MODE}.cusnap)
