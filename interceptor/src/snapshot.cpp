@@ -32,6 +32,9 @@ namespace {
 
 // Bounded staging: device memory is read through at most this much host memory at a time.
 constexpr uint64_t kStagingBytes = 64u << 20;
+// Device route: at most this many bytes of changed, not stored after-launch chunks are kept on
+// the host until the next snapshot, which stores them from there if they are still unchanged.
+constexpr uint64_t kKeptBytes = 64u << 20;
 
 struct Range {
   uint64_t size = 0;
@@ -106,6 +109,10 @@ struct State {
   DeviceHasher hasher;
   const Session* seen_session = nullptr;    // the file whose blobs `seen` names
   std::unordered_map<uint64_t, Seen> seen;  // chunk address -> the last snapshot's view of it
+  // Device route: the bytes of chunks the last after-launch snapshot copied back but did not
+  // store (hashOnly), by address, at most kKeptBytes in all.
+  std::unordered_map<uint64_t, std::vector<uint8_t>> kept;
+  uint64_t kept_bytes = 0;
   std::mutex order_mutex;
   uint64_t ordinal = 0;
   std::mutex streams_mutex;
@@ -439,6 +446,8 @@ std::unordered_map<uint64_t, Seen>& seen_for(const Session* session) {
   State& s = state();
   if (s.seen_session != session) {
     s.seen.clear();
+    s.kept.clear();
+    s.kept_bytes = 0;
     s.seen_session = session;
   }
   return s.seen;
@@ -682,18 +691,26 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       if (auto hashes = device_hashes(p.ranges, p.chunks)) {
         // A chunk whose device hash is the one the last snapshot saw, with its bytes in the
         // file, names that blob without being copied; only the others cross the bus.
+        // One the last after-launch snapshot copied back without storing it is stored from the
+        // bytes kept then, also without a copy.
         std::unordered_map<uint64_t, Seen>& seen = seen_for(session);
         std::vector<size_t> copy;
         for (size_t i = 0; i < p.chunks.size(); ++i) {
           const Chunk& c = p.chunks[i];
           auto it = c.host != 0 ? seen.end() : seen.find(c.address);
-          if (it != seen.end() && it->second.stored && it->second.size == c.size &&
-              it->second.hash == (*hashes)[i]) {
+          bool same =
+              it != seen.end() && it->second.size == c.size && it->second.hash == (*hashes)[i];
+          auto kept = same && !it->second.stored ? s.kept.find(c.address) : s.kept.end();
+          if (same && it->second.stored) {
             p.before[i] = SnapshotChunk{c.address, c.size, it->second.blob, false};
+          } else if (kept != s.kept.end() && kept->second.size() == c.size) {
+            store(i, kept->second);
           } else {
             copy.push_back(i);
           }
         }
+        s.kept.clear();
+        s.kept_bytes = 0;
         read_chunks(p.chunks, &copy, store);
         p.device = true;
         p.hashes = std::move(*hashes);
@@ -751,7 +768,14 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
         }
         // An unchanged chunk's bytes are in the file already (the before snapshot stored them).
         after[i] = SnapshotChunk{p.chunks[i].address, bytes.size(), id, !s.outputs && !unchanged};
+        if (p.device && !s.outputs && !unchanged && p.chunks[i].host == 0 &&
+            s.kept_bytes + bytes.size() <= kKeptBytes) {
+          s.kept[p.chunks[i].address].assign(bytes.begin(), bytes.end());
+          s.kept_bytes += bytes.size();
+        }
       };
+      s.kept.clear();
+      s.kept_bytes = 0;
       std::optional<std::vector<ChunkHash>> hashes;
       if (p.device) hashes = device_hashes(p.ranges, p.chunks);
       if (hashes) {

@@ -39,6 +39,26 @@ function(capture file prefix)
   endif()
 endfunction()
 
+# snapshot_records(<file> <out-var>): the capture's memorySnapshot records as `cusnap dump` prints
+# them, each reduced to its phase and its chunks without addresses, sorted (each run allocates
+# anew, and the order of its allocations in the address space is not fixed), one per line.
+function(snapshot_records file out)
+  execute_process(COMMAND ${CUSNAP} dump ${file} RESULT_VARIABLE rc OUTPUT_VARIABLE dump ERROR_QUIET)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cusnap dump ${file} failed (rc ${rc})")
+  endif()
+  string(REGEX MATCHALL "memorySnapshot[^\n]*" records "${dump}")
+  set(result "")
+  foreach(record IN LISTS records)
+    string(REGEX MATCH "phase=[a-zA-Z]+" phase "${record}")
+    string(REGEX MATCHALL "size=[0-9]+ blob=[0-9a-f]+ hashOnly=[a-z]+" chunks "${record}")
+    list(SORT chunks)
+    string(REPLACE ";" "," chunks "${chunks}")
+    string(APPEND result "${phase} ${chunks}\n")
+  endforeach()
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
 function(inspect file prefix)
   execute_process(COMMAND ${INSPECT} ${ARGN} ${file} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message("inspect_snapshots ${file}:\n${out}${err}")
@@ -192,9 +212,10 @@ elseif(MODE STREQUAL "size")
   # Both hashing routes (CUSNAP_SNAPSHOT_HASH), all 100 launches selected: the same snapshot
   # records (addresses aside: each run allocates anew), and the bytes the emulator copied to the
   # host (its own CUSNAP_EMU_STATS count). The host route copies every chunk twice per launch; the
-  # device route copies the memory once, then per launch only the changed chunk (after the launch,
-  # and again before the next one, since without --snapshot-outputs it was not stored) and the
-  # hashes. The application's own read-back of the buffer is in both counts.
+  # device route copies the memory once, then per launch only the changed chunk, once (after the
+  # launch; the next before-state stores it from the bytes kept then, since without
+  # --snapshot-outputs the after-state did not) and the hashes. The application's own read-back
+  # of the buffer is in both counts.
   # (The host route through the CLI's --snapshot-hash, the device route through the environment.)
   foreach(route host device)
     set(f ${OUT_DIR}/snap-size-${route}.cusnap)
@@ -214,20 +235,19 @@ elseif(MODE STREQUAL "size")
     endif()
     file(READ ${OUT_DIR}/snap-size-${route}.stats.json stats)
     string(JSON dtoh_${route} GET "${stats}" copies deviceToHost bytes)
-    execute_process(COMMAND ${CUSNAP} dump ${f} RESULT_VARIABLE rc OUTPUT_VARIABLE dump ERROR_QUIET)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "cusnap dump ${f} failed (rc ${rc})")
-    endif()
-    string(REGEX MATCHALL "memorySnapshot[^\n]*" records "${dump}")
-    string(REGEX REPLACE "address=0x[0-9a-f]+" "address" records_${route} "${records}")
-    list(LENGTH records count)
+    snapshot_records(${f} records_${route})
+    string(REGEX MATCHALL "\n" lines "${records_${route}}")
+    list(LENGTH lines count)
     message("${route} route: ${count} snapshot records, ${dtoh_${route}} bytes copied to the host")
+    if(NOT count EQUAL 200 OR NOT records_${route} MATCHES "phase=afterLaunch size=65536 blob=")
+      message(FATAL_ERROR "${route} route: expected 200 snapshot records with chunks")
+    endif()
   endforeach()
   if(NOT records_host STREQUAL records_device)
     message(FATAL_ERROR "the device and host hashing routes recorded different snapshots")
   endif()
   math(EXPR chunks "${memory} / 65536")
-  math(EXPR device_limit "2 * ${memory} + 2 * 100 * 65536 + 2 * 100 * ${chunks} * 16")
+  math(EXPR device_limit "2 * ${memory} + 100 * 65536 + 2 * 100 * ${chunks} * 16")
   math(EXPR host_least "200 * ${memory}")
   if(dtoh_device GREATER device_limit)
     message(FATAL_ERROR "the device route copied ${dtoh_device} bytes to the host (limit ${device_limit}): "
@@ -269,8 +289,13 @@ elseif(MODE STREQUAL "host")
       message(FATAL_ERROR "${route} route: the after snapshots do not hold the host memory the kernels "
                           "wrote (mapped ${mapped}, registered ${registered}):\n${after0}\n${after1}")
     endif()
-    string(REGEX MATCHALL "memorySnapshot[^\n]*" records "${dump}")
-    string(REGEX REPLACE "address=0x[0-9a-f]+" "address" records_${route} "${records}")
+    snapshot_records(${f} records_${route})
+    string(REGEX MATCHALL "phase=[a-zA-Z]+ size=[0-9]+ blob=[0-9a-f]+ hashOnly=false[^\n]*\n" lines
+           "${records_${route}}")
+    list(LENGTH lines count)
+    if(NOT count EQUAL 8)
+      message(FATAL_ERROR "${route} route: expected 8 snapshot records with chunks:\n${records_${route}}")
+    endif()
   endforeach()
   if(NOT records_host STREQUAL records_device)
     message(FATAL_ERROR "the device and host hashing routes recorded different snapshots")
