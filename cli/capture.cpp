@@ -42,6 +42,7 @@ struct CaptureArgs {
   uint64_t launch_count = 0;
   bool snapshot_outputs = false;
   uint64_t snapshot_chunk = capture::CaptureConfig::kDefaultSnapshotChunkBytes;
+  std::string snapshot_hash;  // empty: CUSNAP_SNAPSHOT_HASH as the environment has it
   std::vector<std::string> command;
 };
 
@@ -191,6 +192,8 @@ int run_capture(const CaptureArgs& args) {
     ::setenv("CUSNAP_LAUNCH_COUNT", std::to_string(args.launch_count).c_str(), 1);
     ::setenv("CUSNAP_SNAPSHOT_OUTPUTS", args.snapshot_outputs ? "1" : "0", 1);
     ::setenv("CUSNAP_SNAPSHOT_CHUNK", std::to_string(args.snapshot_chunk).c_str(), 1);
+    if (!args.snapshot_hash.empty())
+      ::setenv("CUSNAP_SNAPSHOT_HASH", args.snapshot_hash.c_str(), 1);
   } else {
     ::unsetenv("CUSNAP_SNAPSHOT_KERNELS");
   }
@@ -284,6 +287,10 @@ void register_capture(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(capture::CaptureConfig::kMinSnapshotChunkBytes,
                          capture::CaptureConfig::kMaxSnapshotChunkBytes))
       ->capture_default_str();
+  sub->add_option("--snapshot-hash", args->snapshot_hash,
+                  "Where snapshot chunks are hashed: device (a kernel of the interceptor's; only "
+                  "changed chunks are copied back; the default) or host (every chunk copied)")
+      ->check(CLI::IsMember({"device", "host"}));
   sub->add_option("command", args->command, "-- APP [ARGS...]")->required();
   sub->footer(
       "Environment equivalents for launchers that cannot use the wrapper: see docs/capture.md.");

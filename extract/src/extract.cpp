@@ -65,6 +65,7 @@ struct Pending {
   uint64_t module_handle = 0;
   std::map<uint64_t, Range> allocations;
   std::map<uint64_t, Range> globals;
+  std::vector<format::AddressRange> host_memory;  // live host allocations (the replay route's gap)
 };
 
 bool is_vmm(schema::MemAlloc::Kind kind) {
@@ -265,6 +266,7 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Se
         p.globals = live.globals;
         if (options.route != Route::kSnapshots) {
           p.plan.snapshot_ranges = snapshot_ranges.live();
+          p.host_memory = snapshot_ranges.unreadable();
           p.plan.chunk_bytes = replay_chunk_bytes;
         }
         pending.emplace(seq, std::move(p));
@@ -351,6 +353,12 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Se
       p.plan.after_seq.reset();
       p.plan.skipped_reason.clear();
       p.plan.notes.clear();
+      for (const auto& [address, size] : p.host_memory)
+        p.plan.notes.push_back(
+            "host memory at " + hex(address) + " (" + std::to_string(size) +
+            " bytes) is not in the extract: the replay route cannot know what host code wrote "
+            "there (a capture with --snapshot-kernels has it); a kernel that reads it fails when "
+            "the extract is replayed");
       covered_allocations[seq].clear();
       covered_globals[seq].clear();
       std::vector<ChunkView> tiles;

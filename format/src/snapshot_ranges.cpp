@@ -10,7 +10,19 @@ void SnapshotRanges::track(uint64_t address, uint64_t size, SnapshotRangeKind ki
   ranges_[address] = Range{size, kind, module};
 }
 
+void SnapshotRanges::track_host(uint64_t device, uint64_t host, uint64_t size) {
+  if (device == 0 || host == 0 || size == 0) return;
+  ranges_[device] = Range{size, SnapshotRangeKind::kHost, 0, host};
+}
+
 void SnapshotRanges::release_range(uint64_t address) { ranges_.erase(address); }
+
+void SnapshotRanges::release_host(uint64_t host) {
+  for (auto it = ranges_.begin(); it != ranges_.end();) {
+    it = it->second.kind == SnapshotRangeKind::kHost && it->second.host == host ? ranges_.erase(it)
+                                                                                : std::next(it);
+  }
+}
 
 void SnapshotRanges::release_within(uint64_t address, uint64_t size) {
   for (auto it = ranges_.lower_bound(address); it != ranges_.end() && it->first < address + size;)
@@ -44,6 +56,13 @@ void SnapshotRanges::apply(schema::CallRecord::Reader record) {
         case Alloc::VMM_SET_ACCESS:
           track(a.getAddress(), a.getSize(), SnapshotRangeKind::kVmm);
           break;
+        case Alloc::HOST:
+        case Alloc::HOST_ALLOC:
+        case Alloc::HOST_REGISTER:
+          // Host memory: what host code wrote there is in no record (unreadable(), below).
+          if (a.getAddress() != 0 && a.getSize() != 0)
+            ranges_[a.getAddress()] = Range{a.getSize(), SnapshotRangeKind::kHost, 0, 0};
+          break;
         default:
           break;
       }
@@ -61,6 +80,12 @@ void SnapshotRanges::apply(schema::CallRecord::Reader record) {
         case Free::ASYNC:
           release_range(f.getAddress());
           break;
+        case Free::HOST:
+        case Free::HOST_UNREGISTER: {  // host memory only, never a device range
+          auto it = ranges_.find(f.getAddress());
+          if (it != ranges_.end() && it->second.kind == SnapshotRangeKind::kHost) ranges_.erase(it);
+          break;
+        }
         case Free::VMM_UNMAP:
         case Free::VMM_ADDRESS_FREE:
           release_within(f.getAddress(), f.getSize());
@@ -78,17 +103,34 @@ void SnapshotRanges::apply(schema::CallRecord::Reader record) {
   }
 }
 
-std::vector<AddressRange> SnapshotRanges::live() const {
-  std::vector<AddressRange> out;
+std::vector<SnapshotSpan> SnapshotRanges::spans() const {
+  std::vector<SnapshotSpan> out;
   for (const auto& [address, range] : ranges_) {
     if (range.size == 0) continue;
-    if (!out.empty() && address < out.back().first + out.back().second) {
-      uint64_t end = std::max(out.back().first + out.back().second, address + range.size);
-      out.back().second = end - out.back().first;
+    const bool host = range.kind == SnapshotRangeKind::kHost;
+    if (host && range.host == 0) continue;  // apply()'s host memory: unreadable()
+    if (!out.empty() && !host && out.back().host == 0 &&
+        address < out.back().address + out.back().size) {
+      uint64_t end = std::max(out.back().address + out.back().size, address + range.size);
+      out.back().size = end - out.back().address;
     } else {
-      out.emplace_back(address, range.size);
+      out.push_back(SnapshotSpan{address, range.size, host ? range.host : 0});
     }
   }
+  return out;
+}
+
+std::vector<AddressRange> SnapshotRanges::unreadable() const {
+  std::vector<AddressRange> out;
+  for (const auto& [address, range] : ranges_)
+    if (range.kind == SnapshotRangeKind::kHost && range.host == 0 && range.size != 0)
+      out.emplace_back(address, range.size);
+  return out;
+}
+
+std::vector<AddressRange> SnapshotRanges::live() const {
+  std::vector<AddressRange> out;
+  for (const SnapshotSpan& s : spans()) out.emplace_back(s.address, s.size);
   return out;
 }
 

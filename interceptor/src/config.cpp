@@ -45,6 +45,7 @@ CaptureConfig CaptureConfig::from_env() {
   config.launch_skip = static_cast<uint64_t>(env_long("CUSNAP_LAUNCH_SKIP", 0, 0, LONG_MAX));
   config.launch_count = static_cast<uint64_t>(env_long("CUSNAP_LAUNCH_COUNT", 0, 0, LONG_MAX));
   config.snapshot_outputs = env_long("CUSNAP_SNAPSHOT_OUTPUTS", 0, 0, 1) == 1;
+  if (const char* hash = env("CUSNAP_SNAPSHOT_HASH")) config.snapshot_hash = hash;
   config.snapshot_chunk_bytes = static_cast<uint64_t>(env_long(
       "CUSNAP_SNAPSHOT_CHUNK", static_cast<long>(kDefaultSnapshotChunkBytes),
       static_cast<long>(kMinSnapshotChunkBytes), static_cast<long>(kMaxSnapshotChunkBytes)));

@@ -62,6 +62,17 @@ void commit_device_alloc(CallScope& call, uint64_t address, uint64_t size) {
     track_range(address, size, RangeKind::kAllocation);
 }
 
+// Host memory the device can reach (snapshots on): its device address from the real driver;
+// memory it gives none for is not reachable by a kernel and is not covered.
+void track_host_memory(CallScope& call, uint64_t host, uint64_t size) {
+  if (call.result() != CUDA_SUCCESS || host == 0 || !snapshots_enabled()) return;
+  CUdeviceptr device = 0;
+  if (auto f = CUSNAP_REAL(cuMemHostGetDevicePointer_v2);
+      f && f(&device, reinterpret_cast<void*>(host), 0) == CUDA_SUCCESS) {
+    track_host_range(device, host, size);
+  }
+}
+
 void record_free(CallScope& call, FreeKind kind, uint64_t address, uint64_t size = 0,
                  CUstream stream = nullptr, uint64_t handle = 0) {
   uint64_t known = address != 0 ? sizes().take(address) : 0;
@@ -129,6 +140,7 @@ CUSNAP_POST_HOOK(cuMemAllocManaged)
 CUSNAP_POST_HOOK(cuMemAllocHost_v2)(CallScope& call, CUresult result, void** pp, size_t bytesize) {
   begin_alloc(call, AllocKind::HOST, out_pointer(result, pp), bytesize);
   call.commit();
+  track_host_memory(call, out_pointer(result, pp), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemHostAlloc)
@@ -146,6 +158,7 @@ CUSNAP_POST_HOOK(cuMemHostAlloc)
     }
   }
   call.commit();
+  track_host_memory(call, host, bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemHostRegister_v2)
@@ -154,6 +167,7 @@ CUSNAP_POST_HOOK(cuMemHostRegister_v2)
   alloc.setFlags(Flags);
   alloc.setHostPointer(handle_value(p));
   call.commit();
+  track_host_memory(call, handle_value(p), bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemCreate)
@@ -251,11 +265,21 @@ CUSNAP_POST_HOOK(cuMemFreeAsync)(CallScope& call, CUresult, CUdeviceptr dptr, CU
   record_free(call, FreeKind::ASYNC, dptr, 0, hStream);
 }
 
+CUSNAP_PRE_HOOK(cuMemFreeHost)(CallScope&, void* p) {
+  if (snapshots_enabled()) release_begin(Release::kHost, handle_value(p));
+}
+
+CUSNAP_PRE_HOOK(cuMemHostUnregister)(CallScope&, void* p) {
+  if (snapshots_enabled()) release_begin(Release::kHost, handle_value(p));
+}
+
 CUSNAP_POST_HOOK(cuMemFreeHost)(CallScope& call, CUresult, void* p) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::HOST, handle_value(p));
 }
 
 CUSNAP_POST_HOOK(cuMemHostUnregister)(CallScope& call, CUresult, void* p) {
+  if (snapshots_enabled()) release_end();
   record_free(call, FreeKind::HOST_UNREGISTER, handle_value(p));
 }
 

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <new>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "chunk_hash.h"
 #include "cusnap/capture/config.h"
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/blob_id.h"
@@ -30,6 +33,34 @@ namespace {
 
 // Bounded staging: device memory is read through at most this much host memory at a time.
 constexpr uint64_t kStagingBytes = 64u << 20;
+// Device route: at most this many bytes of changed, not stored after-launch chunks are kept on
+// the host until the next snapshot, which stores them from there if they are still unchanged.
+constexpr uint64_t kKeptBytes = 64u << 20;
+
+// A covered range of a snapshot: `size` bytes at device address `address`; `host` != 0: host
+// memory the device reaches there, read at that host address.
+using Span = format::SnapshotSpan;
+
+// One snapshot chunk: `size` bytes at `address`, inside live range `range` (an index into the
+// snapshot's merged ranges; copies never span two ranges).
+struct Chunk {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  size_t range = 0;
+  uint64_t host = 0;  // host memory: its bytes are at this host address
+};
+
+// Where chunks are hashed (CUSNAP_SNAPSHOT_HASH; docs/capture.md, "Where memory is hashed").
+enum class HashRoute : uint8_t { kDevice, kHost };
+
+// What the last snapshot saw in a chunk of device memory (device route): its device hash, and
+// its content id and whether those bytes are in the capture file.
+struct Seen {
+  uint64_t size = 0;
+  ChunkHash hash;
+  format::BlobId blob;
+  bool stored = false;
+};
 
 struct Pending {
   bool active = false;
@@ -37,8 +68,21 @@ struct Pending {
   uint64_t work_at_start = 0;  // g_device_work when the snapshot began (this launch counted)
   CUstream stream = nullptr;
   bool per_thread = false;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // address, size: what `before` covers
-  std::vector<SnapshotChunk> before;
+  std::vector<Span> ranges;           // what `before` covers
+  std::vector<Chunk> chunks;          // the ranges' chunks, address order
+  std::vector<SnapshotChunk> before;  // one per chunk
+  bool device = false;                // `before` was taken on the device route
+  std::vector<ChunkHash> hashes;      // then: each chunk's device hash before the launch
+};
+
+// The device route's kernel and buffers, on the context current at the first snapshot.
+struct DeviceHasher {
+  bool tried = false;  // the module load was attempted (it is not retried)
+  CUfunction function = nullptr;
+  CUdeviceptr table = 0;   // (address, length) per chunk
+  CUdeviceptr hashes = 0;  // (low, high) per chunk
+  uint64_t capacity = 0;   // chunks the two buffers hold
+  std::vector<uint64_t> host_table;
 };
 
 struct State {
@@ -51,6 +95,14 @@ struct State {
   bool outputs = false;
   std::vector<uint8_t> staging;
   CUstream tool_stream = nullptr;
+  HashRoute route = HashRoute::kDevice;
+  DeviceHasher hasher;
+  const Session* seen_session = nullptr;    // the file whose blobs `seen` names
+  std::unordered_map<uint64_t, Seen> seen;  // chunk address -> the last snapshot's view of it
+  // Device route: the bytes of chunks the last after-launch snapshot copied back but did not
+  // store (hashOnly), by address, at most kKeptBytes in all.
+  std::unordered_map<uint64_t, std::vector<uint8_t>> kept;
+  uint64_t kept_bytes = 0;
   std::mutex order_mutex;
   uint64_t ordinal = 0;
   std::mutex streams_mutex;
@@ -123,18 +175,20 @@ void synchronize(CUstream stream, bool per_thread) {
   check(sync(stream), "cuStreamSynchronize on the launch's stream");
 }
 
-// The live ranges, overlapping ones merged (VMM access set twice over a range), address order.
-// The caller holds ranges_mutex.
-std::vector<std::pair<uint64_t, uint64_t>> live_ranges() { return state().ranges.live(); }
+// The live ranges, overlapping device ones merged (VMM access set twice over a range), address
+// order. Host ranges are never merged (their host addresses need not be contiguous). The caller
+// holds ranges_mutex.
+std::vector<Span> live_ranges() { return state().ranges.spans(); }
 
 // True when every range of `ranges` still lies inside a live range (caller holds ranges_mutex).
-bool still_live(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
-  std::vector<std::pair<uint64_t, uint64_t>> now = live_ranges();
-  for (const auto& [address, size] : ranges) {
-    auto it = std::upper_bound(now.begin(), now.end(), std::make_pair(address, UINT64_MAX));
+bool still_live(const std::vector<Span>& ranges) {
+  std::vector<Span> now = live_ranges();
+  for (const Span& r : ranges) {
+    auto it = std::upper_bound(now.begin(), now.end(), r.address,
+                               [](uint64_t a, const Span& b) { return a < b.address; });
     if (it == now.begin()) return false;
     --it;
-    if (address + size > it->first + it->second) return false;
+    if (r.address + r.size > it->address + it->size || r.host != it->host) return false;
   }
   return true;
 }
@@ -145,47 +199,245 @@ std::string hex(uint64_t value) {
   return text;
 }
 
-// Reads every range chunk by chunk through the staging buffer; `each` gets (address, bytes).
-template <class Each>
-void read_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, Each&& each) {
+void ensure_tool_stream() {
   State& s = state();
-  if (s.tool_stream == nullptr) {
-    auto create = CUSNAP_REAL(cuStreamCreate);
-    if (create == nullptr) throw SnapshotError{"the driver has no cuStreamCreate"};
-    // Non-blocking: the tool's copies never wait for (or make wait) the application's streams.
-    check(create(&s.tool_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate for the snapshot copies");
+  if (s.tool_stream != nullptr) return;
+  auto create = CUSNAP_REAL(cuStreamCreate);
+  if (create == nullptr) throw SnapshotError{"the driver has no cuStreamCreate"};
+  // Non-blocking: the tool's copies never wait for (or make wait) the application's streams.
+  check(create(&s.tool_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate for the snapshot copies");
+}
+
+// The ranges tiled from their starts in chunks of the configured size.
+std::vector<Chunk> tile(const std::vector<Span>& ranges) {
+  const uint64_t chunk = state().chunk;
+  std::vector<Chunk> out;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const Span& span = ranges[r];
+    for (uint64_t at = 0; at < span.size; at += chunk) {
+      out.push_back(Chunk{span.address + at, std::min(chunk, span.size - at), r,
+                          span.host != 0 ? span.host + at : 0});
+    }
   }
+  return out;
+}
+
+// Copies the chunks `which` (ascending indexes into `chunks`; null: all of them) to the host
+// through the staging buffer, neighbours in one range in one copy (host memory: a memcpy, so
+// that the bytes hashed are the bytes stored even if the application writes them meanwhile);
+// `each` gets (index, bytes).
+template <class Each>
+void read_chunks(const std::vector<Chunk>& chunks, const std::vector<size_t>* which, Each&& each) {
+  State& s = state();
+  ensure_tool_stream();
   auto copy = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
   auto sync = CUSNAP_REAL(cuStreamSynchronize);
   if (copy == nullptr || sync == nullptr)
     throw SnapshotError{"the driver has no cuMemcpyDtoHAsync_v2"};
-  uint64_t piece_max = std::max<uint64_t>(s.chunk, kStagingBytes / s.chunk * s.chunk);
-  for (const auto& [address, size] : ranges) {
-    for (uint64_t offset = 0; offset < size;) {
-      uint64_t piece = std::min(piece_max, size - offset);
-      if (s.staging.size() < piece) {
-        try {
-          s.staging.resize(piece);
-        } catch (const std::bad_alloc&) {
-          throw SnapshotError{"out of host memory for the " + std::to_string(piece) +
-                              "-byte staging buffer"};
-        }
-      }
-      CUresult copied = copy(s.staging.data(), address + offset, piece, s.tool_stream);
-      if (copied == CUDA_ERROR_INVALID_VALUE) {
-        // The range is gone: freed by another thread between the table lookup and this read
-        // (the free hook runs after the real free). Not a reason to stop snapshotting.
-        throw SnapshotError{"the range at 0x" + hex(address) +
-                                " could not be read (freed meanwhile by another thread?)",
-                            true};
-      }
-      check(copied, "cuMemcpyDtoHAsync (snapshot read)");
-      check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
-      // Every piece but the last is a multiple of the chunk size: the same tiling as one read.
-      format::for_each_snapshot_chunk(
-          address + offset, std::span<const uint8_t>(s.staging.data(), piece), s.chunk, each);
-      offset += piece;
+  const uint64_t piece_max = std::max<uint64_t>(s.chunk, kStagingBytes / s.chunk * s.chunk);
+  const size_t count = which != nullptr ? which->size() : chunks.size();
+  auto index_at = [&](size_t k) { return which != nullptr ? (*which)[k] : k; };
+  for (size_t k = 0; k < count;) {
+    // The run of chunks [k, end) that one copy reads.
+    const Chunk& first = chunks[index_at(k)];
+    uint64_t piece = first.size;
+    size_t end = k + 1;
+    while (end < count) {
+      const Chunk& next = chunks[index_at(end)];
+      if (next.range != first.range || next.address != first.address + piece ||
+          piece + next.size > piece_max)
+        break;
+      piece += next.size;
+      ++end;
     }
+    if (s.staging.size() < piece) {
+      try {
+        s.staging.resize(piece);
+      } catch (const std::bad_alloc&) {
+        throw SnapshotError{"out of host memory for the " + std::to_string(piece) +
+                            "-byte staging buffer"};
+      }
+    }
+    if (first.host != 0) {
+      std::memcpy(s.staging.data(), reinterpret_cast<const void*>(first.host), piece);
+      uint64_t at = 0;
+      for (size_t j = k; j < end; ++j) {
+        const Chunk& chunk = chunks[index_at(j)];
+        each(index_at(j), std::span<const uint8_t>(s.staging.data() + at, chunk.size));
+        at += chunk.size;
+      }
+      k = end;
+      continue;
+    }
+    CUresult copied = copy(s.staging.data(), first.address, piece, s.tool_stream);
+    if (copied == CUDA_ERROR_INVALID_VALUE) {
+      // The range is gone: freed by another thread between the table lookup and this read
+      // (the free hook runs after the real free). Not a reason to stop snapshotting.
+      throw SnapshotError{"the range at 0x" + hex(first.address) +
+                              " could not be read (freed meanwhile by another thread?)",
+                          true};
+    }
+    check(copied, "cuMemcpyDtoHAsync (snapshot read)");
+    check(sync(s.tool_stream), "cuStreamSynchronize (snapshot read)");
+    uint64_t at = 0;
+    for (size_t j = k; j < end; ++j) {
+      const Chunk& chunk = chunks[index_at(j)];
+      each(index_at(j), std::span<const uint8_t>(s.staging.data() + at, chunk.size));
+      at += chunk.size;
+    }
+    k = end;
+  }
+}
+
+// Device route, once: loads the hashing kernel into a module of the tool's own on the current
+// context. False (logged once; the host route for the rest of the run) when the driver cannot
+// load it, e.g. one without a PTX JIT.
+bool load_hasher() {
+  State& s = state();
+  DeviceHasher& h = s.hasher;
+  if (h.tried) return h.function != nullptr;
+  h.tried = true;
+  auto load = CUSNAP_REAL(cuModuleLoadData);
+  auto get = CUSNAP_REAL(cuModuleGetFunction);
+  CUmodule module = nullptr;
+  CUresult result = load == nullptr || get == nullptr ? CUDA_ERROR_NOT_SUPPORTED
+                                                      : load(&module, chunk_hash_ptx().data());
+  if (result == CUDA_SUCCESS) result = get(&h.function, module, kChunkHashKernel);
+  if (result != CUDA_SUCCESS) {
+    h.function = nullptr;
+    s.route = HashRoute::kHost;
+    log(LogLevel::kWarn,
+        "the snapshot hashing kernel did not load (CUresult %d): memory snapshots copy every "
+        "chunk and hash it on the host",
+        static_cast<int>(result));
+    return false;
+  }
+  log(LogLevel::kDebug, "memory snapshots hash chunks on the device");
+  return true;
+}
+
+// A device-route step failed: the rest of the run hashes on the host (logged once).
+void device_route_failed(const char* what, CUresult result) {
+  State& s = state();
+  s.route = HashRoute::kHost;
+  log(LogLevel::kWarn,
+      "snapshot hashing on the device: %s failed (CUresult %d); hashing on the host from now on",
+      what, static_cast<int>(result));
+}
+
+// Every range of `ranges` is one the driver knows as allocated memory (the kernel must never read
+// an address that is not: on a GPU that would be a fault in the application's context). The
+// ranges are those of the table, which frees keep up to date; this guards what it cannot see.
+bool driver_knows(const std::vector<Span>& ranges) {
+  auto query = CUSNAP_REAL(cuMemGetAddressRange_v2);
+  if (query == nullptr) return false;
+  for (const auto& [address, size, host] : ranges) {
+    if (host != 0) continue;  // not read by the kernel
+    CUdeviceptr base = 0;
+    size_t extent = 0;
+    if (query(&base, &extent, address) != CUDA_SUCCESS) return false;
+    if (address < base || address + size > base + extent) return false;
+  }
+  return true;
+}
+
+// Device route: each device chunk's ChunkHash, computed by the kernel on the tool's stream (host
+// memory's chunks get none: they are always read, by memcpy, and their content id compared, so
+// that what is compared is what is stored even if the application writes them meanwhile);
+// nullopt when the device route is not (or no longer) usable, and the caller uses the host route.
+std::optional<std::vector<ChunkHash>> device_hashes(const std::vector<Span>& ranges,
+                                                    const std::vector<Chunk>& chunks) {
+  State& s = state();
+  if (s.route != HashRoute::kDevice || !load_hasher()) return std::nullopt;
+  if (!driver_knows(ranges)) {
+    log_once(LogLevel::kWarn, "snapshot-hash-unknown-range",
+             "a memory snapshot covers a range the driver does not report as allocated: that "
+             "snapshot is hashed on the host");
+    return std::nullopt;
+  }
+  ensure_tool_stream();
+  DeviceHasher& h = s.hasher;
+  std::vector<ChunkHash> out(chunks.size());
+  std::vector<size_t> on_device;  // indexes of the chunks the kernel hashes
+  for (size_t i = 0; i < chunks.size(); ++i)
+    if (chunks[i].host == 0) on_device.push_back(i);
+  if (on_device.empty()) return out;
+  const uint64_t n = on_device.size();
+  const uint64_t bytes = n * 2 * sizeof(uint64_t);
+  if (h.capacity < n) {
+    auto alloc = CUSNAP_REAL(cuMemAlloc_v2);
+    auto free = CUSNAP_REAL(cuMemFree_v2);
+    if (alloc == nullptr || free == nullptr) {
+      device_route_failed("cuMemAlloc", CUDA_ERROR_NOT_SUPPORTED);
+      return std::nullopt;
+    }
+    if (h.table != 0) free(h.table);
+    if (h.hashes != 0) free(h.hashes);
+    h.table = h.hashes = 0;
+    h.capacity = 0;
+    const uint64_t want = std::max<uint64_t>(n, 1024);
+    CUresult result = alloc(&h.table, want * 2 * sizeof(uint64_t));
+    if (result == CUDA_SUCCESS) result = alloc(&h.hashes, want * 2 * sizeof(uint64_t));
+    if (result != CUDA_SUCCESS) {
+      device_route_failed("cuMemAlloc for the chunk table", result);
+      return std::nullopt;
+    }
+    h.capacity = want;
+  }
+  h.host_table.resize(n * 2);
+  for (size_t k = 0; k < n; ++k) {
+    h.host_table[2 * k] = chunks[on_device[k]].address;
+    h.host_table[2 * k + 1] = chunks[on_device[k]].size;
+  }
+  std::vector<ChunkHash> device(n);
+  auto upload = CUSNAP_REAL(cuMemcpyHtoDAsync_v2);
+  auto launch = CUSNAP_REAL(cuLaunchKernel);
+  auto download = CUSNAP_REAL(cuMemcpyDtoHAsync_v2);
+  auto sync = CUSNAP_REAL(cuStreamSynchronize);
+  if (upload == nullptr || launch == nullptr || download == nullptr || sync == nullptr) {
+    device_route_failed("finding the copy and launch entry points", CUDA_ERROR_NOT_SUPPORTED);
+    return std::nullopt;
+  }
+  check(upload(h.table, h.host_table.data(), bytes, s.tool_stream),
+        "cuMemcpyHtoDAsync (snapshot chunk table)");
+  auto count = static_cast<unsigned>(n);
+  void* params[] = {&h.table, &h.hashes, &count};
+  auto blocks = static_cast<unsigned>(std::min<uint64_t>(n, 65535));
+  CUresult result =
+      launch(h.function, blocks, 1, 1, kChunkHashThreads, 1, 1, 0, s.tool_stream, params, nullptr);
+  if (result != CUDA_SUCCESS) {
+    device_route_failed("cuLaunchKernel of the hashing kernel", result);
+    return std::nullopt;
+  }
+  check(download(device.data(), h.hashes, bytes, s.tool_stream),
+        "cuMemcpyDtoHAsync (chunk hashes)");
+  check(sync(s.tool_stream), "cuStreamSynchronize (chunk hashes)");
+  for (size_t k = 0; k < n; ++k) out[on_device[k]] = device[k];
+  return out;
+}
+
+// The `seen` table belongs to one capture file (a forked child writes another).
+std::unordered_map<uint64_t, Seen>& seen_for(const Session* session) {
+  State& s = state();
+  if (s.seen_session != session) {
+    s.seen.clear();
+    s.kept.clear();
+    s.kept_bytes = 0;
+    s.seen_session = session;
+  }
+  return s.seen;
+}
+
+// Device route: what this snapshot saw becomes `seen` (chunks no longer covered are forgotten).
+void remember(const Session* session, const std::vector<Chunk>& chunks,
+              const std::vector<ChunkHash>& hashes, const std::vector<SnapshotChunk>& recorded) {
+  std::unordered_map<uint64_t, Seen>& seen = seen_for(session);
+  seen.clear();
+  seen.reserve(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks[i].host != 0) continue;
+    seen[chunks[i].address] =
+        Seen{chunks[i].size, hashes[i], recorded[i].blob, !recorded[i].hash_only};
   }
 }
 
@@ -263,6 +515,12 @@ bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
       log(LogLevel::kError, "CUSNAP_SNAPSHOT_KERNELS %s; no snapshots", error.c_str());
       return false;
     }
+    if (config.snapshot_hash != "device" && config.snapshot_hash != "host") {
+      log(LogLevel::kError, "CUSNAP_SNAPSHOT_HASH '%s': expected device or host; no snapshots",
+          config.snapshot_hash.c_str());
+      return false;
+    }
+    s.route = config.snapshot_hash == "host" ? HashRoute::kHost : HashRoute::kDevice;
     s.selection.emplace(std::move(*filter), config.launch_skip, config.launch_count);
     s.chunk = config.snapshot_chunk_bytes;
     s.outputs = config.snapshot_outputs;
@@ -284,6 +542,16 @@ void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t modul
   }
 }
 
+void track_host_range(uint64_t device, uint64_t host, uint64_t size) noexcept {
+  if (device == 0 || host == 0 || size == 0) return;
+  try {
+    State& s = state();
+    std::lock_guard lock(s.ranges_mutex);
+    s.ranges.track_host(device, host, size);
+  } catch (...) {
+  }
+}
+
 namespace {
 thread_local bool t_release_locked = false;  // this thread holds ranges_mutex across a free
 }  // namespace
@@ -299,6 +567,9 @@ void release_begin(Release what, uint64_t address, uint64_t size) noexcept {
       break;
     case Release::kWithin:
       s.ranges.release_within(address, size);
+      break;
+    case Release::kHost:
+      s.ranges.release_host(address);
       break;
     case Release::kModule:
       s.ranges.release_module(address);
@@ -375,11 +646,43 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       std::lock_guard lock(s.snapshot_mutex);  // the staging buffer and the tool's stream
       std::lock_guard memory(s.ranges_mutex);  // no free runs while the ranges are read
       p.ranges = live_ranges();
-      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
+      p.chunks = tile(p.ranges);
+      p.before.assign(p.chunks.size(), SnapshotChunk{});
+      auto store = [&](size_t i, std::span<const uint8_t> bytes) {
         format::BlobId id = session->put_blob(bytes);
         if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
-        p.before.push_back(SnapshotChunk{address, bytes.size(), id, false});
-      });
+        p.before[i] = SnapshotChunk{p.chunks[i].address, bytes.size(), id, false};
+      };
+      if (auto hashes = device_hashes(p.ranges, p.chunks)) {
+        // A chunk whose device hash is the one the last snapshot saw, with its bytes in the
+        // file, names that blob without being copied; only the others cross the bus.
+        // One the last after-launch snapshot copied back without storing it is stored from the
+        // bytes kept then, also without a copy.
+        std::unordered_map<uint64_t, Seen>& seen = seen_for(session);
+        std::vector<size_t> copy;
+        for (size_t i = 0; i < p.chunks.size(); ++i) {
+          const Chunk& c = p.chunks[i];
+          auto it = c.host != 0 ? seen.end() : seen.find(c.address);
+          bool same =
+              it != seen.end() && it->second.size == c.size && it->second.hash == (*hashes)[i];
+          auto kept = same && !it->second.stored ? s.kept.find(c.address) : s.kept.end();
+          if (same && it->second.stored) {
+            p.before[i] = SnapshotChunk{c.address, c.size, it->second.blob, false};
+          } else if (kept != s.kept.end() && kept->second.size() == c.size) {
+            store(i, kept->second);
+          } else {
+            copy.push_back(i);
+          }
+        }
+        s.kept.clear();
+        s.kept_bytes = 0;
+        read_chunks(p.chunks, &copy, store);
+        p.device = true;
+        p.hashes = std::move(*hashes);
+        remember(session, p.chunks, p.hashes, p.before);
+      } else {
+        read_chunks(p.chunks, nullptr, store);
+      }
       if (uint64_t others = g_device_work.load() - p.work_at_start; others != 0) {
         p.before.clear();
         p.skipped = "snapshot not taken: other device work overlapped the launch (" +
@@ -411,8 +714,7 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
       return;
     }
-    std::vector<SnapshotChunk> after;
-    after.reserve(p.before.size());
+    std::vector<SnapshotChunk> after(p.chunks.size());
     try {
       RelaxedCaptureMode relaxed;
       synchronize(p.stream, p.per_thread);  // unlocked, as in snapshot_before
@@ -422,19 +724,40 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
         throw SnapshotError{"another thread freed memory the launch could reach while it ran",
                             true};
       }
-      size_t index = 0;
-      read_ranges(p.ranges, [&](uint64_t address, std::span<const uint8_t> bytes) {
-        const SnapshotChunk* was = index < p.before.size() ? &p.before[index] : nullptr;
-        ++index;
+      auto take = [&](size_t i, std::span<const uint8_t> bytes) {
         format::BlobId id = format::hash_blob(bytes);
-        bool unchanged = was != nullptr && was->address == address && was->blob == id;
+        bool unchanged = p.before[i].blob == id;
         if (s.outputs && !unchanged) {
           id = session->put_blob(bytes);
           if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
         }
         // An unchanged chunk's bytes are in the file already (the before snapshot stored them).
-        after.push_back(SnapshotChunk{address, bytes.size(), id, !s.outputs && !unchanged});
-      });
+        after[i] = SnapshotChunk{p.chunks[i].address, bytes.size(), id, !s.outputs && !unchanged};
+        if (p.device && !s.outputs && !unchanged && p.chunks[i].host == 0 &&
+            s.kept_bytes + bytes.size() <= kKeptBytes) {
+          s.kept[p.chunks[i].address].assign(bytes.begin(), bytes.end());
+          s.kept_bytes += bytes.size();
+        }
+      };
+      s.kept.clear();
+      s.kept_bytes = 0;
+      std::optional<std::vector<ChunkHash>> hashes;
+      if (p.device) hashes = device_hashes(p.ranges, p.chunks);
+      if (hashes) {
+        // Only the chunks whose device hash changed are copied back and get their content id.
+        std::vector<size_t> copy;
+        for (size_t i = 0; i < p.chunks.size(); ++i) {
+          if (p.chunks[i].host == 0 && (*hashes)[i] == p.hashes[i]) {
+            after[i] = p.before[i];
+          } else {
+            copy.push_back(i);
+          }
+        }
+        read_chunks(p.chunks, &copy, take);
+        remember(session, p.chunks, *hashes, after);
+      } else {
+        read_chunks(p.chunks, nullptr, take);
+      }
     } catch (const SnapshotError& e) {
       fail_or_skip(p, e);
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);

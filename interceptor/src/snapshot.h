@@ -3,13 +3,19 @@
 // - Live ranges: every device-reachable range a kernel could touch that the shim saw being made:
 //   cuMemAlloc* (plain, pitched, async, from pool), managed memory, VMM ranges once cuMemSetAccess
 //   made them accessible, and module globals returned by cuModuleGetGlobal / cuLibraryGetGlobal.
-//   Frees, unmaps and module unloads remove them. Host-mapped and registered host memory are not
-//   covered (this round).
+//   Frees, unmaps and module unloads remove them. Host memory the device reaches (cuMemAllocHost,
+//   cuMemHostAlloc, cuMemHostRegister, wherever cuMemHostGetDevicePointer gives an address) is
+//   covered too, read on the host with memcpy; cuMemFreeHost / cuMemHostUnregister remove it.
+// - Hashing (CUSNAP_SNAPSHOT_HASH): on the device route a kernel of the tool's (chunk_hash.ptx)
+//   hashes every chunk, and only chunks whose hash differs from what the last snapshot saw are
+//   copied to the host; the host route copies every chunk (docs/capture.md, "Where memory is
+//   hashed").
 // - Off (no CUSNAP_SNAPSHOT_KERNELS): snapshots_enabled() is false, the allocation hooks do not
 //   touch the table and launches do nothing more than before.
 // - At a selected launch: before() (pre hook: the stream is checked for graph capture and
-//   synchronised, every range read through a bounded staging buffer, each chunk stored as a
-//   blob); after() (post hook, once the launch record has its seq: synchronise again, read again,
+//   synchronised, every range hashed, the chunks not known unchanged read through a bounded
+//   staging buffer and stored as blobs); after() (post hook, once the launch record has its seq:
+//   synchronise again, hash and read the changed chunks again,
 //   append the beforeLaunch and afterLaunch memorySnapshot records). A failure disables
 //   snapshots for the rest of the run (one logged line, a skippedReason record); the
 //   application's launch and its result are never affected.
@@ -43,11 +49,15 @@ inline bool snapshots_enabled() noexcept {
 // `cusnap extract --route replay`).
 using RangeKind = format::SnapshotRangeKind;
 void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module = 0) noexcept;
+// Host memory a kernel reaches at `device` (pinned, mapped or registered; under unified addressing
+// usually device == host): snapshots cover it and read it on the host, at `host`.
+void track_host_range(uint64_t device, uint64_t host, uint64_t size) noexcept;
 // Frees (pre hook, before the real call): removes the range(s) and holds the table's lock across
 // the real call, so that no snapshot reads memory while it is being released; release_end (post
 // hook) lets go. kRange: the range at `address`; kWithin: every range inside
-// [address, address + size) (VMM unmap / address free); kModule: the globals of module `address`.
-enum class Release : uint8_t { kRange, kWithin, kModule };
+// [address, address + size) (VMM unmap / address free); kModule: the globals of module `address`;
+// kHost: the host range whose host address is `address` (cuMemFreeHost, cuMemHostUnregister).
+enum class Release : uint8_t { kRange, kWithin, kModule, kHost };
 void release_begin(Release what, uint64_t address, uint64_t size = 0) noexcept;
 void release_end() noexcept;
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 #include <vector>
@@ -16,6 +17,8 @@ namespace schema = format::schema;
 namespace {
 
 const std::set<std::string> kIgnored = {"seq", "threadId", "startNs", "endNs"};
+// Fields that hold a record's seq (translated when records of the first are left out).
+const std::set<std::string> kSeqFields = {"launchSeq", "layoutSeq", "callSeq", "relatedSeq"};
 // Fields that hold device addresses (translated through the allocation map).
 const std::set<std::string> kAddressFields = {"address", "dst", "src", "hostPointer"};
 // Fields that hold handles (mapped one to one); JitOption.value may be a host pointer.
@@ -71,12 +74,13 @@ class Comparer {
       case T::LIST: {
         auto la = a.as<capnp::DynamicList>();
         auto lb = b.as<capnp::DynamicList>();
+        if (!skip_a.empty() && field == "chunks") return chunk_set(la, lb, path);
         if (la.size() != lb.size())
           return path + ": " + std::to_string(la.size()) + " vs " + std::to_string(lb.size()) +
                  " elements";
         // Snapshot chunks are in address order, and two runs may place allocations in another
         // order: compare them as a set, a's addresses translated.
-        if (map_ && field == "chunks") return chunk_set(la, lb, path);
+        if ((map_ || !skip_a.empty()) && field == "chunks") return chunk_set(la, lb, path);
         for (unsigned i = 0; i < la.size(); ++i) {
           std::string d = value(la[i], lb[i], path + "[" + std::to_string(i) + "]", field);
           if (!d.empty()) return d;
@@ -85,6 +89,7 @@ class Comparer {
       }
       case T::UINT: {
         uint64_t va = a.as<uint64_t>(), vb = b.as<uint64_t>();
+        if (kSeqFields.count(field) != 0) va = seq_in_b(va);
         if (va == vb) return "";
         if (map_ && kAddressFields.count(field) != 0 && ranges.same_address(va, vb)) return "";
         if (map_ && kHandleFields.count(field) != 0 && ranges.same_handle(va, vb)) return "";
@@ -137,11 +142,14 @@ class Comparer {
     };
     std::map<uint64_t, schema::MemoryChunk::Reader> in_b;
     for (unsigned i = 0; i < lb.size(); ++i) in_b.emplace(chunk(lb[i]).getAddress(), chunk(lb[i]));
+    unsigned compared = 0;
     for (unsigned i = 0; i < la.size(); ++i) {
       auto ca = chunk(la[i]);
       const std::string where = path + "[" + std::to_string(i) + "]";
-      uint64_t translated = 0;
-      if (!ranges.translate(ca.getAddress(), &translated))
+      if (in_skipped(ca.getAddress())) continue;
+      ++compared;
+      uint64_t translated = ca.getAddress();
+      if (map_ && !ranges.translate(ca.getAddress(), &translated))
         return where + ": outside every allocation and variable";
       auto it = in_b.find(translated);
       if (it == in_b.end()) return where + ": no chunk at the same place in the second";
@@ -163,11 +171,28 @@ class Comparer {
           std::memcpy(&va, ba->data() + at, 8);
           std::memcpy(&vb, bb->data() + at, 8);
         }
-        if (n != 8 || !ranges.translate(va, &t) || t != vb)
+        if (!map_ || n != 8 || !ranges.translate(va, &t) || t != vb)
           return where + ": bytes differ at offset " + std::to_string(at);
       }
     }
+    if (compared != lb.size())
+      return path + ": " + std::to_string(compared) + " vs " + std::to_string(lb.size()) +
+             " chunks";
     return "";
+  }
+
+  // Host memory only the first holds (compare_extracts' host_memory_only_in_a), and the seqs of
+  // a's records left out for it (a seq of a names seq - (skipped before it) in b).
+  std::vector<std::pair<uint64_t, uint64_t>> skip_a;
+  std::set<uint64_t> skipped_records;
+  uint64_t seq_in_b(uint64_t seq) const {
+    return seq - static_cast<uint64_t>(
+                     std::distance(skipped_records.begin(), skipped_records.lower_bound(seq)));
+  }
+  bool in_skipped(uint64_t address) const {
+    for (const auto& [start, size] : skip_a)
+      if (address >= start && address - start < size) return true;
+    return false;
   }
 
   std::string structure(capnp::DynamicStruct::Reader a, capnp::DynamicStruct::Reader b,
@@ -197,27 +222,59 @@ class Comparer {
 
 }  // namespace
 
-std::string compare_extracts(format::Reader& a, format::Reader& b, bool map_values) {
+std::string compare_extracts(format::Reader& a, format::Reader& b, bool map_values,
+                             bool host_memory_only_in_a) {
   auto ha = a.header(), hb = b.header();
   if (!ha.hasExtract() || !hb.hasExtract()) return "header: not an extracted capture";
   auto xa = ha.getExtract(), xb = hb.getExtract();
+  Comparer cmp(map_values, a, b);
+  // Host memory in a only: its memAlloc records and chunks are left out of the comparison.
+  std::set<uint64_t>& skipped_records = cmp.skipped_records;
+  uint64_t skipped_input = 0, skipped_expected = 0;
+  if (host_memory_only_in_a) {
+    using K = schema::MemAlloc::Kind;
+    for (uint64_t seq = 0; seq < a.call_count(); ++seq) {
+      auto r = a.call(seq);
+      if (!r) return "record " + std::to_string(seq) + ": unreadable";
+      auto c = r->get();
+      if (!c.isMemAlloc()) continue;
+      auto kind = c.getMemAlloc().getKind();
+      if (kind != K::HOST && kind != K::HOST_ALLOC && kind != K::HOST_REGISTER) continue;
+      skipped_records.insert(seq);
+      cmp.skip_a.emplace_back(c.getMemAlloc().getAddress(), c.getMemAlloc().getSize());
+    }
+    for (uint64_t seq = 0; seq < a.call_count(); ++seq) {
+      auto r = a.call(seq);
+      if (!r || !r->get().isMemorySnapshot()) continue;
+      auto snapshot = r->get().getMemorySnapshot();
+      for (auto c : snapshot.getChunks()) {
+        if (!cmp.in_skipped(c.getAddress())) continue;
+        if (snapshot.getPhase() == schema::MemorySnapshot::Phase::BEFORE_LAUNCH)
+          skipped_input += c.getSize();
+        else
+          skipped_expected += c.getSize();
+      }
+    }
+  }
   if (xa.getKernelName() != xb.getKernelName()) return "header: kernel names differ";
   if (xa.getLaunchOrdinal() != xb.getLaunchOrdinal()) return "header: launch ordinals differ";
-  if (xa.getInputBytes() != xb.getInputBytes()) return "header: input bytes differ";
-  if (xa.getExpectedBytes() != xb.getExpectedBytes()) return "header: expected bytes differ";
+  if (xa.getInputBytes() - skipped_input != xb.getInputBytes()) return "header: input bytes differ";
+  if (xa.getExpectedBytes() - skipped_expected != xb.getExpectedBytes())
+    return "header: expected bytes differ";
   if (xa.getMinimized() != xb.getMinimized()) return "header: minimized differs";
   if (ha.getOptions().getSnapshotChunkBytes() != hb.getOptions().getSnapshotChunkBytes())
     return "header: chunk sizes differ";
-  Comparer cmp(map_values, a, b);
   if (std::string d = cmp.value(capnp::toDynamic(ha.getDevices()),
                                 capnp::toDynamic(hb.getDevices()), "header.devices", "devices");
       !d.empty())
     return d;
-  if (a.call_count() != b.call_count())
-    return std::to_string(a.call_count()) + " vs " + std::to_string(b.call_count()) + " records";
-  for (uint64_t seq = 0; seq < a.call_count(); ++seq) {
+  if (a.call_count() - skipped_records.size() != b.call_count())
+    return std::to_string(a.call_count() - skipped_records.size()) + " vs " +
+           std::to_string(b.call_count()) + " records";
+  for (uint64_t seq = 0, seq_b = 0; seq < a.call_count(); ++seq) {
+    if (skipped_records.count(seq) != 0) continue;
     auto ra = a.call(seq);
-    auto rb = b.call(seq);
+    auto rb = b.call(seq_b++);
     if (!ra || !rb) return "record " + std::to_string(seq) + ": unreadable";
     auto ca = ra->get(), cb = rb->get();
     // An allocation or variable: its range in a corresponds to its range in b.

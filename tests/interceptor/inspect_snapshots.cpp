@@ -8,13 +8,14 @@
 // - a snapshot record names no launch, the wrong ordinal, or comes before its launch record;
 // - a launch has a before without an after snapshot or the reverse, or two of either;
 // - the chunks do not tile exactly the ranges live at the launch, as the capture's own records
-//   say (memAlloc of device/pitch/async/pool/managed kinds and VMM access, globalGet; frees,
-//   unmaps, module unloads), in chunk-size pieces;
+//   say (memAlloc of device/pitch/async/pool/managed kinds and VMM access, host memory
+//   (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister; at the recorded address, as under unified
+//   addressing), globalGet; frees, unmaps, module unloads), in chunk-size pieces;
 // - a before chunk's blob is missing, of the wrong size or not the XXH3-128 of its bytes; an after
 //   chunk not marked hashOnly has no blob;
 // - continuity: the before snapshot of a launch differs from the after snapshot of the previous
 //   snapshotted launch in a chunk of the same range where no record in between could have
-//   changed device memory;
+//   changed device memory (host memory is left out: host code writes it without a record);
 // - the first snapshot differs from the memory recomputed from the host-to-device payloads and
 //   memsets recorded before it (bytes never written are not compared).
 // --require-all: every launch must have both snapshots, or a skipped record.
@@ -43,6 +44,7 @@ struct Live {
   uint64_t size = 0;
   bool global = false;
   uint64_t module = 0;
+  bool host = false;  // pinned, mapped or registered host memory (host code writes it unrecorded)
 };
 
 struct LaunchState {
@@ -98,7 +100,8 @@ Ranges merged(const std::map<uint64_t, Live>& live) {
   Ranges out;
   for (const auto& [address, l] : live) {
     if (l.size == 0) continue;
-    if (!out.empty() && address < out.back().first + out.back().second) {
+    // Host ranges are never merged (as the interceptor covers them).
+    if (!out.empty() && !l.host && address < out.back().first + out.back().second) {
       out.back().second =
           std::max(out.back().first + out.back().second, address + l.size) - out.back().first;
     } else {
@@ -109,6 +112,14 @@ Ranges merged(const std::map<uint64_t, Live>& live) {
 }
 
 BlobId id_of(schema::BlobId::Reader id) { return BlobId{id.getHigh(), id.getLow()}; }
+
+// True when `address` lies in live host memory.
+bool in_host(const std::map<uint64_t, Live>& live, uint64_t address) {
+  auto it = live.upper_bound(address);
+  if (it == live.begin()) return false;
+  --it;
+  return it->second.host && address < it->first + it->second.size;
+}
 
 }  // namespace
 
@@ -179,6 +190,11 @@ int main(int argc, char** argv) {
         bool device = kind == K::DEVICE || kind == K::PITCH || kind == K::ASYNC ||
                       kind == K::FROM_POOL || kind == K::MANAGED || kind == K::VMM_SET_ACCESS;
         if (ok && device && m.getAddress() != 0) live[m.getAddress()] = Live{m.getSize(), false, 0};
+        // Host memory the device reaches: under unified addressing (the emulator) its device
+        // address is the recorded one.
+        bool host = kind == K::HOST || kind == K::HOST_ALLOC || kind == K::HOST_REGISTER;
+        if (ok && host && m.getAddress() != 0)
+          live[m.getAddress()] = Live{m.getSize(), false, 0, true};
         if (kind != K::HOST && kind != K::HOST_REGISTER && kind != K::VMM_RESERVE &&
             kind != K::VMM_CREATE)
           clean = false;
@@ -192,7 +208,8 @@ int main(int argc, char** argv) {
                it != live.end() && it->first < f.getAddress() + f.getSize();) {
             it = live.erase(it);
           }
-        } else if (f.getKind() == K::DEVICE || f.getKind() == K::ASYNC) {
+        } else if (f.getKind() == K::DEVICE || f.getKind() == K::ASYNC || f.getKind() == K::HOST ||
+                   f.getKind() == K::HOST_UNREGISTER) {
           live.erase(f.getAddress());
         }
         clean = false;
@@ -415,7 +432,11 @@ int main(int argc, char** argv) {
           first_snapshot_seen = true;
         } else {
           last_after.clear();
-          for (auto ch : chunks) last_after[ch.getAddress()] = {ch.getSize(), id_of(ch.getBlob())};
+          // Host memory is left out of continuity: host code changes it without a record.
+          for (auto ch : chunks) {
+            if (!in_host(live, ch.getAddress()))
+              last_after[ch.getAddress()] = {ch.getSize(), id_of(ch.getBlob())};
+          }
           clean = true;
           launches_since_after = 0;
           ++snapshotted;

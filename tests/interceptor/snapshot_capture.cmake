@@ -9,7 +9,11 @@
 #           regex, and a plain substring (Nsight Compute: exact match, so it selects nothing).
 #   options SAMPLE (vector_add): --snapshot-outputs and --snapshot-chunk 4096.
 #   size    APP IMAGE: 100 launches over 8 MiB, 10 vs 100 selected: the file grows with the
-#           bytes that change, not with launches x memory.
+#           bytes that change, not with launches x memory; the device and host hashing routes
+#           record the same snapshots, and the device route copies only changed chunks back.
+#   host    APP IMAGE EMU_DIR CUDA_ROOT GENERATOR CXX (snapshot_host_app): mapped, registered and
+#           pinned host memory covered on both hashing routes, with the content the kernels
+#           wrote there; the --emit-cpp reproducer of one launch matches over all of it.
 #   fake_capture / fake_fail  APP FAKE SHIM_DIR: the skip paths on a fake driver (stream capture;
 #           a failing copy disables snapshots), with the application's output unchanged.
 function(mask_timings text out)
@@ -33,6 +37,26 @@ function(capture file prefix)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "capture ${file} failed (rc ${rc}):\n${out}${err}")
   endif()
+endfunction()
+
+# snapshot_records(<file> <out-var>): the capture's memorySnapshot records as `cusnap dump` prints
+# them, each reduced to its phase and its chunks without addresses, sorted (each run allocates
+# anew, and the order of its allocations in the address space is not fixed), one per line.
+function(snapshot_records file out)
+  execute_process(COMMAND ${CUSNAP} dump ${file} RESULT_VARIABLE rc OUTPUT_VARIABLE dump ERROR_QUIET)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cusnap dump ${file} failed (rc ${rc})")
+  endif()
+  string(REGEX MATCHALL "memorySnapshot[^\n]*" records "${dump}")
+  set(result "")
+  foreach(record IN LISTS records)
+    string(REGEX MATCH "phase=[a-zA-Z]+" phase "${record}")
+    string(REGEX MATCHALL "size=[0-9]+ blob=[0-9a-f]+ hashOnly=[a-z]+" chunks "${record}")
+    list(SORT chunks)
+    string(REPLACE ";" "," chunks "${chunks}")
+    string(APPEND result "${phase} ${chunks}\n")
+  endforeach()
+  set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 
 function(inspect file prefix)
@@ -185,6 +209,126 @@ elseif(MODE STREQUAL "size")
     message(FATAL_ERROR "90 more snapshots added ${more} bytes (limit ${limit}): growth with launches x memory")
   endif()
   message("growth: first 10 snapshots ${first} bytes, 90 more ${more} bytes (${memory} bytes of memory)")
+  # Both hashing routes (CUSNAP_SNAPSHOT_HASH), all 100 launches selected: the same snapshot
+  # records (addresses aside: each run allocates anew), and the bytes the emulator copied to the
+  # host (its own CUSNAP_EMU_STATS count). The host route copies every chunk twice per launch; the
+  # device route copies the memory once, then per launch only the changed chunk, once (after the
+  # launch; the next before-state stores it from the bytes kept then, since without
+  # --snapshot-outputs the after-state did not) and the hashes. The application's own read-back
+  # of the buffer is in both counts.
+  # (The host route through the CLI's --snapshot-hash, the device route through the environment.)
+  foreach(route host device)
+    set(f ${OUT_DIR}/snap-size-${route}.cusnap)
+    set(ENV{CUSNAP_EMU_STATS} ${OUT_DIR}/snap-size-${route}.stats.json)
+    file(REMOVE $ENV{CUSNAP_EMU_STATS})
+    if(route STREQUAL "host")
+      capture(${f} run --snapshot-kernels step --snapshot-hash host -- ${APP} ${IMAGE} 100 8)
+    else()
+      set(ENV{CUSNAP_SNAPSHOT_HASH} ${route})
+      capture(${f} run --snapshot-kernels step -- ${APP} ${IMAGE} 100 8)
+    endif()
+    unset(ENV{CUSNAP_EMU_STATS})
+    unset(ENV{CUSNAP_SNAPSHOT_HASH})
+    inspect(${f} result)
+    if(NOT result_out MATCHES "snapshotted=100 ")
+      message(FATAL_ERROR "expected 100 snapshotted launches on the ${route} route")
+    endif()
+    file(READ ${OUT_DIR}/snap-size-${route}.stats.json stats)
+    string(JSON dtoh_${route} GET "${stats}" copies deviceToHost bytes)
+    snapshot_records(${f} records_${route})
+    string(REGEX MATCHALL "\n" lines "${records_${route}}")
+    list(LENGTH lines count)
+    message("${route} route: ${count} snapshot records, ${dtoh_${route}} bytes copied to the host")
+    if(NOT count EQUAL 200 OR NOT records_${route} MATCHES "phase=afterLaunch size=65536 blob=")
+      message(FATAL_ERROR "${route} route: expected 200 snapshot records with chunks")
+    endif()
+  endforeach()
+  if(NOT records_host STREQUAL records_device)
+    message(FATAL_ERROR "the device and host hashing routes recorded different snapshots")
+  endif()
+  math(EXPR chunks "${memory} / 65536")
+  math(EXPR device_limit "2 * ${memory} + 100 * 65536 + 2 * 100 * ${chunks} * 16")
+  math(EXPR host_least "200 * ${memory}")
+  if(dtoh_device GREATER device_limit)
+    message(FATAL_ERROR "the device route copied ${dtoh_device} bytes to the host (limit ${device_limit}): "
+                        "unchanged chunks crossed the bus")
+  endif()
+  if(dtoh_host LESS host_least)
+    message(FATAL_ERROR "the host route copied only ${dtoh_host} bytes (at least ${host_least} expected)")
+  endif()
+elseif(MODE STREQUAL "host")
+  # Host memory the device reaches is covered, on both hashing routes: exact tiling with the host
+  # ranges (inspect_snapshots, which also sees them leave at cuMemHostUnregister / cuMemFreeHost),
+  # and the after-launch content of the mapped and registered memory the kernel wrote is what
+  # the application itself reads there.
+  foreach(route host device)
+    set(f ${OUT_DIR}/snap-host-${route}.cusnap)
+    set(ENV{CUSNAP_SNAPSHOT_HASH} ${route})
+    capture(${f} run --snapshot-kernels step --snapshot-outputs -- ${APP} ${IMAGE})
+    unset(ENV{CUSNAP_SNAPSHOT_HASH})
+    inspect(${f} result)
+    # (--snapshot-outputs: every after chunk is stored.)
+    if(NOT result_out MATCHES "snap 0 step before=5 after=5 changed=1 stored_after=5\n"
+       OR NOT result_out MATCHES "snap 1 step before=5 after=5 changed=1 stored_after=5\n"
+       OR NOT result_out MATCHES "snap 2 step before=4 after=4 changed=1 stored_after=4\n"
+       OR NOT result_out MATCHES "snap 3 step before=2 after=2 changed=1 stored_after=2\n")
+      message(FATAL_ERROR "${route} route: expected the mapped (2 chunks), registered and pinned "
+                          "host memory and the device buffer covered while live, one chunk "
+                          "changed per launch")
+    endif()
+    string(REGEX MATCH "mapped ([0-9a-f]+)" _ "${run_out}")
+    set(mapped ${CMAKE_MATCH_1})
+    string(REGEX MATCH "registered ([0-9a-f]+)" _ "${run_out}")
+    set(registered ${CMAKE_MATCH_1})
+    execute_process(COMMAND ${CUSNAP} dump ${f} RESULT_VARIABLE rc OUTPUT_VARIABLE dump ERROR_QUIET)
+    string(REGEX MATCHALL "memorySnapshot phase=afterLaunch[^\n]*" afters "${dump}")
+    list(GET afters 0 after0)
+    list(GET afters 1 after1)
+    if(mapped STREQUAL "" OR NOT after0 MATCHES "blob=${mapped} hashOnly=false"
+       OR registered STREQUAL "" OR NOT after1 MATCHES "blob=${registered} hashOnly=false")
+      message(FATAL_ERROR "${route} route: the after snapshots do not hold the host memory the kernels "
+                          "wrote (mapped ${mapped}, registered ${registered}):\n${after0}\n${after1}")
+    endif()
+    snapshot_records(${f} records_${route})
+    string(REGEX MATCHALL "phase=[a-zA-Z]+ size=[0-9]+ blob=[0-9a-f]+ hashOnly=false[^\n]*\n" lines
+           "${records_${route}}")
+    list(LENGTH lines count)
+    if(NOT count EQUAL 8)
+      message(FATAL_ERROR "${route} route: expected 8 snapshot records with chunks:\n${records_${route}}")
+    endif()
+  endforeach()
+  if(NOT records_host STREQUAL records_device)
+    message(FATAL_ERROR "the device and host hashing routes recorded different snapshots")
+  endif()
+  # The first launch (it writes the mapped memory) cut out with `cusnap extract --emit-cpp`: the
+  # reproducer restores and compares every covered byte, the host memory's included
+  # (65536 + 4196 mapped, 8192 registered, 4096 pinned, 4096 device), and matches.
+  set(repro ${OUT_DIR}/snap-host-repro)
+  file(REMOVE_RECURSE ${repro})
+  execute_process(COMMAND ${CUSNAP} extract ${OUT_DIR}/snap-host-host.cusnap --kernel-name step
+                          --launch-count 1 -o ${OUT_DIR}/snap-host-extract.cusnap --emit-cpp ${repro}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cusnap extract failed (rc ${rc}):\n${out}${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${repro} -B ${repro}/build -G ${GENERATOR}
+                          -DCMAKE_CXX_COMPILER=${CXX} -DCUDAToolkit_ROOT=${CUDA_ROOT}
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --build ${repro}/build RESULT_VARIABLE rc
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the reproducer did not build:\n${out}${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMU_DIR}
+                          ${repro}/build/reproducer ${repro}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("reproducer (rc ${rc}):\n${out}${err}")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "MATCH \\(86116 bytes compared\\)")
+    message(FATAL_ERROR "the reproducer of the launch writing mapped memory did not match over "
+                        "all 86116 covered bytes")
+  endif()
 elseif(MODE MATCHES "^fake_")
   set(f ${OUT_DIR}/snap-${MODE}.cusnap)
   file(REMOVE ${f})
@@ -208,6 +352,29 @@ elseif(MODE MATCHES "^fake_")
     if(NOT result_out MATCHES "\nsnap 1 fake_kernel before=4 after=4 changed=2 stored_after=2\nsnap 2 fake_kernel before=4 after=4 changed=2 stored_after=2"
        OR NOT result_out MATCHES "snapshotted=2 skipped=1 ")
       message(FATAL_ERROR "launches 1 and 2 should have snapshots in which the first chunk of each buffer changed")
+    endif()
+    # The fake driver has no PTX JIT (no cuModuleLoadData): the device hashing route falls back
+    # to the host route, logged once, and the snapshots above are still taken.
+    string(REGEX MATCHALL "the snapshot hashing kernel did not load" lines "${snap_err}")
+    list(LENGTH lines n)
+    if(NOT n EQUAL 1)
+      message(FATAL_ERROR "expected one logged line about the hashing kernel falling back, got ${n}")
+    endif()
+    # An unknown route: no snapshots, said once; the application is unaffected.
+    set(ENV{CUSNAP_SNAPSHOT_HASH} "gpu")
+    set(bad ${OUT_DIR}/snap-${MODE}-bad-route.cusnap)
+    file(REMOVE ${bad})
+    set(ENV{CUSNAP_CAPTURE_OUTPUT} "${bad}")
+    execute_process(COMMAND ${APP} RESULT_VARIABLE bad_rc OUTPUT_VARIABLE bad_out ERROR_VARIABLE bad_err)
+    unset(ENV{CUSNAP_SNAPSHOT_HASH})
+    if(NOT bad_rc EQUAL 0 OR NOT bad_out STREQUAL plain_out
+       OR NOT bad_err MATCHES "CUSNAP_SNAPSHOT_HASH 'gpu': expected device or host; no snapshots")
+      message(FATAL_ERROR "CUSNAP_SNAPSHOT_HASH=gpu: expected the application unchanged and the "
+                          "setting refused:\n${bad_out}${bad_err}")
+    endif()
+    inspect(${bad} result)
+    if(NOT result_out MATCHES "snapshotted=0 skipped=0 ")
+      message(FATAL_ERROR "CUSNAP_SNAPSHOT_HASH=gpu: no snapshots expected")
     endif()
   else()
     if(NOT result_out MATCHES "\nskip 1 fake_kernel reason=\"snapshot failed, snapshots disabled for the rest of the run"

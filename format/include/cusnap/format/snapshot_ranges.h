@@ -8,8 +8,12 @@
 //   once cuMemSetAccess made them accessible, and module variables (cuModuleGetGlobal,
 //   cuLibraryGetGlobal). cuMemFree/cuMemFreeAsync remove the range at the address, cuMemUnmap
 //   and cuMemAddressFree every range inside theirs, a module or library unload its variables.
-//   Host allocations and registered host memory are not covered.
-// - Snapshot: the live ranges in address order, overlapping ones merged.
+//   Host memory a kernel can reach (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister, at the
+//   device address cuMemHostGetDevicePointer gives) is tracked by the interceptor only
+//   (track_host): its contents are what host code wrote, which no replay reproduces, so the
+//   record-side form (apply) leaves it out and `cusnap extract --route replay` says so.
+// - Snapshot: the live ranges in address order, overlapping device ones merged (host ones never:
+//   their host addresses need not be contiguous).
 // - Chunks: each range is tiled from its start in pieces of the chunk size (the last shorter);
 //   a chunk's id is format::hash_blob of its bytes.
 #pragma once
@@ -27,27 +31,44 @@ namespace cusnap::format {
 // The chunk size a capture uses when none is given (CaptureOptions.snapshotChunkBytes).
 inline constexpr uint64_t kDefaultSnapshotChunkBytes = 64u << 10;
 
-enum class SnapshotRangeKind : uint8_t { kAllocation, kVmm, kGlobal };
+enum class SnapshotRangeKind : uint8_t { kAllocation, kVmm, kGlobal, kHost };
 
 using AddressRange = std::pair<uint64_t, uint64_t>;  // (address, size)
+
+// One range of a snapshot: `size` bytes at device address `address`; `host` != 0: host memory
+// the device reaches there, read on the host at that address.
+struct SnapshotSpan {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t host = 0;
+};
 
 // The live range table. Not thread-safe (the interceptor holds its own lock around it).
 class SnapshotRanges {
  public:
   // A range a kernel can reach from now on (address or size 0: ignored).
   void track(uint64_t address, uint64_t size, SnapshotRangeKind kind, uint64_t module = 0);
+  // Host memory the device reaches at `device`, read on the host at `host` (0 values: ignored).
+  void track_host(uint64_t device, uint64_t host, uint64_t size);
   void release_range(uint64_t address);                  // cuMemFree, cuMemFreeAsync
   void release_within(uint64_t address, uint64_t size);  // cuMemUnmap, cuMemAddressFree
   void release_module(uint64_t module);                  // cuModuleUnload, cuLibraryUnload
+  void release_host(uint64_t host);  // cuMemFreeHost, cuMemHostUnregister: by host address
 
   // The record-side form of the rule: what the interceptor's hooks do for the call this record
   // describes (a successful allocation or variable lookup adds its range, a free, unmap or
   // unload removes ranges whatever its result, as the shim removes them before the real call).
   // Other records change nothing. Applied to every record before a launch, in seq order, the
-  // table holds what a capture-time snapshot of that launch covered.
+  // table holds what a capture-time snapshot of that launch covered, but for host memory: its
+  // allocations are kept apart (unreadable()), since no record holds what host code wrote there.
   void apply(schema::CallRecord::Reader record);
+  // The host allocations apply() saw live (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister):
+  // a replay cannot snapshot them as the application had them.
+  std::vector<AddressRange> unreadable() const;
 
-  // The snapshot's ranges: live ranges in address order, overlapping ones merged.
+  // The snapshot's ranges: live ranges in address order, overlapping device ones merged.
+  std::vector<SnapshotSpan> spans() const;
+  // The same, without the host addresses.
   std::vector<AddressRange> live() const;
 
  private:
@@ -55,6 +76,7 @@ class SnapshotRanges {
     uint64_t size = 0;
     SnapshotRangeKind kind = SnapshotRangeKind::kAllocation;
     uint64_t module = 0;
+    uint64_t host = 0;  // kHost
   };
   std::map<uint64_t, Range> ranges_;
 };

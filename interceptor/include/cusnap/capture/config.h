@@ -23,6 +23,8 @@
 //   CUSNAP_LAUNCH_COUNT      matching launches snapshotted after those, default 0 = all
 //   CUSNAP_SNAPSHOT_OUTPUTS  1: store the changed after-launch chunks, not only their hashes
 //   CUSNAP_SNAPSHOT_CHUNK    chunk size in bytes, default 65536 (4096 .. 1 GiB)
+//   CUSNAP_SNAPSHOT_HASH     device (default: hash chunks with the shim's kernel, copy only the
+//                            changed ones) or host (copy every chunk, hash it on the host)
 //   CUSNAP_REAL_DRIVER       absolute path of the real driver (interceptor/src/real_driver.h)
 //   CUSNAP_LOG_LEVEL, CUSNAP_LOG_FILE  diagnostics (interceptor/src/log.h)
 #pragma once
@@ -49,6 +51,7 @@ struct CaptureConfig {
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;  // 0: every matching launch after the skipped ones
   bool snapshot_outputs = false;
+  std::string snapshot_hash = "device";
   uint64_t snapshot_chunk_bytes = kDefaultSnapshotChunkBytes;
 
   static constexpr uint64_t kDefaultSnapshotChunkBytes = 64u << 10;
