@@ -51,6 +51,7 @@ void register_dump(CLI::App& app, int& exit_code) {
     std::unique_ptr<RecordJson> json;
     if (options->json) json = std::make_unique<RecordJson>();
     uint64_t printed = 0;
+    uint64_t bad = 0;
     format::Status st = format::Status::ok();
     if (range.begin < range.end) {
       st = reader.for_each_call(
@@ -62,11 +63,24 @@ void register_dump(CLI::App& app, int& exit_code) {
             // that the selection does not need.
             return call.seq() + 1 < range.end;
           },
-          range.begin);
+          range.begin,
+          [&](const format::Status& why) {
+            // A record that does not decode is reported and skipped; the rest still print.
+            if (why.call() && *why.call() >= range.end) return false;
+            std::cout.flush();
+            report_failure("dump", why);
+            ++bad;
+            return true;
+          });
     }
     std::cout.flush();
     if (!st.is_ok()) {
       exit_code = report_failure("dump", st);
+      return;
+    }
+    if (bad > 0) {
+      spdlog::error("cusnap dump: {} record(s) or frame(s) could not be decoded", bad);
+      exit_code = kExitCorrupt;
       return;
     }
     if (printed != range.end - range.begin) {

@@ -240,7 +240,12 @@ void register_info(CLI::App& app, int& exit_code) {
     }
     capnp::MallocMessageBuilder message;
     auto report = message.initRoot<schema::InfoReport>();
-    format::Status st = collect_info(*reader.value(), options->file, report);
+    uint64_t bad = 0;
+    format::Status st =
+        collect_info(*reader.value(), options->file, report, [&](const format::Status& why) {
+          report_failure("info", why);
+          ++bad;
+        });
     if (!st.is_ok()) {
       exit_code = report_failure("info", st);
       return;
@@ -257,6 +262,13 @@ void register_info(CLI::App& app, int& exit_code) {
       print_human(std::cout, report.asReader());
     }
     std::cout.flush();
+    if (bad > 0) {
+      // What could be read was summarized; the file is still damaged.
+      spdlog::error(
+          "cusnap info: {} record(s) or frame(s) could not be decoded and are not counted", bad);
+      exit_code = kExitCorrupt;
+      return;
+    }
     exit_code = std::cout.good() ? kExitOk : kExitUsageOrIo;
   });
 }
