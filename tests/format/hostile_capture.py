@@ -48,7 +48,7 @@ def trailer(index_offset, trailer_offset):
     return body + struct.pack("<Q", read_capture.xxh64(body))
 
 
-def write_capture(schema, records):
+def write_capture(schema, records, forge_kinds=None):
     """A cleanly closed capture: header frame, one call frame holding `records` (message bytes,
     seqs 0..n-1), the index frame and the trailer. `records[i]` is (bytes, union discriminant,
     launch ordinal or None)."""
@@ -68,6 +68,8 @@ def write_capture(schema, records):
     kinds = {}
     for _, which, _ in records:
         kinds[which] = kinds.get(which, 0) + 1
+    if forge_kinds:
+        kinds = forge_kinds(kinds)
     index = schema.CaptureIndex.new_message(
         frames=frames, callCount=len(records),
         launches=[{"ordinal": o, "seq": seq, "frame": 1}
@@ -249,6 +251,29 @@ def main():
                                 (malformation, e, bad))
             else:
                 print("  %-14s %s: ok" % ("python reader", e))
+    # An index that lies where the old verify did not look (per-kind counts that add up to the
+    # right total), over well-formed records: verify calls it corrupt, so replay refuses it
+    # (exit 3) unless told --allow-corrupt.
+    cr = schema.CallRecord
+    generic = cr.schema.fields["generic"].proto.discriminantValue
+    tool = cr.schema.fields["toolEvent"].proto.discriminantValue
+    plain = [(bytes(one_segment(cr.new_message(seq=i, apiName="cuInit", generic={}))), generic,
+              None) for i in range(3)]
+    path = os.path.join(args.workdir, "forged_kind_counts.cusnap")
+    with open(path, "wb") as f:
+        f.write(write_capture(schema, plain, lambda k: {generic: k[generic] - 1, tool: 1}))
+    print("forged_kind_counts:")
+    c = args.cusnap
+    for name, cmd, want in [("verify", [c, "verify", path], EXIT_CORRUPT),
+                            ("replay", [c, "replay", "--driver", "emulator", path], EXIT_CORRUPT),
+                            ("replay --allow-corrupt",
+                             [c, "replay", "--driver", "emulator", "--allow-corrupt", path], 0)]:
+        rc, out, err = run(cmd)
+        if rc != want or (want and "count of generic records" not in out + err):
+            failures.append("forged_kind_counts: %s: exit %d, expected %d\n    output: %s" %
+                            (name, rc, want, (out + err)[-600:]))
+        else:
+            print("  %-22s exit %d: ok" % (name, rc))
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0
