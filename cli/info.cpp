@@ -255,9 +255,10 @@ void register_info(CLI::App& app, int& exit_code) {
       spdlog::warn("{}: {}", options->file, recovery.summary());
     }
     if (options->json) {
+      // Streamed: a header with very many devices or attributes must not cost a JSON tree.
       RecordJson json;
-      kj::String text = json.codec().encode(report.asReader());
-      std::cout << text.cStr() << '\n';
+      json.stream(std::cout, report.asReader(), capnp::Type::from<schema::InfoReport>());
+      std::cout << '\n';
     } else {
       print_human(std::cout, report.asReader());
     }

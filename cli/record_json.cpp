@@ -72,6 +72,61 @@ RecordJson::~RecordJson() { codec_.reset(); }
 
 const capnp::JsonCodec& RecordJson::codec() const { return *codec_; }
 
+void RecordJson::stream(std::ostream& out, capnp::DynamicValue::Reader value, capnp::Type type,
+                        uint64_t piece_words) const {
+  // Up to piece_words words a value is encoded by the codec in one piece (its tree stays small).
+  if (type.isList()) {
+    auto list = value.as<capnp::DynamicList>();
+    capnp::Type element = type.asList().getElementType();
+    out << '[';
+    for (unsigned i = 0; i < list.size(); ++i) {
+      if (i > 0) out << ',';
+      stream(out, list[i], element, piece_words);
+    }
+    out << ']';
+    return;
+  }
+  if (!type.isStruct() || type.asStruct() == capnp::Schema::from<schema::BlobId>() ||
+      value.as<capnp::DynamicStruct>().totalSize().wordCount <= piece_words) {
+    out << codec_->encode(value, type).cStr();
+    return;
+  }
+  // The codec's rules for a struct (capnp/compat/json.c++): non-union fields that are present
+  // (HasMode::NON_NULL) in declaration order, the active union member in its place among them,
+  // written even when null unless it is the union's default member.
+  auto s = value.as<capnp::DynamicStruct>();
+  bool first = true;
+  auto field_out = [&](capnp::StructSchema::Field field, bool null) {
+    out << (first ? "" : ",") << '"' << field.getProto().getName().cStr() << "\":";
+    first = false;
+    if (null) {
+      out << "null";
+    } else {
+      stream(out, s.get(field), field.getType(), piece_words);
+    }
+  };
+  kj::Maybe<capnp::StructSchema::Field> active = s.which();
+  bool active_null = false;
+  KJ_IF_MAYBE (field, active) {
+    active_null = !s.has(*field, capnp::HasMode::NON_NULL);
+    if (field->getProto().getDiscriminantValue() == 0 && active_null) active = nullptr;
+  }
+  out << '{';
+  for (auto field : s.getSchema().getNonUnionFields()) {
+    KJ_IF_MAYBE (u, active) {
+      if (u->getIndex() < field.getIndex()) {
+        field_out(*u, active_null);
+        active = nullptr;
+      }
+    }
+    if (s.has(field, capnp::HasMode::NON_NULL)) field_out(field, false);
+  }
+  KJ_IF_MAYBE (u, active) {
+    field_out(*u, active_null);
+  }
+  out << '}';
+}
+
 std::string RecordJson::dump_line(const format::CallRef& call) const {
   capnp::MallocMessageBuilder message;
   auto root = message.initRoot<capnp::JsonValue>();

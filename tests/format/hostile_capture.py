@@ -48,12 +48,14 @@ def trailer(index_offset, trailer_offset):
     return body + struct.pack("<Q", read_capture.xxh64(body))
 
 
-def write_capture(schema, records, forge_kinds=None):
+def write_capture(schema, records, forge_kinds=None, header=None):
     """A cleanly closed capture: header frame, one call frame holding `records` (message bytes,
     seqs 0..n-1), the index frame and the trailer. `records[i]` is (bytes, union discriminant,
     launch ordinal or None)."""
-    header = schema.CaptureHeader.new_message(toolName="hostile_capture.py", schemaVersion=2,
-                                              containerVersion=1 << 16, hostName="test")
+    if header is None:
+        header = schema.CaptureHeader.new_message(toolName="hostile_capture.py",
+                                                  schemaVersion=2, containerVersion=1 << 16,
+                                                  hostName="test")
     out = bytearray(file_header())
     frames = []
 
@@ -274,6 +276,30 @@ def main():
                             (name, rc, want, (out + err)[-600:]))
         else:
             print("  %-22s exit %d: ok" % (name, rc))
+    # A 16 MiB header of 64 devices with 32768 attributes each: `info --json` must not build a
+    # JSON tree of it (that took ~250 times the file size). Checked by an address-space limit
+    # (prlimit --as), not by timing.
+    header = schema.CaptureHeader.new_message(toolName="hostile_capture.py", schemaVersion=2,
+                                              containerVersion=1 << 16)
+    devices = header.init("devices", 64)
+    for d in range(64):
+        devices[d].name = "device %d" % d
+        attributes = devices[d].init("attributes", 32768)
+        for j in range(32768):
+            attributes[j].id = j
+            attributes[j].value = d
+    path = os.path.join(args.workdir, "huge_header.cusnap")
+    with open(path, "wb") as f:
+        f.write(write_capture(schema, plain, header=header))
+    print("huge_header (%d bytes):" % os.path.getsize(path))
+    limit = 1 << 30
+    for name, cmd in [("info", [c, "info", path]), ("info --json", [c, "info", "--json", path])]:
+        rc, out, err = run(["prlimit", "--as=%d" % limit, "--"] + cmd)
+        if rc != 0 or (name == "info --json" and '"attributes":[{"id":0,"value":0}' not in out):
+            failures.append("huge_header: %s under a %d MiB address-space limit: exit %d\n"
+                            "    output: %s" % (name, limit >> 20, rc, (out[:300] + err)[-600:]))
+        else:
+            print("  %-22s exit 0 within %d MiB: ok" % (name, limit >> 20))
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0
