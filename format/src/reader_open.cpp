@@ -250,7 +250,8 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
           f.is_launch = true;
           f.launch_ordinal = root.getLaunch().getOrdinal();
         }
-        facts->push_back(f);
+        if (deep) for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
+        facts->push_back(std::move(f));
       }
       starts.push_back(pos);
       size_t next = static_cast<size_t>(reader.getEnd() - words.begin());
@@ -428,6 +429,18 @@ ScanResult Reader::Impl::scan(bool deep,
         problem = split_calls(h, payload.value(), opts, starts, &facts, deep);
       }
       for (size_t i = 0; problem.is_ok() && i < facts.size(); ++i) {
+        // All frames of a blob come before any record that refers to it (docs/format.md); a
+        // writer that could not store a blob records the null id instead.
+        for (const BlobId& id : facts[i].blob_refs) {
+          if (blob_at.count(id) == 0 || covered.count(id) != 0) {
+            problem = Status::error(ErrorCode::kMalformed,
+                                    "record names a blob that is not stored before it")
+                          .at_call(facts[i].seq)
+                          .expected_found("blob " + id.to_hex() + " stored", "none");
+            break;
+          }
+        }
+        if (!problem.is_ok()) break;
         if (facts[i].is_launch && facts[i].launch_ordinal != next_launch) {
           problem = Status::error(ErrorCode::kMalformed, "launch ordinal out of sequence")
                         .at_call(facts[i].seq)

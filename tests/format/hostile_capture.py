@@ -261,21 +261,36 @@ def main():
     tool = cr.schema.fields["toolEvent"].proto.discriminantValue
     plain = [(bytes(one_segment(cr.new_message(seq=i, apiName="cuInit", generic={}))), generic,
               None) for i in range(3)]
-    path = os.path.join(args.workdir, "forged_kind_counts.cusnap")
-    with open(path, "wb") as f:
-        f.write(write_capture(schema, plain, lambda k: {generic: k[generic] - 1, tool: 1}))
-    print("forged_kind_counts:")
     c = args.cusnap
-    for name, cmd, want in [("verify", [c, "verify", path], EXIT_CORRUPT),
-                            ("replay", [c, "replay", "--driver", "emulator", path], EXIT_CORRUPT),
-                            ("replay --allow-corrupt",
-                             [c, "replay", "--driver", "emulator", "--allow-corrupt", path], 0)]:
-        rc, out, err = run(cmd)
-        if rc != want or (want and "count of generic records" not in out + err):
-            failures.append("forged_kind_counts: %s: exit %d, expected %d\n    output: %s" %
-                            (name, rc, want, (out + err)[-600:]))
-        else:
-            print("  %-22s exit %d: ok" % (name, rc))
+    # A memcpy naming a blob the file does not hold (a writer that cannot store one records the
+    # null id): semantically corrupt although every byte is well-formed.
+    memcpy = cr.schema.fields["memcpy"].proto.discriminantValue
+    orphan = cr.new_message(seq=1, apiName="cuMemcpyHtoD_v2",
+                            memcpy={"kind": "hostToDevice", "size": 16,
+                                    "payload": {"high": 0x1234, "low": 0x5678}})
+    dangling = [plain[0], (bytes(one_segment(orphan)), memcpy, None)]
+    semantic = [("forged_kind_counts",
+                 write_capture(schema, plain, lambda k: {generic: k[generic] - 1, tool: 1}),
+                 "count of generic records"),
+                ("dangling_blob_reference", write_capture(schema, dangling),
+                 "not stored before it")]
+    for case, data, reason in semantic:
+        path = os.path.join(args.workdir, case + ".cusnap")
+        with open(path, "wb") as f:
+            f.write(data)
+        print(case + ":")
+        for name, cmd, want in [
+                ("verify", [c, "verify", path], EXIT_CORRUPT),
+                ("replay", [c, "replay", "--driver", "emulator", path], EXIT_CORRUPT),
+                ("replay --allow-corrupt",
+                 [c, "replay", "--driver", "emulator", "--allow-corrupt", path], None)]:
+            rc, out, err = run(cmd)
+            if rc < 0 or (want is not None and (rc != want or reason not in out + err)) or \
+                    (want is None and "not replaying a corrupt capture" in err):
+                failures.append("%s: %s: exit %d, expected %s\n    output: %s" %
+                                (case, name, rc, want, (out + err)[-600:]))
+            else:
+                print("  %-22s exit %d: ok" % (name, rc))
     # A 16 MiB header of 64 devices with 32768 attributes each: `info --json` must not build a
     # JSON tree of it (that took ~250 times the file size). Checked by an address-space limit
     # (prlimit --as), not by timing.
