@@ -51,7 +51,8 @@ def trailer(index_offset, trailer_offset):
 def write_capture(schema, records, forge_kinds=None, header=None):
     """A cleanly closed capture: header frame, one call frame holding `records` (message bytes,
     seqs 0..n-1), the index frame and the trailer. `records[i]` is (bytes, union discriminant,
-    launch ordinal or None)."""
+    launch ordinal or None). `header`: a CaptureHeader builder or the message's bytes;
+    `forge_kinds` rewrites the index's per-kind counts."""
     if header is None:
         header = schema.CaptureHeader.new_message(toolName="hostile_capture.py",
                                                   schemaVersion=2, containerVersion=1 << 16,
@@ -64,7 +65,7 @@ def write_capture(schema, records, forge_kinds=None, header=None):
                        "rawSize": len(payload), "firstSeq": first, "lastSeq": last})
         out.extend(frame(kind, len(frames) - 1, payload, specific))
 
-    add(KIND_HEADER, header.to_bytes())
+    add(KIND_HEADER, header if isinstance(header, bytes) else header.to_bytes())
     payload = b"".join(r[0] for r in records)
     add(KIND_CALLS, payload, calls_specific(0, len(records) - 1), 0, len(records) - 1)
     kinds = {}
@@ -253,6 +254,32 @@ def main():
                                 (malformation, e, bad))
             else:
                 print("  %-14s %s: ok" % ("python reader", e))
+    # The same in the header frame (a capability where CaptureHeader.hostName is text): the file
+    # cannot be opened, and every path says frame 0.
+    header = one_segment(schema.CaptureHeader.new_message(toolName="hostile_capture.py",
+                                                          schemaVersion=2, hostName="test"))
+    _, _, ptrs = struct_at(header, 0)
+    set_word(header, ptrs + pointer_slot(schema.CaptureHeader, "hostName"), 3)
+    path = os.path.join(args.workdir, "malformed_header.cusnap")
+    recs, _ = records(schema, "text_without_nul")
+    with open(path, "wb") as f:
+        f.write(write_capture(schema, recs[:2], header=bytes(header)))
+    print("malformed_header:")
+    for name, cmd in [("info", [args.cusnap, "info", path]),
+                      ("info --json", [args.cusnap, "info", "--json", path]),
+                      ("dump", [args.cusnap, "dump", path]),
+                      ("dump --json", [args.cusnap, "dump", "--json", path]),
+                      ("verify", [args.cusnap, "verify", path]),
+                      ("replay", [args.cusnap, "replay", "--driver", "emulator", path]),
+                      ("extract", [args.cusnap, "extract", path, "--call", "1", "-o",
+                                   path + ".extract"])]:
+        rc, out, err = run(cmd)
+        if rc != EXIT_CORRUPT or "frame 0" not in out + err:
+            failures.append("malformed_header: %s: exit %d\n    output: %s" %
+                            (name, rc, (out + err)[-600:]))
+        else:
+            print("  %-14s exit %d: ok" % (name, rc))
+
     # An index that lies where the old verify did not look (per-kind counts that add up to the
     # right total), over well-formed records: verify calls it corrupt, so replay refuses it
     # (exit 3) unless told --allow-corrupt.
