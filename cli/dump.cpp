@@ -1,4 +1,5 @@
 // `cusnap dump FILE [--json] [--calls A:B]`: the call stream, one call per line.
+#include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -57,8 +58,21 @@ void register_dump(CLI::App& app, int& exit_code) {
       st = reader.for_each_call(
           [&](const format::CallRef& call) {
             if (call.seq() >= range.end) return false;
-            std::cout << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
-            ++printed;
+            try {
+              std::cout << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
+              ++printed;
+            } catch (const kj::Exception& e) {
+              // The reader checked the record once; a second look can still exceed the
+              // traversal limit (aliased pointers). Say which record, and go on.
+              std::cout.flush();
+              report_failure("dump", format::Status::error(format::ErrorCode::kMalformed,
+                                                           std::string("invalid call record: ") +
+                                                               e.getDescription().cStr())
+                                         .in_file(options->file)
+                                         .in_frame(call.frame())
+                                         .at_call(call.seq()));
+              ++bad;
+            }
             // Stop at the last selected call: the next one may sit in a frame (damaged or not)
             // that the selection does not need.
             return call.seq() + 1 < range.end;
