@@ -76,13 +76,49 @@ void RecordJson::stream(std::ostream& out, capnp::DynamicValue::Reader value, ca
                         uint64_t piece_words) const {
   // Up to piece_words words a value is encoded by the codec in one piece (its tree stays small).
   if (type.isList()) {
+    // Runs of small elements go to the codec together, copied into a scratch list of at most
+    // piece_words words (one encode per element would cost a message builder each).
     auto list = value.as<capnp::DynamicList>();
     capnp::Type element = type.asList().getElementType();
+    auto words_of = [&](capnp::DynamicValue::Reader item) -> uint64_t {
+      if (element.isStruct()) return item.as<capnp::DynamicStruct>().totalSize().wordCount;
+      if (element.isText()) return item.as<capnp::Text>().size() / 8 + 1;
+      if (element.isData()) return item.as<capnp::Data>().size() / 8 + 1;
+      return element.isList() ? UINT64_MAX : 1;  // nested lists: streamed one by one
+    };
+    bool first = true;
+    auto separator = [&] {
+      if (!first) out << ',';
+      first = false;
+    };
+    unsigned begin = 0;
+    uint64_t run_words = 0;
+    auto flush = [&](unsigned end) {
+      if (end > begin) {
+        capnp::MallocMessageBuilder scratch;
+        auto run = scratch.getOrphanage().newOrphan(type.asList(), end - begin);
+        for (unsigned i = begin; i < end; ++i) run.get().set(i - begin, list[i]);
+        kj::String text = codec_->encode(run.getReader(), type);  // "[a,b,...]"
+        separator();
+        out.write(text.begin() + 1, static_cast<std::streamsize>(text.size() - 2));
+      }
+      begin = end;
+      run_words = 0;
+    };
     out << '[';
     for (unsigned i = 0; i < list.size(); ++i) {
-      if (i > 0) out << ',';
-      stream(out, list[i], element, piece_words);
+      uint64_t words = words_of(list[i]);
+      if (words > piece_words) {
+        flush(i);
+        separator();
+        stream(out, list[i], element, piece_words);
+        begin = i + 1;
+        continue;
+      }
+      if (run_words + words > piece_words) flush(i);
+      run_words += words;
     }
+    flush(list.size());
     out << ']';
     return;
   }
