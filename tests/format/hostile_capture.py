@@ -279,6 +279,14 @@ def main():
                             (name, rc, (out + err)[-600:]))
         else:
             print("  %-14s exit %d: ok" % (name, rc))
+    try:
+        read_capture.parse(path, schema)
+        failures.append("malformed_header: read_capture.parse accepted the file")
+    except read_capture.CaptureError as e:
+        if "frame 0" not in str(e):
+            failures.append("malformed_header: read_capture.parse: %s does not name frame 0" % e)
+        else:
+            print("  %-14s %s: ok" % ("python reader", e))
 
     # An index that lies where the old verify did not look (per-kind counts that add up to the
     # right total), over well-formed records: verify calls it corrupt, so replay refuses it

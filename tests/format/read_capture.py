@@ -62,9 +62,13 @@ def u64(b, off):
     return struct.unpack_from("<Q", b, off)[0]
 
 
-def one_message(struct_type, payload):
+def one_message(struct_type, payload, frame_index):
     """A payload holding exactly one message (header and index frames)."""
-    messages = [m.to_dict() for m in struct_type.read_multiple_bytes(payload)]
+    try:
+        messages = [m.to_dict() for m in struct_type.read_multiple_bytes(payload)]
+    except capnp.KjException as e:
+        raise CaptureError("frame %d: malformed message: %s" % (frame_index, e.description)) \
+            from None
     assert len(messages) == 1, "expected one message, found %d" % len(messages)
     return messages[0]
 
@@ -99,7 +103,7 @@ def parse(path, schema):
             assert codec == 0 and stored == raw
         if kind == KIND_HEADER:
             assert frame_index == 0
-            found["header"] = one_message(schema.CaptureHeader, payload)
+            found["header"] = one_message(schema.CaptureHeader, payload, frame_index)
         elif kind == KIND_CALLS:
             first, last, count = u64(h, 24), u64(h, 32), struct.unpack_from("<I", h, 40)[0]
             assert first == next_seq and count == last - first + 1
@@ -129,7 +133,7 @@ def parse(path, schema):
             chunks.append(payload)
             found["blob_sizes"][blob_id] = blob_size
         elif kind == KIND_INDEX:
-            found["index"] = one_message(schema.CaptureIndex, payload)
+            found["index"] = one_message(schema.CaptureIndex, payload, frame_index)
             trailer = data[off + 80 + stored:]
             if len(trailer) == 32 and trailer[:8] == TRAILER_MAGIC and \
                     u64(trailer, 24) == xxh64(trailer[:24]) and u64(trailer, 8) == off and \

@@ -2,8 +2,11 @@
 //
 // Trust model: the file is untrusted input. Every size, offset and index is checked against the
 // file size and the configured limits before use; every payload's checksum is verified when it
-// is read; Cap'n Proto messages are read with traversal and nesting limits; blob contents are
-// re-hashed on read. Any violation becomes a Status, never a crash or an out-of-bounds read.
+// is read; Cap'n Proto messages are read with traversal and nesting limits, and every field of a
+// record (and of the header) is decoded once before it is handed out, because checksums only
+// catch accidents (XXH3 is not a MAC); blob contents are re-hashed on read. Any violation
+// becomes a Status naming the frame (and call), never a crash, a kj::Exception out of a
+// CallRef, an allocation sized by a forged count, or an out-of-bounds read.
 //
 // Opening: the reader first looks for a valid trailer and index frame (a cleanly closed file).
 // When there is none (a killed writer, or damage near the end), it scans the frames from the
