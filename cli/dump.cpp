@@ -1,4 +1,5 @@
 // `cusnap dump FILE [--json] [--calls A:B]`: the call stream, one call per line.
+#include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -51,22 +52,49 @@ void register_dump(CLI::App& app, int& exit_code) {
     std::unique_ptr<RecordJson> json;
     if (options->json) json = std::make_unique<RecordJson>();
     uint64_t printed = 0;
+    uint64_t bad = 0;
     format::Status st = format::Status::ok();
     if (range.begin < range.end) {
       st = reader.for_each_call(
           [&](const format::CallRef& call) {
             if (call.seq() >= range.end) return false;
-            std::cout << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
-            ++printed;
+            try {
+              std::cout << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
+              ++printed;
+            } catch (const kj::Exception& e) {
+              // The reader checked the record once; a second look can still exceed the
+              // traversal limit (aliased pointers). Say which record, and go on.
+              std::cout.flush();
+              report_failure("dump", format::Status::error(format::ErrorCode::kMalformed,
+                                                           std::string("invalid call record: ") +
+                                                               e.getDescription().cStr())
+                                         .in_file(options->file)
+                                         .in_frame(call.frame())
+                                         .at_call(call.seq()));
+              ++bad;
+            }
             // Stop at the last selected call: the next one may sit in a frame (damaged or not)
             // that the selection does not need.
             return call.seq() + 1 < range.end;
           },
-          range.begin);
+          range.begin,
+          [&](const format::Status& why) {
+            // A record that does not decode is reported and skipped; the rest still print.
+            if (why.call() && *why.call() >= range.end) return false;
+            std::cout.flush();
+            report_failure("dump", why);
+            ++bad;
+            return true;
+          });
     }
     std::cout.flush();
     if (!st.is_ok()) {
       exit_code = report_failure("dump", st);
+      return;
+    }
+    if (bad > 0) {
+      spdlog::error("cusnap dump: {} record(s) or frame(s) could not be decoded", bad);
+      exit_code = kExitCorrupt;
       return;
     }
     if (printed != range.end - range.begin) {

@@ -247,7 +247,12 @@ void register_info(CLI::App& app, int& exit_code) {
     }
     capnp::MallocMessageBuilder message;
     auto report = message.initRoot<schema::InfoReport>();
-    format::Status st = collect_info(*reader.value(), options->file, report);
+    uint64_t bad = 0;
+    format::Status st =
+        collect_info(*reader.value(), options->file, report, [&](const format::Status& why) {
+          report_failure("info", why);
+          ++bad;
+        });
     if (!st.is_ok()) {
       exit_code = report_failure("info", st);
       return;
@@ -257,13 +262,21 @@ void register_info(CLI::App& app, int& exit_code) {
       spdlog::warn("{}: {}", options->file, recovery.summary());
     }
     if (options->json) {
+      // Streamed: a header with very many devices or attributes must not cost a JSON tree.
       RecordJson json;
-      kj::String text = json.codec().encode(report.asReader());
-      std::cout << text.cStr() << '\n';
+      json.stream(std::cout, report.asReader(), capnp::Type::from<schema::InfoReport>());
+      std::cout << '\n';
     } else {
       print_human(std::cout, report.asReader());
     }
     std::cout.flush();
+    if (bad > 0) {
+      // What could be read was summarized; the file is still damaged.
+      spdlog::error(
+          "cusnap info: {} record(s) or frame(s) could not be decoded and are not counted", bad);
+      exit_code = kExitCorrupt;
+      return;
+    }
     exit_code = std::cout.good() ? kExitOk : kExitUsageOrIo;
   });
 }

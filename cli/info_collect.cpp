@@ -43,47 +43,15 @@ struct BlobRefs {
 
 // Counts every non-null BlobId reachable from `s` (found by type, so record kinds added to the
 // schema later are covered without changes here).
-void count_blob_refs(format::Reader& reader, capnp::DynamicStruct::Reader s, BlobRefs& refs);
-
-void count_value(format::Reader& reader, capnp::DynamicValue::Reader value, capnp::Type type,
-                 BlobRefs& refs) {
-  if (type.isStruct()) {
-    auto inner = value.as<capnp::DynamicStruct>();
-    // A hash-only snapshot chunk names the hash of bytes the file deliberately does not hold.
-    if (type.asStruct().getProto().getId() == capnp::typeId<fs::MemoryChunk>() &&
-        inner.get("hashOnly").as<bool>()) {
-      return;
+void count_blob_refs(format::Reader& reader, fs::CallRecord::Reader record, BlobRefs& refs) {
+  format::for_each_blob_ref(record, [&](const format::BlobId& id) {
+    ++refs.count;
+    if (const format::BlobInfo* blob = reader.find_blob(id)) {
+      refs.bytes += blob->size;
+    } else {
+      ++refs.missing;
     }
-    if (type.asStruct().getProto().getId() == capnp::typeId<fs::BlobId>()) {
-      format::BlobId id{inner.get("high").as<uint64_t>(), inner.get("low").as<uint64_t>()};
-      if (id.is_null()) return;
-      ++refs.count;
-      if (const format::BlobInfo* blob = reader.find_blob(id)) {
-        refs.bytes += blob->size;
-      } else {
-        ++refs.missing;
-      }
-      return;
-    }
-    count_blob_refs(reader, inner, refs);
-  } else if (type.isList()) {
-    auto element = type.asList().getElementType();
-    if (!element.isStruct() && !element.isList()) return;
-    for (auto item : value.as<capnp::DynamicList>()) count_value(reader, item, element, refs);
-  }
-}
-
-void count_blob_refs(format::Reader& reader, capnp::DynamicStruct::Reader s, BlobRefs& refs) {
-  auto visit = [&](capnp::StructSchema::Field field) {
-    auto type = field.getType();
-    if (!type.isStruct() && !type.isList()) return;
-    if (!field.getProto().isGroup() && !s.has(field)) return;
-    count_value(reader, s.get(field), type, refs);
-  };
-  for (auto field : s.getSchema().getNonUnionFields()) visit(field);
-  KJ_IF_MAYBE (active, s.which()) {
-    visit(*active);
-  }
+  });
 }
 
 // The text schema-1 interceptors put in GenericCall.args before affectsDeviceState existed.
@@ -107,7 +75,8 @@ void set_dim3(schema::Dim3::Builder out, const uint32_t (&v)[3]) {
 }  // namespace
 
 format::Status collect_info(format::Reader& reader, const std::string& display_path,
-                            schema::InfoReport::Builder out) {
+                            schema::InfoReport::Builder out,
+                            const std::function<void(const format::Status&)>& on_bad) {
   out.setInfoVersion(schema::INFO_VERSION);
   out.setFile(display_path);
   out.setFileBytes(reader.file_size());
@@ -159,7 +128,7 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
   std::set<uint64_t> snapshot_launches;
   uint64_t snapshot_records = 0, snapshot_chunks = 0, snapshot_bytes = 0, hash_only_chunks = 0;
 
-  format::Status walk = reader.for_each_call([&](const format::CallRef& ref) {
+  auto visit = [&](const format::CallRef& ref) {
     fs::CallRecord::Reader record = ref.get();
     auto which = static_cast<size_t>(record.which());
     if (which >= kind_counts.size()) kind_counts.resize(which + 1, 0);
@@ -217,9 +186,33 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
       }
     }
     if (unmodelled_state_change(record)) ++unmodelled[record.getApiName().cStr()];
-    count_blob_refs(reader, capnp::DynamicStruct::Reader(record), refs);
+    count_blob_refs(reader, record, refs);
     return true;
-  });
+  };
+  std::function<bool(const format::Status&)> skip_bad;
+  if (on_bad) {
+    skip_bad = [&](const format::Status& why) {
+      on_bad(why);
+      return true;
+    };
+  }
+  format::Status walk = reader.for_each_call(
+      [&](const format::CallRef& ref) {
+        try {
+          return visit(ref);
+        } catch (const kj::Exception& e) {
+          // The reader checked the record; this is the last line of defence, not the plan.
+          format::Status why = format::Status::error(
+                                   format::ErrorCode::kMalformed,
+                                   std::string("invalid call record: ") + e.getDescription().cStr())
+                                   .in_frame(ref.frame())
+                                   .at_call(ref.seq());
+          if (!on_bad) throw;
+          on_bad(why);
+          return true;
+        }
+      },
+      0, skip_bad);
   if (!walk.is_ok()) return walk;
 
   format::CaptureStats stats = reader.stats();

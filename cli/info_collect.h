@@ -6,6 +6,7 @@
 
 #include <capnp/message.h>
 
+#include <functional>
 #include <string>
 
 #include "cusnap/cli/info.capnp.h"  // generated from cli/schema/info.capnp
@@ -18,9 +19,11 @@ namespace cusnap::cli {
 // check), counts, call kinds, kernels, bytes, and whether a replay may diverge: successful
 // generic records flagged GenericCall.affectsDeviceState (or, in captures written before that
 // field existed, carrying the interceptor's old "unmodelled: may affect device state" text).
-// Reads every call record once. Fails only when a
-// record cannot be read (a frame that the index lists is damaged).
+// Reads every call record once. A record or call frame that cannot be decoded is passed to
+// `on_bad` (its Status names the call and the frame) and left out of the counts; without
+// `on_bad` the first one ends the collection with its Status.
 format::Status collect_info(format::Reader& reader, const std::string& display_path,
-                            schema::InfoReport::Builder out);
+                            schema::InfoReport::Builder out,
+                            const std::function<void(const format::Status&)>& on_bad = {});
 
 }  // namespace cusnap::cli

@@ -1,8 +1,10 @@
 // cusnap: the command-line tool. Subcommands live in one file each (see subcommands.h).
+#include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "common.h"
@@ -51,6 +53,14 @@ int main(int argc, char** argv) {
     // --help and --version end parsing with code 0; every real usage error exits 1.
     int rc = app.exit(e);
     return rc == 0 ? cli::kExitOk : cli::kExitUsageOrIo;
+  } catch (const kj::Exception& e) {
+    // The reader validates records before handing them out, so this is a missed check; still an
+    // error exit, never an abort. Cap'n Proto only throws on contents that break its rules.
+    spdlog::error("cusnap: malformed capture contents: {}", e.getDescription().cStr());
+    return cli::kExitCorrupt;
+  } catch (const std::bad_alloc&) {
+    spdlog::error("cusnap: out of memory");
+    return cli::kExitUsageOrIo;
   }
   return exit_code;
 }

@@ -72,6 +72,97 @@ RecordJson::~RecordJson() { codec_.reset(); }
 
 const capnp::JsonCodec& RecordJson::codec() const { return *codec_; }
 
+void RecordJson::stream(std::ostream& out, capnp::DynamicValue::Reader value, capnp::Type type,
+                        uint64_t piece_words) const {
+  // Up to piece_words words a value is encoded by the codec in one piece (its tree stays small).
+  if (type.isList()) {
+    // Runs of small elements go to the codec together, copied into a scratch list of at most
+    // piece_words words (one encode per element would cost a message builder each).
+    auto list = value.as<capnp::DynamicList>();
+    capnp::Type element = type.asList().getElementType();
+    auto words_of = [&](capnp::DynamicValue::Reader item) -> uint64_t {
+      if (element.isStruct()) return item.as<capnp::DynamicStruct>().totalSize().wordCount;
+      if (element.isText()) return item.as<capnp::Text>().size() / 8 + 1;
+      if (element.isData()) return item.as<capnp::Data>().size() / 8 + 1;
+      return element.isList() ? UINT64_MAX : 1;  // nested lists: streamed one by one
+    };
+    bool first = true;
+    auto separator = [&] {
+      if (!first) out << ',';
+      first = false;
+    };
+    unsigned begin = 0;
+    uint64_t run_words = 0;
+    auto flush = [&](unsigned end) {
+      if (end > begin) {
+        capnp::MallocMessageBuilder scratch;
+        auto run = scratch.getOrphanage().newOrphan(type.asList(), end - begin);
+        for (unsigned i = begin; i < end; ++i) run.get().set(i - begin, list[i]);
+        kj::String text = codec_->encode(run.getReader(), type);  // "[a,b,...]"
+        separator();
+        out.write(text.begin() + 1, static_cast<std::streamsize>(text.size() - 2));
+      }
+      begin = end;
+      run_words = 0;
+    };
+    out << '[';
+    for (unsigned i = 0; i < list.size(); ++i) {
+      uint64_t words = words_of(list[i]);
+      if (words > piece_words) {
+        flush(i);
+        separator();
+        stream(out, list[i], element, piece_words);
+        begin = i + 1;
+        continue;
+      }
+      if (run_words + words > piece_words) flush(i);
+      run_words += words;
+    }
+    flush(list.size());
+    out << ']';
+    return;
+  }
+  if (!type.isStruct() || type.asStruct() == capnp::Schema::from<schema::BlobId>() ||
+      value.as<capnp::DynamicStruct>().totalSize().wordCount <= piece_words) {
+    out << codec_->encode(value, type).cStr();
+    return;
+  }
+  // The codec's rules for a struct (capnp/compat/json.c++): non-union fields that are present
+  // (HasMode::NON_NULL) in declaration order, the active union member in its place among them,
+  // written even when null unless it is the union's default member.
+  auto s = value.as<capnp::DynamicStruct>();
+  bool first = true;
+  auto field_out = [&](capnp::StructSchema::Field field, bool null) {
+    out << (first ? "" : ",") << '"' << field.getProto().getName().cStr() << "\":";
+    first = false;
+    if (null) {
+      out << "null";
+    } else {
+      stream(out, s.get(field), field.getType(), piece_words);
+    }
+  };
+  kj::Maybe<capnp::StructSchema::Field> active = s.which();
+  bool active_null = false;
+  KJ_IF_MAYBE (field, active) {
+    active_null = !s.has(*field, capnp::HasMode::NON_NULL);
+    if (field->getProto().getDiscriminantValue() == 0 && active_null) active = nullptr;
+  }
+  out << '{';
+  for (auto field : s.getSchema().getNonUnionFields()) {
+    KJ_IF_MAYBE (u, active) {
+      if (u->getIndex() < field.getIndex()) {
+        field_out(*u, active_null);
+        active = nullptr;
+      }
+    }
+    if (s.has(field, capnp::HasMode::NON_NULL)) field_out(field, false);
+  }
+  KJ_IF_MAYBE (u, active) {
+    field_out(*u, active_null);
+  }
+  out << '}';
+}
+
 std::string RecordJson::dump_line(const format::CallRef& call) const {
   capnp::MallocMessageBuilder message;
   auto root = message.initRoot<capnp::JsonValue>();

@@ -14,6 +14,7 @@
 #include <capnp/compat/json.h>
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,12 @@ class RecordJson {
 
   // The codec with cusnap's handlers registered (for headers and other schema structs too).
   const capnp::JsonCodec& codec() const;
+
+  // Writes `value` as codec().encode(value, type) would, byte for byte, but piecewise: the codec
+  // builds a JSON tree of the whole value first (some 250 times its size in memory), so parts
+  // larger than `piece_words` are written field by field and element by element instead.
+  void stream(std::ostream& out, capnp::DynamicValue::Reader value, capnp::Type type,
+              uint64_t piece_words = 2048) const;
 
   // One JSON Lines line (no trailing newline):
   //   {"v":1,"seq":"12","kind":"launch","frame":3,"record":{...CallRecord...}}

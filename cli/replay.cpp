@@ -37,6 +37,7 @@ struct Options {
   std::string report;
   std::string progress = "auto";
   bool quiet = false;
+  bool allow_corrupt = false;
   std::vector<std::string> tolerances;
 };
 
@@ -235,6 +236,22 @@ void run(const Options& o, int& exit_code) {
     exit_code = report_failure("replay", reader.status());
     return;
   }
+  // What `cusnap verify` calls corrupt is not replayed: checksums only say the bytes are the
+  // ones written, and a replay of records that break the format's rules (seqs out of order,
+  // records that do not decode, an index that disagrees with the frames) means nothing.
+  format::IntegrityReport checked = reader.value()->verify();
+  if (checked.state == format::Integrity::kCorrupt) {
+    if (!o.allow_corrupt) {
+      spdlog::error(
+          "cusnap replay: {}: {}; not replaying a corrupt capture (--allow-corrupt "
+          "replays what it can anyway)",
+          o.file, checked.detail.to_string());
+      exit_code = kExitCorrupt;
+      return;
+    }
+    spdlog::warn("{}: {}; replaying it anyway (--allow-corrupt)", o.file,
+                 checked.detail.to_string());
+  }
   const format::IntegrityReport& recovery = reader.value()->recovery();
   if (recovery.state != format::Integrity::kWhole) {
     spdlog::warn("{}: {}; replaying what it holds", o.file, recovery.summary());
@@ -311,6 +328,8 @@ void register_replay(CLI::App& app, int& exit_code) {
       "Compare snapshot chunks element-wise: [0xALLOC=]f64|f32|f16|bf16:ulp=N,rel=X,abs=X "
       "(repeatable; docs/replay.md)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print no summary (the exit code and --report still tell)");
+  cmd->add_flag("--allow-corrupt", o->allow_corrupt,
+                "Replay a capture that `cusnap verify` calls corrupt (normally refused, exit 3)");
   cmd->footer(
       "Exit codes: 0 replayed, every verification matched; 5 a verification (copy checksum or "
       "snapshot "

@@ -16,6 +16,9 @@ void set_blob_id(schema::BlobId::Builder b, const BlobId& id) {
   b.setLow(id.low);
 }
 
+// CallRecord union discriminants a reader accepts (the schema has about 40; it only grows).
+constexpr uint16_t kMaxKinds = 4096;
+
 Status malformed(std::string what) {
   return Status::error(ErrorCode::kMalformed, "index: " + std::move(what));
 }
@@ -83,7 +86,7 @@ std::vector<uint8_t> encode_index(const IndexData& index) {
 
 Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t file_size,
                                uint64_t index_offset, uint64_t traversal_limit_words,
-                               int nesting_limit) {
+                               int nesting_limit, uint64_t max_frame_raw_bytes) {
   if (message_bytes.size() % sizeof(capnp::word) != 0) {
     return malformed("message size is not a multiple of 8");
   }
@@ -100,6 +103,13 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
 
     auto frames = root.getFrames();
     if (frames.size() == 0) return malformed("no frames");
+    // Each frame takes at least its 80-byte header between the file header and the index frame.
+    uint64_t max_frames =
+        index_offset > kFileHeaderSize ? (index_offset - kFileHeaderSize) / kFrameHeaderSize : 0;
+    if (frames.size() > max_frames) {
+      return malformed(std::to_string(frames.size()) + " frames listed, the file has room for " +
+                       std::to_string(max_frames));
+    }
     uint64_t expect_offset = kFileHeaderSize;
     uint64_t next_seq = 0;
     out.frames.reserve(frames.size());
@@ -128,6 +138,11 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
         return malformed("frame " + std::to_string(i) + " extends past the end of the file");
       }
       expect_offset = info.end_offset();
+      if (info.raw_size > max_frame_raw_bytes) {
+        return malformed("frame " + std::to_string(i) + " raw size " +
+                         std::to_string(info.raw_size) + " exceeds the reader's limit " +
+                         std::to_string(max_frame_raw_bytes));
+      }
       if (info.kind == FrameKind::kCalls) {
         info.first_seq = f.getFirstSeq();
         info.last_seq = f.getLastSeq();
@@ -135,6 +150,12 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
           return malformed("call frame " + std::to_string(i) + " seq range " +
                            std::to_string(info.first_seq) + ".." + std::to_string(info.last_seq) +
                            " does not continue at " + std::to_string(next_seq));
+        }
+        // A record is at least two words (segment table, root pointer).
+        if (info.last_seq - info.first_seq >= info.raw_size / 16) {
+          return malformed("call frame " + std::to_string(i) + " claims " +
+                           std::to_string(info.last_seq - info.first_seq + 1) + " records in " +
+                           std::to_string(info.raw_size) + " bytes");
         }
         next_seq = info.last_seq + 1;
       }
@@ -152,6 +173,8 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
 
     std::unordered_set<BlobId, BlobIdHash> seen;
     auto blobs = root.getBlobs();
+    // Each blob has at least one chunk and each blob frame belongs to one blob.
+    if (blobs.size() > out.frames.size()) return malformed("more blobs than frames");
     out.blobs.reserve(blobs.size());
     for (unsigned i = 0; i < blobs.size(); ++i) {
       auto b = blobs[i];
@@ -162,6 +185,9 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
       uint64_t covered = 0;
       auto chunks = b.getChunks();
       if (chunks.size() == 0) return malformed("blob without chunks: " + blob.id.to_hex());
+      if (chunks.size() > out.frames.size()) {
+        return malformed("blob " + blob.id.to_hex() + " has more chunks than the file has frames");
+      }
       for (unsigned c = 0; c < chunks.size(); ++c) {
         uint32_t frame = chunks[c].getFrame();
         uint64_t chunk_offset = chunks[c].getChunkOffset();
@@ -181,6 +207,7 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
     }
 
     auto launches = root.getLaunches();
+    if (launches.size() > out.call_count) return malformed("more launches than calls");
     out.launches.reserve(launches.size());
     uint64_t prev_seq = 0;
     for (unsigned i = 0; i < launches.size(); ++i) {
@@ -196,9 +223,11 @@ Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t 
     }
 
     uint64_t kind_total = 0;
+    if (root.getKindCounts().size() > kMaxKinds) return malformed("implausibly many kind counts");
     for (auto kc : root.getKindCounts()) {
       uint16_t kind = kc.getKind();
-      if (kind >= 4096) return malformed("kind count for an implausible kind");
+      if (kind >= kMaxKinds) return malformed("kind count for an implausible kind");
+      if (kc.getCount() > out.call_count) return malformed("a kind count exceeds callCount");
       if (out.kind_counts.size() <= kind) out.kind_counts.resize(kind + 1, 0);
       out.kind_counts[kind] += kc.getCount();
       kind_total += kc.getCount();

@@ -71,9 +71,11 @@ struct IndexData {
 // Serializes the index as one CaptureIndex message (standard framing).
 std::vector<uint8_t> encode_index(const IndexData& index);
 // Decodes and structurally validates an index against a file of `file_size` bytes whose index
-// frame starts at `index_offset`. Any inconsistency is kMalformed.
+// frame starts at `index_offset`. Any inconsistency is kMalformed. Every count is bounded by
+// what the file can hold and every frame's raw size by `max_frame_raw_bytes` (the reader's
+// limit) before anything is allocated from it.
 Result<IndexData> decode_index(std::span<const uint8_t> message_bytes, uint64_t file_size,
                                uint64_t index_offset, uint64_t traversal_limit_words,
-                               int nesting_limit);
+                               int nesting_limit, uint64_t max_frame_raw_bytes = UINT64_MAX);
 
 }  // namespace cusnap::format::detail

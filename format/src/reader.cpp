@@ -87,6 +87,52 @@ void walk_all_fields(capnp::DynamicStruct::Reader reader) {
   }
 }
 
+namespace {
+
+void blob_refs_in(capnp::DynamicStruct::Reader s, const std::function<void(const BlobId&)>& fn);
+
+void blob_refs_in_value(capnp::DynamicValue::Reader value, capnp::Type type,
+                        const std::function<void(const BlobId&)>& fn) {
+  if (type.isStruct()) {
+    auto inner = value.as<capnp::DynamicStruct>();
+    // A hash-only snapshot chunk names the hash of bytes the file deliberately does not hold.
+    if (type.asStruct().getProto().getId() == capnp::typeId<schema::MemoryChunk>() &&
+        inner.get("hashOnly").as<bool>()) {
+      return;
+    }
+    if (type.asStruct().getProto().getId() == capnp::typeId<schema::BlobId>()) {
+      BlobId id{inner.get("high").as<uint64_t>(), inner.get("low").as<uint64_t>()};
+      if (!id.is_null()) fn(id);
+      return;
+    }
+    blob_refs_in(inner, fn);
+  } else if (type.isList()) {
+    auto element = type.asList().getElementType();
+    if (!element.isStruct() && !element.isList()) return;
+    for (auto item : value.as<capnp::DynamicList>()) blob_refs_in_value(item, element, fn);
+  }
+}
+
+void blob_refs_in(capnp::DynamicStruct::Reader s, const std::function<void(const BlobId&)>& fn) {
+  auto visit = [&](capnp::StructSchema::Field field) {
+    auto type = field.getType();
+    if (!type.isStruct() && !type.isList()) return;
+    if (!field.getProto().isGroup() && !s.has(field)) return;
+    blob_refs_in_value(s.get(field), type, fn);
+  };
+  for (auto field : s.getSchema().getNonUnionFields()) visit(field);
+  KJ_IF_MAYBE (active, s.which()) {
+    visit(*active);
+  }
+}
+
+}  // namespace
+
+void for_each_blob_ref(schema::CallRecord::Reader record,
+                       const std::function<void(const BlobId&)>& fn) {
+  blob_refs_in(capnp::toDynamic(record), fn);
+}
+
 // ---- CallRef ------------------------------------------------------------------------------------
 
 CallRef::CallRef(std::unique_ptr<State> state, uint64_t seq, uint32_t frame)
@@ -155,10 +201,24 @@ Result<CallRef> Reader::Impl::make_call_ref(std::shared_ptr<const DecodedCallFra
   state->message = frame->payload.words.asPtr().slice(frame->starts[i], frame->starts[i + 1]);
   state->frame = std::move(frame);
   try {
+    // Checksums prove nothing about the contents (XXH3 is not a MAC): walk every field once, on
+    // a reader of its own so the walk does not spend the consumer's traversal budget, so that a
+    // text without its NUL, a list whose tag lies, an out-of-bounds or wrongly typed pointer or
+    // a list amplified past the traversal limit is an error here and not a kj::Exception thrown
+    // at whoever reads the field later.
+    {
+      capnp::FlatArrayMessageReader check(state->message, capnp_options());
+      walk_all_fields(capnp::toDynamic(check.getRoot<schema::CallRecord>()));
+    }
     state->reader =
         std::make_unique<capnp::FlatArrayMessageReader>(state->message, capnp_options());
   } catch (const kj::Exception& e) {
-    return Status::error(ErrorCode::kMalformed, e.getDescription().cStr()).at_call(seq);
+    return Status::error(ErrorCode::kMalformed,
+                         std::string("invalid call record: ") + e.getDescription().cStr())
+        .in_file(src->name())
+        .in_frame(frame_index)
+        .at_offset(index.frames[frame_index].offset)
+        .at_call(seq);
   }
   return CallRef(std::move(state), seq, frame_index);
 }
@@ -257,15 +317,24 @@ Result<CallRef> Reader::launch(uint64_t ordinal) {
   return ref;
 }
 
-Status Reader::for_each_call(const std::function<bool(const CallRef&)>& fn, uint64_t first_seq) {
+Status Reader::for_each_call(const std::function<bool(const CallRef&)>& fn, uint64_t first_seq,
+                             const std::function<bool(const Status&)>& on_bad) {
   for (uint32_t f : impl_->call_frames) {
     const FrameInfo& info = impl_->index.frames[f];
     if (info.last_seq < first_seq) continue;
     auto frame = impl_->decode_call_frame(f);
-    if (!frame) return frame.status();
+    if (!frame) {
+      Status st = frame.status();
+      if (st.call() == std::nullopt) st.at_call(std::max(first_seq, info.first_seq));
+      if (!on_bad || !on_bad(st)) return st;
+      continue;  // the whole frame is unreadable: its calls are lost, the next frame may not be
+    }
     for (uint64_t seq = std::max(first_seq, info.first_seq); seq <= info.last_seq; ++seq) {
       auto ref = impl_->make_call_ref(frame.value(), f, seq);
-      if (!ref) return ref.status();
+      if (!ref) {
+        if (!on_bad || !on_bad(ref.status())) return ref.status();
+        continue;
+      }
       if (!fn(ref.value())) return Status::ok();
     }
   }
@@ -310,8 +379,21 @@ Result<std::vector<uint8_t>> Reader::read_blob(const BlobId& id) {
   if (blob == nullptr) {
     return Status::error(ErrorCode::kNotFound, "no such blob: " + id.to_hex()).in_file(path());
   }
+  // The size comes from the file: bound it before allocating (read_blob_chunks streams any size).
+  if (blob->size > impl_->options.max_blob_bytes) {
+    return Status::error(ErrorCode::kLimitExceeded, "blob larger than the reader's limit")
+        .in_file(path())
+        .expected_found("<= " + std::to_string(impl_->options.max_blob_bytes),
+                        std::to_string(blob->size) + " bytes in blob " + id.to_hex());
+  }
   std::vector<uint8_t> out;
-  out.reserve(static_cast<size_t>(blob->size));
+  try {
+    out.reserve(static_cast<size_t>(blob->size));
+  } catch (const std::exception&) {  // bad_alloc, length_error
+    return Status::error(ErrorCode::kLimitExceeded,
+                         "no memory for a blob of " + std::to_string(blob->size) + " bytes")
+        .in_file(path());
+  }
   Status st = read_blob_chunks(id, [&](uint64_t, std::span<const uint8_t> bytes) {
     out.insert(out.end(), bytes.begin(), bytes.end());
     return Status::ok();

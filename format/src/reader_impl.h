@@ -38,6 +38,7 @@ struct RecordFacts {
   uint16_t which = 0;
   bool is_launch = false;
   uint64_t launch_ordinal = 0;
+  std::vector<BlobId> blob_refs;  // deep scans only: the blobs the record names
 };
 
 struct CallRef::State {

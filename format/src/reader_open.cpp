@@ -24,6 +24,107 @@ uint64_t trailing_zero_start(const detail::ByteSource& src) {
   return 0;
 }
 
+Status disagrees(std::string what, const std::string& in_index, const std::string& in_frames) {
+  return Status::error(ErrorCode::kMalformed, "index frame disagrees with the frames: " + what)
+      .expected_found(in_frames, in_index);
+}
+
+std::string frame_text(const FrameInfo& f) {
+  std::string s = "offset " + std::to_string(f.offset) + " kind " +
+                  std::to_string(static_cast<int>(f.kind)) + " stored " +
+                  std::to_string(f.stored_size) + " raw " + std::to_string(f.raw_size);
+  if (f.kind == FrameKind::kCalls) {
+    s += " seqs " + std::to_string(f.first_seq) + ".." + std::to_string(f.last_seq);
+  }
+  return s;
+}
+
+// Everything the footer index says, compared with what the scan found (verify): a reader that
+// takes the footer's word must get the same answers a scan would.
+Status compare_index(const detail::IndexData& file, const detail::IndexData& scan,
+                     const std::vector<BlobInfo>& scan_blobs) {
+  if (file.frames.size() != scan.frames.size()) {
+    return disagrees("frame count", std::to_string(file.frames.size()),
+                     std::to_string(scan.frames.size()));
+  }
+  for (size_t i = 0; i < file.frames.size(); ++i) {
+    const FrameInfo& a = file.frames[i];
+    const FrameInfo& b = scan.frames[i];
+    bool calls = b.kind == FrameKind::kCalls;
+    if (a.offset != b.offset || a.kind != b.kind || a.stored_size != b.stored_size ||
+        a.raw_size != b.raw_size ||
+        (calls && (a.first_seq != b.first_seq || a.last_seq != b.last_seq))) {
+      return disagrees("frame " + std::to_string(i), frame_text(a), frame_text(b));
+    }
+  }
+  if (file.call_count != scan.call_count) {
+    return disagrees("call count", std::to_string(file.call_count),
+                     std::to_string(scan.call_count));
+  }
+  if (file.launches.size() != scan.launches.size()) {
+    return disagrees("launch count", std::to_string(file.launches.size()),
+                     std::to_string(scan.launches.size()));
+  }
+  for (size_t i = 0; i < file.launches.size(); ++i) {
+    const LaunchInfo& a = file.launches[i];
+    const LaunchInfo& b = scan.launches[i];
+    if (a.ordinal != b.ordinal || a.seq != b.seq || a.frame != b.frame) {
+      auto text = [](const LaunchInfo& l) {
+        return "seq " + std::to_string(l.seq) + " in frame " + std::to_string(l.frame);
+      };
+      return disagrees("launch " + std::to_string(i), text(a), text(b));
+    }
+  }
+  size_t kinds = std::max(file.kind_counts.size(), scan.kind_counts.size());
+  for (size_t k = 0; k < kinds; ++k) {
+    uint64_t a = k < file.kind_counts.size() ? file.kind_counts[k] : 0;
+    uint64_t b = k < scan.kind_counts.size() ? scan.kind_counts[k] : 0;
+    if (a != b) {
+      return disagrees("count of " + call_kind_name(static_cast<uint16_t>(k)) + " records",
+                       std::to_string(a), std::to_string(b));
+    }
+  }
+  // Blobs: the same set (the order is the writer's business), each with the same chunks.
+  std::unordered_map<BlobId, const BlobInfo*, BlobIdHash> found;
+  for (const BlobInfo& b : scan_blobs) found.emplace(b.id, &b);
+  if (file.blobs.size() != found.size()) {
+    return disagrees("blob count", std::to_string(file.blobs.size()), std::to_string(found.size()));
+  }
+  for (const BlobInfo& a : file.blobs) {
+    auto it = found.find(a.id);
+    if (it == found.end()) return disagrees("blob " + a.id.to_hex(), "listed", "not in the file");
+    const BlobInfo& b = *it->second;
+    bool same = a.size == b.size && a.chunks.size() == b.chunks.size();
+    for (size_t c = 0; same && c < a.chunks.size(); ++c) {
+      same = a.chunks[c].frame == b.chunks[c].frame &&
+             a.chunks[c].chunk_offset == b.chunks[c].chunk_offset;
+    }
+    if (!same) {
+      return disagrees(
+          "blob " + a.id.to_hex(),
+          std::to_string(a.size) + " bytes in " + std::to_string(a.chunks.size()) + " chunk(s)",
+          std::to_string(b.size) + " bytes in " + std::to_string(b.chunks.size()) + " chunk(s)");
+    }
+  }
+  // The writer's statistics that are facts about the frames (the others count put_blob calls).
+  if (file.writer_stats) {
+    uint64_t raw = 0, stored = 0;
+    for (const FrameInfo& f : scan.frames) {
+      if (f.kind != FrameKind::kCalls) continue;
+      raw += f.raw_size;
+      stored += f.stored_size;
+    }
+    if (file.writer_stats->call_bytes_raw != raw ||
+        file.writer_stats->call_bytes_stored != stored) {
+      return disagrees("call frame bytes (raw/stored)",
+                       std::to_string(file.writer_stats->call_bytes_raw) + "/" +
+                           std::to_string(file.writer_stats->call_bytes_stored),
+                       std::to_string(raw) + "/" + std::to_string(stored));
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<FrameHeader> Reader::Impl::read_frame_header(uint64_t offset,
@@ -120,7 +221,9 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
   }
   kj::ArrayPtr<const capnp::word> words = payload.words.asPtr();
   starts.clear();
-  starts.reserve(h.record_count + 1);
+  // record_count comes from the file: a message takes at least two words (segment table and
+  // root pointer), so the payload bounds how many there can be.
+  starts.reserve(std::min<size_t>(h.record_count, words.size() / 2) + 1);
   size_t pos = 0;
   uint64_t expect = h.first_seq;
   try {
@@ -147,7 +250,8 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
           f.is_launch = true;
           f.launch_ordinal = root.getLaunch().getOrdinal();
         }
-        facts->push_back(f);
+        if (deep) for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
+        facts->push_back(std::move(f));
       }
       starts.push_back(pos);
       size_t next = static_cast<size_t>(reader.getEnd() - words.begin());
@@ -215,7 +319,8 @@ Status Reader::Impl::load_footer() {
   auto payload = read_payload(h, t.index_offset, h.frame_index);
   if (!payload) return payload.status();
   auto data = detail::decode_index(payload.value().bytes(), size, t.index_offset,
-                                   options.traversal_limit_words, options.nesting_limit);
+                                   options.traversal_limit_words, options.nesting_limit,
+                                   options.max_frame_raw_bytes);
   if (!data) return data.status();
   if (data.value().frames.size() != h.frame_index) {
     return Status::error(ErrorCode::kMalformed,
@@ -324,6 +429,18 @@ ScanResult Reader::Impl::scan(bool deep,
         problem = split_calls(h, payload.value(), opts, starts, &facts, deep);
       }
       for (size_t i = 0; problem.is_ok() && i < facts.size(); ++i) {
+        // All frames of a blob come before any record that refers to it (docs/format.md); a
+        // writer that could not store a blob records the null id instead.
+        for (const BlobId& id : facts[i].blob_refs) {
+          if (blob_at.count(id) == 0 || covered.count(id) != 0) {
+            problem = Status::error(ErrorCode::kMalformed,
+                                    "record names a blob that is not stored before it")
+                          .at_call(facts[i].seq)
+                          .expected_found("blob " + id.to_hex() + " stored", "none");
+            break;
+          }
+        }
+        if (!problem.is_ok()) break;
         if (facts[i].is_launch && facts[i].launch_ordinal != next_launch) {
           problem = Status::error(ErrorCode::kMalformed, "launch ordinal out of sequence")
                         .at_call(facts[i].seq)
@@ -380,17 +497,18 @@ ScanResult Reader::Impl::scan(bool deep,
       uint64_t end = offset + kFrameHeaderSize + h.stored_size;
       if (deep) {
         auto data = detail::decode_index(payload.value().bytes(), size, offset,
-                                         options.traversal_limit_words, options.nesting_limit);
+                                         options.traversal_limit_words, options.nesting_limit,
+                                         options.max_frame_raw_bytes);
         if (!data) {
           problem = data.status();
-        } else if (data.value().frames.size() != idx.frames.size() ||
-                   data.value().call_count != next_seq ||
-                   data.value().launches.size() != idx.launches.size()) {
-          problem = Status::error(ErrorCode::kMalformed, "index frame disagrees with the frames")
-                        .expected_found(std::to_string(idx.frames.size()) + " frames",
-                                        std::to_string(data.value().frames.size()));
         } else {
-          out.index.writer_stats = data.value().writer_stats;
+          std::vector<BlobInfo> complete;
+          for (const BlobInfo& b : blobs) {
+            if (covered.count(b.id) == 0) complete.push_back(b);
+          }
+          idx.call_count = next_seq;
+          problem = compare_index(data.value(), idx, complete);
+          if (problem.is_ok()) out.index.writer_stats = data.value().writer_stats;
         }
       }
       if (!problem.is_ok()) {

@@ -29,6 +29,7 @@ class TempDir {
 
 // Fills every field of `builder` (recursively, lists of 0..3 elements) with values drawn from
 // `rng`. For a struct with a union, one member is chosen at random unless `union_member` >= 0.
+// BlobIds stay null (no blob): a record may only name blobs stored before it.
 void fill_random(capnp::DynamicStruct::Builder builder, std::mt19937_64& rng, int depth = 0,
                  int union_member = -1);
 

@@ -2,8 +2,11 @@
 //
 // Trust model: the file is untrusted input. Every size, offset and index is checked against the
 // file size and the configured limits before use; every payload's checksum is verified when it
-// is read; Cap'n Proto messages are read with traversal and nesting limits; blob contents are
-// re-hashed on read. Any violation becomes a Status, never a crash or an out-of-bounds read.
+// is read; Cap'n Proto messages are read with traversal and nesting limits, and every field of a
+// record (and of the header) is decoded once before it is handed out, because checksums only
+// catch accidents (XXH3 is not a MAC); blob contents are re-hashed on read. Any violation
+// becomes a Status naming the frame (and call), never a crash, a kj::Exception out of a
+// CallRef, an allocation sized by a forged count, or an out-of-bounds read.
 //
 // Opening: the reader first looks for a valid trailer and index frame (a cleanly closed file).
 // When there is none (a killed writer, or damage near the end), it scans the frames from the
@@ -37,6 +40,7 @@ struct ReaderOptions {
   uint64_t max_frame_raw_bytes = 256ull << 20;   // larger frames are rejected (kLimitExceeded)
   uint64_t traversal_limit_words = 64ull << 20;  // per message (Cap'n Proto ReaderOptions)
   int nesting_limit = 64;
+  uint64_t max_blob_bytes = 16ull << 30;  // read_blob refuses larger blobs (kLimitExceeded)
   bool use_footer = true;  // false: always scan and rebuild (what verify() does internally)
 };
 
@@ -133,7 +137,11 @@ class Reader {
   Result<CallRef> call(uint64_t seq);
   Result<CallRef> launch(uint64_t ordinal);
   // Calls fn for every record with seq >= first_seq in order; stops early when fn returns false.
-  Status for_each_call(const std::function<bool(const CallRef&)>& fn, uint64_t first_seq = 0);
+  // A record (or a whole call frame) that cannot be decoded ends the walk with its Status
+  // (naming the call and the frame) unless `on_bad` is given: then on_bad gets that Status and
+  // the walk goes on with the next readable record when it returns true.
+  Status for_each_call(const std::function<bool(const CallRef&)>& fn, uint64_t first_seq = 0,
+                       const std::function<bool(const Status&)>& on_bad = {});
 
   // The whole blob, hash verified.
   Result<std::vector<uint8_t>> read_blob(const BlobId& id);
@@ -158,6 +166,11 @@ class Reader {
   static Result<std::unique_ptr<Reader>> open_impl(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Calls fn with every BlobId a record names, in field order: null ids and the ids of hash-only
+// snapshot chunks (hashes of bytes the file deliberately does not hold) are left out.
+void for_each_blob_ref(schema::CallRecord::Reader record,
+                       const std::function<void(const BlobId&)>& fn);
 
 // Name of a CallRecord union member ("launch", "memcpy", ...) or "unknown(<n>)".
 std::string call_kind_name(uint16_t which);
