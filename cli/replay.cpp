@@ -37,6 +37,7 @@ struct Options {
   std::string progress = "auto";
   bool quiet = false;
   std::vector<std::string> tolerances;
+  bool allow_unverified = false;
 };
 
 int exit_code_for_error(const Error& e) {
@@ -49,6 +50,20 @@ int exit_code_for_error(const Error& e) {
     default:
       return kExitReplayFailed;
   }
+}
+
+// The replay ran to its end: what it proved decides (docs/cli.md, Exit codes). A mismatch
+// outranks everything; a selection that selected nothing is a usage mistake the user must see
+// even when the rest verified.
+int exit_code_for_result(const ReplayResult& r, const ReplayOptions& options,
+                         bool allow_unverified) {
+  if (r.verdict() == Verdict::kMismatched) return kExitMismatch;
+  if (r.selection_requested && r.selected_launches() == 0) return kExitNothingSelected;
+  if (r.verdict() == Verdict::kNothingVerified && options.verify == VerifyMode::kChecksum &&
+      !allow_unverified) {
+    return kExitNothingVerified;
+  }
+  return kExitOk;
 }
 
 std::string mib(uint64_t bytes) {
@@ -148,7 +163,9 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
   std::printf(
       "memory    %zu range(s), %s mapped, %s\n", r.memory_ranges, mib(r.mapped_bytes).c_str(),
       r.relocated_ranges == 0 ? "all at their captured addresses"
-                              : (std::to_string(r.relocated_ranges) + " RELOCATED").c_str());
+      : options.address_mode == AddressMode::kRelocate
+          ? (std::to_string(r.relocated_ranges) + " relocated (--address-mode relocate)").c_str()
+          : (std::to_string(r.relocated_ranges) + " RELOCATED").c_str());
   uint64_t skipped = 0;
   for (const auto& [kind, count] : r.plan.skipped) skipped += count;
   std::printf("replayed  %llu call(s), %zu launch(es); %llu record(s) not replayed\n",
@@ -162,6 +179,7 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
                 static_cast<unsigned long long>(r.verification.mismatched),
                 static_cast<unsigned long long>(r.verification.unverified),
                 !r.verification.ok()          ? "MISMATCH"
+                : r.nothing_verified()        ? "nothing verified"
                 : r.verification.matched == 0 ? "no copy checksum compared"
                                               : "MATCHED");
     if (r.verification.first_mismatch) {
@@ -170,6 +188,11 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
     }
   }
   print_snapshots(r);
+  if (r.selection_requested) {
+    std::printf("selected  %llu launch(es)%s\n",
+                static_cast<unsigned long long>(r.selected_launches()),
+                r.selected_launches() == 0 ? ": the selection selected NOTHING" : "");
+  }
   // Per kernel: timed launches and the median of their medians.
   struct KernelTimes {
     uint64_t launches = 0;
@@ -255,7 +278,7 @@ void run(const Options& o, int& exit_code) {
       return;
     }
   }
-  exit_code = result.value().matched() ? kExitOk : kExitMismatch;
+  exit_code = exit_code_for_result(result.value(), options, o.allow_unverified);
 }
 
 }  // namespace
@@ -301,13 +324,15 @@ void register_replay(CLI::App& app, int& exit_code) {
       "--tolerance", o->tolerances,
       "Compare snapshot chunks element-wise: [0xALLOC=]f64|f32|f16|bf16:ulp=N,rel=X,abs=X "
       "(repeatable; docs/replay.md)");
+  cmd->add_flag("--allow-unverified", o->allow_unverified,
+                "Exit 0, not 7, when nothing could be verified (no copy checksum, no snapshot)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print no summary (the exit code and --report still tell)");
   cmd->footer(
-      "Exit codes: 0 replayed, every verification matched; 5 a verification (copy checksum or "
-      "snapshot "
-      "chunk) mismatched; 6 the target "
-      "cannot run the capture or a replayed call failed; 1 usage or I/O; 2 truncated; 3 corrupt or "
-      "inconsistent capture; 4 not a capture.");
+      "Exit codes (docs/cli.md): 0 replayed, every verification matched; 1 usage or I/O; 2 "
+      "truncated; 3 corrupt or inconsistent capture; 4 not a capture; 5 a verification (copy "
+      "checksum or snapshot chunk) mismatched; 6 the target cannot run the capture or a replayed "
+      "call failed; 7 nothing was verified (--allow-unverified: 0); 8 the launch selection "
+      "selected no launch.");
   cmd->callback([o, &exit_code]() { run(*o, exit_code); });
 }
 

@@ -148,7 +148,15 @@ MaybeError Executor::prepare() {
   result_.mapped_bytes = memory_->mapped_bytes();
   result_.memory_ranges = memory_->ranges().size();
   result_.relocated_ranges = memory_->relocated_count();
-  if (std::string summary = memory_->relocation_summary(); !summary.empty()) warn(summary);
+  if (options_.address_mode == AddressMode::kRelocate) {
+    // What the user asked for: information, said once, not a warning that results may be wrong.
+    info("--address-mode relocate: " + std::to_string(memory_->relocated_count()) + " of " +
+         std::to_string(result_.memory_ranges) +
+         " device range(s) placed away from their captured addresses, as asked; pointer-sized "
+         "kernel parameters are rewritten, pointers stored in device memory are not");
+  } else if (std::string summary = memory_->relocation_summary(); !summary.empty()) {
+    warn(summary);
+  }
   if (!driver_.has_vmm()) warn("the driver has no VMM entry points: device memory is relocated");
   return std::nullopt;
 }

@@ -36,6 +36,12 @@ namespace cusnap::replayer {
 
 enum class MessageLevel : uint8_t { kInfo, kWarning };
 
+// What a replay proved. kNothingVerified: no copy checksum and no snapshot chunk was compared
+// (verification off, a capture without checksums or snapshots): the replay ran, but it says
+// nothing about the results, and is never reported as a match.
+enum class Verdict : uint8_t { kMatched, kMismatched, kNothingVerified };
+const char* verdict_name(Verdict verdict);  // "matched", "mismatched", "nothing verified"
+
 struct ReplayOptions {
   std::string driver = "auto";  // auto | emulator | PATH (see resolve_driver)
   int device = 0;
@@ -150,8 +156,22 @@ struct ReplayResult {
   std::vector<std::string> messages;  // every warning issued, in order
   double wall_seconds = 0;
 
-  // Every copy checksum and every snapshot chunk compared matched.
+  // Every copy checksum and every snapshot chunk compared matched (true also when nothing was
+  // compared: see verdict()).
   bool matched() const { return verification.ok() && snapshots.ok(); }
+  // No copy checksum and no snapshot chunk was compared.
+  bool nothing_verified() const {
+    return verification.matched == 0 && verification.mismatched == 0 &&
+           snapshots.compared_chunks == 0;
+  }
+  Verdict verdict() const {
+    if (!matched()) return Verdict::kMismatched;
+    return nothing_verified() ? Verdict::kNothingVerified : Verdict::kMatched;
+  }
+  // Launch selection (--kernel-name, --launch-skip, --launch-count): whether one was given, and
+  // how many launches it selected.
+  bool selection_requested = false;
+  uint64_t selected_launches() const;
 };
 
 // Opens the capture, builds the plan, checks the target, replays. Errors: unreadable capture,

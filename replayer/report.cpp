@@ -281,6 +281,11 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("launch_count").num(options.launch_count);
   j.end_object();
 
+  j.key("selection").begin_object();
+  j.key("requested").boolean(r.selection_requested);
+  j.key("selected_launches").num(r.selected_launches());
+  j.end_object();
+
   j.key("memory").begin_object();
   j.key("ranges").num(static_cast<uint64_t>(r.memory_ranges));
   j.key("relocated_ranges").num(static_cast<uint64_t>(r.relocated_ranges));
@@ -288,7 +293,7 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.end_object();
 
   j.key("verification").begin_object();
-  j.key("result").str(r.matched() ? "matched" : "mismatched");
+  j.key("result").str(verdict_name(r.verdict()));
   j.key("matched").num(r.verification.matched);
   j.key("mismatched").num(r.verification.mismatched);
   j.key("unverified").num(r.verification.unverified);

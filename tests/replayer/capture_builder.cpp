@@ -141,7 +141,7 @@ uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint
 }
 
 uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream,
-                              bool async) {
+                              bool async, bool has_checksum) {
   capnp::MallocMessageBuilder m;
   auto c = record(m, async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2").initMemcpy();
   c.setKind(schema::Memcpy::Kind::DEVICE_TO_HOST);
@@ -151,8 +151,8 @@ uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, ui
   c.setAsync(async);
   c.setStream(stream);
   c.setDimensions(1);
-  c.setHostChecksum(checksum);
-  c.setHasHostChecksum(true);
+  c.setHostChecksum(has_checksum ? checksum : 0);
+  c.setHasHostChecksum(has_checksum);
   return append(m);
 }
 

@@ -69,8 +69,9 @@ class CaptureBuilder {
   uint64_t free(uint64_t address);
   uint64_t htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream = 0,
                 bool async = false);
+  // has_checksum false: a copy whose result the capture holds no checksum for.
   uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0,
-                bool async = false);
+                bool async = false, bool has_checksum = true);
   uint64_t memset32(uint64_t address, uint32_t value, uint64_t count);
   uint64_t launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
                   const Params& params, uint64_t stream = 0, uint64_t ordinal = 0);

@@ -42,6 +42,50 @@ if(NOT first EQUAL mismatch_seq)
   message(FATAL_ERROR "report: first mismatch at ${first}, expected ${mismatch_seq}")
 endif()
 
+# What a replay proved: nothing compared is "nothing verified" and exit 7 (unless allowed), never
+# a match; a launch selection that selects nothing warns and exits 8.
+execute_process(COMMAND ${MAKE_CAPTURE} ${WORK}/unverified.cusnap unverified RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "could not write the capture without checksums")
+endif()
+run_replay(7 ${WORK}/unverified.cusnap --report ${WORK}/unverified.json)
+if(NOT out MATCHES "0 matched, 0 mismatched, 2 unverified: nothing verified" OR out MATCHES "MATCHED")
+  message(FATAL_ERROR "a replay that verified nothing:\n${out}")
+endif()
+file(READ ${WORK}/unverified.json report)
+string(JSON result GET "${report}" verification result)
+if(NOT result STREQUAL "nothing verified")
+  message(FATAL_ERROR "report of a replay that verified nothing: result '${result}'")
+endif()
+run_replay(0 ${WORK}/unverified.cusnap --allow-unverified)
+run_replay(0 ${WORK}/good.cusnap --verify none)
+run_replay(8 ${WORK}/good.cusnap --kernel-name no_such_kernel --report ${WORK}/select_none.json)
+if(NOT err MATCHES "--kernel-name no_such_kernel selected none of the capture's 2 launch\\(es\\)"
+   OR NOT out MATCHES "selected  0 launch\\(es\\): the selection selected NOTHING")
+  message(FATAL_ERROR "a selection that selects nothing:\n${out}\n${err}")
+endif()
+file(READ ${WORK}/select_none.json report)
+string(JSON selected GET "${report}" selection selected_launches)
+string(JSON requested GET "${report}" selection requested)
+if(NOT selected EQUAL 0 OR NOT requested STREQUAL "ON")
+  message(FATAL_ERROR "report of a selection that selects nothing: ${requested} ${selected}")
+endif()
+run_replay(8 ${WORK}/good.cusnap --launch-skip 2)
+if(NOT err MATCHES "--launch-skip 2 selected none")
+  message(FATAL_ERROR "--launch-skip past the last launch:\n${err}")
+endif()
+run_replay(0 ${WORK}/good.cusnap --launch-skip 1)
+# Relocation asked for is said once, as information, never as "RELOCATED ... may be wrong".
+set(ENV{CUSNAP_LOG_LEVEL} info)
+run_replay(0 ${WORK}/good.cusnap --address-mode relocate)
+unset(ENV{CUSNAP_LOG_LEVEL})
+string(REGEX MATCHALL "--address-mode relocate: 2 of 2 device range" said "${err}")
+list(LENGTH said said)
+if(err MATCHES "RELOCATED" OR out MATCHES "RELOCATED" OR err MATCHES "warning: [^\n]*elocat"
+   OR NOT said EQUAL 1 OR NOT out MATCHES "2 relocated \\(--address-mode relocate\\)")
+  message(FATAL_ERROR "forced relocation is not said once as information:\n${out}\n${err}")
+endif()
+
 # The emulator under the replay counts too (CUSNAP_EMU_STATS), for the schema check below.
 set(ENV{CUSNAP_EMU_STATS} ${WORK}/stats.json)
 run_replay(0 ${WORK}/good.cusnap --repeat 3 --warmup 1 --kernel-name increment --report ${WORK}/rep.json)
@@ -140,7 +184,7 @@ run_replay(1 ${WORK}/good.cusnap --repeat 0)
 # with its type, every documented field is written. A capture of a real program adds what the
 # hand-built ones lack (its command line).
 run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
-foreach(check "replay-report.md;${WORK}/good.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
               "emulator-stats.md;${WORK}/stats.json")
   list(POP_FRONT check doc)
   execute_process(COMMAND ${PYTHON} ${CHECK_SCHEMA} ${SCHEMAS}/${doc} ${check}

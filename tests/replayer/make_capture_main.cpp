@@ -1,5 +1,6 @@
 // Writes the test captures (test_support.h) for the CLI test:
-//   make_capture OUT [mismatch]           the standard capture; prints the mismatching copy's seq
+//   make_capture OUT [mismatch|unverified] the standard capture; prints the mismatching copy's seq
+//                                         (unverified: its copies have no checksums)
 //   make_capture OUT snapshot MODE        a snapshot capture; prints the address of interest
 // MODE: extract (matches), altered (one expected byte flipped: prints its address), hashonly
 // (altered, expected chunks hash-only), float (fast_exp: prints the output allocation),
@@ -13,7 +14,7 @@ using namespace cusnap::replayer::test;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUT [mismatch | snapshot MODE]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT [mismatch | unverified | snapshot MODE]\n", argv[0]);
     return 1;
   }
   std::string mode = argc > 2 ? argv[2] : "";
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   }
   StandardOptions options;
   options.corrupt_b_payload = mode == "mismatch";
+  options.no_checksums = mode == "unverified";
   auto capture = write_standard_capture(argv[1], options);
   std::printf("%llu\n", static_cast<unsigned long long>(capture.dtoh_c_seq));
   return 0;

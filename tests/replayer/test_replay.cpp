@@ -95,6 +95,60 @@ TEST_CASE("verification can be turned off", "[replay]") {
   CHECK(r.verification.unverified == 2);
 }
 
+TEST_CASE("a replay that compared nothing says nothing verified, never matched", "[replay]") {
+  StandardOptions o;
+  o.no_checksums = true;
+  auto capture = write_standard_capture(temp_path("unverified.cusnap"), o);
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  CHECK(r.verification.unverified == 2);
+  CHECK(r.nothing_verified());
+  CHECK(r.verdict() == Verdict::kNothingVerified);
+  std::string report = report_json(r, emulator_options());
+  CHECK(report.find("\"result\":\"nothing verified\"") != std::string::npos);
+
+  // The same calls with checksums prove something; a changed input proves a difference.
+  auto checked = write_standard_capture(temp_path("verified.cusnap"));
+  CHECK(replay_ok(checked.path, emulator_options()).verdict() == Verdict::kMatched);
+  StandardOptions changed;
+  changed.corrupt_b_payload = true;
+  auto bad = write_standard_capture(temp_path("unverified_bad.cusnap"), changed);
+  CHECK(replay_ok(bad.path, emulator_options()).verdict() == Verdict::kMismatched);
+}
+
+TEST_CASE("a launch selection that selects nothing is warned about", "[replay][timing]") {
+  auto capture = write_standard_capture(temp_path("select_none.cusnap"));
+  auto warnings_for = [&](ReplayOptions options) {
+    std::vector<std::string> warnings;
+    options.on_message = [&](MessageLevel level, const std::string& m) {
+      if (level == MessageLevel::kWarning && m.find("selected") != std::string::npos)
+        warnings.push_back(m);
+    };
+    ReplayResult r = replay_ok(capture.path, options);
+    CHECK(r.selection_requested);
+    return std::make_pair(r.selected_launches(), warnings);
+  };
+  ReplayOptions no_such = emulator_options();
+  no_such.kernel_regex = "no_such_kernel";
+  auto [none, warnings] = warnings_for(no_such);
+  CHECK(none == 0);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("--kernel-name no_such_kernel selected none of the capture's 2 "
+                         "launch(es); its kernels: axpy_int increment") != std::string::npos);
+
+  ReplayOptions past_end = emulator_options();
+  past_end.launch_skip = 2;  // the capture has two launches
+  auto [beyond, skip_warnings] = warnings_for(past_end);
+  CHECK(beyond == 0);
+  REQUIRE(skip_warnings.size() == 1);
+  CHECK(skip_warnings[0].find("--launch-skip 2 selected none") != std::string::npos);
+
+  ReplayOptions last = emulator_options();
+  last.launch_skip = 1;
+  auto [one, no_warnings] = warnings_for(last);
+  CHECK(one == 1);
+  CHECK(no_warnings.empty());
+}
+
 TEST_CASE("an occupied captured address falls back to relocation, loudly", "[replay][relocation]") {
   auto capture = write_standard_capture(temp_path("reloc.cusnap"));
   // Occupy the captured range in this process, as another mapping of the replaying process would.
@@ -124,7 +178,20 @@ TEST_CASE("forced relocation rewrites parameters", "[replay][relocation]") {
   auto capture = write_standard_capture(temp_path("forced.cusnap"));
   ReplayOptions options = emulator_options();
   options.address_mode = AddressMode::kRelocate;
+  std::vector<std::string> warnings, infos;
+  options.on_message = [&](MessageLevel level, const std::string& m) {
+    (level == MessageLevel::kWarning ? warnings : infos).push_back(m);
+  };
   ReplayResult r = replay_ok(capture.path, options);
+  // Relocation is what was asked for: said once, as information, not as "results may be wrong".
+  auto mentions = [](const std::vector<std::string>& messages, const std::string& what) {
+    size_t n = 0;
+    for (const auto& m : messages) n += m.find(what) != std::string::npos ? 1 : 0;
+    return n;
+  };
+  CHECK(mentions(warnings, "elocat") == 0);
+  CHECK(mentions(r.messages, "elocat") == 0);
+  CHECK(mentions(infos, "--address-mode relocate: 2 of 2 device range(s)") == 1);
   CHECK(r.relocated_ranges == 2);
   CHECK(r.launches[0].pointers_rewritten == 3);
   CHECK(r.launches[1].pointers_rewritten == 1);
@@ -270,12 +337,13 @@ TEST_CASE("pointers stored in device memory stay valid at the captured addresses
   CHECK(same.matched());
 
   // Relocated, the stored pointer still names the captured address: the replay must not
-  // pretend all is well (an access error or a mismatch), and it must have said so.
+  // pretend all is well (an access error or a mismatch), and it must have said so (as
+  // information: relocation was asked for).
   ReplayOptions options = emulator_options();
   options.address_mode = AddressMode::kRelocate;
   bool loud = false;
   options.on_message = [&](MessageLevel, const std::string& m) {
-    loud = loud || m.find("RELOCATED") != std::string::npos;
+    loud = loud || m.find("pointers stored in device memory are not") != std::string::npos;
   };
   auto relocated = replay_capture(path, options);
   CHECK(loud);

@@ -77,9 +77,10 @@ StandardCapture write_standard_capture(const std::string& path, const StandardOp
   }
   s.increment_seq = w.launch(0xF002, "increment", (kN + 127) / 128, 128, Params().ptr(s.x).i32(kN));
   w.failed_launch(0xF002);
-  s.dtoh_c_seq = w.dtoh(s.c, kN * 4, format::checksum64(as_bytes(c)), stream, async);
+  const bool sums = !options.no_checksums;
+  s.dtoh_c_seq = w.dtoh(s.c, kN * 4, format::checksum64(as_bytes(c)), stream, async, sums);
   if (async) w.stream_sync(stream);
-  s.dtoh_x_seq = w.dtoh(s.x, kN * 4, format::checksum64(as_bytes(x_after)));
+  s.dtoh_x_seq = w.dtoh(s.x, kN * 4, format::checksum64(as_bytes(x_after)), 0, false, sums);
   w.free(s.a);
   w.context_sync();
   w.close();

@@ -31,6 +31,7 @@ struct StandardOptions {
   bool corrupt_b_payload = false;  // the capture's input differs from what produced the checksum
   bool async_on_stream = false;    // copies and launches on a created stream, events between
   std::string ptx_target;          // replaces ".target sm_75" when set
+  bool no_checksums = false;       // device-to-host copies without checksums: nothing to verify
 };
 
 std::string read_text(const std::string& path);
