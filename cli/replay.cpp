@@ -1,11 +1,13 @@
 // `cusnap replay CAPTURE [options]` (docs/replay.md).
 #include "replay.h"
 
+#include <cuda.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,9 +40,14 @@ struct Options {
   bool quiet = false;
   std::vector<std::string> tolerances;
   bool allow_unverified = false;
+  double timeout_launch = 0;
+  double timeout = 0;
 };
 
 int exit_code_for_error(const Error& e) {
+  // The driver's own watchdog (the emulator's CUSNAP_EMU_TIMEOUT, a display watchdog) stopped a
+  // launch: a timeout like the replayer's own.
+  if (e.result() && *e.result() == CUDA_ERROR_LAUNCH_TIMEOUT) return kExitTimeout;
   switch (e.kind()) {
     case ErrorKind::kCapture:
       return kExitCorrupt;
@@ -231,6 +238,17 @@ void run(const Options& o, int& exit_code) {
   options.launch_skip = o.launch_skip;
   options.launch_count = o.launch_count;
   options.nvtx = !o.no_nvtx;
+  options.timeout_launch_seconds = o.timeout_launch;
+  options.timeout_seconds = o.timeout;
+  options.on_timeout = [](const TimeoutEvent& event) {
+    // On the watchdog thread, while the replay thread may be inside the driver for good: say
+    // what hung and end the process now (no report: the result is still being written).
+    std::fprintf(stderr, "\n");
+    spdlog::error("cusnap replay: timeout: {}", event.message);
+    spdlog::default_logger()->flush();
+    std::fflush(stdout);
+    std::_Exit(kExitTimeout);
+  };
   for (const std::string& spec : o.tolerances) {
     auto t = parse_tolerance(spec);
     if (!t) {
@@ -326,13 +344,22 @@ void register_replay(CLI::App& app, int& exit_code) {
       "(repeatable; docs/replay.md)");
   cmd->add_flag("--allow-unverified", o->allow_unverified,
                 "Exit 0, not 7, when nothing could be verified (no copy checksum, no snapshot)");
+  cmd->add_option("--timeout-launch", o->timeout_launch,
+                  "Seconds each launch may run (0: no limit); each launch is waited for. Past "
+                  "it: exit 9 naming the launch, without waiting for the driver")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--timeout", o->timeout,
+                  "Seconds the whole replay may take (0: no limit). Past it: exit 9 naming the "
+                  "call being replayed, without waiting for the driver")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-q,--quiet", o->quiet, "Print no summary (the exit code and --report still tell)");
   cmd->footer(
       "Exit codes (docs/cli.md): 0 replayed, every verification matched; 1 usage or I/O; 2 "
       "truncated; 3 corrupt or inconsistent capture; 4 not a capture; 5 a verification (copy "
       "checksum or snapshot chunk) mismatched; 6 the target cannot run the capture or a replayed "
       "call failed; 7 nothing was verified (--allow-unverified: 0); 8 the launch selection "
-      "selected no launch.");
+      "selected no launch; 9 a launch or the replay ran past --timeout-launch / --timeout, or "
+      "the driver stopped a launch (CUDA_ERROR_LAUNCH_TIMEOUT).");
   cmd->callback([o, &exit_code]() { run(*o, exit_code); });
 }
 

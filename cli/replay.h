@@ -12,6 +12,8 @@ inline constexpr int kExitReplayFailed = 6;  // target unusable or a replayed ca
 // --verify checksum, nothing compared (no copy checksum, no snapshot chunk), no --allow-unverified
 inline constexpr int kExitNothingVerified = 7;
 inline constexpr int kExitNothingSelected = 8;  // --kernel-name/--launch-skip selected no launch
+// Past --timeout-launch / --timeout (replayer/watchdog.h), or CUDA_ERROR_LAUNCH_TIMEOUT.
+inline constexpr int kExitTimeout = 9;
 
 void register_replay(CLI::App& app, int& exit_code);
 

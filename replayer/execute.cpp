@@ -63,13 +63,14 @@ void set_copy_endpoints(Copy& c, const CopyOp& op, void* host, uint64_t src, uin
 }  // namespace
 
 Executor::Executor(const Driver& driver, format::Reader& reader, const Plan& plan,
-                   const ReplayOptions& options, ReplayResult& result)
+                   const ReplayOptions& options, ReplayResult& result, Watchdog& watchdog)
     : driver_(driver),
       api_(driver.api()),
       reader_(reader),
       plan_(plan),
       options_(options),
-      result_(result) {}
+      result_(result),
+      watchdog_(watchdog) {}
 
 Executor::~Executor() {
   if (context_ == nullptr) return;
@@ -224,10 +225,12 @@ MaybeError Executor::check_target() {
 MaybeError Executor::run() {
   size_t done = 0;
   for (const Action& action : plan_.actions) {
+    watchdog_.at_call(action, result_.actions_replayed);
     if (auto e = execute(action)) return e;
     ++result_.actions_replayed;
     if (options_.progress && (++done & 63) == 0) progress(done, false);
   }
+  watchdog_.at_end();
   if (auto e = synchronize_all()) return e;
   if (options_.progress) progress(plan_.actions.size(), true);
   return std::nullopt;

@@ -25,7 +25,7 @@ namespace cusnap::replayer {
 class Executor {
  public:
   Executor(const Driver& driver, format::Reader& reader, const Plan& plan,
-           const ReplayOptions& options, ReplayResult& result);
+           const ReplayOptions& options, ReplayResult& result, Watchdog& watchdog);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -106,6 +106,7 @@ class Executor {
   const Plan& plan_;
   const ReplayOptions& options_;
   ReplayResult& result_;
+  Watchdog& watchdog_;
 
   CUcontext context_ = nullptr;
   CUdevice device_ = 0;

@@ -104,8 +104,14 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
     }
   }
   forward_plan_warnings(plan, options, result);
+  if (options.timeout_launch_seconds < 0 || options.timeout_seconds < 0) {
+    return Error(ErrorKind::kInvalidArgument, "a timeout cannot be negative");
+  }
+  // Destroyed after the executor, so the final synchronisations are watched too.
+  Watchdog watchdog(options.timeout_launch_seconds, options.timeout_seconds, plan,
+                    options.on_timeout);
   try {
-    Executor executor(*driver.value(), reader, plan, options, result);
+    Executor executor(*driver.value(), reader, plan, options, result, watchdog);
     if (auto e = executor.prepare()) return *e;
     if (auto e = executor.run()) return *e;
   } catch (const std::bad_alloc&) {

@@ -31,6 +31,7 @@
 #include "replayer/timing.h"
 #include "replayer/tolerance.h"
 #include "replayer/verify.h"
+#include "replayer/watchdog.h"
 
 namespace cusnap::replayer {
 
@@ -58,6 +59,14 @@ struct ReplayOptions {
   bool progress = false;      // progress line on stderr (the CLI enables it on a tty)
   // Element-wise comparison of snapshot chunks (tolerance.h); empty: exact comparison only.
   std::vector<Tolerance> tolerances;
+  // Time limits in seconds, 0: none (watchdog.h). timeout_launch_seconds: each launch must end
+  // within it (the replay then waits for every launch to end before going on);
+  // timeout_seconds: the whole replay, from opening the driver to the last synchronisation.
+  // Past one, on_timeout is called on the watchdog thread and the process ends with
+  // kTimeoutExitCode: a hung kernel cannot be waited out.
+  double timeout_launch_seconds = 0;
+  double timeout_seconds = 0;
+  TimeoutHandler on_timeout;
   // Warnings and information (relocation, skipped calls, target differences). Default: dropped.
   std::function<void(MessageLevel, const std::string&)> on_message;
 };

@@ -279,6 +279,8 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("kernel_name").str(options.kernel_regex);
   j.key("launch_skip").num(options.launch_skip);
   j.key("launch_count").num(options.launch_count);
+  j.key("timeout_launch_seconds").real(options.timeout_launch_seconds);
+  j.key("timeout_seconds").real(options.timeout_seconds);
   j.end_object();
 
   j.key("selection").begin_object();

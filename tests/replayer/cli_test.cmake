@@ -86,6 +86,37 @@ if(err MATCHES "RELOCATED" OR out MATCHES "RELOCATED" OR err MATCHES "warning: [
   message(FATAL_ERROR "forced relocation is not said once as information:\n${out}\n${err}")
 endif()
 
+# Time limits: a kernel that never ends is named and the replay exits 9 without waiting for the
+# driver, whether the replayer's watchdog (the emulator's made too long to fire first) or the
+# driver's own stops it.
+execute_process(COMMAND ${MAKE_CAPTURE} ${WORK}/spin.cusnap spin OUTPUT_VARIABLE spin_seq RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "could not write the spin capture")
+endif()
+string(STRIP "${spin_seq}" spin_seq)
+set(ENV{CUSNAP_EMU_TIMEOUT} 600)
+run_replay(9 ${WORK}/spin.cusnap --timeout-launch 1)
+if(NOT err MATCHES "timeout: launch #0 of spin \\(call ${spin_seq}\\) did not end within 1 s \\(--timeout-launch\\)")
+  message(FATAL_ERROR "--timeout-launch does not name the hung launch:\n${err}")
+endif()
+run_replay(9 ${WORK}/spin.cusnap --timeout 1)
+if(NOT err MATCHES "the replay did not end within 1 s \\(--timeout\\); replaying call [0-9]+ \\([a-z]+\\), [0-9]+ of [0-9]+ calls replayed; last launch issued: launch #0 of spin \\(call ${spin_seq}\\)")
+  message(FATAL_ERROR "--timeout does not say where the replay was:\n${err}")
+endif()
+set(ENV{CUSNAP_EMU_TIMEOUT} 0.5)
+run_replay(9 ${WORK}/spin.cusnap)
+if(NOT err MATCHES "CUDA_ERROR_LAUNCH_TIMEOUT")
+  message(FATAL_ERROR "the driver's launch timeout is not named:\n${err}")
+endif()
+unset(ENV{CUSNAP_EMU_TIMEOUT})
+run_replay(0 ${WORK}/good.cusnap --timeout-launch 60 --timeout 600 --repeat 2 --report ${WORK}/limits.json)
+file(READ ${WORK}/limits.json report)
+string(JSON limit GET "${report}" options timeout_launch_seconds)
+if(NOT limit EQUAL 60)
+  message(FATAL_ERROR "report: timeout_launch_seconds ${limit}")
+endif()
+run_replay(1 ${WORK}/good.cusnap --timeout -1)
+
 # The emulator under the replay counts too (CUSNAP_EMU_STATS), for the schema check below.
 set(ENV{CUSNAP_EMU_STATS} ${WORK}/stats.json)
 run_replay(0 ${WORK}/good.cusnap --repeat 3 --warmup 1 --kernel-name increment --report ${WORK}/rep.json)
@@ -184,7 +215,7 @@ run_replay(1 ${WORK}/good.cusnap --repeat 0)
 # with its type, every documented field is written. A capture of a real program adds what the
 # hand-built ones lack (its command line).
 run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
-foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
               "emulator-stats.md;${WORK}/stats.json")
   list(POP_FRONT check doc)
   execute_process(COMMAND ${PYTHON} ${CHECK_SCHEMA} ${SCHEMAS}/${doc} ${check}

@@ -149,6 +149,26 @@ TEST_CASE("a launch selection that selects nothing is warned about", "[replay][t
   CHECK(no_warnings.empty());
 }
 
+TEST_CASE("a replay inside its time limits runs as it does without them", "[replay][timeout]") {
+  auto capture = write_standard_capture(temp_path("limits.cusnap"));
+  ReplayOptions options = emulator_options();
+  options.timeout_launch_seconds = 120;  // each launch waited for, the watchdog never fires
+  options.timeout_seconds = 600;
+  options.repeat = 3;
+  bool fired = false;
+  options.on_timeout = [&](const TimeoutEvent&) { fired = true; };
+  ReplayResult r = replay_ok(capture.path, options);
+  CHECK_FALSE(fired);
+  CHECK(r.verdict() == Verdict::kMatched);
+  REQUIRE(r.launches.size() == 2);
+  CHECK(r.launches[1].time.samples == 3);
+
+  options.timeout_seconds = -1;
+  auto negative = replay_capture(capture.path, options);
+  REQUIRE_FALSE(negative);
+  CHECK(negative.error().kind() == ErrorKind::kInvalidArgument);
+}
+
 TEST_CASE("an occupied captured address falls back to relocation, loudly", "[replay][relocation]") {
   auto capture = write_standard_capture(temp_path("reloc.cusnap"));
   // Occupy the captured range in this process, as another mapping of the replaying process would.

@@ -37,3 +37,10 @@ extern "C" __global__ void add_bias(int* x, int n) {
   if (i < n) x[i] += bias;
   if (i == 0) calls += 1;
 }
+
+// Never ends while *flag is 0, which nothing in the tests changes: the hung kernel of the replay
+// time limits (--timeout-launch, --timeout).
+extern "C" __global__ void spin(volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
