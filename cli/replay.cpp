@@ -195,6 +195,25 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
     }
   }
   print_snapshots(r);
+  if (r.expected_error) {
+    const ExpectedErrorCheck& e = *r.expected_error;
+    std::printf("outcome   the capture ended with %s at call %llu (%s): ", e.name.c_str(),
+                static_cast<unsigned long long>(e.recorded.seq), e.recorded.api.c_str());
+    if (e.reproduced) {
+      std::printf("reproduced at call %llu", static_cast<unsigned long long>(e.observed_seq));
+    } else {
+      std::printf("NOT reproduced, the replay got %s", e.observed_name.c_str());
+    }
+    if (e.calls_not_replayed > 0) {
+      std::printf("; %llu call(s) after it not replayed",
+                  static_cast<unsigned long long>(e.calls_not_replayed));
+    }
+    if (e.recorded.later_successful_calls > 0) {
+      std::printf("; %llu call(s) that succeeded after it at capture not replayed",
+                  static_cast<unsigned long long>(e.recorded.later_successful_calls));
+    }
+    std::printf("\n");
+  }
   if (r.selection_requested) {
     std::printf("selected  %llu launch(es)%s\n",
                 static_cast<unsigned long long>(r.selected_launches()),

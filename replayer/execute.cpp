@@ -224,15 +224,84 @@ MaybeError Executor::check_target() {
 
 MaybeError Executor::run() {
   size_t done = 0;
-  for (const Action& action : plan_.actions) {
+  const std::optional<RecordedError>& recorded = plan_.recorded_error;
+  if (recorded) {
+    result_.expected_error = ExpectedErrorCheck{};
+    result_.expected_error->recorded = *recorded;
+    result_.expected_error->name = driver_.error_name(static_cast<CUresult>(recorded->result));
+  }
+  for (size_t i = 0; i < plan_.actions.size(); ++i) {
+    const Action& action = plan_.actions[i];
+    if (recorded && action.seq > recorded->seq) {
+      // Only calls made after the error at capture remain; they failed there (the plan keeps
+      // none that succeeded). The error must show now.
+      if (auto e = check_expected_error(recorded->seq)) return e;
+      result_.expected_error->calls_not_replayed = plan_.actions.size() - i;
+      break;
+    }
     watchdog_.at_call(action, result_.actions_replayed);
-    if (auto e = execute(action)) return e;
+    if (auto e = execute(action)) {
+      if (!is_expected_error(action, *e)) return e;
+      expected_error_seen(action.seq, static_cast<CUresult>(*e->result()));
+      result_.expected_error->calls_not_replayed = plan_.actions.size() - i - 1;
+      break;
+    }
     ++result_.actions_replayed;
     if (options_.progress && (++done & 63) == 0) progress(done, false);
   }
   watchdog_.at_end();
-  if (auto e = synchronize_all()) return e;
+  if (recorded && !result_.expected_error->observed) {
+    if (auto e = check_expected_error(recorded->seq)) return e;
+  }
+  if (result_.expected_error && result_.expected_error->observed_result != CUDA_SUCCESS) {
+    // The context is dead: asynchronous copies and timings still pending cannot be read. The
+    // copies stay unverified, the launches untimed.
+    pending_copies_.clear();
+    pending_awaiting_.clear();
+    pending_timings_.clear();
+    inflight_payloads_.clear();
+  } else if (auto e = synchronize_all()) {
+    return e;
+  }
   if (options_.progress) progress(plan_.actions.size(), true);
+  return std::nullopt;
+}
+
+bool Executor::is_expected_error(const Action& a, const Error& e) const {
+  const std::optional<RecordedError>& recorded = plan_.recorded_error;
+  if (!recorded || !e.result() || *e.result() != recorded->result) return false;
+  if (result_.expected_error->observed) return false;
+  // The driver may notice the error earlier than at capture (another driver, another timing),
+  // but not before the launch that can have caused it.
+  return a.seq >= recorded->last_launch_seq && a.seq <= recorded->seq;
+}
+
+void Executor::expected_error_seen(uint64_t seq, CUresult r) {
+  ExpectedErrorCheck& c = *result_.expected_error;
+  c.observed = true;
+  c.observed_seq = seq;
+  c.observed_result = static_cast<int32_t>(r);
+  c.observed_name = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : driver_.error_name(r);
+  c.reproduced = c.observed_result == c.recorded.result;
+  std::string where = "call " + std::to_string(c.recorded.seq) + " (" + c.recorded.api + ")";
+  if (c.reproduced) {
+    info("the capture ended with " + c.name + " at " + where + "; the replay reproduced it" +
+         (seq == c.recorded.seq ? "" : " at call " + std::to_string(seq)));
+  } else {
+    warn("the capture ended with " + c.name + " at " + where + "; the replay got " +
+         c.observed_name + " there");
+  }
+}
+
+MaybeError Executor::check_expected_error(uint64_t at_seq) {
+  // What the application's failing call observed: the context's state once its work is done.
+  CUresult r = api_.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS && !is_sticky_error(static_cast<int32_t>(r))) {
+    return driver_.failure("cuCtxSynchronize", r).at_call(at_seq);
+  }
+  expected_error_seen(at_seq, r);
+  // No error: the replay goes on as any other, its results still compared.
+  if (r == CUDA_SUCCESS) return synchronize_all();
   return std::nullopt;
 }
 

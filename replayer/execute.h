@@ -61,6 +61,11 @@ class Executor {
   Expected<const std::vector<uint8_t>*> image_bytes(const ModuleLoadOp& op, uint64_t seq);
 
   MaybeError execute(const Action& action);
+  // The recorded sticky error (plan_.recorded_error): whether `e` (from replaying `a`) is it,
+  // and the check at its call when no replayed call reported it.
+  bool is_expected_error(const Action& a, const Error& e) const;
+  MaybeError check_expected_error(uint64_t at_seq);
+  void expected_error_seen(uint64_t seq, CUresult r);
   MaybeError do_module_load(const Action& a, const ModuleLoadOp& op);
   MaybeError do_function_get(const Action& a, const FunctionGetOp& op);
   MaybeError do_global_get(const Action& a, const GlobalGetOp& op);

@@ -582,7 +582,27 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     return std::nullopt;
   }
   if (record.getResult() != 0) {
+    if (!plan_.recorded_error && is_sticky_error(record.getResult())) {
+      RecordedError e;
+      e.seq = seq;
+      e.api = record.getApiName().cStr();
+      e.result = record.getResult();
+      for (auto it = plan_.actions.rbegin(); it != plan_.actions.rend(); ++it) {
+        if (std::holds_alternative<LaunchOp>(it->op)) {
+          e.last_launch_seq = it->seq;
+          break;
+        }
+      }
+      plan_.recorded_error = e;
+    }
     skip("failed calls");
+    return std::nullopt;
+  }
+  // After a sticky error every call of the context fails; one that did not (a new context, a
+  // reset device) cannot be replayed in the dead one.
+  if (plan_.recorded_error) {
+    ++plan_.recorded_error->later_successful_calls;
+    skip("calls after the recorded sticky error");
     return std::nullopt;
   }
   switch (which) {
@@ -950,6 +970,23 @@ const char* operation_name(const Operation& op) {
                                        "contextSynchronize"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
+}
+
+bool is_sticky_error(int32_t result) {
+  switch (result) {
+    case 700:  // CUDA_ERROR_ILLEGAL_ADDRESS
+    case 702:  // CUDA_ERROR_LAUNCH_TIMEOUT
+    case 710:  // CUDA_ERROR_ASSERT
+    case 714:  // CUDA_ERROR_HARDWARE_STACK_ERROR
+    case 715:  // CUDA_ERROR_ILLEGAL_INSTRUCTION
+    case 716:  // CUDA_ERROR_MISALIGNED_ADDRESS
+    case 717:  // CUDA_ERROR_INVALID_ADDRESS_SPACE
+    case 718:  // CUDA_ERROR_INVALID_PC
+    case 719:  // CUDA_ERROR_LAUNCH_FAILED
+      return true;
+    default:
+      return false;
+  }
 }
 
 Expected<Plan> build_plan(format::Reader& reader) {

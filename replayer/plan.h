@@ -282,6 +282,20 @@ struct PlanWarning {
   std::string message;
 };
 
+// A sticky error the capture ended with: the first call that failed with an error after which
+// the driver fails every call of the context (a device-side assert, an illegal address, ...).
+// An application may cause one on purpose and check for it; the replay then expects it as the
+// outcome (replay.h) instead of failing on it.
+struct RecordedError {
+  uint64_t seq = 0;  // the call that returned it
+  std::string api;
+  int32_t result = 0;                   // the CUresult
+  uint64_t last_launch_seq = 0;         // the launch before it (its likely cause); 0: none
+  uint64_t later_successful_calls = 0;  // calls after it that succeeded anyway (not replayed)
+};
+// True for the CUresults that leave the context unusable (CUDA's "sticky" errors).
+bool is_sticky_error(int32_t result);
+
 // Everything a plan says about the capture except its actions: what a replay report keeps.
 struct PlanSummary {
   // Identity of the capture, for reports.
@@ -299,6 +313,7 @@ struct PlanSummary {
   std::vector<PlanWarning> warnings;
   bool uses_cluster_launch = false;
   bool uses_cooperative_launch = false;
+  std::optional<RecordedError> recorded_error;
 
   // Memory snapshots. `extract` is set for an extracted capture (restore + compare); otherwise
   // snapshots are verification points only.

@@ -138,6 +138,22 @@ struct SnapshotResults {
   bool ok() const { return mismatched_chunks == 0; }
 };
 
+// The capture's sticky error (plan.h, RecordedError) as the replay met it. The replay runs up to
+// the call that returned it at capture and expects the driver to report the same error there or
+// earlier, but not before the launch that preceded it: reproduced, every verification before it
+// stands and the calls after it are not replayed (they failed at capture). Not reproduced (no
+// error, or another one) is a difference like a mismatching checksum.
+struct ExpectedErrorCheck {
+  RecordedError recorded;
+  std::string name;             // the driver's name for recorded.result ("CUDA_ERROR_ASSERT")
+  bool observed = false;        // the replay reached the point where it had to show
+  bool reproduced = false;      // the driver reported the recorded error there
+  uint64_t observed_seq = 0;    // the replayed call that reported it (or the point of the check)
+  int32_t observed_result = 0;  // what the driver returned there (0: no error)
+  std::string observed_name;
+  uint64_t calls_not_replayed = 0;  // planned calls after it, not run
+};
+
 struct TargetInfo {
   std::string driver_path;
   std::string driver_reason;
@@ -162,12 +178,16 @@ struct ReplayResult {
   VerifySummary verification;
   SnapshotResults snapshots;
   std::vector<LaunchReport> launches;
-  std::vector<std::string> messages;  // every warning issued, in order
+  std::optional<ExpectedErrorCheck> expected_error;  // the capture ended with a sticky error
+  std::vector<std::string> messages;                 // every warning issued, in order
   double wall_seconds = 0;
 
   // Every copy checksum and every snapshot chunk compared matched (true also when nothing was
   // compared: see verdict()).
-  bool matched() const { return verification.ok() && snapshots.ok(); }
+  // A recorded sticky error must have been reproduced.
+  bool matched() const {
+    return verification.ok() && snapshots.ok() && (!expected_error || expected_error->reproduced);
+  }
   // No copy checksum and no snapshot chunk was compared.
   bool nothing_verified() const {
     return verification.matched == 0 && verification.mismatched == 0 &&

@@ -116,8 +116,7 @@ void Watchdog::expire(bool per_launch, double limit, double elapsed, const Actio
                          std::to_string(event.calls_total) + " calls replayed";
   if (per_launch) {
     event.message = describe(*event.launch) + " did not end within " + seconds_text(limit) +
-                    " (--timeout-launch); " + progress +
-                    "; exiting without waiting for the driver";
+                    " (--timeout-launch); " + progress + "; exiting without waiting for the driver";
   } else {
     event.message = "the replay did not end within " + seconds_text(limit) + " (--timeout); ";
     if (event.in_call) {

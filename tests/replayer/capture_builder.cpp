@@ -294,9 +294,11 @@ uint64_t CaptureBuilder::stream_wait(uint64_t stream, uint64_t event) {
   return append(m);
 }
 
-uint64_t CaptureBuilder::context_sync() {
+uint64_t CaptureBuilder::context_sync(int32_t result) {
   capnp::MallocMessageBuilder m;
-  record(m, "cuCtxSynchronize").initContextSynchronize();
+  auto r = record(m, "cuCtxSynchronize");
+  r.setResult(result);
+  r.initContextSynchronize();
   return append(m);
 }
 

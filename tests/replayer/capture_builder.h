@@ -80,7 +80,8 @@ class CaptureBuilder {
   uint64_t event_create(uint64_t event);
   uint64_t event_record(uint64_t event, uint64_t stream);
   uint64_t stream_wait(uint64_t stream, uint64_t event);
-  uint64_t context_sync();
+  // result != 0: a cuCtxSynchronize that returned it (e.g. 710, CUDA_ERROR_ASSERT).
+  uint64_t context_sync(int32_t result = 0);
   // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (host memory a kernel can reach).
   uint64_t host_alloc(uint64_t address, uint64_t size);
   uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);

@@ -86,6 +86,30 @@ if(err MATCHES "RELOCATED" OR out MATCHES "RELOCATED" OR err MATCHES "warning: [
   message(FATAL_ERROR "forced relocation is not said once as information:\n${out}\n${err}")
 endif()
 
+# A capture that ended with a sticky error on purpose (device assert -> CUDA_ERROR_ASSERT):
+# replayed up to it, verified before it, the error reproduced as the expected outcome, a report.
+execute_process(COMMAND ${MAKE_CAPTURE} ${WORK}/assert.cusnap assert OUTPUT_VARIABLE assert_seq RESULT_VARIABLE rc)
+execute_process(COMMAND ${MAKE_CAPTURE} ${WORK}/noassert.cusnap noassert RESULT_VARIABLE rc2)
+if(NOT rc EQUAL 0 OR NOT rc2 EQUAL 0)
+  message(FATAL_ERROR "could not write the assert captures")
+endif()
+string(STRIP "${assert_seq}" assert_seq)
+run_replay(0 ${WORK}/assert.cusnap --report ${WORK}/assert.json)
+if(NOT out MATCHES "outcome   the capture ended with CUDA_ERROR_ASSERT at call ${assert_seq} \\(cuCtxSynchronize\\): reproduced at call ${assert_seq}"
+   OR NOT out MATCHES "1 matched, 0 mismatched")
+  message(FATAL_ERROR "the recorded device assert is not replayed as the expected outcome:\n${out}\n${err}")
+endif()
+file(READ ${WORK}/assert.json report)
+string(JSON reproduced GET "${report}" expected_error reproduced)
+string(JSON name GET "${report}" expected_error name)
+if(NOT reproduced STREQUAL "ON" OR NOT name STREQUAL "CUDA_ERROR_ASSERT")
+  message(FATAL_ERROR "report: expected_error ${name} reproduced=${reproduced}")
+endif()
+run_replay(5 ${WORK}/noassert.cusnap --report ${WORK}/noassert.json)
+if(NOT out MATCHES "NOT reproduced, the replay got CUDA_SUCCESS")
+  message(FATAL_ERROR "a recorded error the replay does not reproduce:\n${out}")
+endif()
+
 # Time limits: a kernel that never ends is named and the replay exits 9 without waiting for the
 # driver, whether the replayer's watchdog (the emulator's made too long to fire first) or the
 # driver's own stops it.
@@ -215,7 +239,7 @@ run_replay(1 ${WORK}/good.cusnap --repeat 0)
 # with its type, every documented field is written. A capture of a real program adds what the
 # hand-built ones lack (its command line).
 run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
-foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/assert.json;${WORK}/noassert.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
               "emulator-stats.md;${WORK}/stats.json")
   list(POP_FRONT check doc)
   execute_process(COMMAND ${PYTHON} ${CHECK_SCHEMA} ${SCHEMAS}/${doc} ${check}

@@ -3,6 +3,8 @@
 //                                         (unverified: its copies have no checksums)
 //   make_capture OUT snapshot MODE        a snapshot capture; prints the address of interest
 //   make_capture OUT spin                 a launch of `spin` that never ends; prints its seq
+//   make_capture OUT assert|noassert      ends with CUDA_ERROR_ASSERT recorded (noassert: the
+//                                         data does not trip it); prints the failing call's seq
 // MODE: extract (matches), altered (one expected byte flipped: prints its address), hashonly
 // (altered, expected chunks hash-only), float (fast_exp: prints the output allocation),
 // wholerun (a wrong beforeLaunch snapshot and a skipped one: prints the wrong byte's address).
@@ -16,10 +18,18 @@ using namespace cusnap::replayer::test;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUT [mismatch | unverified | spin | snapshot MODE]\n", argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s OUT [mismatch | unverified | spin | assert | noassert | snapshot MODE]\n",
+        argv[0]);
     return 1;
   }
   std::string mode = argc > 2 ? argv[2] : "";
+  if (mode == "assert" || mode == "noassert") {
+    auto capture = write_assert_capture(argv[1], mode == "assert");
+    std::printf("%llu\n", static_cast<unsigned long long>(capture.sync_seq));
+    return 0;
+  }
   if (mode == "spin") {
     CaptureBuilder w(argv[1]);
     w.module_load_ptx(0xA000, test_ptx());

@@ -149,6 +149,45 @@ TEST_CASE("a launch selection that selects nothing is warned about", "[replay][t
   CHECK(no_warnings.empty());
 }
 
+TEST_CASE("a capture that ended with a device assert replays it as the expected outcome",
+          "[replay][sticky]") {
+  auto capture = write_assert_capture(temp_path("assert.cusnap"));
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  REQUIRE(r.expected_error);
+  const ExpectedErrorCheck& e = *r.expected_error;
+  CHECK(e.recorded.seq == capture.sync_seq);
+  CHECK(e.recorded.result == 710);
+  CHECK(e.recorded.last_launch_seq == capture.check_seq);
+  CHECK(e.name == "CUDA_ERROR_ASSERT");
+  CHECK(e.reproduced);
+  CHECK(e.observed_result == 710);
+  // Everything before the error was verified.
+  CHECK(r.verification.matched == 1);
+  CHECK(r.verdict() == Verdict::kMatched);
+  std::string report = report_json(r, emulator_options());
+  CHECK(report.find("\"expected_error\":{\"call\":" + std::to_string(capture.sync_seq)) !=
+        std::string::npos);
+
+  // Data that does not trip the assert: the recorded outcome is not reproduced, a difference.
+  auto clean = write_assert_capture(temp_path("noassert.cusnap"), false);
+  ReplayResult n = replay_ok(clean.path, emulator_options());
+  REQUIRE(n.expected_error);
+  CHECK_FALSE(n.expected_error->reproduced);
+  CHECK(n.expected_error->observed_result == 0);
+  CHECK(n.verdict() == Verdict::kMismatched);
+}
+
+TEST_CASE("sticky errors are the ones after which the context is unusable", "[replay][sticky]") {
+  CHECK(is_sticky_error(710));        // CUDA_ERROR_ASSERT
+  CHECK(is_sticky_error(700));        // CUDA_ERROR_ILLEGAL_ADDRESS
+  CHECK(is_sticky_error(719));        // CUDA_ERROR_LAUNCH_FAILED
+  CHECK_FALSE(is_sticky_error(1));    // CUDA_ERROR_INVALID_VALUE
+  CHECK_FALSE(is_sticky_error(701));  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: nothing broken
+  // The standard capture's failed launch (INVALID_VALUE) is no recorded error.
+  auto capture = write_standard_capture(temp_path("not_sticky.cusnap"));
+  CHECK_FALSE(replay_ok(capture.path, emulator_options()).expected_error);
+}
+
 TEST_CASE("a replay inside its time limits runs as it does without them", "[replay][timeout]") {
   auto capture = write_standard_capture(temp_path("limits.cusnap"));
   ReplayOptions options = emulator_options();
