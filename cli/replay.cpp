@@ -1,7 +1,6 @@
 // `cusnap replay CAPTURE [options]` (docs/replay.md).
 #include "replay.h"
 
-#include <cuda.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -47,7 +46,7 @@ struct Options {
 int exit_code_for_error(const Error& e) {
   // The driver's own watchdog (the emulator's CUSNAP_EMU_TIMEOUT, a display watchdog) stopped a
   // launch: a timeout like the replayer's own.
-  if (e.result() && *e.result() == CUDA_ERROR_LAUNCH_TIMEOUT) return kExitTimeout;
+  if (is_launch_timeout(e)) return kExitTimeout;
   switch (e.kind()) {
     case ErrorKind::kCapture:
       return kExitCorrupt;

@@ -73,6 +73,10 @@ const char* verdict_name(Verdict verdict) {
   return "?";
 }
 
+bool is_launch_timeout(const Error& e) {
+  return e.result() && *e.result() == CUDA_ERROR_LAUNCH_TIMEOUT;
+}
+
 uint64_t ReplayResult::selected_launches() const {
   uint64_t n = 0;
   for (const LaunchReport& l : launches) n += l.selected ? 1 : 0;

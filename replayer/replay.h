@@ -203,6 +203,10 @@ struct ReplayResult {
   uint64_t selected_launches() const;
 };
 
+// The driver stopped a launch for running too long (CUDA_ERROR_LAUNCH_TIMEOUT): a display
+// watchdog or the emulator's CUSNAP_EMU_TIMEOUT.
+bool is_launch_timeout(const Error& e);
+
 // Opens the capture, builds the plan, checks the target, replays. Errors: unreadable capture,
 // unusable driver or device, or a call that failed (with its seq). A mismatch is not an error:
 // it is in the result (verification.first_mismatch).
