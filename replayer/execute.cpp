@@ -1,5 +1,6 @@
 #include "replayer/execute.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -78,6 +79,7 @@ Executor::~Executor() {
   for (auto& [captured, stream] : streams_) api_.cuStreamDestroy(stream);
   for (auto& [captured, event] : events_) api_.cuEventDestroy(event);
   for (CUevent e : event_pool_) api_.cuEventDestroy(e);
+  while (!host_buffers_.empty()) release_host(host_buffers_.begin()->first);
   for (auto& [captured, m] : modules_) {
     if (m.is_library && api_.cuLibraryUnload) api_.cuLibraryUnload(m.library);
     if (!m.is_library) api_.cuModuleUnload(m.module);
@@ -396,6 +398,10 @@ MaybeError Executor::execute(const Action& a) {
           api_.cuEventDestroy(it->second);
           events_.erase(it);
           return std::nullopt;
+        } else if constexpr (std::is_same_v<T, HostAllocOp>) {
+          return do_host_alloc(a, op);
+        } else if constexpr (std::is_same_v<T, HostFreeOp>) {
+          return do_host_free(a, op);
         } else {
           static_assert(std::is_same_v<T, ContextSyncOp>);
           return synchronize_all();
@@ -573,6 +579,87 @@ MaybeError Executor::do_event_create(const Action& a, const EventCreateOp& op) {
   if (CUresult r = api_.cuEventCreate(&e, op.flags); r != CUDA_SUCCESS)
     return fail(a, "cuEventCreate", r);
   events_[op.event] = e;
+  return std::nullopt;
+}
+
+MaybeError Executor::do_host_alloc(const Action& a, const HostAllocOp& op) {
+  if (api_.cuMemHostAlloc == nullptr || api_.cuMemHostGetDevicePointer == nullptr) {
+    return Error(ErrorKind::kUnsupported, "the driver cannot allocate mapped host memory")
+        .at_call(a.seq)
+        .in_record("memAlloc (host)");
+  }
+  if (host_buffers_.count(op.host) != 0) release_host(op.host);
+  HostBuffer buffer;
+  buffer.captured_device = op.device;
+  // First choice: the captured pages themselves, registered, so that pointers to them stored
+  // anywhere stay valid (the driver then usually gives the host address as device address).
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t first = op.host / page * page;
+  const uint64_t bytes = (op.host + op.size + page - 1) / page * page - first;
+  if (options_.address_mode == AddressMode::kSame && api_.cuMemHostRegister != nullptr &&
+      api_.cuMemHostUnregister != nullptr) {
+    void* want = reinterpret_cast<void*>(first);
+    void* got = ::mmap(want, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == want) {
+      constexpr unsigned kRegister = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP;
+      if (api_.cuMemHostRegister(want, bytes, kRegister) == CUDA_SUCCESS) {
+        buffer.live = reinterpret_cast<void*>(op.host);
+        buffer.mapped = want;
+        buffer.mapped_bytes = bytes;
+      } else {
+        ::munmap(got, bytes);
+      }
+    } else if (got != MAP_FAILED) {
+      ::munmap(got, bytes);  // an older kernel ignoring MAP_FIXED_NOREPLACE
+    }
+  }
+  if (buffer.live == nullptr) {
+    unsigned flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                     (op.flags & CU_MEMHOSTALLOC_WRITECOMBINED);
+    if (op.kind == "hostRegister") flags &= ~CU_MEMHOSTALLOC_WRITECOMBINED;
+    if (CUresult r = api_.cuMemHostAlloc(&buffer.live, op.size, flags); r != CUDA_SUCCESS)
+      return fail(a, "cuMemHostAlloc", r).with_address(op.host);
+    std::memset(buffer.live, 0, op.size);  // as fresh pages are: no leftover of another run
+  }
+  CUdeviceptr live = 0;
+  if (CUresult r = api_.cuMemHostGetDevicePointer(&live, buffer.live, 0); r != CUDA_SUCCESS) {
+    host_buffers_[op.host] = buffer;
+    release_host(op.host);
+    return fail(a, "cuMemHostGetDevicePointer", r).with_address(op.host);
+  }
+  host_buffers_[op.host] = buffer;
+  memory_->add_host(op.device, op.size, live);
+  allocations_[op.device] = AllocationRef{a.seq, op.device, op.size, op.kind};
+  if (live != op.device && relocated_host_++ == 0) {
+    info("host memory of call " + std::to_string(a.seq) + " (" + op.kind + ", " +
+         std::to_string(op.size) + " bytes) could not be had at its captured device address " +
+         hex(op.device) + " (now " + hex(live) +
+         "): pointer-sized kernel parameters are rewritten, pointers stored in memory are not");
+  }
+  return std::nullopt;
+}
+
+void Executor::release_host(uint64_t captured_host) {
+  auto it = host_buffers_.find(captured_host);
+  if (it == host_buffers_.end()) return;
+  HostBuffer& b = it->second;
+  if (b.mapped != nullptr) {
+    api_.cuMemHostUnregister(b.mapped);
+    ::munmap(b.mapped, b.mapped_bytes);
+  } else if (b.live != nullptr && api_.cuMemFreeHost != nullptr) {
+    api_.cuMemFreeHost(b.live);
+  }
+  memory_->forget_host(b.captured_device);
+  allocations_.erase(b.captured_device);
+  host_buffers_.erase(it);
+}
+
+MaybeError Executor::do_host_free(const Action& a, const HostFreeOp& op) {
+  // A kernel may still use it: the application's free waited for that too.
+  if (host_buffers_.count(op.host) == 0) return std::nullopt;
+  if (auto e = synchronize_all()) return e->at_call(a.seq);
+  release_host(op.host);
   return std::nullopt;
 }
 

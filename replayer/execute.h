@@ -79,6 +79,9 @@ class Executor {
                                std::vector<uint8_t>& params, size_t report);
   MaybeError do_stream_create(const Action& a, const StreamCreateOp& op);
   MaybeError do_event_create(const Action& a, const EventCreateOp& op);
+  MaybeError do_host_alloc(const Action& a, const HostAllocOp& op);
+  MaybeError do_host_free(const Action& a, const HostFreeOp& op);
+  void release_host(uint64_t captured_host);
 
   Expected<CUfunction> function_for(const Action& a, const LaunchOp& op);
   CUstream stream_for(uint64_t captured);
@@ -125,6 +128,16 @@ class Executor {
   std::unordered_map<uint64_t, CUstream> streams_;
   std::unordered_map<uint64_t, CUevent> events_;
   std::map<uint64_t, AllocationRef> allocations_;  // live captured allocations by base
+  // Recreated host memory, by captured host pointer: either pages mapped at the captured address
+  // and registered (mapped_ != nullptr), or a cuMemHostAlloc allocation elsewhere.
+  struct HostBuffer {
+    void* live = nullptr;  // host pointer the driver knows
+    void* mapped = nullptr;
+    size_t mapped_bytes = 0;
+    uint64_t captured_device = 0;
+  };
+  std::map<uint64_t, HostBuffer> host_buffers_;
+  uint64_t relocated_host_ = 0;
   std::deque<LaunchRef> recent_launches_;
   uint64_t launches_done_ = 0;
   std::vector<size_t> launches_awaiting_verdict_;  // reports waiting for the next checked copy

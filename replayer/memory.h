@@ -39,7 +39,7 @@ struct PlacedRange {
   uint64_t live_base = 0;
   bool relocated() const { return captured_base != live_base; }
   // How the memory was obtained, for cleanup and reports.
-  enum class Backing : uint8_t { kVmm, kAlloc, kGlobal } backing = Backing::kVmm;
+  enum class Backing : uint8_t { kVmm, kAlloc, kGlobal, kHost } backing = Backing::kVmm;
   uint64_t physical = 0;  // CUmemGenericAllocationHandle (kVmm); the module handle (kGlobal)
 };
 
@@ -60,6 +60,10 @@ class DeviceMemory {
   // `module` is the captured module handle, so that unloading it forgets its globals.
   void add_global(uint64_t module, uint64_t captured, uint64_t size, uint64_t live);
   void forget_globals_of(uint64_t module);
+  // Host memory kernels reach, recreated by the replay with device address `live`: translated
+  // and rewritten like a global.
+  void add_host(uint64_t captured, uint64_t size, uint64_t live);
+  void forget_host(uint64_t captured);
 
   // Rewrites pointer-sized slots (8 bytes) whose value lies in a moved range or global. Without
   // a layout (an opaque `extra` buffer) every aligned 8-byte word is considered. Returns how many
@@ -86,7 +90,7 @@ class DeviceMemory {
 
   const Driver& driver_;
   std::vector<PlacedRange> placed_;          // device ranges, sorted by captured_base
-  std::map<uint64_t, PlacedRange> globals_;  // by captured address
+  std::map<uint64_t, PlacedRange> globals_;  // globals and host memory, by captured address
   size_t relocated_count_ = 0;
   bool globals_moved_ = false;
 };

@@ -20,7 +20,6 @@ using Which = schema::CallRecord::Which;
 constexpr uint32_t kAttributeCooperative = 2;
 constexpr uint32_t kAttributeClusterDimension = 4;
 constexpr size_t kLaunchAttributeValueBytes = 64;  // sizeof(CUlaunchAttributeValue)
-constexpr uint32_t kHostAllocDeviceMap = 0x02;     // CU_MEMHOSTALLOC_DEVICEMAP
 constexpr uint64_t kPerThreadStream = 0x2;         // CU_STREAM_PER_THREAD
 
 format::BlobId to_blob(schema::BlobId::Reader id) {
@@ -273,18 +272,34 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
       break;
     case Kind::HOST_ALLOC:
     case Kind::HOST:
-    case Kind::HOST_REGISTER:
-      if ((r.getFlags() & kHostAllocDeviceMap) != 0 || r.getKind() == Kind::HOST_REGISTER) {
-        warn_once("hostmap", seq,
-                  "host memory visible to kernels (mapped/registered) is not replayed: kernels "
-                  "reading it "
-                  "will see other data");
-      }
+    case Kind::HOST_REGISTER: {
       if (r.getAddress() != 0 && r.getSize() != 0 && r.getSize() <= kMaxRangeBytes) {
         host_allocations_[r.getAddress()] = r.getSize();
       }
-      skip("memAlloc (host)");
+      HostAllocOp op;
+      op.kind = r.getKind() == Kind::HOST         ? "host"
+                : r.getKind() == Kind::HOST_ALLOC ? "hostAlloc"
+                                                  : "hostRegister";
+      op.host = r.getHostPointer() != 0 ? r.getHostPointer() : r.getAddress();
+      op.size = r.getSize();
+      op.flags = static_cast<uint32_t>(r.getFlags());
+      // Schema 4 records the device address; before it, unified addressing: the host pointer
+      // (hostAlloc with DEVICEMAP put its device address in `address`).
+      op.device = r.getDevicePointer() != 0 ? r.getDevicePointer() : r.getAddress();
+      if (op.host == 0 || op.device == 0 || op.size == 0 || op.size > kMaxRangeBytes ||
+          add_overflows(op.host, op.size) || add_overflows(op.device, op.size)) {
+        skip("memAlloc (host)");
+        return std::nullopt;
+      }
+      // Kernels can reach it; what the application wrote into it directly (not by a copy) was
+      // never captured, so the replay's copy starts zeroed.
+      warn_once("hostmap", seq,
+                "host memory kernels can reach is recreated zeroed: what the application wrote "
+                "into it directly (not through a copy) was not captured, kernels reading it may "
+                "see other data");
+      push(seq, std::move(op));
       return std::nullopt;
+    }
     default:  // vmmCreate / vmmMap / vmmSetAccess: the reservation covers the range
       skip("memAlloc (vmm physical)");
       return std::nullopt;
@@ -666,6 +681,9 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
           kind == schema::MemFree::Kind::VMM_ADDRESS_FREE) {
         push(seq, FreeOp{r.getAddress()});
         live_allocations_.erase(r.getAddress());
+      } else if (kind == schema::MemFree::Kind::HOST ||
+                 kind == schema::MemFree::Kind::HOST_UNREGISTER) {
+        push(seq, HostFreeOp{r.getAddress()});
       } else {
         skip("memFree (host/vmm)");
       }
@@ -967,7 +985,9 @@ const char* operation_name(const Operation& op) {
                                        "eventRecord",
                                        "eventSynchronize",
                                        "eventDestroy",
-                                       "contextSynchronize"};
+                                       "contextSynchronize",
+                                       "memAlloc (host)",
+                                       "memFree (host)"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }

@@ -102,6 +102,20 @@ struct FreeOp {
   uint64_t address = 0;
 };
 
+// Host memory a kernel can reach (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister): the
+// replay recreates it, at the captured device address when it can (docs/replay.md).
+struct HostAllocOp {
+  uint64_t host = 0;    // captured host pointer
+  uint64_t device = 0;  // captured device address of it (what kernels were given)
+  uint64_t size = 0;
+  uint32_t flags = 0;  // CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_*
+  std::string kind;    // "host", "hostAlloc", "hostRegister"
+};
+
+struct HostFreeOp {
+  uint64_t host = 0;  // captured host pointer
+};
+
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 const char* copy_direction_name(CopyDirection direction);
 
@@ -227,7 +241,7 @@ using Operation =
     std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp,
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
-                 EventDestroyOp, ContextSyncOp>;
+                 EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp>;
 
 struct Action {
   uint64_t seq = 0;

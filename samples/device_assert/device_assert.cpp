@@ -49,9 +49,10 @@ int main(int argc, char** argv) {
                           check_params, nullptr));
   CUresult sync = cuCtxSynchronize();
   if (sync != CUDA_ERROR_ASSERT) {
-    std::printf("MISMATCH: cuCtxSynchronize after the assert returned %s, expected "
-                "CUDA_ERROR_ASSERT\n",
-                error_name(sync).c_str());
+    std::printf(
+        "MISMATCH: cuCtxSynchronize after the assert returned %s, expected "
+        "CUDA_ERROR_ASSERT\n",
+        error_name(sync).c_str());
     ok = false;
   }
   // Sticky: the context stays unusable.

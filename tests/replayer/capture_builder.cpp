@@ -202,6 +202,14 @@ uint64_t CaptureBuilder::host_alloc(uint64_t address, uint64_t size) {
   return append(m);
 }
 
+uint64_t CaptureBuilder::free_host(uint64_t address) {
+  capnp::MallocMessageBuilder m;
+  auto f = record(m, "cuMemFreeHost").initMemFree();
+  f.setKind(schema::MemFree::Kind::HOST);
+  f.setAddress(address);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, uint64_t address,
                                     uint64_t size) {
   capnp::MallocMessageBuilder m;

@@ -84,6 +84,7 @@ class CaptureBuilder {
   uint64_t context_sync(int32_t result = 0);
   // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (host memory a kernel can reach).
   uint64_t host_alloc(uint64_t address, uint64_t size);
+  uint64_t free_host(uint64_t address);  // cuMemFreeHost
   uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
   // Tiles [address, address + bytes.size()) in `chunk_bytes` pieces; stores the blobs unless
   // hash_only (the hash is always computed from the bytes).

@@ -208,6 +208,60 @@ TEST_CASE("a replay inside its time limits runs as it does without them", "[repl
   CHECK(negative.error().kind() == ErrorKind::kInvalidArgument);
 }
 
+namespace {
+
+// Host memory a kernel writes and no copy touches (the kernel increments it from zero, a second
+// kernel reads it into device memory, which is copied back): replay must recreate it.
+std::string write_host_memory_capture(const std::string& path, uint64_t host) {
+  std::vector<int> b(kN), c(kN);
+  for (int i = 0; i < kN; ++i) {
+    b[i] = i * 5 - 17;
+    c[i] = kScale * 1 + b[i];  // the host memory holds 0 + 1 after `increment`
+  }
+  CaptureBuilder w(path);
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF001, "axpy_int");
+  w.function_get(0xA000, 0xF002, "increment");
+  w.host_alloc(host, kN * 4);
+  w.alloc(kBase, kN * 4);
+  w.alloc(kBase + 0x1000, kN * 4);
+  w.htod(kBase, as_bytes(b));
+  w.launch(0xF002, "increment", (kN + 127) / 128, 128, Params().ptr(host).i32(kN), 0, 0);
+  w.launch(0xF001, "axpy_int", (kN + 255) / 256, 256,
+           Params().ptr(host).ptr(kBase).ptr(kBase + 0x1000).i32(kScale).i32(kN), 0, 1);
+  w.dtoh(kBase + 0x1000, kN * 4, cusnap::format::checksum64(as_bytes(c)));
+  w.free_host(host);
+  w.close();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("host memory kernels reach is recreated, at its address or relocated", "[replay][host]") {
+  const uint64_t host = 0x7ffd00000000ull;
+  std::string path = write_host_memory_capture(temp_path("host_memory.cusnap"), host);
+  ReplayResult same = replay_ok(path, emulator_options());
+  CHECK(same.verdict() == Verdict::kMatched);
+  CHECK(same.verification.matched == 1);
+  CHECK(same.launches[0].pointers_rewritten == 0);
+
+  // Not at its address: pointer parameters naming it are rewritten.
+  ReplayOptions options = emulator_options();
+  options.address_mode = AddressMode::kRelocate;
+  std::vector<std::string> infos;
+  options.on_message = [&](MessageLevel level, const std::string& m) {
+    if (level == MessageLevel::kInfo) infos.push_back(m);
+  };
+  ReplayResult moved = replay_ok(path, options);
+  CHECK(moved.verdict() == Verdict::kMatched);
+  CHECK(moved.launches[0].pointers_rewritten == 1);
+  bool said = false;
+  for (const auto& m : infos)
+    said |= m.find("could not be had at its captured device") == 0 ||
+            m.find("host memory of call") == 0;
+  CHECK(said);
+}
+
 TEST_CASE("an occupied captured address falls back to relocation, loudly", "[replay][relocation]") {
   auto capture = write_standard_capture(temp_path("reloc.cusnap"));
   // Occupy the captured range in this process, as another mapping of the replaying process would.
