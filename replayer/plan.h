@@ -17,9 +17,9 @@
 //   about the copy's seq: "deferred hostChecksum=<16 hex digits>" (the device-to-host checksum)
 //   and "deferred payload=<32 hex digits> ..." (a pinned source changed before the copy ran:
 //   the bytes that really entered device memory). Both are folded into the copy's action.
-// - Calls the replayer does not model (generic records, host functions, host allocations,
-//   context switches) are counted in `skipped` and, where they may change device state, warned
-//   about once.
+// - Calls the replayer does not model (generic records, host functions, host allocations
+//   without a device address, context switches) are counted in `skipped` and, where they may
+//   change device state, warned about once. Host allocations with one become HostAllocOp.
 #pragma once
 
 #include <array>

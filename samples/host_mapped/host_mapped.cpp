@@ -29,9 +29,9 @@ int main(int argc, char** argv) {
   void* allocated = nullptr;
   CU_CHECK(cuMemAllocHost(&allocated, bytes));
   void* mapped = nullptr;
-  CU_CHECK(cuMemHostAlloc(&mapped, bytes,
-                          CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE |
-                              CU_MEMHOSTALLOC_WRITECOMBINED));
+  CU_CHECK(cuMemHostAlloc(
+      &mapped, bytes,
+      CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_WRITECOMBINED));
   const size_t page = 4096;
   const size_t registered_bytes = (bytes + page - 1) / page * page;
   void* registered = std::aligned_alloc(page, registered_bytes);
@@ -40,9 +40,8 @@ int main(int argc, char** argv) {
   struct Kind {
     const char* name;
     void* host;
-  } kinds[] = {{"cuMemAllocHost", allocated},
-               {"cuMemHostAlloc", mapped},
-               {"cuMemHostRegister", registered}};
+  } kinds[] = {
+      {"cuMemAllocHost", allocated}, {"cuMemHostAlloc", mapped}, {"cuMemHostRegister", registered}};
 
   CUdeviceptr d_out;
   CU_CHECK(cuMemAlloc(&d_out, bytes * 3));
@@ -55,8 +54,8 @@ int main(int argc, char** argv) {
     CU_CHECK(cuMemHostGetDevicePointer(&device, kinds[k].host, 0));
     int factor = k + 2;
     void* fill_params[] = {&device, &count, &factor};
-    CU_CHECK(cuLaunchKernel(fill, blocks_for(n, block), 1, 1, block, 1, 1, 0, nullptr,
-                            fill_params, nullptr));
+    CU_CHECK(cuLaunchKernel(fill, blocks_for(n, block), 1, 1, block, 1, 1, 0, nullptr, fill_params,
+                            nullptr));
     CU_CHECK(cuCtxSynchronize());
     // The kernel's writes, read in place.
     std::vector<int> expected(n), in_place(n);
