@@ -20,6 +20,9 @@ namespace {
 
 using namespace cusnap::replayer;
 
+// The watchdog ends the process itself with its code should a handler return.
+static_assert(kExitTimeout == kTimeoutExitCode);
+
 struct Options {
   std::string file;
   std::string driver = "auto";
