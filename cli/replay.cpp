@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,9 @@ namespace cusnap::cli {
 namespace {
 
 using namespace cusnap::replayer;
+
+// The watchdog ends the process itself with its code should a handler return.
+static_assert(kExitTimeout == kTimeoutExitCode);
 
 struct Options {
   std::string file;
@@ -39,9 +43,15 @@ struct Options {
   bool quiet = false;
   bool allow_corrupt = false;
   std::vector<std::string> tolerances;
+  bool allow_unverified = false;
+  double timeout_launch = 0;
+  double timeout = 0;
 };
 
 int exit_code_for_error(const Error& e) {
+  // The driver's own watchdog (the emulator's CUSNAP_EMU_TIMEOUT, a display watchdog) stopped a
+  // launch: a timeout like the replayer's own.
+  if (is_launch_timeout(e)) return kExitTimeout;
   switch (e.kind()) {
     case ErrorKind::kCapture:
       return kExitCorrupt;
@@ -51,6 +61,20 @@ int exit_code_for_error(const Error& e) {
     default:
       return kExitReplayFailed;
   }
+}
+
+// The replay ran to its end: what it proved decides (docs/cli.md, Exit codes). A mismatch
+// outranks everything; a selection that selected nothing is a usage mistake the user must see
+// even when the rest verified.
+int exit_code_for_result(const ReplayResult& r, const ReplayOptions& options,
+                         bool allow_unverified) {
+  if (r.verdict() == Verdict::kMismatched) return kExitMismatch;
+  if (r.selection_requested && r.selected_launches() == 0) return kExitNothingSelected;
+  if (r.verdict() == Verdict::kNothingVerified && options.verify == VerifyMode::kChecksum &&
+      !allow_unverified) {
+    return kExitNothingVerified;
+  }
+  return kExitOk;
 }
 
 std::string mib(uint64_t bytes) {
@@ -150,7 +174,9 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
   std::printf(
       "memory    %zu range(s), %s mapped, %s\n", r.memory_ranges, mib(r.mapped_bytes).c_str(),
       r.relocated_ranges == 0 ? "all at their captured addresses"
-                              : (std::to_string(r.relocated_ranges) + " RELOCATED").c_str());
+      : options.address_mode == AddressMode::kRelocate
+          ? (std::to_string(r.relocated_ranges) + " relocated (--address-mode relocate)").c_str()
+          : (std::to_string(r.relocated_ranges) + " RELOCATED").c_str());
   uint64_t skipped = 0;
   for (const auto& [kind, count] : r.plan.skipped) skipped += count;
   std::printf("replayed  %llu call(s), %zu launch(es); %llu record(s) not replayed\n",
@@ -164,6 +190,7 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
                 static_cast<unsigned long long>(r.verification.mismatched),
                 static_cast<unsigned long long>(r.verification.unverified),
                 !r.verification.ok()          ? "MISMATCH"
+                : r.nothing_verified()        ? "nothing verified"
                 : r.verification.matched == 0 ? "no copy checksum compared"
                                               : "MATCHED");
     if (r.verification.first_mismatch) {
@@ -172,6 +199,30 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
     }
   }
   print_snapshots(r);
+  if (r.expected_error) {
+    const ExpectedErrorCheck& e = *r.expected_error;
+    std::printf("outcome   the capture ended with %s at call %llu (%s): ", e.name.c_str(),
+                static_cast<unsigned long long>(e.recorded.seq), e.recorded.api.c_str());
+    if (e.reproduced) {
+      std::printf("reproduced at call %llu", static_cast<unsigned long long>(e.observed_seq));
+    } else {
+      std::printf("NOT reproduced, the replay got %s", e.observed_name.c_str());
+    }
+    if (e.calls_not_replayed > 0) {
+      std::printf("; %llu call(s) after it not replayed",
+                  static_cast<unsigned long long>(e.calls_not_replayed));
+    }
+    if (e.recorded.later_successful_calls > 0) {
+      std::printf("; %llu call(s) that succeeded after it at capture not replayed",
+                  static_cast<unsigned long long>(e.recorded.later_successful_calls));
+    }
+    std::printf("\n");
+  }
+  if (r.selection_requested) {
+    std::printf("selected  %llu launch(es)%s\n",
+                static_cast<unsigned long long>(r.selected_launches()),
+                r.selected_launches() == 0 ? ": the selection selected NOTHING" : "");
+  }
   // Per kernel: timed launches and the median of their medians.
   struct KernelTimes {
     uint64_t launches = 0;
@@ -213,6 +264,17 @@ void run(const Options& o, int& exit_code) {
   options.launch_skip = o.launch_skip;
   options.launch_count = o.launch_count;
   options.nvtx = !o.no_nvtx;
+  options.timeout_launch_seconds = o.timeout_launch;
+  options.timeout_seconds = o.timeout;
+  options.on_timeout = [](const TimeoutEvent& event) {
+    // On the watchdog thread, while the replay thread may be inside the driver for good: say
+    // what hung and end the process now (no report: the result is still being written).
+    std::fprintf(stderr, "\n");
+    spdlog::error("cusnap replay: timeout: {}", event.message);
+    spdlog::default_logger()->flush();
+    std::fflush(stdout);
+    std::_Exit(kExitTimeout);
+  };
   for (const std::string& spec : o.tolerances) {
     auto t = parse_tolerance(spec);
     if (!t) {
@@ -276,7 +338,7 @@ void run(const Options& o, int& exit_code) {
       return;
     }
   }
-  exit_code = result.value().matched() ? kExitOk : kExitMismatch;
+  exit_code = exit_code_for_result(result.value(), options, o.allow_unverified);
 }
 
 }  // namespace
@@ -327,15 +389,26 @@ void register_replay(CLI::App& app, int& exit_code) {
       "--tolerance", o->tolerances,
       "Compare snapshot chunks element-wise: [0xALLOC=]f64|f32|f16|bf16:ulp=N,rel=X,abs=X "
       "(repeatable; docs/replay.md)");
+  cmd->add_flag("--allow-unverified", o->allow_unverified,
+                "Exit 0, not 7, when nothing could be verified (no copy checksum, no snapshot)");
+  cmd->add_option("--timeout-launch", o->timeout_launch,
+                  "Seconds each launch may run (0: no limit); each launch is waited for. Past "
+                  "it: exit 9 naming the launch, without waiting for the driver")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--timeout", o->timeout,
+                  "Seconds the whole replay may take (0: no limit). Past it: exit 9 naming the "
+                  "call being replayed, without waiting for the driver")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-q,--quiet", o->quiet, "Print no summary (the exit code and --report still tell)");
   cmd->add_flag("--allow-corrupt", o->allow_corrupt,
                 "Replay a capture that `cusnap verify` calls corrupt (normally refused, exit 3)");
   cmd->footer(
-      "Exit codes: 0 replayed, every verification matched; 5 a verification (copy checksum or "
-      "snapshot "
-      "chunk) mismatched; 6 the target "
-      "cannot run the capture or a replayed call failed; 1 usage or I/O; 2 truncated; 3 corrupt or "
-      "inconsistent capture; 4 not a capture.");
+      "Exit codes (docs/cli.md): 0 replayed, every verification matched; 1 usage or I/O; 2 "
+      "truncated; 3 corrupt or inconsistent capture; 4 not a capture; 5 a verification (copy "
+      "checksum or snapshot chunk) mismatched; 6 the target cannot run the capture or a replayed "
+      "call failed; 7 nothing was verified (--allow-unverified: 0); 8 the launch selection "
+      "selected no launch; 9 a launch or the replay ran past --timeout-launch / --timeout, or "
+      "the driver stopped a launch (CUDA_ERROR_LAUNCH_TIMEOUT).");
   cmd->callback([o, &exit_code]() { run(*o, exit_code); });
 }
 

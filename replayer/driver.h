@@ -64,6 +64,11 @@ namespace cusnap::replayer {
   X(cuMemUnmap, 10020, false)                                 \
   X(cuMemSetAccess, 10020, false)                             \
   X(cuMemGetAllocationGranularity, 10020, false)              \
+  X(cuMemHostAlloc, 2020, false)                              \
+  X(cuMemFreeHost, 2000, false)                               \
+  X(cuMemHostRegister, 6050, false)                           \
+  X(cuMemHostUnregister, 4000, false)                         \
+  X(cuMemHostGetDevicePointer, 3020, false)                   \
   X(cuMemcpyHtoD, 3020, true)                                 \
   X(cuMemcpyDtoH, 3020, true)                                 \
   X(cuMemcpyDtoD, 3020, true)                                 \

@@ -1,5 +1,6 @@
 #include "replayer/execute.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,13 +66,14 @@ void set_copy_endpoints(Copy& c, const CopyOp& op, void* host, uint64_t src, uin
 }  // namespace
 
 Executor::Executor(const Driver& driver, format::Reader& reader, const Plan& plan,
-                   const ReplayOptions& options, ReplayResult& result)
+                   const ReplayOptions& options, ReplayResult& result, Watchdog& watchdog)
     : driver_(driver),
       api_(driver.api()),
       reader_(reader),
       plan_(plan),
       options_(options),
-      result_(result) {}
+      result_(result),
+      watchdog_(watchdog) {}
 
 Executor::~Executor() {
   if (context_ == nullptr) return;
@@ -80,6 +82,7 @@ Executor::~Executor() {
   for (auto& [captured, stream] : streams_) api_.cuStreamDestroy(stream);
   for (auto& [captured, event] : events_) api_.cuEventDestroy(event);
   for (CUevent e : event_pool_) api_.cuEventDestroy(e);
+  while (!host_buffers_.empty()) release_host(host_buffers_.begin()->first);
   for (auto& [captured, m] : modules_) {
     if (m.is_library && api_.cuLibraryUnload) api_.cuLibraryUnload(m.library);
     if (!m.is_library) api_.cuModuleUnload(m.module);
@@ -151,7 +154,15 @@ MaybeError Executor::prepare() {
   result_.mapped_bytes = memory_->mapped_bytes();
   result_.memory_ranges = memory_->ranges().size();
   result_.relocated_ranges = memory_->relocated_count();
-  if (std::string summary = memory_->relocation_summary(); !summary.empty()) warn(summary);
+  if (options_.address_mode == AddressMode::kRelocate) {
+    // What the user asked for: information, said once, not a warning that results may be wrong.
+    info("--address-mode relocate: " + std::to_string(memory_->relocated_count()) + " of " +
+         std::to_string(result_.memory_ranges) +
+         " device range(s) placed away from their captured addresses, as asked; pointer-sized "
+         "kernel parameters are rewritten, pointers stored in device memory are not");
+  } else if (std::string summary = memory_->relocation_summary(); !summary.empty()) {
+    warn(summary);
+  }
   if (!driver_.has_vmm()) warn("the driver has no VMM entry points: device memory is relocated");
   if (options_.track_chunk_bytes != 0) return enable_tracking();
   return std::nullopt;
@@ -280,18 +291,89 @@ MaybeError Executor::check_target() {
 
 MaybeError Executor::run() {
   size_t done = 0;
+  const std::optional<RecordedError>& recorded = plan_.recorded_error;
+  if (recorded) {
+    result_.expected_error = ExpectedErrorCheck{};
+    result_.expected_error->recorded = *recorded;
+    result_.expected_error->name = driver_.error_name(static_cast<CUresult>(recorded->result));
+  }
   // With a snapshot tap, nothing after its last launch can change what it hands out.
   const uint64_t last = options_.tap && !options_.tap->ranges.empty()
                             ? options_.tap->ranges.rbegin()->first
                             : UINT64_MAX;
-  for (const Action& action : plan_.actions) {
+  for (size_t i = 0; i < plan_.actions.size(); ++i) {
+    const Action& action = plan_.actions[i];
     if (action.seq > last) break;
-    if (auto e = execute(action)) return e;
+    if (recorded && action.seq > recorded->seq) {
+      // Only calls made after the error at capture remain; they failed there (the plan keeps
+      // none that succeeded). The error must show now.
+      if (auto e = check_expected_error(recorded->seq)) return e;
+      result_.expected_error->calls_not_replayed = plan_.actions.size() - i;
+      break;
+    }
+    watchdog_.at_call(action, result_.actions_replayed);
+    if (auto e = execute(action)) {
+      if (!is_expected_error(action, *e)) return e;
+      expected_error_seen(action.seq, static_cast<CUresult>(*e->result()));
+      result_.expected_error->calls_not_replayed = plan_.actions.size() - i - 1;
+      break;
+    }
     ++result_.actions_replayed;
     if (options_.progress && (++done & 63) == 0) progress(done, false);
   }
-  if (auto e = synchronize_all()) return e;
+  watchdog_.at_end();
+  if (recorded && !result_.expected_error->observed) {
+    if (auto e = check_expected_error(recorded->seq)) return e;
+  }
+  if (result_.expected_error && result_.expected_error->observed_result != CUDA_SUCCESS) {
+    // The context is dead: asynchronous copies and timings still pending cannot be read. The
+    // copies stay unverified, the launches untimed.
+    pending_copies_.clear();
+    pending_awaiting_.clear();
+    pending_timings_.clear();
+    inflight_payloads_.clear();
+  } else if (auto e = synchronize_all()) {
+    return e;
+  }
   if (options_.progress) progress(plan_.actions.size(), true);
+  return std::nullopt;
+}
+
+bool Executor::is_expected_error(const Action& a, const Error& e) const {
+  const std::optional<RecordedError>& recorded = plan_.recorded_error;
+  if (!recorded || !e.result() || *e.result() != recorded->result) return false;
+  if (result_.expected_error->observed) return false;
+  // The driver may notice the error earlier than at capture (another driver, another timing),
+  // but not before the launch that can have caused it.
+  return a.seq >= recorded->last_launch_seq && a.seq <= recorded->seq;
+}
+
+void Executor::expected_error_seen(uint64_t seq, CUresult r) {
+  ExpectedErrorCheck& c = *result_.expected_error;
+  c.observed = true;
+  c.observed_seq = seq;
+  c.observed_result = static_cast<int32_t>(r);
+  c.observed_name = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : driver_.error_name(r);
+  c.reproduced = c.observed_result == c.recorded.result;
+  std::string where = "call " + std::to_string(c.recorded.seq) + " (" + c.recorded.api + ")";
+  if (c.reproduced) {
+    info("the capture ended with " + c.name + " at " + where + "; the replay reproduced it" +
+         (seq == c.recorded.seq ? "" : " at call " + std::to_string(seq)));
+  } else {
+    warn("the capture ended with " + c.name + " at " + where + "; the replay got " +
+         c.observed_name + " there");
+  }
+}
+
+MaybeError Executor::check_expected_error(uint64_t at_seq) {
+  // What the application's failing call observed: the context's state once its work is done.
+  CUresult r = api_.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS && !is_sticky_error(static_cast<int32_t>(r))) {
+    return driver_.failure("cuCtxSynchronize", r).at_call(at_seq);
+  }
+  expected_error_seen(at_seq, r);
+  // No error: the replay goes on as any other, its results still compared.
+  if (r == CUDA_SUCCESS) return synchronize_all();
   return std::nullopt;
 }
 
@@ -386,6 +468,10 @@ MaybeError Executor::execute(const Action& a) {
           api_.cuEventDestroy(it->second);
           events_.erase(it);
           return std::nullopt;
+        } else if constexpr (std::is_same_v<T, HostAllocOp>) {
+          return do_host_alloc(a, op);
+        } else if constexpr (std::is_same_v<T, HostFreeOp>) {
+          return do_host_free(a, op);
         } else {
           static_assert(std::is_same_v<T, ContextSyncOp>);
           return synchronize_all();
@@ -563,6 +649,87 @@ MaybeError Executor::do_event_create(const Action& a, const EventCreateOp& op) {
   if (CUresult r = api_.cuEventCreate(&e, op.flags); r != CUDA_SUCCESS)
     return fail(a, "cuEventCreate", r);
   events_[op.event] = e;
+  return std::nullopt;
+}
+
+MaybeError Executor::do_host_alloc(const Action& a, const HostAllocOp& op) {
+  if (api_.cuMemHostAlloc == nullptr || api_.cuMemHostGetDevicePointer == nullptr) {
+    return Error(ErrorKind::kUnsupported, "the driver cannot allocate mapped host memory")
+        .at_call(a.seq)
+        .in_record("memAlloc (host)");
+  }
+  if (host_buffers_.count(op.host) != 0) release_host(op.host);
+  HostBuffer buffer;
+  buffer.captured_device = op.device;
+  // First choice: the captured pages themselves, registered, so that pointers to them stored
+  // anywhere stay valid (the driver then usually gives the host address as device address).
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t first = op.host / page * page;
+  const uint64_t bytes = (op.host + op.size + page - 1) / page * page - first;
+  if (options_.address_mode == AddressMode::kSame && api_.cuMemHostRegister != nullptr &&
+      api_.cuMemHostUnregister != nullptr) {
+    void* want = reinterpret_cast<void*>(first);
+    void* got = ::mmap(want, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == want) {
+      constexpr unsigned kRegister = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP;
+      if (api_.cuMemHostRegister(want, bytes, kRegister) == CUDA_SUCCESS) {
+        buffer.live = reinterpret_cast<void*>(op.host);
+        buffer.mapped = want;
+        buffer.mapped_bytes = bytes;
+      } else {
+        ::munmap(got, bytes);
+      }
+    } else if (got != MAP_FAILED) {
+      ::munmap(got, bytes);  // an older kernel ignoring MAP_FIXED_NOREPLACE
+    }
+  }
+  if (buffer.live == nullptr) {
+    unsigned flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                     (op.flags & CU_MEMHOSTALLOC_WRITECOMBINED);
+    if (op.kind == "hostRegister") flags &= ~CU_MEMHOSTALLOC_WRITECOMBINED;
+    if (CUresult r = api_.cuMemHostAlloc(&buffer.live, op.size, flags); r != CUDA_SUCCESS)
+      return fail(a, "cuMemHostAlloc", r).with_address(op.host);
+    std::memset(buffer.live, 0, op.size);  // as fresh pages are: no leftover of another run
+  }
+  CUdeviceptr live = 0;
+  if (CUresult r = api_.cuMemHostGetDevicePointer(&live, buffer.live, 0); r != CUDA_SUCCESS) {
+    host_buffers_[op.host] = buffer;
+    release_host(op.host);
+    return fail(a, "cuMemHostGetDevicePointer", r).with_address(op.host);
+  }
+  host_buffers_[op.host] = buffer;
+  memory_->add_host(op.device, op.size, live);
+  allocations_[op.device] = AllocationRef{a.seq, op.device, op.size, op.kind};
+  if (live != op.device && relocated_host_++ == 0) {
+    info("host memory of call " + std::to_string(a.seq) + " (" + op.kind + ", " +
+         std::to_string(op.size) + " bytes) could not be had at its captured device address " +
+         hex(op.device) + " (now " + hex(live) +
+         "): pointer-sized kernel parameters are rewritten, pointers stored in memory are not");
+  }
+  return std::nullopt;
+}
+
+void Executor::release_host(uint64_t captured_host) {
+  auto it = host_buffers_.find(captured_host);
+  if (it == host_buffers_.end()) return;
+  HostBuffer& b = it->second;
+  if (b.mapped != nullptr) {
+    api_.cuMemHostUnregister(b.mapped);
+    ::munmap(b.mapped, b.mapped_bytes);
+  } else if (b.live != nullptr && api_.cuMemFreeHost != nullptr) {
+    api_.cuMemFreeHost(b.live);
+  }
+  memory_->forget_host(b.captured_device);
+  allocations_.erase(b.captured_device);
+  host_buffers_.erase(it);
+}
+
+MaybeError Executor::do_host_free(const Action& a, const HostFreeOp& op) {
+  // A kernel may still use it: the application's free waited for that too.
+  if (host_buffers_.count(op.host) == 0) return std::nullopt;
+  if (auto e = synchronize_all()) return e->at_call(a.seq);
+  release_host(op.host);
   return std::nullopt;
 }
 

@@ -26,7 +26,7 @@ namespace cusnap::replayer {
 class Executor {
  public:
   Executor(const Driver& driver, format::Reader& reader, const Plan& plan,
-           const ReplayOptions& options, ReplayResult& result);
+           const ReplayOptions& options, ReplayResult& result, Watchdog& watchdog);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -62,6 +62,11 @@ class Executor {
   Expected<const std::vector<uint8_t>*> image_bytes(const ModuleLoadOp& op, uint64_t seq);
 
   MaybeError execute(const Action& action);
+  // The recorded sticky error (plan_.recorded_error): whether `e` (from replaying `a`) is it,
+  // and the check at its call when no replayed call reported it.
+  bool is_expected_error(const Action& a, const Error& e) const;
+  MaybeError check_expected_error(uint64_t at_seq);
+  void expected_error_seen(uint64_t seq, CUresult r);
   MaybeError do_module_load(const Action& a, const ModuleLoadOp& op);
   MaybeError do_function_get(const Action& a, const FunctionGetOp& op);
   MaybeError do_global_get(const Action& a, const GlobalGetOp& op);
@@ -75,6 +80,9 @@ class Executor {
                                std::vector<uint8_t>& params, size_t report);
   MaybeError do_stream_create(const Action& a, const StreamCreateOp& op);
   MaybeError do_event_create(const Action& a, const EventCreateOp& op);
+  MaybeError do_host_alloc(const Action& a, const HostAllocOp& op);
+  MaybeError do_host_free(const Action& a, const HostFreeOp& op);
+  void release_host(uint64_t captured_host);
 
   Expected<CUfunction> function_for(const Action& a, const LaunchOp& op);
   CUstream stream_for(uint64_t captured);
@@ -115,6 +123,7 @@ class Executor {
   const Plan& plan_;
   const ReplayOptions& options_;
   ReplayResult& result_;
+  Watchdog& watchdog_;
 
   CUcontext context_ = nullptr;
   CUdevice device_ = 0;
@@ -128,6 +137,16 @@ class Executor {
   std::unordered_map<uint64_t, CUstream> streams_;
   std::unordered_map<uint64_t, CUevent> events_;
   std::map<uint64_t, AllocationRef> allocations_;  // live captured allocations by base
+  // Recreated host memory, by captured host pointer: either pages mapped at the captured address
+  // and registered (mapped_ != nullptr), or a cuMemHostAlloc allocation elsewhere.
+  struct HostBuffer {
+    void* live = nullptr;  // host pointer the driver knows
+    void* mapped = nullptr;
+    size_t mapped_bytes = 0;
+    uint64_t captured_device = 0;
+  };
+  std::map<uint64_t, HostBuffer> host_buffers_;
+  uint64_t relocated_host_ = 0;
   std::deque<LaunchRef> recent_launches_;
   uint64_t launches_done_ = 0;
   std::vector<size_t> launches_awaiting_verdict_;  // reports waiting for the next checked copy

@@ -1,6 +1,7 @@
 // Launches: function lookup, parameter blocks (with relocation), timing, repetitions.
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "replayer/execute.h"
@@ -96,17 +97,28 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   }
   if (auto e = tap_snapshot(a, op, SnapshotPhase::kBeforeLaunch)) return e;
 
+  const bool timed = result_.launches[index].selected && options_.timing;
+  watchdog_.launch_issued(a);
+  if (watchdog_.launch_limited()) {
+    watchdog_.launch_started(a, timed ? options_.warmup + std::max(options_.repeat, 1u) : 1);
+  }
   bool nvtx = options_.nvtx;
   if (nvtx) {
     std::string name = (op.kernel_name.empty() ? std::string("kernel") : demangle(op.kernel_name)) +
                        " #" + std::to_string(op.ordinal) + " (call " + std::to_string(a.seq) + ")";
     nvtxRangePushA(name.c_str());
   }
-  MaybeError error = result_.launches[index].selected && options_.timing
-                         ? timed_repetitions(a, op, f.value(), stream, params, index)
-                         : issue_launch(a, op, f.value(), stream, params);
+  MaybeError error = timed ? timed_repetitions(a, op, f.value(), stream, params, index)
+                           : issue_launch(a, op, f.value(), stream, params);
   if (nvtx) nvtxRangePop();
   if (error) return error;
+  if (watchdog_.launch_limited()) {
+    // The limit is on the launch's end: wait for it here (after the end event of a timed run,
+    // so timing is unchanged), the watchdog thread watching the clock meanwhile.
+    if (CUresult r = api_.cuStreamSynchronize(stream); r != CUDA_SUCCESS)
+      return fail(a, "cuStreamSynchronize after the launch of '" + op.kernel_name + "'", r);
+    watchdog_.launch_ended();
+  }
   if (access_table_ != nullptr) {
     if (auto e = take_accesses(a, index)) return e;
   }

@@ -177,7 +177,9 @@ std::vector<std::pair<uint64_t, uint64_t>> DeviceMemory::captured_pieces(uint64_
 }
 
 void DeviceMemory::forget_globals_of(uint64_t module) {
-  std::erase_if(globals_, [module](const auto& g) { return g.second.physical == module; });
+  std::erase_if(globals_, [module](const auto& g) {
+    return g.second.backing == PlacedRange::Backing::kGlobal && g.second.physical == module;
+  });
   globals_moved_ = std::any_of(globals_.begin(), globals_.end(),
                                [](const auto& g) { return g.second.relocated(); });
 }
@@ -191,6 +193,24 @@ void DeviceMemory::add_global(uint64_t module, uint64_t captured, uint64_t size,
   p.backing = PlacedRange::Backing::kGlobal;
   globals_[captured] = p;
   // Recomputed: a global replaced at the same captured address may have stopped moving.
+  globals_moved_ = std::any_of(globals_.begin(), globals_.end(),
+                               [](const auto& g) { return g.second.relocated(); });
+}
+
+void DeviceMemory::add_host(uint64_t captured, uint64_t size, uint64_t live) {
+  PlacedRange p;
+  p.captured_base = captured;
+  p.size = size;
+  p.live_base = live;
+  p.backing = PlacedRange::Backing::kHost;
+  globals_[captured] = p;
+  globals_moved_ = std::any_of(globals_.begin(), globals_.end(),
+                               [](const auto& g) { return g.second.relocated(); });
+}
+
+void DeviceMemory::forget_host(uint64_t captured) {
+  auto it = globals_.find(captured);
+  if (it != globals_.end() && it->second.backing == PlacedRange::Backing::kHost) globals_.erase(it);
   globals_moved_ = std::any_of(globals_.begin(), globals_.end(),
                                [](const auto& g) { return g.second.relocated(); });
 }

@@ -39,7 +39,7 @@ struct PlacedRange {
   uint64_t live_base = 0;
   bool relocated() const { return captured_base != live_base; }
   // How the memory was obtained, for cleanup and reports.
-  enum class Backing : uint8_t { kVmm, kAlloc, kGlobal } backing = Backing::kVmm;
+  enum class Backing : uint8_t { kVmm, kAlloc, kGlobal, kHost } backing = Backing::kVmm;
   uint64_t physical = 0;  // CUmemGenericAllocationHandle (kVmm); the module handle (kGlobal)
 };
 
@@ -64,6 +64,10 @@ class DeviceMemory {
   // none are left out.
   std::vector<std::pair<uint64_t, uint64_t>> captured_pieces(uint64_t live, uint64_t size) const;
   void forget_globals_of(uint64_t module);
+  // Host memory kernels reach, recreated by the replay with device address `live`: translated
+  // and rewritten like a global.
+  void add_host(uint64_t captured, uint64_t size, uint64_t live);
+  void forget_host(uint64_t captured);
 
   // Rewrites pointer-sized slots (8 bytes) whose value lies in a moved range or global. Without
   // a layout (an opaque `extra` buffer) every aligned 8-byte word is considered. Returns how many
@@ -90,7 +94,7 @@ class DeviceMemory {
 
   const Driver& driver_;
   std::vector<PlacedRange> placed_;          // device ranges, sorted by captured_base
-  std::map<uint64_t, PlacedRange> globals_;  // by captured address
+  std::map<uint64_t, PlacedRange> globals_;  // globals and host memory, by captured address
   size_t relocated_count_ = 0;
   bool globals_moved_ = false;
 };

@@ -20,7 +20,6 @@ using Which = schema::CallRecord::Which;
 constexpr uint32_t kAttributeCooperative = 2;
 constexpr uint32_t kAttributeClusterDimension = 4;
 constexpr size_t kLaunchAttributeValueBytes = 64;  // sizeof(CUlaunchAttributeValue)
-constexpr uint32_t kHostAllocDeviceMap = 0x02;     // CU_MEMHOSTALLOC_DEVICEMAP
 constexpr uint64_t kPerThreadStream = 0x2;         // CU_STREAM_PER_THREAD
 
 format::BlobId to_blob(schema::BlobId::Reader id) {
@@ -273,18 +272,34 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
       break;
     case Kind::HOST_ALLOC:
     case Kind::HOST:
-    case Kind::HOST_REGISTER:
-      if ((r.getFlags() & kHostAllocDeviceMap) != 0 || r.getKind() == Kind::HOST_REGISTER) {
-        warn_once("hostmap", seq,
-                  "host memory visible to kernels (mapped/registered) is not replayed: kernels "
-                  "reading it "
-                  "will see other data");
-      }
+    case Kind::HOST_REGISTER: {
       if (r.getAddress() != 0 && r.getSize() != 0 && r.getSize() <= kMaxRangeBytes) {
         host_allocations_[r.getAddress()] = r.getSize();
       }
-      skip("memAlloc (host)");
+      HostAllocOp op;
+      op.kind = r.getKind() == Kind::HOST         ? "host"
+                : r.getKind() == Kind::HOST_ALLOC ? "hostAlloc"
+                                                  : "hostRegister";
+      op.host = r.getHostPointer() != 0 ? r.getHostPointer() : r.getAddress();
+      op.size = r.getSize();
+      op.flags = static_cast<uint32_t>(r.getFlags());
+      // Schema 4 records the device address; before it, unified addressing: the host pointer
+      // (hostAlloc with DEVICEMAP put its device address in `address`).
+      op.device = r.getDevicePointer() != 0 ? r.getDevicePointer() : r.getAddress();
+      if (op.host == 0 || op.device == 0 || op.size == 0 || op.size > kMaxRangeBytes ||
+          add_overflows(op.host, op.size) || add_overflows(op.device, op.size)) {
+        skip("memAlloc (host)");
+        return std::nullopt;
+      }
+      // Kernels can reach it; what the application wrote into it directly (not by a copy) was
+      // never captured, so the replay's copy starts zeroed.
+      warn_once("hostmap", seq,
+                "host memory kernels can reach is recreated zeroed: what the application wrote "
+                "into it directly (not through a copy) was not captured, kernels reading it may "
+                "see other data");
+      push(seq, std::move(op));
       return std::nullopt;
+    }
     default:  // vmmCreate / vmmMap / vmmSetAccess: the reservation covers the range
       skip("memAlloc (vmm physical)");
       return std::nullopt;
@@ -582,7 +597,27 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     return std::nullopt;
   }
   if (record.getResult() != 0) {
+    if (!plan_.recorded_error && is_sticky_error(record.getResult())) {
+      RecordedError e;
+      e.seq = seq;
+      e.api = record.getApiName().cStr();
+      e.result = record.getResult();
+      for (auto it = plan_.actions.rbegin(); it != plan_.actions.rend(); ++it) {
+        if (std::holds_alternative<LaunchOp>(it->op)) {
+          e.last_launch_seq = it->seq;
+          break;
+        }
+      }
+      plan_.recorded_error = e;
+    }
     skip("failed calls");
+    return std::nullopt;
+  }
+  // After a sticky error every call of the context fails; one that did not (a new context, a
+  // reset device) cannot be replayed in the dead one.
+  if (plan_.recorded_error) {
+    ++plan_.recorded_error->later_successful_calls;
+    skip("calls after the recorded sticky error");
     return std::nullopt;
   }
   switch (which) {
@@ -646,6 +681,9 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
           kind == schema::MemFree::Kind::VMM_ADDRESS_FREE) {
         push(seq, FreeOp{r.getAddress()});
         live_allocations_.erase(r.getAddress());
+      } else if (kind == schema::MemFree::Kind::HOST ||
+                 kind == schema::MemFree::Kind::HOST_UNREGISTER) {
+        push(seq, HostFreeOp{r.getAddress()});
       } else {
         skip("memFree (host/vmm)");
       }
@@ -947,9 +985,28 @@ const char* operation_name(const Operation& op) {
                                        "eventRecord",
                                        "eventSynchronize",
                                        "eventDestroy",
-                                       "contextSynchronize"};
+                                       "contextSynchronize",
+                                       "memAlloc (host)",
+                                       "memFree (host)"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
+}
+
+bool is_sticky_error(int32_t result) {
+  switch (result) {
+    case 700:  // CUDA_ERROR_ILLEGAL_ADDRESS
+    case 702:  // CUDA_ERROR_LAUNCH_TIMEOUT
+    case 710:  // CUDA_ERROR_ASSERT
+    case 714:  // CUDA_ERROR_HARDWARE_STACK_ERROR
+    case 715:  // CUDA_ERROR_ILLEGAL_INSTRUCTION
+    case 716:  // CUDA_ERROR_MISALIGNED_ADDRESS
+    case 717:  // CUDA_ERROR_INVALID_ADDRESS_SPACE
+    case 718:  // CUDA_ERROR_INVALID_PC
+    case 719:  // CUDA_ERROR_LAUNCH_FAILED
+      return true;
+    default:
+      return false;
+  }
 }
 
 Expected<Plan> build_plan(format::Reader& reader) {

@@ -17,9 +17,9 @@
 //   about the copy's seq: "deferred hostChecksum=<16 hex digits>" (the device-to-host checksum)
 //   and "deferred payload=<32 hex digits> ..." (a pinned source changed before the copy ran:
 //   the bytes that really entered device memory). Both are folded into the copy's action.
-// - Calls the replayer does not model (generic records, host functions, host allocations,
-//   context switches) are counted in `skipped` and, where they may change device state, warned
-//   about once.
+// - Calls the replayer does not model (generic records, host functions, host allocations
+//   without a device address, context switches) are counted in `skipped` and, where they may
+//   change device state, warned about once. Host allocations with one become HostAllocOp.
 #pragma once
 
 #include <array>
@@ -100,6 +100,20 @@ struct AllocOp {
 
 struct FreeOp {
   uint64_t address = 0;
+};
+
+// Host memory a kernel can reach (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister): the
+// replay recreates it, at the captured device address when it can (docs/replay.md).
+struct HostAllocOp {
+  uint64_t host = 0;    // captured host pointer
+  uint64_t device = 0;  // captured device address of it (what kernels were given)
+  uint64_t size = 0;
+  uint32_t flags = 0;  // CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_*
+  std::string kind;    // "host", "hostAlloc", "hostRegister"
+};
+
+struct HostFreeOp {
+  uint64_t host = 0;  // captured host pointer
 };
 
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
@@ -227,7 +241,7 @@ using Operation =
     std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp,
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
-                 EventDestroyOp, ContextSyncOp>;
+                 EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp>;
 
 struct Action {
   uint64_t seq = 0;
@@ -282,6 +296,20 @@ struct PlanWarning {
   std::string message;
 };
 
+// A sticky error the capture ended with: the first call that failed with an error after which
+// the driver fails every call of the context (a device-side assert, an illegal address, ...).
+// An application may cause one on purpose and check for it; the replay then expects it as the
+// outcome (replay.h) instead of failing on it.
+struct RecordedError {
+  uint64_t seq = 0;  // the call that returned it
+  std::string api;
+  int32_t result = 0;                   // the CUresult
+  uint64_t last_launch_seq = 0;         // the launch before it (its likely cause); 0: none
+  uint64_t later_successful_calls = 0;  // calls after it that succeeded anyway (not replayed)
+};
+// True for the CUresults that leave the context unusable (CUDA's "sticky" errors).
+bool is_sticky_error(int32_t result);
+
 // Everything a plan says about the capture except its actions: what a replay report keeps.
 struct PlanSummary {
   // Identity of the capture, for reports.
@@ -299,6 +327,7 @@ struct PlanSummary {
   std::vector<PlanWarning> warnings;
   bool uses_cluster_launch = false;
   bool uses_cooperative_launch = false;
+  std::optional<RecordedError> recorded_error;
 
   // Memory snapshots. `extract` is set for an extracted capture (restore + compare); otherwise
   // snapshots are verification points only.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <new>
+#include <set>
 #include <stdexcept>
 
 #include "replayer/driver.h"
@@ -19,7 +20,68 @@ void forward_plan_warnings(const Plan& plan, const ReplayOptions& options, Repla
   }
 }
 
+// "--kernel-name NAME --launch-skip N" as the user gave the selection.
+std::string selection_text(const ReplayOptions& options) {
+  std::vector<std::string> parts;
+  if (!options.kernel_regex.empty()) parts.push_back("--kernel-name " + options.kernel_regex);
+  if (options.launch_skip != 0)
+    parts.push_back("--launch-skip " + std::to_string(options.launch_skip));
+  if (options.launch_count != 0)
+    parts.push_back("--launch-count " + std::to_string(options.launch_count));
+  std::string out;
+  for (const std::string& p : parts) {
+    if (!out.empty()) out += ' ';
+    out += p;
+  }
+  return out;
+}
+
+// A selection that selected no launch is almost always a typo or an off-by-one: say what the
+// capture has instead, so the user can correct it.
+void check_selection(const ReplayOptions& options, ReplayResult& result) {
+  if (!result.selection_requested || result.selected_launches() != 0) return;
+  std::set<std::string> kernels;
+  for (const LaunchReport& l : result.launches) kernels.insert(l.kernel);
+  std::string message = selection_text(options) + " selected none of the capture's " +
+                        std::to_string(result.launches.size()) + " launch(es)";
+  if (!kernels.empty()) {
+    message += "; its kernels:";
+    size_t shown = 0;
+    for (const std::string& k : kernels) {
+      if (shown++ == 8) {
+        message += " ...";
+        break;
+      }
+      message += " " + (k.empty() ? std::string("?") : k);
+    }
+  }
+  result.messages.push_back(message);
+  if (options.on_message) options.on_message(MessageLevel::kWarning, message);
+}
+
 }  // namespace
+
+const char* verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kMatched:
+      return "matched";
+    case Verdict::kMismatched:
+      return "mismatched";
+    case Verdict::kNothingVerified:
+      return "nothing verified";
+  }
+  return "?";
+}
+
+bool is_launch_timeout(const Error& e) {
+  return e.result() && *e.result() == CUDA_ERROR_LAUNCH_TIMEOUT;
+}
+
+uint64_t ReplayResult::selected_launches() const {
+  uint64_t n = 0;
+  for (const LaunchReport& l : launches) n += l.selected ? 1 : 0;
+  return n;
+}
 
 Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
                                    const ReplayOptions& options) {
@@ -32,6 +94,8 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
 
   ReplayResult result;
   result.capture_path = reader.path();
+  result.selection_requested =
+      !options.kernel_regex.empty() || options.launch_skip != 0 || options.launch_count != 0;
   result.target.driver_path = choice->path;
   result.target.driver_reason = choice->reason;
   result.target.driver_version = driver.value()->version();
@@ -44,8 +108,14 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
     }
   }
   forward_plan_warnings(plan, options, result);
+  if (options.timeout_launch_seconds < 0 || options.timeout_seconds < 0) {
+    return Error(ErrorKind::kInvalidArgument, "a timeout cannot be negative");
+  }
+  // Destroyed after the executor, so the final synchronisations are watched too.
+  Watchdog watchdog(options.timeout_launch_seconds, options.timeout_seconds, plan,
+                    options.on_timeout);
   try {
-    Executor executor(*driver.value(), reader, plan, options, result);
+    Executor executor(*driver.value(), reader, plan, options, result, watchdog);
     if (auto e = executor.prepare()) return *e;
     if (auto e = executor.run()) return *e;
   } catch (const std::bad_alloc&) {
@@ -55,6 +125,7 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
     return Error(ErrorKind::kCapture, std::string("replay aborted: ") + e.what());
   }
   result.verification = summarize_checks(result.copies);
+  check_selection(options, result);
   result.plan = plan;  // the summary part: the report needs no actions
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

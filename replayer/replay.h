@@ -33,6 +33,7 @@
 #include "replayer/timing.h"
 #include "replayer/tolerance.h"
 #include "replayer/verify.h"
+#include "replayer/watchdog.h"
 
 namespace cusnap::replayer {
 
@@ -68,6 +69,12 @@ struct SnapshotTap {
   std::function<MaybeError(const TakenSnapshot&)> on_snapshot;
 };
 
+// What a replay proved. kNothingVerified: no copy checksum and no snapshot chunk was compared
+// (verification off, a capture without checksums or snapshots): the replay ran, but it says
+// nothing about the results, and is never reported as a match.
+enum class Verdict : uint8_t { kMatched, kMismatched, kNothingVerified };
+const char* verdict_name(Verdict verdict);  // "matched", "mismatched", "nothing verified"
+
 struct ReplayOptions {
   std::string driver = "auto";  // auto | emulator | PATH (see resolve_driver)
   int device = 0;
@@ -91,6 +98,14 @@ struct ReplayOptions {
   // other driver is refused with an error) and synchronizes after each launch.
   uint64_t track_chunk_bytes = 0;
   std::optional<SnapshotTap> tap;  // snapshots the replay takes itself (above)
+  // Time limits in seconds, 0: none (watchdog.h). timeout_launch_seconds: each launch must end
+  // within it (the replay then waits for every launch to end before going on);
+  // timeout_seconds: the whole replay, from opening the driver to the last synchronisation.
+  // Past one, on_timeout is called on the watchdog thread and the process ends with
+  // kTimeoutExitCode: a hung kernel cannot be waited out.
+  double timeout_launch_seconds = 0;
+  double timeout_seconds = 0;
+  TimeoutHandler on_timeout;
   // Warnings and information (relocation, skipped calls, target differences). Default: dropped.
   std::function<void(MessageLevel, const std::string&)> on_message;
 };
@@ -173,6 +188,22 @@ struct SnapshotResults {
   bool ok() const { return mismatched_chunks == 0; }
 };
 
+// The capture's sticky error (plan.h, RecordedError) as the replay met it. The replay runs up to
+// the call that returned it at capture and expects the driver to report the same error there or
+// earlier, but not before the launch that preceded it: reproduced, every verification before it
+// stands and the calls after it are not replayed (they failed at capture). Not reproduced (no
+// error, or another one) is a difference like a mismatching checksum.
+struct ExpectedErrorCheck {
+  RecordedError recorded;
+  std::string name;             // the driver's name for recorded.result ("CUDA_ERROR_ASSERT")
+  bool observed = false;        // the replay reached the point where it had to show
+  bool reproduced = false;      // the driver reported the recorded error there
+  uint64_t observed_seq = 0;    // the replayed call that reported it (or the point of the check)
+  int32_t observed_result = 0;  // what the driver returned there (0: no error)
+  std::string observed_name;
+  uint64_t calls_not_replayed = 0;  // planned calls after it, not run
+};
+
 struct TargetInfo {
   std::string driver_path;
   std::string driver_reason;
@@ -197,12 +228,34 @@ struct ReplayResult {
   VerifySummary verification;
   SnapshotResults snapshots;
   std::vector<LaunchReport> launches;
-  std::vector<std::string> messages;  // every warning issued, in order
+  std::optional<ExpectedErrorCheck> expected_error;  // the capture ended with a sticky error
+  std::vector<std::string> messages;                 // every warning issued, in order
   double wall_seconds = 0;
 
-  // Every copy checksum and every snapshot chunk compared matched.
-  bool matched() const { return verification.ok() && snapshots.ok(); }
+  // Every copy checksum and every snapshot chunk compared matched (true also when nothing was
+  // compared: see verdict()).
+  // A recorded sticky error must have been reproduced.
+  bool matched() const {
+    return verification.ok() && snapshots.ok() && (!expected_error || expected_error->reproduced);
+  }
+  // No copy checksum and no snapshot chunk was compared.
+  bool nothing_verified() const {
+    return verification.matched == 0 && verification.mismatched == 0 &&
+           snapshots.compared_chunks == 0;
+  }
+  Verdict verdict() const {
+    if (!matched()) return Verdict::kMismatched;
+    return nothing_verified() ? Verdict::kNothingVerified : Verdict::kMatched;
+  }
+  // Launch selection (--kernel-name, --launch-skip, --launch-count): whether one was given, and
+  // how many launches it selected.
+  bool selection_requested = false;
+  uint64_t selected_launches() const;
 };
+
+// The driver stopped a launch for running too long (CUDA_ERROR_LAUNCH_TIMEOUT): a display
+// watchdog or the emulator's CUSNAP_EMU_TIMEOUT.
+bool is_launch_timeout(const Error& e);
 
 // Opens the capture, builds the plan, checks the target, replays. Errors: unreadable capture,
 // unusable driver or device, or a call that failed (with its seq). A mismatch is not an error:

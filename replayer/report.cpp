@@ -279,6 +279,13 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("kernel_name").str(options.kernel_regex);
   j.key("launch_skip").num(options.launch_skip);
   j.key("launch_count").num(options.launch_count);
+  j.key("timeout_launch_seconds").real(options.timeout_launch_seconds);
+  j.key("timeout_seconds").real(options.timeout_seconds);
+  j.end_object();
+
+  j.key("selection").begin_object();
+  j.key("requested").boolean(r.selection_requested);
+  j.key("selected_launches").num(r.selected_launches());
   j.end_object();
 
   j.key("memory").begin_object();
@@ -288,7 +295,7 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.end_object();
 
   j.key("verification").begin_object();
-  j.key("result").str(r.matched() ? "matched" : "mismatched");
+  j.key("result").str(verdict_name(r.verdict()));
   j.key("matched").num(r.verification.matched);
   j.key("mismatched").num(r.verification.mismatched);
   j.key("unverified").num(r.verification.unverified);
@@ -305,6 +312,30 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
 
   j.key("snapshots");
   snapshots_object(j, r, options);
+
+  j.key("expected_error");
+  if (r.expected_error) {
+    const ExpectedErrorCheck& e = *r.expected_error;
+    j.begin_object();
+    j.key("call").num(e.recorded.seq);
+    j.key("api").str(e.recorded.api);
+    j.key("result").num(static_cast<int64_t>(e.recorded.result));
+    j.key("name").str(e.name);
+    j.key("last_launch_call").num(e.recorded.last_launch_seq);
+    j.key("reproduced").boolean(e.reproduced);
+    j.key("observed_call");
+    if (e.observed)
+      j.num(e.observed_seq);
+    else
+      j.null();
+    j.key("observed_result").num(static_cast<int64_t>(e.observed_result));
+    j.key("observed_name").str(e.observed_name);
+    j.key("calls_not_replayed").num(e.calls_not_replayed);
+    j.key("later_successful_calls").num(e.recorded.later_successful_calls);
+    j.end_object();
+  } else {
+    j.null();
+  }
 
   j.key("launches").begin_array();
   for (const LaunchReport& l : r.launches) {

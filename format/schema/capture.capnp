@@ -8,7 +8,8 @@
 # record (replacing "deferred ..." toolEvent messages) and MemAlloc.accessDescriptors.
 # 3 gives memory snapshots their meaning (MemorySnapshot.launchSeq/skippedReason,
 # MemoryChunk.hashOnly) and adds CaptureHeader.extract for captures cut out by `cusnap extract`.
-# 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`).
+# 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`) and
+# MemAlloc.devicePointer (host allocations: the device address kernels reach them at).
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -338,6 +339,10 @@ struct MemAlloc {
   accessDescriptors @19 :List(AccessDescriptor);  # schema 2, vmmSetAccess: every descriptor in
                                     # the order given; locationType/locationId/accessFlags
                                     # above repeat the first one (what schema-1 readers read)
+  devicePointer @20 :UInt64;        # schema 4, host/hostAlloc/hostRegister: the device address
+                                    # of the host memory (cuMemHostGetDevicePointer after the
+                                    # call), 0 when the driver gave none (not mapped, or older
+                                    # writers: with unified addressing it is the host pointer)
 
   enum Kind {
     device @0;                      # cuMemAlloc

@@ -56,6 +56,17 @@ schema::MemAlloc::Builder begin_alloc(CallScope& call, AllocKind kind, uint64_t 
 
 // Commits an allocation of device-reachable memory, then (snapshots on) adds it to the snapshot
 // table: after its record, so that no snapshot covers a range whose memAlloc comes later.
+// The device address kernels reach host memory at (cuMemHostGetDevicePointer), 0 when the driver
+// gives none (memory not mapped). A replay recreates the memory there or rewrites pointers to it.
+uint64_t host_device_pointer(uint64_t host) {
+  CUdeviceptr device = 0;
+  if (auto f = CUSNAP_REAL(cuMemHostGetDevicePointer_v2);
+      host != 0 && f && f(&device, reinterpret_cast<void*>(host), 0) == CUDA_SUCCESS) {
+    return device;
+  }
+  return 0;
+}
+
 void commit_device_alloc(CallScope& call, uint64_t address, uint64_t size) {
   call.commit();
   if (call.result() == CUDA_SUCCESS && snapshots_enabled())
@@ -138,7 +149,10 @@ CUSNAP_POST_HOOK(cuMemAllocManaged)
 }
 
 CUSNAP_POST_HOOK(cuMemAllocHost_v2)(CallScope& call, CUresult result, void** pp, size_t bytesize) {
-  begin_alloc(call, AllocKind::HOST, out_pointer(result, pp), bytesize);
+  uint64_t host = out_pointer(result, pp);
+  auto alloc = begin_alloc(call, AllocKind::HOST, host, bytesize);
+  alloc.setHostPointer(host);
+  alloc.setDevicePointer(host_device_pointer(host));
   call.commit();
   track_host_memory(call, out_pointer(result, pp), bytesize);
 }
@@ -149,23 +163,21 @@ CUSNAP_POST_HOOK(cuMemHostAlloc)
   auto alloc = begin_alloc(call, AllocKind::HOST_ALLOC, host, bytesize);
   alloc.setFlags(Flags);
   alloc.setHostPointer(host);
-  if (host != 0 && (Flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) {
-    // Mapped pinned memory: kernels reach it through this device address.
-    CUdeviceptr device = 0;
-    if (auto f = CUSNAP_REAL(cuMemHostGetDevicePointer_v2);
-        f && f(&device, reinterpret_cast<void*>(host), 0) == CUDA_SUCCESS) {
-      alloc.setAddress(device);
-    }
-  }
+  // Kernels reach pinned memory through its device address: always with DEVICEMAP, and with
+  // unified addressing for the other flags too (the driver answers when it is mapped).
+  uint64_t device = host_device_pointer(host);
+  alloc.setDevicePointer(device);
+  if (device != 0 && (Flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) alloc.setAddress(device);
   call.commit();
   track_host_memory(call, host, bytesize);
 }
 
 CUSNAP_POST_HOOK(cuMemHostRegister_v2)
-(CallScope& call, CUresult, void* p, size_t bytesize, unsigned int Flags) {
+(CallScope& call, CUresult result, void* p, size_t bytesize, unsigned int Flags) {
   auto alloc = begin_alloc(call, AllocKind::HOST_REGISTER, handle_value(p), bytesize);
   alloc.setFlags(Flags);
   alloc.setHostPointer(handle_value(p));
+  if (result == CUDA_SUCCESS) alloc.setDevicePointer(host_device_pointer(handle_value(p)));
   call.commit();
   track_host_memory(call, handle_value(p), bytesize);
 }

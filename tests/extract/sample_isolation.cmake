@@ -5,7 +5,9 @@
 # its snapshot chunks match. A launch may be refused only because other device work overlapped
 # it at capture time (its memory was not the launch's alone, so the interceptor recorded no
 # snapshot); at least one launch must be extracted unless OVERLAP_ONLY is set (multi_thread,
-# whose threads are always busy at once).
+# whose threads are always busy at once). With STICKY_REFUSAL (device_assert) a launch may also
+# be refused because its snapshot failed on the sticky CUDA_ERROR_ASSERT (710) it raised on
+# purpose.
 # Then the prefix replay route (docs/extract.md): every launch extracted again by --route replay
 # from the same capture must have the same content as its snapshot-route extract, exactly
 # (COMPARE, compare.h); and every launch extracted from a capture made without snapshots (route
@@ -16,7 +18,7 @@
 # (pinned, mapped, registered: saxpy_streams, multi_thread) is in snapshot-route extracts only:
 # what host code wrote there is in no record, so the replay route leaves it out (with a note),
 # and the comparison leaves it out of the snapshot-route side (--host-memory-only-in-first).
-# Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY.
+# Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY, STICKY_REFUSAL.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK} ${WORK}/launches ${WORK}/replayed ${WORK}/plain)
 set(ENV{CUSNAP_INTERCEPTOR_DIR} ${INTERCEPTOR_DIR})
@@ -37,6 +39,9 @@ if(NOT rc EQUAL 0)
     message(FATAL_ERROR "extract failed (rc ${rc}) without naming a launch:\n${out}\n${err}")
   endif()
   foreach(line IN LISTS refusals)
+    if(STICKY_REFUSAL AND line MATCHES "snapshot failed.*\\(CUresult 710\\)")
+      continue()
+    endif()
     if(NOT line MATCHES "overlapped the launch")
       message(FATAL_ERROR "extract refused a launch for another reason than an overlap:\n${line}")
     endif()

@@ -141,7 +141,7 @@ uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint
 }
 
 uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream,
-                              bool async) {
+                              bool async, bool has_checksum) {
   capnp::MallocMessageBuilder m;
   auto c = record(m, async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2").initMemcpy();
   c.setKind(schema::Memcpy::Kind::DEVICE_TO_HOST);
@@ -151,8 +151,8 @@ uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, ui
   c.setAsync(async);
   c.setStream(stream);
   c.setDimensions(1);
-  c.setHostChecksum(checksum);
-  c.setHasHostChecksum(true);
+  c.setHostChecksum(has_checksum ? checksum : 0);
+  c.setHasHostChecksum(has_checksum);
   return append(m);
 }
 
@@ -199,6 +199,14 @@ uint64_t CaptureBuilder::host_alloc(uint64_t address, uint64_t size) {
   a.setFlags(0x02);
   a.setAddress(address);
   a.setSize(size);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::free_host(uint64_t address) {
+  capnp::MallocMessageBuilder m;
+  auto f = record(m, "cuMemFreeHost").initMemFree();
+  f.setKind(schema::MemFree::Kind::HOST);
+  f.setAddress(address);
   return append(m);
 }
 
@@ -294,9 +302,11 @@ uint64_t CaptureBuilder::stream_wait(uint64_t stream, uint64_t event) {
   return append(m);
 }
 
-uint64_t CaptureBuilder::context_sync() {
+uint64_t CaptureBuilder::context_sync(int32_t result) {
   capnp::MallocMessageBuilder m;
-  record(m, "cuCtxSynchronize").initContextSynchronize();
+  auto r = record(m, "cuCtxSynchronize");
+  r.setResult(result);
+  r.initContextSynchronize();
   return append(m);
 }
 

@@ -69,8 +69,9 @@ class CaptureBuilder {
   uint64_t free(uint64_t address);
   uint64_t htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream = 0,
                 bool async = false);
+  // has_checksum false: a copy whose result the capture holds no checksum for.
   uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0,
-                bool async = false);
+                bool async = false, bool has_checksum = true);
   uint64_t memset32(uint64_t address, uint32_t value, uint64_t count);
   uint64_t launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
                   const Params& params, uint64_t stream = 0, uint64_t ordinal = 0);
@@ -79,9 +80,11 @@ class CaptureBuilder {
   uint64_t event_create(uint64_t event);
   uint64_t event_record(uint64_t event, uint64_t stream);
   uint64_t stream_wait(uint64_t stream, uint64_t event);
-  uint64_t context_sync();
+  // result != 0: a cuCtxSynchronize that returned it (e.g. 710, CUDA_ERROR_ASSERT).
+  uint64_t context_sync(int32_t result = 0);
   // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (host memory a kernel can reach).
   uint64_t host_alloc(uint64_t address, uint64_t size);
+  uint64_t free_host(uint64_t address);  // cuMemFreeHost
   uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
   // Tiles [address, address + bytes.size()) in `chunk_bytes` pieces; stores the blobs unless
   // hash_only (the hash is always computed from the bytes).

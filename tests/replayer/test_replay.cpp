@@ -95,6 +95,173 @@ TEST_CASE("verification can be turned off", "[replay]") {
   CHECK(r.verification.unverified == 2);
 }
 
+TEST_CASE("a replay that compared nothing says nothing verified, never matched", "[replay]") {
+  StandardOptions o;
+  o.no_checksums = true;
+  auto capture = write_standard_capture(temp_path("unverified.cusnap"), o);
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  CHECK(r.verification.unverified == 2);
+  CHECK(r.nothing_verified());
+  CHECK(r.verdict() == Verdict::kNothingVerified);
+  std::string report = report_json(r, emulator_options());
+  CHECK(report.find("\"result\":\"nothing verified\"") != std::string::npos);
+
+  // The same calls with checksums prove something; a changed input proves a difference.
+  auto checked = write_standard_capture(temp_path("verified.cusnap"));
+  CHECK(replay_ok(checked.path, emulator_options()).verdict() == Verdict::kMatched);
+  StandardOptions changed;
+  changed.corrupt_b_payload = true;
+  auto bad = write_standard_capture(temp_path("unverified_bad.cusnap"), changed);
+  CHECK(replay_ok(bad.path, emulator_options()).verdict() == Verdict::kMismatched);
+}
+
+TEST_CASE("a launch selection that selects nothing is warned about", "[replay][timing]") {
+  auto capture = write_standard_capture(temp_path("select_none.cusnap"));
+  auto warnings_for = [&](ReplayOptions options) {
+    std::vector<std::string> warnings;
+    options.on_message = [&](MessageLevel level, const std::string& m) {
+      if (level == MessageLevel::kWarning && m.find("selected") != std::string::npos)
+        warnings.push_back(m);
+    };
+    ReplayResult r = replay_ok(capture.path, options);
+    CHECK(r.selection_requested);
+    return std::make_pair(r.selected_launches(), warnings);
+  };
+  ReplayOptions no_such = emulator_options();
+  no_such.kernel_regex = "no_such_kernel";
+  auto [none, warnings] = warnings_for(no_such);
+  CHECK(none == 0);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("--kernel-name no_such_kernel selected none of the capture's 2 "
+                         "launch(es); its kernels: axpy_int increment") != std::string::npos);
+
+  ReplayOptions past_end = emulator_options();
+  past_end.launch_skip = 2;  // the capture has two launches
+  auto [beyond, skip_warnings] = warnings_for(past_end);
+  CHECK(beyond == 0);
+  REQUIRE(skip_warnings.size() == 1);
+  CHECK(skip_warnings[0].find("--launch-skip 2 selected none") != std::string::npos);
+
+  ReplayOptions last = emulator_options();
+  last.launch_skip = 1;
+  auto [one, no_warnings] = warnings_for(last);
+  CHECK(one == 1);
+  CHECK(no_warnings.empty());
+}
+
+TEST_CASE("a capture that ended with a device assert replays it as the expected outcome",
+          "[replay][sticky]") {
+  auto capture = write_assert_capture(temp_path("assert.cusnap"));
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  REQUIRE(r.expected_error);
+  const ExpectedErrorCheck& e = *r.expected_error;
+  CHECK(e.recorded.seq == capture.sync_seq);
+  CHECK(e.recorded.result == 710);
+  CHECK(e.recorded.last_launch_seq == capture.check_seq);
+  CHECK(e.name == "CUDA_ERROR_ASSERT");
+  CHECK(e.reproduced);
+  CHECK(e.observed_result == 710);
+  // Everything before the error was verified.
+  CHECK(r.verification.matched == 1);
+  CHECK(r.verdict() == Verdict::kMatched);
+  std::string report = report_json(r, emulator_options());
+  CHECK(report.find("\"expected_error\":{\"call\":" + std::to_string(capture.sync_seq)) !=
+        std::string::npos);
+
+  // Data that does not trip the assert: the recorded outcome is not reproduced, a difference.
+  auto clean = write_assert_capture(temp_path("noassert.cusnap"), false);
+  ReplayResult n = replay_ok(clean.path, emulator_options());
+  REQUIRE(n.expected_error);
+  CHECK_FALSE(n.expected_error->reproduced);
+  CHECK(n.expected_error->observed_result == 0);
+  CHECK(n.verdict() == Verdict::kMismatched);
+}
+
+TEST_CASE("sticky errors are the ones after which the context is unusable", "[replay][sticky]") {
+  CHECK(is_sticky_error(710));        // CUDA_ERROR_ASSERT
+  CHECK(is_sticky_error(700));        // CUDA_ERROR_ILLEGAL_ADDRESS
+  CHECK(is_sticky_error(719));        // CUDA_ERROR_LAUNCH_FAILED
+  CHECK_FALSE(is_sticky_error(1));    // CUDA_ERROR_INVALID_VALUE
+  CHECK_FALSE(is_sticky_error(701));  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: nothing broken
+  // The standard capture's failed launch (INVALID_VALUE) is no recorded error.
+  auto capture = write_standard_capture(temp_path("not_sticky.cusnap"));
+  CHECK_FALSE(replay_ok(capture.path, emulator_options()).expected_error);
+}
+
+TEST_CASE("a replay inside its time limits runs as it does without them", "[replay][timeout]") {
+  auto capture = write_standard_capture(temp_path("limits.cusnap"));
+  ReplayOptions options = emulator_options();
+  options.timeout_launch_seconds = 120;  // each launch waited for, the watchdog never fires
+  options.timeout_seconds = 600;
+  options.repeat = 3;
+  bool fired = false;
+  options.on_timeout = [&](const TimeoutEvent&) { fired = true; };
+  ReplayResult r = replay_ok(capture.path, options);
+  CHECK_FALSE(fired);
+  CHECK(r.verdict() == Verdict::kMatched);
+  REQUIRE(r.launches.size() == 2);
+  CHECK(r.launches[1].time.samples == 3);
+
+  options.timeout_seconds = -1;
+  auto negative = replay_capture(capture.path, options);
+  REQUIRE_FALSE(negative);
+  CHECK(negative.error().kind() == ErrorKind::kInvalidArgument);
+}
+
+namespace {
+
+// Host memory a kernel writes and no copy touches (the kernel increments it from zero, a second
+// kernel reads it into device memory, which is copied back): replay must recreate it.
+std::string write_host_memory_capture(const std::string& path, uint64_t host) {
+  std::vector<int> b(kN), c(kN);
+  for (int i = 0; i < kN; ++i) {
+    b[i] = i * 5 - 17;
+    c[i] = kScale * 1 + b[i];  // the host memory holds 0 + 1 after `increment`
+  }
+  CaptureBuilder w(path);
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF001, "axpy_int");
+  w.function_get(0xA000, 0xF002, "increment");
+  w.host_alloc(host, kN * 4);
+  w.alloc(kBase, kN * 4);
+  w.alloc(kBase + 0x1000, kN * 4);
+  w.htod(kBase, as_bytes(b));
+  w.launch(0xF002, "increment", (kN + 127) / 128, 128, Params().ptr(host).i32(kN), 0, 0);
+  w.launch(0xF001, "axpy_int", (kN + 255) / 256, 256,
+           Params().ptr(host).ptr(kBase).ptr(kBase + 0x1000).i32(kScale).i32(kN), 0, 1);
+  w.dtoh(kBase + 0x1000, kN * 4, cusnap::format::checksum64(as_bytes(c)));
+  w.free_host(host);
+  w.close();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("host memory kernels reach is recreated, at its address or relocated", "[replay][host]") {
+  const uint64_t host = 0x7ffd00000000ull;
+  std::string path = write_host_memory_capture(temp_path("host_memory.cusnap"), host);
+  ReplayResult same = replay_ok(path, emulator_options());
+  CHECK(same.verdict() == Verdict::kMatched);
+  CHECK(same.verification.matched == 1);
+  CHECK(same.launches[0].pointers_rewritten == 0);
+
+  // Not at its address: pointer parameters naming it are rewritten.
+  ReplayOptions options = emulator_options();
+  options.address_mode = AddressMode::kRelocate;
+  std::vector<std::string> infos;
+  options.on_message = [&](MessageLevel level, const std::string& m) {
+    if (level == MessageLevel::kInfo) infos.push_back(m);
+  };
+  ReplayResult moved = replay_ok(path, options);
+  CHECK(moved.verdict() == Verdict::kMatched);
+  CHECK(moved.launches[0].pointers_rewritten == 1);
+  bool said = false;
+  for (const auto& m : infos)
+    said |= m.find("could not be had at its captured device") == 0 ||
+            m.find("host memory of call") == 0;
+  CHECK(said);
+}
+
 TEST_CASE("an occupied captured address falls back to relocation, loudly", "[replay][relocation]") {
   auto capture = write_standard_capture(temp_path("reloc.cusnap"));
   // Occupy the captured range in this process, as another mapping of the replaying process would.
@@ -124,7 +291,20 @@ TEST_CASE("forced relocation rewrites parameters", "[replay][relocation]") {
   auto capture = write_standard_capture(temp_path("forced.cusnap"));
   ReplayOptions options = emulator_options();
   options.address_mode = AddressMode::kRelocate;
+  std::vector<std::string> warnings, infos;
+  options.on_message = [&](MessageLevel level, const std::string& m) {
+    (level == MessageLevel::kWarning ? warnings : infos).push_back(m);
+  };
   ReplayResult r = replay_ok(capture.path, options);
+  // Relocation is what was asked for: said once, as information, not as "results may be wrong".
+  auto mentions = [](const std::vector<std::string>& messages, const std::string& what) {
+    size_t n = 0;
+    for (const auto& m : messages) n += m.find(what) != std::string::npos ? 1 : 0;
+    return n;
+  };
+  CHECK(mentions(warnings, "elocat") == 0);
+  CHECK(mentions(r.messages, "elocat") == 0);
+  CHECK(mentions(infos, "--address-mode relocate: 2 of 2 device range(s)") == 1);
   CHECK(r.relocated_ranges == 2);
   CHECK(r.launches[0].pointers_rewritten == 3);
   CHECK(r.launches[1].pointers_rewritten == 1);
@@ -270,12 +450,13 @@ TEST_CASE("pointers stored in device memory stay valid at the captured addresses
   CHECK(same.matched());
 
   // Relocated, the stored pointer still names the captured address: the replay must not
-  // pretend all is well (an access error or a mismatch), and it must have said so.
+  // pretend all is well (an access error or a mismatch), and it must have said so (as
+  // information: relocation was asked for).
   ReplayOptions options = emulator_options();
   options.address_mode = AddressMode::kRelocate;
   bool loud = false;
   options.on_message = [&](MessageLevel, const std::string& m) {
-    loud = loud || m.find("RELOCATED") != std::string::npos;
+    loud = loud || m.find("pointers stored in device memory are not") != std::string::npos;
   };
   auto relocated = replay_capture(path, options);
   CHECK(loud);

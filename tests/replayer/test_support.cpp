@@ -77,11 +77,39 @@ StandardCapture write_standard_capture(const std::string& path, const StandardOp
   }
   s.increment_seq = w.launch(0xF002, "increment", (kN + 127) / 128, 128, Params().ptr(s.x).i32(kN));
   w.failed_launch(0xF002);
-  s.dtoh_c_seq = w.dtoh(s.c, kN * 4, format::checksum64(as_bytes(c)), stream, async);
+  const bool sums = !options.no_checksums;
+  s.dtoh_c_seq = w.dtoh(s.c, kN * 4, format::checksum64(as_bytes(c)), stream, async, sums);
   if (async) w.stream_sync(stream);
-  s.dtoh_x_seq = w.dtoh(s.x, kN * 4, format::checksum64(as_bytes(x_after)));
+  s.dtoh_x_seq = w.dtoh(s.x, kN * 4, format::checksum64(as_bytes(x_after)), 0, false, sums);
   w.free(s.a);
   w.context_sync();
+  w.close();
+  return s;
+}
+
+AssertCapture write_assert_capture(const std::string& path, bool trips_assert) {
+  AssertCapture s;
+  s.path = path;
+  std::vector<int> x(kN), x_after(kN);
+  for (int i = 0; i < kN; ++i) {
+    x[i] = 1 + i % 17;
+    x_after[i] = x[i] + 1;
+  }
+  // -1 + 1 is 0: not positive after the increment.
+  if (trips_assert) x[kN / 2] = -1;
+  x_after[kN / 2] = x[kN / 2] + 1;
+  CaptureBuilder w(path);
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF002, "increment");
+  w.function_get(0xA000, 0xF004, "check_positive");
+  w.alloc(s.x, kN * 4);
+  w.htod(s.x, as_bytes(x));
+  w.launch(0xF002, "increment", (kN + 127) / 128, 128, Params().ptr(s.x).i32(kN), 0, 0);
+  s.dtoh_seq = w.dtoh(s.x, kN * 4, format::checksum64(as_bytes(x_after)));
+  s.check_seq =
+      w.launch(0xF004, "check_positive", (kN + 127) / 128, 128, Params().ptr(s.x).i32(kN), 0, 1);
+  s.sync_seq = w.context_sync(710);  // CUDA_ERROR_ASSERT
+  w.context_sync(710);               // sticky: every later call fails the same way
   w.close();
   return s;
 }

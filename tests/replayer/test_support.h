@@ -31,6 +31,7 @@ struct StandardOptions {
   bool corrupt_b_payload = false;  // the capture's input differs from what produced the checksum
   bool async_on_stream = false;    // copies and launches on a created stream, events between
   std::string ptx_target;          // replaces ".target sm_75" when set
+  bool no_checksums = false;       // device-to-host copies without checksums: nothing to verify
 };
 
 std::string read_text(const std::string& path);
@@ -77,6 +78,19 @@ struct SnapshotCapture {
 
 SnapshotCapture write_snapshot_capture(const std::string& path,
                                        const SnapshotCaptureOptions& options = {});
+
+// A capture that ends with a sticky error on purpose: x (kN ints, all positive) is incremented
+// and read back (checksum), then `check_positive` runs on it and the next cuCtxSynchronize
+// returned CUDA_ERROR_ASSERT (710); a device-to-host copy after it failed too.
+// trips_assert false: x stays positive, so a replay does not reproduce the recorded error.
+struct AssertCapture {
+  std::string path;
+  uint64_t x = kBase;
+  uint64_t check_seq = 0;  // the check_positive launch
+  uint64_t sync_seq = 0;   // the cuCtxSynchronize that returned 710
+  uint64_t dtoh_seq = 0;   // the verified copy before it
+};
+AssertCapture write_assert_capture(const std::string& path, bool trips_assert = true);
 
 ReplayOptions emulator_options();
 

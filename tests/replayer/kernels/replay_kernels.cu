@@ -1,5 +1,7 @@
 // Kernels of the replayer tests' hand-built captures. Integer arithmetic only, so the host
 // reference in the tests is exact.
+#include <cassert>
+
 extern "C" __global__ void axpy_int(const int* a, const int* b, int* c, int scale, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) c[i] = scale * a[i] + b[i];
@@ -36,4 +38,18 @@ extern "C" __global__ void add_bias(int* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] += bias;
   if (i == 0) calls += 1;
+}
+
+// Never ends while *flag is 0, which nothing in the tests changes: the hung kernel of the replay
+// time limits (--timeout-launch, --timeout).
+extern "C" __global__ void spin(volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+
+// A device-side assert (__assertfail): a non-positive element makes the context's next
+// synchronisation fail with the sticky CUDA_ERROR_ASSERT.
+extern "C" __global__ void check_positive(const int* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) assert(x[i] > 0);
 }
