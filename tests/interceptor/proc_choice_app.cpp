@@ -21,9 +21,12 @@ struct Request {
 };
 
 const Request kRequests[] = {
-    {"cuMemAlloc", 3020, 0},         {"cuLaunchKernel", 7000, 0},
-    {"cuLaunchKernel", 7000, 2},     {"cuStreamBeginCapture", 10000, 0},
-    {"cuMemcpy", 7000, 2},           {"cuCtxSynchronize", 2000, 0},
+    {"cuMemAlloc", 3020, 0},
+    {"cuLaunchKernel", 7000, 0},
+    {"cuLaunchKernel", 7000, 2},
+    {"cuStreamBeginCapture", 10000, 0},
+    {"cuMemcpy", 7000, 2},
+    {"cuCtxSynchronize", 2000, 0},
     {"cuFutureEntryPoint", 13000, 0},
 };
 
@@ -53,14 +56,15 @@ int main(int argc, char** argv) {
     int status = -1;
     int result = get_proc(r.name, &pfn, r.version, r.flags, &status);
     if (result != 0 || status != 0 || pfn == nullptr) {
-      std::fprintf(stderr, "proc_choice_app: %s@%d/%llu: result %d status %d\n", r.name,
-                   r.version, r.flags, result, status);
+      std::fprintf(stderr, "proc_choice_app: %s@%d/%llu: result %d status %d\n", r.name, r.version,
+                   r.flags, result, status);
       ++failures;
       continue;
     }
     // The fake ignores its arguments and answers CUDA_ERROR_NOT_SUPPORTED.
     int called = reinterpret_cast<Call>(pfn)(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
-    std::printf("called %s@%d/%llu -> %s (%d)\n", r.name, r.version, r.flags, last_called(), called);
+    std::printf("called %s@%d/%llu -> %s (%d)\n", r.name, r.version, r.flags, last_called(),
+                called);
     if (called != 801) ++failures;
   }
   return failures == 0 ? 0 : 1;
