@@ -171,7 +171,13 @@ int run_capture(const CaptureArgs& args) {
     std::cerr << "cusnap capture: " << found.error << "\n";
     return kExitUsageOrIo;
   }
-  spdlog::info("cusnap capture: driver {} ({})", found.path, found.reason);
+  if (found.role == common::LibraryRole::kEmulator &&
+      found.reason.rfind("auto: no usable system driver", 0) == 0) {
+    spdlog::warn("cusnap capture: no NVIDIA driver found; running on the cusnap emulator {}",
+                 found.path);
+  } else {
+    spdlog::info("cusnap capture: driver {} ({})", found.path, found.reason);
+  }
   std::string pattern = args.output.empty() ? default_output(args.command.front()) : args.output;
   bool has_pid = pattern.find("%p") != std::string::npos;
   if (!has_pid && !args.force_overwrite && fs::exists(capture::expand_output_pattern(pattern, 0))) {

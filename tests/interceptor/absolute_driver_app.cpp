@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   void* driver = ::dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  auto init = driver != nullptr ? reinterpret_cast<int (*)(unsigned)>(::dlsym(driver, "cuInit"))
-                                : nullptr;
+  auto init =
+      driver != nullptr ? reinterpret_cast<int (*)(unsigned)>(::dlsym(driver, "cuInit")) : nullptr;
   if (init == nullptr || init(0) != 0) {
     std::fprintf(stderr, "absolute_driver_app: no usable driver at %s\n", argv[1]);
     return 2;
