@@ -27,10 +27,15 @@ std::atomic<bool> g_recording{false};
 constexpr size_t kMaxPendingRecords = 100000;
 
 // Opens `name` exclusively; when it exists and overwriting is not allowed, tries <stem>.<n><ext>.
+// The file is format::kCaptureFileMode (0600: it holds the application's data), also when an
+// existing file is overwritten.
 int create_output(const std::string& name, bool force, std::string& chosen) {
   if (force) {
     chosen = name;
-    return ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd =
+        ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, format::kCaptureFileMode);
+    if (fd >= 0) (void)::fchmod(fd, format::kCaptureFileMode);
+    return fd;
   }
   size_t slash = name.rfind('/');
   size_t dot = name.rfind('.');
@@ -39,7 +44,8 @@ int create_output(const std::string& name, bool force, std::string& chosen) {
   std::string ext = has_ext ? name.substr(dot) : "";
   for (int attempt = 0; attempt < 1000; ++attempt) {
     chosen = attempt == 0 ? name : stem + "." + std::to_string(attempt) + ext;
-    int fd = ::open(chosen.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd =
+        ::open(chosen.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, format::kCaptureFileMode);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
