@@ -53,6 +53,49 @@ int create_output(const std::string& name, bool force, std::string& chosen) {
   return -1;
 }
 
+// Writing the capture never lets SIGXFSZ (a write beyond RLIMIT_FSIZE) reach the application,
+// whose default action would kill it: the writer's threads are created with every signal blocked
+// (they inherit the creating thread's mask), and the writes made on an application thread (the
+// header when the file opens, the footer at close) run with SIGXFSZ blocked, a SIGXFSZ they
+// raised consumed before the mask is restored. The write then fails with EFBIG instead, which
+// disables the capture with that reason (like ENOSPC); the application continues unaffected.
+class SignalShield {
+ public:
+  enum Blocked { kFileSizeSignal, kEverySignal };
+  explicit SignalShield(Blocked blocked) noexcept {
+    sigset_t set;
+    if (blocked == kEverySignal) {
+      sigfillset(&set);
+    } else {
+      sigemptyset(&set);
+      sigaddset(&set, SIGXFSZ);
+    }
+    pthread_sigmask(SIG_BLOCK, &set, &old_);
+    was_pending_ = file_size_signal_pending();
+  }
+  ~SignalShield() {
+    if (!was_pending_ && file_size_signal_pending()) {
+      sigset_t xfsz;
+      sigemptyset(&xfsz);
+      sigaddset(&xfsz, SIGXFSZ);
+      struct timespec zero {};
+      (void)sigtimedwait(&xfsz, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SignalShield(const SignalShield&) = delete;
+  SignalShield& operator=(const SignalShield&) = delete;
+
+ private:
+  static bool file_size_signal_pending() noexcept {
+    sigset_t pending;
+    return sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+  }
+
+  sigset_t old_;
+  bool was_pending_ = false;
+};
+
 void fill_devices(schema::CaptureHeader::Builder header) {
   auto get_count = CUSNAP_REAL(cuDeviceGetCount);
   int count = 0;
@@ -357,10 +400,16 @@ bool Session::open_locked() {
   // The application thread must not wait for compression: a payload is copied into the bounded
   // queue and the call returns (the queue policy decides what happens when it is full).
   writer_options.zero_copy_min_bytes = SIZE_MAX;
-  auto created = format::Writer::create_fd(fd, file_name_, header_message, writer_options);
+  // A note left by an earlier capture of this name is not about this one.
+  (void)::unlink(format::incomplete_note_path(file_name_).c_str());
+  auto created = [&] {
+    SignalShield shield(SignalShield::kEverySignal);  // also the mask the writer's threads inherit
+    return format::Writer::create_fd(fd, file_name_, header_message, writer_options);
+  }();
   if (!created) {
     log(LogLevel::kError, "cannot start writing %s: %s; recording disabled", file_name_.c_str(),
         created.status().to_string().c_str());
+    note_incomplete("starting the capture failed: " + created.status().to_string());
     failed_open_.store(true);
     return false;
   }
@@ -539,9 +588,22 @@ void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t l
 
 void Session::on_driver_initialized() noexcept { (void)ensure_open(); }
 
+void Session::note_incomplete(const std::string& why) noexcept {
+  if (file_name_.empty() || noted_incomplete_.exchange(true)) return;
+  SignalShield shield(SignalShield::kFileSizeSignal);
+  std::string note = format::incomplete_note_path(file_name_);
+  int fd = ::open(note.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, format::kCaptureFileMode);
+  if (fd < 0) return;  // best effort: a full disk may refuse this too (the log still says why)
+  std::string line = why + "\n";
+  ssize_t ignored = ::write(fd, line.data(), line.size());
+  (void)ignored;
+  ::close(fd);
+}
+
 void Session::disable(const std::string& why) noexcept {
   static std::atomic<bool> once{false};
   stop_recording();
+  if (writer_.load() != nullptr) note_incomplete(why);
   if (once.exchange(true)) return;
   log(LogLevel::kError, "capture disabled: %s (the application continues)", why.c_str());
   tool_event(3 /* captureDisabled */, why);
@@ -549,6 +611,7 @@ void Session::disable(const std::string& why) noexcept {
 }
 
 void Session::flush() noexcept {
+  SignalShield shield(SignalShield::kFileSizeSignal);
   if (format::Writer* writer = writer_.load()) (void)writer->flush();
 }
 
@@ -564,10 +627,14 @@ void Session::close() noexcept {
       }
     }
     if (format::Writer* writer = writer_.load()) {
+      SignalShield shield(SignalShield::kFileSizeSignal);
       format::Status status = writer->close();
-      if (!status)
-        log(LogLevel::kError, "closing %s failed: %s", file_name_.c_str(),
-            status.to_string().c_str());
+      if (!status) {
+        log(LogLevel::kError, "closing %s failed: %s; the capture is incomplete (%s)",
+            file_name_.c_str(), status.to_string().c_str(),
+            format::incomplete_note_path(file_name_).c_str());
+        note_incomplete("closing the capture failed: " + status.to_string());
+      }
     }
   } catch (...) {
   }

@@ -100,6 +100,12 @@ struct WriterCounters {
 // application's data (its buffers, kernels and arguments). Not subject to widening by the umask.
 inline constexpr unsigned kCaptureFileMode = 0600;
 
+// The note the interceptor leaves next to a capture it could not finish writing (disk full,
+// RLIMIT_FSIZE, an I/O error): one line, the reason. `cusnap info` shows it. Also 0600.
+inline std::string incomplete_note_path(const std::string& capture) {
+  return capture + ".incomplete";
+}
+
 class Writer {
  public:
   // Creates (truncating) `path` with kCaptureFileMode, writes the file header and the header frame.
