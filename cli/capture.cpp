@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -151,6 +152,11 @@ std::vector<std::string> child_captures(const std::string& root) {
   return found;
 }
 
+fs::file_time_type write_time(const std::string& path) {
+  std::error_code ignored;
+  return fs::last_write_time(path, ignored);
+}
+
 int run_capture(const CaptureArgs& args) {
   std::string shim_dir =
       find_library_dir("CUSNAP_INTERCEPTOR_DIR", "interceptor/lib", "interceptor", "libcuda.so.1");
@@ -166,13 +172,25 @@ int run_capture(const CaptureArgs& args) {
     std::cerr << "cusnap capture: " << found.error << "\n";
     return kExitUsageOrIo;
   }
-  spdlog::info("cusnap capture: driver {} ({})", found.path, found.reason);
+  if (found.role == common::LibraryRole::kEmulator &&
+      found.reason.rfind("auto: no usable system driver", 0) == 0) {
+    spdlog::warn("cusnap capture: no NVIDIA driver found; running on the cusnap emulator {}",
+                 found.path);
+  } else {
+    spdlog::info("cusnap capture: driver {} ({})", found.path, found.reason);
+  }
   std::string pattern = args.output.empty() ? default_output(args.command.front()) : args.output;
   bool has_pid = pattern.find("%p") != std::string::npos;
   if (!has_pid && !args.force_overwrite && fs::exists(capture::expand_output_pattern(pattern, 0))) {
     std::cerr << "cusnap capture: " << capture::expand_output_pattern(pattern, 0)
               << " exists (use --force-overwrite, or %p in the name)\n";
     return kExitUsageOrIo;
+  }
+
+  if (!has_pid && args.force_overwrite) {
+    // Removed now, so that a file left by an earlier run is never mistaken for this run's capture.
+    std::error_code ignored;
+    fs::remove(capture::expand_output_pattern(pattern, 0), ignored);
   }
 
   ::setenv("CUSNAP_CAPTURE_OUTPUT", pattern.c_str(), 1);
@@ -201,6 +219,13 @@ int run_capture(const CaptureArgs& args) {
   prepend_env("LD_LIBRARY_PATH", shim_dir, ':');
   if (is_file(shim_dir + "/libcusnap_audit.so"))
     prepend_env("LD_AUDIT", shim_dir + "/libcusnap_audit.so", ':');
+
+  // The child captures already there, so that only those this run writes count as its capture.
+  std::map<std::string, fs::file_time_type> earlier;
+  if (!has_pid) {
+    for (const std::string& child : child_captures(capture::expand_output_pattern(pattern, 0)))
+      earlier[child] = write_time(child);
+  }
 
   std::vector<char*> argv;
   for (const std::string& arg : args.command) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -236,16 +261,26 @@ int run_capture(const CaptureArgs& args) {
                                      : 1;
 
   std::string file = capture::expand_output_pattern(pattern, pid);
-  if (fs::exists(file)) {
-    summarise(file);
-    if (!has_pid) {
-      for (const std::string& child : child_captures(file)) summarise(child);
+  std::vector<std::string> children;
+  if (!has_pid) {
+    for (const std::string& child : child_captures(file)) {
+      if (!earlier.contains(child) || earlier[child] != write_time(child))
+        children.push_back(child);
     }
-  } else {
-    std::cerr
-        << "cusnap capture: the application wrote no capture (it never loaded libcuda.so.1?)\n";
   }
-  return app_rc;
+  if (fs::exists(file) || !children.empty()) {
+    if (fs::exists(file)) summarise(file);
+    for (const std::string& child : children) summarise(child);
+    return app_rc;
+  }
+  // Without this the caller could not tell "recorded, the application exited N" from "nothing
+  // was recorded at all" (the shim never loaded: a static binary, libcuda opened by absolute
+  // path, no CUDA).
+  std::cerr << "cusnap capture: no capture was written (" << file
+            << "): the application never reached the cusnap interceptor (statically linked, "
+               "libcuda opened by absolute path, or no CUDA use); its exit code was "
+            << app_rc << "; exiting " << kExitNoCapture << "\n";
+  return kExitNoCapture;
 }
 
 }  // namespace

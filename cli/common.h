@@ -16,6 +16,9 @@ inline constexpr int kExitUsageOrIo = 1;    // bad command line, unreadable file
 inline constexpr int kExitTruncated = 2;    // the capture ends early (killed writer)
 inline constexpr int kExitCorrupt = 3;      // a frame, blob, index or record fails its checks
 inline constexpr int kExitNotACapture = 4;  // no cusnap file magic, or an unsupported version
+// `capture`: the application ran but the shim never reached it (a static binary, one that opens
+// libcuda by absolute path, or no CUDA at all), so no capture was written.
+inline constexpr int kExitNoCapture = 10;  // (7, 8, 9: replay's, docs/cli.md)
 
 // Maps a format error to the exit code above.
 int exit_code_for(const format::Status& status);

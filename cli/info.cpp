@@ -74,6 +74,10 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
                                     : "scan (no valid footer)");
   if (!integrity.getDeepChecked()) integrity_line += "; run `cusnap verify` for a full check";
   print_field(out, "integrity", integrity_line);
+  if (integrity.hasIncomplete() && integrity.getIncomplete().size() != 0) {
+    print_field(out, "incomplete",
+                std::string("the capture was not finished: ") + integrity.getIncomplete().cStr());
+  }
   print_field(out, "tool",
               std::string(header.getToolName().cStr()) + " " + header.getToolVersion().cStr());
   print_field(out, "created", utc_time(header.getCreationTimeNs()));

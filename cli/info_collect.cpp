@@ -4,6 +4,7 @@
 #include <capnp/schema.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common.h"
+#include "cusnap/format/writer.h"
 #include "table.h"
 
 namespace cusnap::cli {
@@ -106,6 +108,12 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
     integrity.setHasLastGoodSeq(true);
   }
   integrity.setDeepChecked(recovery.deep_checked);
+  // The interceptor's note when it could not finish the file (disk full, RLIMIT_FSIZE, ...).
+  if (std::ifstream note(format::incomplete_note_path(display_path)); note) {
+    std::string reason;
+    std::getline(note, reason);
+    integrity.setIncomplete(reason.empty() ? "the writer stopped early" : reason);
+  }
 
   // One pass over the records.
   std::vector<uint64_t> kind_counts(format::call_kind_count(), 0);

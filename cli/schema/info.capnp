@@ -66,6 +66,7 @@ struct Integrity {
   lastGoodSeq @3 :UInt64;            # valid when hasLastGoodSeq
   hasLastGoodSeq @4 :Bool;
   deepChecked @5 :Bool;              # false: only what opening the file checks (run `cusnap verify`)
+  incomplete @6 :Text;               # why the writer could not finish (<file>.incomplete); "" if none
 
   enum State {
     whole @0;

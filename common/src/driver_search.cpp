@@ -140,6 +140,23 @@ std::vector<std::string> same_tree_emulators(const std::string& self) {
   return out;
 }
 
+// <tree> of <tree>/emulator/lib/libcuda.so.1 (kBuildEmulatorPath's form), as a real path when
+// it exists.
+std::string build_tree_of(const std::string& build_emulator) {
+  std::string tree = parent(parent(parent(build_emulator)));
+  char* resolved = ::realpath(tree.c_str(), nullptr);
+  if (resolved == nullptr) return tree;
+  std::string out = resolved;
+  std::free(resolved);
+  return out;
+}
+
+// Whether `path` (a real path, as executable_path and library_path_of give) lies inside `tree`.
+bool within(const std::string& path, const std::string& tree) {
+  return !path.empty() && !tree.empty() && tree != "/" && path.size() > tree.size() + 1 &&
+         path.compare(0, tree.size(), tree) == 0 && path[tree.size()] == '/';
+}
+
 const char* getenv_nonempty(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? value : nullptr;
@@ -188,7 +205,17 @@ DriverSearch find_emulator(const DriverSearchOptions& options) {
   }
   tried.push_back(std::string(kEmulatorPathVariable) + ": unset");
   std::vector<std::string> candidates = same_tree_emulators(options.self);
-  if (!options.build_emulator.empty()) candidates.push_back(options.build_emulator);
+  if (!options.build_emulator.empty()) {
+    std::string tree = build_tree_of(options.build_emulator);
+    if (within(options.self, tree)) {
+      candidates.push_back(options.build_emulator);
+    } else {
+      tried.push_back(options.build_emulator + ": not used: " +
+                      (options.self.empty() ? std::string("the searching program is unknown")
+                                            : options.self + " is not in the build tree " + tree) +
+                      " (an installed or copied cusnap never falls back to a build tree)");
+    }
+  }
   for (const std::string& candidate : candidates) {
     std::string why = not_a_file(candidate);
     if (why.empty() && library_role(candidate) != LibraryRole::kEmulator)

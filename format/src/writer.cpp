@@ -2,6 +2,7 @@
 
 #include <capnp/schema.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -510,11 +511,13 @@ Writer::~Writer() = default;
 Result<std::unique_ptr<Writer>> Writer::create(const std::string& path,
                                                capnp::MessageBuilder& header,
                                                const WriterOptions& options) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // 0600: a capture holds the application's data. fchmod covers a file that existed already.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kCaptureFileMode);
   if (fd < 0) {
     return Status::error(ErrorCode::kIo, std::string("cannot create: ") + std::strerror(errno))
         .in_file(path);
   }
+  (void)::fchmod(fd, kCaptureFileMode);
   return create_fd(fd, path, header, options);
 }
 

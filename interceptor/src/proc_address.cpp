@@ -1,10 +1,14 @@
 #include "proc_address.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hooks.h"
 #include "log.h"
+#include "shim_runtime.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -20,28 +24,49 @@ const ProcEntry kProcTable[] = {
 #include "generated_proc_table.inc"
 };
 
-// Replaces the real driver's answer by the shim's wrapper of the same ABI.
+// The driver's exports (and the shim's wrappers of them) by address, built once from g_real (filled
+// by load_real_driver, which every wrapper has run before it gets here): sorted (address, id)
+// pairs.
+struct ExportIndex {
+  std::vector<std::pair<uintptr_t, int>> by_address;
+
+  ExportIndex() {
+    for (int id = 0; id < kSymbolCount; ++id) {
+      if (g_real[id] != nullptr)
+        by_address.emplace_back(reinterpret_cast<uintptr_t>(g_real[id]), id);
+      // A driver whose own references bind to the global scope may hand out the shim's wrapper
+      // itself: that already is the wrapper of that export.
+      by_address.emplace_back(reinterpret_cast<uintptr_t>(kWrappers[id]), id);
+    }
+    std::sort(by_address.begin(), by_address.end());
+  }
+};
+
+const ExportIndex& export_index() {
+  static const ExportIndex* index = new ExportIndex();  // never destroyed: used until the end
+  return *index;
+}
+
+// Replaces the real driver's answer by the shim's wrapper of the export it is.
 void substitute(const char* symbol, int version, cuuint64_t flags, void** pfn) {
   bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-  int id = proc_symbol(symbol, version, per_thread);
+  int modelled = proc_symbol(symbol, version, per_thread);
+  int id = export_at(*pfn, modelled);
   if (id < 0) {
-    std::string key =
-        std::string("proc:") + symbol + "@" + std::to_string(version) + "/" + std::to_string(flags);
-    log_once(
-        LogLevel::kInfo, key.c_str(),
-        "cuGetProcAddress(%s, %d, flags=%llu): not in the shim's table, passed through unrecorded",
-        symbol, version, static_cast<unsigned long long>(flags));
+    std::string key = std::string("proc:") + symbol;
+    log_once(LogLevel::kWarn, key.c_str(),
+             "cuGetProcAddress(%s, %d, flags=%llu): the driver answered %p, none of its exports "
+             "the shim knows; passed through, its calls are not recorded",
+             symbol, version, static_cast<unsigned long long>(flags), *pfn);
     return;
   }
-  void* real = *pfn;
-  if (g_real[id] == nullptr) {
-    // The driver answers for a symbol it does not export: route the wrapper to its answer.
-    __atomic_store_n(&g_real[id], real, __ATOMIC_RELEASE);
-  } else if (g_real[id] != real && log_enabled(LogLevel::kDebug)) {
-    std::string key = std::string("procdiff:") + kSymbolNames[id];
+  if (id != modelled && log_enabled(LogLevel::kDebug)) {
+    std::string key = std::string("procdiff:") + symbol + "@" + std::to_string(version) + "/" +
+                      std::to_string(flags);
     log_once(LogLevel::kDebug, key.c_str(),
-             "cuGetProcAddress(%s, %d): driver answered %p, export %s is %p", symbol, version, real,
-             kSymbolNames[id], g_real[id]);
+             "cuGetProcAddress(%s, %d, flags=%llu): the driver chose %s, the headers suggest %s",
+             symbol, version, static_cast<unsigned long long>(flags), kSymbolNames[id],
+             modelled >= 0 ? kSymbolNames[modelled] : "nothing");
   }
   *pfn = kWrappers[id];
 }
@@ -62,6 +87,18 @@ int proc_symbol(std::string_view name, int version, bool per_thread) noexcept {
   if (per_thread && best_per_thread != nullptr) return best_per_thread->id;
   if (best_default != nullptr) return best_default->id;
   return -1;
+}
+
+int export_at(const void* pfn, int preferred) noexcept {
+  const auto& exports = export_index().by_address;
+  auto address = reinterpret_cast<uintptr_t>(pfn);
+  auto first = std::lower_bound(exports.begin(), exports.end(), std::make_pair(address, -1));
+  int found = -1;
+  for (auto it = first; it != exports.end() && it->first == address; ++it) {
+    if (it->second == preferred) return preferred;
+    if (found < 0) found = it->second;
+  }
+  return found;
 }
 
 namespace hooks {

@@ -18,20 +18,25 @@ namespace {
 
 // The one driver lookup (cusnap/common/driver_search.h), as `auto`: CUSNAP_REAL_DRIVER (what
 // `cusnap capture` sets), else NVIDIA's driver at the system paths, else the emulator of this
-// cusnap tree. Never probed: the shim does not initialise a driver on its application's behalf.
-std::string choose_path(std::string& why_not) {
+// cusnap tree (never a build tree's from an installed copy). Never probed: the shim does not
+// initialise a driver on its application's behalf.
+std::string choose_path(RealDriver& driver) {
   common::DriverSearchOptions options;
   options.self = common::library_path_of(reinterpret_cast<const void*>(&load_real_driver));
   common::DriverSearch found = common::find_driver("auto", options);
   if (!found.ok()) {
-    why_not = found.error;
+    driver.error = found.error;
     return {};
   }
+  // Not CUSNAP_REAL_DRIVER and no NVIDIA driver: the application runs on the CPU emulator,
+  // which its user must hear about.
+  driver.fell_back = found.role == common::LibraryRole::kEmulator &&
+                     found.reason.rfind("auto: no usable system driver", 0) == 0;
   return found.path;
 }
 
 void load(RealDriver& driver) {
-  std::string path = choose_path(driver.error);
+  std::string path = choose_path(driver);
   if (path.empty()) return;
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -55,7 +60,12 @@ const RealDriver& load_real_driver() noexcept {
   try {
     std::call_once(once, [] {
       load(*driver);
-      if (driver->loaded) {
+      if (driver->loaded && driver->fell_back) {
+        log(LogLevel::kWarn,
+            "no NVIDIA driver found at the system paths; running on the cusnap emulator %s (a "
+            "CPU implementation of the driver API; set CUSNAP_REAL_DRIVER to choose)",
+            driver->path.c_str());
+      } else if (driver->loaded) {
         log(LogLevel::kInfo, "real driver %s (%d of %d driver symbols)", driver->path.c_str(),
             driver->exported, static_cast<int>(kSymbolCount));
       } else {

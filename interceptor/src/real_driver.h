@@ -4,7 +4,8 @@
 // Which driver: the one driver lookup of cusnap (cusnap/common/driver_search.h, `auto`):
 // CUSNAP_REAL_DRIVER (an absolute path, what `cusnap capture --driver` sets); if unset, the first
 // NVIDIA driver at the usual system locations that is not a cusnap interceptor; else the emulator
-// of this cusnap tree. The decision is made once per process.
+// of this cusnap tree (a warning names it; an installed copy never falls back to a build tree's).
+// The decision is made once per process.
 #pragma once
 
 #include <string>
@@ -13,9 +14,10 @@ namespace cusnap::icpt {
 
 struct RealDriver {
   bool loaded = false;
-  std::string path;   // absolute path that was dlopen'ed
-  std::string error;  // why nothing could be loaded
-  int exported = 0;   // driver symbols the real library provides
+  std::string path;        // absolute path that was dlopen'ed
+  std::string error;       // why nothing could be loaded
+  int exported = 0;        // driver symbols the real library provides
+  bool fell_back = false;  // no CUSNAP_REAL_DRIVER and no NVIDIA driver: the emulator (warned)
 };
 
 // Loads the driver and fills g_real. Idempotent and thread-safe (first caller does the work).

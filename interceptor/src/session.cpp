@@ -1,9 +1,11 @@
 #include "session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,10 +29,15 @@ std::atomic<bool> g_recording{false};
 constexpr size_t kMaxPendingRecords = 100000;
 
 // Opens `name` exclusively; when it exists and overwriting is not allowed, tries <stem>.<n><ext>.
+// The file is format::kCaptureFileMode (0600: it holds the application's data), also when an
+// existing file is overwritten.
 int create_output(const std::string& name, bool force, std::string& chosen) {
   if (force) {
     chosen = name;
-    return ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd =
+        ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, format::kCaptureFileMode);
+    if (fd >= 0) (void)::fchmod(fd, format::kCaptureFileMode);
+    return fd;
   }
   size_t slash = name.rfind('/');
   size_t dot = name.rfind('.');
@@ -39,11 +46,55 @@ int create_output(const std::string& name, bool force, std::string& chosen) {
   std::string ext = has_ext ? name.substr(dot) : "";
   for (int attempt = 0; attempt < 1000; ++attempt) {
     chosen = attempt == 0 ? name : stem + "." + std::to_string(attempt) + ext;
-    int fd = ::open(chosen.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd =
+        ::open(chosen.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, format::kCaptureFileMode);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
 }
+
+// Writing the capture never lets SIGXFSZ (a write beyond RLIMIT_FSIZE) reach the application,
+// whose default action would kill it: the writer's threads are created with every signal blocked
+// (they inherit the creating thread's mask), and the writes made on an application thread (the
+// header when the file opens, the footer at close) run with SIGXFSZ blocked, a SIGXFSZ they
+// raised consumed before the mask is restored. The write then fails with EFBIG instead, which
+// disables the capture with that reason (like ENOSPC); the application continues unaffected.
+class SignalShield {
+ public:
+  enum Blocked { kFileSizeSignal, kEverySignal };
+  explicit SignalShield(Blocked blocked) noexcept {
+    sigset_t set;
+    if (blocked == kEverySignal) {
+      sigfillset(&set);
+    } else {
+      sigemptyset(&set);
+      sigaddset(&set, SIGXFSZ);
+    }
+    pthread_sigmask(SIG_BLOCK, &set, &old_);
+    was_pending_ = file_size_signal_pending();
+  }
+  ~SignalShield() {
+    if (!was_pending_ && file_size_signal_pending()) {
+      sigset_t xfsz;
+      sigemptyset(&xfsz);
+      sigaddset(&xfsz, SIGXFSZ);
+      struct timespec zero {};
+      (void)sigtimedwait(&xfsz, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SignalShield(const SignalShield&) = delete;
+  SignalShield& operator=(const SignalShield&) = delete;
+
+ private:
+  static bool file_size_signal_pending() noexcept {
+    sigset_t pending;
+    return sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+  }
+
+  sigset_t old_;
+  bool was_pending_ = false;
+};
 
 void fill_devices(schema::CaptureHeader::Builder header) {
   auto get_count = CUSNAP_REAL(cuDeviceGetCount);
@@ -111,10 +162,101 @@ void fill_devices(schema::CaptureHeader::Builder header) {
   }
 }
 
-// ---- fatal signals: flush what was recorded, then let the previous disposition act.
+// ---- fatal signals: close the capture, then let the previous disposition act.
+//
+// A handler may only do async-signal-safe work: closing the writer (locks, allocation,
+// compression) is not, so it is done by a flusher thread that waits on a pipe with every signal
+// blocked. The handler writes one byte to it and poll()s for its answer for at most
+// kFlushWaitMs (bounded without alarm(), which would replace the application's own alarm; if
+// the interrupted thread holds a lock the close needs, the wait ends and the file is still
+// readable up to its last complete frame). Signals the application handles itself are passed
+// to its handler untouched, without flushing: it may well survive them (and if it exits, exit
+// closes the capture). A fatal signal raised while the handler runs on the same thread (a fault
+// in the handler) goes straight to the previous disposition.
 const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE, SIGABRT,
                              SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+constexpr int kFlushWaitMs = 10000;
 struct sigaction g_previous[65];
+// Set once the handlers are installed, in this process or the one it was fork()ed from.
+std::atomic<bool> g_handlers_installed{false};
+std::atomic<pid_t> g_handling_thread{0};  // the thread inside on_fatal_signal, 0 when none
+
+struct Flusher {
+  int request[2] = {-1, -1};  // handler -> flusher thread
+  int done[2] = {-1, -1};     // flusher thread -> handler(s)
+  pid_t owner = 0;            // the process whose thread reads `request`
+};
+Flusher g_flusher;
+
+void* flusher_main(void*) {
+  char byte = 0;
+  while (true) {
+    ssize_t n = ::read(g_flusher.request[0], &byte, 1);
+    if (n == 1) break;
+    if (n < 0 && errno == EINTR) continue;
+    return nullptr;  // the pipe is gone
+  }
+  if (Session* session = Session::current()) session->close();
+  // One byte wakes every waiting handler: none of them consumes it.
+  ssize_t ignored = ::write(g_flusher.done[1], &byte, 1);
+  (void)ignored;
+  return nullptr;
+}
+
+void close_pair(int (&pair)[2]) {
+  for (int& fd : pair) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
+// Starts this process's flusher thread (again in a fork()ed child: threads do not survive fork).
+void start_flusher() {
+  pid_t self = ::getpid();
+  if (g_flusher.owner == self) return;
+  close_pair(g_flusher.request);  // the parent's: its thread, not ours, reads them
+  close_pair(g_flusher.done);
+  if (::pipe2(g_flusher.request, O_CLOEXEC) != 0) return;
+  if (::pipe2(g_flusher.done, O_CLOEXEC) != 0) {
+    close_pair(g_flusher.request);
+    return;
+  }
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);  // inherited by the thread: no signal reaches it
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  bool started = pthread_create(&thread, &attr, flusher_main, nullptr) == 0;
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!started) {
+    close_pair(g_flusher.request);
+    close_pair(g_flusher.done);
+    return;
+  }
+  g_flusher.owner = self;
+}
+
+// Async-signal-safe: asks the flusher thread to close the capture and waits, bounded.
+void close_capture_from_handler() {
+  if (g_flusher.owner != ::getpid() || g_flusher.request[1] < 0) return;
+  char byte = 1;
+  ssize_t ignored = ::write(g_flusher.request[1], &byte, 1);
+  (void)ignored;
+  struct pollfd wait_for {
+    g_flusher.done[0], POLLIN, 0
+  };
+  while (::poll(&wait_for, 1, kFlushWaitMs) < 0 && errno == EINTR) {
+  }
+}
+
+void on_fatal_signal(int signal, siginfo_t* info, void* context);
+
+bool is_ours(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) != 0 && action.sa_sigaction == &on_fatal_signal;
+}
 
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   int saved_errno = errno;
@@ -122,18 +264,9 @@ void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   bool app_handles = (previous.sa_flags & SA_SIGINFO)
                          ? previous.sa_sigaction != nullptr
                          : (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
-  if (Session* session = Session::current()) {
-    // Best effort: the writer's locks might be held by the interrupted thread. An alarm bounds
-    // the wait; the process was going to die from this signal anyway.
-    if (!app_handles && previous.sa_handler != SIG_IGN) {
-      ::alarm(10);
-      session->close();
-    } else {
-      session->flush();
-    }
-  }
-  errno = saved_errno;
   if (app_handles) {
+    // The application's own handler, exactly as without the shim (it may recover: siglongjmp).
+    errno = saved_errno;
     if (previous.sa_flags & SA_SIGINFO) {
       previous.sa_sigaction(signal, info, context);
     } else {
@@ -142,17 +275,39 @@ void on_fatal_signal(int signal, siginfo_t* info, void* context) {
     return;
   }
   if (previous.sa_handler == SIG_IGN) return;
+  pid_t thread = static_cast<pid_t>(::syscall(SYS_gettid));
+  pid_t none = 0;
+  if (g_handling_thread.compare_exchange_strong(none, thread)) {
+    if (Session::current() != nullptr) close_capture_from_handler();
+  } else if (none != thread) {
+    // Another thread is closing the capture: wait for it as it waits (bounded), then die.
+    struct pollfd wait_for {
+      g_flusher.done[0], POLLIN, 0
+    };
+    if (g_flusher.owner == ::getpid()) {
+      while (::poll(&wait_for, 1, kFlushWaitMs) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  // else: a fault inside this handler on this thread: no second attempt.
+  errno = saved_errno;
   ::sigaction(signal, &previous, nullptr);  // SIG_DFL again
   ::raise(signal);  // pending until we return for a synchronous fault, then the fault repeats
 }
 
+// Installed once per process: a fork()ed child inherits both the handlers and g_previous, and
+// must not record its own handler as "the previous one" (it would call itself forever).
 void install_signal_handlers() {
+  start_flusher();
+  if (g_handlers_installed.exchange(true)) return;
   for (int signal : kFatalSignals) {
     struct sigaction action {};
     action.sa_sigaction = on_fatal_signal;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
-    ::sigaction(signal, &action, &g_previous[signal]);
+    struct sigaction previous {};
+    ::sigaction(signal, &action, &previous);
+    if (!is_ours(previous)) g_previous[signal] = previous;
   }
 }
 
@@ -245,10 +400,16 @@ bool Session::open_locked() {
   // The application thread must not wait for compression: a payload is copied into the bounded
   // queue and the call returns (the queue policy decides what happens when it is full).
   writer_options.zero_copy_min_bytes = SIZE_MAX;
-  auto created = format::Writer::create_fd(fd, file_name_, header_message, writer_options);
+  // A note left by an earlier capture of this name is not about this one.
+  (void)::unlink(format::incomplete_note_path(file_name_).c_str());
+  auto created = [&] {
+    SignalShield shield(SignalShield::kEverySignal);  // also the mask the writer's threads inherit
+    return format::Writer::create_fd(fd, file_name_, header_message, writer_options);
+  }();
   if (!created) {
     log(LogLevel::kError, "cannot start writing %s: %s; recording disabled", file_name_.c_str(),
         created.status().to_string().c_str());
+    note_incomplete("starting the capture failed: " + created.status().to_string());
     failed_open_.store(true);
     return false;
   }
@@ -427,9 +588,22 @@ void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t l
 
 void Session::on_driver_initialized() noexcept { (void)ensure_open(); }
 
+void Session::note_incomplete(const std::string& why) noexcept {
+  if (file_name_.empty() || noted_incomplete_.exchange(true)) return;
+  SignalShield shield(SignalShield::kFileSizeSignal);
+  std::string note = format::incomplete_note_path(file_name_);
+  int fd = ::open(note.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, format::kCaptureFileMode);
+  if (fd < 0) return;  // best effort: a full disk may refuse this too (the log still says why)
+  std::string line = why + "\n";
+  ssize_t ignored = ::write(fd, line.data(), line.size());
+  (void)ignored;
+  ::close(fd);
+}
+
 void Session::disable(const std::string& why) noexcept {
   static std::atomic<bool> once{false};
   stop_recording();
+  if (writer_.load() != nullptr) note_incomplete(why);
   if (once.exchange(true)) return;
   log(LogLevel::kError, "capture disabled: %s (the application continues)", why.c_str());
   tool_event(3 /* captureDisabled */, why);
@@ -437,6 +611,7 @@ void Session::disable(const std::string& why) noexcept {
 }
 
 void Session::flush() noexcept {
+  SignalShield shield(SignalShield::kFileSizeSignal);
   if (format::Writer* writer = writer_.load()) (void)writer->flush();
 }
 
@@ -452,10 +627,14 @@ void Session::close() noexcept {
       }
     }
     if (format::Writer* writer = writer_.load()) {
+      SignalShield shield(SignalShield::kFileSizeSignal);
       format::Status status = writer->close();
-      if (!status)
-        log(LogLevel::kError, "closing %s failed: %s", file_name_.c_str(),
-            status.to_string().c_str());
+      if (!status) {
+        log(LogLevel::kError, "closing %s failed: %s; the capture is incomplete (%s)",
+            file_name_.c_str(), status.to_string().c_str(),
+            format::incomplete_note_path(file_name_).c_str());
+        note_incomplete("closing the capture failed: " + status.to_string());
+      }
     }
   } catch (...) {
   }

@@ -87,6 +87,8 @@ class Session {
   void on_driver_initialized() noexcept;
   // Internal error: record it, close the file, stop recording in this process.
   void disable(const std::string& why) noexcept;
+  // Leaves format::incomplete_note_path(file) with `why` (once; best effort).
+  void note_incomplete(const std::string& why) noexcept;
   // Flush and close (exit). Idempotent.
   void close() noexcept;
   // Flush what is queued (fatal signal), without closing.
@@ -113,6 +115,7 @@ class Session {
   std::string file_name_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> failed_open_{false};
+  std::atomic<bool> noted_incomplete_{false};
   std::atomic<uint64_t> dropped_payloads_{0};
 };
 

@@ -27,7 +27,7 @@ class Sandbox {
         std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/cusnap-search-XXXXXX";
     char* made = ::mkdtemp(pattern.data());
     REQUIRE(made != nullptr);
-    root_ = made;
+    root_ = fs::canonical(made).string();  // the search compares real paths
     ::unsetenv(kRealDriverVariable);
     ::unsetenv(kEmulatorPathVariable);
   }
@@ -142,6 +142,7 @@ TEST_CASE("auto without a system driver falls back to the emulator", "[driver_se
   std::string emulator = box.put(CUSNAP_TEST_FAKE_emulator, "build/emulator/lib/libcuda.so.1");
   DriverSearchOptions options = box.options();
   options.build_emulator = emulator;
+  options.self = box.root() + "/build/tests/common/a_test";  // a program of that build tree
   auto found = find_driver("auto", options);
   REQUIRE(found.ok());
   CHECK(found.path == emulator);
@@ -153,6 +154,7 @@ TEST_CASE("auto finding nothing names every path it tried", "[driver_search]") {
   Sandbox box;
   DriverSearchOptions options = box.options();
   options.build_emulator = box.root() + "/build/emulator/lib/libcuda.so.1";
+  options.self = box.root() + "/build/tests/common/a_test";
   auto found = find_driver("auto", options);
   REQUIRE_FALSE(found.ok());
   CHECK(found.path.empty());
@@ -224,9 +226,9 @@ TEST_CASE("emulator: the override, then the caller's cusnap tree, then the build
   REQUIRE(found.ok());
   CHECK(found.path == installed);
 
-  // Outside a cusnap tree: the build tree's emulator; a file there that is not the emulator
-  // does not count.
-  options.self = box.root() + "/somewhere/else/app";
+  // A program of the build tree outside the cusnap layouts (a test): the build tree's emulator;
+  // a file there that is not the emulator does not count.
+  options.self = box.root() + "/build/tests/app";
   std::string build = box.put(CUSNAP_TEST_FAKE_nvidia, "build/emulator/lib/libcuda.so.1");
   options.build_emulator = build;
   found = find_emulator(options);
@@ -289,4 +291,34 @@ TEST_CASE("a given path: that file, relative to the working directory, never the
   found = find_driver(shim, box.options());
   REQUIRE_FALSE(found.ok());
   CHECK(mentions(found.error, shim + ": the cusnap interceptor, not a driver"));
+}
+
+TEST_CASE("an installed or copied cusnap never falls back to the build tree's emulator",
+          "[driver_search]") {
+  Sandbox box;
+  std::string build = box.put(CUSNAP_TEST_FAKE_emulator, "build/emulator/lib/libcuda.so.1");
+  box.put(CUSNAP_TEST_FAKE_interceptor, "prefix/lib/cusnap/interceptor/libcuda.so.1");
+  DriverSearchOptions options = box.options();
+  options.build_emulator = build;
+  for (const std::string& self :
+       {box.root() + "/prefix/bin/cusnap",
+        box.root() + "/prefix/lib/cusnap/interceptor/libcuda.so.1",
+        box.root() + "/build-copy/bin/cusnap", box.root() + "/buildx/app", std::string()}) {
+    INFO("self: " << self);
+    options.self = self;
+    for (const char* request : {"auto", "emulator"}) {
+      auto found = find_driver(request, options);
+      INFO(request << ": " << found.path << found.error);
+      REQUIRE_FALSE(found.ok());
+      CHECK(mentions(found.error, build + ": not used: "));
+      CHECK(mentions(found.error, "never falls back to a build tree"));
+    }
+  }
+  // Its own emulator, once installed, is what it uses.
+  std::string installed =
+      box.put(CUSNAP_TEST_FAKE_emulator, "prefix/lib/cusnap/emulator/libcuda.so.1");
+  options.self = box.root() + "/prefix/lib/cusnap/interceptor/libcuda.so.1";
+  auto found = find_driver("auto", options);
+  REQUIRE(found.ok());
+  CHECK(found.path == installed);
 }

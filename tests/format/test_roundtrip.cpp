@@ -1,5 +1,6 @@
 // Round trip of the header and of every CallRecord kind; random access by call and launch.
 #include <capnp/schema.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <map>
@@ -188,4 +189,26 @@ TEST_CASE("container structures encode and decode", "[format][container]") {
   CHECK(id.to_hex() == "00ff00ff00ff00ff0000000000001234");
   CHECK(BlobId::from_hex(id.to_hex()) == id);
   CHECK_FALSE(BlobId::from_hex("xyz").has_value());
+}
+
+TEST_CASE("capture files are created owner-only, whatever the umask", "[format][writer]") {
+  TempDir dir;
+  std::string fresh = dir.file("fresh.cusnap");
+  std::string existing = dir.file("existing.cusnap");
+  write_file(existing, {1, 2, 3});
+  REQUIRE(::chmod(existing.c_str(), 0644) == 0);
+  mode_t old_mask = ::umask(0);
+  for (const std::string& path : {fresh, existing}) {
+    INFO(path);
+    capnp::MallocMessageBuilder header;
+    make_header(header, "mode");
+    auto writer = Writer::create(path, header);
+    REQUIRE(writer.is_ok());
+    REQUIRE(writer.value()->close().is_ok());
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == kCaptureFileMode);
+    CHECK(kCaptureFileMode == 0600);
+  }
+  ::umask(old_mask);
 }

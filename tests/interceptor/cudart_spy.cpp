@@ -11,12 +11,13 @@
 // pointer the shim returned. Every other answer reaches the runtime unchanged.
 //
 // One line per request in CUSNAP_SPY_LOG, tab-separated:
-//   entry  symbol  version  flags  result  status  kind  answer
+//   entry  symbol  version  flags  result  status  kind  answer  chosen
 // entry: the spy entry point it came through (dlsym_v1, dlsym_v2, self_v1, self_v2);
 // status: the symbolStatus written (-1 for the v1 ABI); kind/answer: "null -", "shim <exported
 // symbol>" (dladdr found the exact start of a shim symbol), "shim-inexact <sym+offset>",
 // "fake <name@version/flags>" (the fake driver's answer to that request, passed through), or
-// "other <object path>".
+// "other <object path>"; chosen: the export the fake driver chose for that request
+// (cusnap_fake_choice_of), "-" when it answered with no export, "?" when it was never asked.
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -34,6 +35,7 @@ namespace {
 using GetProcV1 = int (*)(const char*, void**, int, unsigned long long);
 using GetProcV2 = int (*)(const char*, void**, int, unsigned long long, int*);
 using RequestOf = const char* (*)(const void*);
+using ChoiceOf = const char* (*)(const char*);
 
 constexpr int kNotInitialized = 3;  // CUDA_ERROR_NOT_INITIALIZED
 
@@ -53,6 +55,7 @@ struct Spy {
   std::string shim_path;
   std::string fake_path;
   RequestOf fake_request_of = nullptr;
+  ChoiceOf fake_choice_of = nullptr;
   GetProcV1 shim_v1 = nullptr;
   GetProcV2 shim_v2 = nullptr;
   std::atomic<GetProcV1> self_v1{nullptr};  // what the shim answered for the self-look-ups
@@ -82,6 +85,26 @@ Spy& spy() {
   return *s;
 }
 
+// The shim opened the fake by this same path; finds its introspection entry points there.
+void find_fake(Spy& s) {
+  if (s.fake_request_of != nullptr || s.fake_path.empty()) return;
+  void* fake = ::dlopen(s.fake_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (fake == nullptr) return;
+  s.fake_request_of = reinterpret_cast<RequestOf>(::dlsym(fake, "cusnap_fake_request_of"));
+  s.fake_choice_of = reinterpret_cast<ChoiceOf>(::dlsym(fake, "cusnap_fake_choice_of"));
+}
+
+// What the fake chose for the request (see the file comment).
+std::string chosen_by_fake(Spy& s, const char* symbol, int version, unsigned long long flags) {
+  find_fake(s);
+  if (s.fake_choice_of == nullptr || symbol == nullptr) return "?";
+  std::string key =
+      std::string(symbol) + "@" + std::to_string(version) + "/" + std::to_string(flags);
+  const char* chosen = s.fake_choice_of(key.c_str());
+  if (chosen == nullptr) return "?";
+  return chosen[0] == '\0' ? "-" : chosen;
+}
+
 // "kind\tanswer" for a pointer the runtime is about to receive.
 std::string describe(Spy& s, void* pfn) {
   if (pfn == nullptr) return "null\t-";
@@ -99,12 +122,6 @@ std::string describe(Spy& s, void* pfn) {
            std::to_string(offset);
   }
   if (!s.fake_path.empty() && object == s.fake_path) {
-    if (s.fake_request_of == nullptr) {
-      // The shim opened the fake by this same path; find its introspection entry point there.
-      void* fake = ::dlopen(s.fake_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-      if (fake != nullptr)
-        s.fake_request_of = reinterpret_cast<RequestOf>(::dlsym(fake, "cusnap_fake_request_of"));
-    }
     const char* request = s.fake_request_of != nullptr ? s.fake_request_of(pfn) : nullptr;
     return std::string("fake\t") + (request != nullptr ? request : "?");
   }
@@ -121,11 +138,13 @@ void observe(const char* entry, const char* symbol, void** pfn, int version,
   Spy& s = spy();
   std::lock_guard<std::mutex> lock(s.mutex);
   void* answer = pfn != nullptr ? *pfn : nullptr;
+  find_fake(s);
   std::string what = describe(s, answer);
+  std::string chosen = chosen_by_fake(s, symbol, version, flags);
   if (s.log != nullptr) {
-    std::fprintf(s.log, "%s\t%s\t%d\t%llu\t%d\t%d\t%s\n", entry,
+    std::fprintf(s.log, "%s\t%s\t%d\t%llu\t%d\t%d\t%s\t%s\n", entry,
                  symbol != nullptr ? symbol : "(null)", version, flags, result,
-                 status != nullptr ? *status : -1, what.c_str());
+                 status != nullptr ? *status : -1, what.c_str(), chosen.c_str());
     std::fflush(s.log);
   }
   if (result != 0 || answer == nullptr || symbol == nullptr ||

@@ -1,6 +1,6 @@
 // inspect_capture: prints what a capture holds, through the format Reader only (no CUDA), in a
 // line-oriented form the interceptor tests parse:
-//   calls N / launches N / integrity <summary>
+//   calls N / launches N / integrity <summary> / frames N (every frame of the file)
 //   kind <name> <count>                 per CallRecord kind
 //   api <apiName> <count>               per exported symbol called
 //   launch <ordinal> <kernelName> params=<bytes> slots=<n> grid=x,y,z block=x,y,z
@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   std::printf("calls %llu\n", static_cast<unsigned long long>(reader.call_count()));
   std::printf("launches %zu\n", reader.launches().size());
   std::printf("integrity %s\n", reader.recovery().summary().c_str());
+  std::printf("frames %zu\n", reader.frames().size());
   auto header = reader.header();
   std::printf("driver %s version %d devices %u\n", header.getDriverPath().cStr(),
               header.getDriverVersion(), header.getDevices().size());

@@ -15,7 +15,9 @@
 //                (DriverSearchOptions::self): the build tree or a scripts/gpu-bundle copy of it,
 //                <root>/{bin/cusnap, interceptor/lib/, emulator/lib/}, or an installed layout,
 //                <prefix>/{bin/cusnap, lib/cusnap/interceptor/, lib/cusnap/emulator/};
-//             3. the emulator of the build tree cusnap was compiled in (kBuildEmulatorPath).
+//             3. the emulator of the build tree cusnap was compiled in (kBuildEmulatorPath),
+//                only when `self` lies inside that build tree: an installed or copied cusnap
+//                never falls back to a build tree (it may be another version, or gone).
 //             A candidate of 2. or 3. counts when it is the cusnap emulator.
 //   a path    that file (relative paths from the working directory), which must be a file and
 //             not the cusnap interceptor.
@@ -64,7 +66,8 @@ struct DriverSearchOptions {
   std::string self;
   // Prefix of every kSystemDriverPaths entry ("" in production; tests point it at a directory).
   std::string system_root;
-  // Emulator step 3; empty: skip it.
+  // Emulator step 3 (used only when `self` lies in <tree> of <tree>/emulator/lib/libcuda.so.1);
+  // empty: skip it.
   std::string build_emulator = kBuildEmulatorPath;
   DriverProbe probe;  // empty: system drivers are not probed
 };

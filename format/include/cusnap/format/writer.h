@@ -96,11 +96,21 @@ struct WriterCounters {
   uint64_t dedup_hits = 0;
 };
 
+// Mode of every capture file cusnap creates: owner read/write only, because a capture holds the
+// application's data (its buffers, kernels and arguments). Not subject to widening by the umask.
+inline constexpr unsigned kCaptureFileMode = 0600;
+
+// The note the interceptor leaves next to a capture it could not finish writing (disk full,
+// RLIMIT_FSIZE, an I/O error): one line, the reason. `cusnap info` shows it. Also 0600.
+inline std::string incomplete_note_path(const std::string& capture) {
+  return capture + ".incomplete";
+}
+
 class Writer {
  public:
-  // Creates (truncating) `path`, writes the file header and the header frame. `header` must have
-  // a schema::CaptureHeader root; schemaVersion and containerVersion are filled in by the writer,
-  // toolName defaults to "cusnap". The header builder is not retained.
+  // Creates (truncating) `path` with kCaptureFileMode, writes the file header and the header frame.
+  // `header` must have a schema::CaptureHeader root; schemaVersion and containerVersion are filled
+  // in by the writer, toolName defaults to "cusnap". The header builder is not retained.
   static Result<std::unique_ptr<Writer>> create(const std::string& path,
                                                 capnp::MessageBuilder& header,
                                                 const WriterOptions& options = {});
