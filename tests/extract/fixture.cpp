@@ -10,8 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include "snapshot_builder.h"
+#include <utility>
 
 namespace cusnap::extract::test {
 
@@ -21,6 +20,18 @@ std::string read_text(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+cusnap::test::HeaderOptions snapshot_header() {
+  cusnap::test::SnapshotHeader snapshot;
+  snapshot.chunk_bytes = kChunkBytes;
+  snapshot.kernel_regex = std::string(1, '.');  // (GCC 12 -O3 warns on = "." here: -Wrestrict)
+  cusnap::test::HeaderOptions header;
+  header.snapshot = std::move(snapshot);
+  header.host_name = "builder-host";
+  header.pid = 4242;
+  header.creation_time_ns = 1700000000123456789LL;
+  return header;
 }
 
 Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t a_address) {
@@ -37,15 +48,15 @@ Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t 
   for (int& v : f.c2) v += kOffset;
   std::vector<int> offset{kOffset};
 
-  SnapshotBuilder b(path, kChunkBytes);
+  CaptureBuilder b(path, snapshot_header());
   f.module_a = b.module_load_ptx(kModuleA, ptx);
   f.module_b = b.module_load_ptx(kModuleB, ptx + "\n// a second module, never launched\n");
   Params saxpy;
   saxpy.ptr(a_address).ptr(kC).i32(kScale).i32(kN);
   Params add;
   add.ptr(kC).i32(kN);
-  f.fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout);
-  f.fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout);
+  f.fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout());
+  f.fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout());
   f.global = b.global_get(kModuleA, "g_offset", kGlobal, 4);
   f.alloc_a = b.alloc(a_address, kN * 4);
   f.alloc_c = b.alloc(kC, kN * 4);
@@ -54,15 +65,18 @@ Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t 
   b.free(kE);
 
   const uint32_t grid = (kN + 127) / 128;
-  f.saxpy = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, f.fn_saxpy);
-  b.snapshot(f.saxpy, 0, true, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c0)}}));
-  b.snapshot(f.saxpy, 0, false, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c1)}}));
-  f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, f.fn_add);
-  b.snapshot(f.add, 1, true, b.tile({{kC, to_bytes(f.c1)}, {kGlobal, to_bytes(offset)}}));
-  b.snapshot(f.add, 1, false, b.tile({{kC, to_bytes(f.c2)}, {kGlobal, to_bytes(offset)}}));
-  f.unsnapped = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, f.fn_saxpy);
-  f.skipped = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, f.fn_saxpy);
-  b.snapshot(f.skipped, 3, true, {}, "stream 0x5 was being captured into a graph");
+  f.saxpy =
+      b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, /*stream=*/0, /*ordinal=*/0, f.fn_saxpy);
+  b.snapshot(f.saxpy, 0, kBeforeLaunch, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c0)}}));
+  b.snapshot(f.saxpy, 0, kAfterLaunch, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c1)}}));
+  f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, /*stream=*/0, /*ordinal=*/0, f.fn_add);
+  b.snapshot(f.add, 1, kBeforeLaunch, b.tile({{kC, to_bytes(f.c1)}, {kGlobal, to_bytes(offset)}}));
+  b.snapshot(f.add, 1, kAfterLaunch, b.tile({{kC, to_bytes(f.c2)}, {kGlobal, to_bytes(offset)}}));
+  f.unsnapped =
+      b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, /*stream=*/0, /*ordinal=*/0, f.fn_saxpy);
+  f.skipped =
+      b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, /*stream=*/0, /*ordinal=*/0, f.fn_saxpy);
+  b.snapshot(f.skipped, 3, kBeforeLaunch, {}, "stream 0x5 was being captured into a graph");
   b.close();
   return f;
 }
