@@ -1,4 +1,6 @@
 // `cusnap dump FILE [--json] [--calls A:B]`: the call stream, one call per line.
+#include "dump.h"
+
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -10,6 +12,32 @@
 #include "subcommands.h"
 
 namespace cusnap::cli {
+
+format::Status write_calls(format::Reader& reader, CallRange range, const RecordJson* json,
+                           std::ostream& out, uint64_t& printed) {
+  if (range.begin >= range.end) return format::Status::ok();
+  format::Status bad_record = format::Status::ok();
+  format::Status st = reader.for_each_call(
+      [&](const format::CallRef& call) {
+        if (call.seq() >= range.end) return false;
+        try {
+          out << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
+        } catch (const kj::Exception& e) {
+          bad_record =
+              format::Status::error(format::ErrorCode::kMalformed,
+                                    std::string("unreadable record: ") + e.getDescription().cStr())
+                  .in_file(reader.path())
+                  .at_call(call.seq());
+          return false;
+        }
+        ++printed;
+        // Stop at the last selected call: the next one may sit in a frame (damaged or not)
+        // that the selection does not need.
+        return call.seq() + 1 < range.end;
+      },
+      range.begin);
+  return st.is_ok() ? bad_record : st;
+}
 
 void register_dump(CLI::App& app, int& exit_code) {
   struct Options {
@@ -51,19 +79,7 @@ void register_dump(CLI::App& app, int& exit_code) {
     std::unique_ptr<RecordJson> json;
     if (options->json) json = std::make_unique<RecordJson>();
     uint64_t printed = 0;
-    format::Status st = format::Status::ok();
-    if (range.begin < range.end) {
-      st = reader.for_each_call(
-          [&](const format::CallRef& call) {
-            if (call.seq() >= range.end) return false;
-            std::cout << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
-            ++printed;
-            // Stop at the last selected call: the next one may sit in a frame (damaged or not)
-            // that the selection does not need.
-            return call.seq() + 1 < range.end;
-          },
-          range.begin);
-    }
+    format::Status st = write_calls(reader, range, json.get(), std::cout, printed);
     std::cout.flush();
     if (!st.is_ok()) {
       exit_code = report_failure("dump", st);

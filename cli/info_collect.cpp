@@ -104,10 +104,8 @@ void set_dim3(schema::Dim3::Builder out, const uint32_t (&v)[3]) {
   out.setZ(v[2]);
 }
 
-}  // namespace
-
-format::Status collect_info(format::Reader& reader, const std::string& display_path,
-                            schema::InfoReport::Builder out) {
+format::Status collect_records(format::Reader& reader, const std::string& display_path,
+                               schema::InfoReport::Builder out) {
   out.setInfoVersion(schema::INFO_VERSION);
   out.setFile(display_path);
   out.setFileBytes(reader.file_size());
@@ -317,6 +315,20 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
     bytes.setWriterBlobBytesLogical(*stats.blob_bytes_logical);
   }
   return format::Status::ok();
+}
+
+}  // namespace
+
+format::Status collect_info(format::Reader& reader, const std::string& display_path,
+                            schema::InfoReport::Builder out) {
+  try {
+    return collect_records(reader, display_path, out);
+  } catch (const kj::Exception& e) {
+    // A record Cap'n Proto cannot read (damaged or hostile, its checksums intact).
+    return format::Status::error(format::ErrorCode::kMalformed,
+                                 std::string("unreadable record: ") + e.getDescription().cStr())
+        .in_file(reader.path());
+  }
 }
 
 }  // namespace cusnap::cli

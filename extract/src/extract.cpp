@@ -12,6 +12,7 @@
 
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/writer.h"
+#include "unreadable.h"
 
 namespace cusnap::extract {
 
@@ -129,10 +130,7 @@ Status cover_chunks(Pending& p, schema::MemorySnapshot::Reader snap, uint64_t ch
   return Status::ok();
 }
 
-}  // namespace
-
-Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
-                                                const Selection& selection) {
+Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selection& selection) {
   std::string error;
   std::optional<common::KernelFilter> kernel_filter = common::KernelFilter::create(
       selection.kernel_regex, common::KernelNameBase::kFunction, &error);
@@ -324,6 +322,13 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
   return plans;
 }
 
+}  // namespace
+
+Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
+                                                const Selection& selection) {
+  return detail::unreadable_as_error([&] { return plan_records(source, selection); });
+}
+
 Result<std::string> output_path(const std::string& out, const LaunchPlan& plan, size_t selected) {
   const std::string seq = std::to_string(plan.launch_seq);
   if (auto pos = out.find("%n"); pos != std::string::npos) {
@@ -375,10 +380,8 @@ Status copy_blob(format::Reader& source, format::Writer& writer, const format::B
   return Status::ok();
 }
 
-}  // namespace
-
-Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
-                                        const LaunchPlan& plan, const std::string& out_path) {
+Result<ExtractedLaunch> write_records(format::Reader& source, const std::string& source_path,
+                                      const LaunchPlan& plan, const std::string& out_path) {
   const std::string who = describe(plan.launch_seq, plan.kernel_name);
   const std::string later = "; extracting it needs --route replay, not implemented yet";
   if (!plan.skipped_reason.empty())
@@ -505,6 +508,14 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
     return !st ? st : closed;
   }
   return result;
+}
+
+}  // namespace
+
+Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
+                                        const LaunchPlan& plan, const std::string& out_path) {
+  return detail::unreadable_as_error(
+      [&] { return write_records(source, source_path, plan, out_path); });
 }
 
 }  // namespace cusnap::extract

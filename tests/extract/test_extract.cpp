@@ -3,12 +3,16 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/reader.h"
 #include "fixture.h"
+#include "reseal.h"
 
 using namespace cusnap;
 using namespace cusnap::extract;
@@ -461,4 +465,23 @@ TEST_CASE("emit-cpp refuses a truncated extracted capture") {
   format::Status st = emit_cpp(*r.value(), tmp("emit-trunc"));
   REQUIRE_FALSE(st.is_ok());
   CHECK_THAT(st.message(), Catch::Contains("an extracted capture needs a moduleLoad"));
+}
+
+TEST_CASE("a record Cap'n Proto cannot decode is an error, not an exception (fuzz finding)",
+          "[extract][fuzz]") {
+  // tests/fuzz/regressions: found by the extract fuzzer, checksums resealed so every build reads
+  // it alike. The exception used to escape plan_extraction (and `cusnap extract` aborted).
+  std::ifstream in(std::string(CUSNAP_FUZZ_REGRESSIONS) + "/extract-plan.cusnap", std::ios::binary);
+  REQUIRE(in);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  REQUIRE(cusnap::test::reseal_checksums(bytes) > 0);
+  auto source = format::Reader::open_memory(bytes);
+  REQUIRE(source.is_ok());
+  std::optional<format::Result<std::vector<LaunchPlan>>> plans;
+  REQUIRE_NOTHROW(plans.emplace(plan_extraction(*source.value(), Selection{})));
+  REQUIRE_FALSE(plans->is_ok());
+  INFO(plans->status().to_string());
+  CHECK(plans->status().code() == format::ErrorCode::kMalformed);
+  CHECK(plans->status().message().find("unreadable record: ") == 0);
 }
