@@ -1,5 +1,6 @@
 // `cusnap dump FILE [--json] [--calls A:B]`: the call stream, one call per line.
-#include <kj/exception.h>
+#include "dump.h"
+
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -11,6 +12,49 @@
 #include "subcommands.h"
 
 namespace cusnap::cli {
+
+format::Status write_calls(format::Reader& reader, CallRange range, const RecordJson* json,
+                           std::ostream& out, uint64_t& printed,
+                           const std::function<void(const format::Status&)>& on_bad) {
+  if (range.begin >= range.end) return format::Status::ok();
+  format::Status bad_record = format::Status::ok();
+  format::Status st = reader.for_each_call(
+      [&](const format::CallRef& call) {
+        if (call.seq() >= range.end) return false;
+        try {
+          out << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
+          ++printed;
+        } catch (const kj::Exception& e) {
+          // The reader checked the record once; a second look can still exceed the traversal
+          // limit (aliased pointers). Say which record, and go on if the caller can.
+          format::Status why =
+              format::Status::error(format::ErrorCode::kMalformed,
+                                    std::string("unreadable record: ") + e.getDescription().cStr())
+                  .in_file(reader.path())
+                  .in_frame(call.frame())
+                  .at_call(call.seq());
+          if (!on_bad) {
+            bad_record = why;
+            return false;
+          }
+          out.flush();
+          on_bad(why);
+        }
+        // Stop at the last selected call: the next one may sit in a frame (damaged or not)
+        // that the selection does not need.
+        return call.seq() + 1 < range.end;
+      },
+      range.begin,
+      on_bad ? std::function<bool(const format::Status&)>([&](const format::Status& why) {
+        // A record that does not decode is reported and skipped; the rest still print.
+        if (why.call() && *why.call() >= range.end) return false;
+        out.flush();
+        on_bad(why);
+        return true;
+      })
+             : std::function<bool(const format::Status&)>());
+  return st.is_ok() ? bad_record : st;
+}
 
 void register_dump(CLI::App& app, int& exit_code) {
   struct Options {
@@ -53,40 +97,11 @@ void register_dump(CLI::App& app, int& exit_code) {
     if (options->json) json = std::make_unique<RecordJson>();
     uint64_t printed = 0;
     uint64_t bad = 0;
-    format::Status st = format::Status::ok();
-    if (range.begin < range.end) {
-      st = reader.for_each_call(
-          [&](const format::CallRef& call) {
-            if (call.seq() >= range.end) return false;
-            try {
-              std::cout << (json ? json->dump_line(call) : record_text(call.get())) << '\n';
-              ++printed;
-            } catch (const kj::Exception& e) {
-              // The reader checked the record once; a second look can still exceed the
-              // traversal limit (aliased pointers). Say which record, and go on.
-              std::cout.flush();
-              report_failure("dump", format::Status::error(format::ErrorCode::kMalformed,
-                                                           std::string("invalid call record: ") +
-                                                               e.getDescription().cStr())
-                                         .in_file(options->file)
-                                         .in_frame(call.frame())
-                                         .at_call(call.seq()));
-              ++bad;
-            }
-            // Stop at the last selected call: the next one may sit in a frame (damaged or not)
-            // that the selection does not need.
-            return call.seq() + 1 < range.end;
-          },
-          range.begin,
-          [&](const format::Status& why) {
-            // A record that does not decode is reported and skipped; the rest still print.
-            if (why.call() && *why.call() >= range.end) return false;
-            std::cout.flush();
-            report_failure("dump", why);
-            ++bad;
-            return true;
-          });
-    }
+    format::Status st =
+        write_calls(reader, range, json.get(), std::cout, printed, [&](const format::Status& why) {
+          report_failure("dump", why);
+          ++bad;
+        });
     std::cout.flush();
     if (!st.is_ok()) {
       exit_code = report_failure("dump", st);

@@ -57,7 +57,9 @@ void print_field(std::ostream& out, const std::string& name, const std::string& 
   out << "  " << padded << value << '\n';
 }
 
-void print_human(std::ostream& out, schema::InfoReport::Reader info) {
+}  // namespace
+
+void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
   auto header = info.getHeader();
   auto integrity = info.getIntegrity();
   auto counts = info.getCounts();
@@ -230,8 +232,6 @@ void print_human(std::ostream& out, schema::InfoReport::Reader info) {
   }
 }
 
-}  // namespace
-
 void register_info(CLI::App& app, int& exit_code) {
   struct Options {
     std::string file;
@@ -271,7 +271,7 @@ void register_info(CLI::App& app, int& exit_code) {
       json.stream(std::cout, report.asReader(), capnp::Type::from<schema::InfoReport>());
       std::cout << '\n';
     } else {
-      print_human(std::cout, report.asReader());
+      print_info_text(std::cout, report.asReader());
     }
     std::cout.flush();
     if (bad > 0) {

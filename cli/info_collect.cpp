@@ -2,6 +2,7 @@
 
 #include <capnp/dynamic.h>
 #include <capnp/schema.h>
+#include <kj/exception.h>
 
 #include <algorithm>
 #include <fstream>
@@ -74,11 +75,9 @@ void set_dim3(schema::Dim3::Builder out, const uint32_t (&v)[3]) {
   out.setZ(v[2]);
 }
 
-}  // namespace
-
-format::Status collect_info(format::Reader& reader, const std::string& display_path,
-                            schema::InfoReport::Builder out,
-                            const std::function<void(const format::Status&)>& on_bad) {
+format::Status collect_records(format::Reader& reader, const std::string& display_path,
+                               schema::InfoReport::Builder out,
+                               const std::function<void(const format::Status&)>& on_bad) {
   out.setInfoVersion(schema::INFO_VERSION);
   out.setFile(display_path);
   out.setFileBytes(reader.file_size());
@@ -318,6 +317,22 @@ format::Status collect_info(format::Reader& reader, const std::string& display_p
     bytes.setWriterBlobBytesLogical(*stats.blob_bytes_logical);
   }
   return format::Status::ok();
+}
+
+}  // namespace
+
+format::Status collect_info(format::Reader& reader, const std::string& display_path,
+                            schema::InfoReport::Builder out,
+                            const std::function<void(const format::Status&)>& on_bad) {
+  try {
+    return collect_records(reader, display_path, out, on_bad);
+  } catch (const kj::Exception& e) {
+    // A record Cap'n Proto cannot read a second time (damaged or hostile, its checksums intact;
+    // the reader checked it once).
+    return format::Status::error(format::ErrorCode::kMalformed,
+                                 std::string("unreadable record: ") + e.getDescription().cStr())
+        .in_file(reader.path());
+  }
 }
 
 }  // namespace cusnap::cli

@@ -21,7 +21,8 @@ namespace cusnap::cli {
 // field existed, carrying the interceptor's old "unmodelled: may affect device state" text).
 // Reads every call record once. A record or call frame that cannot be decoded is passed to
 // `on_bad` (its Status names the call and the frame) and left out of the counts; without
-// `on_bad` the first one ends the collection with its Status.
+// `on_bad` the first one ends the collection with its Status. Never an exception out of it
+// (kMalformed: a record Cap'n Proto cannot decode).
 format::Status collect_info(format::Reader& reader, const std::string& display_path,
                             schema::InfoReport::Builder out,
                             const std::function<void(const format::Status&)>& on_bad = {});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cusnap/extract/extract.h"
+#include "unreadable.h"
 
 namespace cusnap::extract {
 
@@ -358,9 +359,7 @@ format::Result<std::vector<Run>> runs_of(format::Reader& r, schema::MemorySnapsh
   return runs;
 }
 
-}  // namespace
-
-Status emit_cpp(format::Reader& extracted, const std::string& dir) {
+Status emit_records(format::Reader& extracted, const std::string& dir) {
   namespace fs = std::filesystem;
   if (!extracted.header().hasExtract())
     return Status::error(ErrorCode::kInvalidArgument,
@@ -480,6 +479,12 @@ Status emit_cpp(format::Reader& extracted, const std::string& dir) {
             "configuration, the memory ranges (reserved at their captured addresses) and the "
             "data files (`input_*.bin` before the launch, `expected_*.bin` after it).\n";
   return write_text(d / "README.md", readme.str());
+}
+
+}  // namespace
+
+Status emit_cpp(format::Reader& extracted, const std::string& dir) {
+  return detail::unreadable_as_error([&] { return emit_records(extracted, dir); });
 }
 
 }  // namespace cusnap::extract

@@ -14,6 +14,7 @@
 #include "cusnap/format/snapshot_ranges.h"
 #include "cusnap/format/writer.h"
 #include "internal.h"
+#include "unreadable.h"
 
 namespace cusnap::extract {
 
@@ -147,8 +148,10 @@ std::optional<Route> parse_route(const std::string& text) {
   return std::nullopt;
 }
 
-Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Selection& selection,
-                                                const ExtractOptions& options) {
+namespace {
+
+Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selection& selection,
+                                             const ExtractOptions& options) {
   std::string error;
   std::optional<common::KernelFilter> kernel_filter =
       common::KernelFilter::create(selection.kernel_regex, selection.name_base, &error);
@@ -385,6 +388,13 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Se
     plans.push_back(std::move(p.plan));
   }
   return plans;
+}
+
+}  // namespace
+
+Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Selection& selection,
+                                                const ExtractOptions& options) {
+  return detail::unreadable_as_error([&] { return plan_records(source, selection, options); });
 }
 
 Result<std::string> output_path(const std::string& out, const LaunchPlan& plan, size_t selected) {
@@ -691,9 +701,9 @@ void minimize_phases(const TouchedMemory& touched, LaunchPlan& plan, PhaseConten
 
 }  // namespace
 
-Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
-                                        const LaunchPlan& plan, const std::string& out_path,
-                                        const TouchedMemory* touched) {
+Result<ExtractedLaunch> write_records(format::Reader& source, const std::string& source_path,
+                                      const LaunchPlan& plan, const std::string& out_path,
+                                      const TouchedMemory* touched) {
   const std::string who = describe(plan.launch_seq, plan.kernel_name);
   const std::string later = "; --route replay (or auto) extracts it by replaying the capture";
   if (plan.route == Route::kReplay)
@@ -722,6 +732,13 @@ Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::strin
   detail::Dropped dropped;
   minimize_phases(*touched, cut, *before, *after, dropped);
   return detail::write_capture(source, source_path, cut, out_path, *before, *after, "", dropped);
+}
+
+Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
+                                        const LaunchPlan& plan, const std::string& out_path,
+                                        const TouchedMemory* touched) {
+  return detail::unreadable_as_error(
+      [&] { return write_records(source, source_path, plan, out_path, touched); });
 }
 
 }  // namespace cusnap::extract

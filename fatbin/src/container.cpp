@@ -1,5 +1,6 @@
 // Fatbin container entries and their payloads (fatbin.h).
 #include <lz4.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
 #include "cusnap/fatbin/fatbin.h"
@@ -91,6 +92,25 @@ bool entry_payload(const void* container, const Entry& entry, std::string* out,
                " (offset " + std::to_string(entry.header_offset + 16) + ") / uncompressed size " +
                std::to_string(entry.uncompressed_size) + " (offset " +
                std::to_string(entry.header_offset + 56) + ")";
+      return false;
+    }
+    // The most the compressed bytes can expand to, checked before the output is allocated, so
+    // that a forged uncompressed size cannot claim gigabytes for a few bytes of payload: an LZ4
+    // block grows at most 255-fold (one length byte per 255 bytes of a match), a zstd frame at
+    // most to the bound its frame and block headers give.
+    uint64_t can_hold = lz4 ? uint64_t{entry.compressed_size} * 255 + 16
+                            : ZSTD_decompressBound(payload, entry.compressed_size);
+    if (!lz4 && can_hold == ZSTD_CONTENTSIZE_ERROR) {
+      *error = where() + ": zstd: not a valid zstd frame";
+      out->clear();
+      return false;
+    }
+    if (entry.uncompressed_size > can_hold) {
+      *error = where() + ": uncompressed size " + std::to_string(entry.uncompressed_size) +
+               " (offset " + std::to_string(entry.header_offset + 56) + ") is more than its " +
+               std::to_string(entry.compressed_size) + " compressed bytes can hold (" +
+               std::to_string(can_hold) + ")";
+      out->clear();
       return false;
     }
     out->assign(entry.uncompressed_size, '\0');

@@ -1,7 +1,8 @@
 // libFuzzer target for the capture reader: any byte string must be refused or read without a
 // crash, a leak, undefined behaviour or an out-of-bounds read (ASan/UBSan in the fuzz preset).
-// Every access path is exercised: footer and scan opening, iteration with a walk over every
-// field, random access by call and launch, blob reads with hash checks, and verify().
+// Every access path is exercised, with and without checksum checks: footer and scan opening,
+// iteration with a walk over every field, random access by call and launch, blob reads with hash
+// checks, and verify().
 #include <capnp/dynamic.h>
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <span>
 
 #include "cusnap/format/reader.h"
+#include "fuzz_support.h"
 
 using namespace cusnap::format;
 
@@ -39,11 +41,7 @@ void walk(const capnp::DynamicValue::Reader& value) {
 }
 
 void exercise(std::span<const uint8_t> bytes, bool use_footer) {
-  ReaderOptions options;
-  options.use_footer = use_footer;
-  options.max_frame_raw_bytes = 8u << 20;  // keep allocations sane for the fuzzer
-  options.traversal_limit_words = 1u << 20;
-  auto opened = Reader::open_memory(bytes, options);
+  auto opened = Reader::open_memory(bytes, cusnap::fuzz::reader_options(use_footer));
   if (!opened) return;
   Reader& r = *opened.value();
   try {
@@ -77,7 +75,12 @@ void exercise(std::span<const uint8_t> bytes, bool use_footer) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> bytes(data, size);
-  exercise(bytes, true);
-  exercise(bytes, false);
+  // Once as a release build reads it, once with checksums taken as matching (fuzz_support.h), so
+  // that mutations also reach the records, the index and the blobs behind the checksums.
+  for (bool skip : {false, true}) {
+    cusnap::fuzz::skip_checksums(skip);
+    exercise(bytes, true);
+    exercise(bytes, false);
+  }
   return 0;
 }

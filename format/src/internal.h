@@ -4,6 +4,7 @@
 #include <capnp/message.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,6 +16,18 @@
 #include "cusnap/format/status.h"
 
 namespace cusnap::format::detail {
+
+// Whether the reader compares stored checksums (file header, frame headers, trailer, payloads and
+// blob ids) with the bytes. Always, except in a fuzz build: CUSNAP_FUZZ_NO_CHECKSUMS is set by the
+// fuzz preset alone (CMakePresets.json), and even there only a fuzzer turns the checks off
+// (format/fuzz/fuzz_support.h), so that mutated inputs get past them to the records, while the
+// fuzz build's ordinary tests still see every check. This is the only place the switch is read.
+#ifdef CUSNAP_FUZZ_NO_CHECKSUMS
+inline std::atomic<bool> fuzz_skip_checksums{false};
+inline bool checksums_verified() { return !fuzz_skip_checksums.load(std::memory_order_relaxed); }
+#else
+constexpr bool checksums_verified() { return true; }
+#endif
 
 // Standard Cap'n Proto stream framing (segment table + segments), exactly what
 // capnp::writeMessage produces, without an intermediate copy: the framed size of a message's

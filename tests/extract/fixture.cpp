@@ -11,8 +11,9 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
-#include "snapshot_builder.h"
+#include "cusnap/format/blob_id.h"
 
 namespace cusnap::extract::test {
 
@@ -22,6 +23,18 @@ std::string read_text(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+cusnap::test::HeaderOptions snapshot_header(uint64_t chunk_bytes) {
+  cusnap::test::SnapshotHeader snapshot;
+  snapshot.chunk_bytes = chunk_bytes;
+  snapshot.kernel_regex = std::string(1, '.');  // (GCC 12 -O3 warns on = "." here: -Wrestrict)
+  cusnap::test::HeaderOptions header;
+  header.snapshot = std::move(snapshot);
+  header.host_name = "builder-host";
+  header.pid = 4242;
+  header.creation_time_ns = 1700000000123456789LL;
+  return header;
 }
 
 Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t a_address) {
@@ -38,15 +51,15 @@ Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t 
   for (int& v : f.c2) v += kOffset;
   std::vector<int> offset{kOffset};
 
-  SnapshotBuilder b(path, kChunkBytes);
+  CaptureBuilder b(path, snapshot_header());
   f.module_a = b.module_load_ptx(kModuleA, ptx);
   f.module_b = b.module_load_ptx(kModuleB, ptx + "\n// a second module, never launched\n");
   Params saxpy;
   saxpy.ptr(a_address).ptr(kC).i32(kScale).i32(kN);
   Params add;
   add.ptr(kC).i32(kN);
-  f.fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout);
-  f.fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout);
+  f.fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout());
+  f.fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout());
   f.global = b.global_get(kModuleA, "g_offset", kGlobal, 4);
   f.alloc_a = b.alloc(a_address, kN * 4);
   f.alloc_c = b.alloc(kC, kN * 4);
@@ -55,35 +68,40 @@ Fixture write_fixture(const std::string& path, const std::string& ptx, uint64_t 
   b.free(kE);
 
   const uint32_t grid = (kN + 127) / 128;
-  f.saxpy = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, f.fn_saxpy);
-  b.snapshot(f.saxpy, 0, true, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c0)}}));
-  b.snapshot(f.saxpy, 0, false, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c1)}}));
-  f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, f.fn_add);
-  b.snapshot(f.add, 1, true, b.tile({{kC, to_bytes(f.c1)}, {kGlobal, to_bytes(offset)}}));
-  b.snapshot(f.add, 1, false, b.tile({{kC, to_bytes(f.c2)}, {kGlobal, to_bytes(offset)}}));
-  f.unsnapped = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, f.fn_saxpy);
-  f.skipped = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, f.fn_saxpy);
-  b.snapshot(f.skipped, 3, true, {}, "stream 0x5 was being captured into a graph");
+  f.saxpy =
+      b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, /*stream=*/0, /*ordinal=*/0, f.fn_saxpy);
+  b.snapshot(f.saxpy, 0, kBeforeLaunch, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c0)}}));
+  b.snapshot(f.saxpy, 0, kAfterLaunch, b.tile({{a_address, to_bytes(f.a)}, {kC, to_bytes(f.c1)}}));
+  f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, /*stream=*/0, /*ordinal=*/0, f.fn_add);
+  b.snapshot(f.add, 1, kBeforeLaunch, b.tile({{kC, to_bytes(f.c1)}, {kGlobal, to_bytes(offset)}}));
+  b.snapshot(f.add, 1, kAfterLaunch, b.tile({{kC, to_bytes(f.c2)}, {kGlobal, to_bytes(offset)}}));
+  f.unsnapped =
+      b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, /*stream=*/0, /*ordinal=*/0, f.fn_saxpy);
+  f.skipped =
+      b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, /*stream=*/0, /*ordinal=*/0, f.fn_saxpy);
+  b.snapshot(f.skipped, 3, kBeforeLaunch, {}, "stream 0x5 was being captured into a graph");
   b.close();
   return f;
 }
 
 uint64_t write_strided_fixture(const std::string& path, const std::string& ptx) {
-  SnapshotBuilder b(path, kChunkBytes);
+  CaptureBuilder b(path, snapshot_header());
   b.module_load_ptx(kModuleA, ptx);
   constexpr uint64_t kFunction = 0xF003;
   Params p;
   p.ptr(kStridedX).i32(kStride).i32(kStridedCount);
-  uint64_t fn = b.function_get(kModuleA, kFunction, "strided_store", p.layout);
+  uint64_t fn = b.function_get(kModuleA, kFunction, "strided_store", p.layout());
   b.alloc(kStridedX, kStridedWords * 4);
   b.alloc(kStridedY, kStridedYBytes);
   std::vector<int> x0(kStridedWords), y(kStridedYBytes / 4, 5);
   for (int i = 0; i < kStridedWords; ++i) x0[i] = -i;
   std::vector<int> x1 = x0;
   for (int i = 0; i < kStridedCount; ++i) x1[i * kStride] = i;
-  uint64_t launch = b.launch(kFunction, "strided_store", 1, 64, p, fn);
-  b.snapshot(launch, 0, true, b.tile({{kStridedX, to_bytes(x0)}, {kStridedY, to_bytes(y)}}));
-  b.snapshot(launch, 0, false, b.tile({{kStridedX, to_bytes(x1)}, {kStridedY, to_bytes(y)}}));
+  uint64_t launch = b.launch(kFunction, "strided_store", 1, 64, p, /*stream=*/0, /*ordinal=*/0, fn);
+  b.snapshot(launch, 0, kBeforeLaunch,
+             b.tile({{kStridedX, to_bytes(x0)}, {kStridedY, to_bytes(y)}}));
+  b.snapshot(launch, 0, kAfterLaunch,
+             b.tile({{kStridedX, to_bytes(x1)}, {kStridedY, to_bytes(y)}}));
   b.close();
   return launch;
 }
@@ -105,24 +123,24 @@ Replayable write_replayable_fixture(const std::string& path, const std::string& 
   for (int& v : f.c2) v += kOffset;
   std::vector<int> offset{kOffset};
 
-  SnapshotBuilder b(path, kChunkBytes);
+  CaptureBuilder b(path, snapshot_header());
   b.module_load_ptx(kModuleA, ptx);
   Params saxpy;
   saxpy.ptr(a_address).ptr(kC).i32(kScale).i32(kN);
   Params add;
   add.ptr(kC).i32(kN);
-  uint64_t fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout);
-  uint64_t fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout);
+  uint64_t fn_saxpy = b.function_get(kModuleA, kSaxpy, "saxpy_int", saxpy.layout());
+  uint64_t fn_add = b.function_get(kModuleA, kAddOffset, "add_offset", add.layout());
   b.global_get(kModuleA, "g_offset", kGlobal, 4);
   b.alloc(a_address, kN * 4);
   b.alloc(kC, kN * 4);
   b.alloc(kD, 4096);
   b.alloc(kE, 512);
   b.free(kE);
-  b.copy_to_device(a_address, as_bytes(f.a));
-  b.copy_to_device(kC, as_bytes(f.c0));
-  b.copy_to_device(kD, as_bytes(f.d));
-  b.copy_to_device(kGlobal, as_bytes(offset));
+  b.htod(a_address, as_bytes(f.a));
+  b.htod(kC, as_bytes(f.c0));
+  b.htod(kD, as_bytes(f.d));
+  b.htod(kGlobal, as_bytes(offset));
 
   const uint32_t grid = (kN + 127) / 128;
   auto memory = [&](const std::vector<int>& c) {
@@ -131,20 +149,20 @@ Replayable write_replayable_fixture(const std::string& path, const std::string& 
                                                     {kD, to_bytes(f.d)},
                                                     {kGlobal, to_bytes(offset)}};
   };
-  f.saxpy = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, fn_saxpy);
+  f.saxpy = b.launch(kSaxpy, "saxpy_int", grid, 128, saxpy, /*stream=*/0, /*ordinal=*/0, fn_saxpy);
   if (snapshots) {
-    b.snapshot(f.saxpy, 0, true, b.tile(memory(f.c0)));
-    b.snapshot(f.saxpy, 0, false, b.tile(memory(f.c1)));
+    b.snapshot(f.saxpy, 0, kBeforeLaunch, b.tile(memory(f.c0)));
+    b.snapshot(f.saxpy, 0, kAfterLaunch, b.tile(memory(f.c1)));
   }
   std::vector<int> seen = f.c1;
   if (wrong_checksum) seen[17] += 1;
-  f.copy_after_saxpy = b.copy_to_host(kC, as_bytes(seen));
-  f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, fn_add);
+  f.copy_after_saxpy = b.dtoh(kC, seen.size() * sizeof(int), format::checksum64(as_bytes(seen)));
+  f.add = b.launch(kAddOffset, "add_offset", grid, 128, add, /*stream=*/0, /*ordinal=*/0, fn_add);
   if (snapshots) {
-    b.snapshot(f.add, 1, true, b.tile(memory(f.c1)));
-    b.snapshot(f.add, 1, false, b.tile(memory(f.c2)));
+    b.snapshot(f.add, 1, kBeforeLaunch, b.tile(memory(f.c1)));
+    b.snapshot(f.add, 1, kAfterLaunch, b.tile(memory(f.c2)));
   }
-  b.copy_to_host(kC, as_bytes(f.c2));
+  b.dtoh(kC, f.c2.size() * sizeof(int), format::checksum64(as_bytes(f.c2)));
   b.close();
   return f;
 }

@@ -7,7 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "capture_builder.h"  // tests/support
+
 namespace cusnap::extract::test {
+
+// The capture writer shared with the replayer tests (tests/support).
+using cusnap::test::as_bytes;
+using cusnap::test::CaptureBuilder;
+using cusnap::test::kAfterLaunch;
+using cusnap::test::kBeforeLaunch;
+using cusnap::test::Params;
+using cusnap::test::RawChunk;
+using cusnap::test::to_bytes;
 
 inline constexpr uint64_t kChunkBytes = 256;
 inline constexpr uint64_t kModuleA = 0xA000, kModuleB = 0xB000;
@@ -24,6 +35,9 @@ struct Fixture {
 };
 
 std::string read_text(const std::string& path);
+// The header of the extraction tests' snapshot captures: kChunkBytes chunks, every kernel
+// selected, a source host and pid for the extracted captures to name.
+cusnap::test::HeaderOptions snapshot_header(uint64_t chunk_bytes = kChunkBytes);
 // Writes the capture to `path` with the kernels' PTX text `ptx`, allocation a at `a_address`
 // (kLowA: in the first 2 MiB of the address space, which no driver can map at that address, so
 // that a reproducer must relocate).

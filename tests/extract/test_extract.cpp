@@ -3,13 +3,16 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/reader.h"
 #include "fixture.h"
-#include "snapshot_builder.h"
+#include "reseal.h"
 
 using namespace cusnap;
 using namespace cusnap::extract;
@@ -243,12 +246,12 @@ TEST_CASE("selection follows the kernel-name and skip and count rules of capture
 TEST_CASE("selection: --kernel-name-base picks the name the filter compares") {
   std::string path = tmp("mangled.cusnap");
   {
-    SnapshotBuilder b(path, kChunkBytes);
+    CaptureBuilder b(path, snapshot_header());
     b.module_load_ptx(kModuleA, read_text(CUSNAP_TEST_PTX_PATH));
     Params p;
     p.ptr(kC).i32(kN);
-    uint64_t fn = b.function_get(kModuleA, kAddOffset, "_Z4gemmPf", p.layout);
-    b.launch(kAddOffset, "_Z4gemmPf", 1, 32, p, fn);
+    uint64_t fn = b.function_get(kModuleA, kAddOffset, "_Z4gemmPf", p.layout());
+    b.launch(kAddOffset, "_Z4gemmPf", 1, 32, p, /*stream=*/0, /*ordinal=*/0, fn);
     b.close();
   }
   auto r = open(path);
@@ -327,13 +330,13 @@ template <typename F>
 Hostile hostile(const std::string& name, F&& snapshots) {
   Hostile h;
   h.path = tmp(name);
-  SnapshotBuilder b(h.path, kChunkBytes);
+  CaptureBuilder b(h.path, snapshot_header());
   b.module_load_ptx(kModuleA, read_text(CUSNAP_TEST_PTX_PATH));
   Params p;
   p.ptr(kC).i32(128);
-  uint64_t fn = b.function_get(kModuleA, kAddOffset, "add_offset", p.layout);
+  uint64_t fn = b.function_get(kModuleA, kAddOffset, "add_offset", p.layout());
   b.alloc(kA, 512);
-  h.launch = b.launch(kAddOffset, "add_offset", 1, 128, p, fn);
+  h.launch = b.launch(kAddOffset, "add_offset", 1, 128, p, /*stream=*/0, /*ordinal=*/0, fn);
   snapshots(b, h.launch);
   b.close();
   return h;
@@ -353,10 +356,10 @@ std::string failure(const Hostile& h) {
 }  // namespace
 
 TEST_CASE("hostile: a chunk outside every live allocation") {
-  auto h = hostile("outside.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+  auto h = hostile("outside.cusnap", [](CaptureBuilder& b, uint64_t l) {
     std::vector<uint8_t> bytes(600, 1);  // runs 88 bytes past the 512-byte allocation
-    b.snapshot(l, 0, true, b.tile({{kA, bytes}}));
-    b.snapshot(l, 0, false, b.tile({{kA, bytes}}));
+    b.snapshot(l, 0, kBeforeLaunch, b.tile({{kA, bytes}}));
+    b.snapshot(l, 0, kAfterLaunch, b.tile({{kA, bytes}}));
   });
   CHECK_THAT(failure(h), Catch::Contains("outside every allocation"));
 }
@@ -365,82 +368,82 @@ TEST_CASE("hostile: a chunk in memory freed before the launch") {
   Hostile h;
   h.path = tmp("freed.cusnap");
   {
-    SnapshotBuilder b(h.path, kChunkBytes);
+    CaptureBuilder b(h.path, snapshot_header());
     b.module_load_ptx(kModuleA, read_text(CUSNAP_TEST_PTX_PATH));
     Params p;
     p.ptr(kE).i32(128);
-    uint64_t fn = b.function_get(kModuleA, kAddOffset, "add_offset", p.layout);
+    uint64_t fn = b.function_get(kModuleA, kAddOffset, "add_offset", p.layout());
     b.alloc(kE, 512);
     b.free(kE);
-    h.launch = b.launch(kAddOffset, "add_offset", 1, 128, p, fn);
+    h.launch = b.launch(kAddOffset, "add_offset", 1, 128, p, /*stream=*/0, /*ordinal=*/0, fn);
     std::vector<uint8_t> bytes(512, 2);
-    b.snapshot(h.launch, 0, true, b.tile({{kE, bytes}}));
-    b.snapshot(h.launch, 0, false, b.tile({{kE, bytes}}));
+    b.snapshot(h.launch, 0, kBeforeLaunch, b.tile({{kE, bytes}}));
+    b.snapshot(h.launch, 0, kAfterLaunch, b.tile({{kE, bytes}}));
     b.close();
   }
   CHECK_THAT(failure(h), Catch::Contains("outside every allocation"));
 }
 
 TEST_CASE("hostile: a snapshot naming a record that is not a launch") {
-  auto h = hostile("notlaunch.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+  auto h = hostile("notlaunch.cusnap", [](CaptureBuilder& b, uint64_t l) {
     std::vector<uint8_t> bytes(512, 1);
-    b.snapshot(l - 1, 0, true, b.tile({{kA, bytes}}));  // the memAlloc record
+    b.snapshot(l - 1, 0, kBeforeLaunch, b.tile({{kA, bytes}}));  // the memAlloc record
   });
   CHECK_THAT(failure(h), Catch::Contains("which is not a launch record before it"));
 }
 
 TEST_CASE("hostile: a snapshot naming a launch that does not exist") {
   auto h = hostile("nolaunch.cusnap",
-                   [](SnapshotBuilder& b, uint64_t) { b.snapshot(999, 0, true, {}); });
+                   [](CaptureBuilder& b, uint64_t) { b.snapshot(999, 0, kBeforeLaunch, {}); });
   CHECK_THAT(failure(h), Catch::Contains("launch seq 999"));
 }
 
 TEST_CASE("hostile: a snapshot whose ordinal disagrees with its launch") {
-  auto h = hostile("ordinal.cusnap", [](SnapshotBuilder& b, uint64_t l) {
-    b.snapshot(l, 5, true, b.tile({{kA, std::vector<uint8_t>(512, 1)}}));
+  auto h = hostile("ordinal.cusnap", [](CaptureBuilder& b, uint64_t l) {
+    b.snapshot(l, 5, kBeforeLaunch, b.tile({{kA, std::vector<uint8_t>(512, 1)}}));
   });
   CHECK_THAT(failure(h), Catch::Contains("ordinal 5"));
 }
 
 TEST_CASE("hostile: a chunk whose blob is missing") {
-  auto h = hostile("noblob.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+  auto h = hostile("noblob.cusnap", [](CaptureBuilder& b, uint64_t l) {
     std::vector<uint8_t> bytes(256, 9);
-    TestChunk c{kA, 256, format::hash_blob(bytes), false};  // hash of bytes never stored
-    b.snapshot(l, 0, true, {c});
-    b.snapshot(l, 0, false, {c});
+    RawChunk c{kA, 256, format::hash_blob(bytes), false};  // hash of bytes never stored
+    b.snapshot(l, 0, kBeforeLaunch, {c});
+    b.snapshot(l, 0, kAfterLaunch, {c});
   });
   CHECK_THAT(failure(h), Catch::Contains("is missing from the source"));
 }
 
 TEST_CASE("hostile: overlapping chunks and chunks larger than the header's chunk size") {
-  auto overlap = hostile("overlap.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+  auto overlap = hostile("overlap.cusnap", [](CaptureBuilder& b, uint64_t l) {
     std::vector<uint8_t> bytes(256, 3);
     auto id = b.put(bytes);
-    b.snapshot(l, 0, true, {{kA, 256, id, false}, {kA + 128, 256, id, false}});
+    b.snapshot(l, 0, kBeforeLaunch, {{kA, 256, id, false}, {kA + 128, 256, id, false}});
   });
   CHECK_THAT(failure(overlap), Catch::Contains("overlaps"));
-  auto big = hostile("big.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+  auto big = hostile("big.cusnap", [](CaptureBuilder& b, uint64_t l) {
     std::vector<uint8_t> bytes(512, 3);
-    b.snapshot(l, 0, true, {{kA, 512, b.put(bytes), false}});
+    b.snapshot(l, 0, kBeforeLaunch, {{kA, 512, b.put(bytes), false}});
   });
   CHECK_THAT(failure(big), Catch::Contains("larger than the header's chunk size"));
 }
 
 TEST_CASE("hostile: a restore snapshot holding only hashes and a launch of an unknown function") {
-  auto hashes = hostile("hashonly.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+  auto hashes = hostile("hashonly.cusnap", [](CaptureBuilder& b, uint64_t l) {
     std::vector<uint8_t> bytes(512, 1);
-    b.snapshot(l, 0, true, b.tile({{kA, bytes}}, true));
-    b.snapshot(l, 0, false, b.tile({{kA, bytes}}, true));
+    b.snapshot(l, 0, kBeforeLaunch, b.tile({{kA, bytes}}, true));
+    b.snapshot(l, 0, kAfterLaunch, b.tile({{kA, bytes}}, true));
   });
   CHECK_THAT(failure(hashes), Catch::Contains("only a hash"));
 
   Hostile h;
   h.path = tmp("nofunction.cusnap");
   {
-    SnapshotBuilder b(h.path, kChunkBytes);
+    CaptureBuilder b(h.path, snapshot_header());
     Params p;
     p.i32(1);
-    h.launch = b.launch(0xDEAD, "ghost", 1, 1, p, 0);
+    h.launch = b.launch(0xDEAD, "ghost", 1, 1, p, /*stream=*/0, /*ordinal=*/0, 0);
     b.close();
   }
   CHECK_THAT(failure(h), Catch::Contains("has no functionGet record"));
@@ -455,10 +458,10 @@ TEST_CASE("emit-cpp refuses a capture that is not extracted and one without expe
 
   // afterLaunch with hashes only (captured without --snapshot-outputs): extraction keeps the
   // hashes, the reproducer has nothing to compare with.
-  auto h = hostile("hash-after.cusnap", [](SnapshotBuilder& b, uint64_t l) {
+  auto h = hostile("hash-after.cusnap", [](CaptureBuilder& b, uint64_t l) {
     std::vector<uint8_t> bytes(512, 1);
-    b.snapshot(l, 0, true, b.tile({{kA, bytes}}));
-    b.snapshot(l, 0, false, b.tile({{kA, bytes}}, true));
+    b.snapshot(l, 0, kBeforeLaunch, b.tile({{kA, bytes}}));
+    b.snapshot(l, 0, kAfterLaunch, b.tile({{kA, bytes}}, true));
   });
   auto r = open(h.path);
   Selection s;
@@ -498,4 +501,23 @@ TEST_CASE("emit-cpp refuses a truncated extracted capture") {
   format::Status st = emit_cpp(*r.value(), tmp("emit-trunc"));
   REQUIRE_FALSE(st.is_ok());
   CHECK_THAT(st.message(), Catch::Contains("an extracted capture needs a moduleLoad"));
+}
+
+TEST_CASE("a record Cap'n Proto cannot decode is an error, not an exception (fuzz finding)",
+          "[extract][fuzz]") {
+  // tests/fuzz/regressions: found by the extract fuzzer, checksums resealed so every build reads
+  // it alike. The exception used to escape plan_extraction (and `cusnap extract` aborted).
+  std::ifstream in(std::string(CUSNAP_FUZZ_REGRESSIONS) + "/extract-plan.cusnap", std::ios::binary);
+  REQUIRE(in);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  REQUIRE(cusnap::test::reseal_checksums(bytes) > 0);
+  auto source = format::Reader::open_memory(bytes);
+  REQUIRE(source.is_ok());
+  std::optional<format::Result<std::vector<LaunchPlan>>> plans;
+  REQUIRE_NOTHROW(plans.emplace(plan_extraction(*source.value(), Selection{})));
+  REQUIRE_FALSE(plans->is_ok());
+  INFO(plans->status().to_string());
+  CHECK(plans->status().code() == format::ErrorCode::kMalformed);
+  CHECK(plans->status().message().find("record: ") != std::string::npos);
 }

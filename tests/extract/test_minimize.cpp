@@ -1,6 +1,6 @@
 // cusnap extract --minimize: the extract replayed once on the emulator with access tracking, then
 // cut to the memory the launch touched; the minimized extract replayed alone must still match.
-// The expected memory of every source here is a host reference (snapshot_builder.h).
+// The expected memory of every source here is a host reference (tests/support/capture_builder.h).
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
@@ -9,7 +9,6 @@
 #include "cusnap/format/reader.h"
 #include "fixture.h"
 #include "replayer/replay.h"
-#include "snapshot_builder.h"
 
 using namespace cusnap;
 using namespace cusnap::extract;
@@ -126,13 +125,13 @@ TEST_CASE("a kernel that touches 1 of 20 large allocations keeps only that one")
   const std::string path = tmp("twenty.cusnap");
   uint64_t launch = 0;
   {
-    SnapshotBuilder b(path, 64 << 10);
+    CaptureBuilder b(path, snapshot_header(64 << 10));
     b.module_load_ptx(kModuleA, read_text(CUSNAP_TEST_PTX_PATH));
     // saxpy_int(a, c, 2, n) with a == c, the whole 8 MiB allocation: c = 3 c.
     const uint64_t touched = kBase + kTouched * kStep;
     Params p;
     p.ptr(touched).ptr(touched).i32(2).i32(kWords);
-    uint64_t fn = b.function_get(kModuleA, kSaxpy, "saxpy_int", p.layout);
+    uint64_t fn = b.function_get(kModuleA, kSaxpy, "saxpy_int", p.layout());
     std::map<uint64_t, std::vector<uint8_t>> before, after;
     for (int i = 0; i < kAllocations; ++i) {
       const uint64_t address = kBase + i * kStep;
@@ -143,9 +142,9 @@ TEST_CASE("a kernel that touches 1 of 20 large allocations keeps only that one")
         for (uint32_t& w : v) w *= 3;
       after[address] = to_bytes(v);
     }
-    launch = b.launch(kSaxpy, "saxpy_int", kWords / 256, 256, p, fn);
-    b.snapshot(launch, 0, true, b.tile(before));
-    b.snapshot(launch, 0, false, b.tile(after));
+    launch = b.launch(kSaxpy, "saxpy_int", kWords / 256, 256, p, /*stream=*/0, /*ordinal=*/0, fn);
+    b.snapshot(launch, 0, kBeforeLaunch, b.tile(before));
+    b.snapshot(launch, 0, kAfterLaunch, b.tile(after));
     b.close();
   }
   Extracted e = extract_both(path, launch, "twenty");
@@ -211,17 +210,18 @@ TEST_CASE("an extract that does not match on the emulator is not minimized") {
   const std::string path = tmp("wrong.cusnap");
   uint64_t launch = 0;
   {
-    SnapshotBuilder b(path, kChunkBytes);
+    CaptureBuilder b(path, snapshot_header());
     b.module_load_ptx(kModuleA, read_text(CUSNAP_TEST_PTX_PATH));
     Params p;
     p.ptr(kA).ptr(kC).i32(kScale).i32(kN);
-    uint64_t fn = b.function_get(kModuleA, kSaxpy, "saxpy_int", p.layout);
+    uint64_t fn = b.function_get(kModuleA, kSaxpy, "saxpy_int", p.layout());
     b.alloc(kA, kN * 4);
     b.alloc(kC, kN * 4);
     std::vector<int> a(kN, 1), c(kN, 2);
-    launch = b.launch(kSaxpy, "saxpy_int", (kN + 127) / 128, 128, p, fn);
-    b.snapshot(launch, 0, true, b.tile({{kA, to_bytes(a)}, {kC, to_bytes(c)}}));
-    b.snapshot(launch, 0, false, b.tile({{kA, to_bytes(a)}, {kC, to_bytes(c)}}));
+    launch =
+        b.launch(kSaxpy, "saxpy_int", (kN + 127) / 128, 128, p, /*stream=*/0, /*ordinal=*/0, fn);
+    b.snapshot(launch, 0, kBeforeLaunch, b.tile({{kA, to_bytes(a)}, {kC, to_bytes(c)}}));
+    b.snapshot(launch, 0, kAfterLaunch, b.tile({{kA, to_bytes(a)}, {kC, to_bytes(c)}}));
     b.close();
   }
   auto source = open(path);

@@ -9,7 +9,6 @@
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/reader.h"
 #include "fixture.h"
-#include "snapshot_builder.h"
 
 #ifdef CUSNAP_TEST_EMULATOR
 

@@ -157,6 +157,29 @@ TEST_CASE("fatbin: corrupt compressed payloads are errors naming the entry", "[f
   }
 }
 
+TEST_CASE("fatbin: an uncompressed size its compressed bytes cannot hold is refused", "[fatbin]") {
+  // A forged uncompressed size used to be allocated as such (up to 4 GiB for zstd, 2 GiB for LZ4)
+  // before decompression could fail: a few bytes of input were enough to exhaust memory.
+  for (std::string mode : {"size", "speed"}) {
+    INFO("--compress-mode=" << mode);
+    Parsed p = load("k_" + mode + ".fatbin");
+    for (const fb::Entry& entry : p.container.entries) {
+      if (entry.compressed_size == 0) continue;
+      std::string out, error;
+      REQUIRE(fb::entry_payload(p.bytes.data(), entry, &out, &error));  // the real size fits
+      fb::Entry forged = entry;
+      forged.uncompressed_size = uint64_t{1} << 30;
+      CHECK_FALSE(fb::entry_payload(p.bytes.data(), forged, &out, &error));
+      INFO(error);
+      CHECK(contains(error, "uncompressed size 1073741824 (offset " +
+                                std::to_string(entry.header_offset + 56) + ") is more than its " +
+                                std::to_string(entry.compressed_size) +
+                                " compressed bytes can hold"));
+      CHECK(out.empty());
+    }
+  }
+}
+
 TEST_CASE("fatbin: ELF headers that point outside the image give no size", "[fatbin]") {
   std::vector<uint8_t> cubin = read_bytes(image_path("k_sm90.cubin"));
   size_t size = cubin.size();

@@ -7,16 +7,21 @@
 #include <span>
 
 #include "cusnap/format/reader.h"
+#include "fuzz_support.h"
 #include "replayer/memory.h"
 #include "replayer/plan.h"
 
 using namespace cusnap;
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::skip_checksums();  // mutations reach the records (fuzz_support.h)
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (bool use_footer : {true, false}) {
-    format::ReaderOptions options;
-    options.use_footer = use_footer;
-    auto reader = format::Reader::open_memory(std::span<const uint8_t>(data, size), options);
+    auto reader = format::Reader::open_memory(std::span<const uint8_t>(data, size),
+                                              fuzz::reader_options(use_footer));
     if (!reader) continue;
     auto plan = replayer::build_plan(*reader.value());
     if (!plan) continue;

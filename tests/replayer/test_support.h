@@ -11,6 +11,13 @@
 
 namespace cusnap::replayer::test {
 
+// The capture writer shared with the extraction tests (tests/support).
+using cusnap::test::as_bytes;
+using cusnap::test::CaptureBuilder;
+using cusnap::test::Params;
+using cusnap::test::RawChunk;
+using cusnap::test::SnapshotHeader;
+
 // Captured device addresses live here: free in an ordinary process and under ASan, whose
 // allocator owns 0x600000000000-0x640000000000.
 inline constexpr uint64_t kBase = 0x6f0000000000ull;

@@ -1,19 +1,26 @@
-// Builds small captures with the format Writer, the way the interceptor records calls, so that
-// replayer tests do not depend on the interceptor. Expected device-to-host checksums are computed
-// by the test from an independent host reference, never by running anything on a driver.
+// Writes synthetic captures with format::Writer directly, the way the interceptor records calls
+// (docs/format.md, "Memory snapshots" included), so that the replayer and extraction tests
+// depend on no other module's capture code: an independent writer of the capture contract.
+// Expected memory and device-to-host checksums are computed by the tests from a host reference,
+// never by running anything on a driver. Helpers take any value, so tests can write hostile
+// captures (a chunk at any address, a layout entry with no bytes behind it) on purpose.
 #pragma once
 
 #include <capnp/message.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "cusnap/format/blob_id.h"
 #include "cusnap/format/capture.capnp.h"
 #include "cusnap/format/writer.h"
 
-namespace cusnap::replayer::test {
+namespace cusnap::test {
 
 struct Slot {
   uint32_t offset;
@@ -25,6 +32,7 @@ class Params {
  public:
   Params& ptr(uint64_t address) { return add(&address, 8); }
   Params& i32(int32_t value) { return add(&value, 4); }
+  Params& add(const void* value, uint32_t size);
   // A layout entry with no bytes behind it (hostile captures).
   Params& slot_only(uint32_t offset, uint32_t size) {
     layout_.push_back({offset, size});
@@ -34,7 +42,6 @@ class Params {
   const std::vector<Slot>& layout() const { return layout_; }
 
  private:
-  Params& add(const void* value, uint32_t size);
   std::vector<uint8_t> bytes_;
   std::vector<Slot> layout_;
 };
@@ -47,34 +54,59 @@ struct RawChunk {
   bool hash_only = false;
 };
 
-// CaptureHeader fields of snapshot and extracted captures.
+// CaptureHeader fields. Without `snapshot` the header is a stream capture's.
 struct SnapshotHeader {
   uint64_t chunk_bytes = 64 << 10;
+  std::string kernel_regex;  // CaptureOptions.kernelRegex (empty: not set)
   bool extracted = false;
   std::string kernel;  // ExtractInfo.kernelName
   uint64_t source_launch_seq = 0;
   uint64_t input_bytes = 0;
   uint64_t expected_bytes = 0;
 };
+struct HeaderOptions {
+  std::optional<SnapshotHeader> snapshot;
+  std::string host_name;  // empty: not set
+  uint32_t pid = 0;
+  int64_t creation_time_ns = 0;
+};
+
+// MemorySnapshot.phase.
+inline constexpr int kBeforeLaunch = 0;
+inline constexpr int kAfterLaunch = 1;
+inline constexpr int kOnDemand = 2;
 
 class CaptureBuilder {
  public:
   explicit CaptureBuilder(const std::string& path);
   CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot);
+  CaptureBuilder(const std::string& path, const HeaderOptions& header);
   ~CaptureBuilder();
 
+  format::BlobId put(std::span<const uint8_t> bytes);
   uint64_t module_load_ptx(uint64_t handle, const std::string& ptx);
-  uint64_t function_get(uint64_t module, uint64_t handle, const std::string& name);
+  uint64_t module_unload(uint64_t handle);
+  // With `layout`: the parameter layout the interceptor read from the PTX signature.
+  uint64_t function_get(uint64_t module, uint64_t handle, const std::string& name,
+                        const std::optional<std::vector<Slot>>& layout = std::nullopt);
+  uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
   uint64_t alloc(uint64_t address, uint64_t size);
   uint64_t free(uint64_t address);
+  // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (host memory a kernel can reach).
+  uint64_t host_alloc(uint64_t address, uint64_t size);
+  uint64_t free_host(uint64_t address);  // cuMemFreeHost
   uint64_t htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream = 0,
                 bool async = false);
   // has_checksum false: a copy whose result the capture holds no checksum for.
   uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0,
                 bool async = false, bool has_checksum = true);
   uint64_t memset32(uint64_t address, uint32_t value, uint64_t count);
+  // layout_seq: the functionGet record the parameter layout came from (0: not set).
   uint64_t launch(uint64_t function, const std::string& name, uint32_t grid, uint32_t block,
-                  const Params& params, uint64_t stream = 0, uint64_t ordinal = 0);
+                  const Params& params, uint64_t stream = 0, uint64_t ordinal = 0,
+                  uint64_t layout_seq = 0);
+  // A call the replayer must skip (failed at capture).
+  uint64_t failed_launch(uint64_t function);
   uint64_t stream_create(uint64_t stream);
   uint64_t stream_sync(uint64_t stream);
   uint64_t event_create(uint64_t event);
@@ -82,25 +114,26 @@ class CaptureBuilder {
   uint64_t stream_wait(uint64_t stream, uint64_t event);
   // result != 0: a cuCtxSynchronize that returned it (e.g. 710, CUDA_ERROR_ASSERT).
   uint64_t context_sync(int32_t result = 0);
-  // cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP (host memory a kernel can reach).
-  uint64_t host_alloc(uint64_t address, uint64_t size);
-  uint64_t free_host(uint64_t address);  // cuMemFreeHost
-  uint64_t global_get(uint64_t module, const std::string& name, uint64_t address, uint64_t size);
+
   // Tiles [address, address + bytes.size()) in `chunk_bytes` pieces; stores the blobs unless
   // hash_only (the hash is always computed from the bytes).
   std::vector<RawChunk> chunks(uint64_t address, std::span<const uint8_t> bytes,
                                uint64_t chunk_bytes, bool hash_only = false);
-  // phase 0 beforeLaunch, 1 afterLaunch, 2 onDemand.
+  // chunks() of every range of `memory` (address -> bytes), in the header's chunk size.
+  std::vector<RawChunk> tile(const std::map<uint64_t, std::vector<uint8_t>>& memory,
+                             bool hash_only = false);
+  // phase: kBeforeLaunch, kAfterLaunch or kOnDemand.
   uint64_t snapshot(uint64_t launch_seq, uint64_t ordinal, int phase,
                     const std::vector<RawChunk>& chunks, const std::string& skipped_reason = "");
-  // A call the replayer must skip (failed at capture).
-  uint64_t failed_launch(uint64_t function);
+  // A bool is not a phase (true would read as kAfterLaunch).
+  uint64_t snapshot(uint64_t, uint64_t, bool, const std::vector<RawChunk>&,
+                    const std::string& = "") = delete;
   void close();
 
  private:
   uint64_t append(capnp::MallocMessageBuilder& message);
-  void open(const std::string& path, const SnapshotHeader* snapshot);
   std::unique_ptr<format::Writer> writer_;
+  uint64_t chunk_bytes_ = 64 << 10;
 };
 
 template <typename T>
@@ -108,4 +141,10 @@ std::span<const uint8_t> as_bytes(const std::vector<T>& v) {
   return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
 }
 
-}  // namespace cusnap::replayer::test
+template <typename T>
+std::vector<uint8_t> to_bytes(const std::vector<T>& v) {
+  auto s = as_bytes(v);
+  return {s.begin(), s.end()};
+}
+
+}  // namespace cusnap::test

@@ -4,11 +4,25 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "cusnap/format/blob_id.h"
-
-namespace cusnap::replayer::test {
+namespace cusnap::test {
 
 namespace schema = format::schema;
+
+namespace {
+
+schema::CallRecord::Builder record(capnp::MallocMessageBuilder& m, const char* api) {
+  auto r = m.initRoot<schema::CallRecord>();
+  r.setApiName(api);
+  r.setContext(0x1000);
+  return r;
+}
+
+void set_blob(schema::BlobId::Builder b, const format::BlobId& id) {
+  b.setHigh(id.high);
+  b.setLow(id.low);
+}
+
+}  // namespace
 
 Params& Params::add(const void* value, uint32_t size) {
   uint32_t offset = static_cast<uint32_t>((bytes_.size() + size - 1) / size * size);
@@ -18,36 +32,41 @@ Params& Params::add(const void* value, uint32_t size) {
   return *this;
 }
 
-CaptureBuilder::CaptureBuilder(const std::string& path) { open(path, nullptr); }
+CaptureBuilder::CaptureBuilder(const std::string& path) : CaptureBuilder(path, HeaderOptions{}) {}
 
-CaptureBuilder::CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot) {
-  open(path, &snapshot);
-}
+CaptureBuilder::CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot)
+    : CaptureBuilder(path, HeaderOptions{snapshot, "", 0, 0}) {}
 
-void CaptureBuilder::open(const std::string& path, const SnapshotHeader* snapshot) {
+CaptureBuilder::CaptureBuilder(const std::string& path, const HeaderOptions& options) {
   capnp::MallocMessageBuilder header;
   auto h = header.initRoot<schema::CaptureHeader>();
   h.setToolVersion("test");
+  if (!options.host_name.empty()) h.setHostName(options.host_name);
+  if (options.pid != 0) h.setPid(options.pid);
+  if (options.creation_time_ns != 0) h.setCreationTimeNs(options.creation_time_ns);
   h.setDriverVersion(13000);
   auto devices = h.initDevices(1);
   devices[0].setName("cusnap emulator");
   devices[0].setComputeCapabilityMajor(9);
   devices[0].setComputeCapabilityMinor(0);
-  if (snapshot != nullptr) {
+  if (options.snapshot) {
+    const SnapshotHeader& snapshot = *options.snapshot;
+    chunk_bytes_ = snapshot.chunk_bytes;
     auto o = h.initOptions();
     o.setMode(schema::CaptureOptions::CaptureMode::SNAPSHOT);
-    o.setSnapshotChunkBytes(snapshot->chunk_bytes);
-    if (snapshot->extracted) {
+    if (!snapshot.kernel_regex.empty()) o.setKernelRegex(snapshot.kernel_regex);
+    o.setSnapshotChunkBytes(snapshot.chunk_bytes);
+    if (snapshot.extracted) {
       auto x = h.initExtract();
       x.setSourcePath("source.cusnap");
       x.setSourceHostName("testhost");
       x.setSourcePid(4242);
-      x.setLaunchSeq(snapshot->source_launch_seq);
+      x.setLaunchSeq(snapshot.source_launch_seq);
       x.setLaunchOrdinal(0);
-      x.setKernelName(snapshot->kernel);
+      x.setKernelName(snapshot.kernel);
       x.setRoute(schema::ExtractInfo::Route::SNAPSHOT);
-      x.setInputBytes(snapshot->input_bytes);
-      x.setExpectedBytes(snapshot->expected_bytes);
+      x.setInputBytes(snapshot.input_bytes);
+      x.setExpectedBytes(snapshot.expected_bytes);
     }
   }
   auto w = format::Writer::create(path, header);
@@ -70,39 +89,58 @@ uint64_t CaptureBuilder::append(capnp::MallocMessageBuilder& message) {
   return seq.value();
 }
 
-static schema::CallRecord::Builder record(capnp::MallocMessageBuilder& m, const char* api) {
-  auto r = m.initRoot<schema::CallRecord>();
-  r.setApiName(api);
-  r.setContext(0x1000);
-  return r;
-}
-
-static void set_blob(schema::BlobId::Builder b, const format::BlobId& id) {
-  b.setHigh(id.high);
-  b.setLow(id.low);
+format::BlobId CaptureBuilder::put(std::span<const uint8_t> bytes) {
+  auto id = writer_->put_blob(bytes);
+  if (!id) throw std::runtime_error(id.status().to_string());
+  return id.value();
 }
 
 uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx) {
-  std::vector<uint8_t> bytes(ptx.begin(), ptx.end());
-  bytes.push_back(0);
-  auto id = writer_->put_blob(bytes);
-  if (!id) throw std::runtime_error(id.status().to_string());
+  std::vector<uint8_t> image(ptx.begin(), ptx.end());
+  image.push_back(0);
+  format::BlobId id = put(image);
   capnp::MallocMessageBuilder m;
   auto load = record(m, "cuModuleLoadData").initModuleLoad();
   load.setKind(schema::ModuleLoad::ImageKind::PTX);
   load.setHandle(handle);
-  set_blob(load.initImage(), id.value());
-  load.setImageSize(bytes.size());
+  set_blob(load.initImage(), id);
+  load.setImageSize(image.size());
   return append(m);
 }
 
-uint64_t CaptureBuilder::function_get(uint64_t module, uint64_t handle, const std::string& name) {
+uint64_t CaptureBuilder::module_unload(uint64_t handle) {
+  capnp::MallocMessageBuilder m;
+  record(m, "cuModuleUnload").initModuleUnload().setHandle(handle);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::function_get(uint64_t module, uint64_t handle, const std::string& name,
+                                      const std::optional<std::vector<Slot>>& layout) {
   capnp::MallocMessageBuilder m;
   auto get = record(m, "cuModuleGetFunction").initFunctionGet();
   get.setKind(schema::FunctionGet::Kind::MODULE_FUNCTION);
   get.setModule(module);
   get.setHandle(handle);
   get.setName(name);
+  if (layout) {
+    auto params = get.initParams(static_cast<unsigned>(layout->size()));
+    for (unsigned i = 0; i < layout->size(); ++i) {
+      params[i].setOffset((*layout)[i].offset);
+      params[i].setSize((*layout)[i].size);
+    }
+    get.setLayoutSource(schema::FunctionGet::LayoutSource::PTX_SIGNATURE);
+  }
+  return append(m);
+}
+
+uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, uint64_t address,
+                                    uint64_t size) {
+  capnp::MallocMessageBuilder m;
+  auto g = record(m, "cuModuleGetGlobal_v2").initGlobalGet();
+  g.setModule(module);
+  g.setName(name);
+  g.setAddress(address);
+  g.setSize(size);
   return append(m);
 }
 
@@ -123,10 +161,27 @@ uint64_t CaptureBuilder::free(uint64_t address) {
   return append(m);
 }
 
+uint64_t CaptureBuilder::free_host(uint64_t address) {
+  capnp::MallocMessageBuilder m;
+  auto f = record(m, "cuMemFreeHost").initMemFree();
+  f.setKind(schema::MemFree::Kind::HOST);
+  f.setAddress(address);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::host_alloc(uint64_t address, uint64_t size) {
+  capnp::MallocMessageBuilder m;
+  auto a = record(m, "cuMemHostAlloc").initMemAlloc();
+  a.setKind(schema::MemAlloc::Kind::HOST_ALLOC);
+  a.setFlags(0x02);
+  a.setAddress(address);
+  a.setSize(size);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream,
                               bool async) {
-  auto id = writer_->put_blob(bytes);
-  if (!id) throw std::runtime_error(id.status().to_string());
+  format::BlobId id = put(bytes);
   capnp::MallocMessageBuilder m;
   auto c = record(m, async ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyHtoD_v2").initMemcpy();
   c.setKind(schema::Memcpy::Kind::HOST_TO_DEVICE);
@@ -136,7 +191,7 @@ uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint
   c.setAsync(async);
   c.setStream(stream);
   c.setDimensions(1);
-  set_blob(c.initPayload(), id.value());
+  set_blob(c.initPayload(), id);
   return append(m);
 }
 
@@ -169,7 +224,7 @@ uint64_t CaptureBuilder::memset32(uint64_t address, uint32_t value, uint64_t cou
 
 uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint32_t grid,
                                 uint32_t block, const Params& params, uint64_t stream,
-                                uint64_t ordinal) {
+                                uint64_t ordinal, uint64_t layout_seq) {
   capnp::MallocMessageBuilder m;
   auto l = record(m, "cuLaunchKernel").initLaunch();
   l.setOrdinal(ordinal);
@@ -189,73 +244,7 @@ uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint
     layout[i].setOffset(params.layout()[i].offset);
     layout[i].setSize(params.layout()[i].size);
   }
-  return append(m);
-}
-
-uint64_t CaptureBuilder::host_alloc(uint64_t address, uint64_t size) {
-  capnp::MallocMessageBuilder m;
-  auto a = record(m, "cuMemHostAlloc").initMemAlloc();
-  a.setKind(schema::MemAlloc::Kind::HOST_ALLOC);
-  a.setFlags(0x02);
-  a.setAddress(address);
-  a.setSize(size);
-  return append(m);
-}
-
-uint64_t CaptureBuilder::free_host(uint64_t address) {
-  capnp::MallocMessageBuilder m;
-  auto f = record(m, "cuMemFreeHost").initMemFree();
-  f.setKind(schema::MemFree::Kind::HOST);
-  f.setAddress(address);
-  return append(m);
-}
-
-uint64_t CaptureBuilder::global_get(uint64_t module, const std::string& name, uint64_t address,
-                                    uint64_t size) {
-  capnp::MallocMessageBuilder m;
-  auto g = record(m, "cuModuleGetGlobal_v2").initGlobalGet();
-  g.setModule(module);
-  g.setName(name);
-  g.setAddress(address);
-  g.setSize(size);
-  return append(m);
-}
-
-std::vector<RawChunk> CaptureBuilder::chunks(uint64_t address, std::span<const uint8_t> bytes,
-                                             uint64_t chunk_bytes, bool hash_only) {
-  std::vector<RawChunk> out;
-  for (uint64_t offset = 0; offset < bytes.size(); offset += chunk_bytes) {
-    auto piece = bytes.subspan(offset, std::min<uint64_t>(chunk_bytes, bytes.size() - offset));
-    RawChunk c{address + offset, piece.size(), format::hash_blob(piece), hash_only};
-    if (!hash_only) {
-      auto id = writer_->put_blob(piece);
-      if (!id) throw std::runtime_error(id.status().to_string());
-      if (!(id.value() == c.blob))
-        throw std::runtime_error("put_blob id is not the chunk's XXH3-128");
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
-uint64_t CaptureBuilder::snapshot(uint64_t launch_seq, uint64_t ordinal, int phase,
-                                  const std::vector<RawChunk>& chunks,
-                                  const std::string& skipped_reason) {
-  capnp::MallocMessageBuilder m;
-  auto s = record(m, "cusnap").initMemorySnapshot();
-  s.setPhase(phase == 0   ? schema::MemorySnapshot::Phase::BEFORE_LAUNCH
-             : phase == 1 ? schema::MemorySnapshot::Phase::AFTER_LAUNCH
-                          : schema::MemorySnapshot::Phase::ON_DEMAND);
-  s.setLaunchSeq(launch_seq);
-  s.setLaunchOrdinal(ordinal);
-  if (!skipped_reason.empty()) s.setSkippedReason(skipped_reason);
-  auto list = s.initChunks(static_cast<unsigned>(chunks.size()));
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    list[i].setAddress(chunks[i].address);
-    list[i].setSize(chunks[i].size);
-    set_blob(list[i].initBlob(), chunks[i].blob);
-    list[i].setHashOnly(chunks[i].hash_only);
-  }
+  l.setLayoutSeq(layout_seq);
   return append(m);
 }
 
@@ -310,4 +299,50 @@ uint64_t CaptureBuilder::context_sync(int32_t result) {
   return append(m);
 }
 
-}  // namespace cusnap::replayer::test
+std::vector<RawChunk> CaptureBuilder::chunks(uint64_t address, std::span<const uint8_t> bytes,
+                                             uint64_t chunk_bytes, bool hash_only) {
+  std::vector<RawChunk> out;
+  for (uint64_t offset = 0; offset < bytes.size(); offset += chunk_bytes) {
+    auto piece = bytes.subspan(offset, std::min<uint64_t>(chunk_bytes, bytes.size() - offset));
+    RawChunk c{address + offset, piece.size(), format::hash_blob(piece), hash_only};
+    if (!hash_only && !(put(piece) == c.blob)) {
+      throw std::runtime_error("put_blob id is not the chunk's XXH3-128");
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<RawChunk> CaptureBuilder::tile(const std::map<uint64_t, std::vector<uint8_t>>& memory,
+                                           bool hash_only) {
+  std::vector<RawChunk> out;
+  for (const auto& [address, bytes] : memory) {
+    for (const RawChunk& c : chunks(address, bytes, chunk_bytes_, hash_only)) out.push_back(c);
+  }
+  return out;
+}
+
+uint64_t CaptureBuilder::snapshot(uint64_t launch_seq, uint64_t ordinal, int phase,
+                                  const std::vector<RawChunk>& chunks,
+                                  const std::string& skipped_reason) {
+  capnp::MallocMessageBuilder m;
+  auto r = record(m, "cusnap");
+  r.setContext(0);  // a tool record, as the interceptor writes it: made in no context
+  auto s = r.initMemorySnapshot();
+  s.setPhase(phase == kBeforeLaunch  ? schema::MemorySnapshot::Phase::BEFORE_LAUNCH
+             : phase == kAfterLaunch ? schema::MemorySnapshot::Phase::AFTER_LAUNCH
+                                     : schema::MemorySnapshot::Phase::ON_DEMAND);
+  s.setLaunchSeq(launch_seq);
+  s.setLaunchOrdinal(ordinal);
+  if (!skipped_reason.empty()) s.setSkippedReason(skipped_reason);
+  auto list = s.initChunks(static_cast<unsigned>(chunks.size()));
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    list[i].setAddress(chunks[i].address);
+    list[i].setSize(chunks[i].size);
+    set_blob(list[i].initBlob(), chunks[i].blob);
+    list[i].setHashOnly(chunks[i].hash_only);
+  }
+  return append(m);
+}
+
+}  // namespace cusnap::test
