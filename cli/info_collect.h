@@ -7,6 +7,7 @@
 #include <capnp/message.h>
 
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "cusnap/cli/info.capnp.h"  // generated from cli/schema/info.capnp
@@ -26,5 +27,8 @@ namespace cusnap::cli {
 format::Status collect_info(format::Reader& reader, const std::string& display_path,
                             schema::InfoReport::Builder out,
                             const std::function<void(const format::Status&)>& on_bad = {});
+
+// What `cusnap info` prints without --json: the report as text.
+void print_info_text(std::ostream& out, schema::InfoReport::Reader info);
 
 }  // namespace cusnap::cli
