@@ -123,6 +123,9 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     a.kind = AllocationKind::kModuleVariable;
     a.name = v.name.c_str();  // the program (and its names) outlives the allocation
     a.device_writable = v.space == ptx::VariableSpace::kGlobal;
+    // `__managed__`: device addresses are host addresses, so the address cuModuleGetGlobal
+    // returns is the host's pointer to the same bytes, as unified addressing gives on a GPU.
+    a.managed_variable = v.managed;
     a.counts_as_device_memory = false;
     allocations().insert(a);
     note_allocation(a.kind, a.size);

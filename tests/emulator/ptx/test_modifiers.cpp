@@ -527,7 +527,7 @@ TEST_CASE("modifiers: barrier reductions with .cta and .aligned", "[ptx][modifie
   }
 }
 
-TEST_CASE("modifiers: .attribute(.unified) on .func, attributes elsewhere are refused",
+TEST_CASE("modifiers: .attribute(.unified) on .func, other attributes are refused",
           "[ptx][modifiers]") {
   const std::string prelude =
       ".func .attribute(.unified(0xAB, 0xCD)) (.reg .b64 r) twice(.reg .b64 a)\n{\n"
@@ -542,8 +542,10 @@ TEST_CASE("modifiers: .attribute(.unified) on .func, attributes elsewhere are re
 
   require_refused(kernel("", ".func .attribute(.managed) f()\n{\n  ret;\n}\n"), ".attribute",
                   CompileStatus::kNotSupported, "function attribute");
-  require_refused(kernel("", ".global .attribute(.managed) .align 4 .u32 m;\n"), ".attribute",
-                  CompileStatus::kNotSupported, "variable attributes");
+  require_refused(kernel("", ".global .attribute(.unified(1, 2)) .align 4 .u32 m;\n"), ".attribute",
+                  CompileStatus::kNotSupported, "variable attribute .unified");
+  require_refused(kernel("", ".const .attribute(.managed) .align 4 .u32 m;\n"), ".attribute",
+                  CompileStatus::kInvalidPtx, "only to .global");
   require_refused(kernel("", ".func .attribute(.unified(1)) f()\n{\n  ret;\n}\n"), ".attribute",
                   CompileStatus::kInvalidPtx, "UUID");
 }
