@@ -144,7 +144,8 @@ constexpr FormSpec kForms[] = {
     // Moves, selects, comparisons, conversions.
     {"mov", "", "$mov"},
     {"selp", "", "$selp"},
-    {"slct", "", "$selp s32|f32"},  // slct.ftz is not supported
+    {"slct", "", "$selp s32"},
+    {"slct", "{.ftz}", "$selp f32"},
     {"setp", "($cmps) {$bool}", "s16|s32|s64"},
     {"setp", "($cmpu) {$bool}", "u16|u32|u64"},
     {"setp", "($cmpb) {$bool}", "b16|b32|b64"},
