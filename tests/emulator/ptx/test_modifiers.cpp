@@ -582,6 +582,15 @@ TEST_CASE("modifiers: slct.f32 selects b for NaN, slct.ftz flushes a subnormal c
   }
 }
 
+TEST_CASE("modifiers: fma.oob is refused saying why", "[ptx][modifiers]") {
+  for (const char* type : {"f16", "bf16"}) {
+    const std::string text =
+        kernel(std::string("  .reg .b16 %h<4>;\n  fma.rn.oob.") + type + " %h1, %h2, %h3, %h0;");
+    require_refused(text, "fma.rn.oob", CompileStatus::kNotSupported,
+                    "OOB-NaN of tensor loads, whose encoding the PTX ISA does not define");
+  }
+}
+
 TEST_CASE("modifiers: .local and .shared declared in function bodies", "[ptx][modifiers]") {
   // A .func with its own .local array (per thread, per call) and .shared array (one per block,
   // shared by the block's threads across a barrier), called twice from every thread of 3
