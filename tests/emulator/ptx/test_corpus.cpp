@@ -1,6 +1,8 @@
 // PTX from producers other than nvcc (corpus/: the sources, the checked-in PTX and
 // regenerate.sh, which made it): LLVM 14's llc, the toolkit's libNVVM driven by a small C
 // program, and Numba's compile_ptx. Each kernel runs on the engine against a host reference.
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -60,8 +62,7 @@ TEST_CASE("corpus: llc grid-stride stats (fma, minnum, switch, atomics, shfl)",
   float* din = mem.upload(in);
   float* out = mem.zeros<float>(n);
   int32_t* hist = mem.zeros<int32_t>(9);
-  require_success(
-      run(*prog, "stats", {3}, {64}, Args().add(out).add(hist).add(din).add(n), mem));
+  require_success(run(*prog, "stats", {3}, {64}, Args().add(out).add(hist).add(din).add(n), mem));
   const float k[4] = {10.0f, 20.0f, 30.0f, 40.0f};
   int32_t expected_hist[9] = {};
   for (int32_t i = 0; i < n; ++i) {
@@ -90,8 +91,7 @@ TEST_CASE("corpus: libNVVM block sum in shared memory (64-bit div/rem, barriers)
   for (uint32_t& v : in) v = rng.next();
   uint32_t* din = mem.upload(in);
   uint64_t* out = mem.zeros<uint64_t>(grid);
-  require_success(
-      run(*prog, "block_sum", {grid}, {block}, Args().add(out).add(din).add(n), mem));
+  require_success(run(*prog, "block_sum", {grid}, {block}, Args().add(out).add(din).add(n), mem));
   for (int32_t b = 0; b < grid; ++b) {
     uint64_t sum = 0;
     for (int32_t t = 0; t < block; ++t) {
@@ -200,10 +200,76 @@ TEST_CASE("corpus: Numba int_mix (Python floor division and modulo in 64 bits)",
       q -= 1;
       r += 7;
     }
-    const uint64_t expected = (static_cast<uint64_t>(q) << 3) ^
-                              static_cast<uint64_t>(r * 1000003) ^
+    const uint64_t expected = (static_cast<uint64_t>(q) << 3) ^ static_cast<uint64_t>(r * 1000003) ^
                               static_cast<uint64_t>(v >> 5);
     INFO("x = " << v);
     CHECK(static_cast<uint64_t>(out[i]) == expected);
   }
+}
+
+TEST_CASE("corpus: llc bit intrinsics, 8/16-bit arithmetic and a cmpxchg loop",
+          "[ptx][corpus][llvm]") {
+  auto prog = compile_or_fail(read_corpus("llc_bits.ptx"));
+  HostMemory mem;
+  bind_variables(*prog, mem);
+  const int32_t n = 300;
+  std::vector<uint32_t> in(n);
+  Rng rng(31);
+  for (uint32_t& v : in) v = rng.next();
+  in[0] = 0;
+  in[1] = 0xffffffffu;
+  in[2] = 0x80000000u;
+  in[3] = 1;
+  in[4] = 0x00ff00ffu;
+  uint32_t* din = mem.upload(in);
+  uint32_t* out = mem.zeros<uint32_t>(4 * n + 1);
+  require_success(run(*prog, "bits", {3}, {128}, Args().add(out).add(din).add(n), mem));
+  uint32_t top = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const uint32_t x = in[i];
+    const uint32_t r0 = static_cast<uint32_t>(std::popcount(x) + 33 * std::countl_zero(x) +
+                                              1089 * std::countr_zero(x));
+    uint32_t rev = 0;
+    for (int b = 0; b < 32; ++b) rev |= ((x >> b) & 1u) << (31 - b);
+    const uint32_t r1 = rev ^ std::rotl(x, i & 31);
+    const uint32_t r2 = static_cast<uint32_t>((uint64_t{x} * uint64_t{x ^ 0x9e3779b9u}) >> 32);
+    const auto x16 = static_cast<int16_t>(x);
+    const auto s8 = static_cast<int16_t>(static_cast<int8_t>(x) >> 1);
+    const auto sum16 = static_cast<int16_t>(static_cast<uint16_t>(x16 * 7) + s8);
+    const auto r3 = static_cast<uint32_t>(static_cast<int32_t>(sum16));
+    INFO("i = " << i << ", x = 0x" << std::hex << x);
+    CHECK(out[4 * i] == r0);
+    CHECK(out[4 * i + 1] == r1);
+    CHECK(out[4 * i + 2] == r2);
+    CHECK(out[4 * i + 3] == r3);
+    top = std::max(top, x ^ static_cast<uint32_t>(i));
+  }
+  CHECK(out[4 * n] == top);
+}
+
+TEST_CASE("corpus: Numba local-array sort and float atomic max", "[ptx][corpus][numba]") {
+  auto prog = compile_or_fail(read_corpus("numba_local_sort.ptx"));
+  HostMemory mem;
+  bind_variables(*prog, mem);
+  const int64_t n = 203;
+  std::vector<float> x(n);
+  Rng rng(37);
+  for (float& v : x) v = rng.uniform() * 200.0f - 100.0f;
+  float* dx = mem.upload(x);
+  float* out = mem.zeros<float>(n);
+  std::vector<float> top_init = {-1000.0f};
+  float* top = mem.upload(top_init);
+  Args args;
+  add_array(add_array(add_array(args, out, n), top, 1), dx, n);
+  require_success(run(*prog, kernel_named(*prog, "local_sort"), {2}, {128}, args, mem));
+  float expected_top = -1000.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<float> buf(8);
+    for (int64_t k = 0; k < 8; ++k) buf[k] = x[(i + k * 5) % n];
+    std::sort(buf.begin(), buf.end());
+    INFO("i = " << i);
+    CHECK(out[i] == buf[0] - buf[7]);
+    expected_top = std::max(expected_top, buf[7]);
+  }
+  CHECK(top[0] == expected_top);
 }

@@ -9,7 +9,7 @@ import sys
 
 os.environ["NUMBA_CUDA_USE_NVIDIA_BINDING"] = "0"  # the ctypes binding: no cuda.core needed
 
-from numba import cuda, float64, int32, int64, void  # noqa: E402
+from numba import cuda, float32, float64, int32, int64, void  # noqa: E402
 
 
 def poly_clip(out, x, y, a):
@@ -50,10 +50,31 @@ def int_mix(out, x):
         out[i] = (q << 3) ^ (r * 1000003) ^ (v >> 5)
 
 
+def local_sort(out, top, x):
+    # Sorts 8 gathered float32 values in a local array; out[i] = smallest - largest, and the
+    # largest of all goes to top[0] through Numba's float atomic max (a compare-and-swap loop).
+    i = cuda.grid(1)
+    n = x.shape[0]
+    if i < out.shape[0]:
+        buf = cuda.local.array(8, float32)
+        for k in range(8):
+            buf[k] = x[(i + k * 5) % n]
+        for k in range(1, 8):
+            v = buf[k]
+            j = k - 1
+            while j >= 0 and buf[j] > v:
+                buf[j + 1] = buf[j]
+                j -= 1
+            buf[j + 1] = v
+        out[i] = buf[0] - buf[7]
+        cuda.atomic.max(top, 0, buf[7])
+
+
 KERNELS = {
     "poly_clip": (poly_clip, void(float64[:], float64[:], float64[:], float64)),
     "shared_histogram": (shared_histogram, void(int32[:], int32[:])),
     "int_mix": (int_mix, void(int64[:], int64[:])),
+    "local_sort": (local_sort, void(float32[:], float32[:], float32[:])),
 }
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the checked-in PTX of the non-nvcc corpus (test_corpus.cpp) from its sources, so
 # that the build and the tests need none of these producers:
-#   llc_stats.ll      -> llc_stats.ptx        Debian's LLVM 14 llc (apt: llvm-14)
+#   llc_*.ll          -> llc_*.ptx            Debian's LLVM 14 llc (apt: llvm-14)
 #   nvvm_kernels.ll   -> nvvm_kernels.ptx     the toolkit's libNVVM, through nvvm_compile.c
 #   numba_kernels.py  -> numba_<kernel>.ptx   numba-cuda's compile_ptx (scripts/python-env)
 # Usage: tests/emulator/ptx/corpus/regenerate.sh [path/to/python]   (from anywhere)
@@ -12,7 +12,9 @@ python=${1:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-llc -march=nvptx64 -mcpu=sm_75 -mattr=+ptx70 -O2 "$here/llc_stats.ll" -o "$here/llc_stats.ptx"
+for ll in "$here"/llc_*.ll; do
+  llc -march=nvptx64 -mcpu=sm_75 -mattr=+ptx70 -O2 "$ll" -o "${ll%.ll}.ptx"
+done
 
 gcc -Wall -Wextra -O1 -I"$cuda/include" "$here/nvvm_compile.c" -o "$work/nvvm_compile" \
     -L"$cuda/lib" -L"$cuda/lib64" -lnvvm -Wl,-rpath,"$cuda/lib:$cuda/lib64"
