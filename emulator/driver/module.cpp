@@ -442,6 +442,21 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* byt
   });
 }
 
+// `__managed__` variables of a library (the runtime looks them up here): like
+// cuLibraryGetGlobal, but only variables declared `.attribute(.managed)` are found.
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes,
+                                                   CUlibrary library, const char* name) {
+  return guarded("cuLibraryGetManaged", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
+    if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (name == nullptr || (dptr == nullptr && bytes == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+    const int index = lib->module->program->find_variable(name);
+    if (index < 0 || !lib->module->program->variables()[index].managed) return CUDA_ERROR_NOT_FOUND;
+    return get_global(lib->module, name, dptr, bytes);
+  });
+}
+
 CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
   if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
   auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);

@@ -91,4 +91,26 @@ TEST_CASE("managed: __managed__ variables shared by host and kernels", "[managed
   REQUIRE_CU(cuModuleUnload(module));
 }
 
+TEST_CASE("managed: cuLibraryGetManaged finds __managed__ variables only", "[managed]") {
+  primary_context();
+  const std::string ptx = read_file(kernel_path("managed.ptx"));
+  CUlibrary library = nullptr;
+  REQUIRE_CU(cuLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUdeviceptr managed = 0, global = 0;
+  size_t bytes = 0, global_bytes = 0;
+  REQUIRE_CU(cuLibraryGetManaged(&managed, &bytes, library, "histogram"));
+  REQUIRE_CU(cuLibraryGetGlobal(&global, &global_bytes, library, "histogram"));
+  CHECK(managed == global);
+  CHECK(bytes == 8 * sizeof(int));
+  CHECK(reinterpret_cast<const int*>(managed)[7] == 8);  // the initializer, read by the host
+  bytes = 0;
+  CHECK_CU(cuLibraryGetManaged(nullptr, &bytes, library, "counter"));
+  CHECK(bytes == sizeof(unsigned));
+  CHECK(cuLibraryGetManaged(&managed, &bytes, library, "plain") == CUDA_ERROR_NOT_FOUND);
+  CHECK(cuLibraryGetManaged(&managed, &bytes, library, "missing") == CUDA_ERROR_NOT_FOUND);
+  CHECK(cuLibraryGetManaged(nullptr, nullptr, library, "counter") == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuLibraryGetManaged(&managed, &bytes, nullptr, "counter") == CUDA_ERROR_INVALID_HANDLE);
+  REQUIRE_CU(cuLibraryUnload(library));
+}
+
 #endif  // CUSNAP_TEST_HAVE_PTX_ENGINE
