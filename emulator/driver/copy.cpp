@@ -62,7 +62,7 @@ struct Region {
 bool host_memory_known(const void* p) {
   auto a = allocations().find(reinterpret_cast<uint64_t>(p));
   return a && (a->kind == AllocationKind::kHostPinned ||
-               a->kind == AllocationKind::kHostRegistered || a->kind == AllocationKind::kManaged);
+               a->kind == AllocationKind::kHostRegistered || is_managed(*a));
 }
 
 Side host_side(const void* p) {

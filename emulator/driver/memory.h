@@ -39,8 +39,11 @@ struct Allocation {
   unsigned long long buffer_id = 0;
   bool device_writable = true;
   bool counts_as_device_memory = true;  // charged against the emulated total
-  const char* name = nullptr;           // module variables: the variable (lives with its module)
-  MemPool* pool = nullptr;              // stream-ordered allocations: the pool charged (mempool.h)
+  // A module variable declared `.attribute(.managed)` (`__managed__`): managed memory the module
+  // owns (freed at unload, not by cuMemFree), which the host reads and writes through its address.
+  bool managed_variable = false;
+  const char* name = nullptr;  // module variables: the variable (lives with its module)
+  MemPool* pool = nullptr;     // stream-ordered allocations: the pool charged (mempool.h)
 };
 
 // Bytes after every allocation the emulator places itself (device, pitched, managed, pinned
@@ -77,6 +80,11 @@ class AllocationTable final : public ptx::MemoryHost {
 };
 
 AllocationTable& allocations();
+
+// Managed memory: cuMemAllocManaged allocations and `__managed__` module variables.
+inline bool is_managed(const Allocation& a) {
+  return a.kind == AllocationKind::kManaged || a.managed_variable;
+}
 
 // mmap-backed anonymous memory (page aligned, zero-filled) and its release.
 void* map_anonymous(uint64_t size);

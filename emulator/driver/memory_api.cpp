@@ -370,11 +370,8 @@ CUresult pointer_attribute(CUpointer_attribute attribute, CUdeviceptr ptr,
       put(data, a ? ptr : CUdeviceptr{});
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      put(data, a && (host_side || a->kind == AllocationKind::kManaged)
-                    ? reinterpret_cast<void*>(ptr)
-                    : nullptr);
-      return a && (host_side || a->kind == AllocationKind::kManaged) ? CUDA_SUCCESS
-                                                                     : CUDA_ERROR_INVALID_VALUE;
+      put(data, a && (host_side || is_managed(*a)) ? reinterpret_cast<void*>(ptr) : nullptr);
+      return a && (host_side || is_managed(*a)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
       put(data, static_cast<bool>(a.has_value()));
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -382,7 +379,7 @@ CUresult pointer_attribute(CUpointer_attribute attribute, CUdeviceptr ptr,
       put(data, a ? a->buffer_id : 0ULL);
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-      put(data, static_cast<bool>(a && a->kind == AllocationKind::kManaged));
+      put(data, static_cast<bool>(a && is_managed(*a)));
       return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
       put(data, a ? 0 : -1);

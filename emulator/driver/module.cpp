@@ -123,6 +123,9 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     a.kind = AllocationKind::kModuleVariable;
     a.name = v.name.c_str();  // the program (and its names) outlives the allocation
     a.device_writable = v.space == ptx::VariableSpace::kGlobal;
+    // `__managed__`: device addresses are host addresses, so the address cuModuleGetGlobal
+    // returns is the host's pointer to the same bytes, as unified addressing gives on a GPU.
+    a.managed_variable = v.managed;
     a.counts_as_device_memory = false;
     allocations().insert(a);
     note_allocation(a.kind, a.size);
@@ -435,6 +438,21 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* byt
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
     if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    return get_global(lib->module, name, dptr, bytes);
+  });
+}
+
+// `__managed__` variables of a library (the runtime looks them up here): like
+// cuLibraryGetGlobal, but only variables declared `.attribute(.managed)` are found.
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes,
+                                                   CUlibrary library, const char* name) {
+  return guarded("cuLibraryGetManaged", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    auto* lib = handle_cast<Library>(library, HandleKind::kLibrary);
+    if (lib == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (name == nullptr || (dptr == nullptr && bytes == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+    const int index = lib->module->program->find_variable(name);
+    if (index < 0 || !lib->module->program->variables()[index].managed) return CUDA_ERROR_NOT_FOUND;
     return get_global(lib->module, name, dptr, bytes);
   });
 }

@@ -63,6 +63,8 @@ struct VariableDesc {
   uint32_t align = 1;
   std::vector<uint8_t> initializer;
   bool is_extern = false;  // `.extern` declarations are not allocated
+  // `.attribute(.managed)`: lives in managed memory (host-accessible through its address).
+  bool managed = false;
 };
 
 // Implemented by the driver layer: the allocation table the engine checks every global,

@@ -577,13 +577,15 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
           for (uint32_t m = exec; m; m &= m - 1) {
             int l = std::countr_zero(m);
             bool pick_a;
-            if (in.sub == 1) {  // slct: c >= 0 (integer sign or float sign with -0 >= 0)
+            if (in.sub == 1) {  // slct: c >= 0 (integer sign; for f32 -0 >= 0, NaN selects b)
               int cb = bits_of(in.type2);
               if (in.type2 == Type::kF32) {
                 uint32_t cv = static_cast<uint32_t>(c[l]);
+                // .ftz: a subnormal c is flushed to a zero of its sign, and -0 >= 0.
+                if (in.mods.ftz && (cv & 0x7f800000u) == 0) cv = 0;
                 float f;
                 std::memcpy(&f, &cv, 4);
-                pick_a = !(f < 0.0f);
+                pick_a = f >= 0.0f;  // ordered: a NaN c selects b
               } else {
                 pick_a = !((c[l] >> (cb - 1)) & 1);
               }

@@ -144,7 +144,8 @@ constexpr FormSpec kForms[] = {
     // Moves, selects, comparisons, conversions.
     {"mov", "", "$mov"},
     {"selp", "", "$selp"},
-    {"slct", "", "$selp s32|f32"},  // slct.ftz is not supported
+    {"slct", "", "$selp s32"},
+    {"slct", "{.ftz}", "$selp f32"},
     {"setp", "($cmps) {$bool}", "s16|s32|s64"},
     {"setp", "($cmpu) {$bool}", "u16|u32|u64"},
     {"setp", "($cmpb) {$bool}", "b16|b32|b64"},
@@ -516,6 +517,13 @@ ModifierVerdict check_modifiers(std::string_view opcode, const std::vector<std::
         mods.begin() + static_cast<long>(i))
       return {ModifierVerdict::kNotSupported, cat({"'", m, "' is written twice"})};
   }
+  // fma.oob forces the result to +0 where an operand is the OOB-NaN that tensor loads write for
+  // out-of-bounds elements; the PTX ISA does not give that NaN's encoding, so the test for it
+  // cannot be emulated exactly.
+  if (opcode == "fma" && std::find(mods.begin(), mods.end(), ".oob") != mods.end())
+    return {ModifierVerdict::kNotSupported,
+            "'.oob' tests its operands for the OOB-NaN of tensor loads, whose encoding the PTX "
+            "ISA does not define"};
   std::string first_reason;
   std::vector<std::string> missing;  // per form that takes the types, the modifier it lacks
   bool only_missing = true;

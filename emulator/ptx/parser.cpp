@@ -501,12 +501,28 @@ void Parser::parse_module() {
 void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visible*/) {
   DeclType dt;
   uint32_t line = peek().line;
-  // `.global .attribute(.managed)` / `.attribute(.unified(..))`: host-visible variables, which
-  // need the driver's managed-memory and host-symbol machinery.
-  if (is_dot(".attribute"))
-    not_supported_at(line,
-                     "variable attributes (.attribute(.managed), .attribute(.unified)) are "
-                     "not supported by the emulator");
+  // `.global .attribute(.managed)` (nvcc's `__managed__`): the driver places the variable in
+  // managed memory, where host and device see the same bytes. `.attribute(.unified(..))` on a
+  // variable would need one address shared with the host's symbol, which the emulator lacks.
+  bool managed = false;
+  if (is_dot(".attribute")) {
+    next();
+    expect_punct('(', "after .attribute");
+    for (;;) {
+      if (is_dot(".unified"))
+        not_supported_at(line,
+                         "variable attribute .unified is not supported by the emulator (only "
+                         ".managed)");
+      if (!accept_dot(".managed"))
+        fail_at(line, "expected .managed or .unified in a variable's .attribute, found " +
+                          describe(peek()));
+      if (space != Space::kGlobal)
+        fail_at(line, ".attribute(.managed) applies only to .global variables");
+      managed = true;
+      if (!accept_punct(',')) break;
+    }
+    expect_punct(')', "after the variable attributes");
+  }
   if (!parse_type_and_align(dt))
     fail("expected a type in variable declaration, found " + describe(peek()));
   if (dt.type == Type::kPred) fail_at(line, "variables cannot have type .pred");
@@ -566,6 +582,7 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
       v.align = s.align;
       v.initializer = std::move(init);
       v.is_extern = is_extern;
+      v.managed = managed;
       // A later definition of an earlier declaration replaces it; a later declaration of an
       // earlier definition repeats it (the definition stands); two definitions are invalid.
       auto prior = lookup(name);

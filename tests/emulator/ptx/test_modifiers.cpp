@@ -132,7 +132,7 @@ const Row kRows[] = {
     {"mov.b64 %rd1, {%r1, %r2}", kRuns},
     {"selp.ftz.f32 %f1, %f2, %f3, %p1", kNotSupported},
     {"slct.f32.f32 %f1, %f2, %f3, %f4", kRuns},
-    {"slct.ftz.f32.f32 %f1, %f2, %f3, %f4", kNotSupported},
+    {"slct.ftz.f32.f32 %f1, %f2, %f3, %f4", kRuns},
     {"setp.lo.u32 %p1, %r2, %r3", kRuns},
     {"setp.lo.s32 %p1, %r2, %r3", kNotSupported},
     {"setp.eq.lt.s32 %p1, %r2, %r3", kNotSupported},
@@ -527,7 +527,7 @@ TEST_CASE("modifiers: barrier reductions with .cta and .aligned", "[ptx][modifie
   }
 }
 
-TEST_CASE("modifiers: .attribute(.unified) on .func, attributes elsewhere are refused",
+TEST_CASE("modifiers: .attribute(.unified) on .func, other attributes are refused",
           "[ptx][modifiers]") {
   const std::string prelude =
       ".func .attribute(.unified(0xAB, 0xCD)) (.reg .b64 r) twice(.reg .b64 a)\n{\n"
@@ -542,10 +542,53 @@ TEST_CASE("modifiers: .attribute(.unified) on .func, attributes elsewhere are re
 
   require_refused(kernel("", ".func .attribute(.managed) f()\n{\n  ret;\n}\n"), ".attribute",
                   CompileStatus::kNotSupported, "function attribute");
-  require_refused(kernel("", ".global .attribute(.managed) .align 4 .u32 m;\n"), ".attribute",
-                  CompileStatus::kNotSupported, "variable attributes");
+  require_refused(kernel("", ".global .attribute(.unified(1, 2)) .align 4 .u32 m;\n"), ".attribute",
+                  CompileStatus::kNotSupported, "variable attribute .unified");
+  require_refused(kernel("", ".const .attribute(.managed) .align 4 .u32 m;\n"), ".attribute",
+                  CompileStatus::kInvalidPtx, "only to .global");
   require_refused(kernel("", ".func .attribute(.unified(1)) f()\n{\n  ret;\n}\n"), ".attribute",
                   CompileStatus::kInvalidPtx, "UUID");
+}
+
+TEST_CASE("modifiers: slct.f32 selects b for NaN, slct.ftz flushes a subnormal c",
+          "[ptx][modifiers]") {
+  // d = (c >= 0) ? a : b with c read as f32 (PTX ISA, slct): the comparison is ordered, so a NaN
+  // c selects b; .ftz flushes a subnormal c to a zero of its sign, and -0 >= 0, so every
+  // subnormal c selects a (without .ftz a negative subnormal selects b).
+  const uint32_t cs[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x007fffffu,
+                         0x807fffffu, 0x00800000u, 0x80800000u, 0x3f800000u, 0xbf800000u,
+                         0x7f800000u, 0xff800000u, 0x80400000u, 0x00400000u, 0x7fc00000u,
+                         0xffc00000u, 0x7f800001u, 0xff800001u};
+  const size_t n = std::size(cs);
+  std::vector<uint64_t> in(n);
+  for (size_t i = 0; i < n; ++i) in[i] = cs[i];
+  const std::string k =
+      "  ld.global.f32 %f4, [%rd1];\n"
+      "  slct.ftz.u32.f32 %r1, 111, 222, %f4;\n"
+      "  slct.u32.f32 %r2, 111, 222, %f4;\n"
+      "  cvt.u64.u32 %rd4, %r1;\n  cvt.u64.u32 %rd5, %r2;\n  shl.b64 %rd5, %rd5, 32;\n"
+      "  or.b64 %rd4, %rd4, %rd5;\n  st.global.u64 [%rd2], %rd4;";
+  const std::vector<uint64_t> out = run_kernel(kernel(k), in, 1, static_cast<uint32_t>(n), n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t c = cs[i];
+    const bool subnormal = (c & 0x7f800000u) == 0 && (c & 0x007fffffu) != 0;
+    float f;
+    std::memcpy(&f, &c, 4);
+    const uint64_t ftz = (subnormal || f >= 0.0f) ? 111 : 222;
+    const uint64_t plain = f >= 0.0f ? 111 : 222;
+    INFO("c = 0x" << std::hex << c);
+    CHECK((out[i] & 0xffffffffu) == ftz);
+    CHECK((out[i] >> 32) == plain);
+  }
+}
+
+TEST_CASE("modifiers: fma.oob is refused saying why", "[ptx][modifiers]") {
+  for (const char* type : {"f16", "bf16"}) {
+    const std::string text =
+        kernel(std::string("  .reg .b16 %h<4>;\n  fma.rn.oob.") + type + " %h1, %h2, %h3, %h0;");
+    require_refused(text, "fma.rn.oob", CompileStatus::kNotSupported,
+                    "OOB-NaN of tensor loads, whose encoding the PTX ISA does not define");
+  }
 }
 
 TEST_CASE("modifiers: .local and .shared declared in function bodies", "[ptx][modifiers]") {
