@@ -12,6 +12,7 @@
 
 #include "byte_source.h"
 #include "cusnap/format/reader.h"
+#include "cusnap/format/record_sizes.h"
 #include "internal.h"
 
 namespace cusnap::format {
@@ -38,7 +39,9 @@ struct RecordFacts {
   uint16_t which = 0;
   bool is_launch = false;
   uint64_t launch_ordinal = 0;
-  std::vector<BlobId> blob_refs;  // deep scans only: the blobs the record names
+  std::vector<BlobId> blob_refs;           // deep scans only: the blobs the record names
+  std::vector<BlobSizeClaim> size_claims;  // deep scans only: what those blobs must hold
+  Status size_problem;                     // deep scans only: sizes that contradict each other
 };
 
 struct CallRef::State {

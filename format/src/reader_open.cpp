@@ -250,7 +250,10 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
           f.is_launch = true;
           f.launch_ordinal = root.getLaunch().getOrdinal();
         }
-        if (deep) for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
+        if (deep) {
+          for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
+          f.size_problem = check_record_sizes(root, f.size_claims);
+        }
         facts->push_back(std::move(f));
       }
       starts.push_back(pos);
@@ -437,6 +440,24 @@ ScanResult Reader::Impl::scan(bool deep,
                                     "record names a blob that is not stored before it")
                           .at_call(facts[i].seq)
                           .expected_found("blob " + id.to_hex() + " stored", "none");
+            break;
+          }
+        }
+        if (!problem.is_ok()) break;
+        // Sizes fit their payloads (format/record_sizes.h, the rule the replay plan follows).
+        if (!facts[i].size_problem.is_ok()) {
+          problem = Status(facts[i].size_problem).at_call(facts[i].seq);
+          break;
+        }
+        for (const BlobSizeClaim& claim : facts[i].size_claims) {
+          const BlobInfo& b = blobs[blob_at.at(claim.id)];
+          if (b.size != claim.bytes) {
+            problem =
+                Status::error(ErrorCode::kMalformed,
+                              std::string(claim.what) + " size disagrees with its blob")
+                    .at_call(facts[i].seq)
+                    .expected_found(std::to_string(claim.bytes) + " bytes",
+                                    std::to_string(b.size) + " bytes in blob " + claim.id.to_hex());
             break;
           }
         }

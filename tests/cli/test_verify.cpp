@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+#include "capture_builder.h"
 #include "sample_fixture.h"
 
 using namespace cusnap::cli_test;
@@ -199,4 +200,99 @@ TEST_CASE("damaged files never crash info, dump or verify", "[verify][robustness
       if (std::string(command) == "verify") CHECK(r.exit_code != 0);
     }
   }
+}
+
+// ---- sizes fit their payloads (format/record_sizes.h) ------------------------------------------
+
+namespace {
+
+constexpr uint64_t kDevice = 0x7f0000000000;
+
+// A capture whose call `bad` breaks a size rule: verify names the rule and the call (exit 3),
+// replay refuses it as corrupt (exit 3), and --allow-corrupt gets past that gate to the plan,
+// which refuses the same call for the same reason (the rule has one home).
+void check_size_rule(const std::string& path, uint64_t bad, const std::string& reason) {
+  std::string call = "call " + std::to_string(bad);
+  RunResult v = run_cusnap({"verify", path});
+  INFO("verify: " << v.out << v.err);
+  CHECK(v.exit_code == 3);
+  CHECK(v.out.rfind("corrupt: ", 0) == 0);
+  CHECK(v.out.find(reason) != std::string::npos);
+  CHECK(v.out.find(call) != std::string::npos);
+  RunResult r = run_cusnap({"replay", "--driver", "emulator", path});
+  INFO("replay: " << r.out << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("not replaying a corrupt capture") != std::string::npos);
+  RunResult a = run_cusnap({"replay", "--driver", "emulator", "--allow-corrupt", path});
+  INFO("replay --allow-corrupt: " << a.out << a.err);
+  CHECK(a.err.find("replaying it anyway (--allow-corrupt)") != std::string::npos);
+  CHECK(a.err.find(call) != std::string::npos);
+  CHECK(a.exit_code != 0);
+}
+
+std::vector<uint8_t> bytes_of(size_t n) {
+  std::vector<uint8_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(i * 7 + 1);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("verify: a copy whose payload blob fits its size is whole", "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_whole") + "/fits.cusnap";
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    b.htod_payload(kDevice, b.put(bytes_of(16)), 16);
+    b.htod_payload(kDevice, b.put(bytes_of(32)), 8, 4);
+    b.close();
+  }
+  RunResult v = run_cusnap({"verify", path});
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.rfind("whole: ", 0) == 0);
+}
+
+TEST_CASE("verify: a 1-D host-to-device copy whose payload is not its size is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_1d") + "/short_payload.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    bad = b.htod_payload(kDevice, b.put(bytes_of(12)), 16);
+    b.close();
+  }
+  check_size_rule(path, bad, "memcpy payload size disagrees with its blob");
+}
+
+TEST_CASE("verify: a 2-D copy whose geometry needs more bytes than its payload is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_2d") + "/short_2d_payload.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    bad = b.htod_payload(kDevice, b.put(bytes_of(24)), 8, 4);  // 4 rows of 8 bytes: 32
+    b.close();
+  }
+  check_size_rule(path, bad, "memcpy payload size disagrees with its blob");
+}
+
+TEST_CASE("verify: a launch whose parameter layout points past its parameter bytes is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_layout") + "/layout_past_params.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    uint64_t module = 0x1000, function = 0x2000;
+    b.module_load_ptx(module, "// never loaded: the plan refuses the capture first\n");
+    b.function_get(module, function, "k");
+    cusnap::test::Params params;
+    params.i32(1).slot_only(4, 8);  // bytes [4, 12) of a 4-byte block
+    bad = b.launch(function, "k", 1, 1, params);
+    b.close();
+  }
+  check_size_rule(path, bad, "outside the 4-byte parameter block");
 }

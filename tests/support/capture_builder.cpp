@@ -195,6 +195,28 @@ uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint
   return append(m);
 }
 
+uint64_t CaptureBuilder::htod_payload(uint64_t dst, const format::BlobId& payload, uint64_t width,
+                                      uint64_t height) {
+  capnp::MallocMessageBuilder m;
+  auto c = record(m, height == 0 ? "cuMemcpyHtoD_v2" : "cuMemcpy2D_v2").initMemcpy();
+  c.setKind(schema::Memcpy::Kind::HOST_TO_DEVICE);
+  c.setDst(dst);
+  c.setSrc(0x5000);
+  c.setSize(height == 0 ? width : width * height);
+  c.setDimensions(height == 0 ? 1 : 2);
+  if (height != 0) {
+    auto g = c.initGeometry();
+    g.setWidthInBytes(width);
+    g.setHeight(height);
+    g.setSrcPitch(width);
+    g.setDstPitch(width);
+    g.setSrcMemoryType(1);  // CU_MEMORYTYPE_HOST
+    g.setDstMemoryType(2);  // CU_MEMORYTYPE_DEVICE
+  }
+  set_blob(c.initPayload(), payload);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream,
                               bool async, bool has_checksum) {
   capnp::MallocMessageBuilder m;

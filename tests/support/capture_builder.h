@@ -97,6 +97,11 @@ class CaptureBuilder {
   uint64_t free_host(uint64_t address);  // cuMemFreeHost
   uint64_t htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream = 0,
                 bool async = false);
+  // A host-to-device copy naming `payload` whatever it holds (hostile captures: sizes that
+  // disagree with the blob). height 0: a 1-D copy of `width` bytes; otherwise a 2-D copy of
+  // `height` rows of `width` bytes, the device rows `width` bytes apart.
+  uint64_t htod_payload(uint64_t dst, const format::BlobId& payload, uint64_t width,
+                        uint64_t height = 0);
   // has_checksum false: a copy whose result the capture holds no checksum for.
   uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0,
                 bool async = false, bool has_checksum = true);
