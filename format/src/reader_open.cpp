@@ -215,7 +215,8 @@ Result<Payload> Reader::Impl::read_payload(const FrameHeader& h, uint64_t offset
 
 Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
                                  const capnp::ReaderOptions& opts, std::vector<size_t>& starts,
-                                 std::vector<RecordFacts>* facts, bool deep) {
+                                 std::vector<RecordFacts>* facts, bool deep,
+                                 HandleChecker* handles) {
   if (payload.size % sizeof(capnp::word) != 0) {
     return Status::error(ErrorCode::kMalformed, "call frame size is not a multiple of 8");
   }
@@ -253,6 +254,7 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
         if (deep) {
           for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
           f.size_problem = check_record_sizes(root, f.size_claims);
+          if (handles != nullptr) f.handle_problem = handles->check(root);
         }
         facts->push_back(std::move(f));
       }
@@ -357,6 +359,7 @@ ScanResult Reader::Impl::scan(bool deep,
   std::vector<BlobInfo> blobs;
   std::vector<RecordFacts> facts;
   std::vector<size_t> starts;
+  HandleChecker handles;
   capnp::ReaderOptions opts = capnp_options();
 
   auto stop = [&](Integrity state, Status why) {
@@ -429,7 +432,8 @@ ScanResult Reader::Impl::scan(bool deep,
         problem = Status::error(ErrorCode::kMalformed, "call frame does not continue the seq")
                       .expected_found(std::to_string(next_seq), std::to_string(h.first_seq));
       } else {
-        problem = split_calls(h, payload.value(), opts, starts, &facts, deep);
+        problem =
+            split_calls(h, payload.value(), opts, starts, &facts, deep, deep ? &handles : nullptr);
       }
       for (size_t i = 0; problem.is_ok() && i < facts.size(); ++i) {
         // All frames of a blob come before any record that refers to it (docs/format.md); a
@@ -447,6 +451,11 @@ ScanResult Reader::Impl::scan(bool deep,
         // Sizes fit their payloads (format/record_sizes.h, the rule the replay plan follows).
         if (!facts[i].size_problem.is_ok()) {
           problem = Status(facts[i].size_problem).at_call(facts[i].seq);
+          break;
+        }
+        // Handles replay cannot resolve (format/record_handles.h).
+        if (!facts[i].handle_problem.is_ok()) {
+          problem = facts[i].handle_problem;
           break;
         }
         for (const BlobSizeClaim& claim : facts[i].size_claims) {
@@ -591,6 +600,7 @@ ScanResult Reader::Impl::scan(bool deep,
   idx.call_count = next_seq;
   rep.good_frames = idx.frames.size();
   if (next_seq > 0) rep.last_good_seq = next_seq - 1;
+  if (deep) rep.handles = handles.report();
   if (progress) progress(size, size);
   return out;
 }

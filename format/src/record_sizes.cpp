@@ -31,7 +31,8 @@ std::optional<uint64_t> side_offset(uint64_t x, uint64_t y, uint64_t z, uint64_t
 Result<CopyShape> copy_shape(schema::Memcpy::Reader r) {
   CopyShape s;
   s.dimensions = std::max<uint32_t>(r.getDimensions(), 1);
-  if (s.dimensions > 3) return malformed("copy with " + std::to_string(s.dimensions) + " dimensions");
+  if (s.dimensions > 3)
+    return malformed("copy with " + std::to_string(s.dimensions) + " dimensions");
   if (s.dimensions == 1) {
     s.width = r.getSize();
     s.bytes = s.width;
@@ -57,10 +58,10 @@ Result<CopyShape> copy_shape(schema::Memcpy::Reader r) {
     uint64_t rows = (s.depth - 1) * rows_per_slice + s.height;  // < 2^49: no overflow
     if (pitch != 0 && rows > kMax / pitch) return malformed("2D/3D copy extent out of limits");
   }
-  auto dst = side_offset(g.getDstXInBytes(), g.getDstY(), g.getDstZ(), g.getDstHeight(),
-                         s.dst_pitch);
-  auto src = side_offset(g.getSrcXInBytes(), g.getSrcY(), g.getSrcZ(), g.getSrcHeight(),
-                         s.src_pitch);
+  auto dst =
+      side_offset(g.getDstXInBytes(), g.getDstY(), g.getDstZ(), g.getDstHeight(), s.dst_pitch);
+  auto src =
+      side_offset(g.getSrcXInBytes(), g.getSrcY(), g.getSrcZ(), g.getSrcHeight(), s.src_pitch);
   if (!dst || !src) return malformed("2D copy offsets out of limits");
   s.dst_offset = *dst;
   s.src_offset = *src;

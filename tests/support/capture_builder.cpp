@@ -95,7 +95,8 @@ format::BlobId CaptureBuilder::put(std::span<const uint8_t> bytes) {
   return id.value();
 }
 
-uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx) {
+uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx,
+                                         std::optional<uint64_t> image_size) {
   std::vector<uint8_t> image(ptx.begin(), ptx.end());
   image.push_back(0);
   format::BlobId id = put(image);
@@ -104,7 +105,7 @@ uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx
   load.setKind(schema::ModuleLoad::ImageKind::PTX);
   load.setHandle(handle);
   set_blob(load.initImage(), id);
-  load.setImageSize(image.size());
+  load.setImageSize(image_size.value_or(image.size()));
   return append(m);
 }
 

@@ -84,7 +84,9 @@ class CaptureBuilder {
   ~CaptureBuilder();
 
   format::BlobId put(std::span<const uint8_t> bytes);
-  uint64_t module_load_ptx(uint64_t handle, const std::string& ptx);
+  // image_size: what the record says the image holds (hostile captures); default: its size.
+  uint64_t module_load_ptx(uint64_t handle, const std::string& ptx,
+                           std::optional<uint64_t> image_size = std::nullopt);
   uint64_t module_unload(uint64_t handle);
   // With `layout`: the parameter layout the interceptor read from the PTX signature.
   uint64_t function_get(uint64_t module, uint64_t handle, const std::string& name,

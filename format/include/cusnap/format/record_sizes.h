@@ -21,16 +21,16 @@ inline constexpr uint64_t kMaxRecordRangeBytes = uint64_t{1} << 44;
 // A memcpy's layout as its record states it. 1-D: width == bytes, height == depth == 1.
 struct CopyShape {
   uint32_t dimensions = 1;
-  uint64_t width = 0;       // bytes per row
-  uint64_t height = 1;      // rows per slice
-  uint64_t depth = 1;       // slices
-  uint64_t src_pitch = 0;   // 2-D/3-D: bytes between rows on each side
+  uint64_t width = 0;      // bytes per row
+  uint64_t height = 1;     // rows per slice
+  uint64_t depth = 1;      // slices
+  uint64_t src_pitch = 0;  // 2-D/3-D: bytes between rows on each side
   uint64_t dst_pitch = 0;
   uint64_t src_height = 1;  // 2-D/3-D: rows between slices on each side (>= height)
   uint64_t dst_height = 1;
   uint64_t src_offset = 0;  // 2-D/3-D: the x/y/z offsets of each side, in bytes
   uint64_t dst_offset = 0;
-  uint64_t bytes = 0;       // width * height * depth: what a host-side (packed) payload holds
+  uint64_t bytes = 0;  // width * height * depth: what a host-side (packed) payload holds
 };
 
 // The shape of a copy, or kMalformed naming what is out of limits (dimensions above 3, a
