@@ -89,11 +89,11 @@ class Reader::Impl {
   Result<FrameHeader> checked_header(uint32_t index) const;
   // Splits a call frame payload into messages, checking the seq of each. `facts` (optional)
   // receives what the scan needs; `deep` walks every field of every record, and `handles`
-  // (deep scans) follows the handles records create and use.
+  // and `sizes` (deep scans) follow the handles records create and use and their sizes.
   static Status split_calls(const FrameHeader& header, const Payload& payload,
                             const capnp::ReaderOptions& opts, std::vector<size_t>& starts,
                             std::vector<RecordFacts>* facts, bool deep,
-                            HandleChecker* handles = nullptr);
+                            HandleChecker* handles = nullptr, RecordSizeChecker* sizes = nullptr);
   Result<std::shared_ptr<const DecodedCallFrame>> decode_call_frame(uint32_t index);
 
   // Scans every frame from the start (see reader.h). `deep`: also decompress blobs and check their

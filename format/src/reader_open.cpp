@@ -215,8 +215,8 @@ Result<Payload> Reader::Impl::read_payload(const FrameHeader& h, uint64_t offset
 
 Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
                                  const capnp::ReaderOptions& opts, std::vector<size_t>& starts,
-                                 std::vector<RecordFacts>* facts, bool deep,
-                                 HandleChecker* handles) {
+                                 std::vector<RecordFacts>* facts, bool deep, HandleChecker* handles,
+                                 RecordSizeChecker* sizes) {
   if (payload.size % sizeof(capnp::word) != 0) {
     return Status::error(ErrorCode::kMalformed, "call frame size is not a multiple of 8");
   }
@@ -253,7 +253,8 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
         }
         if (deep) {
           for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
-          f.size_problem = check_record_sizes(root, f.size_claims);
+          f.size_problem = sizes != nullptr ? sizes->check(root, f.size_claims)
+                                            : check_record_sizes(root, f.size_claims);
           if (handles != nullptr) f.handle_problem = handles->check(root);
         }
         facts->push_back(std::move(f));
@@ -360,6 +361,7 @@ ScanResult Reader::Impl::scan(bool deep,
   std::vector<RecordFacts> facts;
   std::vector<size_t> starts;
   HandleChecker handles;
+  RecordSizeChecker sizes;
   capnp::ReaderOptions opts = capnp_options();
 
   auto stop = [&](Integrity state, Status why) {
@@ -432,8 +434,8 @@ ScanResult Reader::Impl::scan(bool deep,
         problem = Status::error(ErrorCode::kMalformed, "call frame does not continue the seq")
                       .expected_found(std::to_string(next_seq), std::to_string(h.first_seq));
       } else {
-        problem =
-            split_calls(h, payload.value(), opts, starts, &facts, deep, deep ? &handles : nullptr);
+        problem = split_calls(h, payload.value(), opts, starts, &facts, deep,
+                              deep ? &handles : nullptr, deep ? &sizes : nullptr);
       }
       for (size_t i = 0; problem.is_ok() && i < facts.size(); ++i) {
         // All frames of a blob come before any record that refers to it (docs/format.md); a

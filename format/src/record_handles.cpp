@@ -122,8 +122,8 @@ Status HandleChecker::check(schema::CallRecord::Reader r) {
         }
       } else if (live_[index_of(HandleKind::kModule)].count(g.getModule()) == 0) {
         // Replayed by looking the name up in the replayed module: it must be loaded.
-        return unreplayable(seq, "function '" + std::string(g.getName().cStr()) +
-                                     "' of module " + hex(g.getModule()) +
+        return unreplayable(seq, "function '" + std::string(g.getName().cStr()) + "' of module " +
+                                     hex(g.getModule()) +
                                      " that no earlier record loaded (or that was unloaded)");
       }
       // The same function asked for twice is the same handle: not suspicious.

@@ -112,4 +112,23 @@ Status check_record_sizes(schema::CallRecord::Reader r, std::vector<BlobSizeClai
   }
 }
 
+Status RecordSizeChecker::check(schema::CallRecord::Reader r, std::vector<BlobSizeClaim>& claims) {
+  size_t before = claims.size();
+  Status st = check_record_sizes(r, claims);
+  if (!st.is_ok()) return st;
+  if (r.isMemcpy() && claims.size() > before) {
+    payload_bytes_[r.getSeq()] = claims.back().bytes;
+  } else if (r.isDeferredResult()) {
+    auto d = r.getDeferredResult();
+    if (d.hasPayload() && !to_blob(d.getPayload()).is_null()) {
+      // A payload for a copy that had none (or no such copy) is not applied by a replay.
+      auto it = payload_bytes_.find(d.getCallSeq());
+      if (it != payload_bytes_.end()) {
+        claims.push_back({to_blob(d.getPayload()), it->second, "deferred memcpy payload"});
+      }
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace cusnap::format

@@ -244,7 +244,8 @@ TEST_CASE("verify: a copy whose payload blob fits its size is whole", "[verify][
     cusnap::test::CaptureBuilder b(path);
     b.alloc(kDevice, 64);
     b.htod_payload(kDevice, b.put(bytes_of(16)), 16);
-    b.htod_payload(kDevice, b.put(bytes_of(32)), 8, 4);
+    uint64_t copy = b.htod_payload(kDevice, b.put(bytes_of(32)), 8, 4);
+    b.deferred_payload(copy, b.put(std::vector<uint8_t>(32, 0x42)));  // what pinned memory held
     b.close();
   }
   RunResult v = run_cusnap({"verify", path});
@@ -277,6 +278,20 @@ TEST_CASE("verify: a 2-D copy whose geometry needs more bytes than its payload i
     b.close();
   }
   check_corrupt_rule(path, bad, "memcpy payload size disagrees with its blob");
+}
+
+TEST_CASE("verify: a deferred payload that is not what its copy moves is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_deferred") + "/deferred_payload.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    uint64_t copy = b.htod_payload(kDevice, b.put(bytes_of(16)), 16);
+    bad = b.deferred_payload(copy, b.put(bytes_of(12)));
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "deferred memcpy payload size disagrees with its blob");
 }
 
 TEST_CASE("verify: a module load whose image blob is not its imageSize is corrupt",

@@ -218,6 +218,14 @@ uint64_t CaptureBuilder::htod_payload(uint64_t dst, const format::BlobId& payloa
   return append(m);
 }
 
+uint64_t CaptureBuilder::deferred_payload(uint64_t copy_seq, const format::BlobId& payload) {
+  capnp::MallocMessageBuilder m;
+  auto d = record(m, "cusnap").initDeferredResult();
+  d.setCallSeq(copy_seq);
+  set_blob(d.initPayload(), payload);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream,
                               bool async, bool has_checksum) {
   capnp::MallocMessageBuilder m;

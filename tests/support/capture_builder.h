@@ -104,6 +104,8 @@ class CaptureBuilder {
   // `height` rows of `width` bytes, the device rows `width` bytes apart.
   uint64_t htod_payload(uint64_t dst, const format::BlobId& payload, uint64_t width,
                         uint64_t height = 0);
+  // A deferredResult completing the copy with seq `copy_seq`: the bytes it really read.
+  uint64_t deferred_payload(uint64_t copy_seq, const format::BlobId& payload);
   // has_checksum false: a copy whose result the capture holds no checksum for.
   uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0,
                 bool async = false, bool has_checksum = true);

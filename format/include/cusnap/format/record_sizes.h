@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "cusnap/format/blob_id.h"
@@ -53,5 +54,16 @@ struct BlobSizeClaim {
 // geometry out of limits, a parameter slot past the parameter bytes). Records without size
 // fields pass.
 Status check_record_sizes(schema::CallRecord::Reader r, std::vector<BlobSizeClaim>& claims);
+
+// check_record_sizes() over records in seq order, adding the rule that spans two records: a
+// deferredResult payload (the bytes a copy from pinned memory really read) holds what the copy
+// it completes moves.
+class RecordSizeChecker {
+ public:
+  Status check(schema::CallRecord::Reader r, std::vector<BlobSizeClaim>& claims);
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> payload_bytes_;  // memcpy with a payload: seq -> bytes
+};
 
 }  // namespace cusnap::format
