@@ -1,5 +1,6 @@
 // `cusnap verify FILE`: checks every frame and blob; the exit code says whole (0), truncated (2),
 // corrupt (3), not a capture (4) or could not check (1).
+#include <cstdio>
 #include <iostream>
 
 #include "common.h"
@@ -57,6 +58,33 @@ std::string verdict_text(const format::IntegrityReport& report, const format::Ca
   return "unknown";
 }
 
+std::string hex(uint64_t v) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
+  return buffer;
+}
+
+// One line per handle kind with findings: not corruption (replay copes), but worth knowing.
+void print_handle_findings(const format::HandleReport& h) {
+  auto line = [](format::HandleKind kind, const format::HandleFinding& f, const char* what,
+                 const char* by, const char* hint) {
+    if (f.calls == 0) return;
+    std::string name = format::handle_kind_name(kind);
+    std::cout << "  handles: " << f.handles << ' ' << name << (f.handles == 1 ? " " : "s ") << what
+              << ", " << by << ' ' << f.calls << (f.calls == 1 ? " call" : " calls")
+              << " (first: call " << f.first_seq << ' ' << f.first_api << ", " << name << ' '
+              << hex(f.first_handle) << "); " << hint << '\n';
+  };
+  for (size_t k = 0; k < format::kHandleKinds; ++k) {
+    line(static_cast<format::HandleKind>(k), h.never_created[k], "that no earlier record created",
+         "used by", "capture started late?");
+  }
+  for (size_t k = 0; k < format::kHandleKinds; ++k) {
+    line(static_cast<format::HandleKind>(k), h.created_twice[k],
+         "created again while live (no destroy between)", "by", "suspicious");
+  }
+}
+
 }  // namespace
 
 void register_verify(CLI::App& app, int& exit_code) {
@@ -84,6 +112,7 @@ void register_verify(CLI::App& app, int& exit_code) {
     }
     std::cout << verdict_text(report, stats) << "\n  file: " << *file << '\n';
     if (!report.detail.is_ok()) std::cout << "  detail: " << report.detail.to_string() << '\n';
+    print_handle_findings(report.handles);
     std::cout.flush();
     switch (report.state) {
       case format::Integrity::kWhole:

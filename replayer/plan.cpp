@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cusnap/format/record_sizes.h"
+
 namespace cusnap::replayer {
 namespace {
 
@@ -353,52 +355,22 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
       skip("memcpy (array)");
       return std::nullopt;
   }
-  if (op.dimensions > 3)
-    return capture_error(seq, "memcpy",
-                         "copy with " + std::to_string(op.dimensions) + " dimensions");
+  // The copy's shape is format's rule (format/record_sizes.h), the one verify checks too.
+  auto shape = format::copy_shape(r);
+  if (!shape) return capture_error(seq, "memcpy", shape.status().message());
+  const format::CopyShape& g = shape.value();
   if (op.dimensions > 1) {
-    auto g = r.getGeometry();
-    uint64_t depth = std::max<uint64_t>(g.getDepth(), 1);
-    op.width = g.getWidthInBytes();
-    op.height = std::max<uint64_t>(g.getHeight(), 1);
-    op.src_pitch = g.getSrcPitch();
-    op.dst_pitch = g.getDstPitch();
-    op.depth = depth;
-    op.src_height = std::max<uint64_t>(g.getSrcHeight(), op.height);
-    op.dst_height = std::max<uint64_t>(g.getDstHeight(), op.height);
-    constexpr uint64_t kMaxDim = uint64_t{1} << 24;  // rows or slices
-    if (op.width > kMaxRangeBytes || op.height > kMaxDim || depth > kMaxDim ||
-        op.src_height > kMaxDim || op.dst_height > kMaxDim ||
-        op.height * depth > kMaxRangeBytes / std::max<uint64_t>(op.width, 1) ||
-        op.src_pitch > kMaxRangeBytes / kMaxDim || op.dst_pitch > kMaxRangeBytes / kMaxDim) {
-      return capture_error(seq, "memcpy", "2D/3D copy geometry out of limits");
-    }
-    for (auto [pitch, rows_per_slice] :
-         {std::pair{op.src_pitch, op.src_height}, std::pair{op.dst_pitch, op.dst_height}}) {
-      uint64_t rows = (depth - 1) * rows_per_slice + op.height;  // < 2^49: no overflow
-      if (pitch != 0 && rows > kMaxRangeBytes / pitch) {
-        return capture_error(seq, "memcpy", "2D/3D copy extent out of limits");
-      }
-    }
+    op.width = g.width;
+    op.height = g.height;
+    op.depth = g.depth;
+    op.src_pitch = g.src_pitch;
+    op.dst_pitch = g.dst_pitch;
+    op.src_height = g.src_height;
+    op.dst_height = g.dst_height;
     // Fold the x/y offsets into the device addresses; the host side is always packed.
-    // Row y of slice z starts (z * height + y) * pitch bytes in (height: rows per slice).
-    auto offset = [&](uint64_t x, uint64_t y, uint64_t z, uint64_t height,
-                      uint64_t pitch) -> std::optional<uint64_t> {
-      if (x > kMaxRangeBytes || y > kMaxRangeBytes || z > kMaxRangeBytes || height > kMaxRangeBytes)
-        return std::nullopt;
-      if (height != 0 && z > kMaxRangeBytes / height) return std::nullopt;
-      uint64_t row = z * height + y;
-      if (row > kMaxRangeBytes || (pitch != 0 && row > kMaxRangeBytes / pitch)) return std::nullopt;
-      return row * pitch + x;
-    };
-    auto dst_off =
-        offset(g.getDstXInBytes(), g.getDstY(), g.getDstZ(), g.getDstHeight(), op.dst_pitch);
-    auto src_off =
-        offset(g.getSrcXInBytes(), g.getSrcY(), g.getSrcZ(), g.getSrcHeight(), op.src_pitch);
-    if (!dst_off || !src_off) return capture_error(seq, "memcpy", "2D copy offsets out of limits");
-    dst += *dst_off;
-    src += *src_off;
-    op.size = op.width * op.height * op.depth;
+    dst += g.dst_offset;
+    src += g.src_offset;
+    op.size = g.bytes;
     if (op.direction != CopyDirection::kDeviceToHost && op.dst_pitch < op.width) {
       return capture_error(seq, "memcpy", "2D copy with a destination pitch below its width");
     }
@@ -501,16 +473,12 @@ MaybeError PlanBuilder::add_launch(uint64_t seq, schema::Launch::Reader r) {
   }
   op.params.assign(params.begin(), params.end());
   op.has_layout = r.hasLayout();
+  // Slots inside the parameter bytes: format's rule (format/record_sizes.h), verify's too.
+  if (format::Status st = format::check_param_layout(r); !st.is_ok())
+    return capture_error(seq, "launch", st.message()).with_handle(op.function);
   for (auto slot : r.getLayout()) {
     if (op.layout.size() >= kMaxParamBytes)
       return capture_error(seq, "launch", "too many parameter slots");
-    uint64_t end = uint64_t{slot.getOffset()} + slot.getSize();
-    if (end > op.params.size()) {
-      return capture_error(seq, "launch",
-                           "parameter slot [" + std::to_string(slot.getOffset()) + ", " +
-                               std::to_string(end) + ") outside the " +
-                               std::to_string(op.params.size()) + "-byte parameter block");
-    }
     op.layout.push_back({slot.getOffset(), slot.getSize()});
   }
   if (!op.via_extra && !op.has_layout) {

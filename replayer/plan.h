@@ -32,13 +32,14 @@
 
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/reader.h"
+#include "cusnap/format/record_sizes.h"
 #include "replayer/status.h"
 
 namespace cusnap::replayer {
 
 // Limits that protect the replay from hostile captures (a real capture stays far below them).
-inline constexpr uint64_t kMaxParamBytes = 32764;              // CUDA's parameter block limit
-inline constexpr uint64_t kMaxRangeBytes = uint64_t{1} << 44;  // one allocation / copy
+inline constexpr uint64_t kMaxParamBytes = 32764;  // CUDA's parameter block limit
+inline constexpr uint64_t kMaxRangeBytes = format::kMaxRecordRangeBytes;  // one allocation / copy
 inline constexpr uint64_t kMaxLaunchAttributes = 64;
 inline constexpr uint64_t kMaxMemoryRanges = uint64_t{1} << 20;
 // Snapshot chunks are read one at a time; a chunk larger than this is not a real capture's.

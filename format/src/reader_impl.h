@@ -12,6 +12,8 @@
 
 #include "byte_source.h"
 #include "cusnap/format/reader.h"
+#include "cusnap/format/record_handles.h"
+#include "cusnap/format/record_sizes.h"
 #include "internal.h"
 
 namespace cusnap::format {
@@ -38,7 +40,10 @@ struct RecordFacts {
   uint16_t which = 0;
   bool is_launch = false;
   uint64_t launch_ordinal = 0;
-  std::vector<BlobId> blob_refs;  // deep scans only: the blobs the record names
+  std::vector<BlobId> blob_refs;           // deep scans only: the blobs the record names
+  std::vector<BlobSizeClaim> size_claims;  // deep scans only: what those blobs must hold
+  Status size_problem;                     // deep scans only: sizes that contradict each other
+  Status handle_problem;                   // deep scans only: a handle replay cannot resolve
 };
 
 struct CallRef::State {
@@ -83,10 +88,12 @@ class Reader::Impl {
   // Reads frame `index` of the index, checking that its header matches what the index says.
   Result<FrameHeader> checked_header(uint32_t index) const;
   // Splits a call frame payload into messages, checking the seq of each. `facts` (optional)
-  // receives what the scan needs; `deep` walks every field of every record.
+  // receives what the scan needs; `deep` walks every field of every record, and `handles`
+  // and `sizes` (deep scans) follow the handles records create and use and their sizes.
   static Status split_calls(const FrameHeader& header, const Payload& payload,
                             const capnp::ReaderOptions& opts, std::vector<size_t>& starts,
-                            std::vector<RecordFacts>* facts, bool deep);
+                            std::vector<RecordFacts>* facts, bool deep,
+                            HandleChecker* handles = nullptr, RecordSizeChecker* sizes = nullptr);
   Result<std::shared_ptr<const DecodedCallFrame>> decode_call_frame(uint32_t index);
 
   // Scans every frame from the start (see reader.h). `deep`: also decompress blobs and check their

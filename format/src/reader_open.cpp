@@ -215,7 +215,8 @@ Result<Payload> Reader::Impl::read_payload(const FrameHeader& h, uint64_t offset
 
 Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
                                  const capnp::ReaderOptions& opts, std::vector<size_t>& starts,
-                                 std::vector<RecordFacts>* facts, bool deep) {
+                                 std::vector<RecordFacts>* facts, bool deep, HandleChecker* handles,
+                                 RecordSizeChecker* sizes) {
   if (payload.size % sizeof(capnp::word) != 0) {
     return Status::error(ErrorCode::kMalformed, "call frame size is not a multiple of 8");
   }
@@ -250,7 +251,12 @@ Status Reader::Impl::split_calls(const FrameHeader& h, const Payload& payload,
           f.is_launch = true;
           f.launch_ordinal = root.getLaunch().getOrdinal();
         }
-        if (deep) for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
+        if (deep) {
+          for_each_blob_ref(root, [&](const BlobId& id) { f.blob_refs.push_back(id); });
+          f.size_problem = sizes != nullptr ? sizes->check(root, f.size_claims)
+                                            : check_record_sizes(root, f.size_claims);
+          if (handles != nullptr) f.handle_problem = handles->check(root);
+        }
         facts->push_back(std::move(f));
       }
       starts.push_back(pos);
@@ -354,6 +360,8 @@ ScanResult Reader::Impl::scan(bool deep,
   std::vector<BlobInfo> blobs;
   std::vector<RecordFacts> facts;
   std::vector<size_t> starts;
+  HandleChecker handles;
+  RecordSizeChecker sizes;
   capnp::ReaderOptions opts = capnp_options();
 
   auto stop = [&](Integrity state, Status why) {
@@ -426,7 +434,8 @@ ScanResult Reader::Impl::scan(bool deep,
         problem = Status::error(ErrorCode::kMalformed, "call frame does not continue the seq")
                       .expected_found(std::to_string(next_seq), std::to_string(h.first_seq));
       } else {
-        problem = split_calls(h, payload.value(), opts, starts, &facts, deep);
+        problem = split_calls(h, payload.value(), opts, starts, &facts, deep,
+                              deep ? &handles : nullptr, deep ? &sizes : nullptr);
       }
       for (size_t i = 0; problem.is_ok() && i < facts.size(); ++i) {
         // All frames of a blob come before any record that refers to it (docs/format.md); a
@@ -437,6 +446,29 @@ ScanResult Reader::Impl::scan(bool deep,
                                     "record names a blob that is not stored before it")
                           .at_call(facts[i].seq)
                           .expected_found("blob " + id.to_hex() + " stored", "none");
+            break;
+          }
+        }
+        if (!problem.is_ok()) break;
+        // Sizes fit their payloads (format/record_sizes.h, the rule the replay plan follows).
+        if (!facts[i].size_problem.is_ok()) {
+          problem = Status(facts[i].size_problem).at_call(facts[i].seq);
+          break;
+        }
+        // Handles replay cannot resolve (format/record_handles.h).
+        if (!facts[i].handle_problem.is_ok()) {
+          problem = facts[i].handle_problem;
+          break;
+        }
+        for (const BlobSizeClaim& claim : facts[i].size_claims) {
+          const BlobInfo& b = blobs[blob_at.at(claim.id)];
+          if (b.size != claim.bytes) {
+            problem =
+                Status::error(ErrorCode::kMalformed,
+                              std::string(claim.what) + " size disagrees with its blob")
+                    .at_call(facts[i].seq)
+                    .expected_found(std::to_string(claim.bytes) + " bytes",
+                                    std::to_string(b.size) + " bytes in blob " + claim.id.to_hex());
             break;
           }
         }
@@ -570,6 +602,7 @@ ScanResult Reader::Impl::scan(bool deep,
   idx.call_count = next_seq;
   rep.good_frames = idx.frames.size();
   if (next_seq > 0) rep.last_good_seq = next_seq - 1;
+  if (deep) rep.handles = handles.report();
   if (progress) progress(size, size);
   return out;
 }

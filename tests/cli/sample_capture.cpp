@@ -90,8 +90,8 @@ class SampleWriter {
   }
 
   void launch(const std::string& name, bool name_in_record, uint64_t function, ShapeKey shape,
-              uint64_t thread, uint64_t arg) {
-    auto r = begin("cuLaunchKernel", thread);
+              uint64_t thread, uint64_t arg, int32_t result = 0) {
+    auto r = begin("cuLaunchKernel", thread, result);
     auto l = r.initLaunch();
     l.setFunction(function);
     l.setGridX(shape.grid[0]);
@@ -305,8 +305,10 @@ ExpectedCapture write_sample_capture(const std::string& path, const SampleOption
   deferred.setHasHostChecksum(true);
   w.finish("deferredResult", copy_seq);
 
-  // A launch of a function nobody asked the name of.
-  w.launch("<function 0xdead>", false, 0xdead, ShapeKey{{1, 1, 1}, {32, 1, 1}, 0}, kMain, 0);
+  // A launch of a function nobody asked the name of: a bogus handle the driver refused
+  // (CUDA_ERROR_INVALID_VALUE, the sample's one failure code). Had it succeeded, nothing could
+  // replay it, and verify would call the capture corrupt (format/record_handles.h).
+  w.launch("<function 0xdead>", false, 0xdead, ShapeKey{{1, 1, 1}, {32, 1, 1}, 0}, kMain, 0, 1);
 
   r = w.begin("cuCtxDestroy_v2", kMain);
   r.initContextDestroy().setContext(SampleWriter::kContext);

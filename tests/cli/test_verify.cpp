@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+#include "capture_builder.h"
 #include "sample_fixture.h"
 
 using namespace cusnap::cli_test;
@@ -199,4 +200,197 @@ TEST_CASE("damaged files never crash info, dump or verify", "[verify][robustness
       if (std::string(command) == "verify") CHECK(r.exit_code != 0);
     }
   }
+}
+
+// ---- sizes fit their payloads (format/record_sizes.h) ------------------------------------------
+
+namespace {
+
+constexpr uint64_t kDevice = 0x7f0000000000;
+
+// A capture whose call `bad` breaks a size or handle rule: verify names the rule and the call
+// (exit 3), replay refuses it as corrupt (exit 3), and --allow-corrupt gets past that gate to the
+// plan or executor, which refuses the same call (the rule is what replay can do).
+void check_corrupt_rule(const std::string& path, uint64_t bad, const std::string& reason) {
+  std::string call = "call " + std::to_string(bad);
+  RunResult v = run_cusnap({"verify", path});
+  INFO("verify: " << v.out << v.err);
+  CHECK(v.exit_code == 3);
+  CHECK(v.out.rfind("corrupt: ", 0) == 0);
+  CHECK(v.out.find(reason) != std::string::npos);
+  CHECK(v.out.find(call) != std::string::npos);
+  RunResult r = run_cusnap({"replay", "--driver", "emulator", path});
+  INFO("replay: " << r.out << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("not replaying a corrupt capture") != std::string::npos);
+  RunResult a = run_cusnap({"replay", "--driver", "emulator", "--allow-corrupt", path});
+  INFO("replay --allow-corrupt: " << a.out << a.err);
+  CHECK(a.err.find("replaying it anyway (--allow-corrupt)") != std::string::npos);
+  CHECK(a.err.find(call) != std::string::npos);
+  CHECK(a.exit_code != 0);
+}
+
+std::vector<uint8_t> bytes_of(size_t n) {
+  std::vector<uint8_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(i * 7 + 1);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("verify: a copy whose payload blob fits its size is whole", "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_whole") + "/fits.cusnap";
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    b.htod_payload(kDevice, b.put(bytes_of(16)), 16);
+    uint64_t copy = b.htod_payload(kDevice, b.put(bytes_of(32)), 8, 4);
+    b.deferred_payload(copy, b.put(std::vector<uint8_t>(32, 0x42)));  // what pinned memory held
+    b.close();
+  }
+  RunResult v = run_cusnap({"verify", path});
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.rfind("whole: ", 0) == 0);
+}
+
+TEST_CASE("verify: a 1-D host-to-device copy whose payload is not its size is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_1d") + "/short_payload.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    bad = b.htod_payload(kDevice, b.put(bytes_of(12)), 16);
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "memcpy payload size disagrees with its blob");
+}
+
+TEST_CASE("verify: a 2-D copy whose geometry needs more bytes than its payload is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_2d") + "/short_2d_payload.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    bad = b.htod_payload(kDevice, b.put(bytes_of(24)), 8, 4);  // 4 rows of 8 bytes: 32
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "memcpy payload size disagrees with its blob");
+}
+
+TEST_CASE("verify: a deferred payload that is not what its copy moves is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_deferred") + "/deferred_payload.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    uint64_t copy = b.htod_payload(kDevice, b.put(bytes_of(16)), 16);
+    bad = b.deferred_payload(copy, b.put(bytes_of(12)));
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "deferred memcpy payload size disagrees with its blob");
+}
+
+TEST_CASE("verify: a module load whose image blob is not its imageSize is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_image") + "/image_size.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    bad = b.module_load_ptx(0x1000, "// never loaded: the plan refuses the capture first\n", 4096);
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "module image size disagrees with its blob");
+}
+
+TEST_CASE("verify: a launch whose parameter layout points past its parameter bytes is corrupt",
+          "[verify][sizes]") {
+  std::string path = scratch_dir("verify_sizes_layout") + "/layout_past_params.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    uint64_t module = 0x1000, function = 0x2000;
+    b.module_load_ptx(module, "// never loaded: the plan refuses the capture first\n");
+    b.function_get(module, function, "k");
+    cusnap::test::Params params;
+    params.i32(1).slot_only(4, 8);  // bytes [4, 12) of a 4-byte block
+    bad = b.launch(function, "k", 1, 1, params);
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "outside the 4-byte parameter block");
+}
+
+// ---- handles refer to something created earlier (format/record_handles.h) ----------------------
+
+TEST_CASE(
+    "verify: a launch of a function no record obtained, with no name to find it by, is "
+    "corrupt",
+    "[verify][handles]") {
+  std::string path = scratch_dir("verify_handles_launch") + "/unnamed_launch.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    cusnap::test::Params params;
+    params.ptr(kDevice);
+    bad = b.launch(0x2000, "", 1, 1, params);
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "launch of function 0x2000 that no earlier record obtained");
+}
+
+TEST_CASE("verify: a functionGet of a module no record loaded is corrupt", "[verify][handles]") {
+  std::string path = scratch_dir("verify_handles_module") + "/function_of_unknown_module.cusnap";
+  uint64_t bad = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    bad = b.function_get(0x1000, 0x2000, "k");
+    b.close();
+  }
+  check_corrupt_rule(path, bad, "function 'k' of module 0x1000 that no earlier record loaded");
+}
+
+TEST_CASE("verify: handles no record created are findings of a whole file, and it replays",
+          "[verify][handles]") {
+  std::string path = scratch_dir("verify_handles_findings") + "/late_start.cusnap";
+  uint64_t first_stream_use = 0, second_create = 0;
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.alloc(kDevice, 64);
+    first_stream_use = b.stream_sync(0x77);  // created before the capture started
+    b.event_record(0x88, 0x77);              // so was this event
+    b.stream_wait(0x77, 0x88);
+    b.stream_create(0x55);
+    second_create = b.stream_create(0x55);  // no destroy between
+    b.close();
+  }
+  RunResult v = run_cusnap({"verify", path});
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.rfind("whole: ", 0) == 0);
+  CHECK(v.out.find("handles: 1 stream that no earlier record created, used by 3 calls (first: "
+                   "call " +
+                   std::to_string(first_stream_use)) != std::string::npos);
+  CHECK(v.out.find("handles: 1 event that no earlier record created, used by 2 calls") !=
+        std::string::npos);
+  CHECK(v.out.find("capture started late?") != std::string::npos);
+  CHECK(v.out.find("handles: 1 stream created again while live (no destroy between), by 1 call "
+                   "(first: call " +
+                   std::to_string(second_create)) != std::string::npos);
+  // What verify calls whole replay does not refuse for a handle reason.
+  RunResult r = run_cusnap({"replay", "--driver", "emulator", "--allow-unverified", path});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("verify: the sample captures have no handle findings", "[verify][handles]") {
+  RunResult v = run_cusnap({"verify", sample().path});
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("handles:") == std::string::npos);
 }

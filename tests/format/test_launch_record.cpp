@@ -71,8 +71,15 @@ OwnedLaunch random_launch(std::mt19937_64& rng) {
       offset += size;
     }
   }
+  // Slots lie inside the parameter bytes (verify checks it, format/record_sizes.h).
+  size_t layout_end = o.layout.empty() ? 0 : o.layout.back().offset + o.layout.back().size;
   f.has_params = rng() % 4 != 0;
-  if (f.has_params) o.params = random_bytes(rng() % 5 == 0 ? 0 : rng() % 4097, rng());
+  if (f.has_params) {
+    o.params = random_bytes(rng() % 5 == 0 ? 0 : rng() % 4097, rng());
+    if (o.params.size() < layout_end) o.params.resize(layout_end, 0x5a);
+  } else {
+    o.layout.clear();
+  }
   size_t attributes = rng() % 4;
   for (size_t i = 0; i < attributes; ++i)
     o.attribute_values.push_back(random_bytes(rng() % 2 ? 64 : 8, rng()));

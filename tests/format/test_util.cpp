@@ -124,6 +124,17 @@ void fill_random(capnp::DynamicStruct::Builder builder, std::mt19937_64& rng, in
       fill_field(builder, field, rng, depth);
     }
   }
+  // A launch's parameter slots lie inside its parameter bytes (verify checks it,
+  // format/record_sizes.h): random slots are folded into them.
+  if (schema == capnp::Schema::from<schema::Launch>()) {
+    auto launch = builder.as<schema::Launch>();
+    auto bytes = static_cast<uint32_t>(launch.getParams().size());
+    for (auto slot : launch.getLayout()) {
+      uint32_t offset = slot.getOffset() % (bytes + 1);
+      slot.setOffset(offset);
+      slot.setSize(slot.getSize() % (bytes - offset + 1));
+    }
+  }
 }
 
 void make_header(capnp::MallocMessageBuilder& message, const std::string& marker) {

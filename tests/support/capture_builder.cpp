@@ -95,7 +95,8 @@ format::BlobId CaptureBuilder::put(std::span<const uint8_t> bytes) {
   return id.value();
 }
 
-uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx) {
+uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx,
+                                         std::optional<uint64_t> image_size) {
   std::vector<uint8_t> image(ptx.begin(), ptx.end());
   image.push_back(0);
   format::BlobId id = put(image);
@@ -104,7 +105,7 @@ uint64_t CaptureBuilder::module_load_ptx(uint64_t handle, const std::string& ptx
   load.setKind(schema::ModuleLoad::ImageKind::PTX);
   load.setHandle(handle);
   set_blob(load.initImage(), id);
-  load.setImageSize(image.size());
+  load.setImageSize(image_size.value_or(image.size()));
   return append(m);
 }
 
@@ -192,6 +193,36 @@ uint64_t CaptureBuilder::htod(uint64_t dst, std::span<const uint8_t> bytes, uint
   c.setStream(stream);
   c.setDimensions(1);
   set_blob(c.initPayload(), id);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::htod_payload(uint64_t dst, const format::BlobId& payload, uint64_t width,
+                                      uint64_t height) {
+  capnp::MallocMessageBuilder m;
+  auto c = record(m, height == 0 ? "cuMemcpyHtoD_v2" : "cuMemcpy2D_v2").initMemcpy();
+  c.setKind(schema::Memcpy::Kind::HOST_TO_DEVICE);
+  c.setDst(dst);
+  c.setSrc(0x5000);
+  c.setSize(height == 0 ? width : width * height);
+  c.setDimensions(height == 0 ? 1 : 2);
+  if (height != 0) {
+    auto g = c.initGeometry();
+    g.setWidthInBytes(width);
+    g.setHeight(height);
+    g.setSrcPitch(width);
+    g.setDstPitch(width);
+    g.setSrcMemoryType(1);  // CU_MEMORYTYPE_HOST
+    g.setDstMemoryType(2);  // CU_MEMORYTYPE_DEVICE
+  }
+  set_blob(c.initPayload(), payload);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::deferred_payload(uint64_t copy_seq, const format::BlobId& payload) {
+  capnp::MallocMessageBuilder m;
+  auto d = record(m, "cusnap").initDeferredResult();
+  d.setCallSeq(copy_seq);
+  set_blob(d.initPayload(), payload);
   return append(m);
 }
 

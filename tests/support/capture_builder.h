@@ -84,7 +84,9 @@ class CaptureBuilder {
   ~CaptureBuilder();
 
   format::BlobId put(std::span<const uint8_t> bytes);
-  uint64_t module_load_ptx(uint64_t handle, const std::string& ptx);
+  // image_size: what the record says the image holds (hostile captures); default: its size.
+  uint64_t module_load_ptx(uint64_t handle, const std::string& ptx,
+                           std::optional<uint64_t> image_size = std::nullopt);
   uint64_t module_unload(uint64_t handle);
   // With `layout`: the parameter layout the interceptor read from the PTX signature.
   uint64_t function_get(uint64_t module, uint64_t handle, const std::string& name,
@@ -97,6 +99,13 @@ class CaptureBuilder {
   uint64_t free_host(uint64_t address);  // cuMemFreeHost
   uint64_t htod(uint64_t dst, std::span<const uint8_t> bytes, uint64_t stream = 0,
                 bool async = false);
+  // A host-to-device copy naming `payload` whatever it holds (hostile captures: sizes that
+  // disagree with the blob). height 0: a 1-D copy of `width` bytes; otherwise a 2-D copy of
+  // `height` rows of `width` bytes, the device rows `width` bytes apart.
+  uint64_t htod_payload(uint64_t dst, const format::BlobId& payload, uint64_t width,
+                        uint64_t height = 0);
+  // A deferredResult completing the copy with seq `copy_seq`: the bytes it really read.
+  uint64_t deferred_payload(uint64_t copy_seq, const format::BlobId& payload);
   // has_checksum false: a copy whose result the capture holds no checksum for.
   uint64_t dtoh(uint64_t src, uint64_t size, uint64_t checksum, uint64_t stream = 0,
                 bool async = false, bool has_checksum = true);

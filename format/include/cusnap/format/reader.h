@@ -32,6 +32,7 @@
 #include "cusnap/format/capture.capnp.h"  // generated from format/schema/capture.capnp
 #include "cusnap/format/container.h"
 #include "cusnap/format/index.h"
+#include "cusnap/format/record_handles.h"
 #include "cusnap/format/status.h"
 
 namespace cusnap::format {
@@ -60,6 +61,9 @@ struct IntegrityReport {
   uint64_t end_offset = 0;  // truncated: where readable data ends; corrupt: bad frame offset
   std::optional<uint64_t> bad_frame;  // corrupt: index of the failing frame
   Status detail;                      // why reading stopped (OK when whole)
+  // verify(): handles used that no earlier record created, created twice while live (findings,
+  // not corruption: format/record_handles.h).
+  HandleReport handles;
 
   // "whole (N calls)", "truncated: capture ends after call N (byte offset X)",
   // "corrupt: frame K at offset X failed: <reason>; last good call N".
