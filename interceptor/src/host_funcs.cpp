@@ -38,8 +38,8 @@ using Tokens = std::vector<uint64_t>;  // tracked host functions, by token
 struct State {
   std::mutex mutex;
   uint64_t next_token = 1;
-  std::unordered_set<uint64_t> pending;   // enqueued, not finished
-  std::map<StreamKey, Tokens> waits;      // what work enqueued now on a stream waits for
+  std::unordered_set<uint64_t> pending;         // enqueued, not finished
+  std::map<StreamKey, Tokens> waits;            // what work enqueued now on a stream waits for
   std::unordered_map<uint64_t, Tokens> events;  // what an event's last record waits for
   std::unordered_set<uint64_t> non_blocking;    // streams created CU_STREAM_NON_BLOCKING
 };
@@ -171,8 +171,7 @@ CUresult launch_tracked_host_func(fn::cuLaunchHostFunc real, CUstream stream, bo
 }
 
 CUresult add_tracked_callback(fn::cuStreamAddCallback real, CUstream stream, bool per_thread,
-                              CUstreamCallback callback, void* user_data,
-                              unsigned flags) noexcept {
+                              CUstreamCallback callback, void* user_data, unsigned flags) noexcept {
   if (callback == nullptr) return real(stream, callback, user_data, flags);
   uint64_t token = enqueue_begin(stream, per_thread);
   auto* call =

@@ -9,6 +9,8 @@
 //   callback  cuStreamAddCallback on S, the launch on S
 //   event     the host function on non-blocking stream A, an event recorded on A after it,
 //             non-blocking stream B waits on the event, the launch on B
+//   chain     as event, and B's wait passed on: an event recorded on B after its wait, non-blocking
+//             stream C waits on it, the launch on C
 //   legacy    the host function on blocking stream A, the launch on the legacy default stream
 //             (which waits on A)
 //   per_thread the host function and the launch on this thread's per-thread default stream
@@ -20,6 +22,7 @@
 // released for kWatchdogSeconds (a deadlock), it says so and exits with 3, so that the failure
 // is an exit code rather than a process that never ends.
 #include <cuda.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -32,7 +35,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #define CHECK(call)                                                         \
@@ -100,8 +102,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[2];
-  if (mode != "same" && mode != "callback" && mode != "event" && mode != "legacy" &&
-      mode != "per_thread" && mode != "unrelated" && mode != "ran") {
+  if (mode != "same" && mode != "callback" && mode != "event" && mode != "chain" &&
+      mode != "legacy" && mode != "per_thread" && mode != "unrelated" && mode != "ran") {
     std::fprintf(stderr, "hostfunc_app: unknown mode %s\n", mode.c_str());
     return 2;
   }
@@ -125,16 +127,20 @@ int main(int argc, char** argv) {
   CHECK(cuMemAlloc(&buffer, sizeof(uint32_t) * kWords));
   CHECK(cuMemcpyHtoD(buffer, host.data(), sizeof(uint32_t) * kWords));
 
-  const unsigned host_flags = mode == "legacy" || mode == "same" || mode == "callback" ||
-                                      mode == "ran"
-                                  ? CU_STREAM_DEFAULT
-                                  : CU_STREAM_NON_BLOCKING;
+  const unsigned host_flags =
+      mode == "legacy" || mode == "same" || mode == "callback" || mode == "ran"
+          ? CU_STREAM_DEFAULT
+          : CU_STREAM_NON_BLOCKING;
   CUstream a;
   CUstream b;
   CHECK(cuStreamCreate(&a, host_flags));
   CHECK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+  CUstream c;
+  CHECK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
   CUevent event;
   CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  CUevent passed_on;
+  CHECK(cuEventCreate(&passed_on, CU_EVENT_DISABLE_TIMING));
   void* tag = reinterpret_cast<void*>(uintptr_t{0x5eed});
 
   std::thread guard(watchdog);
@@ -147,10 +153,15 @@ int main(int argc, char** argv) {
     CHECK(cuLaunchHostFunc(a, host_fn, tag));
   }
   CUstream launch_stream = a;
-  if (mode == "event") {
+  if (mode == "event" || mode == "chain") {
     CHECK(cuEventRecord(event, a));
     CHECK(cuStreamWaitEvent(b, event, 0));
     launch_stream = b;
+    if (mode == "chain") {
+      CHECK(cuEventRecord(passed_on, b));
+      CHECK(cuStreamWaitEvent(c, passed_on, 0));
+      launch_stream = c;
+    }
   } else if (mode == "unrelated") {
     launch_stream = b;
   } else if (mode == "legacy") {
@@ -179,7 +190,9 @@ int main(int argc, char** argv) {
   std::printf("mode %s checksum %016llx\n", mode.c_str(), static_cast<unsigned long long>(sum));
   std::printf("host function ran %d time(s), user data %llx\n", g_gate.calls,
               static_cast<unsigned long long>(g_gate.user_tag));
+  CHECK(cuEventDestroy(passed_on));
   CHECK(cuEventDestroy(event));
+  CHECK(cuStreamDestroy(c));
   CHECK(cuStreamDestroy(b));
   CHECK(cuStreamDestroy(a));
   CHECK(cuMemFree(buffer));
