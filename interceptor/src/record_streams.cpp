@@ -1,8 +1,10 @@
 // Streams, events, waits, host functions and synchronisation: enough to reconstruct the order in
 // which work was enqueued and waited for.
 #include "hooks.h"
+#include "host_funcs.h"
 #include "session.h"
 #include "snapshot.h"
+#include "stream_order.h"
 
 namespace cusnap::icpt {
 namespace {
@@ -14,8 +16,10 @@ void record_stream_create(CallScope& call, CUresult result, CUstream* stream, un
   create.setFlags(flags);
   create.setPriority(priority);
   call.commit();
-  if (result == CUDA_SUCCESS && stream != nullptr && snapshots_enabled())
+  if (result == CUDA_SUCCESS && stream != nullptr && snapshots_enabled()) {
     track_stream(*stream, true);
+    host_funcs_stream_created(*stream, flags);
+  }
 }
 
 void record_host_func(CallScope& call, CUstream stream, const void* function, void* user_data) {
@@ -24,6 +28,12 @@ void record_host_func(CallScope& call, CUstream stream, const void* function, vo
   host.setFunction(handle_value(function));
   host.setUserData(handle_value(user_data));
   call.commit();
+}
+
+// Host functions are enqueued wrapped while snapshots are on (host_funcs.h), except on a stream
+// being captured into a graph; the record names the application's function and data.
+bool track_host_funcs(CallScope& call, CUstream stream) {
+  return snapshots_enabled() && !stream_is_capturing(stream, call.per_thread_stream());
 }
 
 }  // namespace
@@ -41,13 +51,18 @@ CUSNAP_POST_HOOK(cuStreamCreateWithPriority)
 }
 
 CUSNAP_POST_HOOK(cuStreamDestroy_v2)(CallScope& call, CUresult, CUstream hStream) {
-  if (snapshots_enabled()) track_stream(hStream, false);
+  if (snapshots_enabled()) {
+    track_stream(hStream, false);
+    host_funcs_stream_destroyed(hStream);
+  }
   call.record().initStreamDestroy().setStream(handle_value(hStream));
   call.commit();
 }
 
 CUSNAP_POST_HOOK(cuStreamWaitEvent)
-(CallScope& call, CUresult, CUstream hStream, CUevent hEvent, unsigned int Flags) {
+(CallScope& call, CUresult result, CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  if (result == CUDA_SUCCESS && snapshots_enabled())
+    host_funcs_stream_waits(hStream, call.per_thread_stream(), hEvent);
   auto wait = call.record().initStreamWaitEvent();
   wait.setStream(handle_value(hStream));
   wait.setEvent(handle_value(hEvent));
@@ -78,7 +93,10 @@ CUSNAP_POST_HOOK(cuEventCreate)
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuEventRecord)(CallScope& call, CUresult, CUevent hEvent, CUstream hStream) {
+CUSNAP_POST_HOOK(cuEventRecord)
+(CallScope& call, CUresult result, CUevent hEvent, CUstream hStream) {
+  if (result == CUDA_SUCCESS && snapshots_enabled())
+    host_funcs_event_recorded(hEvent, hStream, call.per_thread_stream());
   auto record = call.record().initEventRecord();
   record.setEvent(handle_value(hEvent));
   record.setStream(handle_value(hStream));
@@ -86,7 +104,9 @@ CUSNAP_POST_HOOK(cuEventRecord)(CallScope& call, CUresult, CUevent hEvent, CUstr
 }
 
 CUSNAP_POST_HOOK(cuEventRecordWithFlags)
-(CallScope& call, CUresult, CUevent hEvent, CUstream hStream, unsigned int flags) {
+(CallScope& call, CUresult result, CUevent hEvent, CUstream hStream, unsigned int flags) {
+  if (result == CUDA_SUCCESS && snapshots_enabled())
+    host_funcs_event_recorded(hEvent, hStream, call.per_thread_stream());
   auto record = call.record().initEventRecord();
   record.setEvent(handle_value(hEvent));
   record.setStream(handle_value(hStream));
@@ -104,7 +124,8 @@ CUSNAP_POST_HOOK(cuEventQuery)(CallScope& call, CUresult, CUevent hEvent) {
   call.commit();
 }
 
-CUSNAP_POST_HOOK(cuEventDestroy_v2)(CallScope& call, CUresult, CUevent hEvent) {
+CUSNAP_POST_HOOK(cuEventDestroy_v2)(CallScope& call, CUresult result, CUevent hEvent) {
+  if (result == CUDA_SUCCESS && snapshots_enabled()) host_funcs_event_destroyed(hEvent);
   call.record().initEventDestroy().setEvent(handle_value(hEvent));
   call.commit();
 }
@@ -123,15 +144,38 @@ CUSNAP_POST_HOOK(cuEventElapsedTime_v2)
   post_cuEventElapsedTime(call, result, pMilliseconds, hStart, hEnd);
 }
 
-CUSNAP_POST_HOOK(cuLaunchHostFunc)
-(CallScope& call, CUresult, CUstream hStream, CUhostFn fn, void* userData) {
-  record_host_func(call, hStream, reinterpret_cast<const void*>(fn), userData);
+CUSNAP_CUSTOM(cuLaunchHostFunc)
+(CallScope& call, CUstream hStream, CUhostFn function, void* userData) {
+  auto real = reinterpret_cast<fn::cuLaunchHostFunc>(g_real[call.id()]);
+  if (real == nullptr) return call.missing();
+  CUresult result =
+      track_host_funcs(call, hStream)
+          ? launch_tracked_host_func(real, hStream, call.per_thread_stream(), function, userData)
+          : real(hStream, function, userData);
+  if (call.recording()) {
+    call.returned(result);
+    call.guard([&] {
+      record_host_func(call, hStream, reinterpret_cast<const void*>(function), userData);
+    });
+  }
+  return result;
 }
 
-CUSNAP_POST_HOOK(cuStreamAddCallback)
-(CallScope& call, CUresult, CUstream hStream, CUstreamCallback callback, void* userData,
- unsigned int) {
-  record_host_func(call, hStream, reinterpret_cast<const void*>(callback), userData);
+CUSNAP_CUSTOM(cuStreamAddCallback)
+(CallScope& call, CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
+  auto real = reinterpret_cast<fn::cuStreamAddCallback>(g_real[call.id()]);
+  if (real == nullptr) return call.missing();
+  CUresult result =
+      track_host_funcs(call, hStream)
+          ? add_tracked_callback(real, hStream, call.per_thread_stream(), callback, userData, flags)
+          : real(hStream, callback, userData, flags);
+  if (call.recording()) {
+    call.returned(result);
+    call.guard([&] {
+      record_host_func(call, hStream, reinterpret_cast<const void*>(callback), userData);
+    });
+  }
+  return result;
 }
 
 }  // namespace hooks

@@ -18,6 +18,7 @@
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/snapshot_ranges.h"
 #include "handles.h"
+#include "host_funcs.h"
 #include "log.h"
 #include "session.h"
 #include "shim_runtime.h"
@@ -31,6 +32,8 @@ std::atomic<uint64_t> g_device_work_done{0};
 
 namespace {
 
+constexpr const char* kWaitsOnHostFunc =
+    "the launch's stream waits on a host function that has not run yet";
 // Bounded staging: device memory is read through at most this much host memory at a time.
 constexpr uint64_t kStagingBytes = 64u << 20;
 // Device route: at most this many bytes of changed, not stored after-launch chunks are kept on
@@ -621,6 +624,12 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
           "the launch's stream is being captured into a graph (the launch does not run now)";
       return;
     }
+    // A host function the stream waits on may wait for this thread's progress after the launch
+    // returns: synchronising would deadlock the application.
+    if (waits_on_pending_host_func(stream, p.per_thread)) {
+      p.skipped = kWaitsOnHostFunc;
+      return;
+    }
     try {
       // Another thread between counting a call and returning from it may be enqueuing work the
       // stream query below cannot see yet.
@@ -712,6 +721,15 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
   try {
     if (!p.skipped.empty()) {
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
+      return;
+    }
+    if (waits_on_pending_host_func(p.stream, p.per_thread)) {
+      // Another thread enqueued one since the before-state was read: that one stands.
+      session->memory_snapshot(false, seq, ordinal, p.before, "");
+      session->memory_snapshot(true, seq, ordinal, {},
+                               std::string("after-state not recorded: ") + kWaitsOnHostFunc);
+      p.before.clear();
+      p.before.shrink_to_fit();
       return;
     }
     std::vector<SnapshotChunk> after(p.chunks.size());

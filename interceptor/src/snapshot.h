@@ -13,12 +13,12 @@
 // - Off (no CUSNAP_SNAPSHOT_KERNELS): snapshots_enabled() is false, the allocation hooks do not
 //   touch the table and launches do nothing more than before.
 // - At a selected launch: before() (pre hook: the stream is checked for graph capture and
-//   synchronised, every range hashed, the chunks not known unchanged read through a bounded
-//   staging buffer and stored as blobs); after() (post hook, once the launch record has its seq:
-//   synchronise again, hash and read the changed chunks again,
-//   append the beforeLaunch and afterLaunch memorySnapshot records). A failure disables
-//   snapshots for the rest of the run (one logged line, a skippedReason record); the
-//   application's launch and its result are never affected.
+//   for a host function it waits on that has not run (host_funcs.h), and synchronised, every range
+//   hashed, the chunks not known unchanged read through a bounded staging buffer and stored as
+//   blobs); after() (post hook, once the launch record has its seq: synchronise again, hash and
+//   read the changed chunks again, append the beforeLaunch and afterLaunch memorySnapshot records).
+//   A failure disables snapshots for the rest of the run (one logged line, a skippedReason record);
+//   the application's launch and its result are never affected.
 #pragma once
 
 #include <atomic>

@@ -14,6 +14,8 @@
 #   host    APP IMAGE EMU_DIR CUDA_ROOT GENERATOR CXX (snapshot_host_app): mapped, registered and
 #           pinned host memory covered on both hashing routes, with the content the kernels
 #           wrote there; the --emit-cpp reproducer of one launch matches over all of it.
+#   hostfunc APP IMAGE EMU_DIR HOSTFUNC EXPECT (hostfunc_app): a launch whose stream waits on a
+#           host function that has not run yet is skipped with the reason, never deadlocks.
 #   fake_capture / fake_fail  APP FAKE SHIM_DIR: the skip paths on a fake driver (stream capture;
 #           a failing copy disables snapshots), with the application's output unchanged.
 function(mask_timings text out)
@@ -386,6 +388,54 @@ elseif(MODE MATCHES "^fake_")
     if(NOT n EQUAL 1)
       message(FATAL_ERROR "expected one logged line about the disabled snapshots, got ${n}")
     endif()
+  endif()
+elseif(MODE STREQUAL "hostfunc")
+  # The launch's stream waits on a host function that blocks until the application's main thread
+  # releases it after the launch returned (hostfunc_app.cpp, HOSTFUNC=<its mode>). EXPECT=skip:
+  # no snapshot, the reason recorded and listed by `cusnap info`; snap: the host function had run,
+  # the snapshot is taken; overlap: it blocks another stream only, the launch's overlap rule
+  # applies. In every case the application's output and exit code are those of a direct run
+  # (it exits 3 after its watchdog's wait if the launch never returns: the deadlock).
+  set(f ${OUT_DIR}/snap-hostfunc-${HOSTFUNC}.cusnap)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMU_DIR} ${APP} ${IMAGE} ${HOSTFUNC}
+                  RESULT_VARIABLE direct_rc OUTPUT_VARIABLE direct_out ERROR_VARIABLE direct_err)
+  if(NOT direct_rc EQUAL 0)
+    message(FATAL_ERROR "direct run failed (rc ${direct_rc}):\n${direct_out}${direct_err}")
+  endif()
+  capture(${f} snap --snapshot-kernels step -- ${APP} ${IMAGE} ${HOSTFUNC})
+  message("direct:\n${direct_out}\nwith snapshots:\n${snap_out}${snap_err}")
+  if(NOT direct_out STREQUAL snap_out)
+    message(FATAL_ERROR "stdout differs with snapshots:\n--- direct\n${direct_out}\n--- snapshots\n${snap_out}")
+  endif()
+  if(NOT snap_out MATCHES "host function ran 1 time\\(s\\), user data 5eed")
+    message(FATAL_ERROR "the host function did not run once with its user data")
+  endif()
+  inspect(${f} result --require-all)
+  execute_process(COMMAND ${CUSNAP} info ${f} RESULT_VARIABLE info_rc OUTPUT_VARIABLE info_out ERROR_VARIABLE info_err)
+  if(NOT info_rc EQUAL 0)
+    message(FATAL_ERROR "cusnap info failed (rc ${info_rc}): ${info_err}")
+  endif()
+  set(reason "the launch's stream waits on a host function that has not run yet")
+  if(EXPECT STREQUAL "skip")
+    if(NOT result_out MATCHES "summary launches=1 snapshotted=0 skipped=1 ")
+      message(FATAL_ERROR "expected the one launch skipped")
+    endif()
+    if(NOT result_out MATCHES "skip 0 step reason=\"${reason}\"")
+      message(FATAL_ERROR "expected the skip reason '${reason}'")
+    endif()
+    if(NOT info_out MATCHES "launch #0 \\(call [0-9]+\\) step, beforeLaunch: ${reason}")
+      message(FATAL_ERROR "cusnap info does not list the skipped launch:\n${info_out}")
+    endif()
+  elseif(EXPECT STREQUAL "snap")
+    if(NOT result_out MATCHES "summary launches=1 snapshotted=1 skipped=0 ")
+      message(FATAL_ERROR "expected the one launch snapshotted")
+    endif()
+  elseif(EXPECT STREQUAL "overlap")
+    if(NOT result_out MATCHES "skip 0 step reason=\"snapshot not taken: other device work overlapped")
+      message(FATAL_ERROR "expected the launch skipped for the other stream's queued work")
+    endif()
+  else()
+    message(FATAL_ERROR "unknown EXPECT ${EXPECT}")
   endif()
 else()
   message(FATAL_ERROR "unknown MODE ${MODE}")
