@@ -13,6 +13,7 @@
 #include "cusnap/format/reader.h"
 #include "fixture.h"
 #include "reseal.h"
+#include "test_files.h"
 
 using namespace cusnap;
 using namespace cusnap::extract;
@@ -22,17 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string tmp(const std::string& name) {
-  fs::path dir = fs::path(CUSNAP_TEST_TMP_DIR) / "unit";
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+std::string tmp(const std::string& name) { return scratch_path("unit", name); }
 
-std::unique_ptr<format::Reader> open(const std::string& path) {
-  auto r = format::Reader::open(path);
-  REQUIRE(r.is_ok());
-  return std::move(r.value());
-}
+std::unique_ptr<format::Reader> open(const std::string& path) { return open_capture(path); }
 
 std::vector<uint64_t> seqs(const std::vector<LaunchPlan>& plans) {
   std::vector<uint64_t> out;

@@ -9,6 +9,7 @@
 #include "cusnap/format/reader.h"
 #include "fixture.h"
 #include "replayer/replay.h"
+#include "test_files.h"
 
 using namespace cusnap;
 using namespace cusnap::extract;
@@ -18,18 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string tmp(const std::string& name) {
-  fs::path dir = fs::path(CUSNAP_TEST_TMP_DIR) / "minimize";
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+std::string tmp(const std::string& name) { return scratch_path("minimize", name); }
 
-std::unique_ptr<format::Reader> open(const std::string& path) {
-  auto r = format::Reader::open(path);
-  INFO(r.status().to_string());
-  REQUIRE(r.is_ok());
-  return std::move(r.value());
-}
+std::unique_ptr<format::Reader> open(const std::string& path) { return open_capture(path); }
 
 LaunchPlan plan_call(format::Reader& r, uint64_t seq) {
   Selection sel;

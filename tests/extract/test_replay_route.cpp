@@ -9,6 +9,7 @@
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/reader.h"
 #include "fixture.h"
+#include "test_files.h"
 
 #ifdef CUSNAP_TEST_EMULATOR
 
@@ -20,18 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string tmp(const std::string& name) {
-  fs::path dir = fs::path(CUSNAP_TEST_TMP_DIR) / "replay_route";
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+std::string tmp(const std::string& name) { return scratch_path("replay_route", name); }
 
-std::unique_ptr<format::Reader> open(const std::string& path) {
-  auto r = format::Reader::open(path);
-  INFO(r.status().to_string());
-  REQUIRE(r.is_ok());
-  return std::move(r.value());
-}
+std::unique_ptr<format::Reader> open(const std::string& path) { return open_capture(path); }
 
 struct Written {
   std::map<uint64_t, std::string> paths;   // launch seq -> extracted capture
