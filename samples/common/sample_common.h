@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -281,6 +283,33 @@ class PrimaryContext {
 
 inline unsigned blocks_for(size_t n, unsigned block) {
   return static_cast<unsigned>((n + block - 1) / block);
+}
+
+// The start of a one-kernel program that takes its kernel image as a file (the interceptor's test
+// applications, bench/): cuInit, device 0's primary context made current, the image at `path`
+// loaded and `kernel` looked up. An unreadable file or a failing call exits 2, as CU_CHECK does.
+struct LoadedKernel {
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+};
+inline LoadedKernel load_kernel_file(const char* path, const char* kernel) {
+  std::ifstream file(path, std::ios::binary);
+  std::vector<char> image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (image.empty()) {
+    std::fprintf(stderr, "cannot read the kernel image %s\n", path);
+    std::exit(2);
+  }
+  image.push_back('\0');  // PTX text is handed to the driver as a C string
+  LoadedKernel k;
+  CU_CHECK(cuInit(0));
+  CU_CHECK(cuDeviceGet(&k.device, 0));
+  CU_CHECK(cuDevicePrimaryCtxRetain(&k.context, k.device));
+  CU_CHECK(cuCtxSetCurrent(k.context));
+  CU_CHECK(cuModuleLoadData(&k.module, image.data()));
+  CU_CHECK(cuModuleGetFunction(&k.function, k.module, kernel));
+  return k;
 }
 
 }  // namespace cusnap::samples

@@ -37,14 +37,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    CUresult r_ = (call);                                                   \
-    if (r_ != CUDA_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s failed: %d\n", #call, static_cast<int>(r_)); \
-      return 1;                                                             \
-    }                                                                       \
-  } while (0)
+#include "sample_common.h"  // samples/common: CU_CHECK, load_kernel_file
 
 namespace {
 
@@ -107,25 +100,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hostfunc_app: unknown mode %s\n", mode.c_str());
     return 2;
   }
-  std::ifstream file(argv[1], std::ios::binary);
-  std::vector<char> image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (image.empty()) return 2;
-  CHECK(cuInit(0));
-  CUdevice device;
-  CHECK(cuDeviceGet(&device, 0));
-  CUcontext context;
-  CHECK(cuDevicePrimaryCtxRetain(&context, device));
-  CHECK(cuCtxSetCurrent(context));
-  CUmodule module;
-  CHECK(cuModuleLoadData(&module, image.data()));
-  CUfunction step;
-  CHECK(cuModuleGetFunction(&step, module, "step"));
+  const auto loaded = cusnap::samples::load_kernel_file(argv[1], "step");
+  const CUdevice device = loaded.device;
+  const CUmodule module = loaded.module;
+  const CUfunction step = loaded.function;
   constexpr int kWords = 64;
   std::vector<uint32_t> host(kWords);
   for (int i = 0; i < kWords; ++i) host[i] = 2654435761u * static_cast<uint32_t>(i + 1);
   CUdeviceptr buffer;
-  CHECK(cuMemAlloc(&buffer, sizeof(uint32_t) * kWords));
-  CHECK(cuMemcpyHtoD(buffer, host.data(), sizeof(uint32_t) * kWords));
+  CU_CHECK(cuMemAlloc(&buffer, sizeof(uint32_t) * kWords));
+  CU_CHECK(cuMemcpyHtoD(buffer, host.data(), sizeof(uint32_t) * kWords));
 
   const unsigned host_flags =
       mode == "legacy" || mode == "same" || mode == "callback" || mode == "ran"
@@ -133,33 +117,33 @@ int main(int argc, char** argv) {
           : CU_STREAM_NON_BLOCKING;
   CUstream a;
   CUstream b;
-  CHECK(cuStreamCreate(&a, host_flags));
-  CHECK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+  CU_CHECK(cuStreamCreate(&a, host_flags));
+  CU_CHECK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
   CUstream c;
-  CHECK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+  CU_CHECK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
   CUevent event;
-  CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  CU_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
   CUevent passed_on;
-  CHECK(cuEventCreate(&passed_on, CU_EVENT_DISABLE_TIMING));
+  CU_CHECK(cuEventCreate(&passed_on, CU_EVENT_DISABLE_TIMING));
   void* tag = reinterpret_cast<void*>(uintptr_t{0x5eed});
 
   std::thread guard(watchdog);
   if (mode == "ran") release();  // the host function runs at once; the stream is synchronised
   if (mode == "callback") {
-    CHECK(cuStreamAddCallback(a, stream_callback, tag, 0));
+    CU_CHECK(cuStreamAddCallback(a, stream_callback, tag, 0));
   } else if (mode == "per_thread") {
-    CHECK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, host_fn, tag));
+    CU_CHECK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, host_fn, tag));
   } else {
-    CHECK(cuLaunchHostFunc(a, host_fn, tag));
+    CU_CHECK(cuLaunchHostFunc(a, host_fn, tag));
   }
   CUstream launch_stream = a;
   if (mode == "event" || mode == "chain") {
-    CHECK(cuEventRecord(event, a));
-    CHECK(cuStreamWaitEvent(b, event, 0));
+    CU_CHECK(cuEventRecord(event, a));
+    CU_CHECK(cuStreamWaitEvent(b, event, 0));
     launch_stream = b;
     if (mode == "chain") {
-      CHECK(cuEventRecord(passed_on, b));
-      CHECK(cuStreamWaitEvent(c, passed_on, 0));
+      CU_CHECK(cuEventRecord(passed_on, b));
+      CU_CHECK(cuStreamWaitEvent(c, passed_on, 0));
       launch_stream = c;
     }
   } else if (mode == "unrelated") {
@@ -169,14 +153,14 @@ int main(int argc, char** argv) {
   } else if (mode == "per_thread") {
     launch_stream = CU_STREAM_PER_THREAD;
   } else if (mode == "ran") {
-    CHECK(cuStreamSynchronize(a));
+    CU_CHECK(cuStreamSynchronize(a));
   }
   int n = kWords;
   unsigned index = 7;
   void* params[] = {&buffer, &n, &index};
-  CHECK(cuLaunchKernel(step, 1, 1, 1, kWords, 1, 1, 0, launch_stream, params, nullptr));
+  CU_CHECK(cuLaunchKernel(step, 1, 1, 1, kWords, 1, 1, 0, launch_stream, params, nullptr));
   release();
-  CHECK(cuCtxSynchronize());
+  CU_CHECK(cuCtxSynchronize());
   {
     std::lock_guard lock(g_gate.mutex);
     g_gate.done = true;
@@ -184,19 +168,19 @@ int main(int argc, char** argv) {
   }
   guard.join();
 
-  CHECK(cuMemcpyDtoH(host.data(), buffer, sizeof(uint32_t) * kWords));
+  CU_CHECK(cuMemcpyDtoH(host.data(), buffer, sizeof(uint32_t) * kWords));
   uint64_t sum = 0;
   for (uint32_t word : host) sum = sum * 1099511628211ull + word;
   std::printf("mode %s checksum %016llx\n", mode.c_str(), static_cast<unsigned long long>(sum));
   std::printf("host function ran %d time(s), user data %llx\n", g_gate.calls,
               static_cast<unsigned long long>(g_gate.user_tag));
-  CHECK(cuEventDestroy(passed_on));
-  CHECK(cuEventDestroy(event));
-  CHECK(cuStreamDestroy(c));
-  CHECK(cuStreamDestroy(b));
-  CHECK(cuStreamDestroy(a));
-  CHECK(cuMemFree(buffer));
-  CHECK(cuModuleUnload(module));
-  CHECK(cuDevicePrimaryCtxRelease(device));
+  CU_CHECK(cuEventDestroy(passed_on));
+  CU_CHECK(cuEventDestroy(event));
+  CU_CHECK(cuStreamDestroy(c));
+  CU_CHECK(cuStreamDestroy(b));
+  CU_CHECK(cuStreamDestroy(a));
+  CU_CHECK(cuMemFree(buffer));
+  CU_CHECK(cuModuleUnload(module));
+  CU_CHECK(cuDevicePrimaryCtxRelease(device));
   return 0;
 }

@@ -20,15 +20,7 @@
 #include <vector>
 
 #include "cusnap/format/blob_id.h"
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    CUresult r_ = (call);                                                   \
-    if (r_ != CUDA_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s failed: %d\n", #call, static_cast<int>(r_)); \
-      return 1;                                                             \
-    }                                                                       \
-  } while (0)
+#include "sample_common.h"  // samples/common: CU_CHECK, load_kernel_file
 
 namespace {
 
@@ -47,39 +39,30 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: snapshot_host_app IMAGE\n");
     return 2;
   }
-  std::ifstream file(argv[1], std::ios::binary);
-  std::vector<char> image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (image.empty()) return 2;
-  CHECK(cuInit(0));
-  CUdevice device;
-  CHECK(cuDeviceGet(&device, 0));
-  CUcontext context;
-  CHECK(cuDevicePrimaryCtxRetain(&context, device));
-  CHECK(cuCtxSetCurrent(context));
-  CUmodule module;
-  CHECK(cuModuleLoadData(&module, image.data()));
-  CUfunction step;
-  CHECK(cuModuleGetFunction(&step, module, "step"));
+  const auto loaded = cusnap::samples::load_kernel_file(argv[1], "step");
+  const CUdevice device = loaded.device;
+  const CUmodule module = loaded.module;
+  const CUfunction step = loaded.function;
 
   const size_t mapped_bytes = 65536 + 4196;
   void* mapped = nullptr;
-  CHECK(cuMemHostAlloc(&mapped, mapped_bytes, CU_MEMHOSTALLOC_DEVICEMAP));
+  CU_CHECK(cuMemHostAlloc(&mapped, mapped_bytes, CU_MEMHOSTALLOC_DEVICEMAP));
   CUdeviceptr mapped_device = 0;
-  CHECK(cuMemHostGetDevicePointer(&mapped_device, mapped, 0));
+  CU_CHECK(cuMemHostGetDevicePointer(&mapped_device, mapped, 0));
   const size_t registered_bytes = 8192;
   void* registered = std::aligned_alloc(4096, registered_bytes);
   if (registered == nullptr) return 1;
-  CHECK(cuMemHostRegister(registered, registered_bytes, CU_MEMHOSTREGISTER_DEVICEMAP));
+  CU_CHECK(cuMemHostRegister(registered, registered_bytes, CU_MEMHOSTREGISTER_DEVICEMAP));
   CUdeviceptr registered_device = 0;
-  CHECK(cuMemHostGetDevicePointer(&registered_device, registered, 0));
+  CU_CHECK(cuMemHostGetDevicePointer(&registered_device, registered, 0));
   void* pinned = nullptr;
-  CHECK(cuMemAllocHost(&pinned, 4096));
+  CU_CHECK(cuMemAllocHost(&pinned, 4096));
   CUdeviceptr buffer = 0;
-  CHECK(cuMemAlloc(&buffer, 4096));
+  CU_CHECK(cuMemAlloc(&buffer, 4096));
   fill(static_cast<uint8_t*>(mapped), mapped_bytes, 1);
   fill(static_cast<uint8_t*>(registered), registered_bytes, 2);
   fill(static_cast<uint8_t*>(pinned), 4096, 3);
-  CHECK(cuMemcpyHtoD(buffer, pinned, 4096));
+  CU_CHECK(cuMemcpyHtoD(buffer, pinned, 4096));
 
   int n = 64;
   auto launch = [&](CUdeviceptr target, unsigned k) {
@@ -87,23 +70,23 @@ int main(int argc, char** argv) {
     CUresult r = cuLaunchKernel(step, 1, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr);
     return r == CUDA_SUCCESS ? cuCtxSynchronize() : r;
   };
-  CHECK(launch(mapped_device, 0));
+  CU_CHECK(launch(mapped_device, 0));
   std::printf(
       "mapped %s\n",
       cusnap::format::hash_blob({static_cast<const uint8_t*>(mapped), 65536}).to_hex().c_str());
-  CHECK(launch(registered_device, 1));
+  CU_CHECK(launch(registered_device, 1));
   std::printf("registered %s\n",
               cusnap::format::hash_blob({static_cast<const uint8_t*>(registered), registered_bytes})
                   .to_hex()
                   .c_str());
-  CHECK(cuMemHostUnregister(registered));
-  CHECK(launch(buffer, 2));
-  CHECK(cuMemFreeHost(mapped));
-  CHECK(launch(buffer, 3));
-  CHECK(cuMemFreeHost(pinned));
-  CHECK(cuMemFree(buffer));
+  CU_CHECK(cuMemHostUnregister(registered));
+  CU_CHECK(launch(buffer, 2));
+  CU_CHECK(cuMemFreeHost(mapped));
+  CU_CHECK(launch(buffer, 3));
+  CU_CHECK(cuMemFreeHost(pinned));
+  CU_CHECK(cuMemFree(buffer));
   std::free(registered);
-  CHECK(cuModuleUnload(module));
-  CHECK(cuDevicePrimaryCtxRelease(device));
+  CU_CHECK(cuModuleUnload(module));
+  CU_CHECK(cuDevicePrimaryCtxRelease(device));
   return 0;
 }
