@@ -294,11 +294,12 @@ MaybeError PlanBuilder::add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r) 
         return std::nullopt;
       }
       // Kernels can reach it; what the application wrote into it directly (not by a copy) was
-      // never captured, so the replay's copy starts zeroed.
-      warn_once("hostmap", seq,
-                "host memory kernels can reach is recreated zeroed: what the application wrote "
-                "into it directly (not through a copy) was not captured, kernels reading it may "
-                "see other data");
+      // never captured, so the replay's copy starts zeroed (an extract restores its snapshot).
+      if (!plan_.extract)
+        warn_once("hostmap", seq,
+                  "host memory kernels can reach is recreated zeroed: what the application wrote "
+                  "into it directly (not through a copy) was not captured, kernels reading it may "
+                  "see other data");
       push(seq, std::move(op));
       return std::nullopt;
     }
@@ -837,18 +838,20 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
                                "increasing address order, non-overlapping)")
           .with_address(chunk.address);
     }
-    if (!inside_live_range(chunk.address, chunk.size) &&
-        inside_live_range(chunk.address, chunk.size, true)) {
-      // Host-mapped / registered host memory is not replayed: its chunks can be neither
-      // restored nor compared. Said once, counted per snapshot.
-      warn_once(
-          "snapshot-host", seq,
-          "snapshot chunks in host memory (mapped or registered) are not restored or compared");
+    const bool in_host = !inside_live_range(chunk.address, chunk.size) &&
+                         inside_live_range(chunk.address, chunk.size, true);
+    if (in_host && !plan_.extract) {
+      // Host memory in a whole-run replay: recreated, but what host code wrote there was never
+      // captured, so its chunks would not match what the application had. Not compared; said
+      // once, counted per snapshot. (An extract restores them before its launch: below.)
+      warn_once("snapshot-host", seq,
+                "snapshot chunks in host memory (pinned, mapped or registered) are not compared "
+                "in a whole-run replay (host code's writes there are not captured)");
       previous_end = chunk.address + chunk.size;
       ++snapshot.host_chunks;
       continue;
     }
-    if (!inside_live_range(chunk.address, chunk.size)) {
+    if (!in_host && !inside_live_range(chunk.address, chunk.size)) {
       return capture_error(
                  seq, kRecord,
                  where + ": outside every allocation and module variable live at the launch")

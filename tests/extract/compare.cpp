@@ -119,6 +119,8 @@ class Comparer {
           if (!map_ || n != 8) return path + ": byte " + std::to_string(at) + " differs";
           std::memcpy(&va, da.begin() + at, 8);
           std::memcpy(&vb, db.begin() + at, 8);
+          // A pointer into host memory left out of the comparison (two runs place it apart).
+          if (in_skipped(va)) continue;
           uint64_t t = 0;
           if (!ranges.translate(va, &t) || t != vb)
             return path + ": word at byte " + std::to_string(at) + " differs";

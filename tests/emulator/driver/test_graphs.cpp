@@ -657,6 +657,9 @@ TEST_CASE("stream capture: illegal calls return the driver's errors and invalida
     CUevent e;
     REQUIRE_CU(cuEventCreate(&e, 0));
     REQUIRE_CU(cuEventRecord(e, s));
+    // Completed before the capture begins: a relaxed query then says SUCCESS, never NOT_READY
+    // (the record is asynchronous; without this the answer depends on timing).
+    REQUIRE_CU(cuEventSynchronize(e));
     REQUIRE_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CUresult global = CUDA_SUCCESS, relaxed = CUDA_ERROR_UNKNOWN;
     std::thread([&] {
