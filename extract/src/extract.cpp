@@ -699,8 +699,7 @@ void minimize_phases(const TouchedMemory& touched, LaunchPlan& plan, PhaseConten
   }
 }
 
-}  // namespace
-
+// write_extracted's body (the snapshot route), which may meet a record Cap'n Proto cannot read.
 Result<ExtractedLaunch> write_records(format::Reader& source, const std::string& source_path,
                                       const LaunchPlan& plan, const std::string& out_path,
                                       const TouchedMemory* touched) {
@@ -726,13 +725,13 @@ Result<ExtractedLaunch> write_records(format::Reader& source, const std::string&
   if (!before) return before.status();
   auto after = source_phase(source, plan, *plan.after_seq);
   if (!after) return after.status();
-  if (touched == nullptr)
-    return detail::write_capture(source, source_path, plan, out_path, *before, *after, "");
   LaunchPlan cut = plan;
-  detail::Dropped dropped;
-  minimize_phases(*touched, cut, *before, *after, dropped);
+  std::optional<detail::Dropped> dropped;
+  if (touched != nullptr) minimize_phases(*touched, cut, *before, *after, dropped.emplace());
   return detail::write_capture(source, source_path, cut, out_path, *before, *after, "", dropped);
 }
+
+}  // namespace
 
 Result<ExtractedLaunch> write_extracted(format::Reader& source, const std::string& source_path,
                                         const LaunchPlan& plan, const std::string& out_path,
