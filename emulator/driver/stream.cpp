@@ -77,6 +77,16 @@ Dependency Stream::tail() const { return Dependency{timeline_, last_enqueued()};
 
 void Stream::synchronize() const { timeline_->wait_for(last_enqueued()); }
 
+StreamHints Stream::hints() const {
+  std::lock_guard lock(mutex_);
+  return hints_;
+}
+
+void Stream::set_hints(const StreamHints& hints) {
+  std::lock_guard lock(mutex_);
+  hints_ = hints;
+}
+
 bool Stream::idle() const { return timeline_->reached(last_enqueued()); }
 
 void Stream::run() {

@@ -11,6 +11,7 @@
 // its dependencies are done, so event timings are deterministic whatever the host does.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -50,6 +51,15 @@ struct Dependency {
 
 enum class StreamKind : uint8_t { kLegacy, kPerThread, kUser };
 
+// The stream attributes other than the priority (cuStreamSetAttribute): caching, scheduling and
+// memory-fence hints. They are stored and answered; nothing the emulator computes depends on them.
+struct StreamHints {
+  CUaccessPolicyWindow access_policy_window{};  // zero: no window
+  CUsynchronizationPolicy sync_policy = CU_SYNC_POLICY_AUTO;
+  CUlaunchMemSyncDomain mem_sync_domain = CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
+  CUlaunchMemSyncDomainMap mem_sync_domain_map{0, 1};  // default -> domain 0, remote -> 1
+};
+
 class Stream {
  public:
   // Runs the operation on the worker thread and returns its emulated duration in ns.
@@ -71,7 +81,10 @@ class Stream {
   Context* context() const { return context_; }
   StreamKind kind() const { return kind_; }
   unsigned flags() const { return flags_; }
-  int priority() const { return priority_; }
+  int priority() const { return priority_.load(); }
+  void set_priority(int priority) { priority_.store(priority); }
+  StreamHints hints() const;
+  void set_hints(const StreamHints& hints);
   unsigned long long id() const { return id_; }
   // Blocking streams synchronise with the legacy default stream.
   bool blocking() const {
@@ -89,8 +102,9 @@ class Stream {
   Context* context_;
   StreamKind kind_;
   unsigned flags_;
-  int priority_;
+  std::atomic<int> priority_;
   unsigned long long id_;
+  StreamHints hints_;  // guarded by mutex_
   std::shared_ptr<Timeline> timeline_ = std::make_shared<Timeline>();
   mutable std::mutex mutex_;
   std::condition_variable work_ready_;

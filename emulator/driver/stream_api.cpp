@@ -1,11 +1,13 @@
 // Stream, event and host-function entry points. Both the legacy (`cuX`) and the per-thread
 // default stream (`cuX_ptsz`) exports share one implementation.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <utility>
 
 #include "driver/api.h"
 #include "driver/context.h"
+#include "driver/device.h"
 #include "driver/graph.h"
 #include "driver/mempool.h"
 #include "driver/state.h"
@@ -14,13 +16,16 @@ using namespace cusnap::emu::driver;
 
 namespace {
 
+// The range cuCtxGetStreamPriorityRange reports; out-of-range priorities are clamped to it.
+int clamp_priority(int priority) { return std::clamp(priority, -5, 0); }
+
 CUresult stream_create(CUstream* phStream, unsigned flags, int priority) {
   Context* ctx;
   if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
   if (phStream == nullptr || (flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  priority = std::clamp(priority, -5, 0);  // the range cuCtxGetStreamPriorityRange reports
+  priority = clamp_priority(priority);
   *phStream = reinterpret_cast<CUstream>(ctx->create_stream(flags, priority));
   return CUDA_SUCCESS;
 }
@@ -83,6 +88,105 @@ CUresult stream_get(CUstream h, bool per_thread, Getter&& get) {
   CUresult r = stream_argument(h, per_thread, &ctx, &s);
   if (s == nullptr) return r;  // queries answer from a poisoned context too
   return get(ctx, s);
+}
+
+CUresult stream_get_attribute(CUstream h, CUstreamAttrID attr, CUstreamAttrValue* out,
+                              bool per_thread) {
+  Context* ctx;
+  Stream* s;
+  CUresult r = stream_argument(h, per_thread, &ctx, &s);
+  if (s == nullptr) return r;  // queries answer from a poisoned context too
+  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const StreamHints hints = s->hints();
+  CUstreamAttrValue value;
+  std::memset(&value, 0, sizeof value);
+  switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      value.accessPolicyWindow = hints.access_policy_window;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      value.syncPolicy = hints.sync_policy;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      value.priority = s->priority();
+      break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      value.memSyncDomain = hints.mem_sync_domain;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      value.memSyncDomainMap = hints.mem_sync_domain_map;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;  // a launch attribute that is not a stream attribute
+  }
+  *out = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult stream_set_attribute(CUstream h, CUstreamAttrID attr, const CUstreamAttrValue* value,
+                              bool per_thread) {
+  Context* ctx;
+  Stream* s;
+  if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  StreamHints hints = s->hints();
+  switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: {
+      const CUaccessPolicyWindow& w = value->accessPolicyWindow;
+      int max_window = 0;
+      device_attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, &max_window);
+      // The documented ranges: hitRatio in [0, 1], a miss is normal or streaming.
+      if (!(w.hitRatio >= 0.0f && w.hitRatio <= 1.0f) || w.num_bytes > size_t(max_window) ||
+          w.hitProp < CU_ACCESS_PROPERTY_NORMAL || w.hitProp > CU_ACCESS_PROPERTY_PERSISTING ||
+          (w.missProp != CU_ACCESS_PROPERTY_NORMAL && w.missProp != CU_ACCESS_PROPERTY_STREAMING)) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      hints.access_policy_window = w;
+      break;
+    }
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      if (value->syncPolicy < CU_SYNC_POLICY_AUTO ||
+          value->syncPolicy > CU_SYNC_POLICY_BLOCKING_SYNC) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      hints.sync_policy = value->syncPolicy;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      s->set_priority(clamp_priority(value->priority));
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      if (value->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT &&
+          value->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      hints.mem_sync_domain = value->memSyncDomain;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: {
+      int domains = 0;
+      device_attribute(CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT, &domains);
+      if (value->memSyncDomainMap.default_ >= domains || value->memSyncDomainMap.remote >= domains)
+        return CUDA_ERROR_INVALID_VALUE;
+      hints.mem_sync_domain_map = value->memSyncDomainMap;
+      break;
+    }
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  s->set_hints(hints);
+  return CUDA_SUCCESS;
+}
+
+CUresult stream_copy_attributes(CUstream dst, CUstream src, bool per_thread) {
+  Context* dst_ctx;
+  Stream* to;
+  if (CUresult r = stream_argument(dst, per_thread, &dst_ctx, &to); r != CUDA_SUCCESS) return r;
+  Context* src_ctx;
+  Stream* from;
+  if (CUresult r = stream_argument(src, per_thread, &src_ctx, &from); r != CUDA_SUCCESS) return r;
+  if (dst_ctx != src_ctx) return CUDA_ERROR_INVALID_VALUE;  // "must have the same context"
+  to->set_hints(from->hints());
+  to->set_priority(from->priority());
+  return CUDA_SUCCESS;
 }
 
 CUresult launch_host_func(CUstream h, CUhostFn fn, void* user_data, bool per_thread) {
@@ -409,4 +513,33 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float* pMilliseconds, CUeve
                                                      CUevent hEnd) {
   return guarded("cuEventElapsedTime_v2",
                  [&] { return event_elapsed(pMilliseconds, hStart, hEnd); });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr,
+                                                    CUstreamAttrValue* value_out) {
+  return guarded("cuStreamGetAttribute",
+                 [&] { return stream_get_attribute(hStream, attr, value_out, kLegacyDefault); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr,
+                                                         CUstreamAttrValue* value_out) {
+  return guarded("cuStreamGetAttribute_ptsz",
+                 [&] { return stream_get_attribute(hStream, attr, value_out, kPerThreadDefault); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr,
+                                                    const CUstreamAttrValue* value) {
+  return guarded("cuStreamSetAttribute",
+                 [&] { return stream_set_attribute(hStream, attr, value, kLegacyDefault); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr,
+                                                         const CUstreamAttrValue* value) {
+  return guarded("cuStreamSetAttribute_ptsz",
+                 [&] { return stream_set_attribute(hStream, attr, value, kPerThreadDefault); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamCopyAttributes(CUstream dst, CUstream src) {
+  return guarded("cuStreamCopyAttributes",
+                 [&] { return stream_copy_attributes(dst, src, kLegacyDefault); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
+  return guarded("cuStreamCopyAttributes_ptsz",
+                 [&] { return stream_copy_attributes(dst, src, kPerThreadDefault); });
 }

@@ -195,7 +195,9 @@ TEST_CASE("an unimplemented export answers NOT_SUPPORTED", "[device]") {
   CUarray array = nullptr;
   CUDA_ARRAY_DESCRIPTOR desc{};
   CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED);
-  CUstreamAttrValue value{};
-  CHECK(cuStreamGetAttribute(nullptr, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value) ==
-        CUDA_ERROR_NOT_SUPPORTED);
+  CUipcEventHandle handle{};
+  CUevent event = nullptr;
+  REQUIRE_CU(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS));
+  CHECK(cuIpcGetEventHandle(&handle, event) == CUDA_ERROR_NOT_SUPPORTED);  // refused on purpose
+  CHECK_CU(cuEventDestroy(event));
 }

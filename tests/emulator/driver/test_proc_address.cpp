@@ -64,11 +64,11 @@ TEST_CASE("dlopen + cuGetProcAddress_v2 as the CUDA runtime does it", "[proc]") 
   CHECK(get_proc("cuInit", &fn, 13000, 8, &status) == CUDA_ERROR_INVALID_VALUE);
 
   // An unimplemented entry point is still found and answers NOT_SUPPORTED.
-  REQUIRE(get_proc("cuStreamGetAttribute", &fn, 11000, 0, &status) == CUDA_SUCCESS);
+  REQUIRE(get_proc("cuIpcGetEventHandle", &fn, 11000, 0, &status) == CUDA_SUCCESS);
   REQUIRE(fn != nullptr);
-  CUstreamAttrValue value{};
-  CHECK(reinterpret_cast<PFN_cuStreamGetAttribute_v11000>(fn)(nullptr, CU_LAUNCH_ATTRIBUTE_PRIORITY,
-                                                              &value) == CUDA_ERROR_NOT_SUPPORTED);
+  CUipcEventHandle handle{};
+  CHECK(reinterpret_cast<PFN_cuIpcGetEventHandle_v4010>(fn)(&handle, nullptr) ==
+        CUDA_ERROR_NOT_SUPPORTED);
   // The private export tables are not provided.
   const void* table = nullptr;
   CUuuid id{};
