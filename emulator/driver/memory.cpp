@@ -1,6 +1,7 @@
 #include "driver/memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -44,7 +45,19 @@ bool AllocationTable::accessible(uint64_t address, uint64_t size, bool write) co
   return true;
 }
 
+uint64_t host_page_size() {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 void AllocationTable::insert(Allocation allocation) {
+  if (is_managed(allocation) && !allocation.hints) {
+    allocation.hints = std::make_shared<ManagedHints>();
+    const uint64_t page = host_page_size();
+    const uint64_t first = allocation.base / page;
+    const uint64_t end = (allocation.base + allocation.size + page - 1) / page;
+    allocation.hints->pages.resize(end - first);
+  }
   std::unique_lock lock(mutex_);
   by_base_[allocation.base] = allocation;
   generation_.fetch_add(1, std::memory_order_acq_rel);

@@ -8,9 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "generated_driver_api.h"
 #include "ptx/engine.h"
@@ -18,6 +21,25 @@
 namespace cusnap::emu::driver {
 
 struct MemPool;
+
+// What cuMemAdvise and the prefetch calls recorded for one page of a managed allocation: the
+// answers of cuMemRangeGetAttribute. On a GPU they steer page migration; here memory never moves,
+// so nothing else depends on them.
+struct PageHints {
+  bool read_mostly = false;
+  CUmemLocationType preferred_type = CU_MEM_LOCATION_TYPE_INVALID;
+  int preferred_id = 0;
+  bool accessed_by_device = false;
+  bool accessed_by_host = false;
+  CUmemLocationType prefetched_type = CU_MEM_LOCATION_TYPE_INVALID;
+  int prefetched_id = 0;
+};
+struct ManagedHints {
+  std::mutex mutex;
+  // One per host page the allocation touches, from the page holding its first byte.
+  std::vector<PageHints> pages;
+};
+uint64_t host_page_size();
 
 enum class AllocationKind : uint8_t {
   kDevice,          // cuMemAlloc, cuMemAllocPitch, cuMemAllocAsync
@@ -44,6 +66,8 @@ struct Allocation {
   bool managed_variable = false;
   const char* name = nullptr;  // module variables: the variable (lives with its module)
   MemPool* pool = nullptr;     // stream-ordered allocations: the pool charged (mempool.h)
+  // Managed memory: the advice per page, shared by every copy of the entry (made at insert).
+  std::shared_ptr<ManagedHints> hints;
 };
 
 // Bytes after every allocation the emulator places itself (device, pitched, managed, pinned
