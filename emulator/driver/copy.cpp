@@ -1,5 +1,6 @@
 // Every 1D, 2D and 3D cuMemcpy* and cuMemset* entry point (sync and async, legacy and
-// per-thread default stream). CUDA arrays are not emulated: array copies stay unsupported.
+// per-thread default stream), and the batched copies. CUDA arrays are not emulated: array copies
+// stay unsupported.
 //
 // Synchronous calls queue their work on the default stream and wait for it, so they are
 // ordered with kernels exactly as on a GPU. Asynchronous copies follow the driver API's "API
@@ -663,4 +664,245 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr d, size_t pit
                                                        size_t w, size_t h, CUstream s) {
   CUSNAP_COPY("cuMemsetD2D32Async_ptsz",
               memset_2d(d, pitch, ui, 4, w, h, s, kPerThreadDefault, kAsync));
+}
+
+// ---- batched copies ----------------------------------------------------------------------------
+//
+// cuMemcpyBatchAsync and cuMemcpy3DBatchAsync (each with the failIdx ABI and the _v2 one without
+// it): every copy is a Region as above, checked before anything is queued (failIdx names the
+// first bad one, SIZE_MAX for an error of the call itself), then the whole batch runs as one
+// operation of the stream. The source access orders: STREAM and ANY read the source in stream
+// order (ANY allows any time; stream order is one); DURING_API_CALL reads it before the call
+// returns, as documented for ephemeral sources. Copies within a batch have no order, so running
+// them in array order is one valid schedule. CUDA arrays are not emulated: array operands are
+// refused with CUDA_ERROR_NOT_SUPPORTED.
+
+namespace {
+
+constexpr size_t kNoFailIndex = SIZE_MAX;
+
+struct BatchCopy {
+  Region region;
+  bool during_call = false;  // CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
+};
+
+CUresult check_access(CUmemcpySrcAccessOrder order, unsigned flags) {
+  if (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM &&
+      order != CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
+      order != CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+    return CUDA_ERROR_INVALID_VALUE;
+  if ((flags & ~static_cast<unsigned>(CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+// Reads the source now into a packed buffer the queued copy reads instead.
+void snapshot_source(Region& r) {
+  r.staging = std::make_shared<std::vector<uint8_t>>(r.bytes());
+  Side packed{r.staging->data(), r.width, r.height, false, true};
+  Region to_staging = r;
+  to_staging.dst = packed;
+  to_staging.run();
+  r.src = packed;
+}
+
+CUresult submit_batch(std::vector<BatchCopy> copies, CUstream hStream, bool per_thread,
+                      size_t* fail_idx, const char* call) {
+  Context* ctx;
+  Stream* stream;
+  if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
+  // "Must not be legacy NULL stream."
+  if (stream->kind() == StreamKind::kLegacy) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < copies.size(); ++i) {
+    if (CUresult e = validate(copies[i].region); e != CUDA_SUCCESS) {
+      if (fail_idx != nullptr) *fail_idx = i;
+      return e;
+    }
+  }
+  // A batch node would need one memcpy node per copy and sources read at capture time for
+  // DURING_API_CALL; neither is emulated.
+  if (CUresult e = capture_refuse(stream, call, CUDA_ERROR_NOT_SUPPORTED); e != CUDA_SUCCESS)
+    return e;
+  // Decided before staging replaces pageable sources with staging buffers.
+  std::vector<std::pair<CopyDirection, uint64_t>> notes;
+  if (stats_enabled()) {
+    for (const BatchCopy& c : copies) {
+      if (c.region.bytes() != 0) notes.emplace_back(direction_of(c.region), c.region.bytes());
+    }
+  }
+  bool wait = false;
+  std::vector<Region> regions;
+  regions.reserve(copies.size());
+  for (BatchCopy& c : copies) {
+    Region& r = c.region;
+    if (r.bytes() == 0) continue;
+    // As for every async copy: into pageable memory, or host to host, returns once done.
+    wait = wait || (!r.src.device && !r.dst.device) || (!r.dst.device && !r.dst.staged_ok);
+    if (c.during_call) {
+      snapshot_source(r);
+    } else {
+      stage_source(r);
+    }
+    regions.push_back(std::move(r));
+  }
+  if (regions.empty()) return CUDA_SUCCESS;
+  auto work = [regions = std::move(regions), ctx] {
+    if (ctx->sticky_error() != CUDA_SUCCESS) return uint64_t{0};
+    uint64_t ns = 0;
+    for (const Region& r : regions) {
+      r.run();
+      ns += r.modelled_ns();
+    }
+    return ns;
+  };
+  CUresult result = CUDA_SUCCESS;
+  if (wait) {
+    result = ctx->submit_and_wait(stream, work);
+  } else {
+    ctx->submit(stream, work);
+  }
+  if (result == CUDA_SUCCESS) {
+    for (const auto& [direction, bytes] : notes) note_copy(direction, bytes);
+  }
+  return result;
+}
+
+CUresult memcpy_batch(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                      CUmemcpyAttributes* attrs, size_t* attr_idxs, size_t num_attrs,
+                      size_t* fail_idx, CUstream hStream, bool per_thread, const char* call) {
+  if (fail_idx != nullptr) *fail_idx = kNoFailIndex;
+  if (CUresult e = check_initialized(); e != CUDA_SUCCESS) return e;
+  // The attribute list as documented: the first index 0, increasing, each below count, at most
+  // count of them; every copy then has one.
+  if (dsts == nullptr || srcs == nullptr || sizes == nullptr || count == 0 || attrs == nullptr ||
+      attr_idxs == nullptr || num_attrs == 0 || num_attrs > count || attr_idxs[0] != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::vector<BatchCopy> copies(count);
+  for (size_t k = 0; k < num_attrs; ++k) {
+    if ((k > 0 && attr_idxs[k] <= attr_idxs[k - 1]) || attr_idxs[k] >= count)
+      return CUDA_ERROR_INVALID_VALUE;
+    const size_t end = k + 1 < num_attrs ? attr_idxs[k + 1] : count;
+    for (size_t i = attr_idxs[k]; i < end; ++i) {
+      if (CUresult e = check_access(attrs[k].srcAccessOrder, attrs[k].flags); e != CUDA_SUCCESS) {
+        if (fail_idx != nullptr) *fail_idx = i;
+        return e;
+      }
+      copies[i].region = linear(unified_side(dsts[i]), unified_side(srcs[i]), sizes[i]);
+      copies[i].during_call = attrs[k].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    }
+  }
+  return submit_batch(std::move(copies), hStream, per_thread, fail_idx, call);
+}
+
+CUresult batch_operand(const CUmemcpy3DOperand& op, const CUextent3D& extent, Side* out) {
+  if (op.type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+    log(LogLevel::kError, "cuMemcpy3DBatchAsync: CUDA array operands are not emulated");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (op.type != CU_MEMCPY_OPERAND_TYPE_POINTER) return CUDA_ERROR_INVALID_VALUE;
+  // rowLength and layerHeight: 0 (tightly packed) or at least the extent, in elements of 1 byte.
+  if ((op.op.ptr.rowLength != 0 && op.op.ptr.rowLength < extent.width) ||
+      (op.op.ptr.layerHeight != 0 && op.op.ptr.layerHeight < extent.height)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *out = unified_side(op.op.ptr.ptr);
+  out->pitch = op.op.ptr.rowLength;
+  out->rows = op.op.ptr.layerHeight;
+  return CUDA_SUCCESS;
+}
+
+CUresult memcpy_3d_batch(size_t num_ops, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail_idx,
+                         unsigned long long flags, CUstream hStream, bool per_thread,
+                         const char* call) {
+  if (fail_idx != nullptr) *fail_idx = kNoFailIndex;
+  if (CUresult e = check_initialized(); e != CUDA_SUCCESS) return e;
+  if (num_ops == 0 || ops == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<BatchCopy> copies(num_ops);
+  for (size_t i = 0; i < num_ops; ++i) {
+    const CUDA_MEMCPY3D_BATCH_OP& op = ops[i];
+    Region& r = copies[i].region;
+    CUresult e = check_access(op.srcAccessOrder, op.flags);
+    // "The width, height and depth components must not be 0."
+    if (e == CUDA_SUCCESS &&
+        (op.extent.width == 0 || op.extent.height == 0 || op.extent.depth == 0))
+      e = CUDA_ERROR_INVALID_VALUE;
+    if (e == CUDA_SUCCESS) e = batch_operand(op.src, op.extent, &r.src);
+    if (e == CUDA_SUCCESS) e = batch_operand(op.dst, op.extent, &r.dst);
+    if (e != CUDA_SUCCESS) {
+      if (fail_idx != nullptr) *fail_idx = i;
+      return e;
+    }
+    r.width = op.extent.width;
+    r.height = op.extent.height;
+    r.depth = op.extent.depth;
+    copies[i].during_call = op.srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+  }
+  return submit_batch(std::move(copies), hStream, per_thread, fail_idx, call);
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs,
+                                                  size_t* sizes, size_t count,
+                                                  CUmemcpyAttributes* attrs, size_t* attrIdxs,
+                                                  size_t numAttrs, size_t* failIdx,
+                                                  CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyBatchAsync",
+              memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream,
+                           kLegacyDefault, "cuMemcpyBatchAsync"));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs,
+                                                       size_t* sizes, size_t count,
+                                                       CUmemcpyAttributes* attrs, size_t* attrIdxs,
+                                                       size_t numAttrs, size_t* failIdx,
+                                                       CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyBatchAsync_ptsz",
+              memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream,
+                           kPerThreadDefault, "cuMemcpyBatchAsync"));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs,
+                                                     size_t* sizes, size_t count,
+                                                     CUmemcpyAttributes* attrs, size_t* attrIdxs,
+                                                     size_t numAttrs, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyBatchAsync_v2",
+              memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, nullptr, hStream,
+                           kLegacyDefault, "cuMemcpyBatchAsync"));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs,
+                                                          size_t* sizes, size_t count,
+                                                          CUmemcpyAttributes* attrs,
+                                                          size_t* attrIdxs, size_t numAttrs,
+                                                          CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyBatchAsync_v2_ptsz",
+              memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, nullptr, hStream,
+                           kPerThreadDefault, "cuMemcpyBatchAsync"));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList,
+                                                    size_t* failIdx, unsigned long long flags,
+                                                    CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DBatchAsync", memcpy_3d_batch(numOps, opList, failIdx, flags, hStream,
+                                                      kLegacyDefault, "cuMemcpy3DBatchAsync"));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DBatchAsync_ptsz(size_t numOps,
+                                                         CUDA_MEMCPY3D_BATCH_OP* opList,
+                                                         size_t* failIdx, unsigned long long flags,
+                                                         CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DBatchAsync_ptsz",
+              memcpy_3d_batch(numOps, opList, failIdx, flags, hStream, kPerThreadDefault,
+                              "cuMemcpy3DBatchAsync"));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DBatchAsync_v2(size_t numOps,
+                                                       CUDA_MEMCPY3D_BATCH_OP* opList,
+                                                       unsigned long long flags, CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DBatchAsync_v2", memcpy_3d_batch(numOps, opList, nullptr, flags, hStream,
+                                                         kLegacyDefault, "cuMemcpy3DBatchAsync"));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps,
+                                                            CUDA_MEMCPY3D_BATCH_OP* opList,
+                                                            unsigned long long flags,
+                                                            CUstream hStream) {
+  CUSNAP_COPY("cuMemcpy3DBatchAsync_v2_ptsz",
+              memcpy_3d_batch(numOps, opList, nullptr, flags, hStream, kPerThreadDefault,
+                              "cuMemcpy3DBatchAsync"));
 }
