@@ -164,6 +164,29 @@ CUresult capture_refuse(Stream* stream, const char* what, CUresult error) {
   return error;
 }
 
+CUresult capture_refuse_context(const Context* context, const Event* event, const char* what) {
+  if (g_capturing.load() == 0 && g_captured_events.load() == 0) return CUDA_SUCCESS;
+  std::lock_guard lock(graph_mutex());
+  bool refused = false;
+  for (auto& [stream, capture] : g_streams) {
+    if (stream->context() != context) continue;
+    invalidate(*capture.session, what);
+    refused = true;
+  }
+  if (event != nullptr) {
+    auto it = g_events.find(event);
+    if (it != g_events.end()) {
+      if (auto session = it->second.session.lock(); session && !session->ended) {
+        invalidate(*session, what);
+        refused = true;
+      }
+    }
+  }
+  if (!refused) return CUDA_SUCCESS;
+  log(LogLevel::kError, "%s while a stream of the context captures", what);
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
 CUresult capture_event_record(Event* event, Stream* stream, unsigned flags, bool* handled) {
   *handled = false;
   if (g_capturing.load() == 0 && g_captured_events.load() == 0) return CUDA_SUCCESS;

@@ -59,6 +59,7 @@ Context::~Context() {
     if (s->kind() == StreamKind::kUser) destroy_handle(s.release(), HandleKind::kStream);
   }
   streams.clear();
+  marker_.reset();
   legacy_.reset();
 }
 
@@ -102,6 +103,7 @@ bool Context::destroy_stream(Stream* stream) {
 
 uint64_t Context::submit(Stream* stream, Stream::Work work, std::vector<Dependency> extra) {
   std::lock_guard lock(mutex_);
+  extra.insert(extra.end(), context_waits_.begin(), context_waits_.end());
   if (stream->kind() == StreamKind::kLegacy) {
     for (auto& s : streams_) {
       if (s->blocking()) extra.push_back(s->tail());
@@ -117,6 +119,25 @@ CUresult Context::submit_and_wait(Stream* stream, Stream::Work work) {
   stream->wait_for(seq);
   if (CUresult sticky = sticky_error(); sticky != CUDA_SUCCESS) return sticky;
   return CUDA_SUCCESS;
+}
+
+Dependency Context::record_all() {
+  std::lock_guard lock(mutex_);
+  if (!marker_)
+    marker_ = std::make_unique<Stream>(this, StreamKind::kUser, CU_STREAM_NON_BLOCKING, 0);
+  std::vector<Dependency> deps = context_waits_;
+  deps.push_back(legacy_->tail());
+  for (auto& s : streams_) deps.push_back(s->tail());
+  const uint64_t seq = marker_->enqueue([] { return uint64_t{0}; }, std::move(deps));
+  return Dependency{marker_->tail().timeline, seq};
+}
+
+void Context::wait_for_all(Dependency point) {
+  std::lock_guard lock(mutex_);
+  // Points already reached order nothing any more.
+  std::erase_if(context_waits_,
+                [](const Dependency& d) { return !d.timeline || d.timeline->reached(d.seq); });
+  context_waits_.push_back(std::move(point));
 }
 
 CUresult Context::synchronize() {

@@ -43,6 +43,11 @@ class Context {
   CUresult submit_and_wait(Stream* stream, Stream::Work work);
   // Waits for every stream; returns the sticky error or a pending asynchronous error.
   CUresult synchronize();
+  // cuCtxRecordEvent: a point that completes once all work queued so far on any stream of the
+  // context has (a marker on a private stream that depends on every stream's tail).
+  Dependency record_all();
+  // cuCtxWaitEvent: all work submitted from now on, on any stream, waits for `point` first.
+  void wait_for_all(Dependency point);
 
   CUresult sticky_error() const { return sticky_error_.load(); }
   void set_sticky_error(CUresult error);
@@ -69,6 +74,8 @@ class Context {
   std::unique_ptr<Stream> legacy_;
   std::vector<std::unique_ptr<Stream>> streams_;  // user and per-thread streams
   size_t limits_[16] = {};
+  std::vector<Dependency> context_waits_;  // cuCtxWaitEvent points, added to every submission
+  std::unique_ptr<Stream> marker_;         // cuCtxRecordEvent's markers (made on first use)
 };
 
 // The calling thread's current context (top of its stack) if it is alive, else null.

@@ -80,6 +80,26 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsig
   });
 }
 
+// The pre-CUDA 11.0 ABIs. Release and Reset behave as the _v2 versions; the old SetFlags refused
+// to change the flags of an active primary context (CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE), which the
+// _v2 version allows.
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
+  return guarded("cuDevicePrimaryCtxRelease", [&] { return cuDevicePrimaryCtxRelease_v2(dev); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev) {
+  return guarded("cuDevicePrimaryCtxReset", [&] { return cuDevicePrimaryCtxReset_v2(dev); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+  return guarded("cuDevicePrimaryCtxSetFlags", [&] {
+    if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+    {
+      std::lock_guard lock(g_primary_mutex);
+      if (g_primary_refcount > 0) return CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
+    }
+    return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+  });
+}
+
 CUSNAP_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags,
                                                           int* active) {
   return guarded("cuDevicePrimaryCtxGetState", [&] {
@@ -126,6 +146,33 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
     // Other threads that have it current get CONTEXT_IS_DESTROYED from then on (require_context).
     destroy_handle(context, HandleKind::kContext);
     return CUDA_SUCCESS;
+  });
+}
+
+// The pre-CUDA 3.2 / 4.0 ABIs. cuCtxCreate is cuCtxCreate_v2. The old cuCtxDestroy and
+// cuCtxPopCurrent required a usage count of 1 (the attach/detach count: a context attached
+// again with cuCtxAttach could not be destroyed or popped), CUDA_ERROR_INVALID_CONTEXT otherwise;
+// cuCtxPushCurrent is cuCtxPushCurrent_v2 (the old "must be floating" rule is not checked).
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  return guarded("cuCtxCreate", [&] { return create_context(pctx, flags, dev); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx) {
+  return guarded("cuCtxDestroy", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    Context* context = context_from_handle(ctx);
+    if (context == nullptr || context->usage_count.load() != 1) return CUDA_ERROR_INVALID_CONTEXT;
+    return cuCtxDestroy_v2(ctx);
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
+  return guarded("cuCtxPushCurrent", [&] { return cuCtxPushCurrent_v2(ctx); });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext* pctx) {
+  return guarded("cuCtxPopCurrent", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    Context* top = current_context();
+    if (top == nullptr || top->usage_count.load() != 1) return CUDA_ERROR_INVALID_CONTEXT;
+    return cuCtxPopCurrent_v2(pctx);
   });
 }
 
@@ -256,6 +303,74 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
     if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
     if (CUresult r = capture_check_unsafe_call("cuCtxSynchronize"); r != CUDA_SUCCESS) return r;
     return ctx->synchronize();
+  });
+}
+
+namespace {
+
+// The context a `CUcontext` argument names: NULL is the current one.
+CUresult context_argument(CUcontext handle, Context** out) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  if (handle == nullptr) return require_context_any(out);
+  *out = context_from_handle(handle);
+  return *out != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext hCtx) {
+  return guarded("cuCtxSynchronize_v2", [&] {
+    Context* ctx;
+    if (CUresult r = context_argument(hCtx, &ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = capture_check_unsafe_call("cuCtxSynchronize"); r != CUDA_SUCCESS) return r;
+    return ctx->synchronize();
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext hCtx) {
+  return guarded("cuCtxGetDevice_v2", [&] {
+    Context* ctx;
+    if (CUresult r = context_argument(hCtx, &ctx); r != CUDA_SUCCESS) return r;
+    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *device = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
+  return guarded("cuCtxRecordEvent", [&] {
+    Context* ctx;
+    if (CUresult r = context_argument(hCtx, &ctx); r != CUDA_SUCCESS) return r;
+    auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
+    // "hEvent and hCtx must be from the same CUDA context".
+    if (event == nullptr || event->context != ctx) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult r = capture_refuse_context(ctx, nullptr, "cuCtxRecordEvent"); r != CUDA_SUCCESS)
+      return r;
+    Dependency point = ctx->record_all();
+    capture_forget_event(event);  // recorded outside any capture now
+    std::lock_guard lock(event->mutex);
+    event->recorded = true;
+    event->point = std::move(point);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
+  return guarded("cuCtxWaitEvent", [&] {
+    Context* ctx;
+    if (CUresult r = context_argument(hCtx, &ctx); r != CUDA_SUCCESS) return r;
+    auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
+    if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;  // may be of another context
+    if (CUresult r = capture_refuse_context(ctx, event, "cuCtxWaitEvent"); r != CUDA_SUCCESS)
+      return r;
+    Dependency point;
+    {
+      std::lock_guard lock(event->mutex);
+      if (!event->recorded) return CUDA_SUCCESS;  // as cuStreamWaitEvent: nothing to wait for
+      point = event->point;
+    }
+    ctx->wait_for_all(std::move(point));
+    return CUDA_SUCCESS;
   });
 }
 

@@ -331,3 +331,38 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetProperties(CUdevprop* prop, CUdevice d
   prop->textureAlign = get(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT);
   return CUDA_SUCCESS;
 }
+
+// Async notifications: the only kind is CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET, and the emulated
+// device has no budget to exceed (an allocation beyond its memory fails instead), so a
+// registered callback is kept until unregistered and never called.
+namespace {
+struct AsyncCallback {
+  CUasyncCallback fn;
+  void* user_data;
+};
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice device,
+                                                                 CUasyncCallback callbackFunc,
+                                                                 void* userData,
+                                                                 CUasyncCallbackHandle* callback) {
+  return guarded("cuDeviceRegisterAsyncNotification", [&] {
+    if (CUresult r = check_device(device); r != CUDA_SUCCESS) return r;
+    if (callbackFunc == nullptr || callback == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto* entry = new AsyncCallback{callbackFunc, userData};
+    register_handle(entry, HandleKind::kAsyncCallback);
+    *callback = reinterpret_cast<CUasyncCallbackHandle>(entry);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice device,
+                                                                   CUasyncCallbackHandle callback) {
+  return guarded("cuDeviceUnregisterAsyncNotification", [&] {
+    if (CUresult r = check_device(device); r != CUDA_SUCCESS) return r;
+    auto* entry = handle_cast<AsyncCallback>(callback, HandleKind::kAsyncCallback);
+    if (entry == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    destroy_handle(entry, HandleKind::kAsyncCallback);
+    return CUDA_SUCCESS;
+  });
+}

@@ -115,6 +115,10 @@ CUresult capture_check_unsafe_call(const char* name);
 // Stream-ordered work the capture cannot turn into nodes (memory-pool allocations): refused
 // with `error` and a log line, and the capture is invalidated.
 CUresult capture_refuse(Stream* stream, const char* what, CUresult error);
+// cuCtxRecordEvent / cuCtxWaitEvent: refused with STREAM_CAPTURE_UNSUPPORTED (and the captures
+// invalidated) while a stream of `context` captures, or `event` (if given) is part of an
+// active capture.
+CUresult capture_refuse_context(const Context* context, const Event* event, const char* what);
 void capture_forget_stream(const Stream* stream);
 // Whether an active capture adds nodes to `graph` (graph_mutex() held): it cannot be destroyed.
 bool capture_uses_graph(const Graph* graph);

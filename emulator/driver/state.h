@@ -50,7 +50,8 @@ enum class HandleKind : uint8_t {
   kGraph,
   kGraphNode,
   kGraphExec,
-  kUserObject
+  kUserObject,
+  kAsyncCallback,
 };
 
 // The registry of opaque handles. Every entry point validates a handle here before it

@@ -121,6 +121,7 @@ uint64_t current_operation_start_ns();
 
 struct Event {
   unsigned flags = 0;
+  const Context* context = nullptr;  // current at creation; only compared, never dereferenced
   std::mutex mutex;
   bool recorded = false;
   Dependency point;  // the recorded position in a stream

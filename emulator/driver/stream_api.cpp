@@ -291,6 +291,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
   });
 }
 
+// The pre-CUDA 4.0 ABI, as cuStreamDestroy_v2 (whose stream finishes its queued work before it
+// goes, which satisfies the old and the new documentation alike).
+CUSNAP_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
+  return guarded("cuStreamDestroy", [&] { return cuStreamDestroy_v2(hStream); });
+}
+
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
   return guarded("cuStreamSynchronize",
                  [&] { return stream_synchronize(hStream, kLegacyDefault); });
@@ -436,6 +442,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventCreate(CUevent* phEvent, unsigned int Flag
       return CUDA_ERROR_INVALID_VALUE;
     auto* event = new Event;
     event->flags = Flags;
+    event->context = ctx;
     register_handle(event, HandleKind::kEvent);
     *phEvent = reinterpret_cast<CUevent>(event);
     return CUDA_SUCCESS;
@@ -451,6 +458,11 @@ CUSNAP_EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
     destroy_handle(event, HandleKind::kEvent);  // recorded points keep their timelines alive
     return CUDA_SUCCESS;
   });
+}
+
+// The pre-CUDA 4.0 ABI: the same semantics.
+CUSNAP_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent hEvent) {
+  return guarded("cuEventDestroy", [&] { return cuEventDestroy_v2(hEvent); });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
