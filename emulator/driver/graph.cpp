@@ -109,6 +109,8 @@ std::unique_ptr<GraphNode> copy_node(const GraphNode& n, bool registered) {
   c->memset = n.memset;
   c->host = n.host;
   c->event = n.event;
+  c->mem_ops = n.mem_ops;
+  c->mem_ops_ctx = n.mem_ops_ctx;
   c->enabled = n.enabled;
   if (n.child != nullptr) c->child = clone_graph(*n.child, registered);
   c->original = &n;
@@ -245,6 +247,9 @@ CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<S
       case CU_GRAPH_NODE_TYPE_MEMSET:
         if (CUresult r = memset_node_work(ctx, n->memset, &step.work); r != CUDA_SUCCESS) return r;
         break;
+      case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        if (CUresult r = mem_op_node_work(ctx, n->mem_ops, &step.work); r != CUDA_SUCCESS) return r;
+        break;
       case CU_GRAPH_NODE_TYPE_HOST: {
         CUhostFn fn = n->host.fn;
         void* data = n->host.userData;
@@ -374,6 +379,19 @@ CUresult host_spec(const CUDA_HOST_NODE_PARAMS* p, std::unique_ptr<GraphNode>* o
   auto n = std::make_unique<GraphNode>();
   n->type = CU_GRAPH_NODE_TYPE_HOST;
   n->host = *p;
+  *out = std::move(n);
+  return CUDA_SUCCESS;
+}
+
+CUresult mem_op_spec(CUcontext ctx, unsigned count, const CUstreamBatchMemOpParams* ops,
+                     unsigned flags, std::unique_ptr<GraphNode>* out) {
+  if (ctx != nullptr && context_from_handle(ctx) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (count > 0 && ops == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  auto n = std::make_unique<GraphNode>();
+  n->type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+  n->mem_ops.assign(ops, ops + count);
+  n->mem_ops_ctx = ctx;
+  if (CUresult e = check_mem_op_node(n->mem_ops, flags); e != CUDA_SUCCESS) return e;
   *out = std::move(n);
   return CUDA_SUCCESS;
 }
@@ -528,6 +546,29 @@ CUgraphExecUpdateResult compare_params(const GraphNode& from, const GraphNode& t
         return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
       break;
     }
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+      // Only addresses, values and the wait condition may change ("Other fields, such as the
+      // context, count or type of operations, and other types of operations such as membars,
+      // may not be modified"; the flush bit of a wait neither).
+      if (from.mem_ops_ctx != to.mem_ops_ctx || from.mem_ops.size() != to.mem_ops.size())
+        return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+      for (size_t i = 0; i < from.mem_ops.size(); ++i) {
+        const CUstreamBatchMemOpParams& f = from.mem_ops[i];
+        const CUstreamBatchMemOpParams& t = to.mem_ops[i];
+        if (f.operation != t.operation) return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+        const bool wait = f.operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+                          f.operation == CU_STREAM_MEM_OP_WAIT_VALUE_64;
+        const bool write = f.operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+                           f.operation == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        if (wait && ((f.waitValue.flags ^ t.waitValue.flags) & CU_STREAM_WAIT_VALUE_FLUSH))
+          return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+        if (write && f.writeValue.flags != t.writeValue.flags)
+          return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+        if (!wait && !write && f.memoryBarrier.flags != t.memoryBarrier.flags)
+          return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+      }
+      break;
+    }
     default:
       break;
   }
@@ -590,6 +631,8 @@ void take_params(GraphNode* to, const GraphNode& from) {
   to->memset = from.memset;
   to->host = from.host;
   to->event = from.event;
+  to->mem_ops = from.mem_ops;
+  to->mem_ops_ctx = from.mem_ops_ctx;
   if (from.child != nullptr) {
     for (size_t i = 0; i < from.child->nodes.size(); ++i)
       take_params(to->child->nodes[i], *from.child->nodes[i]);
@@ -1067,6 +1110,58 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode hNode,
   });
 }
 
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                         size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return guarded("cuGraphAddBatchMemOpNode", [&] {
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, [&](auto* out) {
+      if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      return mem_op_spec(nodeParams->ctx, nodeParams->count, nodeParams->paramArray,
+                         nodeParams->flags, out);
+    });
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) {
+  return guarded("cuGraphBatchMemOpNodeGetParams", [&] {
+    return with_node(hNode, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, [&](GraphNode* n) {
+      if (nodeParams_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      // "The paramArray returned in nodeParams_out is owned by the node."
+      nodeParams_out->ctx = n->mem_ops_ctx;
+      nodeParams_out->count = static_cast<unsigned>(n->mem_ops.size());
+      nodeParams_out->paramArray = n->mem_ops.data();
+      nodeParams_out->flags = 0;
+      return CUDA_SUCCESS;
+    });
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return guarded("cuGraphBatchMemOpNodeSetParams", [&] {
+    return with_node(hNode, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, [&](GraphNode* n) {
+      if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      std::unique_ptr<GraphNode> spec;
+      if (CUresult r = mem_op_spec(nodeParams->ctx, nodeParams->count, nodeParams->paramArray,
+                                   nodeParams->flags, &spec);
+          r != CUDA_SUCCESS) {
+        return r;
+      }
+      take_params(n, *spec);
+      return CUDA_SUCCESS;
+    });
+  });
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuGraphExecBatchMemOpNodeSetParams(
+    CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return guarded("cuGraphExecBatchMemOpNodeSetParams", [&] {
+    return exec_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, [&](auto* out) {
+      if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      return mem_op_spec(nodeParams->ctx, nodeParams->count, nodeParams->paramArray,
+                         nodeParams->flags, out);
+    });
+  });
+}
+
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                         const CUgraphNode* dependencies,
                                                         size_t numDependencies,
@@ -1494,7 +1589,7 @@ CUresult generic_spec(const CUgraphNodeParams* p, std::unique_ptr<GraphNode>* ou
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
       return refused("external semaphore nodes");
     case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
-      return refused("batch memory operation nodes");
+      return mem_op_spec(p->memOp.ctx, p->memOp.count, p->memOp.paramArray, p->memOp.flags, out);
     case CU_GRAPH_NODE_TYPE_CONDITIONAL:
       return refused("conditional nodes");
     default:
@@ -1796,6 +1891,8 @@ const char* type_name(CUgraphNodeType type) {
       return "WAIT_EVENT";
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       return "EVENT_RECORD";
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return "BATCH_MEM_OP";
     default:
       return "OTHER";
   }

@@ -46,10 +46,13 @@ struct GraphNode {
   // Kernel node attributes that are scheduling hints (stored and answered, no effect here);
   // COOPERATIVE and CLUSTER_DIMENSION live in kernel.request.
   std::vector<std::pair<CUlaunchAttributeID, CUlaunchAttributeValue>> kernel_hints;
-  CUDA_MEMCPY3D copy{};                 // MEMCPY
-  CUDA_MEMSET_NODE_PARAMS memset{};     // MEMSET
-  CUDA_HOST_NODE_PARAMS host{};         // HOST
-  CUevent event = nullptr;              // EVENT_RECORD, WAIT_EVENT
+  CUDA_MEMCPY3D copy{};              // MEMCPY
+  CUDA_MEMSET_NODE_PARAMS memset{};  // MEMSET
+  CUDA_HOST_NODE_PARAMS host{};      // HOST
+  CUevent event = nullptr;           // EVENT_RECORD, WAIT_EVENT
+  // BATCH_MEM_OP: the node's copy of the operations (GetParams hands out its address).
+  std::vector<CUstreamBatchMemOpParams> mem_ops;
+  CUcontext mem_ops_ctx = nullptr;
   Graph* child = nullptr;               // GRAPH: owned (a clone of the graph the node was given)
   const GraphNode* original = nullptr;  // in a clone or an exec: the node it was copied from
   bool enabled = true;                  // in an exec only (cuGraphNodeSetEnabled)
@@ -130,5 +133,9 @@ CUresult check_memcpy_node(const CUDA_MEMCPY3D& p);
 CUresult memcpy_node_work(Context* ctx, const CUDA_MEMCPY3D& p, Stream::Work* out);
 CUresult check_memset_node(const CUDA_MEMSET_NODE_PARAMS& p);
 CUresult memset_node_work(Context* ctx, const CUDA_MEMSET_NODE_PARAMS& p, Stream::Work* out);
+// Graph batch memory operation nodes (stream_memops.cpp), likewise.
+CUresult check_mem_op_node(const std::vector<CUstreamBatchMemOpParams>& ops, unsigned flags);
+CUresult mem_op_node_work(Context* ctx, const std::vector<CUstreamBatchMemOpParams>& ops,
+                          Stream::Work* out);
 
 }  // namespace cusnap::emu::driver

@@ -7,7 +7,8 @@
 // another stream, a kernel or a host thread has written the value, as on a GPU. Device memory is
 // host memory here, so there are no remote writes to flush and no caches a barrier must order:
 // the flush flag and operation and the memory barrier are accepted and need no work beyond the
-// sequentially consistent accesses used for the value.
+// sequentially consistent accesses used for the value. On a capturing stream they become batch
+// memory operation nodes (graph.cpp), which run the same operations.
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -143,36 +144,11 @@ void run_op(Context* ctx, const MemOp& op) {
   }
 }
 
-CUresult submit_ops(CUstream h, std::vector<MemOp> ops, bool per_thread, const char* name) {
-  Context* ctx;
-  Stream* s;
-  if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
-  for (const MemOp& op : ops) {
-    if (CUresult r = check_op(op); r != CUDA_SUCCESS) return r;
-  }
-  // Batch memory operation nodes are not emulated: refuse the capture rather than run it now.
-  if (CUresult r = capture_refuse(s, name, CUDA_ERROR_NOT_SUPPORTED); r != CUDA_SUCCESS) return r;
-  ctx->submit(s, [ctx, ops = std::move(ops)] {
-    for (const MemOp& op : ops) run_op(ctx, op);
-    return uint64_t{0};
-  });
-  return CUDA_SUCCESS;
-}
-
-CUresult single(CUstream h, CUstreamBatchMemOpType type, CUdeviceptr addr, uint64_t value,
-                unsigned flags, bool per_thread, const char* name) {
-  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-  return submit_ops(h, {MemOp{type, addr, value, flags}}, per_thread, name);
-}
-
-CUresult batch(CUstream h, unsigned count, const CUstreamBatchMemOpParams* params, unsigned flags,
-               bool per_thread, const char* name) {
-  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
-  if (flags != 0 || count >= kMaxBatch || (count > 0 && params == nullptr))
-    return CUDA_ERROR_INVALID_VALUE;
-  std::vector<MemOp> ops;
-  ops.reserve(count);
-  for (unsigned i = 0; i < count; ++i) {
+// The operations of a parameter array, checked; the array is kept as the graph node's copy.
+CUresult to_mem_ops(const CUstreamBatchMemOpParams* params, size_t count, std::vector<MemOp>* out) {
+  out->clear();
+  out->reserve(count);
+  for (size_t i = 0; i < count; ++i) {
     const CUstreamBatchMemOpParams& p = params[i];
     MemOp op{p.operation, 0, 0, 0};
     switch (p.operation) {
@@ -199,150 +175,202 @@ CUresult batch(CUstream h, unsigned count, const CUstreamBatchMemOpParams* param
       default:
         return CUDA_ERROR_INVALID_VALUE;
     }
-    ops.push_back(op);
+    if (CUresult r = check_op(op); r != CUDA_SUCCESS) return r;
+    out->push_back(op);
   }
-  return submit_ops(h, std::move(ops), per_thread, name);
+  return CUDA_SUCCESS;
+}
+
+Stream::Work ops_work(Context* ctx, std::vector<MemOp> ops) {
+  return [ctx, ops = std::move(ops)] {
+    for (const MemOp& op : ops) run_op(ctx, op);
+    return uint64_t{0};
+  };
+}
+
+CUresult submit_ops(CUstream h, std::vector<CUstreamBatchMemOpParams> params, bool per_thread) {
+  Context* ctx;
+  Stream* s;
+  if (CUresult r = stream_argument(h, per_thread, &ctx, &s); r != CUDA_SUCCESS) return r;
+  std::vector<MemOp> ops;
+  if (CUresult r = to_mem_ops(params.data(), params.size(), &ops); r != CUDA_SUCCESS) return r;
+  // On a capturing stream: a batch memory operation node.
+  bool captured = false;
+  auto make = [&] {
+    auto node = std::make_unique<GraphNode>();
+    node->type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+    node->mem_ops = params;
+    node->mem_ops_ctx = ctx->handle();
+    return node;
+  };
+  if (CUresult r = capture_node(s, false, make, &captured); r != CUDA_SUCCESS || captured) return r;
+  ctx->submit(s, ops_work(ctx, std::move(ops)));
+  return CUDA_SUCCESS;
+}
+
+CUresult single(CUstream h, CUstreamBatchMemOpType type, CUdeviceptr addr, uint64_t value,
+                unsigned flags, bool per_thread) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  CUstreamBatchMemOpParams p;
+  std::memset(&p, 0, sizeof p);
+  p.operation = type;
+  if (type == CU_STREAM_MEM_OP_WAIT_VALUE_32 || type == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
+    p.waitValue.address = addr;
+    p.waitValue.value64 = type == CU_STREAM_MEM_OP_WAIT_VALUE_32 ? uint32_t(value) : value;
+    p.waitValue.flags = flags;
+  } else {
+    p.writeValue.address = addr;
+    p.writeValue.value64 = type == CU_STREAM_MEM_OP_WRITE_VALUE_32 ? uint32_t(value) : value;
+    p.writeValue.flags = flags;
+  }
+  return submit_ops(h, {p}, per_thread);
+}
+
+CUresult batch(CUstream h, unsigned count, const CUstreamBatchMemOpParams* params, unsigned flags,
+               bool per_thread) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  if (flags != 0 || count >= kMaxBatch || (count > 0 && params == nullptr))
+    return CUDA_ERROR_INVALID_VALUE;
+  return submit_ops(h, std::vector<CUstreamBatchMemOpParams>(params, params + count), per_thread);
 }
 
 }  // namespace
 
+namespace cusnap::emu::driver {
+
+CUresult check_mem_op_node(const std::vector<CUstreamBatchMemOpParams>& params, unsigned flags) {
+  if (params.empty() || params.size() >= kMaxBatch || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<MemOp> ops;
+  return to_mem_ops(params.data(), params.size(), &ops);
+}
+
+CUresult mem_op_node_work(Context* ctx, const std::vector<CUstreamBatchMemOpParams>& params,
+                          Stream::Work* out) {
+  std::vector<MemOp> ops;
+  if (CUresult r = to_mem_ops(params.data(), params.size(), &ops); r != CUDA_SUCCESS) return r;
+  *out = ops_work(ctx, std::move(ops));
+  return CUDA_SUCCESS;
+}
+
+}  // namespace cusnap::emu::driver
+
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue32(CUstream stream, CUdeviceptr addr,
                                                    cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue32", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kLegacyDefault,
-                  "cuStreamWaitValue32");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr addr,
                                                         cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue32_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWaitValue32_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
                                                       cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue32_v2", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kLegacyDefault,
-                  "cuStreamWaitValue32_v2");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr addr,
                                                            cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue32_v2_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWaitValue32_v2_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue64(CUstream stream, CUdeviceptr addr,
                                                    cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue64", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kLegacyDefault,
-                  "cuStreamWaitValue64");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr addr,
                                                         cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue64_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWaitValue64_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
                                                       cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue64_v2", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kLegacyDefault,
-                  "cuStreamWaitValue64_v2");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr addr,
                                                            cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWaitValue64_v2_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWaitValue64_v2_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue32(CUstream stream, CUdeviceptr addr,
                                                     cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue32", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kLegacyDefault,
-                  "cuStreamWriteValue32");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr addr,
                                                          cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue32_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWriteValue32_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr,
                                                        cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue32_v2", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kLegacyDefault,
-                  "cuStreamWriteValue32_v2");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr,
                                                             cuuint32_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue32_v2_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWriteValue32_v2_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue64(CUstream stream, CUdeviceptr addr,
                                                     cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue64", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kLegacyDefault,
-                  "cuStreamWriteValue64");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr addr,
                                                          cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue64_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWriteValue64_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr,
                                                        cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue64_v2", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kLegacyDefault,
-                  "cuStreamWriteValue64_v2");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kLegacyDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr,
                                                             cuuint64_t value, unsigned int flags) {
   return guarded("cuStreamWriteValue64_v2_ptsz", [&] {
-    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kPerThreadDefault,
-                  "cuStreamWriteValue64_v2_ptsz");
+    return single(stream, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags, kPerThreadDefault);
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamBatchMemOp(CUstream stream, unsigned int count,
                                                   CUstreamBatchMemOpParams* paramArray,
                                                   unsigned int flags) {
-  return guarded("cuStreamBatchMemOp", [&] {
-    return batch(stream, count, paramArray, flags, kLegacyDefault, "cuStreamBatchMemOp");
-  });
+  return guarded("cuStreamBatchMemOp",
+                 [&] { return batch(stream, count, paramArray, flags, kLegacyDefault); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count,
                                                        CUstreamBatchMemOpParams* paramArray,
                                                        unsigned int flags) {
-  return guarded("cuStreamBatchMemOp_ptsz", [&] {
-    return batch(stream, count, paramArray, flags, kPerThreadDefault, "cuStreamBatchMemOp_ptsz");
-  });
+  return guarded("cuStreamBatchMemOp_ptsz",
+                 [&] { return batch(stream, count, paramArray, flags, kPerThreadDefault); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamBatchMemOp_v2(CUstream stream, unsigned int count,
                                                      CUstreamBatchMemOpParams* paramArray,
                                                      unsigned int flags) {
-  return guarded("cuStreamBatchMemOp_v2", [&] {
-    return batch(stream, count, paramArray, flags, kLegacyDefault, "cuStreamBatchMemOp_v2");
-  });
+  return guarded("cuStreamBatchMemOp_v2",
+                 [&] { return batch(stream, count, paramArray, flags, kLegacyDefault); });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count,
                                                           CUstreamBatchMemOpParams* paramArray,
                                                           unsigned int flags) {
-  return guarded("cuStreamBatchMemOp_v2_ptsz", [&] {
-    return batch(stream, count, paramArray, flags, kPerThreadDefault, "cuStreamBatchMemOp_v2_ptsz");
-  });
+  return guarded("cuStreamBatchMemOp_v2_ptsz",
+                 [&] { return batch(stream, count, paramArray, flags, kPerThreadDefault); });
 }

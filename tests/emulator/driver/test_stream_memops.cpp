@@ -188,6 +188,122 @@ TEST_CASE("cuStreamBatchMemOp runs its operations in order", "[memops]") {
   CHECK_CU(cuMemFree(mem));
 }
 
+TEST_CASE("batch memory operation nodes wait and write when the graph runs", "[memops][graph]") {
+  primary_context();
+  CUstream launcher = nullptr, writer = nullptr;
+  REQUIRE_CU(cuStreamCreate(&launcher, CU_STREAM_NON_BLOCKING));
+  REQUIRE_CU(cuStreamCreate(&writer, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr mem = 0;
+  REQUIRE_CU(cuMemAlloc(&mem, 16));
+  REQUIRE_CU(cuMemsetD8(mem, 0, 16));
+  CUstreamBatchMemOpParams ops[2] = {};
+  ops[0].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+  ops[0].waitValue.address = mem;
+  ops[0].waitValue.value = 5;
+  ops[0].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+  ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  ops[1].writeValue.address = mem + 4;
+  ops[1].writeValue.value = 111;
+  CUgraph g = nullptr;
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  CUDA_BATCH_MEM_OP_NODE_PARAMS params = {};
+  params.count = 2;
+  params.paramArray = ops;
+  CUgraphNode node = nullptr;
+  REQUIRE_CU(cuGraphAddBatchMemOpNode(&node, g, nullptr, 0, &params));
+  ops[1].writeValue.value = 999;  // the node has its own copy
+  CUDA_BATCH_MEM_OP_NODE_PARAMS got = {};
+  REQUIRE_CU(cuGraphBatchMemOpNodeGetParams(node, &got));
+  REQUIRE(got.count == 2);
+  CHECK(got.paramArray != ops);
+  CHECK(got.paramArray[1].writeValue.value == 111);
+  CUgraphNodeType type;
+  REQUIRE_CU(cuGraphNodeGetType(node, &type));
+  CHECK(type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+  CUgraphExec exec = nullptr;
+  REQUIRE_CU(cuGraphInstantiate(&exec, g, 0));
+  REQUIRE_CU(cuGraphLaunch(exec, launcher));
+  CHECK(cuStreamQuery(launcher) == CUDA_ERROR_NOT_READY);  // the node waits for mem >= 5
+  REQUIRE_CU(cuStreamWriteValue32(writer, mem, 5, 0));
+  REQUIRE_CU(cuStreamSynchronize(launcher));
+  uint32_t out[4] = {};
+  REQUIRE_CU(cuMemcpyDtoH(out, mem, sizeof out));
+  CHECK(out[1] == 111);
+
+  // The exec's copy takes new values (not new operation types).
+  CUstreamBatchMemOpParams changed[2] = {ops[0], ops[1]};
+  changed[1].writeValue.address = mem + 8;
+  changed[1].writeValue.value = 222;
+  params.paramArray = changed;
+  REQUIRE_CU(cuGraphExecBatchMemOpNodeSetParams(exec, node, &params));
+  CUstreamBatchMemOpParams retyped[2] = {ops[0], ops[1]};
+  retyped[1].memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
+  retyped[1].memoryBarrier.flags = CU_STREAM_MEMORY_BARRIER_TYPE_SYS;
+  params.paramArray = retyped;
+  CHECK(cuGraphExecBatchMemOpNodeSetParams(exec, node, &params) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE_CU(cuGraphLaunch(exec, launcher));  // mem is 5 already: no wait
+  REQUIRE_CU(cuStreamSynchronize(launcher));
+  REQUIRE_CU(cuMemcpyDtoH(out, mem, sizeof out));
+  CHECK(out[1] == 111);
+  CHECK(out[2] == 222);
+
+  // A bad operation is refused when the node is added or set.
+  CUstreamBatchMemOpParams bad = ops[1];
+  bad.writeValue.address = mem + 2;  // misaligned
+  params.count = 1;
+  params.paramArray = &bad;
+  CUgraphNode bad_node = nullptr;
+  CHECK(cuGraphAddBatchMemOpNode(&bad_node, g, nullptr, 0, &params) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuGraphBatchMemOpNodeSetParams(node, &params) == CUDA_ERROR_INVALID_VALUE);
+  params.count = 0;
+  CHECK(cuGraphAddBatchMemOpNode(&bad_node, g, nullptr, 0, &params) == CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuGraphExecDestroy(exec));
+  CHECK_CU(cuGraphDestroy(g));
+  CHECK_CU(cuStreamDestroy(launcher));
+  CHECK_CU(cuStreamDestroy(writer));
+  CHECK_CU(cuMemFree(mem));
+}
+
+TEST_CASE("stream memory operations are captured as batch memory operation nodes",
+          "[memops][graph][capture]") {
+  primary_context();
+  CUstream s = nullptr;
+  REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr mem = 0;
+  REQUIRE_CU(cuMemAlloc(&mem, 8));
+  REQUIRE_CU(cuMemsetD8(mem, 0, 8));
+  REQUIRE_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+  REQUIRE_CU(cuStreamWriteValue32(s, mem, 7, 0));
+  REQUIRE_CU(cuStreamWaitValue32(s, mem, 7, CU_STREAM_WAIT_VALUE_EQ));
+  REQUIRE_CU(cuStreamWriteValue64(s, mem, 0x0000000900000008ull, 0));
+  CUgraph g = nullptr;
+  REQUIRE_CU(cuStreamEndCapture(s, &g));
+  uint64_t before = 1;
+  REQUIRE_CU(cuMemcpyDtoH(&before, mem, 8));
+  CHECK(before == 0);  // captured, not run
+  size_t count = 0;
+  REQUIRE_CU(cuGraphGetNodes(g, nullptr, &count));
+  REQUIRE(count == 3);
+  std::vector<CUgraphNode> nodes(count);
+  REQUIRE_CU(cuGraphGetNodes(g, nodes.data(), &count));
+  for (CUgraphNode n : nodes) {
+    CUgraphNodeType type;
+    REQUIRE_CU(cuGraphNodeGetType(n, &type));
+    CHECK(type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+  }
+  CUgraphExec exec = nullptr;
+  REQUIRE_CU(cuGraphInstantiate(&exec, g, 0));
+  REQUIRE_CU(cuGraphLaunch(exec, s));
+  REQUIRE_CU(cuStreamSynchronize(s));
+  uint64_t after = 0;
+  REQUIRE_CU(cuMemcpyDtoH(&after, mem, 8));
+  CHECK(after == 0x0000000900000008ull);
+  CHECK_CU(cuGraphExecDestroy(exec));
+  CHECK_CU(cuGraphDestroy(g));
+  CHECK_CU(cuStreamDestroy(s));
+  CHECK_CU(cuMemFree(mem));
+}
+
 TEST_CASE("stream memory operations check their arguments", "[memops]") {
   primary_context();
   CUstream s = nullptr;
