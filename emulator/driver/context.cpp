@@ -121,11 +121,12 @@ CUresult Context::submit_and_wait(Stream* stream, Stream::Work work) {
   return CUDA_SUCCESS;
 }
 
-Dependency Context::record_all() {
+Dependency Context::record_all(std::vector<Dependency> extra) {
   std::lock_guard lock(mutex_);
   if (!marker_)
     marker_ = std::make_unique<Stream>(this, StreamKind::kUser, CU_STREAM_NON_BLOCKING, 0);
-  std::vector<Dependency> deps = context_waits_;
+  std::vector<Dependency> deps = std::move(extra);
+  deps.insert(deps.end(), context_waits_.begin(), context_waits_.end());
   deps.push_back(legacy_->tail());
   for (auto& s : streams_) deps.push_back(s->tail());
   const uint64_t seq = marker_->enqueue([] { return uint64_t{0}; }, std::move(deps));

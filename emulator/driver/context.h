@@ -45,7 +45,7 @@ class Context {
   CUresult synchronize();
   // cuCtxRecordEvent: a point that completes once all work queued so far on any stream of the
   // context has (a marker on a private stream that depends on every stream's tail).
-  Dependency record_all();
+  Dependency record_all(std::vector<Dependency> extra = {});
   // cuCtxWaitEvent: all work submitted from now on, on any stream, waits for `point` first.
   void wait_for_all(Dependency point);
 
@@ -94,6 +94,10 @@ Context* pop_context();
 void set_current_context(Context* context);  // replaces the top; null pops
 
 Context* primary_context(bool create);
+// Green contexts (green_context.cpp): the contexts of the live ones (the primary context's record,
+// wait and synchronisation include them), and the green context a context was converted from.
+std::vector<Context*> green_contexts_of_primary();
+CUgreenCtx green_context_handle(const Context* context);
 Context* context_from_handle(CUcontext handle);
 
 // Resolves a stream argument: NULL is the legacy stream (or the per-thread one for _ptsz/_ptds

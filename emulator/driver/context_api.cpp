@@ -141,7 +141,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     Context* context = context_from_handle(ctx);
     if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-    if (context->primary()) return CUDA_ERROR_INVALID_CONTEXT;
+    // The primary context, and a green context's (cuGreenCtxDestroy destroys that one).
+    if (context->primary() || green_context_handle(context) != nullptr)
+      return CUDA_ERROR_INVALID_CONTEXT;
     if (current_context() == context) pop_context();
     // Other threads that have it current get CONTEXT_IS_DESTROYED from then on (require_context).
     destroy_handle(context, HandleKind::kContext);
@@ -323,6 +325,11 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext hCtx) {
     Context* ctx;
     if (CUresult r = context_argument(hCtx, &ctx); r != CUDA_SUCCESS) return r;
     if (CUresult r = capture_check_unsafe_call("cuCtxSynchronize"); r != CUDA_SUCCESS) return r;
+    // "If the specified context is the primary context, green contexts that have been created
+    // will also be synchronized."
+    if (ctx->primary()) {
+      for (Context* g : green_contexts_of_primary()) g->synchronize();
+    }
     return ctx->synchronize();
   });
 }
@@ -342,11 +349,28 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) 
     Context* ctx;
     if (CUresult r = context_argument(hCtx, &ctx); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
-    // "hEvent and hCtx must be from the same CUDA context".
-    if (event == nullptr || event->context != ctx) return CUDA_ERROR_INVALID_HANDLE;
-    if (CUresult r = capture_refuse_context(ctx, nullptr, "cuCtxRecordEvent"); r != CUDA_SUCCESS)
-      return r;
-    Dependency point = ctx->record_all();
+    // "hEvent and hCtx must be from the same CUDA context"; for a green context, "from the same
+    // primary context" (the primary one or any green one).
+    auto of_primary = [](const Context* c) {
+      return c != nullptr && (c->primary() || green_context_handle(c) != nullptr);
+    };
+    const bool green = green_context_handle(ctx) != nullptr;
+    if (event == nullptr ||
+        (event->context != ctx && !(green && of_primary(ctx) && of_primary(event->context)))) {
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    std::vector<Context*> covered = {ctx};
+    if (ctx->primary()) {
+      for (Context* g : green_contexts_of_primary()) covered.push_back(g);
+    }
+    for (Context* c : covered) {
+      if (CUresult r = capture_refuse_context(c, nullptr, "cuCtxRecordEvent"); r != CUDA_SUCCESS)
+        return r;
+    }
+    // The primary context's record covers its green contexts' work too.
+    std::vector<Dependency> greens;
+    for (size_t i = 1; i < covered.size(); ++i) greens.push_back(covered[i]->record_all());
+    Dependency point = ctx->record_all(std::move(greens));
     capture_forget_event(event);  // recorded outside any capture now
     std::lock_guard lock(event->mutex);
     event->recorded = true;
@@ -361,15 +385,22 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
     if (CUresult r = context_argument(hCtx, &ctx); r != CUDA_SUCCESS) return r;
     auto* event = handle_cast<Event>(hEvent, HandleKind::kEvent);
     if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;  // may be of another context
-    if (CUresult r = capture_refuse_context(ctx, event, "cuCtxWaitEvent"); r != CUDA_SUCCESS)
-      return r;
+    std::vector<Context*> covered = {ctx};
+    if (ctx->primary()) {
+      for (Context* g : green_contexts_of_primary()) covered.push_back(g);
+    }
+    for (Context* c : covered) {
+      if (CUresult r = capture_refuse_context(c, event, "cuCtxWaitEvent"); r != CUDA_SUCCESS)
+        return r;
+    }
     Dependency point;
     {
       std::lock_guard lock(event->mutex);
       if (!event->recorded) return CUDA_SUCCESS;  // as cuStreamWaitEvent: nothing to wait for
       point = event->point;
     }
-    ctx->wait_for_all(std::move(point));
+    // The primary context's green contexts wait too.
+    for (Context* c : covered) c->wait_for_all(point);
     return CUDA_SUCCESS;
   });
 }

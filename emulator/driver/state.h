@@ -52,6 +52,8 @@ enum class HandleKind : uint8_t {
   kGraphExec,
   kUserObject,
   kAsyncCallback,
+  kGreenContext,
+  kResourceDesc,
 };
 
 // The registry of opaque handles. Every entry point validates a handle here before it

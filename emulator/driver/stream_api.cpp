@@ -189,6 +189,14 @@ CUresult stream_copy_attributes(CUstream dst, CUstream src, bool per_thread) {
   return CUDA_SUCCESS;
 }
 
+// cuStreamGetCtx_v2: a stream of a green context answers the primary context and the green
+// context ("the green context in pGreenCtx and the primary context ... in pCtx").
+void stream_contexts(const Stream* s, CUcontext* pctx, CUgreenCtx* pGreenCtx) {
+  *pGreenCtx = green_context_handle(s->context());
+  Context* primary = *pGreenCtx != nullptr ? primary_context(false) : nullptr;
+  *pctx = primary != nullptr ? primary->handle() : s->context()->handle();
+}
+
 CUresult launch_host_func(CUstream h, CUhostFn fn, void* user_data, bool per_thread) {
   Context* ctx;
   Stream* s;
@@ -384,8 +392,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext* pc
   return guarded("cuStreamGetCtx_v2", [&] {
     return stream_get(hStream, kLegacyDefault,
                       CUSNAP_STREAM_GETTER(pctx == nullptr || pGreenCtx == nullptr,
-                                           *pctx = s->context()->handle();
-                                           *pGreenCtx = nullptr));
+                                           stream_contexts(s, pctx, pGreenCtx)));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pctx,
@@ -393,8 +400,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontex
   return guarded("cuStreamGetCtx_v2_ptsz", [&] {
     return stream_get(hStream, kPerThreadDefault,
                       CUSNAP_STREAM_GETTER(pctx == nullptr || pGreenCtx == nullptr,
-                                           *pctx = s->context()->handle();
-                                           *pGreenCtx = nullptr));
+                                           stream_contexts(s, pctx, pGreenCtx)));
   });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice* device) {
