@@ -11,6 +11,8 @@
 #include <map>
 #include <numeric>
 
+#include "replayer/timing.h"
+
 namespace cusnap::compare {
 namespace {
 
@@ -25,18 +27,6 @@ double median_of(std::vector<double>& v) {
   if (n % 2 == 1) return upper;
   double lower = *std::max_element(v.begin(), mid);
   return (lower + upper) / 2;
-}
-
-// Relative standard error of the mean (sample standard deviation / sqrt(n) / mean): the noise
-// `cusnap replay` stops sampling at (docs/replay.md, Timing).
-double relative_standard_error(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  double n = static_cast<double>(v.size());
-  double mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
-  if (mean <= 0) return 0;
-  double ss = 0;
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return std::sqrt(ss / (n - 1)) / std::sqrt(n) / mean;
 }
 
 // SplitMix64: a small generator whose sequence is the same everywhere (std distributions are
@@ -350,8 +340,9 @@ TimeChange compare_times(const std::vector<double>& a, const std::vector<double>
   std::vector<double> ca = a, cb = b;
   t.median_a_ms = median_of(ca);
   t.median_b_ms = median_of(cb);
-  t.noise_a = relative_standard_error(a);
-  t.noise_b = relative_standard_error(b);
+  // The noise `cusnap replay --repeat auto` samples down to (one definition, replayer/timing.h).
+  t.noise_a = replayer::relative_standard_error(a);
+  t.noise_b = replayer::relative_standard_error(b);
   if (t.median_a_ms <= 0) return t;
   t.change = t.median_b_ms / t.median_a_ms - 1;
   t.ci_low = t.ci_high = t.change;
@@ -508,6 +499,22 @@ Comparison compare_reports(const Report& a, const Report& b, const CompareOption
                         std::to_string(lb.call) + ") of B has no match in A");
     kernel_for(lb.kernel);
     out.launches.push_back(std::move(lc));
+  }
+  if (out.first_differing) {
+    // An unobserved launch's effects first show at a later observation: name the candidates.
+    std::string before;
+    for (size_t i = *out.first_differing; i-- > 0;) {
+      const LaunchComparison& l = out.launches[i];
+      if (l.results != ResultState::kUnobserved || !l.call_a) break;
+      before = " #" + std::to_string(l.ordinal_a.value_or(0)) + " " + l.kernel +
+               (before.empty() ? "" : ",") + before;
+    }
+    if (!before.empty()) {
+      out.notes.push_back(
+          "the first differing launch's results were observed together with "
+          "those of the unobserved launch(es) just before it:" +
+          before);
+    }
   }
   if (a.copies.size() != b.copies.size()) {
     out.notes.push_back("device-to-host copies: " + std::to_string(a.copies.size()) + " in A, " +

@@ -1,7 +1,10 @@
 // The renderers of a Comparison: the human table of `cusnap compare` and its --json document
 // (schema "cusnap-compare", every field in docs/compare.md), written with cusnap's one JSON
 // writer.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include "cusnap/common/json_writer.h"
 #include "cusnap/compare/compare.h"
@@ -227,6 +230,127 @@ std::string render_json(const Comparison& c) {
   j.end_array();
   j.end_object();
   return j.take() + "\n";
+}
+
+namespace {
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Per kernel one row: a dot at the change in median, a bar over its interval, the threshold
+// lines; red when flagged slower, green when faster.
+std::string kernel_plot(const Comparison& c) {
+  std::vector<const KernelComparison*> rows;
+  double extent = c.time_threshold * 2;
+  for (const KernelComparison& k : c.kernels) {
+    if (!k.time || k.time->samples_a == 0 || k.time->samples_b == 0) continue;
+    rows.push_back(&k);
+    extent = std::max(
+        {extent, std::abs(k.time->ci_low), std::abs(k.time->ci_high), std::abs(k.time->change)});
+  }
+  if (rows.empty()) return "<p>No kernel was timed in both reports.</p>\n";
+  extent *= 1.1;
+  const int label = 260, plot = 420, row = 22, top = 24;
+  const int height = top + row * static_cast<int>(rows.size()) + 8;
+  auto x = [&](double v) { return label + (v + extent) / (2 * extent) * plot; };
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                    std::to_string(label + plot + 20) + "\" height=\"" + std::to_string(height) +
+                    "\" font-family=\"monospace\" font-size=\"12\">\n";
+  auto line = [&](double v, const char* color, const char* dash) {
+    svg += "<line x1=\"" + format("%.1f", x(v)) + "\" y1=\"" + std::to_string(top - 6) +
+           "\" x2=\"" + format("%.1f", x(v)) + "\" y2=\"" + std::to_string(height) +
+           "\" stroke=\"" + color + "\" stroke-dasharray=\"" + dash + "\"/>\n";
+  };
+  line(0, "#444", "");
+  line(c.time_threshold, "#c00", "4 3");
+  line(-c.time_threshold, "#080", "4 3");
+  svg += "<text x=\"" + format("%.1f", x(0)) + "\" y=\"12\" text-anchor=\"middle\">0</text>\n";
+  svg += "<text x=\"" + format("%.1f", x(c.time_threshold)) + "\" y=\"12\">" +
+         html_escape(percent(c.time_threshold)) + "</text>\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TimeChange& t = *rows[i]->time;
+    int y = top + row * static_cast<int>(i) + row / 2;
+    const char* color = t.slower ? "#c00" : t.faster ? "#080" : "#246";
+    svg += "<text x=\"4\" y=\"" + std::to_string(y + 4) + "\">" +
+           html_escape(rows[i]->kernel.substr(0, 34)) + "</text>\n";
+    svg += "<line x1=\"" + format("%.1f", x(t.ci_low)) + "\" y1=\"" + std::to_string(y) +
+           "\" x2=\"" + format("%.1f", x(t.ci_high)) + "\" y2=\"" + std::to_string(y) +
+           "\" stroke=\"" + color + "\" stroke-width=\"3\"/>\n";
+    svg += "<circle cx=\"" + format("%.1f", x(t.change)) + "\" cy=\"" + std::to_string(y) +
+           "\" r=\"4\" fill=\"" + color + "\"><title>" + html_escape(time_cells(t)) +
+           "</title></circle>\n";
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace
+
+std::string render_html(const Comparison& c) {
+  std::string out =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cusnap compare</title>\n"
+      "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 8px;text-align:left;"
+      "font-family:monospace}tr.different{background:#fdd}tr.within{background:#ffd}"
+      ".flag{color:#c00;font-weight:bold}</style></head><body>\n";
+  out += "<h1>cusnap compare</h1>\n<p>A: " + html_escape(c.report_a) +
+         "<br>B: " + html_escape(c.report_b) + "<br>launches matched by " +
+         match_by_name(c.matched_by) + "</p>\n";
+  out += std::string("<p class=\"") + (c.flagged() ? "flag" : "") + "\">" +
+         (c.flagged() ? "FLAGGED" : "nothing flagged") + ": results " +
+         (c.results_differ ? "differ" : "equal") + "; " +
+         (c.slower ? "a kernel is slower" : "no kernel flagged slower") + " (threshold " +
+         html_escape(percent(c.time_threshold)) + ", 95 % bootstrap interval)</p>\n";
+  if (c.first_differing) {
+    const LaunchComparison& l = c.launches[*c.first_differing];
+    out += "<p class=\"flag\">first differing launch: " + html_escape(l.kernel) + " (call " +
+           opt(l.call_a) + " in A, " + opt(l.call_b) + " in B): " + html_escape(l.detail) +
+           "</p>\n";
+  }
+  out += "<h2>Change in median per kernel</h2>\n" + kernel_plot(c);
+  out +=
+      "<h2>Kernels</h2>\n<table><tr><th>kernel</th><th>launches</th><th>differing</th>"
+      "<th>time</th></tr>\n";
+  for (const KernelComparison& k : c.kernels) {
+    out += "<tr><td>" + html_escape(k.kernel) + "</td><td>" + std::to_string(k.launches) +
+           "</td><td>" + std::to_string(k.differing_launches) + "</td><td>" +
+           html_escape(time_cells(k.time)) + "</td></tr>\n";
+  }
+  out +=
+      "</table>\n<h2>Launches</h2>\n<table><tr><th>calls A/B</th><th>kernel</th>"
+      "<th>results</th><th>detail</th><th>time</th></tr>\n";
+  for (const LaunchComparison& l : c.launches) {
+    const char* cls = l.results == ResultState::kDifferent ? "different"
+                      : l.results == ResultState::kWithin  ? "within"
+                                                           : "";
+    out += std::string("<tr class=\"") + cls + "\"><td>" + opt(l.call_a) + "/" + opt(l.call_b) +
+           "</td><td>" + html_escape(l.kernel) + "</td><td>" + result_state_name(l.results) +
+           "</td><td>" + html_escape(l.detail) + "</td><td>" + html_escape(time_cells(l.time)) +
+           "</td></tr>\n";
+  }
+  out += "</table>\n";
+  for (const std::string& n : c.notes) out += "<p>note: " + html_escape(n) + "</p>\n";
+  out += "</body></html>\n";
+  return out;
 }
 
 }  // namespace cusnap::compare

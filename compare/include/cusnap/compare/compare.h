@@ -202,5 +202,8 @@ TimeChange compare_times(const std::vector<double>& a_ms, const std::vector<doub
 std::string render_text(const Comparison& comparison);
 std::string render_json(const Comparison& comparison);
 inline constexpr int kCompareSchemaVersion = 1;
+// One self-contained HTML page (no script, no external resource): the verdict, the per-kernel
+// changes in median with their intervals as an inline SVG plot, the launch table.
+std::string render_html(const Comparison& comparison);
 
 }  // namespace cusnap::compare
