@@ -141,6 +141,9 @@ std::vector<Observed> observations(const Report& r) {
   for (size_t i = 0; i < r.launches.size(); ++i) by_call[r.launches[i].call] = i;
   for (const ReportCopy& c : r.copies) {
     if (c.launches_before == 0 || c.launches_before > r.launches.size()) continue;
+    // Only a hashed copy observed something: an unverified one's checksums are never computed
+    // (the report writes 0x0), and two of them agreeing would say nothing.
+    if (c.state != "matched" && c.state != "mismatched") continue;
     per_launch[c.launches_before - 1].copies.push_back(&c);
   }
   for (const ReportSnapshotCheck& s : r.snapshot_checks) {

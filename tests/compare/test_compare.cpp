@@ -182,6 +182,17 @@ TEST_CASE("float noise within the tolerance is not flagged", "[compare]") {
   CHECK(c.flagged());
 }
 
+TEST_CASE("a copy the replays did not hash observes nothing", "[compare]") {
+  BuiltReport a = two_kernels(), b = two_kernels();
+  a.copies[1].verified = b.copies[1].verified = false;  // both "0x0": not a match
+  b.copies[1].checksum = 0xcccc;
+  Comparison c = compare_reports(parsed(a, "a"), parsed(b, "b"), {});
+  CHECK(c.launches[0].results == ResultState::kEqual);
+  CHECK(c.launches[1].results == ResultState::kUnobserved);
+  CHECK(c.launches[1].observations == 0);
+  CHECK(!c.results_differ);
+}
+
 TEST_CASE("a 20 % slowdown is flagged and a 1 % one is not", "[compare]") {
   Report a = parsed(two_kernels(), "a");
   Comparison slow = compare_reports(a, parsed(two_kernels(1.20), "b"), {});
