@@ -249,13 +249,41 @@ void compare_results(LaunchComparison& lc, const Observed& oa, const std::string
       worsen(state, ResultState::kDifferent);
       continue;
     }
+    // Saved chunks name every chunk compared by the hash of its bytes: every one is compared.
+    // Without them only the listed mismatches are known (the report lists the first 16), so the
+    // counts must agree too, and a truncated list is said to be partial.
     std::map<uint64_t, const ReportChunk*> addresses;
+    const bool all_saved = sa.saved.size() == sa.chunks && sb.saved.size() == sb.chunks;
+    std::map<uint64_t, std::pair<std::string, std::string>> saved_names;
+    if (all_saved) {
+      for (const ReportChunk& c : sa.saved) saved_names[c.address].first = c.output;
+      for (const ReportChunk& c : sb.saved) saved_names[c.address].second = c.output;
+      for (const auto& [address, names] : saved_names) {
+        if (names.first != names.second) addresses.emplace(address, nullptr);
+      }
+    } else {
+      if (sa.mismatched_chunks != sb.mismatched_chunks ||
+          sa.within_tolerance_chunks != sb.within_tolerance_chunks) {
+        differ(what + ": " + std::to_string(sa.mismatched_chunks + sa.within_tolerance_chunks) +
+               " and " + std::to_string(sb.mismatched_chunks + sb.within_tolerance_chunks) +
+               " chunks differ from the capture");
+        worsen(state, ResultState::kDifferent);
+        continue;
+      }
+      if (sa.mismatches.size() < sa.mismatched_chunks + sa.within_tolerance_chunks ||
+          sb.mismatches.size() < sb.mismatched_chunks + sb.within_tolerance_chunks) {
+        lc.partial = true;
+      }
+    }
     for (const ReportChunk& m : sa.mismatches) addresses[m.address] = &m;
     for (const ReportChunk& m : sb.mismatches) addresses[m.address] = &m;
     ResultState s = ResultState::kEqual;
     for (const auto& [address, chunk] : addresses) {
       std::string ha = chunk_hash(sa, address), hb = chunk_hash(sb, address);
-      if (ha == hb) continue;
+      auto named = saved_names.find(address);
+      bool same =
+          named != saved_names.end() ? named->second.first == named->second.second : ha == hb;
+      if (same) continue;
       char hex[32];
       std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(address));
       std::string chunk_what = what + " chunk " + hex;
@@ -268,7 +296,9 @@ void compare_results(LaunchComparison& lc, const Observed& oa, const std::string
         if (c.address == address) saved_b = &c;
       }
       if (saved_a && saved_b && !saved_a->output.empty() && !saved_b->output.empty()) {
-        OutputComparison out = compare_output(chunk_what, address, chunk->allocation_address, dir_a,
+        std::optional<uint64_t> allocation;
+        if (chunk) allocation = chunk->allocation_address;
+        OutputComparison out = compare_output(chunk_what, address, allocation, dir_a,
                                               saved_a->output, dir_b, saved_b->output, options);
         ResultState cs = out.equal              ? ResultState::kEqual
                          : out.within_tolerance ? ResultState::kWithin
@@ -502,6 +532,13 @@ Comparison compare_reports(const Report& a, const Report& b, const CompareOption
                         std::to_string(lb.call) + ") of B has no match in A");
     kernel_for(lb.kernel);
     out.launches.push_back(std::move(lc));
+  }
+  for (const LaunchComparison& l : out.launches) {
+    if (!l.partial) continue;
+    out.notes.push_back("launch call " + (l.call_a ? std::to_string(*l.call_a) : "?") +
+                        ": more snapshot chunks differ from the capture than a report lists "
+                        "(16 per snapshot); only those were compared (--save-outputs compares "
+                        "every chunk)");
   }
   if (out.first_differing) {
     // An unobserved launch's effects first show at a later observation: name the candidates.

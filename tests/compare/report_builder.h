@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cusnap/common/json_writer.h"
@@ -30,10 +31,20 @@ struct BuiltCopy {
   bool verified = true;  // false: the capture had no checksum, the replay hashed nothing
 };
 
+// An afterLaunch snapshot check: chunks at base + i * chunk_bytes.
+struct BuiltCheck {
+  uint64_t launch_call = 0;
+  uint64_t chunks = 0;
+  uint64_t mismatched_chunks = 0;                            // may exceed the list (truncated)
+  std::vector<std::pair<uint64_t, std::string>> mismatches;  // address, actual hash
+  std::vector<std::pair<uint64_t, std::string>> saved;       // address, output file
+};
+
 struct BuiltReport {
   uint64_t calls = 100;
   std::vector<BuiltLaunch> launches;
   std::vector<BuiltCopy> copies;
+  std::vector<BuiltCheck> checks;
   std::string outputs_dir;
 
   std::string json() const {
@@ -73,7 +84,27 @@ struct BuiltReport {
       j.end_object();
     }
     j.end_array().end_object();
-    j.key("snapshots").begin_object().key("checks").begin_array().end_array().end_object();
+    j.key("snapshots").begin_object().key("checks").begin_array();
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const BuiltCheck& c = checks[i];
+      j.begin_object();
+      j.key("call").num(c.launch_call + 1).key("launch_call").num(c.launch_call);
+      j.key("launch_ordinal").num(i).key("kernel").str("k").key("phase").str("afterLaunch");
+      j.key("chunks").num(c.chunks).key("matched_chunks").num(c.chunks - c.mismatched_chunks);
+      j.key("within_tolerance_chunks").num(0).key("mismatched_chunks").num(c.mismatched_chunks);
+      j.key("mismatches").begin_array();
+      for (const auto& [address, hash] : c.mismatches) {
+        j.begin_object().key("address").str(hex(address)).key("bytes").num(64);
+        j.key("allocation").null().key("actual_hash").str(hash).end_object();
+      }
+      j.end_array().key("saved").begin_array();
+      for (const auto& [address, name] : c.saved) {
+        j.begin_object().key("address").str(hex(address)).key("bytes").num(64);
+        j.key("output").str(name).end_object();
+      }
+      j.end_array().end_object();
+    }
+    j.end_array().end_object();
     j.key("launches").begin_array();
     for (size_t i = 0; i < launches.size(); ++i) {
       const BuiltLaunch& l = launches[i];

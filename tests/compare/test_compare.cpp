@@ -193,6 +193,39 @@ TEST_CASE("a copy the replays did not hash observes nothing", "[compare]") {
   CHECK(!c.results_differ);
 }
 
+TEST_CASE("afterLaunch snapshot chunks: all with saved outputs, else the listed ones",
+          "[compare]") {
+  auto report = [](const std::vector<std::pair<uint64_t, std::string>>& saved, uint64_t mismatched,
+                   std::vector<std::pair<uint64_t, std::string>> listed) {
+    BuiltReport r;
+    r.launches = {{10, "k", {}}};
+    r.checks = {{10, 2, mismatched, std::move(listed), saved}};
+    return r;
+  };
+  // Saved outputs: a chunk that matched the capture in neither report's list still differs
+  // when its bytes (the file names are their hashes) differ.
+  Comparison c = compare_reports(parsed(report({{0x1000, "aa"}, {0x1040, "bb"}}, 0, {}), "a"),
+                                 parsed(report({{0x1000, "aa"}, {0x1040, "cc"}}, 0, {}), "b"), {});
+  CHECK(c.launches[0].results == ResultState::kDifferent);
+  CHECK(c.launches[0].observations == 1);
+  CHECK(c.launches[0].detail.find("chunk 0x1040") != std::string::npos);
+  c = compare_reports(parsed(report({{0x1000, "aa"}, {0x1040, "bb"}}, 0, {}), "a"),
+                      parsed(report({{0x1000, "aa"}, {0x1040, "bb"}}, 0, {}), "b"), {});
+  CHECK(c.launches[0].results == ResultState::kEqual);
+  // Without: the listed hashes, and the counts of chunks that differ from the capture.
+  c = compare_reports(parsed(report({}, 1, {{0x1040, "h1"}}), "a"),
+                      parsed(report({}, 1, {{0x1040, "h2"}}), "b"), {});
+  CHECK(c.launches[0].results == ResultState::kDifferent);
+  c = compare_reports(parsed(report({}, 1, {{0x1040, "h1"}}), "a"),
+                      parsed(report({}, 2, {{0x1040, "h1"}}), "b"), {});
+  CHECK(c.launches[0].results == ResultState::kDifferent);
+  c = compare_reports(parsed(report({}, 2, {{0x1040, "h1"}}), "a"),
+                      parsed(report({}, 2, {{0x1040, "h1"}}), "b"), {});
+  CHECK(c.launches[0].results == ResultState::kEqual);
+  CHECK(c.launches[0].partial);  // the second differing chunk is not listed
+  CHECK(!c.notes.empty());
+}
+
 TEST_CASE("a 20 % slowdown is flagged and a 1 % one is not", "[compare]") {
   Report a = parsed(two_kernels(), "a");
   Comparison slow = compare_reports(a, parsed(two_kernels(1.20), "b"), {});

@@ -163,6 +163,7 @@ struct LaunchComparison {
   std::optional<uint64_t> ordinal_a, ordinal_b;
   ResultState results = ResultState::kUnobserved;
   uint64_t observations = 0;  // observations compared
+  bool partial = false;       // a snapshot's mismatch list was truncated: only part compared
   std::string detail;         // what differs (the first differing observation)
   std::vector<OutputComparison> outputs;
   std::optional<TimeChange> time;
