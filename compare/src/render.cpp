@@ -203,6 +203,7 @@ std::string render_json(const Comparison& c) {
     opt_num(j, l.ordinal_b);
     j.key("results").str(result_state_name(l.results));
     j.key("observations").num(l.observations);
+    j.key("partial").boolean(l.partial);
     j.key("detail").str(l.detail);
     j.key("outputs").begin_array();
     for (const OutputComparison& o : l.outputs) output_object(j, o);
