@@ -19,6 +19,11 @@ inline constexpr int kExitNotACapture = 4;  // no cusnap file magic, or an unsup
 // `capture`: the application ran but the shim never reached it (a static binary, one that opens
 // libcuda by absolute path, or no CUDA at all), so no capture was written.
 inline constexpr int kExitNoCapture = 10;  // (7, 8, 9: replay's, docs/cli.md)
+// `compare`: 1 means "flagged" there (results differ or a kernel is slower, as diff(1) says
+// "differ"), so everything that keeps it from comparing (a bad option, an unreadable or invalid
+// report) is 11 instead of 1.
+inline constexpr int kExitCompareFlagged = 1;
+inline constexpr int kExitCompareFailed = 11;
 
 // Maps a format error to the exit code above.
 int exit_code_for(const format::Status& status);

@@ -46,13 +46,23 @@ int main(int argc, char** argv) {
 #ifdef CUSNAP_CLI_HAVE_REPLAY
   cli::register_replay(app, exit_code);
 #endif
+#ifdef CUSNAP_CLI_HAVE_COMPARE
+  cli::register_compare(app, exit_code);
+#endif
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version end parsing with code 0; every real usage error exits 1.
     int rc = app.exit(e);
-    return rc == 0 ? cli::kExitOk : cli::kExitUsageOrIo;
+    if (rc == 0) return cli::kExitOk;
+#ifdef CUSNAP_CLI_HAVE_COMPARE
+    // compare's 1 means "flagged": its usage errors are its could-not-compare code.
+    for (const CLI::App* sub : app.get_subcommands()) {
+      if (sub->get_name() == "compare") return cli::kExitCompareFailed;
+    }
+#endif
+    return cli::kExitUsageOrIo;
   } catch (const kj::Exception& e) {
     // The reader validates records before handing them out, so this is a missed check; still an
     // error exit, never an abort. Cap'n Proto only throws on contents that break its rules.

@@ -29,9 +29,16 @@ struct Options {
   int device = 0;
   std::string verify = "checksum";
   std::string address_mode = "same";
-  unsigned repeat = 1;
+  std::string repeat = "1";  // N or auto
   unsigned warmup = 0;
   std::string cache_control = "all";
+  std::string timing_mode;  // cold | hot: --cache-control all | none, NVBench's names
+  unsigned min_samples = 10;
+  double max_noise_percent = 0.5;
+  double min_time = 0;
+  double max_time = 10;
+  std::string save_outputs;
+  bool cache_control_given = false;
   std::string kernel_name;
   std::string kernel_name_base = "function";
   uint64_t launch_skip = 0;
@@ -244,6 +251,27 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
                   static_cast<unsigned long long>(k.launches), s.median_ms, s.min_ms, s.max_ms);
     }
   }
+  if (options.sampling.adaptive) {
+    uint64_t timed = 0, capped = 0, fewest = 0, most = 0;
+    for (const LaunchReport& l : r.launches) {
+      if (l.time.samples == 0) continue;
+      fewest = timed == 0 ? l.time.samples : std::min<uint64_t>(fewest, l.time.samples);
+      most = std::max<uint64_t>(most, l.time.samples);
+      ++timed;
+      if (l.time.cap_hit) ++capped;
+    }
+    std::printf(
+        "sampling  --repeat auto: %llu launch(es), %llu to %llu sample(s) each; %llu "
+        "stopped by --max-time before the noise reached %.2f%%\n",
+        static_cast<unsigned long long>(timed), static_cast<unsigned long long>(fewest),
+        static_cast<unsigned long long>(most), static_cast<unsigned long long>(capped),
+        options.sampling.max_noise * 100);
+  }
+  if (!r.outputs_dir.empty()) {
+    std::printf("outputs   %s: %llu file(s) written, %s\n", r.outputs_dir.c_str(),
+                static_cast<unsigned long long>(r.outputs_written),
+                mib(r.outputs_written_bytes).c_str());
+  }
   std::printf("wall      %.3f s\n", r.wall_seconds);
 }
 
@@ -254,9 +282,42 @@ void run(const Options& o, int& exit_code) {
   options.verify = o.verify == "none" ? VerifyMode::kNone : VerifyMode::kChecksum;
   options.address_mode = o.address_mode == "relocate" ? AddressMode::kRelocate : AddressMode::kSame;
   options.timing = !o.no_timing;
-  options.repeat = o.repeat;
+  if (o.repeat == "auto") {
+    options.sampling.adaptive = true;
+  } else {
+    unsigned long n = 0;
+    size_t used = 0;
+    try {
+      n = std::stoul(o.repeat, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != o.repeat.size() || n == 0 || n > 1000000) {
+      spdlog::error("cusnap replay: --repeat {}: a number of runs (1 to 1000000) or auto",
+                    o.repeat);
+      exit_code = kExitUsageOrIo;
+      return;
+    }
+    options.repeat = static_cast<unsigned>(n);
+  }
+  options.sampling.min_samples = o.min_samples;
+  options.sampling.max_noise = o.max_noise_percent / 100;
+  options.sampling.min_time_seconds = o.min_time;
+  options.sampling.max_time_seconds = o.max_time;
   options.warmup = o.warmup;
-  options.cache_control = o.cache_control == "none" ? CacheControl::kNone : CacheControl::kAll;
+  std::string cache_control = o.cache_control;
+  if (!o.timing_mode.empty()) {
+    std::string implied = o.timing_mode == "hot" ? "none" : "all";
+    if (o.cache_control_given && cache_control != implied) {
+      spdlog::error("cusnap replay: --timing-mode {} contradicts --cache-control {}", o.timing_mode,
+                    cache_control);
+      exit_code = kExitUsageOrIo;
+      return;
+    }
+    cache_control = implied;
+  }
+  options.cache_control = cache_control == "none" ? CacheControl::kNone : CacheControl::kAll;
+  options.save_outputs_dir = o.save_outputs;
   options.kernel_regex = o.kernel_name;
   // CLI::IsMember checked the spelling: parse_kernel_name_base cannot fail here.
   options.kernel_name_base = common::parse_kernel_name_base(o.kernel_name_base)
@@ -361,13 +422,38 @@ void register_replay(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"same", "relocate"}))
       ->capture_default_str();
   cmd->add_option("--repeat", o->repeat,
-                  "Timed runs of each selected launch (inputs restored between runs)")
-      ->check(CLI::PositiveNumber)
+                  "Timed runs of each selected launch (inputs restored between runs), or auto: "
+                  "sample until --max-noise (NVBench's discipline, docs/replay.md)")
       ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed runs before them")->capture_default_str();
-  cmd->add_option("--cache-control", o->cache_control, "all: flush L2 between repetitions; none")
-      ->check(CLI::IsMember({"all", "none"}))
+  CLI::Option* cache = cmd->add_option("--cache-control", o->cache_control,
+                                       "all: flush L2 between repetitions; none")
+                           ->check(CLI::IsMember({"all", "none"}))
+                           ->capture_default_str();
+  cmd->add_option("--timing-mode", o->timing_mode,
+                  "cold: L2 flushed and inputs restored before every run (--cache-control all); "
+                  "hot: inputs restored, L2 kept (--cache-control none)")
+      ->check(CLI::IsMember({"cold", "hot"}));
+  cmd->add_option("--min-samples", o->min_samples, "--repeat auto: at least this many samples")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--max-noise", o->max_noise_percent,
+                  "--repeat auto: sample until the relative standard error of the mean is at "
+                  "most this many percent")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--min-time", o->min_time,
+                  "--repeat auto: at least this many seconds of samples (their times added up)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-time", o->max_time,
+                  "--repeat auto: stop sampling a launch after this many wall-clock seconds (the "
+                  "report says the cap was hit)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--save-outputs", o->save_outputs,
+                  "Save the bytes of every verified device-to-host copy and afterLaunch snapshot "
+                  "chunk in DIR, content-addressed, for `cusnap compare`");
   cmd->add_option("--kernel-name", o->kernel_name,
                   "Select launches of the kernel named NAME (its function name, exactly) or, with "
                   "regex:EXPR, whose name contains a match (Nsight Compute rules)");
@@ -409,7 +495,10 @@ void register_replay(CLI::App& app, int& exit_code) {
       "call failed; 7 nothing was verified (--allow-unverified: 0); 8 the launch selection "
       "selected no launch; 9 a launch or the replay ran past --timeout-launch / --timeout, or "
       "the driver stopped a launch (CUDA_ERROR_LAUNCH_TIMEOUT).");
-  cmd->callback([o, &exit_code]() { run(*o, exit_code); });
+  cmd->callback([o, cache, &exit_code]() {
+    o->cache_control_given = cache->count() > 0;
+    run(*o, exit_code);
+  });
 }
 
 }  // namespace cusnap::cli

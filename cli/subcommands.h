@@ -12,5 +12,6 @@ void register_dump(CLI::App& app, int& exit_code);
 void register_verify(CLI::App& app, int& exit_code);
 void register_driver(CLI::App& app, int& exit_code);
 void register_extract(CLI::App& app, int& exit_code);
+void register_compare(CLI::App& app, int& exit_code);  // when compare/ is built
 
 }  // namespace cusnap::cli

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <type_traits>
 
 #include "cusnap/fatbin/fatbin.h"
@@ -847,12 +850,39 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
     result_.copies.push_back(std::move(check));
     return std::nullopt;
   }
-  record_check(std::move(check), std::move(host), !op.async, op.stream);
-  return std::nullopt;
+  return record_check(std::move(check), std::move(host), !op.async, op.stream);
 }
 
-void Executor::record_check(CopyCheck check, std::vector<uint8_t> bytes, bool complete,
-                            uint64_t stream) {
+Expected<std::string> Executor::save_output(std::span<const uint8_t> bytes) {
+  std::string name = format::hash_blob(bytes).to_hex();
+  std::filesystem::path path = std::filesystem::path(result_.outputs_dir) / name;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return name;  // content-addressed: already there
+  // Written under a temporary name and renamed, so a file with this name is always complete.
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      return Error(ErrorKind::kIo,
+                   "--save-outputs: cannot write " + tmp.string() + ": " + std::strerror(errno));
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    return Error(ErrorKind::kIo,
+                 "--save-outputs: cannot rename " + tmp.string() + ": " + ec.message());
+  }
+  ++result_.outputs_written;
+  result_.outputs_written_bytes += bytes.size();
+  return name;
+}
+
+MaybeError Executor::record_check(CopyCheck check, std::vector<uint8_t> bytes, bool complete,
+                                  uint64_t stream) {
   size_t index = result_.copies.size();
   // The launches since the previous checked copy get this copy's verdict.
   std::vector<size_t> awaiting = std::move(launches_awaiting_verdict_);
@@ -861,8 +891,13 @@ void Executor::record_check(CopyCheck check, std::vector<uint8_t> bytes, bool co
     check.actual = copy_checksum(bytes);
     check.state = check.actual == check.expected ? VerifyState::kMatched : VerifyState::kMismatched;
     for (size_t l : awaiting) result_.launches[l].verification = check.state;
+    if (!result_.outputs_dir.empty()) {
+      auto name = save_output(bytes);
+      if (!name) return name.error();
+      check.output = name.value();
+    }
     result_.copies.push_back(std::move(check));
-    return;
+    return std::nullopt;
   }
   check.state = VerifyState::kUnverified;
   result_.copies.push_back(std::move(check));
@@ -870,6 +905,7 @@ void Executor::record_check(CopyCheck check, std::vector<uint8_t> bytes, bool co
   PendingCopy pending{index, stream, std::move(bytes), true};
   pending_copies_.push_back(std::move(pending));
   pending_awaiting_.emplace_back(index, std::move(awaiting));
+  return std::nullopt;
 }
 
 MaybeError Executor::settle_copies(bool all, uint64_t stream) {
@@ -885,6 +921,11 @@ MaybeError Executor::settle_copies(bool all, uint64_t stream) {
     CopyCheck& check = result_.copies[it->check];
     check.actual = copy_checksum(it->bytes);
     check.state = check.actual == check.expected ? VerifyState::kMatched : VerifyState::kMismatched;
+    if (!result_.outputs_dir.empty()) {
+      auto name = save_output(it->bytes);
+      if (!name) return name.error();
+      check.output = name.value();
+    }
     for (auto& [index, launches] : pending_awaiting_) {
       if (index != it->check) continue;
       for (size_t l : launches) result_.launches[l].verification = check.state;

@@ -93,7 +93,10 @@ class Executor {
   MaybeError settle_copies(bool all, uint64_t stream);
   MaybeError synchronize_all();
   MaybeError resolve_timings();
-  void record_check(CopyCheck check, std::vector<uint8_t> bytes, bool complete, uint64_t stream);
+  MaybeError record_check(CopyCheck check, std::vector<uint8_t> bytes, bool complete,
+                          uint64_t stream);
+  // --save-outputs: writes `bytes` to the outputs directory under their content hash; the name.
+  Expected<std::string> save_output(std::span<const uint8_t> bytes);
   void progress(size_t done, bool final);
 
   // Repetitions: a copy of every placed range, restored before each run after the first.

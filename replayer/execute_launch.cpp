@@ -2,6 +2,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "replayer/execute.h"
@@ -100,7 +101,9 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   const bool timed = result_.launches[index].selected && options_.timing;
   watchdog_.launch_issued(a);
   if (watchdog_.launch_limited()) {
-    watchdog_.launch_started(a, timed ? options_.warmup + std::max(options_.repeat, 1u) : 1);
+    // Adaptive sampling restarts the limit at each run (timed_repetitions).
+    unsigned runs = options_.warmup + std::max(options_.repeat, 1u);
+    watchdog_.launch_started(a, timed && !options_.sampling.adaptive ? runs : 1);
   }
   bool nvtx = options_.nvtx;
   if (nvtx) {
@@ -199,8 +202,9 @@ MaybeError Executor::issue_launch(const Action& a, const LaunchOp& op, CUfunctio
 MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfunction f,
                                        CUstream stream, std::vector<uint8_t>& params,
                                        size_t report) {
-  const unsigned runs = options_.warmup + std::max(options_.repeat, 1u);
-  const bool repeated = runs > 1;
+  const bool adaptive = options_.sampling.adaptive;
+  const unsigned runs = options_.warmup + std::max(options_.repeat, 1u);  // fixed sampling
+  const bool repeated = adaptive || runs > 1;
   // An extracted capture's inputs are its beforeLaunch snapshot: each run starts from them
   // (do_launch wrote them for the first), which also covers module variables, which
   // save_memory() does not.
@@ -217,7 +221,19 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
     return api_.cuEventCreate(e, CU_EVENT_DEFAULT);
   };
   std::vector<double> samples;
-  for (unsigned run = 0; run < runs; ++run) {
+  std::chrono::steady_clock::time_point sampling_start;
+  bool capped = false;
+  for (unsigned run = 0;; ++run) {
+    if (!adaptive && run == runs) break;
+    if (adaptive && run == options_.warmup) sampling_start = std::chrono::steady_clock::now();
+    if (adaptive && run > options_.warmup) {
+      std::chrono::duration<double> wall = std::chrono::steady_clock::now() - sampling_start;
+      SamplingState state = sampling_state(options_.sampling, samples, wall.count());
+      if (state == SamplingState::kCapped) capped = true;
+      if (state != SamplingState::kMore) break;
+    }
+    // Adaptive: the number of runs is not known up front, so --timeout-launch limits each run.
+    if (adaptive && run > 0 && watchdog_.launch_limited()) watchdog_.launch_started(a, 1);
     if (run > 0) {
       if (auto e = restores ? restore_snapshot(a, *op.before) : restore_memory()) return e;
     }
@@ -248,7 +264,10 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
     event_pool_.push_back(end);
     if (run >= options_.warmup) samples.push_back(ms);
   }
-  result_.launches[report].time = summarize_times(std::move(samples));
+  TimeStats& time = result_.launches[report].time;
+  time = summarize_times(std::move(samples));
+  time.cap_hit = capped;
+  time.mode = options_.cache_control == CacheControl::kAll ? "cold" : "hot";
   return std::nullopt;
 }
 
@@ -261,6 +280,7 @@ MaybeError Executor::resolve_timings() {
       return driver_.failure("cuEventElapsedTime", r);
     }
     result_.launches[t.launch].time = summarize_times({static_cast<double>(ms)});
+    result_.launches[t.launch].time.mode = "once";
     event_pool_.push_back(t.start);
     event_pool_.push_back(t.end);
   }

@@ -1,6 +1,7 @@
 #include "replayer/replay.h"
 
 #include <chrono>
+#include <filesystem>
 #include <new>
 #include <set>
 #include <stdexcept>
@@ -87,6 +88,25 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
                                    const ReplayOptions& options) {
   auto started = std::chrono::steady_clock::now();
   if (options.repeat == 0) return Error(ErrorKind::kInvalidArgument, "--repeat must be at least 1");
+  const SamplingPolicy& sampling = options.sampling;
+  if (sampling.adaptive &&
+      (sampling.min_samples == 0 || !(sampling.max_noise >= 0) ||
+       !(sampling.min_time_seconds >= 0) || !(sampling.max_time_seconds > 0))) {
+    return Error(ErrorKind::kInvalidArgument,
+                 "--repeat auto needs --min-samples >= 1, --max-noise >= 0, --min-time >= 0 and "
+                 "--max-time > 0");
+  }
+  std::string outputs_dir;
+  if (!options.save_outputs_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.save_outputs_dir, ec);
+    std::filesystem::path dir = std::filesystem::absolute(options.save_outputs_dir, ec);
+    if (ec || !std::filesystem::is_directory(dir)) {
+      return Error(ErrorKind::kIo, "--save-outputs " + options.save_outputs_dir +
+                                       ": not a directory that can be created");
+    }
+    outputs_dir = dir.lexically_normal().string();
+  }
   auto choice = resolve_driver(options.driver);
   if (!choice) return choice.error();
   auto driver = Driver::open(choice->path);
@@ -94,6 +114,7 @@ Expected<ReplayResult> replay_plan(format::Reader& reader, const Plan& plan,
 
   ReplayResult result;
   result.capture_path = reader.path();
+  result.outputs_dir = outputs_dir;
   result.selection_requested =
       !options.kernel_regex.empty() || options.launch_skip != 0 || options.launch_count != 0;
   result.target.driver_path = choice->path;

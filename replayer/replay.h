@@ -80,9 +80,10 @@ struct ReplayOptions {
   int device = 0;
   VerifyMode verify = VerifyMode::kChecksum;
   AddressMode address_mode = AddressMode::kSame;
-  bool timing = true;   // events around selected launches
-  unsigned repeat = 1;  // timed runs per selected launch
-  unsigned warmup = 0;  // untimed runs before them
+  bool timing = true;       // events around selected launches
+  unsigned repeat = 1;      // timed runs per selected launch
+  unsigned warmup = 0;      // untimed runs before them
+  SamplingPolicy sampling;  // adaptive: --repeat auto, NVBench's discipline (timing.h)
   CacheControl cache_control = CacheControl::kAll;
   std::string kernel_regex;  // selection (timing.h)
   common::KernelNameBase kernel_name_base = common::KernelNameBase::kFunction;
@@ -92,6 +93,10 @@ struct ReplayOptions {
   bool progress = false;      // progress line on stderr (the CLI enables it on a tty)
   // Element-wise comparison of snapshot chunks (tolerance.h); empty: exact comparison only.
   std::vector<Tolerance> tolerances;
+  // --save-outputs DIR: the bytes of every verified device-to-host copy and of every chunk of an
+  // afterLaunch snapshot check, each in DIR/<XXH3-128 hex of the bytes> (content-addressed:
+  // equal bytes are one file), for `cusnap compare` to compare numerically. Empty: none.
+  std::string save_outputs_dir;
   // Access tracking (docs/emulator.md, "Access tracking"): 0, the default, is off; else a power of
   // two, and every launch runs with the emulator's tracking at that chunk size and reports the
   // captured memory it read and wrote (LaunchReport::accesses). Needs the cusnap emulator (any
@@ -171,6 +176,13 @@ struct SnapshotCheck {
   uint64_t mismatched_chunks = 0;
   std::vector<ChunkMismatch> mismatches;  // the first kMaxReportedMismatches, in address order
   std::vector<std::string> tolerances;    // the rules that were applied to some chunk
+  // --save-outputs, afterLaunch checks: every chunk compared, with the file holding its bytes.
+  struct Saved {
+    uint64_t address = 0;
+    uint64_t size = 0;
+    std::string output;
+  };
+  std::vector<Saved> saved;
   bool ok() const { return mismatched_chunks == 0; }
 };
 inline constexpr size_t kMaxReportedMismatches = 16;
@@ -231,6 +243,11 @@ struct ReplayResult {
   std::optional<ExpectedErrorCheck> expected_error;  // the capture ended with a sticky error
   std::vector<std::string> messages;                 // every warning issued, in order
   double wall_seconds = 0;
+  // --save-outputs: the directory (absolute), how many files were written and their bytes
+  // (files already there, equal bytes seen before, are not counted again).
+  std::string outputs_dir;
+  uint64_t outputs_written = 0;
+  uint64_t outputs_written_bytes = 0;
 
   // Every copy checksum and every snapshot chunk compared matched (true also when nothing was
   // compared: see verdict()).

@@ -59,6 +59,12 @@ void copy_check(Json& j, const CopyCheck& c) {
   } else {
     j.null();
   }
+  j.key("output");
+  if (c.output.empty()) {
+    j.null();
+  } else {
+    j.str(c.output);
+  }
   j.end_object();
 }
 
@@ -199,6 +205,18 @@ void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& optio
     j.key("mismatches").begin_array();
     for (const ChunkMismatch& m : c.mismatches) chunk_mismatch(j, m);
     j.end_array();
+    j.key("saved").begin_array();
+    for (const SnapshotCheck::Saved& s : c.saved) {
+      j.begin_object()
+          .key("address")
+          .str(hex(s.address))
+          .key("bytes")
+          .num(s.size)
+          .key("output")
+          .str(s.output)
+          .end_object();
+    }
+    j.end_array();
     j.end_object();
   }
   j.end_array();
@@ -273,8 +291,13 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("verify").str(options.verify == VerifyMode::kChecksum ? "checksum" : "none");
   j.key("address_mode").str(options.address_mode == AddressMode::kSame ? "same" : "relocate");
   j.key("timing").boolean(options.timing);
-  j.key("repeat").num(options.repeat);
+  j.key("repeat").num(options.sampling.adaptive ? 0u : options.repeat);
   j.key("warmup").num(options.warmup);
+  j.key("sampling").str(options.sampling.adaptive ? "adaptive" : "fixed");
+  j.key("min_samples").num(options.sampling.min_samples);
+  j.key("max_noise").real(options.sampling.max_noise);
+  j.key("min_time_seconds").real(options.sampling.min_time_seconds);
+  j.key("max_time_seconds").real(options.sampling.max_time_seconds);
   j.key("cache_control").str(options.cache_control == CacheControl::kAll ? "all" : "none");
   j.key("kernel_name").str(options.kernel_regex);
   j.key("launch_skip").num(options.launch_skip);
@@ -367,8 +390,14 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
           .key("max")
           .real(l.time.max_ms)
           .key("stddev")
-          .real(l.time.stddev_ms)
-          .end_object();
+          .real(l.time.stddev_ms);
+      j.key("values").begin_array();
+      for (double v : l.time.values_ms) j.real(v);
+      j.end_array();
+      j.key("noise").real(l.time.noise);
+      j.key("cap_hit").boolean(l.time.cap_hit);
+      j.key("mode").str(l.time.mode);
+      j.end_object();
     }
     j.end_object();
   }
@@ -380,6 +409,19 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("warnings").begin_array();
   for (const std::string& m : r.messages) j.str(m);
   j.end_array();
+  j.key("outputs");
+  if (r.outputs_dir.empty()) {
+    j.null();
+  } else {
+    j.begin_object()
+        .key("dir")
+        .str(r.outputs_dir)
+        .key("files_written")
+        .num(r.outputs_written)
+        .key("bytes_written")
+        .num(r.outputs_written_bytes)
+        .end_object();
+  }
   j.key("wall_seconds").real(r.wall_seconds);
   j.end_object();
   return j.take() + "\n";

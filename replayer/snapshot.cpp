@@ -96,6 +96,11 @@ MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op,
     }
     ++check.chunks;
     check.bytes += chunk.size;
+    if (!result_.outputs_dir.empty() && snapshot.phase == SnapshotPhase::kAfterLaunch) {
+      auto name = save_output(actual);
+      if (!name) return name.error();
+      check.saved.push_back(SnapshotCheck::Saved{chunk.address, chunk.size, name.value()});
+    }
     format::BlobId hash = format::hash_blob(actual);
     if (hash == chunk.blob) {
       ++check.matched_chunks;

@@ -11,6 +11,13 @@
 // the replay owns is restored to what it held before the first run (the kernel's inputs, as
 // Nsight Compute's kernel replay does), and with --cache-control all the L2 is flushed by
 // writing a buffer twice its size. Only the N timed runs become samples.
+//
+// --repeat auto (SamplingPolicy::adaptive) is NVBench's discipline instead of a fixed N: after
+// the warmup runs, a selected launch is run again until its samples' noise, the relative
+// standard error of their mean (sample standard deviation / sqrt(n) / mean), is at most
+// max_noise, with at least min_samples samples whose times add up to at least min_time; the
+// sampling stops anyway once it has taken max_time of wall-clock time (or kMaxSamples samples),
+// and the report says the cap was hit.
 #pragma once
 
 #include <cstdint>
@@ -31,10 +38,32 @@ struct TimeStats {
   double median_ms = 0;
   double mean_ms = 0;
   double max_ms = 0;
-  double stddev_ms = 0;  // population standard deviation
+  double stddev_ms = 0;           // population standard deviation
+  std::vector<double> values_ms;  // every sample, in the order taken
+  double noise = 0;               // relative standard error of the mean (0 below 2 samples)
+  bool cap_hit = false;           // --max-time (or kMaxSamples) ended adaptive sampling early
+  std::string mode;               // "cold", "hot" (repeated runs), "once" (a single run)
 };
 
 TimeStats summarize_times(std::vector<double> samples_ms);
+
+// Relative standard error of the mean: sample standard deviation / sqrt(n) / mean; 0 for fewer
+// than 2 samples or a mean that is not positive. The noise of --max-noise and `cusnap compare`.
+double relative_standard_error(const std::vector<double>& samples);
+
+struct SamplingPolicy {
+  bool adaptive = false;         // --repeat auto
+  unsigned min_samples = 10;     // --min-samples
+  double max_noise = 0.005;      // --max-noise, relative (0.005: 0.5 %)
+  double min_time_seconds = 0;   // --min-time: the samples' times added up
+  double max_time_seconds = 10;  // --max-time: wall-clock seconds of sampling per launch
+};
+inline constexpr size_t kMaxSamples = 100000;
+
+enum class SamplingState : uint8_t { kMore, kDone, kCapped };
+// Whether adaptive sampling goes on after `samples_ms`, `wall_seconds` into it.
+SamplingState sampling_state(const SamplingPolicy& policy, const std::vector<double>& samples_ms,
+                             double wall_seconds);
 
 class LaunchSelector {
  public:

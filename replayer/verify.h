@@ -48,6 +48,7 @@ struct CopyCheck {
   uint64_t launches_before = 0;            // launches replayed before this copy
   std::vector<LaunchRef> recent_launches;  // the last few of them, oldest first
   std::optional<AllocationRef> allocation;
+  std::string output;  // --save-outputs: the file (in ReplayResult::outputs_dir) with its bytes
 };
 
 struct VerifySummary {

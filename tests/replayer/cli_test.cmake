@@ -237,12 +237,88 @@ run_replay(4 ${WORK}/not.cusnap)
 run_replay(1 ${WORK}/missing.cusnap)
 run_replay(1 ${WORK}/good.cusnap --repeat 0)
 
+# Timing discipline and saved outputs (docs/replay.md, "Timing and profiling"): --repeat auto
+# samples each selected launch until the noise target (at least --min-samples), the report keeps
+# every sample; --save-outputs keeps the bytes of every verified copy under their content hash.
+run_replay(0 ${WORK}/good.cusnap --repeat auto --min-samples 3 --max-time 60
+           --save-outputs ${WORK}/out_a --report ${WORK}/auto.json)
+file(READ ${WORK}/auto.json report)
+string(JSON sampling GET "${report}" options sampling)
+string(JSON samples GET "${report}" launches 0 time_ms samples)
+string(JSON values LENGTH "${report}" launches 0 time_ms values)
+string(JSON mode GET "${report}" launches 0 time_ms mode)
+string(JSON outputs_dir GET "${report}" outputs dir)
+string(JSON output GET "${report}" verification copies 0 output)
+if(NOT sampling STREQUAL "adaptive" OR samples LESS 3 OR NOT values EQUAL samples
+   OR NOT mode STREQUAL "cold" OR NOT EXISTS "${outputs_dir}/${output}")
+  message(FATAL_ERROR "--repeat auto / --save-outputs report: ${sampling} ${samples} ${values} "
+                      "${mode} ${outputs_dir}/${output}")
+endif()
+run_replay(1 ${WORK}/good.cusnap --repeat auto --min-samples 0)
+run_replay(1 ${WORK}/good.cusnap --repeat some)
+run_replay(1 ${WORK}/good.cusnap --timing-mode hot --cache-control all)
+run_replay(0 ${WORK}/snap_extract.cusnap --save-outputs ${WORK}/out_x --report ${WORK}/snap_saved.json)
+file(READ ${WORK}/snap_saved.json report)
+string(JSON saved LENGTH "${report}" snapshots checks 0 saved)
+if(saved EQUAL 0)
+  message(FATAL_ERROR "--save-outputs saved no chunk of the extracted launch's afterLaunch snapshot")
+endif()
+
+# cusnap compare on real replays (docs/compare.md): two replays of the same capture are equal
+# (exit 0); a replay whose input differs is found at its launch, with the differing bytes (exit 1).
+function(run_compare expected_rc)
+  execute_process(COMMAND ${REPLAY} compare ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "cusnap compare ${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+run_replay(0 ${WORK}/good.cusnap --save-outputs ${WORK}/out_b --report ${WORK}/good2.json)
+run_compare(0 ${WORK}/auto.json ${WORK}/good2.json)
+if(NOT out MATCHES "results   equal" OR NOT out MATCHES "nothing flagged")
+  message(FATAL_ERROR "cusnap compare of two equal replays:\n${out}")
+endif()
+run_replay(5 ${WORK}/bad.cusnap --save-outputs ${WORK}/out_bad --report ${WORK}/bad_out.json)
+run_compare(1 ${WORK}/good2.json ${WORK}/bad_out.json --json --html ${WORK}/compare.html)
+file(WRITE ${WORK}/compare_differ.json "${out}")
+string(JSON differ GET "${out}" results_differ)
+string(JSON first GET "${out}" first_differing_launch)
+string(JSON state GET "${out}" launches ${first} results)
+string(JSON offset GET "${out}" launches ${first} outputs 0 first_difference)
+if(NOT differ OR NOT state STREQUAL "different" OR offset STREQUAL "")
+  message(FATAL_ERROR "cusnap compare of differing replays:\n${out}")
+endif()
+file(READ ${WORK}/compare.html html)
+if(NOT html MATCHES "<svg" OR NOT html MATCHES "first differing launch")
+  message(FATAL_ERROR "cusnap compare --html: no plot or no verdict")
+endif()
+# For the schema check: intervals (two sampled replays, emulated times: no change) and an
+# element comparison (the int data read as f32, exactly: the differing element is outside).
+run_replay(0 ${WORK}/good.cusnap --repeat auto --min-samples 3 --max-time 60 --report ${WORK}/auto2.json)
+run_compare(0 ${WORK}/auto.json ${WORK}/auto2.json --json)
+file(WRITE ${WORK}/compare_equal.json "${out}")
+string(JSON interval LENGTH "${out}" kernels 0 time interval)
+string(JSON slower GET "${out}" kernels 0 time slower)
+if(NOT interval EQUAL 2 OR slower)
+  message(FATAL_ERROR "cusnap compare of two sampled replays: no interval, or flagged:\n${out}")
+endif()
+run_compare(1 ${WORK}/good2.json ${WORK}/bad_out.json --json --tolerance f32:ulp=0)
+file(WRITE ${WORK}/compare_tolerance.json "${out}")
+string(JSON over GET "${out}" launches 1 outputs 0 tolerance over)
+if(NOT over EQUAL 1)
+  message(FATAL_ERROR "cusnap compare --tolerance: ${over} element(s) outside, expected 1:\n${out}")
+endif()
+run_compare(11 ${WORK}/good2.json ${WORK}/missing.json)
+run_compare(11 ${WORK}/good2.json ${WORK}/good.cusnap)
+
 # The reports against their documented schemas (docs/schemas/): every field written is documented
 # with its type, every documented field is written. A capture of a real program adds what the
 # hand-built ones lack (its command line).
 run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
-foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/assert.json;${WORK}/noassert.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json"
-              "emulator-stats.md;${WORK}/stats.json")
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/assert.json;${WORK}/noassert.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json;${WORK}/auto.json;${WORK}/snap_saved.json"
+              "emulator-stats.md;${WORK}/stats.json"
+              "compare.md;${WORK}/compare_differ.json;${WORK}/compare_equal.json;${WORK}/compare_tolerance.json")
   list(POP_FRONT check doc)
   execute_process(COMMAND ${PYTHON} ${CHECK_SCHEMA} ${SCHEMAS}/${doc} ${check}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -1,6 +1,7 @@
 // Pieces of the replayer that need no capture: image inspection, driver resolution, statistics,
 // address translation arithmetic.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -167,6 +168,40 @@ TEST_CASE("time statistics", "[units][timing]") {
   CHECK(mangled->select("_Z4gemmPf"));
   CHECK_FALSE(LaunchSelector::create("gemm", 0, 0, cusnap::common::KernelNameBase::kMangled)
                   ->select("_Z4gemmPf"));
+}
+
+TEST_CASE("time statistics keep the samples and their noise", "[units][timing]") {
+  TimeStats s = summarize_times({4.0, 1.0, 3.0, 2.0});
+  CHECK(s.values_ms == std::vector<double>{4.0, 1.0, 3.0, 2.0});  // in the order taken
+  // Relative standard error: sample stddev sqrt(5/3) / sqrt(4) / mean 2.5.
+  CHECK(s.noise == Approx(std::sqrt(5.0 / 3.0) / 2 / 2.5));
+  CHECK(relative_standard_error({2.0}) == 0);
+  CHECK(relative_standard_error({0.0, 0.0}) == 0);
+}
+
+TEST_CASE("adaptive sampling stops at the noise target, the minimums and the cap",
+          "[units][timing]") {
+  SamplingPolicy p;
+  p.adaptive = true;
+  p.min_samples = 4;
+  p.max_noise = 0.01;
+  p.min_time_seconds = 0;
+  p.max_time_seconds = 5;
+  std::vector<double> steady{1.0, 1.0, 1.0};
+  CHECK(sampling_state(p, steady, 0.1) == SamplingState::kMore);  // below --min-samples
+  steady.push_back(1.0);
+  CHECK(sampling_state(p, steady, 0.1) == SamplingState::kDone);
+  std::vector<double> noisy{1.0, 2.0, 1.0, 2.0};  // RSE about 14 %
+  CHECK(sampling_state(p, noisy, 0.1) == SamplingState::kMore);
+  CHECK(sampling_state(p, noisy, 5.0) == SamplingState::kCapped);  // --max-time passed
+  p.min_time_seconds = 0.01;  // 10 ms of samples: four 1 ms samples are not enough
+  CHECK(sampling_state(p, steady, 0.1) == SamplingState::kMore);
+  std::vector<double> long_enough(10, 1.0);
+  CHECK(sampling_state(p, long_enough, 0.1) == SamplingState::kDone);
+  std::vector<double> many(kMaxSamples, 1.0);
+  many[0] = 100;  // never quiet enough; the sample cap ends it
+  p.max_noise = 0;
+  CHECK(sampling_state(p, many, 0.1) == SamplingState::kCapped);
 }
 
 TEST_CASE("captured ranges are widened to the granularity and merged", "[units][memory]") {
