@@ -22,8 +22,8 @@ struct InjectRule {
 
 // What the rules do to one launch of a kernel.
 struct InjectPlan {
-  bool flip = false;   // flip bit 0 of the lowest-addressed byte the launch stores to global
-  double slow = 1.0;   // product of the factors of every matching slow rule
+  bool flip = false;  // flip bit 0 of the lowest-addressed byte the launch stores to global
+  double slow = 1.0;  // product of the factors of every matching slow rule
   bool any() const { return flip || slow != 1.0; }
 };
 
