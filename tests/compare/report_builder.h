@@ -1,0 +1,110 @@
+// Replay reports for the compare tests, built here and not by replayer/report.cpp: the tests
+// fix the document (docs/schemas/replay-report.md) independently of the code that writes it.
+// Only the fields read_report() needs, as `cusnap replay --report` names them (schema 2).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cusnap/common/json_writer.h"
+
+namespace cusnap::test {
+
+struct BuiltLaunch {
+  uint64_t call = 0;
+  std::string kernel;
+  std::vector<double> times_ms;  // empty: untimed (time_ms null)
+  bool cap_hit = false;
+};
+
+struct BuiltCopy {
+  uint64_t call = 0;
+  uint64_t address = 0x7f0000000000;
+  uint64_t bytes = 16;
+  uint64_t checksum = 0;
+  uint64_t launches_before = 0;
+  std::string output;  // saved output file name, or empty
+};
+
+struct BuiltReport {
+  uint64_t calls = 100;
+  std::vector<BuiltLaunch> launches;
+  std::vector<BuiltCopy> copies;
+  std::string outputs_dir;
+
+  std::string json() const {
+    auto hex = [](uint64_t v) {
+      char b[32];
+      std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+      return std::string(b);
+    };
+    common::JsonWriter j(1);
+    j.begin_object();
+    j.key("schema").str("cusnap-replay-report").key("schema_version").num(2);
+    j.key("capture").begin_object();
+    j.key("path").str("app.cusnap").key("calls").num(calls).key("launches").num(launches.size());
+    j.end_object();
+    j.key("driver").begin_object().key("path").str("/x/libcuda.so.1").key("version").num(13000);
+    j.end_object();
+    j.key("device").begin_object().key("name").str("test device").end_object();
+    j.key("verification").begin_object().key("result").str("matched").key("copies");
+    j.begin_array();
+    for (const BuiltCopy& c : copies) {
+      j.begin_object();
+      j.key("call").num(c.call).key("address").str(hex(c.address)).key("bytes").num(c.bytes);
+      j.key("state").str("matched").key("expected_checksum").str(hex(c.checksum));
+      j.key("actual_checksum").str(hex(c.checksum));
+      j.key("launches_before").num(c.launches_before).key("recent_launches").begin_array();
+      j.end_array();
+      j.key("allocation").begin_object().key("call").num(1).key("address").str(hex(c.address));
+      j.key("bytes").num(c.bytes).key("kind").str("device").end_object();
+      j.key("output");
+      if (c.output.empty()) {
+        j.null();
+      } else {
+        j.str(c.output);
+      }
+      j.end_object();
+    }
+    j.end_array().end_object();
+    j.key("snapshots").begin_object().key("checks").begin_array().end_array().end_object();
+    j.key("launches").begin_array();
+    for (size_t i = 0; i < launches.size(); ++i) {
+      const BuiltLaunch& l = launches[i];
+      j.begin_object();
+      j.key("call").num(l.call).key("ordinal").num(i).key("kernel").str(l.kernel);
+      j.key("selected").boolean(!l.times_ms.empty()).key("verification").str("matched");
+      j.key("time_ms");
+      if (l.times_ms.empty()) {
+        j.null();
+      } else {
+        j.begin_object().key("samples").num(l.times_ms.size());
+        for (const char* k : {"min", "median", "mean", "max", "stddev"}) j.key(k).real(0);
+        j.key("values").begin_array();
+        for (double t : l.times_ms) j.real(t);
+        j.end_array();
+        j.key("noise").real(0).key("cap_hit").boolean(l.cap_hit).key("mode").str("cold");
+        j.end_object();
+      }
+      j.end_object();
+    }
+    j.end_array();
+    j.key("outputs");
+    if (outputs_dir.empty()) {
+      j.null();
+    } else {
+      j.begin_object().key("dir").str(outputs_dir).end_object();
+    }
+    j.end_object();
+    return j.take() + "\n";
+  }
+
+  void write(const std::string& path) const {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << json();
+  }
+};
+
+}  // namespace cusnap::test
