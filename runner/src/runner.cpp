@@ -99,8 +99,8 @@ std::string env_words(const ReplayJob& job) {
 }  // namespace
 
 std::vector<std::string> replay_argv(const std::string& cusnap, const ReplayJob& job) {
-  std::vector<std::string> argv = {cusnap,   "replay", job.capture, "--driver", job.entry->driver,
-                                   "--report", job.report, "-q"};
+  std::vector<std::string> argv = {
+      cusnap, "replay", job.capture, "--driver", job.entry->driver, "--report", job.report, "-q"};
   argv.insert(argv.end(), job.replay_args.begin(), job.replay_args.end());
   return argv;
 }
@@ -108,8 +108,8 @@ std::vector<std::string> replay_argv(const std::string& cusnap, const ReplayJob&
 std::string shell_quote(const std::string& word) {
   bool safe = !word.empty();
   for (char c : word) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("/._-+=:,@%").find(c) !=
-                                                            std::string_view::npos)) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+          std::string_view("/._-+=:,@%").find(c) != std::string_view::npos)) {
       safe = false;
     }
   }

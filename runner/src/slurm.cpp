@@ -92,8 +92,9 @@ class SlurmRunner : public Runner {
             list += list.empty() ? "" : ",";
             list += std::to_string(t);
           }
-          std::fprintf(stderr, "cusnap: slurm job %s: task(s) %s ended without an exit status; "
-                               "resubmitting them once\n",
+          std::fprintf(stderr,
+                       "cusnap: slurm job %s: task(s) %s ended without an exit status; "
+                       "resubmitting them once\n",
                        a->job_id.c_str(), list.c_str());
         }
         if (!submit(a, tasks, error)) return false;
@@ -117,8 +118,8 @@ class SlurmRunner : public Runner {
         } else {
           o.error = "slurm job " + a->job_id + " task " + std::to_string(t) + " (entry " +
                     job.entry->name + ", " + job.capture +
-                    ") ended twice without an exit status; Slurm's output: " +
-                    slurm_output(*a, t) + ", the replay's log: " + job.log;
+                    ") ended twice without an exit status; Slurm's output: " + slurm_output(*a, t) +
+                    ", the replay's log: " + job.log;
         }
       }
     }
@@ -157,7 +158,9 @@ class SlurmRunner : public Runner {
       list += list.empty() ? "" : ",";
       list += std::to_string(t);
     }
-    std::vector<std::string> argv = {"sbatch", "--parsable", "--array=" + list,
+    std::vector<std::string> argv = {"sbatch",
+                                     "--parsable",
+                                     "--array=" + list,
                                      "--job-name=cusnap-replay",
                                      "--output=" + a->dir + "/slurm-%a.out",
                                      "--chdir=" + options_.work_dir};
@@ -189,10 +192,10 @@ class SlurmRunner : public Runner {
     std::string last_error;
     while (true) {
       std::string out, err, run_error;
-      int rc = run_capture({"squeue", "--noheader", "--jobs=" + a.job_id, "--array",
-                            "--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING",
-                            "--format=%i %T"},
-                           &out, &err, &run_error);
+      int rc = run_capture(
+          {"squeue", "--noheader", "--jobs=" + a.job_id, "--array",
+           "--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING", "--format=%i %T"},
+          &out, &err, &run_error);
       if (rc < 0) {
         *error = "slurm runner: " + run_error;
         return false;

@@ -23,7 +23,7 @@ inline constexpr const char* kPlacementKeys[] = {"host", "partition", "constrain
 
 struct DriverEntry {
   std::string name;
-  std::string driver;  // "emulator" or an absolute path
+  std::string driver;                                            // "emulator" or an absolute path
   std::vector<std::pair<std::string, std::string>> environment;  // in the order written
   std::vector<std::pair<std::string, std::string>> placement;    // reserved keys, as written
   int line = 0;                                                  // 1-based, in the LIST file

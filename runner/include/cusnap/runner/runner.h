@@ -39,17 +39,17 @@ struct JobOutcome {
 // {cusnap} {capture} {driver} {report} {log} {name} {host} {partition} {constraint} {gres}
 // {env} ("K=V ..." words), {command} (env K=V ... CUSNAP replay CAPTURE --driver DRIVER
 // --report REPORT -q ARGS), each shell-quoted for /bin/sh; {{ and }} are literal braces.
-inline constexpr const char* kTemplateFields[] = {
-    "cusnap", "capture",    "driver", "report", "log",    "name",
-    "host",   "partition", "constraint", "gres", "env", "command"};
+inline constexpr const char* kTemplateFields[] = {"cusnap",     "capture", "driver", "report",
+                                                  "log",        "name",    "host",   "partition",
+                                                  "constraint", "gres",    "env",    "command"};
 
 struct RunnerOptions {
-  std::string kind = "local";   // "local", "slurm", or a template containing '{'
-  std::string cusnap;           // the cusnap executable replays run (absolute)
-  std::string work_dir;         // job scripts, task logs, exit statuses (absolute; shared)
-  unsigned jobs = 1;            // local and template: replays at once
-  double slurm_timeout_s = 3600;  // slurm: the whole array must end within it (then scancel)
-  double slurm_poll_s = 1;        // slurm: squeue interval
+  std::string kind = "local";            // "local", "slurm", or a template containing '{'
+  std::string cusnap;                    // the cusnap executable replays run (absolute)
+  std::string work_dir;                  // job scripts, task logs, exit statuses (absolute; shared)
+  unsigned jobs = 1;                     // local and template: replays at once
+  double slurm_timeout_s = 3600;         // slurm: the whole array must end within it (then scancel)
+  double slurm_poll_s = 1;               // slurm: squeue interval
   std::vector<std::string> sbatch_args;  // slurm: more sbatch options (--account, --time, ...)
 };
 
