@@ -1,6 +1,8 @@
 // `cusnap bisect FILE --drivers LIST` and `cusnap matrix --captures A B ... --drivers LIST -o DIR`
 // (docs/bisect.md): options only; the LIST parser, the runners, the search and the verdicts are
 // runner/ (cusnap/runner/), the comparisons compare/.
+#include "cusnap/runner/bisect.h"
+
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -12,7 +14,6 @@
 
 #include "common.h"
 #include "cusnap/common/driver_search.h"
-#include "cusnap/runner/bisect.h"
 #include "subcommands.h"
 
 namespace cusnap::cli {
@@ -30,6 +31,7 @@ struct SharedOptions {
   unsigned repeat = 1;
   std::vector<std::string> replay_args;
   double slurm_timeout = 3600;
+  double slurm_poll = 1;
   std::vector<std::string> sbatch_args;
 };
 
@@ -59,6 +61,9 @@ void add_shared(CLI::App* cmd, SharedOptions& o) {
                   "slurm: seconds the job array may take before it is cancelled")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--slurm-poll", o.slurm_poll, "slurm: seconds between two squeue polls")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 600.0));
   cmd->add_option("--sbatch-arg", o.sbatch_args,
                   "slurm: one more sbatch option (repeatable, e.g. --sbatch-arg=--time=10)");
 }
@@ -86,6 +91,7 @@ bool prepare(const std::string& command, const SharedOptions& o, const std::stri
   ro.work_dir = fs::absolute(work_dir).lexically_normal().string();
   ro.jobs = o.jobs;
   ro.slurm_timeout_s = o.slurm_timeout;
+  ro.slurm_poll_s = o.slurm_poll;
   ro.sbatch_args = o.sbatch_args;
   *run = runner::make_runner(ro, &error);
   if (!*run) {

@@ -93,8 +93,8 @@ void judge(const compare::Report& reference, Replay& r, const CommonOptions& opt
     v.reason = "results differ";
     if (c.first_differing) {
       const compare::LaunchComparison& l = c.launches[*c.first_differing];
-      v.reason += ": first at launch #" + std::to_string(l.ordinal_b.value_or(0)) + " " +
-                  l.kernel + " (call " + std::to_string(l.call_b.value_or(0)) + ")";
+      v.reason += ": first at launch #" + std::to_string(l.ordinal_b.value_or(0)) + " " + l.kernel +
+                  " (call " + std::to_string(l.call_b.value_or(0)) + ")";
       if (!l.detail.empty()) v.reason += ": " + l.detail;
     }
   }
@@ -185,8 +185,10 @@ BisectResult bisect(const std::string& capture, const DriverList& list, Runner& 
       Reference r = read_reference(ref);
       if (!r.report) {
         ref.verdict.reason = r.error;
-        out.error = "the first entry (" + list.entries[0].name + ", the good one) gave no "
-                    "report to compare with: " + r.error;
+        out.error = "the first entry (" + list.entries[0].name +
+                    ", the good one) gave no "
+                    "report to compare with: " +
+                    r.error;
         out.exit_code = kExitReferenceFailed;
         return out;
       }
@@ -224,7 +226,8 @@ MatrixResult matrix(const std::vector<std::string>& captures, const DriverList& 
                             fs::path(captures[c]).stem().string();
     std::error_code ec;
     fs::create_directories(dir, ec);
-    for (const DriverEntry& e : list.entries) jobs.push_back(make_job(captures[c], e, dir, options));
+    for (const DriverEntry& e : list.entries)
+      jobs.push_back(make_job(captures[c], e, dir, options));
   }
   std::vector<JobOutcome> outcomes;
   std::string error;

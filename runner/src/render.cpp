@@ -129,7 +129,8 @@ std::string cell_text(const Replay& r) {
   if (!r.outcome.ran) return "runner failed";
   const Verdict& v = r.verdict;
   if (v.reference) {
-    return v.has_report ? "reference" : "no report (exit " + std::to_string(r.outcome.exit_code) + ")";
+    return v.has_report ? "reference"
+                        : "no report (exit " + std::to_string(r.outcome.exit_code) + ")";
   }
   if (!v.has_report) {
     return "no report (exit " + std::to_string(r.outcome.exit_code) + ")";
@@ -155,9 +156,8 @@ std::string bisect_text(const BisectResult& r, const DriverList& list, const Com
     const DriverEntry& e = list.entries[p.entry];
     std::string code = p.outcome.ran ? "exit " + std::to_string(p.outcome.exit_code) : "not run";
     s += "replay   entry " + std::to_string(p.entry) + " " + e.name + " (" + code +
-         "): " + verdict_word(p.verdict) + (p.verdict.reason.empty() || p.verdict.reference
-                                                 ? ""
-                                                 : " (" + p.verdict.reason + ")") +
+         "): " + verdict_word(p.verdict) +
+         (p.verdict.reason.empty() || p.verdict.reference ? "" : " (" + p.verdict.reason + ")") +
          "\n";
   }
   if (!r.error.empty()) return s + "error    " + r.error + "\n";
@@ -170,8 +170,8 @@ std::string bisect_text(const BisectResult& r, const DriverList& list, const Com
   s += "culprit  " + c.name + " (entry " + std::to_string(*r.culprit) + ", " + list.file + ":" +
        std::to_string(c.line) + ": " + c.text() + ")\n";
   if (r.last_good) {
-    s += "good     " + list.entries[*r.last_good].name + " (entry " +
-         std::to_string(*r.last_good) + "), the last entry that does not differ\n";
+    s += "good     " + list.entries[*r.last_good].name + " (entry " + std::to_string(*r.last_good) +
+         "), the last entry that does not differ\n";
   }
   const Replay* culprit = nullptr;
   for (const Replay& p : r.replays) {
@@ -182,8 +182,8 @@ std::string bisect_text(const BisectResult& r, const DriverList& list, const Com
     const Verdict& v = culprit->verdict;
     if (v.comparison && v.comparison->first_differing) {
       const compare::LaunchComparison& l = v.comparison->launches[*v.comparison->first_differing];
-      s += "first differing launch: #" + std::to_string(l.ordinal_b.value_or(0)) + " " +
-           l.kernel + " (call " + std::to_string(l.call_b.value_or(0)) + ")" +
+      s += "first differing launch: #" + std::to_string(l.ordinal_b.value_or(0)) + " " + l.kernel +
+           " (call " + std::to_string(l.call_b.value_or(0)) + ")" +
            (l.detail.empty() ? "" : ": " + l.detail) + "\n";
     }
     if (explain && v.comparison) {
@@ -357,10 +357,10 @@ std::string matrix_html(const MatrixResult& r, const DriverList& list, const Com
   for (size_t c = 0; c < r.cells.size(); ++c) {
     s += "<tr><th>" + html_escape(r.captures[c]) + "</th>";
     for (const Replay& p : r.cells[c]) {
-      std::string cls = !p.outcome.ran || !p.verdict.has_report
-                            ? "failed"
-                            : (p.verdict.reference ? "reference"
-                                                   : (p.verdict.differs ? "differs" : "same"));
+      std::string cls =
+          !p.outcome.ran || !p.verdict.has_report
+              ? "failed"
+              : (p.verdict.reference ? "reference" : (p.verdict.differs ? "differs" : "same"));
       std::string text = cell_text(p);
       if (p.outcome.report_written) {
         if (auto ms = kernel_time_ms(p.job.report)) text += format(" %.6g ms", *ms);

@@ -23,11 +23,11 @@ const char* criterion_name(Criterion c);
 struct Verdict {
   bool reference = false;  // this is the first entry's replay
   bool has_report = false;
-  bool differs = false;              // under the criterion (always false for the reference)
-  bool results_differ = false;       // compare's results_differ
-  bool slower = false;               // a kernel flagged slower (see docs/bisect.md, Time)
-  double time_change = 0;            // the largest kernel change in median (0.3: 30 % slower)
-  std::string reason;                // why it differs, or what failed
+  bool differs = false;         // under the criterion (always false for the reference)
+  bool results_differ = false;  // compare's results_differ
+  bool slower = false;          // a kernel flagged slower (see docs/bisect.md, Time)
+  double time_change = 0;       // the largest kernel change in median (0.3: 30 % slower)
+  std::string reason;           // why it differs, or what failed
   std::optional<compare::Comparison> comparison;  // with the reference, when both have reports
 };
 
