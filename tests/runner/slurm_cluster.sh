@@ -59,7 +59,13 @@ stop() {
   stop_pidfile "$dir/run/slurmd.pid"
   stop_pidfile "$dir/run/slurmctld.pid"
   stop_pidfile "$dir/munge/munged.pid"
-  stop_pidfile "$dir/run/watchdog.pid"
+  # The watchdog's whole process group (its sleep too), unless it is the one stopping us.
+  local watchdog
+  watchdog=$(cat "$dir/run/watchdog.pid" 2>/dev/null || true)
+  rm -f "$dir/run/watchdog.pid"
+  if [[ "$watchdog" =~ ^[0-9]+$ && "$(ps -o pgid= -p $$ | tr -d ' ')" != "$watchdog" ]]; then
+    kill -TERM -- "-$watchdog" 2>/dev/null || true
+  fi
 }
 
 free_port() {
@@ -132,12 +138,11 @@ CONF
   slurmd -f "$SLURM_CONF" -N "$host" ||
     { tail -20 "$dir/log/slurmd.log" >&2 || true; stop; unavailable "slurmd did not start"; }
 
-  # The watchdog: never leave daemons behind, even if the cleanup never runs.
-  (
-    trap - EXIT
-    sleep "${CUSNAP_SLURM_MAX_S:-1800}"
-    "$0" stop "$dir" >/dev/null 2>&1
-  ) </dev/null >/dev/null 2>&1 &
+  # The watchdog: never leave daemons behind, even if the cleanup never runs. It runs in a
+  # session (and process group) of its own, which `stop` ends whole, sleep included, so that no
+  # watchdog outlives its cluster and stops a later one in the same directory.
+  setsid bash -c 'sleep "$1"; exec "$2" stop "$3"' watchdog "${CUSNAP_SLURM_MAX_S:-1800}" \
+    "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" "$dir" </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/run/watchdog.pid"
 
   local state=""
