@@ -86,6 +86,12 @@ void judge(const compare::Report& reference, Replay& r, const CommonOptions& opt
                     (k.time->interval_known ? "" : " (no interval: one median per launch)");
     }
   }
+  for (size_t i = 0; i < c.launches.size() && !v.first_slower; ++i) {
+    const std::optional<compare::TimeChange>& t = c.launches[i].time;
+    if (t && (t->interval_known ? t->slower : t->change > options.compare.time_threshold)) {
+      v.first_slower = i;
+    }
+  }
   const bool by_results = options.criterion != Criterion::kTime;
   const bool by_time = options.criterion != Criterion::kResults;
   if (by_results && v.results_differ) {

@@ -81,6 +81,29 @@ void write_first_difference(common::JsonWriter& w, const Verdict& v) {
   w.end_object();
 }
 
+void write_first_slower(common::JsonWriter& w, const Verdict& v) {
+  if (!v.comparison || !v.first_slower) {
+    w.null();
+    return;
+  }
+  const compare::LaunchComparison& l = v.comparison->launches[*v.first_slower];
+  w.begin_object();
+  w.key("kernel").str(l.kernel);
+  w.key("occurrence").num(l.occurrence);
+  if (l.ordinal_b) {
+    w.key("ordinal").num(*l.ordinal_b);
+  } else {
+    w.key("ordinal").null();
+  }
+  if (l.call_b) {
+    w.key("call").num(*l.call_b);
+  } else {
+    w.key("call").null();
+  }
+  w.key("time_change").real(l.time->change);
+  w.end_object();
+}
+
 void write_entries(common::JsonWriter& w, const DriverList& list) {
   w.key("entries").begin_array();
   for (size_t i = 0; i < list.entries.size(); ++i) {
@@ -186,6 +209,12 @@ std::string bisect_text(const BisectResult& r, const DriverList& list, const Com
            " (call " + std::to_string(l.call_b.value_or(0)) + ")" +
            (l.detail.empty() ? "" : ": " + l.detail) + "\n";
     }
+    if (o.criterion != Criterion::kResults && v.comparison && v.first_slower) {
+      const compare::LaunchComparison& l = v.comparison->launches[*v.first_slower];
+      s += "first slower launch: #" + std::to_string(l.ordinal_b.value_or(0)) + " " + l.kernel +
+           " (call " + std::to_string(l.call_b.value_or(0)) + ")" +
+           format(": %+.1f %% in median", l.time->change * 100) + "\n";
+    }
     if (explain && v.comparison) {
       s += "\ncompare  " + list.entries[0].name + " (A) against " + c.name + " (B):\n";
       s += compare::render_text(*v.comparison);
@@ -229,6 +258,12 @@ std::string bisect_json(const BisectResult& r, const DriverList& list, const Com
   }
   if (culprit != nullptr) {
     write_first_difference(w, *culprit);
+  } else {
+    w.null();
+  }
+  w.key("first_slower");
+  if (culprit != nullptr) {
+    write_first_slower(w, *culprit);
   } else {
     w.null();
   }
@@ -329,6 +364,8 @@ std::string matrix_json(const MatrixResult& r, const DriverList& list, const Com
       }
       w.key("first_difference");
       write_first_difference(w, p.verdict);
+      w.key("first_slower");
+      write_first_slower(w, p.verdict);
       w.key("reason").str(p.verdict.reason.empty() ? p.outcome.error : p.verdict.reason);
       w.end_object();
     }

@@ -109,6 +109,22 @@ function(bisect_case name capture env criterion k expected)
     message(FATAL_ERROR "${name}: expected culprit ${expected} (exit ${expected_rc}), got exit "
                         "${r_rc}: ${r_answer}\n${r_json}\n${r_err}")
   endif()
+  # The culprit's first slower launch (time) is axpy_int's, the slowed kernel; its first
+  # differing launch (results) is increment's: in the whole capture one copy observes axpy_int
+  # and increment together and compare names the launch it follows (docs/compare.md), in the
+  # extracted one increment is the only kernel.
+  if(NOT expected STREQUAL "none")
+    if(criterion STREQUAL "time")
+      string(JSON first_kernel GET "${r_json}" first_slower kernel)
+      set(expected_kernel axpy_int)
+    else()
+      string(JSON first_kernel GET "${r_json}" first_difference kernel)
+      set(expected_kernel increment)
+    endif()
+    if(NOT first_kernel MATCHES "^${expected_kernel}$")
+      message(FATAL_ERROR "${name}: first differing launch of ${first_kernel}:\n${r_json}")
+    endif()
+  endif()
   if(r_replays GREATER 5)
     message(FATAL_ERROR "${name}: ${r_replays} replays, more than ceil(log2 9) + 1 = 5: ${r_answer}")
   endif()

@@ -27,7 +27,9 @@ struct Verdict {
   bool results_differ = false;  // compare's results_differ
   bool slower = false;          // a kernel flagged slower (see docs/bisect.md, Time)
   double time_change = 0;       // the largest kernel change in median (0.3: 30 % slower)
-  std::string reason;           // why it differs, or what failed
+  // The first launch (index into comparison->launches) flagged slower under the same rule.
+  std::optional<size_t> first_slower;
+  std::string reason;                             // why it differs, or what failed
   std::optional<compare::Comparison> comparison;  // with the reference, when both have reports
 };
 
