@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
 #ifdef CUSNAP_CLI_HAVE_COMPARE
   cli::register_compare(app, exit_code);
 #endif
+#ifdef CUSNAP_CLI_HAVE_RUNNER
+  cli::register_bisect(app, exit_code);
+  cli::register_matrix(app, exit_code);
+#endif
 
   try {
     app.parse(argc, argv);

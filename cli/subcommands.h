@@ -13,5 +13,9 @@ void register_verify(CLI::App& app, int& exit_code);
 void register_driver(CLI::App& app, int& exit_code);
 void register_extract(CLI::App& app, int& exit_code);
 void register_compare(CLI::App& app, int& exit_code);  // when compare/ is built
+#ifdef CUSNAP_CLI_HAVE_RUNNER
+void register_bisect(CLI::App& app, int& exit_code);
+void register_matrix(CLI::App& app, int& exit_code);
+#endif
 
 }  // namespace cusnap::cli

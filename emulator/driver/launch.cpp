@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "driver/context.h"
 #include "driver/device.h"
 #include "driver/graph.h"
+#include "driver/inject.h"
 #include "driver/memory.h"
 #include "driver/module.h"
 #include "driver/state.h"
@@ -111,6 +114,38 @@ CUresult pack_params(const Function& f, void** kernelParams, void** extra,
   return d.params.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+// Byte-granular access sets (ascending) as `chunk_bytes` chunks (a power of two; 0: none).
+std::vector<uint64_t> coarsen(std::vector<uint64_t> bytes, uint64_t chunk_bytes) {
+  if (chunk_bytes == 0) return {};
+  for (uint64_t& a : bytes) a &= ~(chunk_bytes - 1);
+  bytes.erase(std::unique(bytes.begin(), bytes.end()), bytes.end());
+  return bytes;
+}
+
+// CUSNAP_EMU_INJECT on a launch that ran (docs/emulator.md, "Fault injection"): flip bit 0 of
+// the lowest-addressed byte it stored to driver memory (device addresses are host addresses),
+// multiply its emulated time. Said at info level, so a user sees the fault is deliberate.
+void apply_injection(const std::string& kernel, const InjectPlan& plan, ptx::LaunchResult* r) {
+  if (plan.flip) {
+    if (r->written_chunks.empty()) {
+      log(LogLevel::kInfo, "CUSNAP_EMU_INJECT: flip: kernel %s stored nothing to global memory",
+          kernel.c_str());
+    } else {
+      const uint64_t address = r->written_chunks.front();
+      *reinterpret_cast<uint8_t*>(address) ^= 1u;
+      log(LogLevel::kInfo, "CUSNAP_EMU_INJECT: flip: bit 0 of the byte at 0x%llx stored by %s",
+          static_cast<unsigned long long>(address), kernel.c_str());
+    }
+  }
+  if (plan.slow != 1.0) {
+    const uint64_t before = r->emulated_ns;
+    r->emulated_ns = static_cast<uint64_t>(std::llround(static_cast<double>(before) * plan.slow));
+    log(LogLevel::kInfo, "CUSNAP_EMU_INJECT: slow: kernel %s emulated time %llu ns -> %llu ns",
+        kernel.c_str(), static_cast<unsigned long long>(before),
+        static_cast<unsigned long long>(r->emulated_ns));
+  }
+}
+
 }  // namespace
 
 namespace cusnap::emu::driver {
@@ -159,6 +194,13 @@ Stream::Work launch_work(Context* ctx, const PreparedLaunch& launch) {
   config.track_chunk_bytes = tracking_chunk_bytes();
   Module* module = f->module;
   int index = f->index;
+  // CUSNAP_EMU_INJECT (inject.h): a flip needs the bytes the launch stored, so it tracks at byte
+  // granularity; what the caller of access tracking asked for is rebuilt from that afterwards.
+  const InjectPlan inject = inject_rules().empty()
+                                ? InjectPlan{}
+                                : inject_rules().plan_for(module->program->kernels()[index].name);
+  const uint64_t asked_chunk_bytes = config.track_chunk_bytes;
+  if (inject.flip) config.track_chunk_bytes = 1;
   // Counts this launch until the queued work (every copy of it) is gone: after it ran, or if
   // queueing it failed. Unloading the module waits for the count to drop to zero.
   struct InFlight {
@@ -170,7 +212,8 @@ Stream::Work launch_work(Context* ctx, const PreparedLaunch& launch) {
   };
   auto in_flight = std::make_shared<InFlight>(module);
   auto params = launch.params;
-  return [ctx, module, index, config, params, limits, in_flight]() mutable -> uint64_t {
+  return [ctx, module, index, config, params, limits, in_flight, inject,
+          asked_chunk_bytes]() mutable -> uint64_t {
     if (ctx->sticky_error() != CUDA_SUCCESS) return 0;  // a dead context runs nothing
     config.params = params->data();
     config.params_size = params->size();
@@ -191,9 +234,16 @@ Stream::Work launch_work(Context* ctx, const PreparedLaunch& launch) {
           result.message.c_str());
       ctx->set_sticky_error(error);
     }
-    if (config.track_chunk_bytes != 0) {
+    if (inject.any() && result.status == ptx::LaunchStatus::kSuccess) {
+      apply_injection(module->program->kernels()[index].name, inject, &result);
+    }
+    if (inject.flip) {
+      result.read_chunks = coarsen(std::move(result.read_chunks), asked_chunk_bytes);
+      result.written_chunks = coarsen(std::move(result.written_chunks), asked_chunk_bytes);
+    }
+    if (asked_chunk_bytes != 0) {
       note_tracked_launch(module->program->kernels()[index].name, status_to_result(result.status),
-                          config.track_chunk_bytes, std::move(result.read_chunks),
+                          asked_chunk_bytes, std::move(result.read_chunks),
                           std::move(result.written_chunks));
     }
     return result.emulated_ns;

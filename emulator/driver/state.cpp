@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "driver/inject.h"
 #include "driver/log.h"
 
 namespace cusnap::emu::driver {
@@ -177,6 +178,12 @@ CUresult check_initialized() {
 CUresult initialize(unsigned flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   (void)device_config();
+  // A malformed CUSNAP_EMU_INJECT is an error, never ignored: a test relying on an injected fault
+  // must not pass because the fault silently did not happen.
+  if (const std::string& error = inject_error(); !error.empty()) {
+    log(LogLevel::kError, "%s", error.c_str());
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   g_initialized.store(true, std::memory_order_release);
   return CUDA_SUCCESS;
 }

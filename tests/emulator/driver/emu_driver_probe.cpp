@@ -9,6 +9,9 @@
 //   finite <n>          a long but finite loop must succeed with the right result
 //   redzone <bytes>     allocations must be at least <bytes> apart after their end
 //   attribute           prints CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
+//   inject              busy(out, 100) on 32 threads: prints "wrong N first T xor X" (the
+//                       elements that differ from the host's values) and "elapsed_ns E" (event
+//                       time), for CUSNAP_EMU_INJECT; a failing cuInit prints "cuInit R"
 // Exit status 0 when the emulator behaved as expected; the failing check is printed on stderr.
 #include <cuda.h>
 
@@ -247,6 +250,40 @@ int finite(unsigned n) {
   return 0;
 }
 
+int inject() {
+  CUmodule m = nullptr;
+  PROBE_CHECK(cuModuleLoadData(&m, cusnap::emu_test::kBusyPtx));
+  CUfunction f = nullptr;
+  PROBE_CHECK(cuModuleGetFunction(&f, m, "busy"));
+  CUdeviceptr out = zeros(32 * 4);
+  unsigned n = 100;
+  void* args[] = {&out, &n};
+  CUevent start = nullptr, stop = nullptr;
+  PROBE_CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
+  PROBE_CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  PROBE_CHECK(cuEventRecord(start, nullptr));
+  PROBE_CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
+  PROBE_CHECK(cuEventRecord(stop, nullptr));
+  PROBE_CHECK(cuCtxSynchronize());
+  float ms = 0;
+  PROBE_CHECK(cuEventElapsedTime(&ms, start, stop));
+  auto v = download<unsigned>(out, 32);
+  if (v.size() != 32) return fail("download failed");
+  unsigned wrong = 0, first = 0, x_or = 0;
+  for (unsigned t = 0; t < 32; ++t) {
+    unsigned x = t;
+    for (unsigned i = 0; i < n; ++i) x = (x + i) * 3;
+    if (v[t] == x) continue;
+    if (wrong++ == 0) {
+      first = t;
+      x_or = v[t] ^ x;
+    }
+  }
+  std::printf("wrong %u first %u xor %u\nelapsed_ns %lld\n", wrong, first, x_or,
+              std::llround(static_cast<double>(ms) * 1e6));
+  return 0;
+}
+
 int redzone(uint64_t bytes) {
   std::vector<std::pair<CUdeviceptr, size_t>> a;
   for (size_t size : {4096u, 100u, 65536u, 4096u, 1u, 8192u, 4096u, 300u}) {
@@ -269,6 +306,12 @@ int redzone(uint64_t bytes) {
 int main(int argc, char** argv) {
   if (argc < 2) return 64;
   const std::string mode = argv[1];
+  if (mode == "inject") {
+    if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
+      std::printf("cuInit %d\n", static_cast<int>(r));
+      return 0;
+    }
+  }
   PROBE_CHECK(cuInit(0));
   if (mode == "attribute") {
     int v = -1;
@@ -284,6 +327,7 @@ int main(int argc, char** argv) {
   if (mode == "spin") return expect_timeout(kSpinPtx, "spin", 2);
   if (mode == "finite" && argc == 3)
     return finite(static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)));
+  if (mode == "inject") return inject();
   if (mode == "redzone" && argc == 3) return redzone(std::strtoull(argv[2], nullptr, 10));
   return 64;
 }
