@@ -326,6 +326,15 @@ void fill_memcpy_node(const CUDA_MEMCPY3D* p, schema::Memcpy::Builder record, ui
                       uint64_t node) {
   HostRegion in, out;
   Copy copy = describe_3d(p, 3, false, nullptr, record, in, out);
+  // One row (the usual 1-D copy node): the driver ignores the pitches, which applications leave
+  // 0; the record gives the row's width so that the geometry is valid as any copy's.
+  auto g = record.getGeometry();
+  if (p->Height <= 1 && p->Depth <= 1) {
+    if (p->srcY == 0 && p->srcZ == 0 && g.getSrcPitch() < p->WidthInBytes)
+      g.setSrcPitch(p->srcXInBytes + p->WidthInBytes);
+    if (p->dstY == 0 && p->dstZ == 0 && g.getDstPitch() < p->WidthInBytes)
+      g.setDstPitch(p->dstXInBytes + p->WidthInBytes);
+  }
   record.setKind(copy.kind);
   record.setDst(copy.dst);
   record.setSrc(copy.src);

@@ -80,7 +80,8 @@ schema::GraphNode::Builder add_record(CallScope& call, NodeKind kind, CUgraphNod
   uint64_t made = call.result() == CUDA_SUCCESS && out != nullptr ? handle_value(*out) : 0;
   node.setNode(made);
   if (deps != nullptr && count > 0)
-    set_edges(node.initDependencies(static_cast<unsigned>(count)), deps, nullptr, data, count, made);
+    set_edges(node.initDependencies(static_cast<unsigned>(count)), deps, nullptr, data, count,
+              made);
   return node;
 }
 
@@ -174,8 +175,7 @@ bool captured_node(CUstream stream, bool per_thread, CapturedNode* out) noexcept
   size_t count = 0;
   auto info = per_thread ? CUSNAP_REAL(cuStreamGetCaptureInfo_v2_ptsz)
                          : CUSNAP_REAL(cuStreamGetCaptureInfo_v2);
-  if (info == nullptr ||
-      info(stream, &status, &id, &graph, &deps, &count) != CUDA_SUCCESS ||
+  if (info == nullptr || info(stream, &status, &id, &graph, &deps, &count) != CUDA_SUCCESS ||
       status != CU_STREAM_CAPTURE_STATUS_ACTIVE || count == 0 || deps == nullptr) {
     return false;
   }
@@ -537,8 +537,9 @@ CUSNAP_POST_HOOK(cuGraphLaunch)
       DeferredResult deferred;
       deferred.call_seq = seq;
       deferred.graph_node = node;
-      deferred.missing = "no device-to-host checksum: the driver refused the stream-ordered host "
-                         "function (or the stream is being captured)";
+      deferred.missing =
+          "no device-to-host checksum: the driver refused the stream-ordered host "
+          "function (or the stream is being captured)";
       session->deferred_result(deferred);
     }
   }
