@@ -342,10 +342,16 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
     j.begin_object();
     j.key("call").num(l.seq);
     j.key("ordinal").num(l.ordinal);
-    if (l.graph_node != 0) {
-      j.key("graph_launch").num(l.ordinal);
-      j.key("graph_node").str(hex(l.graph_node));
-    }
+    j.key("graph_launch");
+    if (l.graph_node != 0)
+      j.num(l.ordinal);
+    else
+      j.null();
+    j.key("graph_node");
+    if (l.graph_node != 0)
+      j.str(hex(l.graph_node));
+    else
+      j.null();
     j.key("kernel").str(l.kernel);
     j.key("grid");
     dims(j, l.grid);
