@@ -49,9 +49,8 @@ int main(int argc, char** argv) {
   void* accumulate_params[] = {&d_sum, &d_state, &n};
   CU_CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
   CU_CHECK(cuLaunchKernel(step, 1, 1, 1, kElements, 1, 1, 0, stream, step_params, nullptr));
-  CU_CHECK(
-      cuLaunchKernel(accumulate, 2, 1, 1, kElements / 2, 1, 1, 0, stream, accumulate_params,
-                     nullptr));
+  CU_CHECK(cuLaunchKernel(accumulate, 2, 1, 1, kElements / 2, 1, 1, 0, stream, accumulate_params,
+                          nullptr));
   CU_CHECK(cuMemcpyDtoHAsync(h_sum, d_sum, bytes, stream));
   CUgraph graph;
   CU_CHECK(cuStreamEndCapture(stream, &graph));
