@@ -387,6 +387,49 @@ CUSNAP_POST_HOOK(cuGraphAddChildGraphNode)(CallScope& call, CUresult, CUgraphNod
   call.commit();
 }
 
+// Kinds the replay refuses (docs/replay.md, "Graphs"), recorded typed so that the refusal names
+// them: external semaphores live outside the capture, memory nodes and batch memory operations
+// are not rebuilt yet.
+CUSNAP_POST_HOOK(cuGraphAddExternalSemaphoresSignalNode)(CallScope& call, CUresult, CUgraphNode* phGraphNode,
+                                                         CUgraph hGraph, const CUgraphNode* dependencies,
+                                                         size_t numDependencies,
+                                                         const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1*) {
+  add_record(call, NodeKind::EXTERNAL_SEMAPHORE_SIGNAL, phGraphNode, hGraph, dependencies, numDependencies);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuGraphAddExternalSemaphoresWaitNode)(CallScope& call, CUresult, CUgraphNode* phGraphNode,
+                                                       CUgraph hGraph, const CUgraphNode* dependencies,
+                                                       size_t numDependencies,
+                                                       const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1*) {
+  add_record(call, NodeKind::EXTERNAL_SEMAPHORE_WAIT, phGraphNode, hGraph, dependencies, numDependencies);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuGraphAddMemAllocNode)(CallScope& call, CUresult result, CUgraphNode* phGraphNode, CUgraph hGraph,
+                                         const CUgraphNode* dependencies, size_t numDependencies,
+                                         CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+  auto node = add_record(call, NodeKind::MEM_ALLOC, phGraphNode, hGraph, dependencies, numDependencies);
+  if (nodeParams != nullptr) {
+    if (result == CUDA_SUCCESS) node.setAddress(nodeParams->dptr);
+    node.setSize(nodeParams->bytesize);
+  }
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuGraphAddMemFreeNode)(CallScope& call, CUresult, CUgraphNode* phGraphNode, CUgraph hGraph,
+                                        const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) {
+  add_record(call, NodeKind::MEM_FREE, phGraphNode, hGraph, dependencies, numDependencies).setAddress(dptr);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuGraphAddBatchMemOpNode)(CallScope& call, CUresult, CUgraphNode* phGraphNode, CUgraph hGraph,
+                                           const CUgraphNode* dependencies, size_t numDependencies,
+                                           const CUDA_BATCH_MEM_OP_NODE_PARAMS*) {
+  add_record(call, NodeKind::BATCH_MEM_OP, phGraphNode, hGraph, dependencies, numDependencies);
+  call.commit();
+}
+
 CUSNAP_POST_HOOK(cuGraphInstantiateWithFlags)(CallScope& call, CUresult, CUgraphExec* phGraphExec, CUgraph hGraph,
                                               unsigned long long flags) {
   instantiated(call, phGraphExec, hGraph, flags, nullptr, nullptr);
