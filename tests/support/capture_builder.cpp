@@ -345,6 +345,13 @@ uint64_t CaptureBuilder::graph_dtoh_node(uint64_t graph, uint64_t node,
   return append(m);
 }
 
+uint64_t CaptureBuilder::graph_bare_node(uint64_t graph, uint64_t node,
+                                         schema::GraphNode::Kind kind) {
+  capnp::MallocMessageBuilder m;
+  graph_node(record(m, "cuGraphAddNode"), kind, graph, node, {});
+  return append(m);
+}
+
 uint64_t CaptureBuilder::graph_instantiate(uint64_t exec, uint64_t graph) {
   capnp::MallocMessageBuilder m;
   auto e = record(m, "cuGraphInstantiateWithFlags").initGraphExec();

@@ -147,6 +147,8 @@ class CaptureBuilder {
   uint64_t graph_instantiate(uint64_t exec, uint64_t graph);
   uint64_t graph_launch(uint64_t exec, uint64_t stream, uint64_t launch_index);
   uint64_t deferred_node_checksum(uint64_t launch_seq, uint64_t node, uint64_t checksum);
+  // A node of `kind` (schema GraphNode.Kind) with no parameters and no dependencies.
+  uint64_t graph_bare_node(uint64_t graph, uint64_t node, format::schema::GraphNode::Kind kind);
   void close();
 
  private:
