@@ -342,6 +342,16 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
     j.begin_object();
     j.key("call").num(l.seq);
     j.key("ordinal").num(l.ordinal);
+    j.key("kernel").str(l.kernel);
+    j.key("grid");
+    dims(j, l.grid);
+    j.key("block");
+    dims(j, l.block);
+    j.key("shared_bytes").num(l.shared_bytes);
+    j.key("selected").boolean(l.selected);
+    j.key("verification").str(verify_state_name(l.verification));
+    j.key("pointers_rewritten").num(l.pointers_rewritten);
+    // After the fields older readers match in order ("ordinal", then "kernel").
     j.key("graph_launch");
     if (l.graph_node != 0)
       j.num(l.ordinal);
@@ -352,15 +362,6 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
       j.str(hex(l.graph_node));
     else
       j.null();
-    j.key("kernel").str(l.kernel);
-    j.key("grid");
-    dims(j, l.grid);
-    j.key("block");
-    dims(j, l.block);
-    j.key("shared_bytes").num(l.shared_bytes);
-    j.key("selected").boolean(l.selected);
-    j.key("verification").str(verify_state_name(l.verification));
-    j.key("pointers_rewritten").num(l.pointers_rewritten);
     j.key("time_ms");
     if (l.time.samples == 0) {
       j.null();
