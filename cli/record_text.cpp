@@ -198,16 +198,19 @@ std::string struct_body(capnp::DynamicStruct::Reader s, bool all) {
 }  // namespace
 
 bool is_hex_field(const std::string& name) {
-  static constexpr std::array<std::string_view, 20> kHexNames = {
-      "context", "handle",  "module", "function",    "kernel",      "stream",      "event",
-      "pool",    "address", "dst",    "src",         "hostPointer", "userData",    "start",
-      "end",     "flags",   "value",  "accessFlags", "handleTypes", "hostChecksum"};
+  static constexpr std::array<std::string_view, 29> kHexNames = {
+      "context",     "handle",       "module",     "function",     "kernel",   "stream",
+      "event",       "pool",         "address",    "dst",          "src",      "hostPointer",
+      "userData",    "start",        "end",        "flags",        "value",    "accessFlags",
+      "handleTypes", "hostChecksum", "graph",      "node",         "exec",     "from",
+      "to",          "original",     "childGraph", "hostFunction", "graphNode"};
   for (auto n : kHexNames) {
     if (name == n) return true;
   }
   // Families: srcContext/dstContext, srcArray/dstArray, ...Pointer, ...Handle.
   return ends_with(name, "Context") || ends_with(name, "Array") || ends_with(name, "Pointer") ||
-         ends_with(name, "Handle") || ends_with(name, "Address");
+         ends_with(name, "Handle") || ends_with(name, "Address") || ends_with(name, "Stream") ||
+         ends_with(name, "Node");
 }
 
 std::string record_text(schema::CallRecord::Reader record) {

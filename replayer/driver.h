@@ -100,7 +100,30 @@ namespace cusnap::replayer {
   X(cuEventRecord, 2000, true)                                \
   X(cuEventSynchronize, 2000, true)                           \
   X(cuEventElapsedTime, 2000, true)                           \
-  X(cuEventDestroy, 4000, true)
+  X(cuEventDestroy, 4000, true)                               \
+  X(cuGraphCreate, 10000, false)                              \
+  X(cuGraphDestroy, 10000, false)                             \
+  X(cuGraphClone, 10000, false)                               \
+  X(cuGraphAddDependencies, 10000, false)                     \
+  X(cuGraphRemoveDependencies, 10000, false)                  \
+  X(cuGraphDestroyNode, 10000, false)                         \
+  X(cuGraphAddKernelNode, 10000, false)                       \
+  X(cuGraphAddMemcpyNode, 10000, false)                       \
+  X(cuGraphAddMemsetNode, 10000, false)                       \
+  X(cuGraphAddEmptyNode, 10000, false)                        \
+  X(cuGraphAddEventRecordNode, 11010, false)                  \
+  X(cuGraphAddEventWaitNode, 11010, false)                    \
+  X(cuGraphAddChildGraphNode, 10000, false)                   \
+  X(cuGraphKernelNodeSetParams, 10000, false)                 \
+  X(cuGraphInstantiateWithFlags, 11040, false)                \
+  X(cuGraphExecUpdate, 10020, false)                          \
+  X(cuGraphExecKernelNodeSetParams, 10010, false)             \
+  X(cuGraphExecMemsetNodeSetParams, 10020, false)             \
+  X(cuGraphExecMemcpyNodeSetParams, 10020, false)             \
+  X(cuGraphNodeSetEnabled, 11060, false)                      \
+  X(cuGraphUpload, 11010, false)                              \
+  X(cuGraphLaunch, 10000, false)                              \
+  X(cuGraphExecDestroy, 10000, false)
 
 struct DriverApi {
 #define CUSNAP_REPLAYER_MEMBER(name, version, required) PFN_##name##_v##version name = nullptr;

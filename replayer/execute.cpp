@@ -82,6 +82,12 @@ Executor::~Executor() {
   if (context_ == nullptr) return;
   if (access_table_ != nullptr) access_table_->enable(0);
   api_.cuCtxSynchronize();
+  for (auto& [captured, live] : execs_) {
+    if (api_.cuGraphExecDestroy) api_.cuGraphExecDestroy(live.exec);
+  }
+  for (auto& [captured, graph] : graphs_) {
+    if (api_.cuGraphDestroy) api_.cuGraphDestroy(graph);
+  }
   for (auto& [captured, stream] : streams_) api_.cuStreamDestroy(stream);
   for (auto& [captured, event] : events_) api_.cuEventDestroy(event);
   for (CUevent e : event_pool_) api_.cuEventDestroy(e);
@@ -475,6 +481,12 @@ MaybeError Executor::execute(const Action& a) {
           return do_host_alloc(a, op);
         } else if constexpr (std::is_same_v<T, HostFreeOp>) {
           return do_host_free(a, op);
+        } else if constexpr (std::is_same_v<T, GraphOp>) {
+          return do_graph(a, op);
+        } else if constexpr (std::is_same_v<T, GraphNodeOp>) {
+          return do_graph_node(a, op);
+        } else if constexpr (std::is_same_v<T, GraphExecOp>) {
+          return do_graph_exec(a, op);
         } else {
           static_assert(std::is_same_v<T, ContextSyncOp>);
           return synchronize_all();

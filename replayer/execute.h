@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -81,6 +82,13 @@ class Executor {
   MaybeError do_stream_create(const Action& a, const StreamCreateOp& op);
   MaybeError do_event_create(const Action& a, const EventCreateOp& op);
   MaybeError do_host_alloc(const Action& a, const HostAllocOp& op);
+  // Graphs (execute_graph.cpp).
+  MaybeError do_graph(const Action& a, const GraphOp& op);
+  MaybeError do_graph_node(const Action& a, const GraphNodeOp& op);
+  MaybeError do_graph_exec(const Action& a, const GraphExecOp& op);
+  MaybeError graph_launch(const Action& a, const GraphExecOp& op);
+  Expected<CUgraph> graph_for(const Action& a, uint64_t captured);
+  Expected<CUgraphNode> node_for(const Action& a, uint64_t captured);
   MaybeError do_host_free(const Action& a, const HostFreeOp& op);
   void release_host(uint64_t captured_host);
 
@@ -139,7 +147,30 @@ class Executor {
   std::unordered_map<uint64_t, CUfunction> functions_;
   std::unordered_map<uint64_t, CUstream> streams_;
   std::unordered_map<uint64_t, CUevent> events_;
-  std::map<uint64_t, AllocationRef> allocations_;  // live captured allocations by base
+  // Graphs: captured handle -> live one. A graph's (and an exec's) kernel nodes are listed as
+  // launches when it runs; a device-to-host memcpy node copies into a host buffer of the replay.
+  struct GraphKernel {
+    uint64_t node = 0;
+    const LaunchOp* kernel = nullptr;  // points into the plan
+  };
+  struct NodeHost {
+    uint8_t* bytes = nullptr;
+    uint64_t size = 0;
+    uint64_t device = 0;  // captured source address
+  };
+  struct LiveExec {
+    CUgraphExec exec = nullptr;
+    std::vector<GraphKernel> kernels;
+    std::set<uint64_t> disabled;  // kernel nodes disabled in this exec (cuGraphNodeSetEnabled)
+  };
+  std::unordered_map<uint64_t, CUgraph> graphs_;
+  std::unordered_map<uint64_t, std::vector<GraphKernel>> graph_kernels_;
+  std::unordered_map<uint64_t, CUgraphNode> nodes_;
+  std::unordered_map<uint64_t, uint64_t> node_graphs_;  // captured node -> captured graph
+  std::unordered_map<uint64_t, LiveExec> execs_;
+  std::unordered_map<uint64_t, NodeHost> node_hosts_;
+  std::deque<std::vector<uint8_t>> graph_buffers_;  // host sides of memcpy nodes, kept alive
+  std::map<uint64_t, AllocationRef> allocations_;   // live captured allocations by base
   // Recreated host memory, by captured host pointer: either pages mapped at the captured address
   // and registered (mapped_ != nullptr), or a cuMemHostAlloc allocation elsewhere.
   struct HostBuffer {

@@ -93,7 +93,15 @@ class PlanBuilder {
   void warn_once(const std::string& key, uint64_t seq, std::string message) {
     if (warned_.insert(key).second) plan_.warnings.push_back({seq, std::move(message)});
   }
-  void push(uint64_t seq, Operation op) { plan_.actions.push_back(Action{seq, std::move(op)}); }
+  // With node_target_ set (the launch/copy/memset of a graph node is being read), the operation
+  // goes there instead of into the plan.
+  void push(uint64_t seq, Operation op) {
+    if (node_target_ != nullptr) {
+      *node_target_ = std::move(op);
+      return;
+    }
+    plan_.actions.push_back(Action{seq, std::move(op)});
+  }
   MaybeError add_range(uint64_t seq, const char* record, uint64_t address, uint64_t size);
   bool in_device_memory(uint64_t address) const;
   MaybeError check_blob(uint64_t seq, const char* record, const format::BlobId& id, uint64_t size);
@@ -104,6 +112,10 @@ class PlanBuilder {
   MaybeError add_memset(uint64_t seq, schema::Memset::Reader r);
   MaybeError add_launch(uint64_t seq, schema::Launch::Reader r);
   MaybeError add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r);
+  MaybeError add_graph(uint64_t seq, schema::GraphCall::Reader r);
+  MaybeError add_graph_node(uint64_t seq, schema::GraphNode::Reader r, uint64_t exec);
+  MaybeError add_graph_exec(uint64_t seq, schema::GraphExecCall::Reader r);
+  MaybeError add_stream_capture(uint64_t seq, schema::StreamCapture::Reader r);
   bool inside_live_range(uint64_t address, uint64_t size, bool host = false) const;
   MaybeError apply_deferred(uint64_t seq, const char* record, uint64_t related,
                             std::optional<uint64_t> checksum,
@@ -121,6 +133,8 @@ class PlanBuilder {
   std::map<uint64_t, uint64_t> globals_;           // module variables: address -> size
   std::map<uint64_t, uint64_t> host_allocations_;  // host memory (not replayed): base -> size
   uint64_t chunk_bytes_ = 0;  // CaptureOptions.snapshotChunkBytes (set before the records)
+  std::optional<Operation>* node_target_ = nullptr;
+  std::unordered_map<uint64_t, size_t> graph_launches_;  // seq -> index in plan_.actions
 };
 
 // Asynchronous copies complete after their record is written: the interceptor records what it
@@ -403,7 +417,7 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
     op.checksum = r.getHostChecksum();
     if (op.has_checksum) ++plan_.verifiable_copies;
   }
-  copies_[seq] = plan_.actions.size();
+  if (node_target_ == nullptr) copies_[seq] = plan_.actions.size();
   push(seq, std::move(op));
   return std::nullopt;
 }
@@ -504,8 +518,10 @@ MaybeError PlanBuilder::add_launch(uint64_t seq, schema::Launch::Reader r) {
     op.attributes.push_back(std::move(attribute));
   }
   if (op.cooperative) plan_.uses_cooperative_launch = true;
-  ++plan_.launch_count;
-  launches_[seq] = plan_.actions.size();
+  if (node_target_ == nullptr) {
+    ++plan_.launch_count;
+    launches_[seq] = plan_.actions.size();
+  }
   push(seq, std::move(op));
   return std::nullopt;
 }
@@ -548,6 +564,27 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
           {seq, std::string("capture tool event: ") + event.getMessage().cStr()});
     }
     skip("toolEvent");
+    return std::nullopt;
+  }
+  if (which == Which::DEFERRED_RESULT && record.getDeferredResult().getGraphNode() != 0) {
+    // A memcpy node's checksum after a graph launch (schema 5).
+    auto d = record.getDeferredResult();
+    auto it = graph_launches_.find(d.getCallSeq());
+    if (it == graph_launches_.end()) {
+      return capture_error(seq, "deferredResult",
+                           "a graph-node result about call " + std::to_string(d.getCallSeq()) +
+                               ", which is not a replayable graph launch recorded before it");
+    }
+    if (d.getHasHostChecksum()) {
+      std::get<GraphExecOp>(plan_.actions[it->second].op)
+          .checksums.emplace_back(d.getGraphNode(), d.getHostChecksum());
+      ++plan_.verifiable_copies;
+    } else if (d.hasMissing() && d.getMissing().size() > 0) {
+      warn_once("deferred-missing", seq,
+                std::string("a stream-ordered copy result was not observed at capture: ") +
+                    d.getMissing().cStr());
+    }
+    skip("deferredResult");
     return std::nullopt;
   }
   if (which == Which::DEFERRED_RESULT) {
@@ -725,10 +762,217 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     }
     case Which::MEMORY_SNAPSHOT:
       return add_snapshot(seq, record.getMemorySnapshot());
+    case Which::GRAPH:
+      return add_graph(seq, record.getGraph());
+    case Which::GRAPH_NODE:
+      return add_graph_node(seq, record.getGraphNode(), 0);
+    case Which::GRAPH_EXEC:
+      return add_graph_exec(seq, record.getGraphExec());
+    case Which::STREAM_CAPTURE:
+      return add_stream_capture(seq, record.getStreamCapture());
     default:
       skip(format::call_kind_name(static_cast<uint16_t>(which)));
       return std::nullopt;
   }
+}
+
+MaybeError PlanBuilder::add_graph(uint64_t seq, schema::GraphCall::Reader r) {
+  using Op = schema::GraphCall::Op;
+  GraphOp op;
+  op.graph = r.getGraph();
+  op.flags = r.getFlags();
+  op.original = r.getOriginal();
+  op.node = r.getNode();
+  switch (r.getOp()) {
+    case Op::CREATE:
+      op.kind = GraphOp::Kind::kCreate;
+      break;
+    case Op::DESTROY:
+      op.kind = GraphOp::Kind::kDestroy;
+      break;
+    case Op::CLONE:
+      op.kind = GraphOp::Kind::kClone;
+      break;
+    case Op::ADD_DEPENDENCIES:
+      op.kind = GraphOp::Kind::kAddEdges;
+      break;
+    case Op::REMOVE_DEPENDENCIES:
+      op.kind = GraphOp::Kind::kRemoveEdges;
+      break;
+    case Op::DESTROY_NODE:
+      op.kind = GraphOp::Kind::kDestroyNode;
+      break;
+    default:
+      return capture_error(seq, "graph", "unknown graph operation");
+  }
+  if (r.getEdges().size() > kMaxGraphEdges) return capture_error(seq, "graph", "too many edges");
+  for (auto e : r.getEdges()) {
+    if (e.getFromPort() != 0 || e.getToPort() != 0 || e.getType() != 0) {
+      return Error(ErrorKind::kUnsupported, "graph edges with edge data are not replayed")
+          .at_call(seq)
+          .in_record("graph");
+    }
+    op.edges.push_back({e.getFrom(), e.getTo()});
+  }
+  if (op.kind != GraphOp::Kind::kDestroyNode && op.graph == 0)
+    return capture_error(seq, "graph", "no graph handle");
+  push(seq, std::move(op));
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_graph_node(uint64_t seq, schema::GraphNode::Reader r, uint64_t exec) {
+  using Kind = schema::GraphNode::Kind;
+  GraphNodeOp op;
+  op.set_params = r.getOp() == schema::GraphNode::Op::SET_PARAMS;
+  op.exec = exec;
+  op.graph = r.getGraph();
+  op.node = r.getNode();
+  op.captured = r.getCaptured();
+  op.event = r.getEvent();
+  op.child = r.getChildGraph();
+  if (op.node == 0) return capture_error(seq, "graphNode", "no node handle");
+  if (!op.set_params && op.graph == 0) return capture_error(seq, "graphNode", "no graph handle");
+  if (r.getDependencies().size() > kMaxGraphEdges)
+    return capture_error(seq, "graphNode", "too many dependencies");
+  for (auto e : r.getDependencies()) {
+    if (e.getFromPort() != 0 || e.getToPort() != 0 || e.getType() != 0) {
+      return Error(ErrorKind::kUnsupported, "graph edges with edge data are not replayed")
+          .at_call(seq)
+          .in_record("graphNode");
+    }
+    op.dependencies.push_back(e.getFrom());
+  }
+  // The launch, copy or memset inside is read by the ordinary rules, into the node.
+  std::optional<Operation> inner;
+  auto read_inner = [&](auto&& add) -> MaybeError {
+    node_target_ = &inner;
+    MaybeError e = add();
+    node_target_ = nullptr;
+    return e;
+  };
+  auto unsupported = [&](const char* what) {
+    return Error(ErrorKind::kUnsupported, std::string(what) + " graph nodes are not replayed")
+        .at_call(seq)
+        .in_record("graphNode")
+        .with_handle(op.node);
+  };
+  switch (r.getKind()) {
+    case Kind::EMPTY:
+      op.kind = GraphNodeOp::Kind::kEmpty;
+      break;
+    case Kind::KERNEL:
+      op.kind = GraphNodeOp::Kind::kKernel;
+      if (auto e = read_inner([&] { return add_launch(seq, r.getKernel()); })) return e;
+      if (!inner) return capture_error(seq, "graphNode", "kernel node without its kernel");
+      op.kernel = std::move(std::get<LaunchOp>(*inner));
+      break;
+    case Kind::MEMCPY:
+      op.kind = GraphNodeOp::Kind::kMemcpy;
+      if (auto e = read_inner([&] { return add_memcpy(seq, r.getMemcpy()); })) return e;
+      // A copy the rules skip (empty, host to host) runs nothing: an empty node keeps the edges.
+      if (inner)
+        op.copy = std::move(std::get<CopyOp>(*inner));
+      else
+        op.kind = GraphNodeOp::Kind::kEmpty;
+      break;
+    case Kind::MEMSET:
+      op.kind = GraphNodeOp::Kind::kMemset;
+      if (auto e = read_inner([&] { return add_memset(seq, r.getMemset()); })) return e;
+      if (inner)
+        op.memset = std::get<MemsetOp>(std::move(*inner));
+      else
+        op.kind = GraphNodeOp::Kind::kEmpty;
+      break;
+    case Kind::HOST:
+      op.kind = GraphNodeOp::Kind::kHost;
+      warn_once("graph-host-node", seq,
+                "host nodes of graphs are replayed as empty nodes: the application's host "
+                "function is not called (what it did to host memory is not replayed)");
+      break;
+    case Kind::EVENT_RECORD:
+      op.kind = GraphNodeOp::Kind::kEventRecord;
+      break;
+    case Kind::EVENT_WAIT:
+      op.kind = GraphNodeOp::Kind::kEventWait;
+      break;
+    case Kind::CHILD_GRAPH:
+      op.kind = GraphNodeOp::Kind::kChildGraph;
+      break;
+    case Kind::EXTERNAL_SEMAPHORE_SIGNAL:
+    case Kind::EXTERNAL_SEMAPHORE_WAIT:
+      return unsupported("external semaphore (signalled or waited for outside the capture)");
+    case Kind::MEM_ALLOC:
+    case Kind::MEM_FREE:
+      return unsupported("memory allocation and free");
+    case Kind::BATCH_MEM_OP:
+      return unsupported("batch memory operation");
+    case Kind::CONDITIONAL:
+      return unsupported("conditional");
+    default:
+      return unsupported("these");
+  }
+  push(seq, std::move(op));
+  return std::nullopt;
+}
+
+// A stream capture builds a graph the replay creates empty at the capture's begin; the nodes the
+// capture made arrive as graphNode records. The other capture calls change nothing to replay.
+MaybeError PlanBuilder::add_stream_capture(uint64_t seq, schema::StreamCapture::Reader r) {
+  if (r.getOp() == schema::StreamCapture::Op::BEGIN) {
+    if (r.getGraph() == 0) {
+      return capture_error(seq, "streamCapture",
+                           "a capture whose graph the interceptor could not learn");
+    }
+    GraphOp op;
+    op.kind = GraphOp::Kind::kCaptureBegin;
+    op.graph = r.getGraph();
+    push(seq, std::move(op));
+    return std::nullopt;
+  }
+  skip("streamCapture");
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_graph_exec(uint64_t seq, schema::GraphExecCall::Reader r) {
+  using Op = schema::GraphExecCall::Op;
+  GraphExecOp op;
+  op.exec = r.getExec();
+  op.graph = r.getGraph();
+  op.flags = r.getFlags();
+  op.stream = r.getStream();
+  op.node = r.getNode();
+  op.enabled = r.getEnabled();
+  op.launch_index = r.getLaunchIndex();
+  if (op.exec == 0) return capture_error(seq, "graphExec", "no executable graph handle");
+  switch (r.getOp()) {
+    case Op::INSTANTIATE:
+      op.kind = GraphExecOp::Kind::kInstantiate;
+      break;
+    case Op::UPDATE:
+      op.kind = GraphExecOp::Kind::kUpdate;
+      break;
+    case Op::SET_NODE_PARAMS:
+      // An exec node's new parameters: a node parameter change aimed at the exec.
+      if (!r.hasParams()) return capture_error(seq, "graphExec", "node parameters missing");
+      return add_graph_node(seq, r.getParams(), op.exec);
+    case Op::SET_NODE_ENABLED:
+      op.kind = GraphExecOp::Kind::kSetEnabled;
+      break;
+    case Op::UPLOAD:
+      op.kind = GraphExecOp::Kind::kUpload;
+      break;
+    case Op::LAUNCH:
+      op.kind = GraphExecOp::Kind::kLaunch;
+      graph_launches_[seq] = plan_.actions.size();
+      break;
+    case Op::DESTROY:
+      op.kind = GraphExecOp::Kind::kDestroy;
+      break;
+    default:
+      return capture_error(seq, "graphExec", "unknown executable-graph operation");
+  }
+  push(seq, std::move(op));
+  return std::nullopt;
 }
 
 bool PlanBuilder::inside_live_range(uint64_t address, uint64_t size, bool host) const {
@@ -958,7 +1202,10 @@ const char* operation_name(const Operation& op) {
                                        "eventDestroy",
                                        "contextSynchronize",
                                        "memAlloc (host)",
-                                       "memFree (host)"};
+                                       "memFree (host)",
+                                       "graph",
+                                       "graphNode",
+                                       "graphExec"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }

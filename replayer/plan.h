@@ -45,6 +45,7 @@ inline constexpr uint64_t kMaxMemoryRanges = uint64_t{1} << 20;
 // Snapshot chunks are read one at a time; a chunk larger than this is not a real capture's.
 inline constexpr uint64_t kMaxSnapshotChunkBytes = uint64_t{1} << 30;
 inline constexpr uint64_t kMaxSnapshotChunks = uint64_t{1} << 24;  // in one snapshot record
+inline constexpr uint64_t kMaxGraphEdges = uint64_t{1} << 20;      // in one graph record
 
 enum class ImageKind : uint8_t { kUnknown, kPtx, kCubin, kFatbin, kFatbinWrapper, kFile };
 const char* image_kind_name(ImageKind kind);
@@ -238,11 +239,78 @@ struct EventDestroyOp {
 };
 struct ContextSyncOp {};
 
+// CUDA graphs (docs/replay.md, "Graphs"): rebuilt node by node with the driver's graph API,
+// instantiated and launched as captured. A stream capture becomes an empty graph at its begin
+// record, which the captured nodes (GraphNodeOp, captured) then fill like explicit ones.
+struct GraphEdgeRef {
+  uint64_t from = 0;  // captured CUgraphNode
+  uint64_t to = 0;
+};
+
+struct GraphOp {
+  enum class Kind : uint8_t {
+    kCreate,        // cuGraphCreate
+    kCaptureBegin,  // cuStreamBeginCapture: the graph the capture builds
+    kDestroy,
+    kClone,
+    kAddEdges,
+    kRemoveEdges,
+    kDestroyNode
+  };
+  Kind kind = Kind::kCreate;
+  uint64_t graph = 0;
+  uint64_t original = 0;  // kClone
+  uint64_t node = 0;      // kDestroyNode
+  uint32_t flags = 0;
+  std::vector<GraphEdgeRef> edges;
+};
+
+struct GraphNodeOp {
+  enum class Kind : uint8_t {
+    kEmpty,
+    kKernel,
+    kMemcpy,
+    kMemset,
+    kHost,  // replayed as an empty node: the application's host function cannot be called
+    kEventRecord,
+    kEventWait,
+    kChildGraph
+  };
+  Kind kind = Kind::kEmpty;
+  bool set_params = false;  // a parameter change of an existing node (else: a node added)
+  uint64_t exec = 0;        // set_params of the node in this executable graph (cuGraphExec*)
+  uint64_t graph = 0;
+  uint64_t node = 0;
+  std::vector<uint64_t> dependencies;  // captured nodes the new node depends on
+  bool captured = false;               // made by stream capture
+  LaunchOp kernel;                     // kKernel: as a launch (stream and ordinal unused)
+  CopyOp copy;                         // kMemcpy (host sides: a buffer of the replay)
+  MemsetOp memset;                     // kMemset
+  uint64_t event = 0;                  // kEventRecord / kEventWait
+  uint64_t child = 0;                  // kChildGraph
+};
+
+struct GraphExecOp {
+  enum class Kind : uint8_t { kInstantiate, kUpdate, kSetEnabled, kUpload, kLaunch, kDestroy };
+  Kind kind = Kind::kInstantiate;
+  uint64_t exec = 0;
+  uint64_t graph = 0;  // kInstantiate, kUpdate
+  uint64_t flags = 0;  // kInstantiate
+  uint64_t stream = 0;
+  uint64_t node = 0;  // kSetEnabled
+  bool enabled = false;
+  uint64_t launch_index = 0;  // kLaunch: earlier launches of this exec
+  // kLaunch: the device-to-host memcpy nodes whose host bytes the capture checksummed after this
+  // launch (DeferredResult.graphNode): (captured node, XXH3-64).
+  std::vector<std::pair<uint64_t, uint64_t>> checksums;
+};
+
 using Operation =
     std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp,
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
-                 EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp>;
+                 EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp, GraphOp, GraphNodeOp,
+                 GraphExecOp>;
 
 struct Action {
   uint64_t seq = 0;

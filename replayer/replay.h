@@ -127,7 +127,10 @@ struct LaunchAccesses {
 
 struct LaunchReport {
   uint64_t seq = 0;
-  uint64_t ordinal = 0;
+  uint64_t ordinal = 0;  // a kernel node's execution: the graph launch's index (graph_launch)
+  // A kernel node run by a graph launch (call `seq`, a cuGraphLaunch): its captured node handle;
+  // 0 for an ordinary launch. Each graph launch lists every kernel node of the graph it ran.
+  uint64_t graph_node = 0;
   std::string kernel;
   std::array<uint32_t, 3> grid{};
   std::array<uint32_t, 3> block{};

@@ -374,6 +374,17 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
     j.key("selected").boolean(l.selected);
     j.key("verification").str(verify_state_name(l.verification));
     j.key("pointers_rewritten").num(l.pointers_rewritten);
+    // After the fields older readers match in order ("ordinal", then "kernel").
+    j.key("graph_launch");
+    if (l.graph_node != 0)
+      j.num(l.ordinal);
+    else
+      j.null();
+    j.key("graph_node");
+    if (l.graph_node != 0)
+      j.str(hex(l.graph_node));
+    else
+      j.null();
     j.key("time_ms");
     if (l.time.samples == 0) {
       j.null();

@@ -27,6 +27,9 @@ std::string seconds_text(double s) {
 
 std::optional<LaunchRef> launch_of(const Action* a) {
   if (a == nullptr) return std::nullopt;
+  // A graph launch runs as a whole: "launch #<its index> of graph".
+  if (const auto* graph = std::get_if<GraphExecOp>(&a->op))
+    return LaunchRef{a->seq, graph->launch_index, "graph"};
   const auto* op = std::get_if<LaunchOp>(&a->op);
   if (op == nullptr) return std::nullopt;
   return LaunchRef{a->seq, op->ordinal, op->kernel_name};

@@ -10,6 +10,8 @@
 # MemoryChunk.hashOnly) and adds CaptureHeader.extract for captures cut out by `cusnap extract`.
 # 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`) and
 # MemAlloc.devicePointer (host allocations: the device address kernels reach them at).
+# 5 adds CUDA graphs and stream capture as typed records (graph, graphNode, graphExec,
+# streamCapture) and DeferredResult.graphNode (checksums of copies inside graph launches).
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -26,7 +28,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 4;
+const schemaVersion :UInt32 = 5;
 
 struct BlobId {
   high @0 :UInt64;
@@ -162,6 +164,11 @@ struct CallRecord {
     hostFunc @35 :HostFunc;
     memorySnapshot @36 :MemorySnapshot;
     deferredResult @37 :DeferredResult;   # schema 2
+    graph @38 :GraphCall;                 # schema 5: graph create/destroy/clone, edges
+    graphNode @39 :GraphNode;             # schema 5: a node added or changed, explicitly or by
+                                          #   work enqueued on a stream being captured
+    graphExec @40 :GraphExecCall;         # schema 5: instantiate, update, launch, ...
+    streamCapture @41 :StreamCapture;     # schema 5: cuStreamBeginCapture, ...
   }
 }
 
@@ -185,6 +192,9 @@ struct DeferredResult {
                                     # call-time Memcpy.payload. Null when they did not differ.
   missing @4 :Text;                 # non-empty: the result could not be observed, and why
                                     # (e.g. the stream was being captured into a graph)
+  graphNode @5 :UInt64;             # schema 5: callSeq is a graph launch (graphExec launch) and
+                                    # this is about the device-to-host memcpy node `graphNode`
+                                    # (GraphNode.node) of the graph it launched
 }
 
 struct ToolEvent {
@@ -556,6 +566,134 @@ struct MemorySnapshot {
     beforeLaunch @0;
     afterLaunch @1;
     onDemand @2;
+  }
+}
+
+# ------------------------------------------------------------------------------------------------
+# CUDA graphs and stream capture (schema 5; docs/format.md, "Graphs and stream capture").
+# Graphs, nodes and executable graphs are the handles the application saw (CUgraph,
+# CUgraphNode, CUgraphExec). Work enqueued on a stream that is being captured is not executed
+# where it is recorded: its record is a graphNode (op add, `captured` set) with the
+# launch/copy/memset inside, in the graph the capture builds, with the node the driver made and
+# the edges it gave it, so a replay rebuilds the graph node by node. Executing a graph is a
+# graphExec launch record: one per cuGraphLaunch, naming the executable graph, never a copy of it.
+
+struct GraphEdge {                  # one dependency: `from` must finish before `to` starts
+  from @0 :UInt64;                  # CUgraphNode
+  to @1 :UInt64;
+  fromPort @2 :UInt8;               # CUgraphEdgeData (all 0: a default edge)
+  toPort @3 :UInt8;
+  type @4 :UInt8;                   # CUgraphDependencyType
+}
+
+struct GraphCall {
+  op @0 :Op;
+  graph @1 :UInt64;                 # the graph created, destroyed, cloned (the clone) or edited
+  flags @2 :UInt32;                 # create
+  original @3 :UInt64;              # clone: the graph that was cloned
+  edges @4 :List(GraphEdge);        # add/removeDependencies: the edges given
+  node @5 :UInt64;                  # destroyNode
+
+  enum Op {
+    create @0;                      # cuGraphCreate
+    destroy @1;                     # cuGraphDestroy
+    clone @2;                       # cuGraphClone
+    addDependencies @3;             # cuGraphAddDependencies[_v2]
+    removeDependencies @4;          # cuGraphRemoveDependencies[_v2]
+    destroyNode @5;                 # cuGraphDestroyNode
+  }
+}
+
+struct GraphNode {
+  op @0 :Op;
+  kind @1 :Kind;
+  graph @2 :UInt64;                 # add: the graph the node was added to
+  node @3 :UInt64;                  # the node added / changed
+  dependencies @4 :List(GraphEdge); # add: the edges into the node (to = node), in driver order
+  captured @5 :Bool;                # add: made by work enqueued on a capturing stream (apiName
+  captureStream @6 :UInt64;         #   is the launch/copy/memset call), on this stream,
+  captureId @7 :UInt64;             #   in this capture (cuStreamGetCaptureInfo's id)
+  kernel @8 :Launch;                # kernel: function, geometry, params and layout exactly as a
+                                    #   launch record has them (stream, ordinal: unused, 0)
+  memcpy @9 :Memcpy;                # memcpy: as a copy record (payload, geometry; no checksum:
+                                    #   the bytes arrive when the graph runs, see DeferredResult)
+  memset @10 :Memset;               # memset
+  hostFunction @11 :UInt64;         # host: the function pointer (not replayable) and its data
+  userData @12 :UInt64;
+  event @13 :UInt64;                # eventRecord / eventWait
+  childGraph @14 :UInt64;           # childGraph: the graph embedded (the driver clones it)
+  address @15 :UInt64;              # memAlloc: the address the driver chose; memFree: freed
+  size @16 :UInt64;                 # memAlloc
+  apiKind @17 :Int32;               # CUgraphNodeType as the driver reported it
+
+  enum Op {
+    add @0;                         # cuGraphAdd*Node, cuGraphAddNode, or captured work
+    setParams @1;                   # cuGraph*NodeSetParams, cuGraphNodeSetParams
+  }
+  enum Kind {
+    empty @0;
+    kernel @1;
+    memcpy @2;
+    memset @3;
+    host @4;
+    eventRecord @5;
+    eventWait @6;
+    childGraph @7;
+    memAlloc @8;
+    memFree @9;
+    externalSemaphoreSignal @10;    # recorded, refused at replay
+    externalSemaphoreWait @11;
+    batchMemOp @12;
+    conditional @13;
+    other @14;                      # a kind this writer does not model (apiKind says which)
+  }
+}
+
+struct GraphExecCall {
+  op @0 :Op;
+  exec @1 :UInt64;                  # CUgraphExec
+  graph @2 :UInt64;                 # instantiate, update: the graph
+  flags @3 :UInt64;                 # instantiate: CUgraphInstantiate_flags
+  stream @4 :UInt64;                # launch, upload; instantiateWithParams: its upload stream
+  node @5 :UInt64;                  # setNodeParams, setNodeEnabled: the node (of the graph)
+  params @6 :GraphNode;             # setNodeParams: the node's new parameters (kind, fields)
+  enabled @7 :Bool;                 # setNodeEnabled
+  updateResult @8 :Int32;           # update: CUgraphExecUpdateResult
+  errorNode @9 :UInt64;             # update / instantiate: the node the driver blamed, if any
+  launchIndex @10 :UInt64;          # launch: launches of this exec before this one (0-based)
+
+  enum Op {
+    instantiate @0;                 # cuGraphInstantiate*, all variants
+    update @1;                      # cuGraphExecUpdate[_v2]
+    setNodeParams @2;               # cuGraphExec*NodeSetParams, cuGraphExecNodeSetParams
+    setNodeEnabled @3;              # cuGraphNodeSetEnabled
+    upload @4;                      # cuGraphUpload
+    launch @5;                      # cuGraphLaunch
+    destroy @6;                     # cuGraphExecDestroy
+  }
+}
+
+struct StreamCapture {
+  op @0 :Op;
+  stream @1 :UInt64;
+  mode @2 :Int32;                   # begin: CUstreamCaptureMode; exchangeMode: the mode set
+  previousMode @3 :Int32;           # exchangeMode: the mode returned
+  graph @4 :UInt64;                 # begin: the graph captured into (asked right after the call);
+                                    # end: the graph returned; getInfo: the graph reported
+  captureId @5 :UInt64;             # begin, getInfo
+  status @6 :Int32;                 # isCapturing, getInfo: CUstreamCaptureStatus
+  dependencies @7 :List(GraphEdge); # beginToGraph, updateDependencies, getInfo: the nodes
+                                    # (from), with their edge data
+  flags @8 :UInt32;                 # updateDependencies
+
+  enum Op {
+    begin @0;                       # cuStreamBeginCapture[_v2]
+    beginToGraph @1;                # cuStreamBeginCaptureToGraph
+    end @2;                         # cuStreamEndCapture
+    isCapturing @3;                 # cuStreamIsCapturing
+    getInfo @4;                     # cuStreamGetCaptureInfo (all versions)
+    updateDependencies @5;          # cuStreamUpdateCaptureDependencies[_v2]
+    exchangeMode @6;                # cuThreadExchangeStreamCaptureMode
   }
 }
 

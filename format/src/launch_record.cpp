@@ -27,7 +27,10 @@ void build_launch_record(const LaunchFields& f, schema::CallRecord::Builder reco
   record.setResult(f.result);
   copy_text(record.initApiName(static_cast<unsigned>(f.api_name.size())), f.api_name);
   record.setContext(f.context);
-  auto launch = record.initLaunch();
+  build_launch(f, record.initLaunch());
+}
+
+void build_launch(const LaunchFields& f, schema::Launch::Builder launch) {
   launch.setKind(f.kind);
   launch.setFunction(f.function);
   launch.setGridX(f.grid[0]);

@@ -101,6 +101,18 @@ Status check_record_sizes(schema::CallRecord::Reader r, std::vector<BlobSizeClai
     }
     case schema::CallRecord::LAUNCH:
       return check_param_layout(r.getLaunch());
+    case schema::CallRecord::GRAPH_NODE: {
+      // A graph node's kernel and copy follow the rules of a launch and of a copy record.
+      auto n = r.getGraphNode();
+      if (n.getKind() == schema::GraphNode::Kind::KERNEL) return check_param_layout(n.getKernel());
+      if (n.getKind() != schema::GraphNode::Kind::MEMCPY) return Status::ok();
+      auto m = n.getMemcpy();
+      if (!m.hasPayload() || to_blob(m.getPayload()).is_null()) return Status::ok();
+      auto shape = copy_shape(m);
+      if (!shape) return shape.status();
+      claims.push_back({to_blob(m.getPayload()), shape.value().bytes, "graph memcpy node payload"});
+      return Status::ok();
+    }
     case schema::CallRecord::MEMORY_SNAPSHOT:
       for (auto c : r.getMemorySnapshot().getChunks()) {
         if (c.getHashOnly() || !c.hasBlob() || to_blob(c.getBlob()).is_null()) continue;

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "graphs.h"
 #include "hooks.h"
+#include "host_region.h"
 #include "session.h"
 #include "stream_order.h"
 
@@ -43,34 +45,6 @@ bool is_pinned_host(const void* pointer) {
          type == CU_MEMORYTYPE_HOST;
 }
 
-// A strided host region: `rows` rows of `width` bytes, `pitch` apart, in `slices` slices
-// `slice_pitch` apart (1-D: one row).
-struct HostRegion {
-  const uint8_t* base = nullptr;
-  size_t width = 0, rows = 1, pitch = 0, slices = 1, slice_pitch = 0;
-  size_t bytes() const { return width * rows * slices; }
-  std::vector<uint8_t> gather() const {
-    std::vector<uint8_t> out(bytes());
-    uint8_t* cursor = out.data();
-    for (size_t z = 0; z < slices; ++z) {
-      for (size_t y = 0; y < rows; ++y) {
-        std::memcpy(cursor, base + z * slice_pitch + y * pitch, width);
-        cursor += width;
-      }
-    }
-    return out;
-  }
-  bool contiguous() const {
-    return (rows == 1 || pitch == width) && (slices == 1 || slice_pitch == width * rows);
-  }
-};
-
-uint64_t checksum(const HostRegion& region) {
-  if (region.contiguous()) return format::checksum64({region.base, region.bytes()});
-  std::vector<uint8_t> bytes = region.gather();
-  return format::checksum64(bytes);
-}
-
 format::BlobId store(Session* session, const HostRegion& region) {
   if (session == nullptr || region.base == nullptr) return {};
   if (region.contiguous()) return session->put_blob({region.base, region.bytes()});
@@ -87,11 +61,34 @@ struct Copy {
   const HostRegion* to_host = nullptr;    // bytes the application receives
 };
 
+// The copy record to fill: a memcpy record, or, for an asynchronous copy the driver captured into
+// a graph, the memcpy of a graphNode record (*captured is then set).
+schema::Memcpy::Builder begin_memcpy(CallScope& call, bool async, CUstream stream,
+                                     CapturedNode* captured) {
+  if (async && call.result() == CUDA_SUCCESS && capture_possible() &&
+      captured_node(stream, call.per_thread_stream(), captured)) {
+    auto node =
+        init_node_record(call, schema::GraphNode::Kind::MEMCPY, captured->graph, captured->node);
+    set_captured(node, *captured);
+    return node.initMemcpy();
+  }
+  return call.record().initMemcpy();
+}
+
 // Writes the record; for async copies schedules the stream-ordered checksum / payload re-read.
-void record_copy(CallScope& call, const Copy& copy, schema::Memcpy::Builder* prepared = nullptr) {
+// A captured copy (captured->node != 0) does not run now: its payload is the bytes at call time,
+// and what it delivers to the host is checksummed at each launch of the graph (graphs.h).
+void record_copy(CallScope& call, const Copy& copy, schema::Memcpy::Builder* prepared = nullptr,
+                 const CapturedNode* captured = nullptr) {
   Session* session = Session::current();
   bool ok = call.result() == CUDA_SUCCESS;
-  auto record = prepared != nullptr ? *prepared : call.record().initMemcpy();
+  CapturedNode own;
+  if (prepared == nullptr) {
+    auto begun = begin_memcpy(call, copy.async, copy.stream, &own);
+    if (own.node != 0) captured = &own;
+    return record_copy(call, copy, &begun, captured);
+  }
+  auto record = *prepared;
   record.setKind(copy.kind);
   record.setDst(copy.dst);
   record.setSrc(copy.src);
@@ -109,6 +106,11 @@ void record_copy(CallScope& call, const Copy& copy, schema::Memcpy::Builder* pre
   if (checksum_now) {
     record.setHostChecksum(checksum(*copy.to_host));
     record.setHasHostChecksum(true);
+  }
+  if (captured != nullptr && captured->node != 0) {
+    if (copy.to_host != nullptr) note_dtoh_node(captured->graph, captured->node, *copy.to_host);
+    call.commit();
+    return;
   }
   uint64_t seq = call.commit();
   if (!ok || !copy.async || session == nullptr || seq == UINT64_MAX) return;
@@ -189,12 +191,10 @@ Kind kind_for(bool src_host, bool dst_host, bool array) {
   return Kind::DEVICE_TO_DEVICE;
 }
 
-void record_3d(CallScope& call, const CUDA_MEMCPY3D* p, bool async, CUstream stream, uint8_t dims) {
-  if (p == nullptr) {
-    call.record().initMemcpy().setDimensions(dims);
-    call.commit();
-    return;
-  }
+// Fills the geometry of a 2-D/3-D copy into `record` and says what the copy is; `in` and `out`
+// receive the host regions it reads / writes (pointed to by the result).
+Copy describe_3d(const CUDA_MEMCPY3D* p, uint8_t dims, bool async, CUstream stream,
+                 schema::Memcpy::Builder record, HostRegion& in, HostRegion& out) {
   bool src_host = host_side(p->srcMemoryType, p->srcHost, p->srcDevice);
   bool dst_host = host_side(p->dstMemoryType, p->dstHost, p->dstDevice);
   bool array = p->srcMemoryType == CU_MEMORYTYPE_ARRAY || p->dstMemoryType == CU_MEMORYTYPE_ARRAY;
@@ -206,7 +206,6 @@ void record_3d(CallScope& call, const CUDA_MEMCPY3D* p, bool async, CUstream str
                                  : reinterpret_cast<const void*>(p->srcDevice);
   void* dst_host_ptr =
       p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : reinterpret_cast<void*>(p->dstDevice);
-  HostRegion in, out;
   in.base = static_cast<const uint8_t*>(src_host_ptr) +
             (p->srcZ * src_height + p->srcY) * p->srcPitch + p->srcXInBytes;
   in.width = p->WidthInBytes;
@@ -222,7 +221,6 @@ void record_3d(CallScope& call, const CUDA_MEMCPY3D* p, bool async, CUstream str
   out.slices = depth;
   out.slice_pitch = p->dstPitch * dst_height;
 
-  auto record = call.record().initMemcpy();
   record.setDimensions(dims);
   auto g = record.initGeometry();
   g.setSrcXInBytes(p->srcXInBytes);
@@ -254,7 +252,20 @@ void record_3d(CallScope& call, const CUDA_MEMCPY3D* p, bool async, CUstream str
   copy.src = src_host ? reinterpret_cast<uint64_t>(src_host_ptr) : p->srcDevice;
   if (src_host && !dst_host && !array) copy.from_host = &in;
   if (dst_host && !src_host && !array) copy.to_host = &out;
-  record_copy(call, copy, &record);
+  return copy;
+}
+
+void record_3d(CallScope& call, const CUDA_MEMCPY3D* p, bool async, CUstream stream, uint8_t dims) {
+  if (p == nullptr) {
+    call.record().initMemcpy().setDimensions(dims);
+    call.commit();
+    return;
+  }
+  CapturedNode captured;
+  auto record = begin_memcpy(call, async, stream, &captured);
+  HostRegion in, out;
+  Copy copy = describe_3d(p, dims, async, stream, record, in, out);
+  record_copy(call, copy, &record, &captured);
 }
 
 CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D* p) {
@@ -287,7 +298,17 @@ void record_2d(CallScope& call, const CUDA_MEMCPY2D* p, bool async, CUstream str
 
 void record_memset(CallScope& call, CUdeviceptr address, unsigned value, uint8_t element,
                    size_t width, size_t height, size_t pitch, bool async, CUstream stream) {
-  auto memset = call.record().initMemset();
+  CapturedNode captured;
+  schema::Memset::Builder memset = nullptr;
+  if (async && call.result() == CUDA_SUCCESS && capture_possible() &&
+      captured_node(stream, call.per_thread_stream(), &captured)) {
+    auto node =
+        init_node_record(call, schema::GraphNode::Kind::MEMSET, captured.graph, captured.node);
+    set_captured(node, captured);
+    memset = node.initMemset();
+  } else {
+    memset = call.record().initMemset();
+  }
   memset.setAddress(address);
   memset.setValue(value);
   memset.setElementSize(element);
@@ -300,6 +321,28 @@ void record_memset(CallScope& call, CUdeviceptr address, unsigned value, uint8_t
 }
 
 }  // namespace
+
+void fill_memcpy_node(const CUDA_MEMCPY3D* p, schema::Memcpy::Builder record, uint64_t graph,
+                      uint64_t node) {
+  HostRegion in, out;
+  Copy copy = describe_3d(p, 3, false, nullptr, record, in, out);
+  // One row (the usual 1-D copy node): the driver ignores the pitches, which applications leave
+  // 0; the record gives the row's width so that the geometry is valid as any copy's.
+  auto g = record.getGeometry();
+  if (p->Height <= 1 && p->Depth <= 1) {
+    if (p->srcY == 0 && p->srcZ == 0 && g.getSrcPitch() < p->WidthInBytes)
+      g.setSrcPitch(p->srcXInBytes + p->WidthInBytes);
+    if (p->dstY == 0 && p->dstZ == 0 && g.getDstPitch() < p->WidthInBytes)
+      g.setDstPitch(p->dstXInBytes + p->WidthInBytes);
+  }
+  record.setKind(copy.kind);
+  record.setDst(copy.dst);
+  record.setSrc(copy.src);
+  record.setSize(copy.size);
+  // The bytes a host-to-device node reads when the graph runs: those of the moment it was added.
+  if (copy.from_host != nullptr) set_blob(record.initPayload(), store(Session::current(), in));
+  if (copy.to_host != nullptr && node != 0) note_dtoh_node(graph, node, out);
+}
 
 namespace hooks {
 

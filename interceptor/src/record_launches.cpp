@@ -5,20 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "graphs.h"
 #include "handles.h"
 #include "hooks.h"
+#include "launch_fields.h"
 #include "session.h"
 #include "snapshot.h"
 
 namespace cusnap::icpt {
 namespace {
-
-struct Geometry {
-  unsigned grid[3];
-  unsigned block[3];
-  unsigned shared;
-  CUstream stream;
-};
 
 // The parameter buffer passed through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE), if any.
 bool extra_buffer(void** extra, const void** data, size_t* size) {
@@ -51,12 +46,11 @@ void learn_layout(HandleTable& table, uint64_t handle, const FunctionInfo* info)
   }
 }
 
-// The hot path of capture: no allocation, no lock and no driver call once the function is known
-// (HandleTable::lookup_cached), and no message building: the fields are handed to the writer,
-// which builds the record on a compression worker (format::Writer::append_launch).
-void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, const Geometry& g,
-                   void** kernel_params, void** extra, const CUlaunchAttribute* attributes,
-                   unsigned attribute_count, bool cooperative) {
+}  // namespace
+
+void with_launch_fields(schema::Launch::Kind kind, CUfunction f, const Geometry& g,
+                        void** kernel_params, void** extra, const CUlaunchAttribute* attributes,
+                        unsigned attribute_count, bool cooperative, LaunchFieldsUse use) {
   HandleTable& table = HandleTable::instance();
   uint64_t handle = handle_value(f);
   const LaunchFacts* facts = table.lookup_cached(handle);
@@ -119,10 +113,51 @@ void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, con
     }
     fields.attributes = std::span<const format::LaunchAttributeFields>(list, attribute_count);
   }
+  use(fields, have_layout);
+}
+
+namespace {
+
+void commit_launch(CallScope& call, format::LaunchFields& fields, bool have_layout,
+                   bool has_kernel_params);
+
+// The hot path of capture: no allocation, no lock and no driver call once the function is known
+// (HandleTable::lookup_cached), and no message building: the fields are handed to the writer,
+// which builds the record on a compression worker (format::Writer::append_launch). On a stream
+// being captured the launch adds a kernel node instead (graphs.h): a graphNode record.
+void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, const Geometry& g,
+                   void** kernel_params, void** extra, const CUlaunchAttribute* attributes,
+                   unsigned attribute_count, bool cooperative) {
+  CapturedNode captured;
+  if (call.result() == CUDA_SUCCESS && capture_possible() &&
+      captured_node(g.stream, call.per_thread_stream(), &captured)) {
+    auto add_node = [&](format::LaunchFields& fields, bool) {
+      fields.stream = 0;
+      auto node =
+          init_node_record(call, schema::GraphNode::Kind::KERNEL, captured.graph, captured.node);
+      set_captured(node, captured);
+      format::build_launch(fields, node.initKernel());
+      call.commit();
+    };
+    with_launch_fields(kind, f, g, kernel_params, extra, attributes, attribute_count, cooperative,
+                       add_node);
+    return;
+  }
+  auto commit = [&](format::LaunchFields& fields, bool have_layout) {
+    commit_launch(call, fields, have_layout, kernel_params != nullptr);
+  };
+  with_launch_fields(kind, f, g, kernel_params, extra, attributes, attribute_count, cooperative,
+                     commit);
+}
+
+void commit_launch(CallScope& call, format::LaunchFields& fields, bool have_layout,
+                   bool has_kernel_params) {
+  HandleTable& table = HandleTable::instance();
+  uint64_t handle = fields.function;
   uint64_t ordinal = 0;
   uint64_t seq = commit_counted_launch([&] { return call.commit_launch(fields); }, &ordinal);
   snapshot_after(call, seq, ordinal);
-  if (!have_layout && kernel_params != nullptr && table.first_warning(handle)) {
+  if (!have_layout && has_kernel_params && table.first_warning(handle)) {
     // The name refers to this thread's cached copy, which stays as it is until its next lookup.
     if (Session* session = Session::current()) {
       session->tool_event(1 /* warning */,

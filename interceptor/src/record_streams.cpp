@@ -1,5 +1,6 @@
 // Streams, events, waits, host functions and synchronisation: enough to reconstruct the order in
 // which work was enqueued and waited for.
+#include "graphs.h"
 #include "hooks.h"
 #include "host_funcs.h"
 #include "session.h"
@@ -22,7 +23,19 @@ void record_stream_create(CallScope& call, CUresult result, CUstream* stream, un
   }
 }
 
+// On a capturing stream the host function becomes a host node of the graph (graphs.h).
 void record_host_func(CallScope& call, CUstream stream, const void* function, void* user_data) {
+  CapturedNode captured;
+  if (call.result() == CUDA_SUCCESS && capture_possible() &&
+      captured_node(stream, call.per_thread_stream(), &captured)) {
+    auto node =
+        init_node_record(call, schema::GraphNode::Kind::HOST, captured.graph, captured.node);
+    set_captured(node, captured);
+    node.setHostFunction(handle_value(function));
+    node.setUserData(handle_value(user_data));
+    call.commit();
+    return;
+  }
   auto host = call.record().initHostFunc();
   host.setStream(handle_value(stream));
   host.setFunction(handle_value(function));

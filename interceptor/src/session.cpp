@@ -561,6 +561,7 @@ void Session::deferred_result(const DeferredResult& result) noexcept {
       id.setLow(result.payload.low);
     }
     if (!result.missing.empty()) deferred.setMissing(result.missing);
+    deferred.setGraphNode(result.graph_node);
   });
 }
 

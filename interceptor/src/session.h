@@ -44,6 +44,7 @@ struct DeferredResult {
   uint64_t host_checksum = 0;  // XXH3-64 of what the application received
   format::BlobId payload;      // bytes a copy read when it executed (null: same as at call time)
   std::string missing;         // non-empty: nothing could be observed, and why
+  uint64_t graph_node = 0;     // call_seq is a graph launch: the memcpy node this is about
 };
 
 // One chunk of a memory snapshot (schema MemoryChunk).

@@ -101,12 +101,29 @@ if(NOT direct_kernels STREQUAL captured_kernels OR NOT direct_total EQUAL captur
   message(FATAL_ERROR "the emulator saw different launches with and without capture:\n"
                       "  direct:   ${direct_total} ${direct_kernels}\n  captured: ${captured_total} ${captured_kernels}")
 endif()
-# Every launch the driver saw is in the capture, and nothing else.
-if(NOT captured_total EQUAL captured_launches)
-  message(FATAL_ERROR "the emulator saw ${captured_total} launch calls, the capture holds ${captured_launches}")
+# Every launch call the driver saw is in the capture, and nothing else: a launch record, or the
+# kernel node a launch on a capturing stream became.
+string(REGEX MATCH "captured kernel nodes ([0-9]+)" _ "${inspect_out}")
+set(captured_nodes ${CMAKE_MATCH_1})
+math(EXPR recorded_launch_calls "${captured_launches} + ${captured_nodes}")
+if(NOT captured_total EQUAL recorded_launch_calls)
+  message(FATAL_ERROR "the emulator saw ${captured_total} launch calls, the capture holds ${captured_launches} launches and ${captured_nodes} captured kernel nodes")
 endif()
-# Per kernel, when every launch succeeded (the emulator names only successful launches).
-if(captured_failed EQUAL 0)
+if(captured_failed EQUAL 0 AND captured_nodes GREATER 0)
+  # Per kernel: launch records and captured kernel nodes together.
+  string(JSON kernel_count LENGTH "${captured_json}" launches kernels)
+  math(EXPR last "${kernel_count} - 1")
+  foreach(i RANGE ${last})
+    string(JSON kernel MEMBER "${captured_json}" launches kernels ${i})
+    string(JSON emulated GET "${captured_json}" launches kernels "${kernel}")
+    string(REGEX MATCHALL "\n(launch [0-9]+|captured-kernel) ${kernel} " recorded "${inspect_out}")
+    list(LENGTH recorded recorded_count)
+    if(NOT recorded_count EQUAL emulated)
+      message(FATAL_ERROR "kernel ${kernel}: the emulator counted ${emulated} launch calls, the capture holds ${recorded_count}")
+    endif()
+  endforeach()
+elseif(captured_failed EQUAL 0)
+  # Per kernel, when every launch succeeded (the emulator names only successful launches).
   string(JSON kernel_count LENGTH "${captured_json}" launches kernels)
   string(JSON info_kernel_count LENGTH "${info_json}" kernels)
   if(NOT kernel_count EQUAL info_kernel_count)

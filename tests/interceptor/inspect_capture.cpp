@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   std::map<std::string, uint64_t> kinds, apis;
   bool missing = false;
   uint64_t payload_bytes = 0;
+  uint64_t captured_kernels = 0;
   Status status = reader.for_each_call([&](const CallRef& ref) {
     auto call = ref.get();
     kinds[call_kind_name(static_cast<uint16_t>(call.which()))]++;
@@ -124,6 +125,18 @@ int main(int argc, char** argv) {
         std::printf("\n");
         break;
       }
+      case schema::CallRecord::GRAPH_NODE: {
+        // A launch on a capturing stream: the driver counts it as a launch call, the capture
+        // holds it as the kernel node it became.
+        auto n = call.getGraphNode();
+        if (n.getCaptured() && n.getKind() == schema::GraphNode::Kind::KERNEL) {
+          ++captured_kernels;
+          std::printf("captured-kernel %s params=%zu slots=%u\n",
+                      n.getKernel().getKernelName().cStr(), n.getKernel().getParams().size(),
+                      n.getKernel().getLayout().size());
+        }
+        break;
+      }
       case schema::CallRecord::GENERIC:
         std::printf("generic %s affects=%d result=%d\n", call.getApiName().cStr(),
                     call.getGeneric().getAffectsDeviceState() ? 1 : 0, call.getResult());
@@ -134,6 +147,7 @@ int main(int argc, char** argv) {
     return true;
   });
   std::printf("hostToDevice payload bytes %llu\n", static_cast<unsigned long long>(payload_bytes));
+  std::printf("captured kernel nodes %llu\n", static_cast<unsigned long long>(captured_kernels));
   for (const auto& [name, count] : kinds)
     std::printf("kind %s %llu\n", name.c_str(), static_cast<unsigned long long>(count));
   for (const auto& [name, count] : apis)

@@ -257,3 +257,45 @@ TEST_CASE("hostile snapshot records are refused with their call and a clear reas
     expect_snapshot_error(path, seq, "must hold its bytes");
   }
 }
+
+TEST_CASE("graph nodes the replay cannot rebuild are refused at their call, by kind", "[hostile]") {
+  using Kind = cusnap::format::schema::GraphNode::Kind;
+  struct Case {
+    Kind kind;
+    const char* says;
+  };
+  for (Case c :
+       {Case{Kind::EXTERNAL_SEMAPHORE_SIGNAL, "external semaphore"},
+        Case{Kind::EXTERNAL_SEMAPHORE_WAIT, "external semaphore"},
+        Case{Kind::MEM_ALLOC, "memory allocation"}, Case{Kind::CONDITIONAL, "conditional"}}) {
+    std::string path = temp_path("graph_refused.cusnap");
+    uint64_t seq = 0;
+    {
+      CaptureBuilder w(path);
+      w.graph_create(0x6a00);
+      seq = w.graph_bare_node(0x6a00, 0x6b01, c.kind);
+      w.close();
+    }
+    auto result = replay_capture(path, emulator_options());
+    REQUIRE_FALSE(result);
+    CHECK(result.error().seq() == seq);
+    CHECK(result.error().kind() == ErrorKind::kUnsupported);
+    CHECK_THAT(result.error().to_string(), Catch::Contains(c.says));
+  }
+}
+
+TEST_CASE("a launch of an executable graph the capture never made is an error at that call",
+          "[hostile]") {
+  std::string path = temp_path("graph_noexec.cusnap");
+  uint64_t seq = 0;
+  {
+    CaptureBuilder w(path);
+    w.alloc(kBase, 4096);
+    seq = w.graph_launch(0x6e00, 0, 0);
+    w.close();
+  }
+  auto result = replay_capture(path, emulator_options());
+  REQUIRE_FALSE(result);
+  CHECK(result.error().seq() == seq);
+  CHECK(result.error().kind() == ErrorKind::kCapture);
+}

@@ -466,3 +466,46 @@ TEST_CASE("pointers stored in device memory stay valid at the captured addresses
     CHECK(relocated.error().kind() == ErrorKind::kDriver);
   }
 }
+
+namespace {
+
+// A graph of a memset node and a device-to-host memcpy node after it, launched twice; the
+// capture's checksum of the second launch's copy is `second_checksum`.
+std::string write_graph_capture(const std::string& path, uint64_t second_checksum) {
+  constexpr uint64_t kAddress = 0x7f0000000000, kCount = 256, kGraph = 0x6a00, kExec = 0x6e00;
+  constexpr uint64_t kMemsetNode = 0x6b01, kCopyNode = 0x6b02, kStream = 0x5eed00;
+  std::vector<uint32_t> filled(kCount, 0x01020304u);
+  cusnap::test::CaptureBuilder w(path);
+  w.stream_create(kStream);
+  w.alloc(kAddress, kCount * 4);
+  w.graph_create(kGraph);
+  w.graph_memset_node(kGraph, kMemsetNode, {}, kAddress, 0x01020304u, kCount);
+  w.graph_dtoh_node(kGraph, kCopyNode, {kMemsetNode}, kAddress, kCount * 4);
+  w.graph_instantiate(kExec, kGraph);
+  uint64_t first = w.graph_launch(kExec, kStream, 0);
+  w.deferred_node_checksum(first, kCopyNode,
+                           cusnap::format::checksum64(cusnap::test::as_bytes(filled)));
+  uint64_t second = w.graph_launch(kExec, kStream, 1);
+  w.deferred_node_checksum(second, kCopyNode, second_checksum);
+  w.close();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a graph's memcpy node is verified after every launch of the graph", "[replay][graph]") {
+  std::vector<uint32_t> filled(256, 0x01020304u);
+  uint64_t right = cusnap::format::checksum64(cusnap::test::as_bytes(filled));
+  ReplayResult ok =
+      replay_ok(write_graph_capture(temp_path("graph.cusnap"), right), emulator_options());
+  CHECK(ok.verification.matched == 2);
+  CHECK(ok.verification.mismatched == 0);
+  CHECK(ok.matched());
+
+  // The second launch's copy delivered other bytes at capture: the replay must say so.
+  ReplayResult bad =
+      replay_ok(write_graph_capture(temp_path("graph_bad.cusnap"), right ^ 1), emulator_options());
+  CHECK(bad.verification.matched == 1);
+  CHECK(bad.verification.mismatched == 1);
+  CHECK_FALSE(bad.matched());
+}

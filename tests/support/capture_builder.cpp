@@ -288,6 +288,100 @@ uint64_t CaptureBuilder::failed_launch(uint64_t function) {
   return append(m);
 }
 
+uint64_t CaptureBuilder::graph_create(uint64_t graph) {
+  capnp::MallocMessageBuilder m;
+  auto g = record(m, "cuGraphCreate").initGraph();
+  g.setOp(schema::GraphCall::Op::CREATE);
+  g.setGraph(graph);
+  return append(m);
+}
+
+namespace {
+schema::GraphNode::Builder graph_node(schema::CallRecord::Builder r, schema::GraphNode::Kind kind,
+                                      uint64_t graph, uint64_t node,
+                                      const std::vector<uint64_t>& deps) {
+  auto n = r.initGraphNode();
+  n.setOp(schema::GraphNode::Op::ADD);
+  n.setKind(kind);
+  n.setGraph(graph);
+  n.setNode(node);
+  auto edges = n.initDependencies(static_cast<unsigned>(deps.size()));
+  for (size_t i = 0; i < deps.size(); ++i) {
+    edges[i].setFrom(deps[i]);
+    edges[i].setTo(node);
+  }
+  return n;
+}
+}  // namespace
+
+uint64_t CaptureBuilder::graph_memset_node(uint64_t graph, uint64_t node,
+                                           const std::vector<uint64_t>& deps, uint64_t address,
+                                           uint32_t value, uint64_t count) {
+  capnp::MallocMessageBuilder m;
+  auto s = graph_node(record(m, "cuGraphAddMemsetNode"), schema::GraphNode::Kind::MEMSET, graph,
+                      node, deps)
+               .initMemset();
+  s.setAddress(address);
+  s.setValue(value);
+  s.setElementSize(4);
+  s.setWidth(count);
+  s.setHeight(1);
+  s.setAsync(true);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::graph_dtoh_node(uint64_t graph, uint64_t node,
+                                         const std::vector<uint64_t>& deps, uint64_t src,
+                                         uint64_t size) {
+  capnp::MallocMessageBuilder m;
+  auto c = graph_node(record(m, "cuGraphAddMemcpyNode"), schema::GraphNode::Kind::MEMCPY, graph,
+                      node, deps)
+               .initMemcpy();
+  c.setKind(schema::Memcpy::Kind::DEVICE_TO_HOST);
+  c.setDst(0x6000);
+  c.setSrc(src);
+  c.setSize(size);
+  c.setDimensions(1);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::graph_bare_node(uint64_t graph, uint64_t node,
+                                         schema::GraphNode::Kind kind) {
+  capnp::MallocMessageBuilder m;
+  graph_node(record(m, "cuGraphAddNode"), kind, graph, node, {});
+  return append(m);
+}
+
+uint64_t CaptureBuilder::graph_instantiate(uint64_t exec, uint64_t graph) {
+  capnp::MallocMessageBuilder m;
+  auto e = record(m, "cuGraphInstantiateWithFlags").initGraphExec();
+  e.setOp(schema::GraphExecCall::Op::INSTANTIATE);
+  e.setExec(exec);
+  e.setGraph(graph);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::graph_launch(uint64_t exec, uint64_t stream, uint64_t launch_index) {
+  capnp::MallocMessageBuilder m;
+  auto e = record(m, "cuGraphLaunch").initGraphExec();
+  e.setOp(schema::GraphExecCall::Op::LAUNCH);
+  e.setExec(exec);
+  e.setStream(stream);
+  e.setLaunchIndex(launch_index);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::deferred_node_checksum(uint64_t launch_seq, uint64_t node,
+                                                uint64_t checksum) {
+  capnp::MallocMessageBuilder m;
+  auto d = record(m, "cusnap").initDeferredResult();
+  d.setCallSeq(launch_seq);
+  d.setGraphNode(node);
+  d.setHostChecksum(checksum);
+  d.setHasHostChecksum(true);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::stream_create(uint64_t stream) {
   capnp::MallocMessageBuilder m;
   record(m, "cuStreamCreate").initStreamCreate().setStream(stream);

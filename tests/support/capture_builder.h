@@ -137,6 +137,18 @@ class CaptureBuilder {
   // A bool is not a phase (true would read as kAfterLaunch).
   uint64_t snapshot(uint64_t, uint64_t, bool, const std::vector<RawChunk>&,
                     const std::string& = "") = delete;
+  // CUDA graphs (schema 5): an explicit graph, a memset node (32-bit), a device-to-host
+  // memcpy node, instantiation, a launch (with its index) and a memcpy node's checksum after it.
+  uint64_t graph_create(uint64_t graph);
+  uint64_t graph_memset_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
+                             uint64_t address, uint32_t value, uint64_t count);
+  uint64_t graph_dtoh_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
+                           uint64_t src, uint64_t size);
+  uint64_t graph_instantiate(uint64_t exec, uint64_t graph);
+  uint64_t graph_launch(uint64_t exec, uint64_t stream, uint64_t launch_index);
+  uint64_t deferred_node_checksum(uint64_t launch_seq, uint64_t node, uint64_t checksum);
+  // A node of `kind` (schema GraphNode.Kind) with no parameters and no dependencies.
+  uint64_t graph_bare_node(uint64_t graph, uint64_t node, format::schema::GraphNode::Kind kind);
   void close();
 
  private:

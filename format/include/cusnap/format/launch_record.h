@@ -60,5 +60,8 @@ struct LaunchFields {
 
 // Fills `record` (a fresh CallRecord root) from `fields`, leaving seq and ordinal at 0.
 void build_launch_record(const LaunchFields& fields, schema::CallRecord::Builder record);
+// Fills `launch` (a fresh Launch) from the launch part of `fields`: also the kernel of a graph
+// node (GraphNode.kernel), which carries its parameters exactly as a launch record does.
+void build_launch(const LaunchFields& fields, schema::Launch::Builder launch);
 
 }  // namespace cusnap::format
