@@ -394,8 +394,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuArrayGetPlane(CUarray* pPlaneArray, CUarray hAr
   });
 }
 
-CUSNAP_EXPORT CUresult CUDAAPI cuArrayGetSparseProperties(
-    CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUarray array) {
+CUSNAP_EXPORT CUresult CUDAAPI
+cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUarray array) {
   return guarded("cuArrayGetSparseProperties", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     if (sparseProperties == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -424,7 +424,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMipmappedArrayGetMemoryRequirements(
     if (m == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     constexpr uint64_t kAlignment = 512;
     uint64_t total = 0;
-    for (const auto& level : m->levels) total += (level->bytes + kAlignment - 1) / kAlignment * kAlignment;
+    for (const auto& level : m->levels)
+      total += (level->bytes + kAlignment - 1) / kAlignment * kAlignment;
     *memoryRequirements = {};
     memoryRequirements->size = total;
     memoryRequirements->alignment = kAlignment;

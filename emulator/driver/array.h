@@ -20,10 +20,10 @@ struct CudaArray {
   CUDA_ARRAY3D_DESCRIPTOR desc{};  // as created (Height/Depth 0 for 1D / 2D)
   CUcontext context = nullptr;
   uint32_t texel_bytes = 0;
-  uint64_t row_pitch = 0;    // width * texel_bytes
-  uint64_t slice_pitch = 0;  // row_pitch * max(height, 1)
-  uint64_t bytes = 0;        // slice_pitch * max(depth, 1)
-  uint8_t* data = nullptr;   // zero-filled at creation
+  uint64_t row_pitch = 0;            // width * texel_bytes
+  uint64_t slice_pitch = 0;          // row_pitch * max(height, 1)
+  uint64_t bytes = 0;                // slice_pitch * max(depth, 1)
+  uint8_t* data = nullptr;           // zero-filled at creation
   CUmipmappedArray owner = nullptr;  // a mipmap level: destroyed with its mipmapped array
   ~CudaArray();
 };

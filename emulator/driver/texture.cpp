@@ -228,8 +228,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexObjectCreate(CUtexObject* pTexObject,
       return CUDA_ERROR_INVALID_VALUE;
     if (pResDesc->flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (pResViewDesc != nullptr) {
-      log(LogLevel::kError,
-          "cuTexObjectCreate: resource views are not supported by the emulator");
+      log(LogLevel::kError, "cuTexObjectCreate: resource views are not supported by the emulator");
       return CUDA_ERROR_NOT_SUPPORTED;
     }
     ptx::TextureView v;

@@ -17,9 +17,9 @@
 // coordinates on linear memory.
 #include <algorithm>
 #include <bit>
-#include <limits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "interp.h"
 
@@ -99,7 +99,8 @@ double channel_value(TexelFormat f, uint32_t raw) {
 
 // A texel index after the address mode; -1: outside, the border colour.
 int64_t address(int64_t i, int64_t n, AddressMode m, bool normalized) {
-  if (!normalized && (m == AddressMode::kWrap || m == AddressMode::kMirror)) m = AddressMode::kClamp;
+  if (!normalized && (m == AddressMode::kWrap || m == AddressMode::kMirror))
+    m = AddressMode::kClamp;
   switch (m) {
     case AddressMode::kWrap:
       return ((i % n) + n) % n;
@@ -116,7 +117,7 @@ int64_t address(int64_t i, int64_t n, AddressMode m, bool normalized) {
 }
 
 struct Sample {
-  double f[4] = {0, 0, 0, 0};  // float results
+  double f[4] = {0, 0, 0, 0};    // float results
   uint32_t i[4] = {0, 0, 0, 0};  // integer results (read_as_integer, point sampling)
 };
 
@@ -158,9 +159,11 @@ class Sampler {
       Texel tx = fetch(im, i0[0], i0[1], dims == 3 ? i0[2] : zl, &border);
       for (int ch = 0; ch < 4; ++ch) {
         if (t_.read_as_integer) {
-          s.i[ch] = border ? static_cast<uint32_t>(t_.border[ch]) : (ch < im.channels ? tx.raw[ch] : 0);
+          s.i[ch] =
+              border ? static_cast<uint32_t>(t_.border[ch]) : (ch < im.channels ? tx.raw[ch] : 0);
         } else {
-          s.f[ch] = border ? t_.border[ch] : (ch < im.channels ? channel_value(im.format, tx.raw[ch]) : 0);
+          s.f[ch] = border ? t_.border[ch]
+                           : (ch < im.channels ? channel_value(im.format, tx.raw[ch]) : 0);
         }
       }
       return s;
@@ -272,8 +275,8 @@ void Launch::exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     }
     if (t.read_as_integer == float_result) {
       refuse(std::string("a .") + (float_result ? "f32" : "s32/.u32") +
-             " result from a texture that returns " +
-             (t.read_as_integer ? "integers" : "floats") + " is undefined");
+             " result from a texture that returns " + (t.read_as_integer ? "integers" : "floats") +
+             " is undefined");
       return;
     }
     const int first = is_array(g) ? 1 : 0;
@@ -437,8 +440,7 @@ void Launch::exec_surface(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     uint8_t* p = im.data + static_cast<uint64_t>(slice) * im.slice_pitch +
                  static_cast<uint64_t>(pos[1]) * im.row_pitch + static_cast<uint64_t>(pos[0]);
     for (uint32_t k = 0; k < n; ++k) {
-      const Operand& o =
-          n > 1 ? m_.vec_pool[in.ops[load ? 0 : 2].index + k] : in.ops[load ? 0 : 2];
+      const Operand& o = n > 1 ? m_.vec_pool[in.ops[load ? 0 : 2].index + k] : in.ops[load ? 0 : 2];
       if (load) {
         uint64_t v = 0;
         std::memcpy(&v, p + k * es, es);
@@ -464,16 +466,18 @@ void Launch::exec_image_query(Block& b, Warp& w, const Instr& in, uint32_t exec)
       // Texture objects carry their sampler (unified mode): a handle is a texref and a
       // samplerref of itself, as the ISA's istypep describes for texture objects.
       bool is = false;
-      if (type == ImageType::kSurfref) is = memory_.surface(h, &s);
-      else is = memory_.texture(h, &t);
+      if (type == ImageType::kSurfref)
+        is = memory_.surface(h, &s);
+      else
+        is = memory_.texture(h, &t);
       d[lane] = is ? 1 : 0;
       continue;
     }
     const bool ok = in.op == Op::kTxq ? memory_.texture(h, &t) : memory_.surface(h, &s);
     if (!ok) {
-      fail(LaunchStatus::kIllegalInstruction,
-           std::string("the operand is not a live ") + (in.op == Op::kTxq ? "texture" : "surface") +
-               " object: " + where(b, w, lane, in));
+      fail(LaunchStatus::kIllegalInstruction, std::string("the operand is not a live ") +
+                                                  (in.op == Op::kTxq ? "texture" : "surface") +
+                                                  " object: " + where(b, w, lane, in));
       return;
     }
     const ImageView& im = in.op == Op::kTxq ? t.levels[0] : s.image;

@@ -78,7 +78,8 @@ float ref_sample(const RefImage& im, const RefSampler& s, int dims, const float*
                  long layer = 0) {
   Axis ax[3];
   const long ext[3] = {im.w, im.h, im.d};
-  for (int k = 0; k < dims; ++k) ax[k] = ref_axis(coord[k], ext[k], s.mode[k], s.normalized, s.linear);
+  for (int k = 0; k < dims; ++k)
+    ax[k] = ref_axis(coord[k], ext[k], s.mode[k], s.normalized, s.linear);
   double sum = 0;
   for (int corner = 0; corner < (1 << dims); ++corner) {
     double weight = 1;
@@ -215,9 +216,10 @@ std::vector<float> probe_coords(long n, bool normalized) {
 
 }  // namespace
 
-TEST_CASE("textures: 2D linear filtering of float4 texels, normalized and unnormalized, every "
-          "address mode",
-          "[textures]") {
+TEST_CASE(
+    "textures: 2D linear filtering of float4 texels, normalized and unnormalized, every "
+    "address mode",
+    "[textures]") {
   primary_context();
   Module m;
   const long w = 5, h = 3;
@@ -310,8 +312,8 @@ TEST_CASE("textures: 8-bit texels as normalized floats (linear) and as integers 
   ref.ch = 4;
   for (unsigned char v : texels) ref.v.push_back(v / 255.0);
   {
-    CUtexObject t = make_texture(a, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_ADDRESS_MODE_BORDER, true,
-                                 false);
+    CUtexObject t =
+        make_texture(a, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_ADDRESS_MODE_BORDER, true, false);
     REQUIRE_CU(launch(m.get("sample2d"), (n + 63) / 64, 64, {&t, &dout, &dx, &dy, &n}));
     std::vector<float> out = download<float>(dout, n * 4);
     RefSampler s;
@@ -433,8 +435,7 @@ TEST_CASE("textures: tex3D trilinear, layered tex2DLayered and 1D point sampling
   SECTION("layered") {
     CUarray a = make_array(w, h, dep, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED);
     fill_array(a, texels.data(), w * 4, h, dep);
-    CUtexObject t =
-        make_texture(a, CU_TR_ADDRESS_MODE_WRAP, CU_TR_ADDRESS_MODE_MIRROR, true, true);
+    CUtexObject t = make_texture(a, CU_TR_ADDRESS_MODE_WRAP, CU_TR_ADDRESS_MODE_MIRROR, true, true);
     for (int layer : {0, 2}) {
       std::vector<float> nx(xs), ny(ys);
       for (float& x : nx) x /= w;
@@ -601,7 +602,8 @@ TEST_CASE("textures: tld4 gathers one channel of the bilinear footprint", "[text
     return texels[(y * w + x) * 2 + 1];  // component 1 (green)
   };
   for (int i = 0; i < n; ++i) {
-    long x0 = static_cast<long>(std::floor(xs[i] - 0.5f)), y0 = static_cast<long>(std::floor(ys[i] - 0.5f));
+    long x0 = static_cast<long>(std::floor(xs[i] - 0.5f)),
+         y0 = static_cast<long>(std::floor(ys[i] - 0.5f));
     INFO("at " << xs[i] << "," << ys[i]);
     CHECK(out[i * 4 + 0] == texel(x0, y0 + 1));
     CHECK(out[i * 4 + 1] == texel(x0 + 1, y0 + 1));
