@@ -92,6 +92,7 @@ CUresult resolve(const CUDA_RESOURCE_DESC& r, ptx::TextureView* out) {
         out->linear_memory = true;
       }
       v.data = reinterpret_cast<uint8_t*>(p);
+      out->device_memory = true;
       v.slice_pitch = v.row_pitch * v.height;
       out->level_count = 1;
       return CUDA_SUCCESS;

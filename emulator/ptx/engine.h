@@ -92,6 +92,9 @@ struct TextureView {
   ImageView levels[kMaxMipLevels];
   uint32_t level_count = 1;    // > 1: a mipmapped array
   bool linear_memory = false;  // CU_RESOURCE_TYPE_LINEAR: tex.1d fetches by integer index only
+  // LINEAR or PITCH2D: the texels are device memory (levels[0].data, row_pitch * height bytes),
+  // which access tracking reports as read.
+  bool device_memory = false;
   AddressMode address[3] = {AddressMode::kWrap, AddressMode::kWrap, AddressMode::kWrap};
   bool linear_filter = false;  // CU_TR_FILTER_MODE_LINEAR
   bool mip_linear = false;     // mipmapFilterMode linear

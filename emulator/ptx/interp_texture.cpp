@@ -12,9 +12,9 @@
 //     defined for normalized coordinates only and behave as clamp otherwise (the guide: "only
 //     supported for normalized texture coordinates").
 // What the guide leaves undefined is refused at run time with CUDA_ERROR_ILLEGAL_INSTRUCTION and
-// a message rather than guessed: NaN or infinite coordinates, an implicit LOD on a mipmapped
-// texture, a result type that does not match the texture's read mode, floating-point
-// coordinates on linear memory.
+// a message rather than guessed: NaN or infinite coordinates, a layer index past the layers, an
+// implicit LOD on a mipmapped texture, a result type that does not match the texture's read
+// mode, floating-point coordinates on linear memory.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -273,6 +273,10 @@ void Launch::exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       refuse("the texture's geometry does not match the instruction's");
       return;
     }
+    // Texels in device memory are reported whole (any of them may be sampled).
+    if (tracking_ && t.device_memory) [[unlikely]]
+      track(b, base.data, (base.height - 1) * base.row_pitch + base.width * base.texel_bytes(),
+            true, false);
     if (t.read_as_integer == float_result) {
       refuse(std::string("a .") + (float_result ? "f32" : "s32/.u32") +
              " result from a texture that returns " + (t.read_as_integer ? "integers" : "floats") +
@@ -282,7 +286,11 @@ void Launch::exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     const int first = is_array(g) ? 1 : 0;
     int64_t layer = 0;
     if (is_array(g)) {
-      layer = std::clamp<int64_t>(static_cast<uint32_t>(cvals[0][lane]), 0, base.layers - 1);
+      layer = static_cast<uint32_t>(cvals[0][lane]);
+      if (layer >= base.layers) {
+        refuse("a layer index past the layered texture's layers (the result is undocumented)");
+        return;
+      }
     }
     float c[3] = {0, 0, 0};
     int64_t ic[3] = {0, 0, 0};
@@ -408,6 +416,12 @@ void Launch::exec_surface(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       pos[d] = static_cast<int32_t>(static_cast<uint32_t>(cvals[first + d][lane]));
     if (is_array(g)) pos[3] = static_cast<uint32_t>(cvals[0][lane]);
     const int64_t row_bytes = int64_t{im.width} * im.texel_bytes();
+    if (row_bytes < access) {
+      fail(LaunchStatus::kIllegalAddress,
+           "a " + std::to_string(access) + "-byte surface access is wider than the surface's " +
+               std::to_string(row_bytes) + "-byte rows: " + where(b, w, lane, in));
+      return;
+    }
     const int64_t limit[4] = {row_bytes - access + 1, im.height, im.depth,
                               im.layers != 0 ? im.layers : 1};
     if (pos[0] % access != 0) {

@@ -713,6 +713,165 @@ TEST_CASE("textures: txq, suq and istypep answer for the objects", "[textures]")
   cuMemFree(out);
 }
 
+// Forms nvcc's CUDA C++ intrinsics do not produce, in hand-written PTX: 1D, 3D and layered
+// surfaces with every out-of-bounds mode and vector widths, integer texture coordinates, a
+// layered 1D texture, and the txq/suq queries.
+TEST_CASE("textures: hand-written PTX surface, texture and query forms", "[textures]") {
+  primary_context();
+  const char* ptx = R"(
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry surf_forms(.param .u64 s1d, .param .u64 s3d, .param .u64 sa1d, .param .u64 out)
+{
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<8>;
+  .reg .b16 %rs<4>;
+  ld.param.u64 %rd1, [s1d];
+  ld.param.u64 %rd2, [s3d];
+  ld.param.u64 %rd3, [sa1d];
+  ld.param.u64 %rd4, [out];
+  mov.b32 %r1, 1000;
+  suld.b.1d.b32.clamp {%r2}, [%rd1, {%r1}];
+  st.global.u32 [%rd4], %r2;
+  mov.b32 %r1, -4;
+  suld.b.1d.b32.zero {%r3}, [%rd1, {%r1}];
+  st.global.u32 [%rd4+4], %r3;
+  mov.b32 %r1, 4;
+  suld.b.1d.v2.b16 {%rs1, %rs2}, [%rd1, {%r1}];
+  cvt.u32.u16 %r4, %rs1;
+  cvt.u32.u16 %r5, %rs2;
+  st.global.u32 [%rd4+8], %r4;
+  st.global.u32 [%rd4+12], %r5;
+  mov.b32 %r6, 8;
+  mov.b32 %r7, 1;
+  mov.b32 %r8, 1;
+  mov.b32 %r9, 11259375;
+  sust.b.3d.b32.trap [%rd2, {%r6, %r7, %r8, %r8}], {%r9};
+  mov.b32 %r8, 5;
+  sust.b.3d.b32.zero [%rd2, {%r6, %r7, %r8, %r8}], {%r9};
+  mov.b32 %r10, 2;
+  mov.b32 %r11, 4;
+  suld.b.a1d.b32.trap {%r12}, [%rd3, {%r10, %r11}];
+  st.global.u32 [%rd4+16], %r12;
+  suq.width.b32 %r13, [%rd2];
+  suq.height.b32 %r14, [%rd2];
+  suq.depth.b32 %r15, [%rd2];
+  suq.array_size.b32 %r16, [%rd3];
+  st.global.u32 [%rd4+20], %r13;
+  st.global.u32 [%rd4+24], %r14;
+  st.global.u32 [%rd4+28], %r15;
+  st.global.u32 [%rd4+32], %r16;
+  ret;
+}
+.visible .entry tex_forms(.param .u64 t2d, .param .u64 ta1d, .param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .f32 %f<16>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [t2d];
+  ld.param.u64 %rd2, [ta1d];
+  ld.param.u64 %rd3, [out];
+  mov.b32 %r1, -3;
+  mov.b32 %r2, 1;
+  tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r2}];
+  st.global.f32 [%rd3], %f1;
+  st.global.f32 [%rd3+4], %f2;
+  st.global.f32 [%rd3+8], %f4;
+  mov.b32 %r3, 1;
+  mov.f32 %f5, 0f3FC00000;
+  tex.a1d.v4.f32.f32 {%f6, %f7, %f8, %f9}, [%rd2, {%r3, %f5}];
+  st.global.f32 [%rd3+12], %f6;
+  txq.array_size.b32 %r4, [%rd2];
+  txq.normalized_coords.b32 %r5, [%rd1];
+  txq.depth.b32 %r6, [%rd1];
+  st.global.u32 [%rd3+16], %r4;
+  st.global.u32 [%rd3+20], %r5;
+  st.global.u32 [%rd3+24], %r6;
+  ret;
+}
+)";
+  CUmodule module = nullptr;
+  REQUIRE_CU(cuModuleLoadData(&module, ptx));
+  CUfunction surf_forms = nullptr, tex_forms = nullptr;
+  REQUIRE_CU(cuModuleGetFunction(&surf_forms, module, "surf_forms"));
+  REQUIRE_CU(cuModuleGetFunction(&tex_forms, module, "tex_forms"));
+
+  auto surface_of = [](CUarray a) {
+    CUDA_RESOURCE_DESC res{};
+    res.resType = CU_RESOURCE_TYPE_ARRAY;
+    res.res.array.hArray = a;
+    CUsurfObject s = 0;
+    REQUIRE_CU(cuSurfObjectCreate(&s, &res));
+    return s;
+  };
+  CUarray a1 = make_array(8, 0, 0, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_SURFACE_LDST);
+  std::vector<unsigned> v1(8);
+  for (unsigned i = 0; i < 8; ++i) v1[i] = 0x10002000u + i * 0x00010001u;
+  REQUIRE_CU(cuMemcpyHtoA(a1, 0, v1.data(), 32));
+  CUarray a3 = make_array(4, 3, 2, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_SURFACE_LDST);
+  std::vector<unsigned> v3(24, 7);
+  fill_array(a3, v3.data(), 16, 3, 2);
+  CUarray al = make_array(4, 0, 3, CU_AD_FORMAT_UNSIGNED_INT32, 1,
+                          CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_LAYERED);
+  std::vector<unsigned> vl(12);
+  for (unsigned i = 0; i < 12; ++i) vl[i] = 500 + i;
+  fill_array(al, vl.data(), 16, 1, 3);
+  CUsurfObject s1 = surface_of(a1), s3 = surface_of(a3), sl = surface_of(al);
+  CUdeviceptr out = 0;
+  REQUIRE_CU(cuMemAlloc(&out, 64));
+  REQUIRE_CU(launch(surf_forms, 1, 1, {&s1, &s3, &sl, &out}));
+  std::vector<unsigned> got = download<unsigned>(out, 9);
+  CHECK(got[0] == v1[7]);             // x = 1000 bytes clamps to the last element
+  CHECK(got[1] == 0u);                // .zero
+  CHECK(got[2] == (v1[1] & 0xffff));  // v2.b16 at byte 4: element 1, low then high half
+  CHECK(got[3] == (v1[1] >> 16));
+  CHECK(got[4] == vl[2 * 4 + 1]);  // layer 2, element 1
+  CHECK(got[5] == 4u);
+  CHECK(got[6] == 3u);
+  CHECK(got[7] == 2u);
+  CHECK(got[8] == 3u);
+  std::vector<unsigned> back3(24, 0);
+  CUDA_MEMCPY3D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  c.srcArray = a3;
+  c.dstMemoryType = CU_MEMORYTYPE_HOST;
+  c.dstHost = back3.data();
+  c.dstPitch = 16;
+  c.dstHeight = 3;
+  c.WidthInBytes = 16;
+  c.Height = 3;
+  c.Depth = 2;
+  REQUIRE_CU(cuMemcpy3D(&c));
+  for (unsigned i = 0; i < 24; ++i) CHECK(back3[i] == (i == 12 + 4 + 2 ? 11259375u : 7u));
+
+  CUarray t2 = make_array(3, 2, 0, CU_AD_FORMAT_FLOAT, 2, 0);
+  std::vector<float> tv = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  fill_array(t2, tv.data(), 24, 2, 1);
+  CUtexObject tex2 =
+      make_texture(t2, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_ADDRESS_MODE_CLAMP, true, false);
+  CUarray tl = make_array(4, 0, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED);
+  std::vector<float> tlv(12);
+  for (int i = 0; i < 12; ++i) tlv[i] = 0.5f * i;
+  fill_array(tl, tlv.data(), 16, 1, 3);
+  CUtexObject texl =
+      make_texture(tl, CU_TR_ADDRESS_MODE_BORDER, CU_TR_ADDRESS_MODE_BORDER, false, false);
+  REQUIRE_CU(launch(tex_forms, 1, 1, {&tex2, &texl, &out}));
+  std::vector<float> f = download<float>(out, 4);
+  CHECK(f[0] == 7.0f);  // integer coordinates (-3, 1): clamped to texel (0, 1), no filtering
+  CHECK(f[1] == 8.0f);
+  CHECK(f[2] == 0.0f);        // a 2-channel texture's missing channels read 0
+  CHECK(f[3] == tlv[4 + 1]);  // layer 1, x = 1.5: texel 1
+  std::vector<unsigned> q = download<unsigned>(out + 16, 3);
+  CHECK(q == std::vector<unsigned>{3, 0, 1});
+  for (CUsurfObject s : {s1, s3, sl}) cuSurfObjectDestroy(s);
+  cuTexObjectDestroy(tex2);
+  cuTexObjectDestroy(texl);
+  for (CUarray a : {a1, a3, al, t2, tl}) cuArrayDestroy(a);
+  cuMemFree(out);
+  cuModuleUnload(module);
+}
+
 TEST_CASE("arrays: create, describe, copy in every direction, destroy", "[arrays]") {
   primary_context();
   CUDA_ARRAY_DESCRIPTOR d{};
