@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
   CU_CHECK(cuLaunchKernel(write_kernel, blocks_for(width, 16), blocks_for(height, 8), 1, 16, 8, 1,
                           0, nullptr, write_params, nullptr));
   void* read_params[] = {&surface, &w, &h, &d_out};
-  CU_CHECK(cuLaunchKernel(read_kernel, blocks_for(width, 16), blocks_for(height, 8), 1, 16, 8, 1,
-                          0, nullptr, read_params, nullptr));
+  CU_CHECK(cuLaunchKernel(read_kernel, blocks_for(width, 16), blocks_for(height, 8), 1, 16, 8, 1, 0,
+                          nullptr, read_params, nullptr));
   std::vector<int> out(width * height), back(2 * width * height, -1);
   CU_CHECK(cuMemcpyDtoH(out.data(), d_out, out.size() * sizeof(int)));
   CUDA_MEMCPY2D down = {};
