@@ -1,6 +1,6 @@
 // Every 1D, 2D and 3D cuMemcpy* and cuMemset* entry point (sync and async, legacy and
-// per-thread default stream), and the batched copies. CUDA arrays are not emulated: array copies
-// stay unsupported.
+// per-thread default stream), the batched copies, and the copies into, out of and between CUDA
+// arrays (array.h: an array side is its packed texel grid, bounded by the array's extent).
 //
 // Synchronous calls queue their work on the default stream and wait for it, so they are
 // ordered with kernels exactly as on a GPU. Asynchronous copies follow the driver API's "API
@@ -9,11 +9,13 @@
 // returns; one into pageable host memory, and any host-to-host copy, returns only once the copy
 // has completed in stream order; everything else (device memory, pinned, registered and managed
 // host memory on both sides) is truly asynchronous.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "driver/api.h"
+#include "driver/array.h"
 #include "driver/context.h"
 #include "driver/graph.h"
 #include "driver/memory.h"
@@ -34,6 +36,10 @@ struct Side {
   size_t rows = 0;            // rows between slices
   bool device = false;        // checked against the allocation table
   bool staged_ok = false;     // pinned/registered host memory (no staging needed)
+  // A CUDA array side: bounded by the array's extent instead of the allocation table; the
+  // offsets are kept for graph memcpy nodes.
+  CudaArray* array = nullptr;
+  size_t x = 0, y = 0, z = 0;
 };
 
 struct Region {
@@ -87,6 +93,16 @@ CUresult validate(Region& r) {
     if ((r.height > 1 || r.depth > 1) && s->pitch < r.width) return CUDA_ERROR_INVALID_VALUE;
     if (r.depth > 1 && s->rows < r.height) return CUDA_ERROR_INVALID_VALUE;
     if (s->origin == nullptr && r.bytes() != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (s->array != nullptr) {
+      const CudaArray& a = *s->array;
+      const size_t rows = std::max<size_t>(a.desc.Height, 1);
+      const size_t slices = std::max<size_t>(a.desc.Depth, 1);
+      if (s->x % a.texel_bytes != 0 || r.width % a.texel_bytes != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+      if (s->x + r.width > a.row_pitch || s->y + r.height > rows || s->z + r.depth > slices)
+        return CUDA_ERROR_INVALID_VALUE;
+      continue;
+    }
     if (s->device && r.bytes() != 0 &&
         !allocations().contains(reinterpret_cast<uint64_t>(s->origin), r.span(*s))) {
       return CUDA_ERROR_INVALID_VALUE;
@@ -114,7 +130,8 @@ bool in_device_memory(const uint8_t* p) {
 }
 
 CopyDirection direction_of(const Region& r) {
-  bool src = in_device_memory(r.src.origin), dst = in_device_memory(r.dst.origin);
+  bool src = r.src.array != nullptr || in_device_memory(r.src.origin);
+  bool dst = r.dst.array != nullptr || in_device_memory(r.dst.origin);
   if (src) return dst ? CopyDirection::kDeviceToDevice : CopyDirection::kDeviceToHost;
   return dst ? CopyDirection::kHostToDevice : CopyDirection::kHostToHost;
 }
@@ -138,6 +155,22 @@ NodeSpec memcpy_node_of(const Region& r) {
   p.WidthInBytes = r.width;
   p.Height = r.height;
   p.Depth = r.depth;
+  if (r.src.array != nullptr) {
+    p.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    p.srcArray = reinterpret_cast<CUarray>(r.src.array);
+    p.srcXInBytes = r.src.x;
+    p.srcY = r.src.y;
+    p.srcZ = r.src.z;
+    p.srcPitch = p.srcHeight = 0;
+  }
+  if (r.dst.array != nullptr) {
+    p.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    p.dstArray = reinterpret_cast<CUarray>(r.dst.array);
+    p.dstXInBytes = r.dst.x;
+    p.dstY = r.dst.y;
+    p.dstZ = r.dst.z;
+    p.dstPitch = p.dstHeight = 0;
+  }
   return node;
 }
 
@@ -185,7 +218,29 @@ Region linear(Side dst, Side src, size_t bytes) {
   return r;
 }
 
-// A CUDA_MEMCPY2D/3D/3D_PEER side. Arrays are not emulated.
+// An array side at byte offset x of row y of slice z.
+CUresult array_side(CUarray handle, size_t x, size_t y, size_t z, Side* out) {
+  CudaArray* a = find_array(handle);
+  if (a == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  *out = Side{a->data, a->row_pitch, std::max<size_t>(a->desc.Height, 1), true, true};
+  out->array = a;
+  out->x = x;
+  out->y = y;
+  out->z = z;
+  out->origin += x + y * out->pitch + z * out->pitch * out->rows;
+  return CUDA_SUCCESS;
+}
+
+// A 1D array copy's side: `offset` bytes into a 1D array (the entry points cuMemcpy*A* name
+// "1D CUDA arrays"; the emulator refuses other arrays rather than guess a layout).
+CUresult array_1d_side(CUarray handle, size_t offset, Side* out) {
+  CudaArray* a = find_array(handle);
+  if (a == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (a->desc.Height != 0 || a->desc.Depth != 0) return CUDA_ERROR_INVALID_VALUE;
+  return array_side(handle, offset, 0, 0, out);
+}
+
+// A CUDA_MEMCPY2D/3D/3D_PEER side.
 template <class Host>
 CUresult make_side(CUmemorytype type, Host host, CUdeviceptr device, CUarray array, size_t x,
                    size_t y, size_t z, size_t pitch, size_t rows, Side* out) {
@@ -200,8 +255,7 @@ CUresult make_side(CUmemorytype type, Host host, CUdeviceptr device, CUarray arr
       *out = unified_side(device);
       break;
     case CU_MEMORYTYPE_ARRAY:
-      (void)array;
-      return CUDA_ERROR_NOT_SUPPORTED;
+      return array_side(array, x, y, z, out);
     default:
       return CUDA_ERROR_INVALID_VALUE;
   }
@@ -511,6 +565,128 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
   CUSNAP_COPY("cuMemcpyDtoDAsync_ptsz",
               submit_region(linear(device_side(dstDevice), device_side(srcDevice), ByteCount),
                             hStream, kPerThreadDefault, kAsync));
+}
+
+// ---- 1D array copies ---------------------------------------------------------------------------
+
+namespace {
+
+enum class ArrayCopy : uint8_t { kHtoA, kAtoH, kDtoA, kAtoD, kAtoA };
+
+// One of the cuMemcpy*A* entry points: `array`/`offset` is the array side (the destination for
+// HtoA/DtoA/AtoA), `other` the host or device pointer or, for AtoA, the source array.
+CUresult copy_array_1d(ArrayCopy kind, CUarray array, size_t offset, const void* host,
+                       CUdeviceptr device, CUarray src_array, size_t src_offset, size_t bytes,
+                       CUstream stream, bool per_thread, bool async) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  Side a;
+  if (CUresult e = array_1d_side(array, offset, &a); e != CUDA_SUCCESS) return e;
+  switch (kind) {
+    case ArrayCopy::kHtoA:
+      return submit_region(linear(a, host_side(host), bytes), stream, per_thread, async);
+    case ArrayCopy::kAtoH:
+      return submit_region(linear(host_side(host), a, bytes), stream, per_thread, async);
+    case ArrayCopy::kDtoA:
+      return submit_region(linear(a, device_side(device), bytes), stream, per_thread, async);
+    case ArrayCopy::kAtoD:
+      return submit_region(linear(device_side(device), a, bytes), stream, per_thread, async);
+    case ArrayCopy::kAtoA: {
+      Side src;
+      if (CUresult e = array_1d_side(src_array, src_offset, &src); e != CUDA_SUCCESS) return e;
+      return submit_region(linear(a, src, bytes), stream, per_thread, async);
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset,
+                                               const void* srcHost, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyHtoA", copy_array_1d(ArrayCopy::kHtoA, dstArray, dstOffset, srcHost, 0,
+                                            nullptr, 0, ByteCount, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset,
+                                                    const void* srcHost, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyHtoA_ptds",
+              copy_array_1d(ArrayCopy::kHtoA, dstArray, dstOffset, srcHost, 0, nullptr, 0,
+                            ByteCount, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset,
+                                                    const void* srcHost, size_t ByteCount,
+                                                    CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyHtoAAsync",
+              copy_array_1d(ArrayCopy::kHtoA, dstArray, dstOffset, srcHost, 0, nullptr, 0,
+                            ByteCount, hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset,
+                                                         const void* srcHost, size_t ByteCount,
+                                                         CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyHtoAAsync_ptsz",
+              copy_array_1d(ArrayCopy::kHtoA, dstArray, dstOffset, srcHost, 0, nullptr, 0,
+                            ByteCount, hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoH_v2(void* dstHost, CUarray srcArray, size_t srcOffset,
+                                               size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyAtoH", copy_array_1d(ArrayCopy::kAtoH, srcArray, srcOffset, dstHost, 0,
+                                            nullptr, 0, ByteCount, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void* dstHost, CUarray srcArray,
+                                                    size_t srcOffset, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyAtoH_ptds",
+              copy_array_1d(ArrayCopy::kAtoH, srcArray, srcOffset, dstHost, 0, nullptr, 0,
+                            ByteCount, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoHAsync_v2(void* dstHost, CUarray srcArray,
+                                                    size_t srcOffset, size_t ByteCount,
+                                                    CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyAtoHAsync",
+              copy_array_1d(ArrayCopy::kAtoH, srcArray, srcOffset, dstHost, 0, nullptr, 0,
+                            ByteCount, hStream, kLegacyDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoHAsync_v2_ptsz(void* dstHost, CUarray srcArray,
+                                                         size_t srcOffset, size_t ByteCount,
+                                                         CUstream hStream) {
+  CUSNAP_COPY("cuMemcpyAtoHAsync_ptsz",
+              copy_array_1d(ArrayCopy::kAtoH, srcArray, srcOffset, dstHost, 0, nullptr, 0,
+                            ByteCount, hStream, kPerThreadDefault, kAsync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset,
+                                               CUdeviceptr srcDevice, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoA",
+              copy_array_1d(ArrayCopy::kDtoA, dstArray, dstOffset, nullptr, srcDevice, nullptr, 0,
+                            ByteCount, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset,
+                                                    CUdeviceptr srcDevice, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyDtoA_ptds",
+              copy_array_1d(ArrayCopy::kDtoA, dstArray, dstOffset, nullptr, srcDevice, nullptr, 0,
+                            ByteCount, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray,
+                                               size_t srcOffset, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyAtoD",
+              copy_array_1d(ArrayCopy::kAtoD, srcArray, srcOffset, nullptr, dstDevice, nullptr, 0,
+                            ByteCount, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoD_v2_ptds(CUdeviceptr dstDevice, CUarray srcArray,
+                                                    size_t srcOffset, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyAtoD_ptds",
+              copy_array_1d(ArrayCopy::kAtoD, srcArray, srcOffset, nullptr, dstDevice, nullptr, 0,
+                            ByteCount, nullptr, kPerThreadDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray,
+                                               size_t srcOffset, size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyAtoA",
+              copy_array_1d(ArrayCopy::kAtoA, dstArray, dstOffset, nullptr, 0, srcArray, srcOffset,
+                            ByteCount, nullptr, kLegacyDefault, kSync));
+}
+CUSNAP_EXPORT CUresult CUDAAPI cuMemcpyAtoA_v2_ptds(CUarray dstArray, size_t dstOffset,
+                                                    CUarray srcArray, size_t srcOffset,
+                                                    size_t ByteCount) {
+  CUSNAP_COPY("cuMemcpyAtoA_ptds",
+              copy_array_1d(ArrayCopy::kAtoA, dstArray, dstOffset, nullptr, 0, srcArray, srcOffset,
+                            ByteCount, nullptr, kPerThreadDefault, kSync));
 }
 
 // ---- 2D and 3D copies --------------------------------------------------------------------------

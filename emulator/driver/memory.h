@@ -85,6 +85,9 @@ class AllocationTable final : public ptx::MemoryHost {
   // Memcheck detail for an access that is not accessible: the allocation it overflowed or
   // underflowed (the nearest one), with base, size and offset; empty when none is near.
   std::string describe(uint64_t address, uint64_t size, bool write) const override;
+  // Texture and surface objects (texture.cpp): the engine's tex/suld/sust read them here.
+  bool texture(uint64_t handle, ptx::TextureView* out) const override;
+  bool surface(uint64_t handle, ptx::SurfaceView* out) const override;
 
   void insert(Allocation allocation);
   std::optional<Allocation> erase(uint64_t base);          // by exact base

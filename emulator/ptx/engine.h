@@ -67,6 +67,46 @@ struct VariableDesc {
   bool managed = false;
 };
 
+// Texture and surface objects (CUtexObject / CUsurfObject), as the driver layer describes them
+// to the engine. The driver owns the memory; a view stays valid while the object it came from
+// lives (destroying an object a running kernel samples is undefined, as on a GPU).
+enum class TexelFormat : uint8_t { kU8, kU16, kU32, kS8, kS16, kS32, kF16, kF32 };
+// The texel grid of one CUDA array (or mipmap level), linear memory or pitched 2D memory.
+struct ImageView {
+  uint8_t* data = nullptr;
+  uint64_t row_pitch = 0;                     // bytes between rows
+  uint64_t slice_pitch = 0;                   // bytes between depth slices / layers
+  uint32_t width = 0, height = 1, depth = 1;  // texels; depth: slices of a 3D array
+  uint32_t layers = 0;                        // layered arrays: the layer count (else 0)
+  TexelFormat format = TexelFormat::kF32;
+  uint8_t channels = 1;  // 1, 2 or 4
+  uint8_t dims = 1;      // 1, 2 or 3 (a layered array's dims are those of one layer)
+  uint32_t texel_bytes() const {
+    static constexpr uint8_t kSize[] = {1, 2, 4, 1, 2, 4, 2, 4};
+    return kSize[static_cast<int>(format)] * channels;
+  }
+};
+enum class AddressMode : uint8_t { kWrap, kClamp, kMirror, kBorder };
+inline constexpr int kMaxMipLevels = 16;
+struct TextureView {
+  ImageView levels[kMaxMipLevels];
+  uint32_t level_count = 1;    // > 1: a mipmapped array
+  bool linear_memory = false;  // CU_RESOURCE_TYPE_LINEAR: tex.1d fetches by integer index only
+  // LINEAR or PITCH2D: the texels are device memory (levels[0].data, row_pitch * height bytes),
+  // which access tracking reports as read.
+  bool device_memory = false;
+  AddressMode address[3] = {AddressMode::kWrap, AddressMode::kWrap, AddressMode::kWrap};
+  bool linear_filter = false;  // CU_TR_FILTER_MODE_LINEAR
+  bool mip_linear = false;     // mipmapFilterMode linear
+  bool normalized_coords = false;
+  bool read_as_integer = true;  // false: 8/16-bit integer texels read as normalized floats
+  float border[4] = {0, 0, 0, 0};
+  float lod_bias = 0, min_lod = 0, max_lod = 0;
+};
+struct SurfaceView {
+  ImageView image;
+};
+
 // Implemented by the driver layer: the allocation table the engine checks every global,
 // constant and generic access against (shared/local windows are checked by the engine itself).
 class MemoryHost {
@@ -83,6 +123,18 @@ class MemoryHost {
     (void)size;
     (void)write;
     return {};
+  }
+  // The texture or surface object a 64-bit handle names: false when it names none (the
+  // instruction then fails the launch with CUDA_ERROR_ILLEGAL_INSTRUCTION, see interp_texture).
+  virtual bool texture(uint64_t handle, TextureView* out) const {
+    (void)handle;
+    (void)out;
+    return false;
+  }
+  virtual bool surface(uint64_t handle, SurfaceView* out) const {
+    (void)handle;
+    (void)out;
+    return false;
   }
 };
 

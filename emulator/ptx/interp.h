@@ -143,6 +143,10 @@ class Launch {
   void exec_atom(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_compare(Warp& w, const Instr& in, uint32_t exec);  // setp, set
+  // Textures and surfaces (interp_texture.cpp).
+  void exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec);      // tex, tld4
+  void exec_surface(Block& b, Warp& w, const Instr& in, uint32_t exec);      // suld, sust
+  void exec_image_query(Block& b, Warp& w, const Instr& in, uint32_t exec);  // txq, suq, istypep
   bool read_c_string(Block& b, Warp& w, int lane, uint64_t addr, std::string& out, const Instr& in);
   // Access tracking (LaunchConfig::track_chunk_bytes; callers test tracking_ first, so a launch
   // without it pays one branch per memory instruction): records the chunks of driver memory

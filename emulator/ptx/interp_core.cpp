@@ -618,6 +618,25 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         if (exec) exec_cvta(b, w, in, exec);
         advance(w, group);
         break;
+      case Op::kTex:
+      case Op::kTld4:
+        if (exec) exec_texture(b, w, in, exec);
+        if (aborted()) return;
+        advance(w, group);
+        break;
+      case Op::kSuld:
+      case Op::kSust:
+        if (exec) exec_surface(b, w, in, exec);
+        if (aborted()) return;
+        advance(w, group);
+        break;
+      case Op::kTxq:
+      case Op::kSuq:
+      case Op::kIstypep:
+        if (exec) exec_image_query(b, w, in, exec);
+        if (aborted()) return;
+        advance(w, group);
+        break;
       case Op::kLd:
         if (exec) exec_ld(b, w, in, exec);
         advance(w, group);

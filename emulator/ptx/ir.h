@@ -127,11 +127,37 @@ enum class Op : uint8_t {
   kElect,    // elect.sync d|p, membermask
   kBmsk,     // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
   kSzext,    // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
+  // Textures and surfaces (interp_texture.cpp; sub: TexGeom, image: see ImageMode). Operands:
+  //   kTex/kTld4  d{4}, handle, coords{N}[, lod]      kSuld  d{vec}, handle, coords{N}
+  //   kSust       handle, coords{N}, a{vec}           kTxq/kSuq  d, handle
+  //   kIstypep    p, handle
+  kTex,
+  kTld4,
+  kTxq,
+  kSuld,
+  kSust,
+  kSuq,
+  kIstypep,
   // There is no "unsupported" op: an instruction the emulator does not implement fails the
   // module load (parse_module reports it as not supported), never a launch.
 };
 
 enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
+// Texture/surface geometry (Instr::sub) and the coordinate vector length PTX gives each.
+enum class TexGeom : uint8_t { k1d, k2d, k3d, kA1d, kA2d };
+inline constexpr uint8_t kTexCoords[] = {1, 2, 4, 2, 4};
+// Instr::image: tex: 1 = .level (an explicit LOD operand); tld4: the component (r, g, b, a);
+// suld/sust: the out-of-bounds mode; txq/suq: the query; istypep: the type.
+enum class SurfaceClamp : uint8_t { kTrap, kClamp, kZero };
+enum class ImageQuery : uint8_t {
+  kWidth,
+  kHeight,
+  kDepth,
+  kArraySize,
+  kNumMipmapLevels,
+  kNormalizedCoords
+};
+enum class ImageType : uint8_t { kTexref, kSamplerref, kSurfref };
 enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
 enum class ReduxOp : uint8_t { kAdd, kMin, kMax, kAnd, kOr, kXor };
@@ -184,7 +210,8 @@ struct Instr {
   Space space = Space::kNone;
   uint8_t vec = 1;  // .v2 / .v4 for ld/st
   uint8_t nops = 0;
-  uint8_t sub = 0;  // ShflMode / VoteMode / ReduxOp / AtomOp / BarKind
+  uint8_t sub = 0;    // ShflMode / VoteMode / ReduxOp / AtomOp / BarKind / TexGeom
+  uint8_t image = 0;  // texture and surface instructions: see Instr::image at TexGeom
   bool has_guard = false;
   bool guard_negate = false;
   bool uniform = false;                // .uni on bra/call

@@ -12,6 +12,15 @@ bool ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';
 }
 bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
+// A modifier that starts with a digit, glued to the opcode or modifier before it: the texture
+// and surface geometries `.1d`, `.2d`, `.3d`, `.2dms` (`tex.2d.v4`). A '.' right after an
+// identifier character never starts a number (numbers consume their own '.').
+bool dimension_modifier(std::string_view s, size_t i) {
+  if (i == 0 || !ident_char(s[i - 1])) return false;
+  size_t k = i + 1;
+  while (k < s.size() && s[k] >= '0' && s[k] <= '9') ++k;
+  return k > i + 1 && k < s.size() && ident_start(s[k]) && s[k] != 'e' && s[k] != 'E';
+}
 bool digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
@@ -79,7 +88,7 @@ bool tokenize(std::string_view s, std::vector<Token>& out, std::string& error) {
       t.kind = Tok::kString;
       t.text = s.substr(start + 1, i - start - 1);
       ++i;
-    } else if (c == '.' && i + 1 < n && ident_start(s[i + 1])) {
+    } else if (c == '.' && i + 1 < n && (ident_start(s[i + 1]) || dimension_modifier(s, i))) {
       ++i;
       while (i < n) {
         if (ident_char(s[i])) {

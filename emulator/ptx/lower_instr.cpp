@@ -120,30 +120,20 @@ bool alu_implements(const Instr& in) {
 // operands are parsed, so the message names the instruction even when its operand syntax
 // (matrices, texture tuples, tensor maps) is beyond the operand parser.
 const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
-  static const char* const kOpcodes[] = {"mma",       "wmma",
-                                         "wgmma",     "ldmatrix",
-                                         "stmatrix",  "movmatrix",
-                                         "tex",       "tld4",
-                                         "txq",       "suld",
-                                         "sust",      "sured",
-                                         "suq",       "istypep",
-                                         "mbarrier",  "tensormap",
-                                         "multimem",  "alloca",
-                                         "stacksave", "stackrestore",
-                                         "vabsdiff",  "vadd",
-                                         "vsub",      "vmin",
-                                         "vmax",      "vshl",
-                                         "vshr",      "vmad",
-                                         "vset",      "vabsdiff2",
-                                         "vabsdiff4", "vadd2",
-                                         "vadd4",     "vsub2",
-                                         "vsub4",     "vavrg2",
-                                         "vavrg4",    "vmin2",
-                                         "vmin4",     "vmax2",
-                                         "vmax4",     "vset2",
-                                         "vset4",     "getctarank",
-                                         "mapa",      "clusterlaunchcontrol",
-                                         "tcgen05",   "brx"};
+  static const char* const kOpcodes[] = {"mma",          "wmma",      "wgmma",
+                                         "ldmatrix",     "stmatrix",  "movmatrix",
+                                         "sured",        "mbarrier",  "tensormap",
+                                         "multimem",     "alloca",    "stacksave",
+                                         "stackrestore", "vabsdiff",  "vadd",
+                                         "vsub",         "vmin",      "vmax",
+                                         "vshl",         "vshr",      "vmad",
+                                         "vset",         "vabsdiff2", "vabsdiff4",
+                                         "vadd2",        "vadd4",     "vsub2",
+                                         "vsub4",        "vavrg2",    "vavrg4",
+                                         "vmin2",        "vmin4",     "vmax2",
+                                         "vmax4",        "vset2",     "vset4",
+                                         "getctarank",   "mapa",      "clusterlaunchcontrol",
+                                         "tcgen05",      "brx"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
@@ -337,7 +327,10 @@ void Parser::parse_instruction(Function& f) {
   std::vector<ParsedOperand> ops;
   if (!is_punct(';')) {
     for (;;) {
-      ParsedOperand p = parse_operand(opcode == "call");
+      const bool image_op = opcode == "tex" || opcode == "tld4" || opcode == "txq" ||
+                            opcode == "suld" || opcode == "sust" || opcode == "suq";
+      ParsedOperand p =
+          image_op && is_punct('[') ? parse_image_tuple() : parse_operand(opcode == "call");
       if (accept_punct('|')) {  // dual destination p|q: keep both as a 2-vector marked dual
         ParsedOperand second = parse_operand();
         ParsedOperand pair;
@@ -356,7 +349,7 @@ void Parser::parse_instruction(Function& f) {
     }
   }
   expect_punct(';', "at end of instruction");
-  lower(f, in, opcode, mods, ops, line);
+  if (!lower_image(f, in, opcode, mods, ops, line)) lower(f, in, opcode, mods, ops, line);
   if (!alu_implements(in))
     not_supported_at(line,
                      "instruction '" + text + "' in function '" + f.name +

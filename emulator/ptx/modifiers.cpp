@@ -239,6 +239,16 @@ constexpr FormSpec kForms[] = {
     {"setmaxnreg", "~(.inc|.dec) ~.sync ~.aligned", "u32"},
     {"pmevent", "{~.mask}", ""},
     {"nanosleep", "", "u32"},
+    // Textures and surfaces through object handles (interp_texture.cpp). Not supported: cube
+    // and multisample geometries, tex.grad (no derivatives), .f16x2 results, sparse residency
+    // predicates, depth compare, offsets, formatted stores (sust.p), surface reductions.
+    {"tex", "{.base} (.1d|.2d|.3d|.a1d|.a2d) .v4", "f32|s32|u32 f32|s32"},
+    {"tex", ".level (.1d|.2d|.3d|.a1d|.a2d) .v4", "f32|s32|u32 f32"},
+    {"tld4", "(.r|.g|.b|.a) .2d .v4", "f32|s32|u32 f32"},
+    {"txq", "(.width|.height|.depth|.array_size|.num_mipmap_levels|.normalized_coords)", "b32"},
+    {"suq", "(.width|.height|.depth|.array_size)", "b32"},
+    {"suld sust", ".b (.1d|.2d|.3d|.a1d|.a2d) {.v2|.v4} {.trap|.clamp|.zero}", "b8|b16|b32|b64"},
+    {"istypep", "(.texref|.samplerref|.surfref)", ""},
 };
 
 // Why each `~` modifier has no effect on results here: opcodes, modifiers, reason (a test checks
@@ -403,15 +413,29 @@ const Table& table() {
 
 // Valid PTX modifiers no form accepts: refused as not supported rather than as unknown.
 constexpr const char* kKnownUnsupported[] = {
-    ".oob",           ".rs",
-    ".u16x2",         ".s16x2",
-    ".f32x2",         ".e2m1x2",
-    ".e2m3x2",        ".e3m2x2",
-    ".ue8m0x2",       ".b128",
-    ".unified",       ".mbarrier",
-    ".tensormap",     ".tensormap::generic",
-    ".multimem",      ".op_restrict",
+    ".oob",
+    ".rs",
+    ".u16x2",
+    ".s16x2",
+    ".f32x2",
+    ".e2m1x2",
+    ".e2m3x2",
+    ".e3m2x2",
+    ".ue8m0x2",
+    ".b128",
+    ".unified",
+    ".mbarrier",
+    ".tensormap",
+    ".tensormap::generic",
+    ".multimem",
+    ".op_restrict",
     ".mbarrier_init",
+    ".grad",
+    ".cube",
+    ".acube",
+    ".2dms",
+    ".a2dms",
+    ".p",
 };
 
 std::string joined(const std::vector<std::string>& tokens) {

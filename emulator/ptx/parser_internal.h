@@ -128,6 +128,12 @@ class Parser {
   void parse_instruction(Function& f);
   ParsedOperand parse_operand(bool lists = false);  // lists: `(a, b)` is a call list
   ParsedOperand parse_address();
+  // `[a, b, ...]` of texture and surface instructions (handle, coordinate vector): a kList.
+  ParsedOperand parse_image_tuple();
+  // tex, tld4, txq, suld, sust, suq, istypep (lower_texture.cpp); false for other opcodes.
+  bool lower_image(Function& f, Instr& in, std::string_view opcode,
+                   const std::vector<std::string_view>& mods, std::vector<ParsedOperand>& ops,
+                   uint32_t line);
   void lower(Function& f, Instr& in, std::string_view opcode, std::vector<std::string_view>& mods,
              std::vector<ParsedOperand>& ops, uint32_t line);
   // Scalar operands. A one-element brace `{a}` is the scalar a; any other vector, a sink read as

@@ -40,7 +40,16 @@ def expect(key, status, text=""):
         errors.append(f"{key}: missing")
     elif c["status"] != status or text not in c["detail"]:
         errors.append(f"{key}: {c['status']} {c['detail']!r}, expected {status} with {text!r}")
+# Samples whose CUDA arrays the interceptor does not capture yet (CUSNAP_SAMPLES_NO_REPLAY):
+# run and captured, replay skipped with the reason.
+no_replay = {"texture", "surface"}
 for name in sorted(os.listdir(os.path.join(bundle, "samples/bin"))):
+    if name in no_replay:
+        for step in ("native", "capture"):
+            expect(f"sample/{name}/{step}", "PASS")
+        for step in ("info", "replay"):
+            expect(f"sample/{name}/{step}", "SKIP", "replay not yet supported")
+        continue
     for step in ("native", "capture", "info", "replay", "emulator-conformance"):
         expect(f"sample/{name}/{step}", "PASS")
 runtime = sorted(os.listdir(os.path.join(bundle, "runtime/bin")))

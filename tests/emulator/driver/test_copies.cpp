@@ -230,8 +230,8 @@ TEST_CASE("2D copies with pitches and offsets", "[copy]") {
   bad.dstY = 10;  // runs past the allocation's last row
   CHECK(cuMemcpy2D(&bad) == CUDA_ERROR_INVALID_VALUE);
   bad = up;
-  bad.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-  CHECK(cuMemcpy2D(&bad) == CUDA_ERROR_NOT_SUPPORTED);
+  bad.dstMemoryType = CU_MEMORYTYPE_ARRAY;  // dstArray is null: no array
+  CHECK(cuMemcpy2D(&bad) == CUDA_ERROR_INVALID_HANDLE);
   REQUIRE_CU(cuStreamDestroy(s));
   REQUIRE_CU(cuMemFree(dev));
 }

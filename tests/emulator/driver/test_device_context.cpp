@@ -192,9 +192,7 @@ TEST_CASE("primary context state, flags and limits", "[context]") {
 
 TEST_CASE("an unimplemented export answers NOT_SUPPORTED", "[device]") {
   primary_context();
-  CUarray array = nullptr;
-  CUDA_ARRAY_DESCRIPTOR desc{};
-  CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuGraphicsUnregisterResource(nullptr) == CUDA_ERROR_NOT_SUPPORTED);
   CUipcEventHandle handle{};
   CUevent event = nullptr;
   REQUIRE_CU(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS));

@@ -36,7 +36,13 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
        "{%f5,%f6,%f7,%f1};",
        ""},
       {"brx.idx", "  brx.idx %r1, TARGETS;", ""},
-      {"tex", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6}];", ""},
+      {"tex.grad.2d.v4.f32.f32",
+       "  tex.grad.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6}], {%f1,%f2}, {%f3,%f4};", ""},
+      {"tex.cube.v4.f32.f32", "  tex.cube.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6,%f1,%f2}];",
+       ""},
+      {"separate samplers", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, %rd2, {%f5,%f6}];", ""},
+      {"sust.p.2d.v4.b32.trap", "  sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1,%r1,%r1,%r1};",
+       ""},
       {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
        "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, "
        "[%rd1];",
@@ -69,7 +75,9 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
     CHECK(r.status == CompileStatus::kNotSupported);
     CHECK(r.error.find(c.what) != std::string::npos);
     CHECK(r.error.find("'k'") != std::string::npos);  // the function
-    const std::string needle = std::string(c.what) == "malloc" ? "call.uni" : c.what;
+    const std::string needle = std::string(c.what) == "malloc"              ? "call.uni"
+                               : std::string(c.what) == "separate samplers" ? "tex.2d"
+                                                                            : c.what;
     CHECK(r.error.rfind("line " + std::to_string(line_of(text, needle)) + ":", 0) == 0);
   }
 }
