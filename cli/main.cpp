@@ -17,6 +17,9 @@
 #ifdef CUSNAP_CLI_HAVE_REPLAY
 #include "replay.h"
 #endif
+#ifdef CUSNAP_CLI_HAVE_REDACT
+#include "redact.h"
+#endif
 
 int main(int argc, char** argv) {
   using namespace cusnap;
@@ -45,6 +48,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef CUSNAP_CLI_HAVE_REPLAY
   cli::register_replay(app, exit_code);
+#endif
+#ifdef CUSNAP_CLI_HAVE_REDACT
+  cli::register_redact(app, exit_code);
 #endif
 
   try {

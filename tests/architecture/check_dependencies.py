@@ -17,7 +17,7 @@ import re
 import sys
 
 MODULES = ["format", "fatbin", "common", "driver_api", "emulator", "interceptor", "replayer",
-           "extract", "cli", "samples"]
+           "extract", "reduce", "cli", "samples"]
 SOURCE_EXT = (".c", ".cc", ".cpp", ".h", ".hpp", ".inc", ".py", ".S")
 
 # include prefix (angle brackets) -> the name a README must mention for it
