@@ -58,9 +58,8 @@ int run_redact(const RedactArgs& args, bool salted) {
                           .value_or(common::KernelNameBase::kFunction);
   if (!args.verify.empty()) {
     auto condition = reduce::parse_condition(
-        args.verify, [](const std::string& name) -> std::optional<int32_t> {
-          return result_value(name);
-        });
+        args.verify,
+        [](const std::string& name) -> std::optional<int32_t> { return result_value(name); });
     if (!condition) return report_failure("redact", condition.status());
     options.verify = *condition;
   }
@@ -89,8 +88,7 @@ int run_redact(const RedactArgs& args, bool salted) {
   if (options.verify) {
     std::cout << "--verify " << options.verify->text << ": holds (" << r.condition_why << "), "
               << r.evaluations << " evaluation(s)"
-              << (r.budget_exhausted ? ", stopped at --max-evaluations (not minimal)" : "")
-              << "\n";
+              << (r.budget_exhausted ? ", stopped at --max-evaluations (not minimal)" : "") << "\n";
     std::cout << "original bytes kept for it: " << r.restored.size() << " range(s), "
               << r.restored_bytes << " bytes" << (r.restored.empty() ? "\n" : ":\n");
     for (const auto& k : r.restored) print_range(k);

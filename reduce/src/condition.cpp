@@ -129,8 +129,7 @@ Result<Condition> parse_condition(const std::string& text, const ResultLookup& l
     c.command = script;
     return c;
   }
-  return bad(text,
-             "unknown condition (mismatch, memcheck, error:CUDA_ERROR_..., command:'...')");
+  return bad(text, "unknown condition (mismatch, memcheck, error:CUDA_ERROR_..., command:'...')");
 }
 
 Result<Evaluation> evaluate(const Condition& condition, const std::string& path,

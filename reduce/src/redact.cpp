@@ -105,7 +105,7 @@ struct Payload {
   uint32_t chunk = 0;  // kChunk: index in the snapshot's chunk list
   BlobId blob;
   uint64_t size = 0;
-  uint64_t address = 0;                     // device address of byte 0
+  uint64_t address = 0;                    // device address of byte 0
   std::optional<format::CopyShape> shape;  // 2-D/3-D copies: rows at their own addresses
   std::string what;
 
@@ -114,8 +114,8 @@ struct Payload {
     if (!shape || shape->dimensions == 1 || shape->width == 0) return address + offset;
     const uint64_t row = offset / shape->width, col = offset % shape->width;
     const uint64_t slice = row / shape->height, in_slice = row % shape->height;
-    return address + shape->dst_offset +
-           (slice * shape->dst_height + in_slice) * shape->dst_pitch + col;
+    return address + shape->dst_offset + (slice * shape->dst_height + in_slice) * shape->dst_pitch +
+           col;
   }
   // Bytes from `offset` on that are contiguous in device memory.
   uint64_t run_from(uint64_t offset) const {
@@ -147,8 +147,8 @@ std::pair<uint64_t, uint32_t> payload_key(uint64_t seq, uint32_t chunk) { return
 
 Status scan_capture(format::Reader& reader, const RedactOptions& options, Scan& scan) {
   std::unordered_map<uint64_t, std::pair<uint64_t, format::CopyShape>> copies;  // seq -> dst
-  std::unordered_map<uint64_t, std::string> function_names;                   // handle -> name
-  std::vector<std::pair<std::string, std::vector<uint64_t>>> launch_pointers;  // name, words
+  std::unordered_map<uint64_t, std::string> function_names;                     // handle -> name
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> launch_pointers;   // name, words
   scan.chunk_bytes = reader.header().getOptions().getSnapshotChunkBytes();
   Status bad_shape;
   Status st = reader.for_each_call([&](const format::CallRef& ref) {
@@ -284,7 +284,8 @@ Status scan_capture(format::Reader& reader, const RedactOptions& options, Scan& 
   }
   if (!options.keep_kernel_inputs.empty()) {
     std::string error;
-    auto filter = common::KernelFilter::create(options.keep_kernel_inputs, options.name_base, &error);
+    auto filter =
+        common::KernelFilter::create(options.keep_kernel_inputs, options.name_base, &error);
     if (!filter)
       return Status::error(ErrorCode::kInvalidArgument, "--keep-kernel-inputs: " + error);
     for (const auto& [name, words] : launch_pointers) {
@@ -368,7 +369,7 @@ std::vector<uint8_t> redact_payload(const Scan& scan, const Payload& p,
 // Expectations recomputed by the reference replay.
 struct Expect {
   bool drop = false;
-  std::string why;                          // drop: the reference replay's error
+  std::string why;                                   // drop: the reference replay's error
   std::unordered_map<uint64_t, uint64_t> checksums;  // memcpy seq -> XXH3-64
   // (launch seq, after, address) -> the chunk's bytes there.
   std::map<std::tuple<uint64_t, bool, uint64_t>, std::vector<uint8_t>> chunks;
@@ -379,9 +380,9 @@ std::string salted(const std::optional<std::string>& salt, const std::string& va
   std::string material = *salt;
   material.push_back('\0');
   material += value;
-  return "salted:" + format::hash_blob({reinterpret_cast<const uint8_t*>(material.data()),
-                                        material.size()})
-                         .to_hex();
+  return "salted:" +
+         format::hash_blob({reinterpret_cast<const uint8_t*>(material.data()), material.size()})
+             .to_hex();
 }
 
 struct Final {
@@ -471,7 +472,8 @@ Status write_candidate(format::Reader& reader, const Scan& scan, const RedactOpt
   if (!created) return created.status();
   format::Writer& w = **created;
 
-  std::unordered_map<BlobId, std::vector<uint8_t>, format::BlobIdHash> cache;  // the source's blobs, read once
+  std::unordered_map<BlobId, std::vector<uint8_t>, format::BlobIdHash>
+      cache;  // the source's blobs, read once
   auto original = [&](const BlobId& id) -> Result<const std::vector<uint8_t>*> {
     auto it = cache.find(id);
     if (it == cache.end()) {
@@ -547,8 +549,8 @@ Status write_candidate(format::Reader& reader, const Scan& scan, const RedactOpt
         const bool reseal = expect && !onDemand && !input;
         if (reseal && expect->drop) {
           s.initChunks(0);
-          s.setSkippedReason("cusnap redact: no expectations (the reference replay failed: " +
-                             expect->why + ")");
+          s.setSkippedReason(
+              "cusnap redact: no expectations (the reference replay failed: " + expect->why + ")");
           break;
         }
         auto chunks = s.getChunks();
@@ -676,9 +678,9 @@ Result<Expect> reseal(const Scan& scan, format::Reader& candidate, const std::st
 }
 
 Status corrupt_refusal(const std::string& in, const format::IntegrityReport& report) {
-  return Status::error(ErrorCode::kCorrupt,
-                       in + ": " + report.summary() + " (cusnap verify calls it corrupt; not "
-                                                      "redacted)");
+  return Status::error(ErrorCode::kCorrupt, in + ": " + report.summary() +
+                                                " (cusnap verify calls it corrupt; not "
+                                                "redacted)");
 }
 
 // A set of pieces to bring back: (payload, offset, size).
@@ -705,6 +707,10 @@ const char* expectations_name(Expectations e) {
 
 Result<RedactReport> redact_capture(const std::string& in, const std::string& out,
                                     const RedactOptions& options) {
+  std::error_code same_ec;
+  if (in == out || std::filesystem::equivalent(in, out, same_ec))
+    return Status::error(ErrorCode::kInvalidArgument,
+                         out + ": the output must not be the capture being redacted");
   auto opened = format::Reader::open(in);
   if (!opened) return opened.status();
   format::Reader& reader = **opened;
@@ -719,7 +725,7 @@ Result<RedactReport> redact_capture(const std::string& in, const std::string& ou
   report.kept_allocations = scan.kept_report;
   const std::string base = out + ".redact-tmp";
   std::error_code ec;
-  std::vector<std::string> temporaries;
+  std::vector<std::string> temporaries{base + ".raw"};
   struct Cleanup {
     std::vector<std::string>& files;
     ~Cleanup() {
@@ -735,8 +741,7 @@ Result<RedactReport> redact_capture(const std::string& in, const std::string& ou
                    Counts& counts, Expectations& expectations, std::string& note) -> Status {
     std::vector<Pieces> restored(scan.payloads.size());
     for (const Unit& u : units) restored[u.payload].emplace_back(u.offset, u.size);
-    const std::string raw = path + ".raw";
-    temporaries.push_back(raw);
+    const std::string raw = base + ".raw";
     counts = Counts{};
     Status st = write_candidate(reader, scan, options, restored, nullptr, Final{}, raw, counts);
     if (!st) return st;
@@ -779,9 +784,9 @@ Result<RedactReport> redact_capture(const std::string& in, const std::string& ou
       if (!evaluation) return evaluation.status();
       if (options.on_progress) {
         options.on_progress("evaluation " + std::to_string(report.evaluations) + ": " +
-                            std::to_string(counts.restored) + " bytes original: " +
-                            (evaluation->holds ? "holds" : "does not hold") + " (" +
-                            evaluation->why + ")");
+                            std::to_string(counts.restored) +
+                            " bytes original: " + (evaluation->holds ? "holds" : "does not hold") +
+                            " (" + evaluation->why + ")");
       }
       seen[units] = evaluation->holds;
       return evaluation->holds;
@@ -854,6 +859,8 @@ Result<RedactReport> redact_capture(const std::string& in, const std::string& ou
           split = true;
         }
         if (!split || report.budget_exhausted) break;
+        // The same bytes, cut finer: the condition holds for them as it did.
+        seen[std::set<Unit>(finer.begin(), finer.end())] = true;
         current = std::move(finer);
       }
       restored_units.insert(current.begin(), current.end());

@@ -253,6 +253,9 @@ TEST_CASE("keep-alloc keeps an allocation's bytes original") {
   CHECK(copy_payload(out, kIn) == copy_payload(in, kIn));
   options.keep_alloc = {0x1234};
   CHECK_FALSE(reduce::redact_capture(in, out, options).is_ok());
+  // Never over the input itself.
+  CHECK_FALSE(reduce::redact_capture(in, in, {}).is_ok());
+  CHECK(copy_payload(in, kIn).size() == kN * 4);
 }
 
 TEST_CASE("keep-kernel-inputs keeps what a matching launch's parameters point at") {
@@ -334,8 +337,7 @@ TEST_CASE("verify error: a data-dependent fault brings back exactly the bytes th
   // The magic value is back, the rest of the input is not.
   std::vector<uint8_t> original = copy_payload(in, kIn), redacted = copy_payload(out, kIn);
   REQUIRE(redacted.size() == original.size());
-  CHECK(std::memcmp(redacted.data() + 4 * kMagicIndex, original.data() + 4 * kMagicIndex, 8) ==
-        0);
+  CHECK(std::memcmp(redacted.data() + 4 * kMagicIndex, original.data() + 4 * kMagicIndex, 8) == 0);
   CHECK(std::memcmp(redacted.data(), original.data(), 64) != 0);
   auto h = open(out)->header();
   REQUIRE(h.getRedact().getRestored().size() == 1);
@@ -435,12 +437,12 @@ TEST_CASE("an extracted single-kernel capture is redacted and replays") {
     b.memset32(kOut, 0, kN);
     uint64_t launch = b.launch(kFunction, "add_one", kN / 128, 128, p, 0, 0, fn);
     using Memory = std::map<uint64_t, std::vector<uint8_t>>;
-    b.snapshot(launch, 0, cusnap::test::kBeforeLaunch,
-               b.tile(Memory{{kIn, cusnap::test::to_bytes(in)},
-                             {kOut, cusnap::test::to_bytes(before)}}));
-    b.snapshot(launch, 0, cusnap::test::kAfterLaunch,
-               b.tile(Memory{{kIn, cusnap::test::to_bytes(in)},
-                             {kOut, cusnap::test::to_bytes(after)}}));
+    b.snapshot(
+        launch, 0, cusnap::test::kBeforeLaunch,
+        b.tile(Memory{{kIn, cusnap::test::to_bytes(in)}, {kOut, cusnap::test::to_bytes(before)}}));
+    b.snapshot(
+        launch, 0, cusnap::test::kAfterLaunch,
+        b.tile(Memory{{kIn, cusnap::test::to_bytes(in)}, {kOut, cusnap::test::to_bytes(after)}}));
     b.close();
   }
   {
@@ -481,7 +483,8 @@ TEST_CASE("a corrupt capture is refused, as cusnap verify judges it") {
   bytes[offset] ^= 0x40;
   {
     std::ofstream f(bad, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   }
   auto done = reduce::redact_capture(bad, tmp("corrupt-redacted.cusnap"), {});
   REQUIRE_FALSE(done.is_ok());

@@ -39,14 +39,14 @@ inline constexpr uint64_t kDefaultRedactSeed = 0x6375736e61707264ull;  // "cusna
 
 struct RedactOptions {
   uint64_t seed = kDefaultRedactSeed;
-  std::optional<std::string> salt;  // header fields as salted hashes (else blanked)
+  std::optional<std::string> salt;   // header fields as salted hashes (else blanked)
   std::vector<uint64_t> keep_alloc;  // addresses inside allocations kept original
   std::string keep_kernel_inputs;    // kernel filter (common/kernel_filter.h); empty: none
   common::KernelNameBase name_base = common::KernelNameBase::kFunction;
   std::optional<Condition> verify;
   ConditionOptions condition;
-  std::string reference_driver = "emulator";  // resealing replays run here
-  unsigned max_evaluations = 200;              // --verify: condition evaluations at most
+  std::string reference_driver = "emulator";            // resealing replays run here
+  unsigned max_evaluations = 200;                       // --verify: condition evaluations at most
   std::function<void(const std::string&)> on_progress;  // one line per evaluation; may be empty
 };
 
