@@ -134,6 +134,43 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
                       " allocation(s)/variable(s) left out");
     }
   }
+  if (header.hasRedact()) {
+    // `cusnap redact` (docs/redact.md): what was replaced, what was kept and why.
+    auto r = header.getRedact();
+    std::string expectations;
+    switch (r.getExpectations()) {
+      case format::schema::RedactInfo::Expectations::ORIGINAL:
+        expectations = "the capture's own (no byte was replaced)";
+        break;
+      case format::schema::RedactInfo::Expectations::RESEALED:
+        expectations =
+            std::string("resealed: recomputed by a replay on ") + r.getReferenceDriver().cStr();
+        break;
+      case format::schema::RedactInfo::Expectations::DROPPED:
+        expectations = std::string("dropped: the replay on ") + r.getReferenceDriver().cStr() +
+                       " failed, the capture verifies nothing";
+        break;
+    }
+    print_field(out, "redacted",
+                human_bytes(r.getReplacedBytes()) + " of payload replaced (seed " +
+                    hex(r.getSeed()) + "); kept: " + human_bytes(r.getPointerBytes()) +
+                    " device pointers, " + human_bytes(r.getKeptAllocationBytes()) +
+                    " in kept allocations, " + human_bytes(r.getRestoredBytes()) + " for --verify" +
+                    (r.getCondition().size() > 0 ? std::string(" ") + r.getCondition().cStr()
+                                                 : std::string()) +
+                    "; header " + (r.getHeaderSalted() ? "salted hashes" : "scrubbed") +
+                    "; expectations " + expectations);
+    auto range_text = [](format::schema::RedactedRange::Reader k) {
+      std::string t = hex(k.getAddress()) + " +" + std::to_string(k.getSize());
+      if (k.getAllocationAddress() != 0)
+        t += " (offset " + std::to_string(k.getAddress() - k.getAllocationAddress()) +
+             " of the range at " + hex(k.getAllocationAddress()) + ", call " +
+             std::to_string(k.getAllocationSeq()) + ")";
+      return t + ": " + k.getWhat().cStr();
+    };
+    for (auto k : r.getKeptAllocations()) print_field(out, "kept", range_text(k));
+    for (auto k : r.getRestored()) print_field(out, "original", range_text(k));
+  }
   for (auto kv : header.getEnvironment()) {
     print_field(out, "env", std::string(kv.getKey().cStr()) + "=" + kv.getValue().cStr());
   }

@@ -17,6 +17,9 @@
 #ifdef CUSNAP_CLI_HAVE_REPLAY
 #include "replay.h"
 #endif
+#ifdef CUSNAP_CLI_HAVE_REDACT
+#include "redact.h"
+#endif
 
 int main(int argc, char** argv) {
   using namespace cusnap;
@@ -52,6 +55,9 @@ int main(int argc, char** argv) {
 #ifdef CUSNAP_CLI_HAVE_RUNNER
   cli::register_bisect(app, exit_code);
   cli::register_matrix(app, exit_code);
+#endif
+#ifdef CUSNAP_CLI_HAVE_REDACT
+  cli::register_redact(app, exit_code);
 #endif
 
   try {

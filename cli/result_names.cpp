@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 namespace cusnap::cli {
 namespace {
@@ -136,5 +137,11 @@ std::string result_text(int value) {
 }
 
 size_t result_name_count() { return std::size(kResultNames); }
+
+std::optional<int> result_value(const std::string& name) {
+  for (const ResultName& r : kResultNames)
+    if (name == r.name) return r.value;
+  return std::nullopt;
+}
 
 }  // namespace cusnap::cli

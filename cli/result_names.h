@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace cusnap::cli {
@@ -11,5 +12,7 @@ const char* result_name(int value);
 // The name when known, else the decimal value.
 std::string result_text(int value);
 size_t result_name_count();
+// The value of "CUDA_ERROR_INVALID_VALUE" (1); nullopt for a name this build does not know.
+std::optional<int> result_value(const std::string& name);
 
 }  // namespace cusnap::cli

@@ -11,7 +11,8 @@
 # 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`) and
 # MemAlloc.devicePointer (host allocations: the device address kernels reach them at).
 # 5 adds CUDA graphs and stream capture as typed records (graph, graphNode, graphExec,
-# streamCapture) and DeferredResult.graphNode (checksums of copies inside graph launches).
+# streamCapture), DeferredResult.graphNode (checksums of copies inside graph launches), and
+# CaptureHeader.redact (RedactInfo) for captures scrubbed by `cusnap redact`.
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -60,6 +61,41 @@ struct CaptureHeader {
   devices @13 :List(DeviceProperties);
   options @14 :CaptureOptions;
   extract @15 :ExtractInfo;         # schema 3: set only in a capture written by `cusnap extract`
+  redact @16 :RedactInfo;           # schema 5: set only in a capture written by `cusnap redact`
+}
+
+# What `cusnap redact` replaced and kept (docs/redact.md): payload bytes replaced by seeded data
+# of the same size, except device pointers, kept allocations and what --verify brought back.
+struct RedactInfo {
+  seed @0 :UInt64;                  # --seed the replacement bytes were generated from
+  replacedBytes @1 :UInt64;         # payload bytes replaced (copies and snapshot chunks)
+  pointerBytes @2 :UInt64;          # bytes kept because they hold device pointers (8-byte words)
+  keptAllocationBytes @3 :UInt64;   # bytes kept because they lie in a kept allocation
+  restoredBytes @4 :UInt64;         # bytes --verify had to bring back for its condition to hold
+  restored @5 :List(RedactedRange); # those bytes: where they lie
+  keptAllocations @6 :List(RedactedRange);  # --keep-alloc / --keep-kernel-inputs ranges
+  condition @7 :Text;               # --verify CONDITION; empty: not verified
+  expectations @8 :Expectations;
+  referenceDriver @9 :Text;         # expectations resealed: the driver whose replay gave them
+  headerSalted @10 :Bool;           # scrubbed header fields hold salted hashes (else blank)
+  sourceCreationTimeNs @11 :Int64;  # the redacted capture's creationTimeNs (its identity)
+
+  enum Expectations {
+    original @0;                    # nothing needed resealing (no payload byte was replaced)
+    resealed @1;                    # checksums and afterLaunch chunks recomputed by a replay
+                                    # of the redacted capture on referenceDriver
+    dropped @2;                     # that replay failed (a call returned an error): the capture
+                                    # holds no expectations (checksums cleared, snapshots that
+                                    # were compared marked skipped): it verifies nothing
+  }
+}
+
+struct RedactedRange {
+  address @0 :UInt64;               # device address (captured)
+  size @1 :UInt64;
+  allocationAddress @2 :UInt64;     # the allocation (or module variable) it lies in; 0: none
+  allocationSeq @3 :UInt64;         # the record that made that allocation
+  what @4 :Text;                    # "memcpy call 12", "beforeLaunch snapshot of call 30", ...
 }
 
 # What an extracted capture is: one launch cut out of another capture, with the device memory it

@@ -83,10 +83,12 @@ TEST_CASE("CUresult names agree with the installed cuda.h", "[misc]") {
     INFO(line);
     REQUIRE(cli::result_name(value) != nullptr);
     CHECK(std::string(cli::result_name(value)) == m[1].str());
+    CHECK(cli::result_value(m[1].str()) == value);  // the way back (`redact --verify error:`)
     ++seen;
   }
   CHECK(seen == cli::result_name_count());
   CHECK(cli::result_text(123456) == "123456");
+  CHECK_FALSE(cli::result_value("CUDA_ERROR_NO_SUCH_THING").has_value());
 }
 
 TEST_CASE("parse_call_range", "[misc]") {

@@ -32,10 +32,18 @@ Params& Params::add(const void* value, uint32_t size) {
   return *this;
 }
 
+namespace {
+HeaderOptions with_snapshot(const SnapshotHeader& snapshot) {
+  HeaderOptions options;
+  options.snapshot = snapshot;
+  return options;
+}
+}  // namespace
+
 CaptureBuilder::CaptureBuilder(const std::string& path) : CaptureBuilder(path, HeaderOptions{}) {}
 
 CaptureBuilder::CaptureBuilder(const std::string& path, const SnapshotHeader& snapshot)
-    : CaptureBuilder(path, HeaderOptions{snapshot, "", 0, 0}) {}
+    : CaptureBuilder(path, with_snapshot(snapshot)) {}
 
 CaptureBuilder::CaptureBuilder(const std::string& path, const HeaderOptions& options) {
   capnp::MallocMessageBuilder header;
@@ -44,6 +52,18 @@ CaptureBuilder::CaptureBuilder(const std::string& path, const HeaderOptions& opt
   if (!options.host_name.empty()) h.setHostName(options.host_name);
   if (options.pid != 0) h.setPid(options.pid);
   if (options.creation_time_ns != 0) h.setCreationTimeNs(options.creation_time_ns);
+  if (!options.command_line.empty()) {
+    auto argv = h.initCommandLine(static_cast<unsigned>(options.command_line.size()));
+    for (unsigned i = 0; i < argv.size(); ++i) argv.set(i, options.command_line[i]);
+  }
+  if (!options.environment.empty()) {
+    auto env = h.initEnvironment(static_cast<unsigned>(options.environment.size()));
+    for (unsigned i = 0; i < env.size(); ++i) {
+      env[i].setKey(options.environment[i].first);
+      env[i].setValue(options.environment[i].second);
+    }
+  }
+  if (!options.working_directory.empty()) h.setWorkingDirectory(options.working_directory);
   h.setDriverVersion(13000);
   auto devices = h.initDevices(1);
   devices[0].setName("cusnap emulator");

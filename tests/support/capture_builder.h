@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cusnap/format/blob_id.h"
@@ -69,6 +70,9 @@ struct HeaderOptions {
   std::string host_name;  // empty: not set
   uint32_t pid = 0;
   int64_t creation_time_ns = 0;
+  std::vector<std::string> command_line;  // argv (empty: not set)
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::string working_directory;
 };
 
 // MemorySnapshot.phase.

@@ -1,0 +1,143 @@
+// `cusnap redact IN -o OUT [--seed N] [--salt S] [--keep-alloc ADDR]...
+//  [--keep-kernel-inputs FILTER [--kernel-name-base B]] [--verify CONDITION [--driver D]]
+//  [--reference-driver D] [--max-evaluations N]` (docs/redact.md).
+#include "redact.h"
+
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "common.h"
+#include "cusnap/reduce/redact.h"
+#include "result_names.h"
+
+namespace cusnap::cli {
+
+namespace {
+
+struct RedactArgs {
+  std::string file;
+  std::string out;
+  uint64_t seed = reduce::kDefaultRedactSeed;
+  std::string salt;
+  std::vector<std::string> keep_alloc;
+  std::string keep_kernel_inputs;
+  std::string kernel_name_base = "function";
+  std::string verify;
+  std::string driver = "emulator";
+  std::string reference_driver = "emulator";
+  unsigned max_evaluations = 200;
+  bool progress = false;
+};
+
+void print_range(const reduce::RedactedRange& r) {
+  std::cout << "  " << hex(r.address) << " +" << r.size;
+  if (r.allocation_address != 0)
+    std::cout << " (offset " << (r.address - r.allocation_address) << " of the range at "
+              << hex(r.allocation_address) << ", call " << r.allocation_seq << ")";
+  std::cout << ": " << r.what << "\n";
+}
+
+int run_redact(const RedactArgs& args, bool salted) {
+  reduce::RedactOptions options;
+  options.seed = args.seed;
+  if (salted) options.salt = args.salt;
+  for (const std::string& a : args.keep_alloc) {
+    try {
+      size_t used = 0;
+      options.keep_alloc.push_back(std::stoull(a, &used, 0));
+      if (used != a.size()) throw std::invalid_argument(a);
+    } catch (const std::exception&) {
+      spdlog::error("cusnap redact: --keep-alloc '{}': not an address", a);
+      return kExitUsageOrIo;
+    }
+  }
+  options.keep_kernel_inputs = args.keep_kernel_inputs;
+  options.name_base = common::parse_kernel_name_base(args.kernel_name_base)
+                          .value_or(common::KernelNameBase::kFunction);
+  if (!args.verify.empty()) {
+    auto condition = reduce::parse_condition(
+        args.verify,
+        [](const std::string& name) -> std::optional<int32_t> { return result_value(name); });
+    if (!condition) return report_failure("redact", condition.status());
+    options.verify = *condition;
+  }
+  options.condition.driver = args.driver;
+  options.reference_driver = args.reference_driver;
+  options.max_evaluations = args.max_evaluations;
+  if (args.progress)
+    options.on_progress = [](const std::string& line) { std::cerr << "redact: " << line << "\n"; };
+  auto done = reduce::redact_capture(args.file, args.out, options);
+  if (!done) return report_failure("redact", done.status());
+  const reduce::RedactReport& r = *done;
+  std::cout << args.out << ": " << r.replaced_bytes << " payload bytes replaced (seed "
+            << hex(options.seed) << "), " << r.pointer_bytes << " kept as device pointers, "
+            << r.kept_allocation_bytes << " kept in kept allocations, " << r.restored_bytes
+            << " brought back by --verify\n";
+  std::cout << "expectations: " << reduce::expectations_name(r.expectations);
+  if (r.expectations == reduce::Expectations::kResealed)
+    std::cout << " (recomputed on " << options.reference_driver << ")";
+  if (r.expectations == reduce::Expectations::kDropped)
+    std::cout << " (the reference replay failed: " << r.expectations_note << ")";
+  std::cout << "\n";
+  if (!r.kept_allocations.empty()) {
+    std::cout << "kept allocations:\n";
+    for (const auto& k : r.kept_allocations) print_range(k);
+  }
+  if (options.verify) {
+    std::cout << "--verify " << options.verify->text << ": holds (" << r.condition_why << "), "
+              << r.evaluations << " evaluation(s)"
+              << (r.budget_exhausted ? ", stopped at --max-evaluations (not minimal)" : "") << "\n";
+    std::cout << "original bytes kept for it: " << r.restored.size() << " range(s), "
+              << r.restored_bytes << " bytes" << (r.restored.empty() ? "\n" : ":\n");
+    for (const auto& k : r.restored) print_range(k);
+  }
+  for (const auto& note : r.notes) std::cout << "note: " << note << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_redact(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<RedactArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "redact",
+      "Write a copy of a capture whose data (host-to-device copies, snapshot chunks) is replaced "
+      "by seeded data of the same size, keeping device pointers, code images and what you keep; "
+      "its header scrubbed; its expectations recomputed on the reference driver");
+  cmd->add_option("FILE", args->file, "The capture to redact")->required();
+  cmd->add_option("-o,--output", args->out, "The redacted capture")->required();
+  cmd->add_option("--seed", args->seed, "Seed of the replacement data (same seed, same file)")
+      ->capture_default_str();
+  auto* salt = cmd->add_option(
+      "--salt", args->salt,
+      "Keep scrubbed header fields as salted hashes (to correlate captures), not blank");
+  cmd->add_option("--keep-alloc", args->keep_alloc,
+                  "Keep the allocation holding this address original (repeatable)");
+  cmd->add_option("--keep-kernel-inputs", args->keep_kernel_inputs,
+                  "Keep original every allocation a launch of this kernel (NAME, or regex:EXPR) "
+                  "gets a pointer to in its parameters");
+  cmd->add_option("--kernel-name-base", args->kernel_name_base,
+                  "Name --keep-kernel-inputs compares: function, demangled, mangled")
+      ->check(CLI::IsMember({"function", "demangled", "mangled"}))
+      ->capture_default_str();
+  cmd->add_option("--verify", args->verify,
+                  "After redacting, check CONDITION still holds, bringing original bytes back "
+                  "until it does: mismatch, memcheck, error:CUDA_ERROR_..., command:'...' "
+                  "(mismatch:A,B and slower:F need cusnap compare: not yet)");
+  cmd->add_option("--driver", args->driver,
+                  "--verify mismatch/error: the driver candidates replay on (auto, emulator, "
+                  "PATH)")
+      ->capture_default_str();
+  cmd->add_option("--reference-driver", args->reference_driver,
+                  "The driver whose replay of the redacted capture gives its expectations")
+      ->capture_default_str();
+  cmd->add_option("--max-evaluations", args->max_evaluations,
+                  "--verify: evaluations of the condition at most")
+      ->capture_default_str();
+  cmd->add_flag("--progress", args->progress, "--verify: one line per evaluation on stderr");
+  cmd->callback([args, salt, &exit_code] { exit_code = run_redact(*args, salt->count() > 0); });
+}
+
+}  // namespace cusnap::cli
