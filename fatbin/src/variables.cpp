@@ -51,10 +51,10 @@ uint64_t type_size(std::string_view type) {
   static constexpr struct {
     std::string_view name;
     uint64_t size;
-  } kTypes[] = {{".b8", 1},     {".u8", 1},      {".s8", 1},   {".b16", 2},    {".u16", 2},
-                {".s16", 2},    {".f16", 2},     {".bf16", 2}, {".b32", 4},    {".u32", 4},
-                {".s32", 4},    {".f32", 4},     {".f16x2", 4}, {".bf16x2", 4}, {".b64", 8},
-                {".u64", 8},    {".s64", 8},     {".f64", 8},  {".b128", 16}};
+  } kTypes[] = {{".b8", 1},  {".u8", 1},  {".s8", 1},    {".b16", 2},    {".u16", 2},
+                {".s16", 2}, {".f16", 2}, {".bf16", 2},  {".b32", 4},    {".u32", 4},
+                {".s32", 4}, {".f32", 4}, {".f16x2", 4}, {".bf16x2", 4}, {".b64", 8},
+                {".u64", 8}, {".s64", 8}, {".f64", 8},   {".b128", 16}};
   for (const auto& t : kTypes)
     if (t.name == type) return t.size;
   return 0;
@@ -140,8 +140,8 @@ struct Section {
   uint64_t entry_size = 0;
 };
 
-constexpr uint32_t kSymtab = 2;       // SHT_SYMTAB
-constexpr uint8_t kObject = 1;        // STT_OBJECT
+constexpr uint32_t kSymtab = 2;         // SHT_SYMTAB
+constexpr uint8_t kObject = 1;          // STT_OBJECT
 constexpr uint16_t kReserved = 0xff00;  // SHN_LORESERVE: no section of this file
 constexpr uint64_t kSymbolBytes = 24;   // Elf64_Sym
 

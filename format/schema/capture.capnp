@@ -10,6 +10,7 @@
 # MemoryChunk.hashOnly) and adds CaptureHeader.extract for captures cut out by `cusnap extract`.
 # 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`) and
 # MemAlloc.devicePointer (host allocations: the device address kernels reach them at).
+# 5 adds GlobalGet.byTool (module variables the interceptor resolved for memory snapshots).
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -26,7 +27,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 4;
+const schemaVersion :UInt32 = 5;
 
 struct BlobId {
   high @0 :UInt64;
@@ -314,6 +315,9 @@ struct GlobalGet {
   name @2 :Text;
   address @3 :UInt64;
   size @4 :UInt64;
+  byTool @5 :Bool;                  # schema 5: no call of the application's: the interceptor
+                                    # looked the variable up for a memory snapshot (apiName
+                                    # "cusnap"; docs/capture.md, "Memory snapshots")
 }
 
 struct MemAlloc {

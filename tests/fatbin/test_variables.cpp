@@ -16,7 +16,8 @@ using namespace cusnap_fatbin_test;
 namespace {
 
 std::vector<Variable> sorted(std::vector<Variable> v) {
-  std::sort(v.begin(), v.end(), [](const Variable& a, const Variable& b) { return a.name < b.name; });
+  std::sort(v.begin(), v.end(),
+            [](const Variable& a, const Variable& b) { return a.name < b.name; });
   return v;
 }
 
@@ -88,9 +89,9 @@ TEST_CASE("fatbin: PTX module variables, what surrounds them", "[fatbin]") {
 }
 .global .s16 after_the_body;
 )";
-  std::vector<Variable> expected = {{"lanes", 48, false},       {"weak_one", 8, true},
-                                    {"managed", 4, false},      {"nested", 8, true},
-                                    {"grid", 6, false},         {"after_the_body", 2, false}};
+  std::vector<Variable> expected = {{"lanes", 48, false},  {"weak_one", 8, true},
+                                    {"managed", 4, false}, {"nested", 8, true},
+                                    {"grid", 6, false},    {"after_the_body", 2, false}};
   CHECK(cusnap::fatbin::ptx_variables(ptx) == expected);
   CHECK(cusnap::fatbin::ptx_variables("").empty());
   CHECK(cusnap::fatbin::ptx_variables(".global .u32 unterminated").empty());
