@@ -207,15 +207,20 @@ void test_hook_host_func_checked() {
 bool synchronize_unless_host_func(Pending& p) {
   if (waits_on_pending_host_func(p.stream, p.per_thread)) return false;
   test_hook_host_func_checked();
-  if (p.marker == nullptr) {
-    auto create = CUSNAP_REAL(cuEventCreate);
-    if (create == nullptr) throw SnapshotError{"the driver has no cuEventCreate"};
-    check(create(&p.marker, CU_EVENT_DISABLE_TIMING), "cuEventCreate for the snapshot marker");
-  }
+  auto create = CUSNAP_REAL(cuEventCreate);
   auto record = p.per_thread ? CUSNAP_REAL(cuEventRecord_ptsz) : CUSNAP_REAL(cuEventRecord);
   auto wait = CUSNAP_REAL(cuEventSynchronize);
-  if (record == nullptr || wait == nullptr)
-    throw SnapshotError{"the driver has no cuEventRecord / cuEventSynchronize"};
+  if (create == nullptr || record == nullptr || wait == nullptr) {
+    // A driver without events (test fakes): the stream itself, checked once more just before.
+    auto sync =
+        p.per_thread ? CUSNAP_REAL(cuStreamSynchronize_ptsz) : CUSNAP_REAL(cuStreamSynchronize);
+    if (sync == nullptr) throw SnapshotError{"the driver has no cuStreamSynchronize"};
+    if (waits_on_pending_host_func(p.stream, p.per_thread)) return false;
+    check(sync(p.stream), "cuStreamSynchronize on the launch's stream");
+    return true;
+  }
+  if (p.marker == nullptr)
+    check(create(&p.marker, CU_EVENT_DISABLE_TIMING), "cuEventCreate for the snapshot marker");
   check(record(p.marker, p.stream), "cuEventRecord on the launch's stream");
   if (waits_on_pending_host_func(p.stream, p.per_thread)) return false;
   check(wait(p.marker), "cuEventSynchronize on the launch's stream");
@@ -542,6 +547,12 @@ void resolve_module_variables(Session& session) {
   if (s.unresolved.empty()) return;
   auto module_get = CUSNAP_REAL(cuModuleGetGlobal_v2);
   auto library_get = CUSNAP_REAL(cuLibraryGetGlobal);
+  // A variable the application looked up already has its record and range: no second record.
+  std::vector<format::AddressRange> live = s.ranges.live();
+  auto covered = [&live](uint64_t address) {
+    return std::any_of(live.begin(), live.end(),
+                       [address](const format::AddressRange& r) { return r.first == address; });
+  };
   for (const auto& [module, pending] : s.unresolved) {
     for (const fatbin::Variable& v : pending.variables) {
       CUdeviceptr address = 0;
@@ -559,6 +570,7 @@ void resolve_module_variables(Session& session) {
                  v.name.c_str(), static_cast<int>(result));
         continue;
       }
+      if (covered(address)) continue;
       session.tool_global_get(module, pending.is_library, v.name, address, size);
       s.ranges.track(address, size, RangeKind::kGlobal, module);
     }
