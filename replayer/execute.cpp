@@ -327,7 +327,8 @@ MaybeError Executor::run() {
       result_.expected_error->calls_not_replayed = plan_.actions.size() - i - 1;
       break;
     }
-    ++result_.actions_replayed;
+    const auto* global = std::get_if<GlobalGetOp>(&action.op);
+    if (global == nullptr || !global->by_tool) ++result_.actions_replayed;
     if (options_.progress && (++done & 63) == 0) progress(done, false);
   }
   watchdog_.at_end();

@@ -668,8 +668,8 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
         return capture_error(seq, "globalGet", "global out of limits").with_address(r.getAddress());
       }
       if (r.getAddress() != 0 && r.getSize() != 0) globals_[r.getAddress()] = r.getSize();
-      push(seq,
-           GlobalGetOp{r.getModule(), r.getIsLibrary(), r.getName(), r.getAddress(), r.getSize()});
+      push(seq, GlobalGetOp{r.getModule(), r.getIsLibrary(), r.getName(), r.getAddress(),
+                            r.getSize(), r.getByTool()});
       return std::nullopt;
     }
     case Which::FUNCTION_SET_ATTRIBUTE: {

@@ -84,6 +84,10 @@ struct GlobalGetOp {
   std::string name;
   uint64_t address = 0;
   uint64_t size = 0;
+  // GlobalGet.byTool: the interceptor looked the variable up for a snapshot, the application did
+  // not. Replayed the same way (its captured address must map to the live one), not counted as
+  // one of the application's calls.
+  bool by_tool = false;
 };
 
 struct FunctionAttributeOp {

@@ -235,7 +235,7 @@ struct ReplayResult {
   std::string capture_path;
   PlanSummary plan;  // identity, counts, skipped calls and warnings
   TargetInfo target;
-  uint64_t actions_replayed = 0;
+  uint64_t actions_replayed = 0;  // the application's calls (not the tool's globalGet byTool)
   uint64_t mapped_bytes = 0;
   size_t memory_ranges = 0;
   size_t relocated_ranges = 0;

@@ -11,8 +11,9 @@
 # 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`) and
 # MemAlloc.devicePointer (host allocations: the device address kernels reach them at).
 # 5 adds CUDA graphs and stream capture as typed records (graph, graphNode, graphExec,
-# streamCapture), DeferredResult.graphNode (checksums of copies inside graph launches), and
-# CaptureHeader.redact (RedactInfo) for captures scrubbed by `cusnap redact`.
+# streamCapture), DeferredResult.graphNode (checksums of copies inside graph launches), 
+# CaptureHeader.redact (RedactInfo) for captures scrubbed by `cusnap redact`, and GlobalGet.byTool
+# (module variables the interceptor resolved for memory snapshots).
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -360,6 +361,9 @@ struct GlobalGet {
   name @2 :Text;
   address @3 :UInt64;
   size @4 :UInt64;
+  byTool @5 :Bool;                  # schema 5: no call of the application's: the interceptor
+                                    # looked the variable up for a memory snapshot (apiName
+                                    # "cusnap"; docs/capture.md, "Memory snapshots")
 }
 
 struct MemAlloc {

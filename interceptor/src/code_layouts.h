@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cusnap/fatbin/fatbin.h"
+#include "cusnap/fatbin/variables.h"
 #include "handles.h"
 #include "image_size.h"
 
@@ -35,6 +36,11 @@ namespace cusnap::icpt {
 // Every kernel layout `image` describes. `image.size` must be the image's size (inspect_image);
 // for kFatbinWrapper, `image.data` is the fatbin the wrapper points to (as inspect_image gives it).
 ImageLayouts image_layouts(const ImageView& image);
+
+// The module variables `image` defines (fatbin/variables.h), for snapshots: of PTX, of a cubin's
+// symbol table, or of a fatbin's first cubin that has one, else its first PTX entry (every entry
+// is compiled from the same source). Empty for an image that cannot be read.
+std::vector<cusnap::fatbin::Variable> image_variables(const ImageView& image);
 
 // The layouts in the `.nv.info.<kernel>` sections of an ELF cubin, by kernel name. std::nullopt
 // when the bytes are not a well-formed 64-bit little-endian ELF.

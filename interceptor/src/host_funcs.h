@@ -28,7 +28,9 @@ CUresult launch_tracked_host_func(fn::cuLaunchHostFunc real, CUstream stream, bo
 CUresult add_tracked_callback(fn::cuStreamAddCallback real, CUstream stream, bool per_thread,
                               CUstreamCallback callback, void* user_data, unsigned flags) noexcept;
 
-// Stream and event facts the cross-stream waits need (called after the real call succeeded).
+// Stream and event facts the cross-stream waits need (called after the real call succeeded,
+// but host_funcs_stream_waits: before the real cuStreamWaitEvent, so that no snapshot's check
+// can miss a wait the stream already has; a refused wait only adds a wait).
 void host_funcs_stream_created(CUstream stream, unsigned flags) noexcept;
 void host_funcs_stream_destroyed(CUstream stream) noexcept;
 void host_funcs_event_recorded(CUevent event, CUstream stream, bool per_thread) noexcept;
@@ -36,7 +38,9 @@ void host_funcs_stream_waits(CUstream stream, bool per_thread, CUevent event) no
 void host_funcs_event_destroyed(CUevent event) noexcept;
 
 // True when work enqueued now on `stream` could wait on a tracked host function that has not
-// finished: synchronising the stream could then wait for the application itself.
+// finished: synchronising the stream could then wait for the application itself. A host
+// function counts from before its real enqueue (launch_tracked_host_func), so a caller that gets
+// false, then records an event on the stream and gets false again, may wait for that event.
 bool waits_on_pending_host_func(CUstream stream, bool per_thread) noexcept;
 
 }  // namespace cusnap::icpt

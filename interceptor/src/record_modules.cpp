@@ -142,6 +142,7 @@ void record_load(CallScope& call, const LoadArgs& args) {
   auto load = record.initModuleLoad();
   load.setHandle(args.handle);
   load.setIsLibrary(args.is_library);
+  std::vector<cusnap::fatbin::Variable> variables;  // snapshots on: what the image defines
   if (args.path != nullptr) {
     load.setPath(args.path);
     load.setKind(ImageKindSchema::FILE);
@@ -151,13 +152,17 @@ void record_load(CallScope& call, const LoadArgs& args) {
       load.setImageSize(bytes.size());
     }
     if (!bytes.empty() && args.handle != 0) {
-      HandleTable::instance().put_module_layouts(args.handle, image_layouts(file_image(bytes)));
+      ImageView view = file_image(bytes);
+      HandleTable::instance().put_module_layouts(args.handle, image_layouts(view));
+      if (snapshots_enabled()) variables = image_variables(view);
     }
   } else {
     ImageView view = inspect_image(args.image);
     load.setKind(to_schema(view.kind));
-    if (args.handle != 0)
+    if (args.handle != 0) {
       HandleTable::instance().put_module_layouts(args.handle, image_layouts(view));
+      if (snapshots_enabled()) variables = image_variables(view);
+    }
     if (view.size > 0 && session != nullptr) {
       set_blob(load.initImage(), session->put_blob({view.data, view.size}));
       load.setImageSize(view.size);
@@ -172,6 +177,10 @@ void record_load(CallScope& call, const LoadArgs& args) {
                 args.library_options, args.library_values);
   }
   call.commit();
+  // Snapshots cover every variable the image defines, resolved at the next snapshot (after the
+  // record: no globalGet of the tool's may come before its module's load).
+  if (!variables.empty())
+    track_module_variables(args.handle, args.is_library, std::move(variables));
 }
 
 void record_unload(CallScope& call, uint64_t handle, bool is_library) {

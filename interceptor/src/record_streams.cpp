@@ -72,10 +72,17 @@ CUSNAP_POST_HOOK(cuStreamDestroy_v2)(CallScope& call, CUresult, CUstream hStream
   call.commit();
 }
 
+// Before the real call: from the moment the stream waits on the event, a snapshot's check of
+// its host functions must see what the event carries (a snapshot that checked before this
+// marks the stream's work with its own event before re-checking, so the wait comes after that
+// mark; host_funcs.h). A refused wait only adds a wait until those host functions finish.
+CUSNAP_PRE_HOOK(cuStreamWaitEvent)
+(CallScope& call, CUstream hStream, CUevent hEvent, unsigned int) {
+  if (snapshots_enabled()) host_funcs_stream_waits(hStream, call.per_thread_stream(), hEvent);
+}
+
 CUSNAP_POST_HOOK(cuStreamWaitEvent)
-(CallScope& call, CUresult result, CUstream hStream, CUevent hEvent, unsigned int Flags) {
-  if (result == CUDA_SUCCESS && snapshots_enabled())
-    host_funcs_stream_waits(hStream, call.per_thread_stream(), hEvent);
+(CallScope& call, CUresult, CUstream hStream, CUevent hEvent, unsigned int Flags) {
   auto wait = call.record().initStreamWaitEvent();
   wait.setStream(handle_value(hStream));
   wait.setEvent(handle_value(hEvent));

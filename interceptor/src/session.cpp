@@ -587,6 +587,19 @@ void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t l
   });
 }
 
+void Session::tool_global_get(uint64_t module, bool is_library, const std::string& name,
+                              uint64_t address, uint64_t size) noexcept {
+  append_tool_record([&](schema::CallRecord::Builder record) {
+    auto global = record.initGlobalGet();
+    global.setModule(module);
+    global.setIsLibrary(is_library);
+    global.setName(name);
+    global.setAddress(address);
+    global.setSize(size);
+    global.setByTool(true);
+  });
+}
+
 void Session::on_driver_initialized() noexcept { (void)ensure_open(); }
 
 void Session::note_incomplete(const std::string& why) noexcept {

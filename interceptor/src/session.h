@@ -84,6 +84,11 @@ class Session {
                        const std::vector<SnapshotChunk>& chunks,
                        const std::string& skipped) noexcept;
 
+  // A globalGet record made by the tool (byTool): module variable `name` of `module` is `size`
+  // bytes at `address` (a memory snapshot covers it; the application never looked it up).
+  void tool_global_get(uint64_t module, bool is_library, const std::string& name, uint64_t address,
+                       uint64_t size) noexcept;
+
   // The application's cuInit returned: open the file now.
   void on_driver_initialized() noexcept;
   // Internal error: record it, close the file, stop recording in this process.

@@ -1,8 +1,11 @@
 #include "snapshot.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -76,6 +79,7 @@ struct Pending {
   std::vector<SnapshotChunk> before;  // one per chunk
   bool device = false;                // `before` was taken on the device route
   std::vector<ChunkHash> hashes;      // then: each chunk's device hash before the launch
+  CUevent marker = nullptr;           // this thread's: marks the stream's work to wait for
 };
 
 // The device route's kernel and buffers, on the context current at the first snapshot.
@@ -86,6 +90,12 @@ struct DeviceHasher {
   CUdeviceptr hashes = 0;  // (low, high) per chunk
   uint64_t capacity = 0;   // chunks the two buffers hold
   std::vector<uint64_t> host_table;
+};
+
+// A loaded module's variables, addresses not asked for yet (track_module_variables).
+struct ModuleVariables {
+  bool is_library = false;
+  std::vector<fatbin::Variable> variables;
 };
 
 struct State {
@@ -110,6 +120,8 @@ struct State {
   uint64_t ordinal = 0;
   std::mutex streams_mutex;
   std::vector<CUstream> streams;  // created by the application, not yet destroyed
+  // Under ranges_mutex: loaded modules whose variables no snapshot has resolved yet.
+  std::map<uint64_t, ModuleVariables> unresolved;
 };
 
 State& state() {
@@ -170,12 +182,49 @@ void check(CUresult result, const char* what) {
     throw SnapshotError{std::string(what) + " failed (CUresult " + std::to_string(result) + ")"};
 }
 
-// Waits for the launch's stream (the legacy default stream also waits for the blocking streams,
-// as the driver defines it); never for other streams.
-void synchronize(CUstream stream, bool per_thread) {
-  auto sync = per_thread ? CUSNAP_REAL(cuStreamSynchronize_ptsz) : CUSNAP_REAL(cuStreamSynchronize);
-  if (sync == nullptr) throw SnapshotError{"the driver has no cuStreamSynchronize"};
-  check(sync(stream), "cuStreamSynchronize on the launch's stream");
+// Test-only (CUSNAP_TEST_HOST_FUNC_CHECKED names a function the application exports, docs/
+// capture.md "Tests"): called between the host-function check and the marker, the window in
+// which another thread may enqueue a host function on the launch's stream; never set otherwise.
+void test_hook_host_func_checked() {
+  using Hook = void (*)();
+  static Hook hook = [] {
+    const char* name = std::getenv("CUSNAP_TEST_HOST_FUNC_CHECKED");
+    return name != nullptr && *name != '\0' ? reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, name))
+                                            : nullptr;
+  }();
+  if (hook != nullptr) hook();
+}
+
+// Waits for the work enqueued on the launch's stream so far (for the legacy default stream that
+// includes the blocking streams', as the driver defines it; never other streams'), unless that
+// work could wait on an application host function that has not run (false: nothing waited for).
+// The check and the wait are not one step: another thread may enqueue a host function on the
+// stream (or on one it waits on) right after the check. So the wait is for an event of this
+// thread's recorded on the stream after the check, not for the stream, and the check is made
+// again after the record: a host function whose enqueue began before the re-check is pending
+// then (host_funcs.h tracks it, and a stream's wait on an event, before the real call), and one
+// enqueued after it comes after the event in stream order, which the event does not wait for.
+bool synchronize_unless_host_func(Pending& p) {
+  if (waits_on_pending_host_func(p.stream, p.per_thread)) return false;
+  test_hook_host_func_checked();
+  auto create = CUSNAP_REAL(cuEventCreate);
+  auto record = p.per_thread ? CUSNAP_REAL(cuEventRecord_ptsz) : CUSNAP_REAL(cuEventRecord);
+  auto wait = CUSNAP_REAL(cuEventSynchronize);
+  if (create == nullptr || record == nullptr || wait == nullptr) {
+    // A driver without events (test fakes): the stream itself, checked once more just before.
+    auto sync =
+        p.per_thread ? CUSNAP_REAL(cuStreamSynchronize_ptsz) : CUSNAP_REAL(cuStreamSynchronize);
+    if (sync == nullptr) throw SnapshotError{"the driver has no cuStreamSynchronize"};
+    if (waits_on_pending_host_func(p.stream, p.per_thread)) return false;
+    check(sync(p.stream), "cuStreamSynchronize on the launch's stream");
+    return true;
+  }
+  if (p.marker == nullptr)
+    check(create(&p.marker, CU_EVENT_DISABLE_TIMING), "cuEventCreate for the snapshot marker");
+  check(record(p.marker, p.stream), "cuEventRecord on the launch's stream");
+  if (waits_on_pending_host_func(p.stream, p.per_thread)) return false;
+  check(wait(p.marker), "cuEventSynchronize on the launch's stream");
+  return true;
 }
 
 // The live ranges, overlapping device ones merged (VMM access set twice over a range), address
@@ -488,6 +537,47 @@ void fail_or_skip(Pending& p, const SnapshotError& e) {
            e.what.c_str());
 }
 
+// Before a snapshot reads the table (caller holds ranges_mutex, so no unload runs meanwhile):
+// asks the real driver where the variables of every module loaded since the last snapshot are,
+// records each as a globalGet of the tool's (before the launch record, so that the record-side
+// rule, SnapshotRanges::apply, covers it too) and tracks it. A variable the driver does not find
+// (another context current, a name it does not export) is left out, logged once.
+void resolve_module_variables(Session& session) {
+  State& s = state();
+  if (s.unresolved.empty()) return;
+  auto module_get = CUSNAP_REAL(cuModuleGetGlobal_v2);
+  auto library_get = CUSNAP_REAL(cuLibraryGetGlobal);
+  // A variable the application looked up already has its record and range: no second record.
+  std::vector<format::AddressRange> live = s.ranges.live();
+  auto covered = [&live](uint64_t address) {
+    return std::any_of(live.begin(), live.end(),
+                       [address](const format::AddressRange& r) { return r.first == address; });
+  };
+  for (const auto& [module, pending] : s.unresolved) {
+    for (const fatbin::Variable& v : pending.variables) {
+      CUdeviceptr address = 0;
+      size_t size = 0;
+      CUresult result = CUDA_ERROR_NOT_SUPPORTED;
+      if (pending.is_library && library_get != nullptr) {
+        result = library_get(&address, &size, reinterpret_cast<CUlibrary>(module), v.name.c_str());
+      } else if (!pending.is_library && module_get != nullptr) {
+        result = module_get(&address, &size, reinterpret_cast<CUmodule>(module), v.name.c_str());
+      }
+      if (result != CUDA_SUCCESS || address == 0 || size == 0) {
+        log_once(LogLevel::kInfo, "snapshot-variable-not-found",
+                 "a module variable the image defines was not found by the driver (%s: CUresult "
+                 "%d): snapshots do not cover it",
+                 v.name.c_str(), static_cast<int>(result));
+        continue;
+      }
+      if (covered(address)) continue;
+      session.tool_global_get(module, pending.is_library, v.name, address, size);
+      s.ranges.track(address, size, RangeKind::kGlobal, module);
+    }
+  }
+  s.unresolved.clear();
+}
+
 std::string function_name(CUfunction function) {
   uint64_t handle = reinterpret_cast<uint64_t>(function);
   if (const LaunchFacts* facts = HandleTable::instance().lookup_cached(handle); facts != nullptr) {
@@ -545,6 +635,17 @@ void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t modul
   }
 }
 
+void track_module_variables(uint64_t module, bool is_library,
+                            std::vector<fatbin::Variable> variables) noexcept {
+  if (module == 0 || variables.empty()) return;
+  try {
+    State& s = state();
+    std::lock_guard lock(s.ranges_mutex);
+    s.unresolved[module] = ModuleVariables{is_library, std::move(variables)};
+  } catch (...) {
+  }
+}
+
 void track_host_range(uint64_t device, uint64_t host, uint64_t size) noexcept {
   if (device == 0 || host == 0 || size == 0) return;
   try {
@@ -576,6 +677,7 @@ void release_begin(Release what, uint64_t address, uint64_t size) noexcept {
       break;
     case Release::kModule:
       s.ranges.release_module(address);
+      s.unresolved.erase(address);
       break;
   }
 }
@@ -607,7 +709,9 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
   if (s.failed.load(std::memory_order_relaxed)) return;
   try {
     Pending& p = pending();
+    CUevent marker = p.marker;  // kept: one per thread, for the thread's life
     p = Pending{};
+    p.marker = marker;
     {
       std::lock_guard lock(s.snapshot_mutex);
       if (s.selection->exhausted() || !s.selection->select(function_name(function))) return;
@@ -625,7 +729,7 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       return;
     }
     // A host function the stream waits on may wait for this thread's progress after the launch
-    // returns: synchronising would deadlock the application.
+    // returns: synchronising would deadlock the application (checked again in the try below).
     if (waits_on_pending_host_func(stream, p.per_thread)) {
       p.skipped = kWaitsOnHostFunc;
       return;
@@ -642,7 +746,10 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       // Not under the snapshot lock: the stream's work may wait for another thread's progress
       // (a host function, an event it records after its own launch), and that thread may be
       // about to take a snapshot itself.
-      synchronize(stream, p.per_thread);
+      if (!synchronize_unless_host_func(p)) {
+        p.skipped = kWaitsOnHostFunc;
+        return;
+      }
       // Work still queued elsewhere could write while the memory is read: the snapshot would
       // not be the launch's alone. Idle now and nothing new enqueued (the counter) stays idle.
       if (std::string busy = busy_stream(stream, p.per_thread); !busy.empty()) {
@@ -654,6 +761,7 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
       if (session == nullptr) throw SnapshotError{"no capture session"};
       std::lock_guard lock(s.snapshot_mutex);  // the staging buffer and the tool's stream
       std::lock_guard memory(s.ranges_mutex);  // no free runs while the ranges are read
+      resolve_module_variables(*session);
       p.ranges = live_ranges();
       p.chunks = tile(p.ranges);
       p.before.assign(p.chunks.size(), SnapshotChunk{});
@@ -723,19 +831,18 @@ void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {
       session->memory_snapshot(false, seq, ordinal, {}, p.skipped);
       return;
     }
-    if (waits_on_pending_host_func(p.stream, p.per_thread)) {
-      // Another thread enqueued one since the before-state was read: that one stands.
-      session->memory_snapshot(false, seq, ordinal, p.before, "");
-      session->memory_snapshot(true, seq, ordinal, {},
-                               std::string("after-state not recorded: ") + kWaitsOnHostFunc);
-      p.before.clear();
-      p.before.shrink_to_fit();
-      return;
-    }
     std::vector<SnapshotChunk> after(p.chunks.size());
     try {
       RelaxedCaptureMode relaxed;
-      synchronize(p.stream, p.per_thread);  // unlocked, as in snapshot_before
+      if (!synchronize_unless_host_func(p)) {  // unlocked, as in snapshot_before
+        // Another thread enqueued one since the before-state was read: that one stands.
+        session->memory_snapshot(false, seq, ordinal, p.before, "");
+        session->memory_snapshot(true, seq, ordinal, {},
+                                 std::string("after-state not recorded: ") + kWaitsOnHostFunc);
+        p.before.clear();
+        p.before.shrink_to_fit();
+        return;
+      }
       std::lock_guard lock(s.snapshot_mutex);
       std::lock_guard memory(s.ranges_mutex);
       if (!still_live(p.ranges)) {

@@ -2,7 +2,8 @@
 //
 // - Live ranges: every device-reachable range a kernel could touch that the shim saw being made:
 //   cuMemAlloc* (plain, pitched, async, from pool), managed memory, VMM ranges once cuMemSetAccess
-//   made them accessible, and module globals returned by cuModuleGetGlobal / cuLibraryGetGlobal.
+//   made them accessible, and module variables: those returned by cuModuleGetGlobal /
+//   cuLibraryGetGlobal, and every other variable a loaded image defines (track_module_variables).
 //   Frees, unmaps and module unloads remove them. Host memory the device reaches (cuMemAllocHost,
 //   cuMemHostAlloc, cuMemHostRegister, wherever cuMemHostGetDevicePointer gives an address) is
 //   covered too, read on the host with memcpy; cuMemFreeHost / cuMemHostUnregister remove it.
@@ -24,7 +25,9 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
+#include "cusnap/fatbin/variables.h"
 #include "cusnap/format/snapshot_ranges.h"
 #include "generated_shim_api.h"
 
@@ -52,6 +55,13 @@ void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t modul
 // Host memory a kernel reaches at `device` (pinned, mapped or registered; under unified addressing
 // usually device == host): snapshots cover it and read it on the host, at `host`.
 void track_host_range(uint64_t device, uint64_t host, uint64_t size) noexcept;
+// A module or library just loaded (snapshots on): the variables its image defines
+// (fatbin/variables.h). Their addresses are asked of the real driver (cuModuleGetGlobal,
+// cuLibraryGetGlobal) at the first snapshot taken after the load, which records each as a
+// globalGet of the tool's (byTool) and covers it from then on like a looked-up variable;
+// capture without snapshots never asks. An unload forgets the module's (Release::kModule).
+void track_module_variables(uint64_t module, bool is_library,
+                            std::vector<fatbin::Variable> variables) noexcept;
 // Frees (pre hook, before the real call): removes the range(s) and holds the table's lock across
 // the real call, so that no snapshot reads memory while it is being released; release_end (post
 // hook) lets go. kRange: the range at `address`; kWithin: every range inside

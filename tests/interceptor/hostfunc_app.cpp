@@ -18,6 +18,10 @@
 //   unrelated the host function on non-blocking stream A, the launch on non-blocking stream B
 //             (B does not wait on A)
 //   ran       the host function on S, S synchronised (it has run), the launch on S
+//   race      nothing pending when the launch on S begins; then, inside the shim's snapshot,
+//             between its host-function check and its wait (the shim calls the exported
+//             hostfunc_app_host_func_checked there when the test-only CUSNAP_TEST_HOST_FUNC_CHECKED
+//             names it), a second thread enqueues the host function on S and returns
 // Prints the buffer's checksum and what the host function saw. If the main thread is never
 // released for kWatchdogSeconds (a deadlock), it says so and exits with 3, so that the failure
 // is an exit code rather than a process that never ends.
@@ -69,6 +73,25 @@ void CUDA_CB stream_callback(CUstream, CUresult status, void* user_data) {
   wait_released(user_data);
 }
 
+CUstream g_race_stream = nullptr;  // race: where the second thread enqueues the host function
+
+}  // namespace
+
+// race: called by the shim (test-only hook) between its host-function check and its wait for
+// the launch's stream; the first call has a second thread enqueue the blocking host function on
+// the stream, and returns once that enqueue has returned. Later calls do nothing.
+extern "C" __attribute__((visibility("default"))) void hostfunc_app_host_func_checked() {
+  static bool done = false;
+  if (done || g_race_stream == nullptr) return;
+  done = true;
+  std::thread other([] {
+    CU_CHECK(cuLaunchHostFunc(g_race_stream, host_fn, reinterpret_cast<void*>(uintptr_t{0x5eed})));
+  });
+  other.join();
+}
+
+namespace {
+
 void release() {
   std::lock_guard lock(g_gate.mutex);
   g_gate.released = true;
@@ -96,7 +119,8 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[2];
   if (mode != "same" && mode != "callback" && mode != "event" && mode != "chain" &&
-      mode != "legacy" && mode != "per_thread" && mode != "unrelated" && mode != "ran") {
+      mode != "legacy" && mode != "per_thread" && mode != "unrelated" && mode != "ran" &&
+      mode != "race") {
     std::fprintf(stderr, "hostfunc_app: unknown mode %s\n", mode.c_str());
     return 2;
   }
@@ -112,7 +136,7 @@ int main(int argc, char** argv) {
   CU_CHECK(cuMemcpyHtoD(buffer, host.data(), sizeof(uint32_t) * kWords));
 
   const unsigned host_flags =
-      mode == "legacy" || mode == "same" || mode == "callback" || mode == "ran"
+      mode == "legacy" || mode == "same" || mode == "callback" || mode == "ran" || mode == "race"
           ? CU_STREAM_DEFAULT
           : CU_STREAM_NON_BLOCKING;
   CUstream a;
@@ -129,7 +153,9 @@ int main(int argc, char** argv) {
 
   std::thread guard(watchdog);
   if (mode == "ran") release();  // the host function runs at once; the stream is synchronised
-  if (mode == "callback") {
+  if (mode == "race") {
+    g_race_stream = a;  // enqueued from the shim's hook, or (direct run) right after the launch
+  } else if (mode == "callback") {
     CU_CHECK(cuStreamAddCallback(a, stream_callback, tag, 0));
   } else if (mode == "per_thread") {
     CU_CHECK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, host_fn, tag));
@@ -159,6 +185,7 @@ int main(int argc, char** argv) {
   unsigned index = 7;
   void* params[] = {&buffer, &n, &index};
   CU_CHECK(cuLaunchKernel(step, 1, 1, 1, kWords, 1, 1, 0, launch_stream, params, nullptr));
+  if (mode == "race") hostfunc_app_host_func_checked();  // no shim (direct run): enqueue it now
   release();
   CU_CHECK(cuCtxSynchronize());
   {

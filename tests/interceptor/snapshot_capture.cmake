@@ -402,6 +402,11 @@ elseif(MODE STREQUAL "hostfunc")
   if(NOT direct_rc EQUAL 0)
     message(FATAL_ERROR "direct run failed (rc ${direct_rc}):\n${direct_out}${direct_err}")
   endif()
+  if(HOSTFUNC STREQUAL "race")
+    # Test-only: the shim calls the application's hook between its host-function check and its
+    # wait for the stream; the hook has another thread enqueue the blocking host function there.
+    set(ENV{CUSNAP_TEST_HOST_FUNC_CHECKED} hostfunc_app_host_func_checked)
+  endif()
   capture(${f} snap --snapshot-kernels step -- ${APP} ${IMAGE} ${HOSTFUNC})
   message("direct:\n${direct_out}\nwith snapshots:\n${snap_out}${snap_err}")
   if(NOT direct_out STREQUAL snap_out)

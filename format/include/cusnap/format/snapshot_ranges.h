@@ -5,8 +5,10 @@
 //
 // - Ranges: every device-reachable range a kernel could touch: cuMemAlloc, cuMemAllocPitch
 //   (pitch x height), cuMemAllocAsync, cuMemAllocFromPoolAsync, cuMemAllocManaged, VMM ranges
-//   once cuMemSetAccess made them accessible, and module variables (cuModuleGetGlobal,
-//   cuLibraryGetGlobal). cuMemFree/cuMemFreeAsync remove the range at the address, cuMemUnmap
+//   once cuMemSetAccess made them accessible, and module variables: every globalGet record, the
+//   application's (cuModuleGetGlobal, cuLibraryGetGlobal) and the interceptor's (byTool: every
+//   other variable a loaded image defines, looked up at the first snapshot after the load).
+//   cuMemFree/cuMemFreeAsync remove the range at the address, cuMemUnmap
 //   and cuMemAddressFree every range inside theirs, a module or library unload its variables.
 //   Host memory a kernel can reach (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister, at the
 //   device address cuMemHostGetDevicePointer gives) is tracked by the interceptor only
