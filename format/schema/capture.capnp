@@ -11,7 +11,7 @@
 # 4 adds ExtractInfo.droppedInputBytes/droppedExpectedBytes/droppedRanges (`--minimize`) and
 # MemAlloc.devicePointer (host allocations: the device address kernels reach them at).
 # 5 adds CUDA graphs and stream capture as typed records (graph, graphNode, graphExec,
-# streamCapture), DeferredResult.graphNode (checksums of copies inside graph launches), 
+# streamCapture), DeferredResult.graphNode (checksums of copies inside graph launches),
 # CaptureHeader.redact (RedactInfo) for captures scrubbed by `cusnap redact`, and GlobalGet.byTool
 # (module variables the interceptor resolved for memory snapshots).
 #
