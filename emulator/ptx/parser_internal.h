@@ -174,6 +174,9 @@ class Parser {
   std::vector<std::string> owned_names_;  // storage for generated register names
   std::unordered_map<std::string, ModifierVerdict> modifier_verdicts_;  // by opcode + modifiers
   bool no_greater_ = false;  // parsing `%name<N>`: '>' ends the expression
+  // Instructions refused as not supported so far: parsing goes on past them so that the load
+  // error lists every one of the module (an instruction declares nothing later text depends on).
+  std::vector<ParseError> unsupported_;
 };
 
 inline std::string describe(const Token& t) {

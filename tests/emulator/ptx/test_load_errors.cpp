@@ -74,6 +74,40 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
   }
 }
 
+TEST_CASE("the load error lists every unsupported instruction of the module with its line",
+          "[ptx][load]") {
+  // Three refused instructions in two functions, a supported one between them, and a refused
+  // branch whose label must not be patched into the instruction after it.
+  const std::string with_targets = kernel_with(
+      "TARGETS: .branchtargets DONE;\n  brx.idx %r1, TARGETS;\n  add.u32 %r1, %r2, %r3;\n"
+      "  alloca.u64 %rd2, %rd1, 8;\n  barrier.cluster.arrive;",
+      ".visible .func g()\n{\n  .reg .b32 %r<4>;\n  vadd.s32.s32.s32 %r1, %r2, %r3;\n  ret;\n}\n");
+  CompileResult r = compile(with_targets);
+  INFO(r.error);
+  REQUIRE(r.program == nullptr);
+  CHECK(r.status == CompileStatus::kNotSupported);
+  const char* refused[] = {"vadd.s32.s32.s32", "brx.idx", "alloca.u64", "barrier.cluster.arrive"};
+  size_t at = 0;
+  for (const char* what : refused) {  // in source order, one "line L: ..." line each
+    const std::string entry =
+        "line " + std::to_string(line_of(with_targets, what)) + ": instruction '" + what;
+    const size_t found = r.error.find(entry);
+    CHECK(found != std::string::npos);
+    CHECK((found == 0 || r.error[found - 1] == '\n'));
+    if (found != std::string::npos) CHECK(found >= at);
+    if (found != std::string::npos) at = found;
+  }
+  CHECK(r.error.find("add.u32") == std::string::npos);
+  CHECK(std::count(r.error.begin(), r.error.end(), '\n') == 3);
+}
+
+TEST_CASE("malformed PTX after an unsupported instruction is still invalid", "[ptx][load]") {
+  CompileResult r = compile(kernel_with("  vadd.s32.s32.s32 %r1, %r2, %r3;\n  add.u32 %r1, %r2;"));
+  INFO(r.error);
+  CHECK(r.status == CompileStatus::kInvalidPtx);
+  CHECK(r.error.find("add expects 3 operands") != std::string::npos);
+}
+
 TEST_CASE("directives the emulator does not implement are not supported, not invalid",
           "[ptx][load]") {
   CompileResult r = compile(".version 9.0\n.target sm_90\n.address_size 32\n");
