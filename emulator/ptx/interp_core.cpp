@@ -705,6 +705,9 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kRedux:
         if (exec_collective(b, w, in, pc, group, exec)) advance(w, group);
         break;
+      case Op::kMma:
+        if (exec_matrix(b, w, in, group, exec)) advance(w, group);
+        break;
     }
     if (abort_.load(std::memory_order_relaxed)) break;
   }

@@ -127,6 +127,7 @@ enum class Op : uint8_t {
   kElect,    // elect.sync d|p, membermask
   kBmsk,     // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
   kSzext,    // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
+  kMma,      // mma.sync.aligned d, a, b, c: Module::matrix_ops[matrix] (interp_matrix.cpp)
   // There is no "unsupported" op: an instruction the emulator does not implement fails the
   // module load (parse_module reports it as not supported), never a launch.
 };
@@ -197,7 +198,21 @@ struct Instr {
   uint32_t line = 0;      // PTX source line
   uint32_t function = 0;  // owning function index
   uint32_t callee = 0;    // kCall: function index, or kIndirectCallee (target in ops[2])
+  uint32_t matrix = 0;    // kMma: index into Module::matrix_ops
   Operand ops[kMaxOperands];
+};
+
+// A warp-wide matrix instruction (mma.sync.aligned), decoded once: D (m x n) = A (m x k) *
+// B (k x n) + C. Operand vectors hold per-lane fragments; the maps say, for lane l and fragment
+// element i (element i of a vector is register i / per_reg, bits (i % per_reg) * element width),
+// which matrix element it is: map[l * frag + i] = row * cols + col. Built from the PTX ISA's
+// "Matrix fragments for mma" layouts in lower_matrix.cpp.
+struct MatrixOp {
+  uint8_t m = 0, n = 0, k = 0;
+  Type a = Type::kNone, b = Type::kNone, c = Type::kNone, d = Type::kNone;
+  bool satfinite = false;                      // integer: clamp the s32 result instead of wrapping
+  uint8_t a_frag = 0, b_frag = 0, c_frag = 0;  // elements per lane
+  std::vector<uint16_t> a_map, b_map, c_map;   // 32 * frag entries each (c_map serves D too)
 };
 
 struct Symbol {
@@ -260,6 +275,7 @@ struct Module {
   std::vector<Symbol> symbols;
   std::vector<uint64_t> const_pool;  // 32 lanes per entry
   std::vector<Operand> vec_pool;
+  std::vector<MatrixOp> matrix_ops;
   std::vector<uint8_t> slot_bits;  // declared width of each slot
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;

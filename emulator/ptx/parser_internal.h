@@ -138,6 +138,9 @@ class Parser {
   Operand src_vector(const ParsedOperand& p, Type elem, size_t count);
   Operand dst_vector(const ParsedOperand& p, size_t count);
   Operand addr(const ParsedOperand& p);
+  // mma.sync.aligned (lower_matrix.cpp): `types` are the suffixes in order (d, a, b, c).
+  void lower_mma(Instr& in, const std::vector<std::string_view>& mods,
+                 const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
   uint32_t const_index(uint64_t bits);
   // A constant converted to an operand of type t (integers cast to its size, floating-point
   // ones rounded to it), or refused (naming `line`) when PTX gives it no exact meaning there: a

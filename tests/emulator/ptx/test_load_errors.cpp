@@ -31,9 +31,13 @@ struct Refused {
 
 TEST_CASE("instructions the emulator does not implement fail the module load", "[ptx][load]") {
   const Refused cases[] = {
-      {"mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
-       "  mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3}, {%r4}, "
-       "{%f5,%f6,%f7,%f1};",
+      {"mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32",
+       "  mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r1,%r2,%r3,%r4}, {%r5,%r6,%r7,%r8}, "
+       "{%r9,%r10}, {%r11,%r12,%r13,%r14};",
+       ""},
+      {"mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
+       "  mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}, "
+       "{%r2,%r3}, {%r4,%r5}, {%f9,%f10,%f11,%f12,%f13,%f14,%f15,%f1};",
        ""},
       {"brx.idx", "  brx.idx %r1, TARGETS;", ""},
       {"tex", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6}];", ""},

@@ -1,0 +1,202 @@
+// Warp-level matrix instructions: mma.sync.aligned, executed once for the whole warp (the
+// fragments of all 32 lanes are gathered into the A, B and C matrices, multiplied, and D is
+// scattered back) rather than lane by lane.
+//
+// Arithmetic (docs/emulator.md, "Matrix instructions"; the PTX ISA leaves the order and the
+// intermediate precision of the float accumulation open):
+// * f16, bf16, tf32 inputs: every product is exact (at most 2 x 11 significand bits); each
+//   element of D is C plus the products in increasing k, every addition rounded to nearest-even
+//   f32 (an f32 fused multiply-add chain). No flushing of subnormals. An f16 C is widened
+//   exactly, an f16 D is the final f32 sum rounded once to nearest-even f16. tf32 operands use
+//   the top 19 bits of their register (the low 13 mantissa bits are ignored). A NaN result is
+//   the canonical NaN (0x7fffffff, 0x7fff for f16).
+// * f64: a chain of correctly rounded f64 fused multiply-adds in increasing k, starting at C.
+// * s8/u8: exact; the s32 result wraps modulo 2^32, or with .satfinite clamps to the s32 range.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <climits>
+#include <cstring>
+
+#include "alu_internal.h"
+#include "interp.h"
+
+namespace cusnap::emu::ptx {
+namespace {
+
+using detail::as_f32;
+using detail::as_f64;
+
+// Largest matrices of the shapes lowered (m16 x k32 of A, 16 x 8 of C).
+constexpr int kMaxElems = 16 * 32;
+
+int element_bits(Type t) {
+  switch (t) {
+    case Type::kS8:
+    case Type::kU8:
+      return 8;
+    case Type::kF16:
+    case Type::kBF16:
+      return 16;
+    case Type::kF64:
+      return 64;
+    default:
+      return 32;
+  }
+}
+
+// Sends each fragment element of the registers `regs` (32-lane arrays) through `load` into the
+// matrix `out` at the position the fragment map gives.
+template <class T, class Load>
+void gather(const uint64_t* const* regs, const std::vector<uint16_t>& map, int frag, Type t,
+            T* out, Load load) {
+  const int bits = element_bits(t);
+  const int per = bits == 64 ? 1 : 32 / bits;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  const uint16_t* where = map.data();
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    for (int i = 0; i < frag; ++i) {
+      const uint64_t word = regs[i / per][lane];
+      out[*where++] = load((word >> ((i % per) * bits)) & mask);
+    }
+  }
+}
+
+double load_float(uint64_t bits, Type t) {
+  switch (t) {
+    case Type::kF16:
+      return detail::decode_format(static_cast<uint32_t>(bits), detail::kFmtF16);
+    case Type::kBF16:
+      return detail::decode_format(static_cast<uint32_t>(bits), detail::kFmtBF16);
+    case Type::kTF32:
+      return as_f32(bits & 0xffffe000u);
+    case Type::kF64:
+      return as_f64(bits);
+    default:
+      return as_f32(bits);
+  }
+}
+
+int64_t load_int(uint64_t bits, Type t) {
+  switch (t) {
+    case Type::kS8:
+      return static_cast<int8_t>(bits);
+    case Type::kU8:
+      return static_cast<uint8_t>(bits);
+    default:
+      return static_cast<int32_t>(bits);
+  }
+}
+
+// acc + p rounded once to nearest-even f32 (p exact in double).
+double add_f32(double acc, double p) {
+  if (!std::isfinite(acc) || !std::isfinite(p)) return static_cast<float>(acc + p);
+  return static_cast<float>(detail::sum_to_odd(acc, p));
+}
+
+uint64_t store_float(double v, Type t) {
+  switch (t) {
+    case Type::kF16:
+      return detail::encode_format(v, detail::kFmtF16, Round::kRn, false);
+    case Type::kF64:
+      return std::bit_cast<uint64_t>(v);
+    default: {
+      const float f = static_cast<float>(v);
+      return std::isnan(f) ? detail::kCanonicalNanF32 : std::bit_cast<uint32_t>(f);
+    }
+  }
+}
+
+}  // namespace
+
+void Launch::vector_operand(Warp& w, const Operand& v, uint32_t exec, const uint64_t** out) {
+  for (int r = 0; r < v.count; ++r) {
+    const Operand& e = m_.vec_pool[v.index + r];
+    // Registers and constants are read in place; nothing else reaches a matrix operand.
+    out[r] = operand(w, e, exec, kSpScratch0);
+  }
+}
+
+bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec) {
+  // .sync.aligned: every thread of the warp executes the same instruction. Lanes wait here
+  // for the others, as at a collective; once no live lane is elsewhere, the instruction runs
+  // if all 32 execute it, is skipped if none does (a guard false for the whole warp), and any
+  // other arrival (a partial warp, lanes exited, a guard true for some lanes) is undefined
+  // behaviour that fails the launch instead of computing with missing fragments.
+  if (w.live() & ~group) {
+    diverge(w);
+    w.coll_wait |= group;
+    w.runnable &= ~group;
+    return false;
+  }
+  if (exec == 0) return true;
+  if (exec != 0xffffffffu) {
+    char lanes[64];
+    std::snprintf(lanes, sizeof lanes, "0x%08x", exec);
+    fail(LaunchStatus::kIllegalInstruction,
+         std::string("mma.sync.aligned executed by lanes ") + lanes +
+             " only (all 32 threads of the warp must execute it together): " +
+             where(b, w, std::countr_zero(exec), in));
+    return true;
+  }
+  const MatrixOp& mo = m_.matrix_ops[in.matrix];
+  const uint64_t* a_regs[16];
+  const uint64_t* b_regs[16];
+  const uint64_t* c_regs[16];
+  vector_operand(w, in.ops[1], exec, a_regs);
+  vector_operand(w, in.ops[2], exec, b_regs);
+  vector_operand(w, in.ops[3], exec, c_regs);
+  const int m = mo.m, n = mo.n, k = mo.k;
+  uint64_t d_bits[16 * 8];
+  if (mo.c == Type::kS32) {
+    int64_t av[kMaxElems], bv[kMaxElems], cv[16 * 8];
+    gather(a_regs, mo.a_map, mo.a_frag, mo.a, av, [&](uint64_t x) { return load_int(x, mo.a); });
+    gather(b_regs, mo.b_map, mo.b_frag, mo.b, bv, [&](uint64_t x) { return load_int(x, mo.b); });
+    gather(c_regs, mo.c_map, mo.c_frag, mo.c, cv, [&](uint64_t x) { return load_int(x, mo.c); });
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < n; ++c) {
+        int64_t acc = cv[r * n + c];
+        for (int kk = 0; kk < k; ++kk) acc += av[r * k + kk] * bv[kk * n + c];
+        if (mo.satfinite) acc = std::clamp<int64_t>(acc, INT32_MIN, INT32_MAX);
+        d_bits[r * n + c] = static_cast<uint32_t>(acc);
+      }
+    }
+  } else {
+    double av[kMaxElems], bv[kMaxElems], cv[16 * 8];
+    gather(a_regs, mo.a_map, mo.a_frag, mo.a, av, [&](uint64_t x) { return load_float(x, mo.a); });
+    gather(b_regs, mo.b_map, mo.b_frag, mo.b, bv, [&](uint64_t x) { return load_float(x, mo.b); });
+    gather(c_regs, mo.c_map, mo.c_frag, mo.c, cv, [&](uint64_t x) { return load_float(x, mo.c); });
+    detail::RoundingScope nearest(FE_TONEAREST);
+    const bool f64 = mo.d == Type::kF64;
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < n; ++c) {
+        double acc = cv[r * n + c];
+        const double* arow = av + r * k;
+        if (f64) {
+          for (int kk = 0; kk < k; ++kk) acc = std::fma(arow[kk], bv[kk * n + c], acc);
+        } else {
+          acc = static_cast<float>(acc);  // an f16 C is exact in f32
+          for (int kk = 0; kk < k; ++kk) acc = add_f32(acc, arow[kk] * bv[kk * n + c]);
+        }
+        d_bits[r * n + c] = store_float(acc, mo.d);
+      }
+    }
+  }
+  // Scatter D: register r of lane l packs fragment elements r * per .. r * per + per - 1.
+  const int bits = element_bits(mo.d);
+  const int per = bits == 64 ? 1 : 32 / bits;
+  const Operand& dv = in.ops[0];
+  for (int r = 0; r < dv.count; ++r) {
+    uint64_t* d = dest(w, m_.vec_pool[dv.index + r]);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      uint64_t word = 0;
+      for (int s = 0; s < per; ++s)
+        word |= d_bits[mo.c_map[lane * mo.c_frag + r * per + s]] << (s * bits);
+      d[lane] = word;
+    }
+  }
+  return true;
+}
+
+}  // namespace cusnap::emu::ptx

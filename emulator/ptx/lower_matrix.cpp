@@ -1,0 +1,145 @@
+// Lowering of the warp-level matrix instructions (mma.sync.aligned) into Op::kMma and a
+// MatrixOp (ir.h). The fragment layouts are those of the PTX ISA, section "Matrix fragments for
+// mma.m*n*k*": with groupID = laneid >> 2 and threadID_in_group (t) = laneid % 4, each lane holds
+// fixed elements of A, B and C/D. The modifier forms (modifiers.cpp) have already restricted the
+// shapes and types to the ones listed there.
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "parser_internal.h"
+
+namespace cusnap::emu::ptx {
+namespace {
+
+int element_bits(Type t) {
+  switch (t) {
+    case Type::kS8:
+    case Type::kU8:
+      return 8;
+    case Type::kF16:
+    case Type::kBF16:
+      return 16;
+    case Type::kTF32:
+    case Type::kF32:
+    case Type::kS32:
+      return 32;
+    default:
+      return 64;  // f64
+  }
+}
+
+// Elements of one register of the operand vector: sub-word types are packed into .b32 registers.
+int per_register(Type t) { return t == Type::kF64 ? 1 : 32 / element_bits(t); }
+
+// (row, col) of element i of lane `lane`'s fragment of A (m x k).
+std::pair<int, int> a_position(const MatrixOp& mo, int lane, int i) {
+  const int g = lane >> 2, t = lane & 3;
+  switch (element_bits(mo.a)) {
+    case 16:  // f16 / bf16
+      if (mo.k == 16) return {g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
+      return {g + 8 * (i >> 1), 2 * t + (i & 1)};  // k8
+    case 32:                                       // tf32
+      if (mo.k == 8) return {g + 8 * (i & 1), t + 4 * (i >> 1)};
+      return {g + 8 * i, t};  // k4
+    case 8:
+      if (mo.m == 8) return {g, 4 * t + i};                                          // m8n8k16
+      if (mo.k == 16) return {g + 8 * (i >> 2), 4 * t + (i & 3)};                    // m16n8k16
+      return {g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)};              // m16n8k32
+    default:  // f64 m8n8k4
+      return {g, t};
+  }
+}
+
+// (row, col) of element i of lane's fragment of B (k x n).
+std::pair<int, int> b_position(const MatrixOp& mo, int lane, int i) {
+  const int g = lane >> 2, t = lane & 3;
+  switch (element_bits(mo.b)) {
+    case 16:
+      if (mo.k == 16) return {2 * t + (i & 1) + 8 * (i >> 1), g};
+      return {2 * t + i, g};
+    case 32:
+      if (mo.k == 8) return {t + 4 * i, g};
+      return {t, g};
+    case 8:
+      if (mo.k == 32) return {4 * t + (i & 3) + 16 * (i >> 2), g};
+      return {4 * t + i, g};
+    default:
+      return {t, g};
+  }
+}
+
+// (row, col) of element i of lane's fragment of C and D (m x n).
+std::pair<int, int> c_position(const MatrixOp& mo, int lane, int i) {
+  const int g = lane >> 2, t = lane & 3;
+  if (mo.m == 8) return {g, 2 * t + i};
+  return {g + 8 * (i >> 1), 2 * t + (i & 1)};
+}
+
+// The register type a fragment's registers are read or written as.
+Type register_type(Type t) {
+  switch (t) {
+    case Type::kF32:
+      return Type::kF32;
+    case Type::kS32:
+      return Type::kS32;
+    case Type::kF64:
+      return Type::kF64;
+    default:
+      return Type::kB32;  // packed f16/bf16/s8/u8, tf32
+  }
+}
+
+}  // namespace
+
+void Parser::lower_mma(Instr& in, const std::vector<std::string_view>& mods,
+                       const std::vector<Type>& types, std::vector<ParsedOperand>& ops,
+                       uint32_t line) {
+  MatrixOp mo;
+  for (std::string_view m : mods) {
+    if (m == ".satfinite") mo.satfinite = true;
+    unsigned mm = 0, nn = 0, kk = 0;
+    if (m.size() > 2 && m[1] == 'm' &&
+        std::sscanf(std::string(m).c_str(), ".m%un%uk%u", &mm, &nn, &kk) == 3) {
+      mo.m = static_cast<uint8_t>(mm);
+      mo.n = static_cast<uint8_t>(nn);
+      mo.k = static_cast<uint8_t>(kk);
+    }
+  }
+  if (types.size() != 4 || mo.m == 0) fail_at(line, "mma needs a shape and four types");
+  mo.d = types[0];
+  mo.a = types[1];
+  mo.b = types[2];
+  mo.c = types[3];
+  if (ops.size() != 4)
+    fail_at(line, "mma expects 4 operands, found " + std::to_string(ops.size()));
+  mo.a_frag = static_cast<uint8_t>(mo.m * mo.k / 32);
+  mo.b_frag = static_cast<uint8_t>(mo.k * mo.n / 32);
+  mo.c_frag = static_cast<uint8_t>(mo.m * mo.n / 32);
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < mo.a_frag; ++i) {
+      auto [r, c] = a_position(mo, lane, i);
+      mo.a_map.push_back(static_cast<uint16_t>(r * mo.k + c));
+    }
+    for (int i = 0; i < mo.b_frag; ++i) {
+      auto [r, c] = b_position(mo, lane, i);
+      mo.b_map.push_back(static_cast<uint16_t>(r * mo.n + c));
+    }
+    for (int i = 0; i < mo.c_frag; ++i) {
+      auto [r, c] = c_position(mo, lane, i);
+      mo.c_map.push_back(static_cast<uint16_t>(r * mo.n + c));
+    }
+  }
+  in.op = Op::kMma;
+  in.type = mo.d;
+  in.type2 = mo.a;
+  in.nops = 4;
+  in.ops[0] = dst_vector(ops[0], mo.c_frag / per_register(mo.d));
+  in.ops[1] = src_vector(ops[1], register_type(mo.a), mo.a_frag / per_register(mo.a));
+  in.ops[2] = src_vector(ops[2], register_type(mo.b), mo.b_frag / per_register(mo.b));
+  in.ops[3] = src_vector(ops[3], register_type(mo.c), mo.c_frag / per_register(mo.c));
+  in.matrix = static_cast<uint32_t>(m_.matrix_ops.size());
+  m_.matrix_ops.push_back(std::move(mo));
+}
+
+}  // namespace cusnap::emu::ptx
