@@ -706,6 +706,9 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         if (exec_collective(b, w, in, pc, group, exec)) advance(w, group);
         break;
       case Op::kMma:
+      case Op::kLdmatrix:
+      case Op::kStmatrix:
+      case Op::kMovmatrix:
         if (exec_matrix(b, w, in, group, exec)) advance(w, group);
         break;
     }

@@ -1,6 +1,6 @@
-// Warp-level matrix instructions: mma.sync.aligned, executed once for the whole warp (the
-// fragments of all 32 lanes are gathered into the A, B and C matrices, multiplied, and D is
-// scattered back) rather than lane by lane.
+// Warp-level matrix instructions (mma, ldmatrix, stmatrix, movmatrix; all .sync.aligned),
+// executed once for the whole warp rather than lane by lane: for mma the fragments of all 32
+// lanes are gathered into the A, B and C matrices, multiplied, and D is scattered back.
 //
 // Arithmetic (docs/emulator.md, "Matrix instructions"; the PTX ISA leaves the order and the
 // intermediate precision of the float accumulation open):
@@ -14,9 +14,9 @@
 // * s8/u8: exact; the s32 result wraps modulo 2^32, or with .satfinite clamps to the s32 range.
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <cstdio>
-#include <climits>
 #include <cstring>
 
 #include "alu_internal.h"
@@ -49,8 +49,8 @@ int element_bits(Type t) {
 // Sends each fragment element of the registers `regs` (32-lane arrays) through `load` into the
 // matrix `out` at the position the fragment map gives.
 template <class T, class Load>
-void gather(const uint64_t* const* regs, const std::vector<uint16_t>& map, int frag, Type t,
-            T* out, Load load) {
+void gather(const uint64_t* const* regs, const std::vector<uint16_t>& map, int frag, Type t, T* out,
+            Load load) {
   const int bits = element_bits(t);
   const int per = bits == 64 ? 1 : 32 / bits;
   const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
@@ -131,15 +131,78 @@ bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uin
     return false;
   }
   if (exec == 0) return true;
+  static constexpr const char* kNames[] = {"mma", "ldmatrix", "stmatrix", "movmatrix"};
+  const char* name = kNames[static_cast<int>(in.op) - static_cast<int>(Op::kMma)];
   if (exec != 0xffffffffu) {
     char lanes[64];
     std::snprintf(lanes, sizeof lanes, "0x%08x", exec);
     fail(LaunchStatus::kIllegalInstruction,
-         std::string("mma.sync.aligned executed by lanes ") + lanes +
+         std::string(name) + ".sync.aligned executed by lanes " + lanes +
              " only (all 32 threads of the warp must execute it together): " +
              where(b, w, std::countr_zero(exec), in));
     return true;
   }
+  switch (in.op) {
+    case Op::kMma:
+      exec_mma(w, in, exec);
+      return true;
+    case Op::kLdmatrix:
+    case Op::kStmatrix:
+    case Op::kMovmatrix:
+      break;
+    default:
+      return true;
+  }
+  // 8x8 matrices of b16: lane l's register j holds row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1
+  // of matrix j (low half first); .trans holds the transposed matrix the same way. ldmatrix and
+  // stmatrix take the 16-byte row r of matrix j at the address of lane 8 j + r.
+  const bool trans = in.sub == 1;
+  const int count = in.op == Op::kMovmatrix ? 1 : in.vec;
+  const uint32_t row_lanes = count == 4 ? 0xffffffffu : (1u << (8 * count)) - 1;
+  uint16_t mat[4][8][8];
+  uint8_t* rows[kWarpSize];
+  if (in.op == Op::kLdmatrix) {
+    if (!resolve_lanes(b, w, in, in.ops[1], row_lanes, 16, false, rows)) return true;
+    for (int j = 0; j < count; ++j)
+      for (int r = 0; r < 8; ++r) std::memcpy(mat[j][r], rows[8 * j + r], 16);
+  } else {
+    const uint64_t* regs[4];
+    if (in.op == Op::kStmatrix)
+      vector_operand(w, in.ops[1], exec, regs);
+    else
+      regs[0] = operand(w, in.ops[1], exec, kSpScratch0);
+    for (int j = 0; j < count; ++j)
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        mat[j][g][2 * t] = static_cast<uint16_t>(regs[j][lane]);
+        mat[j][g][2 * t + 1] = static_cast<uint16_t>(regs[j][lane] >> 16);
+      }
+  }
+  if (in.op == Op::kStmatrix) {
+    // The fragments are the transposed matrices under .trans: write the rows of the transpose.
+    if (!resolve_lanes(b, w, in, in.ops[0], row_lanes, 16, true, rows)) return true;
+    for (int j = 0; j < count; ++j)
+      for (int r = 0; r < 8; ++r) {
+        uint16_t row[8];
+        for (int c = 0; c < 8; ++c) row[c] = trans ? mat[j][c][r] : mat[j][r][c];
+        std::memcpy(rows[8 * j + r], row, 16);
+      }
+    return true;
+  }
+  const bool t_out = in.op == Op::kMovmatrix || trans;
+  for (int j = 0; j < count; ++j) {
+    uint64_t* d = dest(w, in.op == Op::kMovmatrix ? in.ops[0] : m_.vec_pool[in.ops[0].index + j]);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int g = lane >> 2, t = lane & 3;
+      const uint16_t lo = t_out ? mat[j][2 * t][g] : mat[j][g][2 * t];
+      const uint16_t hi = t_out ? mat[j][2 * t + 1][g] : mat[j][g][2 * t + 1];
+      d[lane] = lo | uint64_t{hi} << 16;
+    }
+  }
+  return true;
+}
+
+void Launch::exec_mma(Warp& w, const Instr& in, uint32_t exec) {
   const MatrixOp& mo = m_.matrix_ops[in.matrix];
   const uint64_t* a_regs[16];
   const uint64_t* b_regs[16];
@@ -196,7 +259,6 @@ bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uin
       d[lane] = word;
     }
   }
-  return true;
 }
 
 }  // namespace cusnap::emu::ptx

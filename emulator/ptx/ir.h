@@ -123,11 +123,14 @@ enum class Op : uint8_t {
   kFence,  // sub 1: membar / fence, a sequentially consistent host fence; sub 0: proxy
            // fences, prefetch, discard and other hints, no-ops (modifiers.cpp says why)
   kNanosleep,
-  kCpAsync,  // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
-  kElect,    // elect.sync d|p, membermask
-  kBmsk,     // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
-  kSzext,    // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
-  kMma,      // mma.sync.aligned d, a, b, c: Module::matrix_ops[matrix] (interp_matrix.cpp)
+  kCpAsync,    // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
+  kElect,      // elect.sync d|p, membermask
+  kBmsk,       // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
+  kSzext,      // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
+  kMma,        // mma.sync.aligned d, a, b, c: Module::matrix_ops[matrix] (interp_matrix.cpp)
+  kLdmatrix,   // ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 d, [a]  (vec: N, sub: trans)
+  kStmatrix,   // stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [a], s  (vec: N, sub: trans)
+  kMovmatrix,  // movmatrix.sync.aligned.m8n8.trans.b16 d, a
   // There is no "unsupported" op: an instruction the emulator does not implement fails the
   // module load (parse_module reports it as not supported), never a launch.
 };

@@ -43,10 +43,10 @@ std::pair<int, int> a_position(const MatrixOp& mo, int lane, int i) {
       if (mo.k == 8) return {g + 8 * (i & 1), t + 4 * (i >> 1)};
       return {g + 8 * i, t};  // k4
     case 8:
-      if (mo.m == 8) return {g, 4 * t + i};                                          // m8n8k16
-      if (mo.k == 16) return {g + 8 * (i >> 2), 4 * t + (i & 3)};                    // m16n8k16
-      return {g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)};              // m16n8k32
-    default:  // f64 m8n8k4
+      if (mo.m == 8) return {g, 4 * t + i};                              // m8n8k16
+      if (mo.k == 16) return {g + 8 * (i >> 2), 4 * t + (i & 3)};        // m16n8k16
+      return {g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)};  // m16n8k32
+    default:                                                             // f64 m8n8k4
       return {g, t};
   }
 }
@@ -111,8 +111,7 @@ void Parser::lower_mma(Instr& in, const std::vector<std::string_view>& mods,
   mo.a = types[1];
   mo.b = types[2];
   mo.c = types[3];
-  if (ops.size() != 4)
-    fail_at(line, "mma expects 4 operands, found " + std::to_string(ops.size()));
+  if (ops.size() != 4) fail_at(line, "mma expects 4 operands, found " + std::to_string(ops.size()));
   mo.a_frag = static_cast<uint8_t>(mo.m * mo.k / 32);
   mo.b_frag = static_cast<uint8_t>(mo.k * mo.n / 32);
   mo.c_frag = static_cast<uint8_t>(mo.m * mo.n / 32);
@@ -140,6 +139,36 @@ void Parser::lower_mma(Instr& in, const std::vector<std::string_view>& mods,
   in.ops[3] = src_vector(ops[3], register_type(mo.c), mo.c_frag / per_register(mo.c));
   in.matrix = static_cast<uint32_t>(m_.matrix_ops.size());
   m_.matrix_ops.push_back(std::move(mo));
+}
+
+void Parser::lower_ldmatrix(Instr& in, std::string_view op,
+                            const std::vector<std::string_view>& mods,
+                            std::vector<ParsedOperand>& ops, uint32_t line) {
+  in.type = Type::kB16;
+  in.vec = 1;
+  for (std::string_view m : mods) {
+    if (m == ".x2") in.vec = 2;
+    if (m == ".x4") in.vec = 4;
+    if (m == ".trans") in.sub = 1;
+  }
+  if (ops.size() != 2)
+    fail_at(line, std::string(op) + " expects 2 operands, found " + std::to_string(ops.size()));
+  in.nops = 2;
+  in.space = Space::kShared;  // the forms admit .shared and .shared::cta only
+  if (op == "ldmatrix") {
+    in.op = Op::kLdmatrix;
+    in.ops[0] = dst_vector(ops[0], in.vec);
+    in.ops[1] = addr(ops[1]);
+  } else if (op == "stmatrix") {
+    in.op = Op::kStmatrix;
+    in.ops[0] = addr(ops[0]);
+    in.ops[1] = src_vector(ops[1], Type::kB32, in.vec);
+  } else {
+    in.op = Op::kMovmatrix;
+    in.space = Space::kNone;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], Type::kB32);
+  }
 }
 
 }  // namespace cusnap::emu::ptx

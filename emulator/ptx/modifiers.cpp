@@ -247,6 +247,9 @@ constexpr FormSpec kForms[] = {
     {"mma", ".sync .aligned .m8n8k4 .row .col", "f64 f64 f64 f64"},
     {"mma", ".sync .aligned (.m8n8k16|.m16n8k16|.m16n8k32) .row .col {.satfinite}",
      "s32 s8|u8 s8|u8 s32"},
+    {"ldmatrix stmatrix", ".sync .aligned .m8n8 (.x1|.x2|.x4) {.trans} (.shared|.shared::cta)",
+     "b16"},
+    {"movmatrix", ".sync .aligned .m8n8 .trans", "b16"},
 };
 
 // Why each `~` modifier has no effect on results here: opcodes, modifiers, reason (a test checks

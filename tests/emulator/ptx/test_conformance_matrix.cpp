@@ -137,8 +137,8 @@ uint64_t random_element(Kind k, Rng& rng, bool edges) {
     case Kind::kTF32:
     case Kind::kF32: {
       if (edge) {
-        const uint32_t e[] = {0x7f800000, 0xff800000, 0x7fc00000, 0x00000001, 0x7f7fffff,
-                              0x80000000};
+        const uint32_t e[] = {0x7f800000, 0xff800000, 0x7fc00000,
+                              0x00000001, 0x7f7fffff, 0x80000000};
         return e[(r >> 8) % 6];
       }
       // Low mantissa bits set on purpose: tf32 ignores them.
@@ -194,9 +194,10 @@ std::string vec(const char* prefix, int n) {
 // A kernel: each lane loads its A, B, C registers from pa/pb/pc (lane-major), runs the mma and
 // stores D to pd.
 std::string kernel(const Case& cs, int na, int nb, int nc, int nd) {
-  std::string t = ".version 8.0\n.target sm_80\n.address_size 64\n"
-                  ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, "
-                  ".param .u64 pd)\n{\n  .reg .b64 %p<12>;\n  .reg .b32 %lane;\n";
+  std::string t =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, "
+      ".param .u64 pd)\n{\n  .reg .b64 %p<12>;\n  .reg .b32 %lane;\n";
   t += "  .reg " + reg_type(cs.a) + " %a<" + std::to_string(na) + ">;\n";
   t += "  .reg " + reg_type(cs.b) + " %b<" + std::to_string(nb) + ">;\n";
   t += "  .reg " + reg_type(cs.c) + " %c<" + std::to_string(nc) + ">;\n";
@@ -209,8 +210,7 @@ std::string kernel(const Case& cs, int na, int nb, int nc, int nd) {
   for (int o = 0; o < 4; ++o) {
     const int stride = counts[o] * reg_bytes(kinds[o]);
     t += "  ld.param.u64 %p" + std::to_string(o) + ", [" + params[o] + "];\n";
-    t += "  mul.wide.u32 %p" + std::to_string(o + 4) + ", %lane, " + std::to_string(stride) +
-         ";\n";
+    t += "  mul.wide.u32 %p" + std::to_string(o + 4) + ", %lane, " + std::to_string(stride) + ";\n";
     t += "  add.u64 %p" + std::to_string(o + 8) + ", %p" + std::to_string(o) + ", %p" +
          std::to_string(o + 4) + ";\n";
     if (o == 3) break;
@@ -219,9 +219,9 @@ std::string kernel(const Case& cs, int na, int nb, int nc, int nd) {
            std::to_string(o + 8) + "+" + std::to_string(r * reg_bytes(kinds[o])) + "];\n";
   }
   t += "  mma.sync.aligned.m" + std::to_string(cs.m) + "n" + std::to_string(cs.n) + "k" +
-       std::to_string(cs.k) + ".row.col" + (cs.satfinite ? ".satfinite" : "") + "." +
-       name(cs.d) + "." + name(cs.a) + "." + name(cs.b) + "." + name(cs.c) + " " +
-       vec("d", nd) + ", " + vec("a", na) + ", " + vec("b", nb) + ", " + vec("c", nc) + ";\n";
+       std::to_string(cs.k) + ".row.col" + (cs.satfinite ? ".satfinite" : "") + "." + name(cs.d) +
+       "." + name(cs.a) + "." + name(cs.b) + "." + name(cs.c) + " " + vec("d", nd) + ", " +
+       vec("a", na) + ", " + vec("b", nb) + ", " + vec("c", nc) + ";\n";
   for (int r = 0; r < nd; ++r)
     t += "  st.global" + reg_type(cs.d) + " [%p11+" + std::to_string(r * reg_bytes(cs.d)) +
          "], %d" + std::to_string(r) + ";\n";
@@ -271,8 +271,7 @@ void run_case(const Case& cs, uint32_t seed, bool edges) {
           Pos p = l(lane >> 2, lane % 4, r * per + s);
           word |= M[p.row * cols + p.col] << (s * w);
         }
-        std::memcpy(bytes.data() + (lane * (frag / per) + r) * reg_bytes(kd), &word,
-                    reg_bytes(kd));
+        std::memcpy(bytes.data() + (lane * (frag / per) + r) * reg_bytes(kd), &word, reg_bytes(kd));
       }
     }
     return bytes;
@@ -294,8 +293,7 @@ void run_case(const Case& cs, uint32_t seed, bool edges) {
         int64_t acc = int_value(cs.c, ce);
         for (int kk = 0; kk < cs.k; ++kk)
           acc += int_value(cs.a, A[r * cs.k + kk]) * int_value(cs.b, B[kk * cs.n + c]);
-        if (cs.satfinite)
-          acc = std::min<int64_t>(std::max<int64_t>(acc, INT32_MIN), INT32_MAX);
+        if (cs.satfinite) acc = std::min<int64_t>(std::max<int64_t>(acc, INT32_MIN), INT32_MAX);
         D[r * cs.n + c] = static_cast<uint32_t>(acc);
       } else if (cs.d == Kind::kF64) {
         double acc = float_value(cs.c, ce);
@@ -343,10 +341,9 @@ std::vector<Case> cases() {
   std::vector<Case> v;
   for (Kind d : {Kind::kF32, Kind::kF16})
     for (Kind c : {Kind::kF32, Kind::kF16}) {
-      v.push_back({16, 8, 16, d, Kind::kF16, Kind::kF16, c, false, a_16816_f16, b_16816_f16,
-                   c_m16n8});
       v.push_back(
-          {16, 8, 8, d, Kind::kF16, Kind::kF16, c, false, a_1688_f16, b_1688_f16, c_m16n8});
+          {16, 8, 16, d, Kind::kF16, Kind::kF16, c, false, a_16816_f16, b_16816_f16, c_m16n8});
+      v.push_back({16, 8, 8, d, Kind::kF16, Kind::kF16, c, false, a_1688_f16, b_1688_f16, c_m16n8});
     }
   v.push_back({16, 8, 16, Kind::kF32, Kind::kBF16, Kind::kBF16, Kind::kF32, false, a_16816_f16,
                b_16816_f16, c_m16n8});
@@ -356,14 +353,13 @@ std::vector<Case> cases() {
                b_1688_tf32, c_m16n8});
   v.push_back({16, 8, 4, Kind::kF32, Kind::kTF32, Kind::kTF32, Kind::kF32, false, a_1684_tf32,
                b_1684_tf32, c_m16n8});
-  v.push_back({8, 8, 4, Kind::kF64, Kind::kF64, Kind::kF64, Kind::kF64, false, a_884_f64,
-               b_884_f64, c_m8n8});
+  v.push_back({8, 8, 4, Kind::kF64, Kind::kF64, Kind::kF64, Kind::kF64, false, a_884_f64, b_884_f64,
+               c_m8n8});
   for (bool sat : {false, true})
     for (Kind a : {Kind::kS8, Kind::kU8})
       for (Kind b : {Kind::kS8, Kind::kU8}) {
         v.push_back({8, 8, 16, Kind::kS32, a, b, Kind::kS32, sat, a_8816_i8, b_i8_k16, c_m8n8});
-        v.push_back(
-            {16, 8, 16, Kind::kS32, a, b, Kind::kS32, sat, a_16816_i8, b_i8_k16, c_m16n8});
+        v.push_back({16, 8, 16, Kind::kS32, a, b, Kind::kS32, sat, a_16816_i8, b_i8_k16, c_m16n8});
         v.push_back(
             {16, 8, 32, Kind::kS32, a, b, Kind::kS32, sat, a_16832_i8, b_16832_i8, c_m16n8});
       }
@@ -373,8 +369,8 @@ std::vector<Case> cases() {
 std::string label(const Case& cs) {
   std::string s(1, 'm');  // not "m" + ...: GCC 12 warns falsely (-Wrestrict) on that
   return s + std::to_string(cs.m) + "n" + std::to_string(cs.n) + "k" + std::to_string(cs.k) +
-         (cs.satfinite ? ".satfinite." : ".") + name(cs.d) + "." + name(cs.a) + "." +
-         name(cs.b) + "." + name(cs.c);
+         (cs.satfinite ? ".satfinite." : ".") + name(cs.d) + "." + name(cs.a) + "." + name(cs.b) +
+         "." + name(cs.c);
 }
 
 }  // namespace
@@ -411,4 +407,145 @@ TEST_CASE("mma.sync.aligned executed by part of a warp fails the launch", "[conf
   // A partial warp cannot execute it either.
   LaunchResult r2 = run(*prog, "k", {1}, {8}, Args(), mem);
   CHECK(r2.status == LaunchStatus::kIllegalInstruction);
+}
+
+namespace {
+
+// ldmatrix / stmatrix / movmatrix on 8x8 b16 matrices. The ISA: row r of matrix j comes from
+// (goes to) the 16-byte address given by thread 8j + r; thread l's register j holds the
+// elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix j, or with .trans of its transpose.
+uint16_t fragment_element(const uint16_t (&m)[8][8], int lane, int half, bool trans) {
+  const int row = lane / 4, col = (lane % 4) * 2 + half;
+  return trans ? m[col][row] : m[row][col];
+}
+
+// The kernel: copies 32 x 16 bytes of `in` into shared memory, runs the instruction with row
+// addresses sm + offs[lane] (ldmatrix/stmatrix), registers from regs_in, stores the registers to
+// regs_out and the shared buffer to sm_out.
+std::string matrix_kernel(const std::string& op, int count, bool trans) {
+  std::string t =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry k(.param .u64 pin, .param .u64 poffs, .param .u64 pregs, .param .u64 pout,"
+      " .param .u64 psm)\n{\n"
+      "  .shared .align 16 .b8 sm[512];\n"
+      "  .reg .b64 %p<16>;\n  .reg .b32 %r<16>;\n  .reg .b32 %x<4>;\n  .reg .b32 %y<4>;\n"
+      "  mov.u32 %r0, %tid.x;\n  mul.wide.u32 %p0, %r0, 16;\n"
+      "  ld.param.u64 %p1, [pin];\n  add.u64 %p2, %p1, %p0;\n"
+      "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%p2];\n"
+      "  mov.u64 %p3, sm;\n  add.u64 %p4, %p3, %p0;\n"
+      "  st.shared.v4.u32 [%p4], {%r1, %r2, %r3, %r4};\n  bar.sync 0;\n"
+      "  mul.wide.u32 %p5, %r0, 4;\n  ld.param.u64 %p6, [poffs];\n  add.u64 %p6, %p6, %p5;\n"
+      "  ld.global.u32 %r5, [%p6];\n  cvt.u64.u32 %p7, %r5;\n  add.u64 %p8, %p3, %p7;\n"
+      "  ld.param.u64 %p9, [pregs];\n  add.u64 %p9, %p9, %p0;\n"
+      "  ld.global.v4.u32 {%x0, %x1, %x2, %x3}, [%p9];\n"
+      "  mov.b32 %y0, 0;\n  mov.b32 %y1, 0;\n  mov.b32 %y2, 0;\n  mov.b32 %y3, 0;\n";
+  std::string regs_x = "{%x0", regs_y = "{%y0";
+  for (int j = 1; j < count; ++j) {
+    regs_x += ", %x" + std::to_string(j);
+    regs_y += ", %y" + std::to_string(j);
+  }
+  regs_x += "}";
+  regs_y += "}";
+  const std::string mods = ".sync.aligned.m8n8" +
+                           (op == "movmatrix" ? std::string() : ".x" + std::to_string(count)) +
+                           (trans ? ".trans" : "") + (op == "movmatrix" ? "" : ".shared") + ".b16";
+  if (op == "ldmatrix") t += "  ldmatrix" + mods + " " + regs_y + ", [%p8];\n";
+  if (op == "stmatrix") t += "  bar.sync 0;\n  stmatrix" + mods + " [%p8], " + regs_x + ";\n";
+  if (op == "movmatrix") t += "  movmatrix" + mods + " %y0, %x0;\n";
+  t += "  bar.sync 0;\n  ld.param.u64 %p10, [pout];\n  add.u64 %p10, %p10, %p0;\n"
+       "  st.global.v4.u32 [%p10], {%y0, %y1, %y2, %y3};\n"
+       "  ld.shared.v4.u32 {%r1, %r2, %r3, %r4}, [%p4];\n"
+       "  ld.param.u64 %p11, [psm];\n  add.u64 %p11, %p11, %p0;\n"
+       "  st.global.v4.u32 [%p11], {%r1, %r2, %r3, %r4};\n  ret;\n}\n";
+  return t;
+}
+
+void run_matrix_case(const std::string& op, int count, bool trans, uint32_t seed) {
+  Rng rng(seed);
+  std::vector<uint16_t> in(256), regs(256);
+  for (auto& v : in) v = static_cast<uint16_t>(rng.next());
+  for (auto& v : regs) v = static_cast<uint16_t>(rng.next());
+  // Row addresses: a permutation of the 32 rows of the buffer (16-byte aligned).
+  std::vector<uint32_t> offs(32);
+  for (int i = 0; i < 32; ++i) offs[i] = 16 * static_cast<uint32_t>((i * 13 + 5) % 32);
+  HostMemory mem;
+  auto* pin = mem.upload(in);
+  auto* poffs = mem.upload(offs);
+  auto* pregs = mem.upload(regs);
+  auto* pout = mem.zeros<uint16_t>(256);
+  auto* psm = mem.zeros<uint16_t>(256);
+  const std::string text = matrix_kernel(op, count, trans);
+  INFO(text);
+  auto prog = compile_or_fail(text);
+  require_success(
+      run(*prog, "k", {1}, {32}, Args().add(pin).add(poffs).add(pregs).add(pout).add(psm), mem));
+  std::vector<uint16_t> want_sm = in;
+  std::vector<uint16_t> want_out(256, 0);
+  uint16_t mat[4][8][8];
+  if (op == "ldmatrix") {
+    for (int j = 0; j < count; ++j)
+      for (int r = 0; r < 8; ++r)
+        for (int c = 0; c < 8; ++c) mat[j][r][c] = in[offs[8 * j + r] / 2 + c];
+    for (int lane = 0; lane < 32; ++lane)
+      for (int j = 0; j < count; ++j)
+        for (int h = 0; h < 2; ++h)
+          want_out[lane * 8 + 2 * j + h] = fragment_element(mat[j], lane, h, trans);
+  } else {
+    // Registers as fragments: regs[lane * 8 + 2 j + h] is element h of register j.
+    for (int j = 0; j < count; ++j)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int h = 0; h < 2; ++h) {
+          const int row = lane / 4, col = (lane % 4) * 2 + h;
+          const uint16_t v = regs[lane * 8 + 2 * j + h];
+          if (op == "stmatrix" && trans)
+            mat[j][col][row] = v;  // the fragment is of the transpose
+          else
+            mat[j][row][col] = v;
+        }
+    if (op == "stmatrix") {
+      for (int j = 0; j < count; ++j)
+        for (int r = 0; r < 8; ++r)
+          for (int c = 0; c < 8; ++c) want_sm[offs[8 * j + r] / 2 + c] = mat[j][r][c];
+    } else {
+      for (int lane = 0; lane < 32; ++lane)
+        for (int h = 0; h < 2; ++h)
+          want_out[lane * 8 + h] = fragment_element(mat[0], lane, h, true);
+    }
+  }
+  int bad = 0;
+  for (int i = 0; i < 256; ++i) {
+    if (pout[i] != want_out[i] && ++bad < 6)
+      FAIL_CHECK("register word " << i << ": got " << pout[i] << ", want " << want_out[i]);
+    if (psm[i] != want_sm[i] && ++bad < 6)
+      FAIL_CHECK("shared b16 " << i << ": got " << psm[i] << ", want " << want_sm[i]);
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("ldmatrix and stmatrix x1 x2 x4, with and without .trans, movmatrix",
+          "[conformance][ldmatrix]") {
+  uint32_t seed = 7;
+  for (const char* op : {"ldmatrix", "stmatrix"})
+    for (int count : {1, 2, 4})
+      for (bool trans : {false, true}) {
+        INFO(op << " x" << count << (trans ? " .trans" : ""));
+        run_matrix_case(op, count, trans, seed++);
+      }
+  run_matrix_case("movmatrix", 1, true, 99);
+}
+
+TEST_CASE("ldmatrix row addresses must be 16-byte aligned shared addresses",
+          "[conformance][ldmatrix]") {
+  const std::string text =
+      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
+      "  .shared .align 16 .b8 sm[512];\n  .reg .b64 %p<4>;\n  .reg .b32 %r<4>;\n"
+      "  mov.u32 %r0, %tid.x;\n  mul.wide.u32 %p0, %r0, 8;\n  mov.u64 %p1, sm;\n"
+      "  add.u64 %p2, %p1, %p0;\n"
+      "  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%p2];\n  ret;\n}\n";
+  auto prog = compile_or_fail(text);
+  HostMemory mem;
+  LaunchResult r = run(*prog, "k", {1}, {32}, Args(), mem);
+  CHECK(r.status == LaunchStatus::kMisalignedAddress);
 }
