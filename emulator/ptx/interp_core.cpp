@@ -709,6 +709,8 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kLdmatrix:
       case Op::kStmatrix:
       case Op::kMovmatrix:
+      case Op::kWmmaLoad:
+      case Op::kWmmaStore:
         if (exec_matrix(b, w, in, group, exec)) advance(w, group);
         break;
     }

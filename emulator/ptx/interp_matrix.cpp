@@ -28,7 +28,7 @@ namespace {
 using detail::as_f32;
 using detail::as_f64;
 
-// Largest matrices of the shapes lowered (m16 x k32 of A, 16 x 8 of C).
+// Largest matrices of the shapes lowered (A of mma m16n8k32 and wmma m32n8k16, B of m8n32k16).
 constexpr int kMaxElems = 16 * 32;
 
 int element_bits(Type t) {
@@ -131,7 +131,8 @@ bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uin
     return false;
   }
   if (exec == 0) return true;
-  static constexpr const char* kNames[] = {"mma", "ldmatrix", "stmatrix", "movmatrix"};
+  static constexpr const char* kNames[] = {"mma",       "ldmatrix",  "stmatrix",
+                                           "movmatrix", "wmma.load", "wmma.store"};
   const char* name = kNames[static_cast<int>(in.op) - static_cast<int>(Op::kMma)];
   if (exec != 0xffffffffu) {
     char lanes[64];
@@ -145,6 +146,10 @@ bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uin
   switch (in.op) {
     case Op::kMma:
       exec_mma(w, in, exec);
+      return true;
+    case Op::kWmmaLoad:
+    case Op::kWmmaStore:
+      exec_wmma_memory(b, w, in, exec);
       return true;
     case Op::kLdmatrix:
     case Op::kStmatrix:
@@ -202,6 +207,69 @@ bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uin
   return true;
 }
 
+void Launch::exec_wmma_memory(Block& b, Warp& w, const Instr& in, uint32_t exec) {
+  const MatrixOp& mo = m_.matrix_ops[in.matrix];
+  const bool load = in.op == Op::kWmmaLoad;
+  const Operand& a = in.ops[load ? 1 : 0];
+  // The ISA requires one address and stride for the whole warp: lane 0's, checked against all.
+  const uint64_t* base = a.base_is_reg ? w.slot(a.index) : nullptr;
+  const uint64_t* stride =
+      in.ops[2].kind != Operand::kNone ? operand(w, in.ops[2], exec, kSpScratch1) : nullptr;
+  for (int l = 1; l < kWarpSize; ++l)
+    if ((base && base[l] != base[0]) || (stride && stride[l] != stride[0])) {
+      fail(LaunchStatus::kIllegalInstruction,
+           std::string(load ? "wmma.load" : "wmma.store") +
+               ": the lanes of the warp give different addresses or strides (the ISA requires "
+               "one for the whole warp): " +
+               where(b, w, l, in));
+      return;
+    }
+  const uint32_t es = static_cast<uint32_t>(type_bits(mo.elem) / 8);
+  const uint64_t ld =
+      stride ? static_cast<uint32_t>(stride[0]) : (mo.col_major ? mo.rows : mo.cols);
+  const uint64_t addr0 = (base ? base[0] : 0) + static_cast<uint64_t>(a.offset) +
+                         (a.has_symbol ? symbol_value(w, 0, a.symbol) : 0);
+  const Space space = effective_space(in, a);
+  const int total = mo.rows * mo.cols;
+  uint64_t values[kMaxElems];
+  const int bits = element_bits(mo.elem);
+  const int per = bits == 64 ? 1 : 32 / bits;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  if (!load) {
+    const uint64_t* regs[16];
+    vector_operand(w, in.ops[1], exec, regs);
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int i = 0; i < mo.c_frag; ++i)
+        values[mo.c_map[lane * mo.c_frag + i]] = (regs[i / per][lane] >> ((i % per) * bits)) & mask;
+  }
+  // Every element is checked like an access of its own size (lane 0's view of memory).
+  for (int e = 0; e < total; ++e) {
+    const int r = e / mo.cols, c = e % mo.cols;
+    const uint64_t offset =
+        mo.col_major ? static_cast<uint64_t>(c) * ld + r : static_cast<uint64_t>(r) * ld + c;
+    uint8_t* p = translate(b, w, 0, space, addr0 + offset * es, es, !load, in);
+    if (!p) return;
+    if (tracking_) [[unlikely]]
+      track(b, p, es, load, !load);
+    if (load) {
+      values[e] = 0;
+      std::memcpy(&values[e], p, es);
+    } else {
+      std::memcpy(p, &values[e], es);
+    }
+  }
+  if (!load) return;
+  for (int r = 0; r < in.ops[0].count; ++r) {
+    uint64_t* d = dest(w, m_.vec_pool[in.ops[0].index + r]);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      uint64_t word = 0;
+      for (int s = 0; s < per; ++s)
+        word |= values[mo.c_map[lane * mo.c_frag + r * per + s]] << (s * bits);
+      d[lane] = word;
+    }
+  }
+}
+
 void Launch::exec_mma(Warp& w, const Instr& in, uint32_t exec) {
   const MatrixOp& mo = m_.matrix_ops[in.matrix];
   const uint64_t* a_regs[16];
@@ -211,9 +279,9 @@ void Launch::exec_mma(Warp& w, const Instr& in, uint32_t exec) {
   vector_operand(w, in.ops[2], exec, b_regs);
   vector_operand(w, in.ops[3], exec, c_regs);
   const int m = mo.m, n = mo.n, k = mo.k;
-  uint64_t d_bits[16 * 8];
+  uint64_t d_bits[kMaxElems];
   if (mo.c == Type::kS32) {
-    int64_t av[kMaxElems], bv[kMaxElems], cv[16 * 8];
+    int64_t av[kMaxElems], bv[kMaxElems], cv[kMaxElems];
     gather(a_regs, mo.a_map, mo.a_frag, mo.a, av, [&](uint64_t x) { return load_int(x, mo.a); });
     gather(b_regs, mo.b_map, mo.b_frag, mo.b, bv, [&](uint64_t x) { return load_int(x, mo.b); });
     gather(c_regs, mo.c_map, mo.c_frag, mo.c, cv, [&](uint64_t x) { return load_int(x, mo.c); });
@@ -226,7 +294,7 @@ void Launch::exec_mma(Warp& w, const Instr& in, uint32_t exec) {
       }
     }
   } else {
-    double av[kMaxElems], bv[kMaxElems], cv[16 * 8];
+    double av[kMaxElems], bv[kMaxElems], cv[kMaxElems];
     gather(a_regs, mo.a_map, mo.a_frag, mo.a, av, [&](uint64_t x) { return load_float(x, mo.a); });
     gather(b_regs, mo.b_map, mo.b_frag, mo.b, bv, [&](uint64_t x) { return load_float(x, mo.b); });
     gather(c_regs, mo.c_map, mo.c_frag, mo.c, cv, [&](uint64_t x) { return load_float(x, mo.c); });

@@ -131,6 +131,8 @@ enum class Op : uint8_t {
   kLdmatrix,   // ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 d, [a]  (vec: N, sub: trans)
   kStmatrix,   // stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [a], s  (vec: N, sub: trans)
   kMovmatrix,  // movmatrix.sync.aligned.m8n8.trans.b16 d, a
+  kWmmaLoad,   // wmma.load.{a,b,c} d, [a]{, stride}: Module::matrix_ops[matrix]
+  kWmmaStore,  // wmma.store.d [a], s{, stride}
   // There is no "unsupported" op: an instruction the emulator does not implement fails the
   // module load (parse_module reports it as not supported), never a launch.
 };
@@ -201,7 +203,7 @@ struct Instr {
   uint32_t line = 0;      // PTX source line
   uint32_t function = 0;  // owning function index
   uint32_t callee = 0;    // kCall: function index, or kIndirectCallee (target in ops[2])
-  uint32_t matrix = 0;    // kMma: index into Module::matrix_ops
+  uint32_t matrix = 0;    // kMma, kWmmaLoad, kWmmaStore: index into Module::matrix_ops
   Operand ops[kMaxOperands];
 };
 
@@ -213,7 +215,13 @@ struct Instr {
 struct MatrixOp {
   uint8_t m = 0, n = 0, k = 0;
   Type a = Type::kNone, b = Type::kNone, c = Type::kNone, d = Type::kNone;
-  bool satfinite = false;                      // integer: clamp the s32 result instead of wrapping
+  bool satfinite = false;  // integer: clamp the s32 result instead of wrapping
+  // wmma.load/store: which matrix ('a', 'b', 'c'), its rows and columns, element type, memory
+  // layout (row-major: element (r, c) at r * stride + c), fragment elements per lane and map.
+  char which = 0;
+  uint8_t rows = 0, cols = 0;
+  Type elem = Type::kNone;
+  bool col_major = false;
   uint8_t a_frag = 0, b_frag = 0, c_frag = 0;  // elements per lane
   std::vector<uint16_t> a_map, b_map, c_map;   // 32 * frag entries each (c_map serves D too)
 };

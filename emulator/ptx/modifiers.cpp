@@ -57,6 +57,7 @@ constexpr std::pair<const char*, const char*> kSets[] = {
     {"$vec", ".v2|.v4|.v8"},
     {"$aspace", ".global|.shared|.shared::cta|.shared::cluster"},
     {"$asem", ".relaxed|.acquire|.release|.acq_rel"},
+    {"$wss", ".global|.shared|.shared::cta"},
     {"$cvtaspace",
      ".const|.global|.local|.shared|.shared::cta|.shared::cluster|.param|.param::entry"},
     // types
@@ -246,6 +247,27 @@ constexpr FormSpec kForms[] = {
     {"mma", ".sync .aligned (.m16n8k4|.m16n8k8) .row .col", "f32 tf32 tf32 f32"},
     {"mma", ".sync .aligned .m8n8k4 .row .col", "f64 f64 f64 f64"},
     {"mma", ".sync .aligned (.m8n8k16|.m16n8k16|.m16n8k32) .row .col {.satfinite}",
+     "s32 s8|u8 s8|u8 s32"},
+    // wmma: the fragment layout is the emulator's own (the ISA leaves it opaque; lower_matrix.cpp).
+    {"wmma", ".load (.a|.b) .sync .aligned (.row|.col) (.m16n16k16|.m32n8k16|.m8n32k16) {$wss}",
+     "f16|bf16|s8|u8"},
+    {"wmma", ".load (.a|.b) .sync .aligned (.row|.col) .m16n16k8 {$wss}", "tf32"},
+    {"wmma", ".load (.a|.b|.c) .sync .aligned (.row|.col) .m8n8k4 {$wss}", "f64"},
+    {"wmma", ".load .c .sync .aligned (.row|.col) (.m16n16k16|.m32n8k16|.m8n32k16) {$wss}",
+     "f16|f32|s32"},
+    {"wmma", ".load .c .sync .aligned (.row|.col) .m16n16k8 {$wss}", "f32"},
+    {"wmma", ".store .d .sync .aligned (.row|.col) (.m16n16k16|.m32n8k16|.m8n32k16) {$wss}",
+     "f16|f32|s32"},
+    {"wmma", ".store .d .sync .aligned (.row|.col) .m16n16k8 {$wss}", "f32"},
+    {"wmma", ".store .d .sync .aligned (.row|.col) .m8n8k4 {$wss}", "f64"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} (.m16n16k16|.m32n8k16|.m8n32k16)",
+     "f16|f32 f16|f32"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} (.m16n16k16|.m32n8k16|.m8n32k16)",
+     "f32 bf16 bf16 f32"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} .m16n16k8", "f32 tf32 tf32 f32"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} .m8n8k4 {.rn}", "f64 f64 f64 f64"},
+    {"wmma",
+     ".mma .sync .aligned (.row|.col) {.row|.col} (.m16n16k16|.m32n8k16|.m8n32k16) {.satfinite}",
      "s32 s8|u8 s8|u8 s32"},
     {"ldmatrix stmatrix", ".sync .aligned .m8n8 (.x1|.x2|.x4) {.trans} (.shared|.shared::cta)",
      "b16"},
@@ -446,13 +468,10 @@ constexpr const char* kKnownUnsupported[] = {
     ".m16n8k64",
     ".m16n8k128",
     ".m16n8k256",
+    ".m16n16k32",
     ".sp",
     ".sp::ordered_metadata",
     ".kind::f8f6f4",
-    ".m16n16k16",
-    ".m32n8k16",
-    ".m8n32k16",
-    ".m16n16k8",
     ".b8x16",
     ".m8n16",
     ".m16n8",
@@ -560,8 +579,10 @@ ModifierVerdict check_modifiers(std::string_view opcode, const std::vector<std::
                        std::find(std::begin(kKnownUnsupported), std::end(kKnownUnsupported), m) !=
                            std::end(kKnownUnsupported);
     if (!known) return {ModifierVerdict::kInvalid, cat({"unknown modifier '", m, "'"})};
-    if (std::find(mods.begin(), mods.begin() + static_cast<long>(i), m) !=
-        mods.begin() + static_cast<long>(i))
+    // wmma.mma names the layouts of A and B in turn: `.row.row` is two layouts, not a repeat.
+    const bool layout_pair = opcode == "wmma" && (m == ".row" || m == ".col");
+    if (!layout_pair && std::find(mods.begin(), mods.begin() + static_cast<long>(i), m) !=
+                            mods.begin() + static_cast<long>(i))
       return {ModifierVerdict::kNotSupported, cat({"'", m, "' is written twice"})};
   }
   // fma.oob forces the result to +0 where an operand is the OOB-NaN that tensor loads write for

@@ -141,6 +141,9 @@ class Parser {
   // mma.sync.aligned (lower_matrix.cpp): `types` are the suffixes in order (d, a, b, c).
   void lower_mma(Instr& in, const std::vector<std::string_view>& mods,
                  const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
+  // wmma.load / wmma.store / wmma.mma (lower_matrix.cpp).
+  void lower_wmma(Instr& in, const std::vector<std::string_view>& mods,
+                  const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
   // ldmatrix / stmatrix / movmatrix (lower_matrix.cpp).
   void lower_ldmatrix(Instr& in, std::string_view op, const std::vector<std::string_view>& mods,
                       std::vector<ParsedOperand>& ops, uint32_t line);

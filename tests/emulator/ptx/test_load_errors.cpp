@@ -41,10 +41,9 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
        ""},
       {"brx.idx", "  brx.idx %r1, TARGETS;", ""},
       {"tex", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6}];", ""},
-      {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
-       "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, "
-       "[%rd1];",
-       ""},
+      {"wgmma.fence.sync.aligned", "  wgmma.fence.sync.aligned;", ""},
+      {"wmma.load.a.sync.aligned.row.m16n16k32.global.s4",
+       "  wmma.load.a.sync.aligned.row.m16n16k32.global.s4 {%r1,%r2}, [%rd1];", ""},
       {"mbarrier.init.shared.b64", "  mbarrier.init.shared.b64 [%rd1], %r1;", ""},
       {"alloca.u64", "  alloca.u64 %rd2, %rd1, 8;", ""},
       {"vadd.s32.s32.s32", "  vadd.s32.s32.s32 %r1, %r2, %r3;", ""},
