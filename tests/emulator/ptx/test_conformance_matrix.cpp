@@ -549,3 +549,26 @@ TEST_CASE("ldmatrix row addresses must be 16-byte aligned shared addresses",
   LaunchResult r = run(*prog, "k", {1}, {32}, Args(), mem);
   CHECK(r.status == LaunchStatus::kMisalignedAddress);
 }
+
+TEST_CASE("mma.sync waits for lanes that arrive late on a diverged path", "[conformance][mma]") {
+  // Lanes 16-31 spin 3000 times first: the scheduler's fairness rule runs lanes 0-15 ahead to the
+  // mma, where they must wait for the others instead of failing or computing without them.
+  const std::string text =
+      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n"
+      "  .reg .b32 %r<8>;\n  .reg .f32 %f<8>;\n  .reg .pred %p;\n  .reg .b64 %rd<4>;\n"
+      "  mov.u32 %r0, %tid.x;\n  setp.lt.u32 %p, %r0, 16;\n  @%p bra MMA;\n"
+      "  mov.u32 %r5, 0;\nLOOP:\n  add.u32 %r5, %r5, 1;\n  setp.lt.u32 %p, %r5, 3000;\n"
+      "  @%p bra LOOP;\nMMA:\n"
+      "  mov.b32 %r1, 0x3c003c00;\n  mov.b32 %r2, 0x3c003c00;\n  mov.b32 %r3, 0x40004000;\n"
+      "  mov.f32 %f4, 0f3F800000;\n  mov.f32 %f5, 0f3F800000;\n  mov.f32 %f6, 0f3F800000;\n"
+      "  mov.f32 %f7, 0f3F800000;\n"
+      "  mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r1,%r2}, "
+      "{%r3}, {%f4,%f5,%f6,%f7};\n"
+      "  ld.param.u64 %rd1, [out];\n  mul.wide.u32 %rd2, %r0, 16;\n  add.u64 %rd3, %rd1, %rd2;\n"
+      "  st.global.v4.f32 [%rd3], {%f0,%f1,%f2,%f3};\n  ret;\n}\n";
+  auto prog = compile_or_fail(text);
+  HostMemory mem;
+  float* out = mem.zeros<float>(128);
+  require_success(run(*prog, "k", {1}, {32}, Args().add(out), mem));
+  for (int i = 0; i < 128; ++i) REQUIRE(out[i] == 17.0f);  // 1 + 8 products of 1 * 2
+}
