@@ -46,8 +46,9 @@ std::pair<int, int> a_position(const MatrixOp& mo, int lane, int i) {
       if (mo.m == 8) return {g, 4 * t + i};                              // m8n8k16
       if (mo.k == 16) return {g + 8 * (i >> 2), 4 * t + (i & 3)};        // m16n8k16
       return {g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)};  // m16n8k32
-    default:                                                             // f64 m8n8k4
-      return {g, t};
+    default:  // f64: m8n8k4, or m16n8k{4,8,16} laid out like tf32 (the ISA's f64 figures)
+      if (mo.m == 8) return {g, t};
+      return {g + 8 * (i & 1), t + 4 * (i >> 1)};
   }
 }
 
@@ -64,8 +65,8 @@ std::pair<int, int> b_position(const MatrixOp& mo, int lane, int i) {
     case 8:
       if (mo.k == 32) return {4 * t + (i & 3) + 16 * (i >> 2), g};
       return {4 * t + i, g};
-    default:
-      return {t, g};
+    default:  // f64: b_i at row t + 4 i (m8n8k4: i = 0)
+      return {t + 4 * i, g};
   }
 }
 

@@ -245,7 +245,8 @@ constexpr FormSpec kForms[] = {
     {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32|f16 f16 f16 f32|f16"},
     {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32 bf16 bf16 f32"},
     {"mma", ".sync .aligned (.m16n8k4|.m16n8k8) .row .col", "f32 tf32 tf32 f32"},
-    {"mma", ".sync .aligned .m8n8k4 .row .col", "f64 f64 f64 f64"},
+    {"mma", ".sync .aligned (.m8n8k4|.m16n8k4|.m16n8k8|.m16n8k16) .row .col {.rn}",
+     "f64 f64 f64 f64"},
     {"mma", ".sync .aligned (.m8n8k16|.m16n8k16|.m16n8k32) .row .col {.satfinite}",
      "s32 s8|u8 s8|u8 s32"},
     // wmma: the fragment layout is the emulator's own (the ISA leaves it opaque; lower_matrix.cpp).

@@ -91,6 +91,16 @@ Pos b_1688_tf32(int g, int t, int i) { return {i == 0 ? t : t + 4, g}; }
 Pos a_1684_tf32(int g, int t, int i) { return {i == 0 ? g : g + 8, t}; }
 Pos b_1684_tf32(int g, int t, int) { return {t, g}; }
 Pos a_884_f64(int g, int t, int) { return {g, t}; }
+Pos a_1684_f64(int g, int t, int i) { return {i == 0 ? g : g + 8, t}; }
+Pos b_1684_f64(int g, int t, int) { return {t, g}; }
+Pos a_1688_f64(int g, int t, int i) {
+  return {(i == 0 || i == 2) ? g : g + 8, (i == 0 || i == 1) ? t : t + 4};
+}
+Pos b_1688_f64(int g, int t, int i) { return {i == 0 ? t : t + 4, g}; }
+Pos a_16816_f64(int g, int t, int i) {
+  return {i % 2 == 0 ? g : g + 8, i % 2 == 0 ? (i * 2) + t : (i * 2) - 2 + t};
+}
+Pos b_16816_f64(int g, int t, int i) { return {t + (i * 4), g}; }
 Pos b_884_f64(int g, int t, int) { return {t, g}; }
 Pos a_8816_i8(int g, int t, int i) { return {g, t * 4 + i}; }
 Pos b_i8_k16(int g, int t, int i) { return {t * 4 + i, g}; }
@@ -355,6 +365,12 @@ std::vector<Case> cases() {
                b_1684_tf32, c_m16n8});
   v.push_back({8, 8, 4, Kind::kF64, Kind::kF64, Kind::kF64, Kind::kF64, false, a_884_f64, b_884_f64,
                c_m8n8});
+  v.push_back({16, 8, 4, Kind::kF64, Kind::kF64, Kind::kF64, Kind::kF64, false, a_1684_f64,
+               b_1684_f64, c_m16n8});
+  v.push_back({16, 8, 8, Kind::kF64, Kind::kF64, Kind::kF64, Kind::kF64, false, a_1688_f64,
+               b_1688_f64, c_m16n8});
+  v.push_back({16, 8, 16, Kind::kF64, Kind::kF64, Kind::kF64, Kind::kF64, false, a_16816_f64,
+               b_16816_f64, c_m16n8});
   for (bool sat : {false, true})
     for (Kind a : {Kind::kS8, Kind::kU8})
       for (Kind b : {Kind::kS8, Kind::kU8}) {
