@@ -13,11 +13,17 @@
 //
 //   cusnap_bench_emulator alu   [--blocks B] [--threads T] [--iterations I] [--reps R]
 //   cusnap_bench_emulator triad [--blocks B] [--threads T] [--elements N] [--reps R]
+//   cusnap_bench_emulator gemm  [--elements M] [--reps R]
+//
+// gemm is the tensor_gemm sample's kernel (ldmatrix + mma.sync m16n8k16 f16 -> f32, 32x32 tiles
+// of 4 warps) on an M x M x M problem (default 512), checked exactly against a host GEMM (inputs
+// are multiples of 1/64, so all sums are exact); it also prints flops=2*M^3*launches.
 //
 // Exit status: 0 results match; 1 mismatch; 2 a driver call or the command line failed.
 #include <cuda.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -28,6 +34,7 @@
 #include <vector>
 
 extern "C" const unsigned char cusnap_bench_emulator_image[];
+extern "C" const unsigned char cusnap_bench_gemm_image[];
 
 namespace {
 
@@ -50,7 +57,8 @@ namespace {
       stderr,
       "error: %s\nusage: cusnap_bench_emulator alu [--blocks B] [--threads T] [--iterations I] "
       "[--reps R]\n"
-      "       cusnap_bench_emulator triad [--blocks B] [--threads T] [--elements N] [--reps R]\n",
+      "       cusnap_bench_emulator triad [--blocks B] [--threads T] [--elements N] [--reps R]\n"
+      "       cusnap_bench_emulator gemm [--elements M] [--reps R]\n",
       why);
   std::exit(2);
 }
@@ -64,8 +72,10 @@ Options parse(int argc, char** argv) {
   if (argc < 2) usage("which kernel?");
   Options o;
   o.kernel = argv[1];
-  if (o.kernel != "alu" && o.kernel != "triad") usage("the kernel is alu or triad");
+  if (o.kernel != "alu" && o.kernel != "triad" && o.kernel != "gemm")
+    usage("the kernel is alu, triad or gemm");
   o.blocks = o.kernel == "alu" ? 512 : 1024;
+  if (o.kernel == "gemm") o.elements = 512;
   for (int i = 2; i < argc; i += 2) {
     if (i + 1 >= argc) usage("option without a value");
     char* end = nullptr;
@@ -221,6 +231,70 @@ int run_triad(const Options& o, CUmodule module) {
   return bad == 0 ? 0 : 1;
 }
 
+// Timed launches of a 2-D grid: launch + synchronize, `reps` times.
+Timing timed_2d(CUfunction f, unsigned gx, unsigned gy, unsigned threads, void** params,
+                uint64_t reps) {
+  Timing t;
+  for (uint64_t r = 0; r < reps; ++r) {
+    const double cpu = cpu_seconds();
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(cuLaunchKernel(f, gx, gy, 1, threads, 1, 1, 0, nullptr, params, nullptr));
+    CHECK(cuCtxSynchronize());
+    t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    t.cpu_seconds += cpu_seconds() - cpu;
+  }
+  return t;
+}
+
+int run_gemm(const Options& o) {
+  if (o.elements > 4096) usage("gemm: --elements at most 4096 (exact f32 sums need k <= 4096)");
+  CUmodule module;
+  CHECK(cuModuleLoadData(&module, cusnap_bench_gemm_image));
+  CUfunction f;
+  CHECK(cuModuleGetFunction(&f, module, "hgemm_mma"));
+  const size_t n = o.elements;
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  uint32_t state = 99;
+  for (float& v : a) v = static_cast<float>(static_cast<int>(lcg(state) >> 25) - 64) / 64.0f;
+  for (float& v : b) v = static_cast<float>(static_cast<int>(lcg(state) >> 25) - 64) / 64.0f;
+  CUdeviceptr d_a, d_b, d_c;
+  CHECK(cuMemAlloc(&d_a, n * n * 4));
+  CHECK(cuMemAlloc(&d_b, n * n * 4));
+  CHECK(cuMemAlloc(&d_c, n * n * 4));
+  CHECK(cuMemcpyHtoD(d_a, a.data(), n * n * 4));
+  CHECK(cuMemcpyHtoD(d_b, b.data(), n * n * 4));
+  CHECK(cuMemsetD32(d_c, 0x7fc00000u, n * n));
+  int dim = static_cast<int>(n);
+  void* params[] = {&d_a, &d_b, &d_c, &dim, &dim, &dim};
+  const unsigned tiles = static_cast<unsigned>((n + 31) / 32);
+  const Timing t = timed_2d(f, tiles, tiles, 128, params, o.reps);
+  CHECK(cuMemcpyDtoH(c.data(), d_c, n * n * 4));
+  size_t bad = 0;
+  std::vector<double> row(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (size_t p = 0; p < n; ++p)
+      for (size_t j = 0; j < n; ++j) row[j] += double(a[i * n + p]) * double(b[p * n + j]);
+    for (size_t j = 0; j < n; ++j) {
+      const float expected = static_cast<float>(row[j]);
+      if (std::memcmp(&expected, &c[i * n + j], 4) != 0 && bad++ == 0)
+        std::fprintf(stderr, "MISMATCH at (%zu, %zu): expected %a, found %a\n", i, j, expected,
+                     c[i * n + j]);
+    }
+  }
+  CHECK(cuMemFree(d_a));
+  CHECK(cuMemFree(d_b));
+  CHECK(cuMemFree(d_c));
+  CHECK(cuModuleUnload(module));
+  std::printf(
+      "kernel=hgemm_mma launches=%llu seconds=%.6f cpu_seconds=%.6f threads=%llu checked=%d "
+      "flops=%.0f\n",
+      static_cast<unsigned long long>(o.reps), t.seconds, t.cpu_seconds,
+      static_cast<unsigned long long>(tiles) * tiles * 128, bad == 0 ? 1 : 0,
+      2.0 * double(n) * double(n) * double(n) * double(o.reps));
+  return bad == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -233,7 +307,9 @@ int main(int argc, char** argv) {
   CHECK(cuCtxSetCurrent(context));
   CUmodule module;
   CHECK(cuModuleLoadData(&module, cusnap_bench_emulator_image));
-  int rc = o.kernel == "alu" ? run_alu(o, module) : run_triad(o, module);
+  int rc = o.kernel == "alu"     ? run_alu(o, module)
+           : o.kernel == "triad" ? run_triad(o, module)
+                                 : run_gemm(o);
   CHECK(cuModuleUnload(module));
   CHECK(cuDevicePrimaryCtxRelease(device));
   return rc;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Emulator throughput benchmark: interpreted thread-instructions per second on an ALU-bound and a
-# memory-bound kernel, and the wall time of the matmul sample at a fixed size. Not a test.
+# Emulator throughput benchmark: interpreted thread-instructions per second on an ALU-bound, a
+# memory-bound and a tensor-core GEMM kernel (with its GFLOP/s of emulated math), and the wall time
+# of the matmul sample at a fixed size. Not a test.
 #
 #   bench/emulator/run.sh [BUILD_DIR]      (default build/release; needs cusnap_bench_emulator,
 #                                           cusnap_emulator and cusnap_sample_matmul)
@@ -16,11 +17,12 @@
 # the wall time per launch, the thread-instruction rate (wall), that rate per worker thread,
 # thread-instructions per CPU-second of the process (what one core does when it is not shared:
 # on a loaded machine the wall rate understates it), the warp-instruction rate and, for the
-# triad, the bytes moved per second (12 bytes per element). With several LIB_DIRS (emulator
+# triad, the bytes moved per second (12 bytes per element), for the gemm the emulated GFLOP/s
+# (2 M^3 per launch: the tensor_gemm sample's ldmatrix + mma.sync m16n8k16 kernel). With several LIB_DIRS (emulator
 # builds to compare, e.g. before/after a change) the runs are interleaved library by library so
 # that a change in machine load hits all alike. The 1-minute load average is shown as min-max.
 #
-# ALU_ARGS / TRIAD_ARGS override the kernels' sizes (see cusnap_bench_emulator's usage).
+# ALU_ARGS / TRIAD_ARGS / GEMM_ARGS override the kernels' sizes (see cusnap_bench_emulator's usage).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$root/build/release}" && pwd)"
@@ -32,6 +34,7 @@ threads_list="${THREADS:-1 0}"
 lib_dirs="${LIB_DIRS:-$build/emulator/lib}"
 alu_args="${ALU_ARGS:---blocks 512 --threads 256 --iterations 64}"
 triad_args="${TRIAD_ARGS:---blocks 1024 --threads 256 --elements 4194304}"
+gemm_args="${GEMM_ARGS:---elements 512}"
 matmul_size="${MATMUL_SIZE:-256}"
 for f in "$bench" "$matmul"; do [[ -x "$f" ]] || { echo "missing $f (build it first)" >&2; exit 1; }; done
 for d in $lib_dirs; do [[ -e "$d/libcuda.so.1" ]] || { echo "no libcuda.so.1 in $d" >&2; exit 1; }; done
@@ -55,10 +58,11 @@ one_run() {  # lib_dir threads kernel args...
     echo "cusnap_bench_emulator $kernel $* failed with $lib (results do not match or a call failed)" >&2
     exit 1
   fi
-  local kernel_name launches seconds cpu_seconds checked bytes=0 threads_n
+  local kernel_name launches seconds cpu_seconds checked bytes=0 flops=0 threads_n
   line="${line/kernel=/kernel_name=}"
   eval "${line/threads=/threads_n=}"
   [[ "$checked" == 1 ]] || { echo "results not checked" >&2; exit 1; }
+  (( flops > 0 )) && bytes=$flops  # the gemm's "amount moved" is its floating-point operations
   python3 - "$stats" "$kernel_name" "$launches" "$seconds" "$cpu_seconds" "$bytes" <<'EOF'
 import json, sys
 stats, name, launches = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -72,11 +76,13 @@ echo "$cpus CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^
      "$launches timed launches per run; medians"
 echo "alu:   $alu_args"
 echo "triad: $triad_args"
+echo "gemm:  $gemm_args"
 printf "%-6s %-40s %7s %14s %9s %10s %11s %11s %11s %8s %11s\n" kernel library workers "thr-i/launch" "s/launch" \
-  "M thr-i/s" "M/s/worker" "M/CPU-s" "M warp-i/s" "GB/s" "load (1m)"
-for kernel in alu triad; do
+  "M thr-i/s" "M/s/worker" "M/CPU-s" "M warp-i/s" "GB|GFLOP/s" "load (1m)"
+for kernel in alu triad gemm; do
   args="$alu_args"
   [[ $kernel == triad ]] && args="$triad_args"
+  [[ $kernel == gemm ]] && args="$gemm_args"
   for threads in $threads_list; do
     for lib in $lib_dirs; do : > "$work/rate.${lib//\//_}"; done
     : > "$work/load"
@@ -99,7 +105,7 @@ for kernel in alu triad; do
           m = med(rate, NR)
           printf "%-6s %-40s %7d %14d %9.3f %10.1f %11.1f %11.1f %11.2f %8s %5.1f-%-5.1f\n", k, substr(l, length(l) > 40 ? length(l) - 39 : 1),
                  w, ti[1] / n, med(s, NR), m / 1e6, m / 1e6 / w, med(cpu, NR) / 1e6, med(wrate, NR) / 1e6,
-                 k == "triad" ? sprintf("%.3f", med(gb, NR)) : "-", lo, hi
+                 k == "alu" ? "-" : sprintf("%.3f", med(gb, NR)), lo, hi
         }' "$work/rate.${lib//\//_}"
     done
   done

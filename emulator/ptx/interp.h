@@ -172,6 +172,13 @@ class Launch {
   void exec_warp_sync(Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void try_release_warp_sync(Warp& w);
 
+  // Warp-wide matrix instructions (interp_matrix.cpp). Return false when lanes must wait.
+  bool exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
+  void exec_mma(Warp& w, const Instr& in, uint32_t exec);
+  void exec_wmma_memory(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  // The 32-lane arrays of the elements of a vector operand.
+  void vector_operand(Warp& w, const Operand& v, uint32_t exec, const uint64_t** out);
+
   // PC bookkeeping (interp_core.cpp).
   static void diverge(Warp& w);
   static void advance(Warp& w, uint32_t group);

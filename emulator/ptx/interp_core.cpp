@@ -724,6 +724,14 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kRedux:
         if (exec_collective(b, w, in, pc, group, exec)) advance(w, group);
         break;
+      case Op::kMma:
+      case Op::kLdmatrix:
+      case Op::kStmatrix:
+      case Op::kMovmatrix:
+      case Op::kWmmaLoad:
+      case Op::kWmmaStore:
+        if (exec_matrix(b, w, in, group, exec)) advance(w, group);
+        break;
     }
     if (abort_.load(std::memory_order_relaxed)) break;
   }

@@ -123,10 +123,16 @@ enum class Op : uint8_t {
   kFence,  // sub 1: membar / fence, a sequentially consistent host fence; sub 0: proxy
            // fences, prefetch, discard and other hints, no-ops (modifiers.cpp says why)
   kNanosleep,
-  kCpAsync,  // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
-  kElect,    // elect.sync d|p, membermask
-  kBmsk,     // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
-  kSzext,    // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
+  kCpAsync,    // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
+  kElect,      // elect.sync d|p, membermask
+  kBmsk,       // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
+  kSzext,      // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
+  kMma,        // mma.sync.aligned d, a, b, c: Module::matrix_ops[matrix] (interp_matrix.cpp)
+  kLdmatrix,   // ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 d, [a]  (vec: N, sub: trans)
+  kStmatrix,   // stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [a], s  (vec: N, sub: trans)
+  kMovmatrix,  // movmatrix.sync.aligned.m8n8.trans.b16 d, a
+  kWmmaLoad,   // wmma.load.{a,b,c} d, [a]{, stride}: Module::matrix_ops[matrix]
+  kWmmaStore,  // wmma.store.d [a], s{, stride}
   // Textures and surfaces (interp_texture.cpp; sub: TexGeom, image: see ImageMode). Operands:
   //   kTex/kTld4  d{4}, handle, coords{N}[, lod]      kSuld  d{vec}, handle, coords{N}
   //   kSust       handle, coords{N}, a{vec}           kTxq/kSuq  d, handle
@@ -224,7 +230,27 @@ struct Instr {
   uint32_t line = 0;      // PTX source line
   uint32_t function = 0;  // owning function index
   uint32_t callee = 0;    // kCall: function index, or kIndirectCallee (target in ops[2])
+  uint32_t matrix = 0;    // kMma, kWmmaLoad, kWmmaStore: index into Module::matrix_ops
   Operand ops[kMaxOperands];
+};
+
+// A warp-wide matrix instruction (mma.sync.aligned), decoded once: D (m x n) = A (m x k) *
+// B (k x n) + C. Operand vectors hold per-lane fragments; the maps say, for lane l and fragment
+// element i (element i of a vector is register i / per_reg, bits (i % per_reg) * element width),
+// which matrix element it is: map[l * frag + i] = row * cols + col. Built from the PTX ISA's
+// "Matrix fragments for mma" layouts in lower_matrix.cpp.
+struct MatrixOp {
+  uint8_t m = 0, n = 0, k = 0;
+  Type a = Type::kNone, b = Type::kNone, c = Type::kNone, d = Type::kNone;
+  bool satfinite = false;  // integer: clamp the s32 result instead of wrapping
+  // wmma.load/store: which matrix ('a', 'b', 'c'), its rows and columns, element type, memory
+  // layout (row-major: element (r, c) at r * stride + c), fragment elements per lane and map.
+  char which = 0;
+  uint8_t rows = 0, cols = 0;
+  Type elem = Type::kNone;
+  bool col_major = false;
+  uint8_t a_frag = 0, b_frag = 0, c_frag = 0;  // elements per lane
+  std::vector<uint16_t> a_map, b_map, c_map;   // 32 * frag entries each (c_map serves D too)
 };
 
 struct Symbol {
@@ -287,6 +313,7 @@ struct Module {
   std::vector<Symbol> symbols;
   std::vector<uint64_t> const_pool;  // 32 lanes per entry
   std::vector<Operand> vec_pool;
+  std::vector<MatrixOp> matrix_ops;
   std::vector<uint8_t> slot_bits;  // declared width of each slot
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;

@@ -120,20 +120,24 @@ bool alu_implements(const Instr& in) {
 // operands are parsed, so the message names the instruction even when its operand syntax
 // (matrices, texture tuples, tensor maps) is beyond the operand parser.
 const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
-  static const char* const kOpcodes[] = {"mma",          "wmma",      "wgmma",
-                                         "ldmatrix",     "stmatrix",  "movmatrix",
-                                         "sured",        "mbarrier",  "tensormap",
-                                         "multimem",     "alloca",    "stacksave",
-                                         "stackrestore", "vabsdiff",  "vadd",
-                                         "vsub",         "vmin",      "vmax",
-                                         "vshl",         "vshr",      "vmad",
-                                         "vset",         "vabsdiff2", "vabsdiff4",
-                                         "vadd2",        "vadd4",     "vsub2",
-                                         "vsub4",        "vavrg2",    "vavrg4",
-                                         "vmin2",        "vmin4",     "vmax2",
-                                         "vmax4",        "vset2",     "vset4",
-                                         "getctarank",   "mapa",      "clusterlaunchcontrol",
-                                         "tcgen05",      "brx"};
+  static const char* const kOpcodes[] = {"wgmma",     "sured",
+                                         "mbarrier",  "tensormap",
+                                         "multimem",  "alloca",
+                                         "stacksave", "stackrestore",
+                                         "vabsdiff",  "vadd",
+                                         "vsub",      "vmin",
+                                         "vmax",      "vshl",
+                                         "vshr",      "vmad",
+                                         "vset",      "vabsdiff2",
+                                         "vabsdiff4", "vadd2",
+                                         "vadd4",     "vsub2",
+                                         "vsub4",     "vavrg2",
+                                         "vavrg4",    "vmin2",
+                                         "vmin4",     "vmax2",
+                                         "vmax4",     "vset2",
+                                         "vset4",     "getctarank",
+                                         "mapa",      "clusterlaunchcontrol",
+                                         "tcgen05",   "brx"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
@@ -1144,6 +1148,18 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.sub = has(mods, ".wrap") ? 1 : 0;
     in.type = type0();
     with_operands(op == "bmsk" ? Op::kBmsk : Op::kSzext, {Type::kU32, Type::kU32});
+    return;
+  }
+  if (op == "mma") {
+    lower_mma(in, mods, types, ops, line);
+    return;
+  }
+  if (op == "wmma") {
+    lower_wmma(in, mods, types, ops, line);
+    return;
+  }
+  if (op == "ldmatrix" || op == "stmatrix" || op == "movmatrix") {
+    lower_ldmatrix(in, op, mods, ops, line);
     return;
   }
   if (op == "elect") {

@@ -57,6 +57,7 @@ constexpr std::pair<const char*, const char*> kSets[] = {
     {"$vec", ".v2|.v4|.v8"},
     {"$aspace", ".global|.shared|.shared::cta|.shared::cluster"},
     {"$asem", ".relaxed|.acquire|.release|.acq_rel"},
+    {"$wss", ".global|.shared|.shared::cta"},
     {"$cvtaspace",
      ".const|.global|.local|.shared|.shared::cta|.shared::cluster|.param|.param::entry"},
     // types
@@ -249,6 +250,39 @@ constexpr FormSpec kForms[] = {
     {"suq", "(.width|.height|.depth|.array_size)", "b32"},
     {"suld sust", ".b (.1d|.2d|.3d|.a1d|.a2d) {.v2|.v4} {.trap|.clamp|.zero}", "b8|b16|b32|b64"},
     {"istypep", "(.texref|.samplerref|.surfref)", ""},
+    // Warp-level matrix multiply-accumulate (lower_matrix.cpp, interp_matrix.cpp). `.sync
+    // .aligned` is the contract the interpreter checks: all 32 lanes execute it together.
+    {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32|f16 f16 f16 f32|f16"},
+    {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32 bf16 bf16 f32"},
+    {"mma", ".sync .aligned (.m16n8k4|.m16n8k8) .row .col", "f32 tf32 tf32 f32"},
+    {"mma", ".sync .aligned (.m8n8k4|.m16n8k4|.m16n8k8|.m16n8k16) .row .col {.rn}",
+     "f64 f64 f64 f64"},
+    {"mma", ".sync .aligned (.m8n8k16|.m16n8k16|.m16n8k32) .row .col {.satfinite}",
+     "s32 s8|u8 s8|u8 s32"},
+    // wmma: the fragment layout is the emulator's own (the ISA leaves it opaque; lower_matrix.cpp).
+    {"wmma", ".load (.a|.b) .sync .aligned (.row|.col) (.m16n16k16|.m32n8k16|.m8n32k16) {$wss}",
+     "f16|bf16|s8|u8"},
+    {"wmma", ".load (.a|.b) .sync .aligned (.row|.col) .m16n16k8 {$wss}", "tf32"},
+    {"wmma", ".load (.a|.b|.c) .sync .aligned (.row|.col) .m8n8k4 {$wss}", "f64"},
+    {"wmma", ".load .c .sync .aligned (.row|.col) (.m16n16k16|.m32n8k16|.m8n32k16) {$wss}",
+     "f16|f32|s32"},
+    {"wmma", ".load .c .sync .aligned (.row|.col) .m16n16k8 {$wss}", "f32"},
+    {"wmma", ".store .d .sync .aligned (.row|.col) (.m16n16k16|.m32n8k16|.m8n32k16) {$wss}",
+     "f16|f32|s32"},
+    {"wmma", ".store .d .sync .aligned (.row|.col) .m16n16k8 {$wss}", "f32"},
+    {"wmma", ".store .d .sync .aligned (.row|.col) .m8n8k4 {$wss}", "f64"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} (.m16n16k16|.m32n8k16|.m8n32k16)",
+     "f16|f32 f16|f32"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} (.m16n16k16|.m32n8k16|.m8n32k16)",
+     "f32 bf16 bf16 f32"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} .m16n16k8", "f32 tf32 tf32 f32"},
+    {"wmma", ".mma .sync .aligned (.row|.col) {.row|.col} .m8n8k4 {.rn}", "f64 f64 f64 f64"},
+    {"wmma",
+     ".mma .sync .aligned (.row|.col) {.row|.col} (.m16n16k16|.m32n8k16|.m8n32k16) {.satfinite}",
+     "s32 s8|u8 s8|u8 s32"},
+    {"ldmatrix stmatrix", ".sync .aligned .m8n8 (.x1|.x2|.x4) {.trans} (.shared|.shared::cta)",
+     "b16"},
+    {"movmatrix", ".sync .aligned .m8n8 .trans", "b16"},
 };
 
 // Why each `~` modifier has no effect on results here: opcodes, modifiers, reason (a test checks
@@ -436,6 +470,31 @@ constexpr const char* kKnownUnsupported[] = {
     ".2dms",
     ".a2dms",
     ".p",
+    // mma / ldmatrix forms not executed: sub-byte, single-bit and fp8 operands, their shapes,
+    // sparse mma, the m8n8k4 f16 (sm_70) and m16n8k{4,8,16} f64 (sm_90) layouts.
+    ".s4",
+    ".u4",
+    ".b1",
+    ".e4m3",
+    ".e5m2",
+    ".e2m1",
+    ".e3m2",
+    ".e2m3",
+    ".m8n8k32",
+    ".m8n8k128",
+    ".m16n8k64",
+    ".m16n8k128",
+    ".m16n8k256",
+    ".m16n16k32",
+    ".sp",
+    ".sp::ordered_metadata",
+    ".kind::f8f6f4",
+    ".b8x16",
+    ".m8n16",
+    ".m16n8",
+    ".m16n16",
+    ".b6x16_p32",
+    ".b4x16_p64",
 };
 
 std::string joined(const std::vector<std::string>& tokens) {
@@ -537,8 +596,10 @@ ModifierVerdict check_modifiers(std::string_view opcode, const std::vector<std::
                        std::find(std::begin(kKnownUnsupported), std::end(kKnownUnsupported), m) !=
                            std::end(kKnownUnsupported);
     if (!known) return {ModifierVerdict::kInvalid, cat({"unknown modifier '", m, "'"})};
-    if (std::find(mods.begin(), mods.begin() + static_cast<long>(i), m) !=
-        mods.begin() + static_cast<long>(i))
+    // wmma.mma names the layouts of A and B in turn: `.row.row` is two layouts, not a repeat.
+    const bool layout_pair = opcode == "wmma" && (m == ".row" || m == ".col");
+    if (!layout_pair && std::find(mods.begin(), mods.begin() + static_cast<long>(i), m) !=
+                            mods.begin() + static_cast<long>(i))
       return {ModifierVerdict::kNotSupported, cat({"'", m, "' is written twice"})};
   }
   // fma.oob forces the result to +0 where an operand is the OOB-NaN that tensor loads write for

@@ -983,7 +983,17 @@ void Parser::parse_body(Function& f) {
         fail_at(line, "label '" + label + "' defined twice");
       continue;
     }
-    parse_instruction(f);
+    const size_t start = pos_;
+    const size_t fixups = fixups_.size();
+    try {
+      parse_instruction(f);
+    } catch (ParseError& e) {
+      if (!e.not_supported) throw;
+      unsupported_.push_back(std::move(e));
+      fixups_.resize(fixups);  // a refused branch's target must not patch the next instruction
+      pos_ = start;
+      skip_to_semicolon();
+    }
   }
   f.end_instr = static_cast<uint32_t>(m_.code.size());
   f.end_slot = m_.slot_count;
@@ -1011,14 +1021,27 @@ bool parse_module(std::string_view text, Module& module, std::string& error, boo
   std::vector<Token> tokens;
   if (!tokenize(text, tokens, error)) return false;
   Parser p(std::move(tokens), module);
+  // Not-supported instructions are collected (Parser::unsupported_) and reported together, one
+  // "line L: ..." per line, once the whole module has been read: whoever ports a kernel sees
+  // everything the emulator lacks at once. Text that is not PTX still ends the parse and wins.
+  std::vector<ParseError>& refused = p.unsupported_;
   try {
     p.parse_module();
   } catch (const ParseError& e) {
-    error = "line " + std::to_string(e.line) + ": " + e.what;
-    if (not_supported) *not_supported = e.not_supported;
-    return false;
+    if (!e.not_supported) {
+      error = "line " + std::to_string(e.line) + ": " + e.what;
+      return false;
+    }
+    refused.push_back(e);
   }
-  return true;
+  if (refused.empty()) return true;
+  error.clear();
+  for (const ParseError& e : refused) {
+    if (!error.empty()) error += '\n';
+    error += "line " + std::to_string(e.line) + ": " + e.what;
+  }
+  if (not_supported) *not_supported = true;
+  return false;
 }
 
 }  // namespace cusnap::emu::ptx

@@ -144,6 +144,15 @@ class Parser {
   Operand src_vector(const ParsedOperand& p, Type elem, size_t count);
   Operand dst_vector(const ParsedOperand& p, size_t count);
   Operand addr(const ParsedOperand& p);
+  // mma.sync.aligned (lower_matrix.cpp): `types` are the suffixes in order (d, a, b, c).
+  void lower_mma(Instr& in, const std::vector<std::string_view>& mods,
+                 const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
+  // wmma.load / wmma.store / wmma.mma (lower_matrix.cpp).
+  void lower_wmma(Instr& in, const std::vector<std::string_view>& mods,
+                  const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
+  // ldmatrix / stmatrix / movmatrix (lower_matrix.cpp).
+  void lower_ldmatrix(Instr& in, std::string_view op, const std::vector<std::string_view>& mods,
+                      std::vector<ParsedOperand>& ops, uint32_t line);
   uint32_t const_index(uint64_t bits);
   // A constant converted to an operand of type t (integers cast to its size, floating-point
   // ones rounded to it), or refused (naming `line`) when PTX gives it no exact meaning there: a
@@ -180,6 +189,9 @@ class Parser {
   std::vector<std::string> owned_names_;  // storage for generated register names
   std::unordered_map<std::string, ModifierVerdict> modifier_verdicts_;  // by opcode + modifiers
   bool no_greater_ = false;  // parsing `%name<N>`: '>' ends the expression
+  // Instructions refused as not supported so far: parsing goes on past them so that the load
+  // error lists every one of the module (an instruction declares nothing later text depends on).
+  std::vector<ParseError> unsupported_;
 };
 
 inline std::string describe(const Token& t) {

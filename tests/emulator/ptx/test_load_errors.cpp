@@ -31,9 +31,13 @@ struct Refused {
 
 TEST_CASE("instructions the emulator does not implement fail the module load", "[ptx][load]") {
   const Refused cases[] = {
-      {"mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
-       "  mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3}, {%r4}, "
-       "{%f5,%f6,%f7,%f1};",
+      {"mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32",
+       "  mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r1,%r2,%r3,%r4}, {%r5,%r6,%r7,%r8}, "
+       "{%r9,%r10}, {%r11,%r12,%r13,%r14};",
+       ""},
+      {"mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
+       "  mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}, "
+       "{%r2,%r3}, {%r4,%r5}, {%f9,%f10,%f11,%f12,%f13,%f14,%f15,%f1};",
        ""},
       {"brx.idx", "  brx.idx %r1, TARGETS;", ""},
       {"tex.grad.2d.v4.f32.f32",
@@ -43,10 +47,9 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
       {"separate samplers", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, %rd2, {%f5,%f6}];", ""},
       {"sust.p.2d.v4.b32.trap", "  sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1,%r1,%r1,%r1};",
        ""},
-      {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
-       "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, "
-       "[%rd1];",
-       ""},
+      {"wgmma.fence.sync.aligned", "  wgmma.fence.sync.aligned;", ""},
+      {"wmma.load.a.sync.aligned.row.m16n16k32.global.s4",
+       "  wmma.load.a.sync.aligned.row.m16n16k32.global.s4 {%r1,%r2}, [%rd1];", ""},
       {"mbarrier.init.shared.b64", "  mbarrier.init.shared.b64 [%rd1], %r1;", ""},
       {"alloca.u64", "  alloca.u64 %rd2, %rd1, 8;", ""},
       {"vadd.s32.s32.s32", "  vadd.s32.s32.s32 %r1, %r2, %r3;", ""},
@@ -80,6 +83,40 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
                                                                             : c.what;
     CHECK(r.error.rfind("line " + std::to_string(line_of(text, needle)) + ":", 0) == 0);
   }
+}
+
+TEST_CASE("the load error lists every unsupported instruction of the module with its line",
+          "[ptx][load]") {
+  // Three refused instructions in two functions, a supported one between them, and a refused
+  // branch whose label must not be patched into the instruction after it.
+  const std::string with_targets = kernel_with(
+      "TARGETS: .branchtargets DONE;\n  brx.idx %r1, TARGETS;\n  add.u32 %r1, %r2, %r3;\n"
+      "  alloca.u64 %rd2, %rd1, 8;\n  barrier.cluster.arrive;",
+      ".visible .func g()\n{\n  .reg .b32 %r<4>;\n  vadd.s32.s32.s32 %r1, %r2, %r3;\n  ret;\n}\n");
+  CompileResult r = compile(with_targets);
+  INFO(r.error);
+  REQUIRE(r.program == nullptr);
+  CHECK(r.status == CompileStatus::kNotSupported);
+  const char* refused[] = {"vadd.s32.s32.s32", "brx.idx", "alloca.u64", "barrier.cluster.arrive"};
+  size_t at = 0;
+  for (const char* what : refused) {  // in source order, one "line L: ..." line each
+    const std::string entry =
+        "line " + std::to_string(line_of(with_targets, what)) + ": instruction '" + what;
+    const size_t found = r.error.find(entry);
+    CHECK(found != std::string::npos);
+    CHECK((found == 0 || r.error[found - 1] == '\n'));
+    if (found != std::string::npos) CHECK(found >= at);
+    if (found != std::string::npos) at = found;
+  }
+  CHECK(r.error.find("add.u32") == std::string::npos);
+  CHECK(std::count(r.error.begin(), r.error.end(), '\n') == 3);
+}
+
+TEST_CASE("malformed PTX after an unsupported instruction is still invalid", "[ptx][load]") {
+  CompileResult r = compile(kernel_with("  vadd.s32.s32.s32 %r1, %r2, %r3;\n  add.u32 %r1, %r2;"));
+  INFO(r.error);
+  CHECK(r.status == CompileStatus::kInvalidPtx);
+  CHECK(r.error.find("add expects 3 operands") != std::string::npos);
 }
 
 TEST_CASE("directives the emulator does not implement are not supported, not invalid",

@@ -1,0 +1,332 @@
+// Warp-level matrix instructions (mma, ldmatrix, stmatrix, movmatrix; all .sync.aligned),
+// executed once for the whole warp rather than lane by lane: for mma the fragments of all 32
+// lanes are gathered into the A, B and C matrices, multiplied, and D is scattered back.
+//
+// Arithmetic (docs/emulator.md, "Matrix instructions"; the PTX ISA leaves the order and the
+// intermediate precision of the float accumulation open):
+// * f16, bf16, tf32 inputs: every product is exact (at most 2 x 11 significand bits); each
+//   element of D is C plus the products in increasing k, every addition rounded to nearest-even
+//   f32 (an f32 fused multiply-add chain). No flushing of subnormals. An f16 C is widened
+//   exactly, an f16 D is the final f32 sum rounded once to nearest-even f16. tf32 operands use
+//   the top 19 bits of their register (the low 13 mantissa bits are ignored). A NaN result is
+//   the canonical NaN (0x7fffffff, 0x7fff for f16).
+// * f64: a chain of correctly rounded f64 fused multiply-adds in increasing k, starting at C.
+// * s8/u8: exact; the s32 result wraps modulo 2^32, or with .satfinite clamps to the s32 range.
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "alu_internal.h"
+#include "interp.h"
+
+namespace cusnap::emu::ptx {
+namespace {
+
+using detail::as_f32;
+using detail::as_f64;
+
+// Largest matrices of the shapes lowered (A of mma m16n8k32 and wmma m32n8k16, B of m8n32k16).
+constexpr int kMaxElems = 16 * 32;
+
+int element_bits(Type t) {
+  switch (t) {
+    case Type::kS8:
+    case Type::kU8:
+      return 8;
+    case Type::kF16:
+    case Type::kBF16:
+      return 16;
+    case Type::kF64:
+      return 64;
+    default:
+      return 32;
+  }
+}
+
+// Sends each fragment element of the registers `regs` (32-lane arrays) through `load` into the
+// matrix `out` at the position the fragment map gives.
+template <class T, class Load>
+void gather(const uint64_t* const* regs, const std::vector<uint16_t>& map, int frag, Type t, T* out,
+            Load load) {
+  const int bits = element_bits(t);
+  const int per = bits == 64 ? 1 : 32 / bits;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  const uint16_t* where = map.data();
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    for (int i = 0; i < frag; ++i) {
+      const uint64_t word = regs[i / per][lane];
+      out[*where++] = load((word >> ((i % per) * bits)) & mask);
+    }
+  }
+}
+
+double load_float(uint64_t bits, Type t) {
+  switch (t) {
+    case Type::kF16:
+      return detail::decode_format(static_cast<uint32_t>(bits), detail::kFmtF16);
+    case Type::kBF16:
+      return detail::decode_format(static_cast<uint32_t>(bits), detail::kFmtBF16);
+    case Type::kTF32:
+      return as_f32(bits & 0xffffe000u);
+    case Type::kF64:
+      return as_f64(bits);
+    default:
+      return as_f32(bits);
+  }
+}
+
+int64_t load_int(uint64_t bits, Type t) {
+  switch (t) {
+    case Type::kS8:
+      return static_cast<int8_t>(bits);
+    case Type::kU8:
+      return static_cast<uint8_t>(bits);
+    default:
+      return static_cast<int32_t>(bits);
+  }
+}
+
+// acc + p rounded once to nearest-even f32 (p exact in double).
+double add_f32(double acc, double p) {
+  if (!std::isfinite(acc) || !std::isfinite(p)) return static_cast<float>(acc + p);
+  return static_cast<float>(detail::sum_to_odd(acc, p));
+}
+
+uint64_t store_float(double v, Type t) {
+  switch (t) {
+    case Type::kF16:
+      return detail::encode_format(v, detail::kFmtF16, Round::kRn, false);
+    case Type::kF64:
+      return std::bit_cast<uint64_t>(v);
+    default: {
+      const float f = static_cast<float>(v);
+      return std::isnan(f) ? detail::kCanonicalNanF32 : std::bit_cast<uint32_t>(f);
+    }
+  }
+}
+
+}  // namespace
+
+void Launch::vector_operand(Warp& w, const Operand& v, uint32_t exec, const uint64_t** out) {
+  for (int r = 0; r < v.count; ++r) {
+    const Operand& e = m_.vec_pool[v.index + r];
+    // Registers and constants are read in place; nothing else reaches a matrix operand.
+    out[r] = operand(w, e, exec, kSpScratch0);
+  }
+}
+
+bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec) {
+  // .sync.aligned: every thread of the warp executes the same instruction. Lanes wait here
+  // for the others, as at a collective; once no live lane is elsewhere, the instruction runs
+  // if all 32 execute it, is skipped if none does (a guard false for the whole warp), and any
+  // other arrival (a partial warp, lanes exited, a guard true for some lanes) is undefined
+  // behaviour that fails the launch instead of computing with missing fragments.
+  if (w.live() & ~group) {
+    diverge(w);
+    w.coll_wait |= group;
+    w.runnable &= ~group;
+    return false;
+  }
+  if (exec == 0) return true;
+  static constexpr const char* kNames[] = {"mma",       "ldmatrix",  "stmatrix",
+                                           "movmatrix", "wmma.load", "wmma.store"};
+  const char* name = kNames[static_cast<int>(in.op) - static_cast<int>(Op::kMma)];
+  if (exec != 0xffffffffu) {
+    char lanes[64];
+    std::snprintf(lanes, sizeof lanes, "0x%08x", exec);
+    fail(LaunchStatus::kIllegalInstruction,
+         std::string(name) + ".sync.aligned executed by lanes " + lanes +
+             " only (all 32 threads of the warp must execute it together): " +
+             where(b, w, std::countr_zero(exec), in));
+    return true;
+  }
+  switch (in.op) {
+    case Op::kMma:
+      exec_mma(w, in, exec);
+      return true;
+    case Op::kWmmaLoad:
+    case Op::kWmmaStore:
+      exec_wmma_memory(b, w, in, exec);
+      return true;
+    case Op::kLdmatrix:
+    case Op::kStmatrix:
+    case Op::kMovmatrix:
+      break;
+    default:
+      return true;
+  }
+  // 8x8 matrices of b16: lane l's register j holds row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1
+  // of matrix j (low half first); .trans holds the transposed matrix the same way. ldmatrix and
+  // stmatrix take the 16-byte row r of matrix j at the address of lane 8 j + r.
+  const bool trans = in.sub == 1;
+  const int count = in.op == Op::kMovmatrix ? 1 : in.vec;
+  const uint32_t row_lanes = count == 4 ? 0xffffffffu : (1u << (8 * count)) - 1;
+  uint16_t mat[4][8][8];
+  uint8_t* rows[kWarpSize];
+  if (in.op == Op::kLdmatrix) {
+    if (!resolve_lanes(b, w, in, in.ops[1], row_lanes, 16, false, rows)) return true;
+    for (int j = 0; j < count; ++j)
+      for (int r = 0; r < 8; ++r) std::memcpy(mat[j][r], rows[8 * j + r], 16);
+  } else {
+    const uint64_t* regs[4];
+    if (in.op == Op::kStmatrix)
+      vector_operand(w, in.ops[1], exec, regs);
+    else
+      regs[0] = operand(w, in.ops[1], exec, kSpScratch0);
+    for (int j = 0; j < count; ++j)
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        mat[j][g][2 * t] = static_cast<uint16_t>(regs[j][lane]);
+        mat[j][g][2 * t + 1] = static_cast<uint16_t>(regs[j][lane] >> 16);
+      }
+  }
+  if (in.op == Op::kStmatrix) {
+    // The fragments are the transposed matrices under .trans: write the rows of the transpose.
+    if (!resolve_lanes(b, w, in, in.ops[0], row_lanes, 16, true, rows)) return true;
+    for (int j = 0; j < count; ++j)
+      for (int r = 0; r < 8; ++r) {
+        uint16_t row[8];
+        for (int c = 0; c < 8; ++c) row[c] = trans ? mat[j][c][r] : mat[j][r][c];
+        std::memcpy(rows[8 * j + r], row, 16);
+      }
+    return true;
+  }
+  const bool t_out = in.op == Op::kMovmatrix || trans;
+  for (int j = 0; j < count; ++j) {
+    uint64_t* d = dest(w, in.op == Op::kMovmatrix ? in.ops[0] : m_.vec_pool[in.ops[0].index + j]);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int g = lane >> 2, t = lane & 3;
+      const uint16_t lo = t_out ? mat[j][2 * t][g] : mat[j][g][2 * t];
+      const uint16_t hi = t_out ? mat[j][2 * t + 1][g] : mat[j][g][2 * t + 1];
+      d[lane] = lo | uint64_t{hi} << 16;
+    }
+  }
+  return true;
+}
+
+void Launch::exec_wmma_memory(Block& b, Warp& w, const Instr& in, uint32_t exec) {
+  const MatrixOp& mo = m_.matrix_ops[in.matrix];
+  const bool load = in.op == Op::kWmmaLoad;
+  const Operand& a = in.ops[load ? 1 : 0];
+  // The ISA requires one address and stride for the whole warp: lane 0's, checked against all.
+  const uint64_t* base = a.base_is_reg ? w.slot(a.index) : nullptr;
+  const uint64_t* stride =
+      in.ops[2].kind != Operand::kNone ? operand(w, in.ops[2], exec, kSpScratch1) : nullptr;
+  for (int l = 1; l < kWarpSize; ++l)
+    if ((base && base[l] != base[0]) || (stride && stride[l] != stride[0])) {
+      fail(LaunchStatus::kIllegalInstruction,
+           std::string(load ? "wmma.load" : "wmma.store") +
+               ": the lanes of the warp give different addresses or strides (the ISA requires "
+               "one for the whole warp): " +
+               where(b, w, l, in));
+      return;
+    }
+  const uint32_t es = static_cast<uint32_t>(type_bits(mo.elem) / 8);
+  const uint64_t ld =
+      stride ? static_cast<uint32_t>(stride[0]) : (mo.col_major ? mo.rows : mo.cols);
+  const uint64_t addr0 = (base ? base[0] : 0) + static_cast<uint64_t>(a.offset) +
+                         (a.has_symbol ? symbol_value(w, 0, a.symbol) : 0);
+  const Space space = effective_space(in, a);
+  const int total = mo.rows * mo.cols;
+  uint64_t values[kMaxElems];
+  const int bits = element_bits(mo.elem);
+  const int per = bits == 64 ? 1 : 32 / bits;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  if (!load) {
+    const uint64_t* regs[16];
+    vector_operand(w, in.ops[1], exec, regs);
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int i = 0; i < mo.c_frag; ++i)
+        values[mo.c_map[lane * mo.c_frag + i]] = (regs[i / per][lane] >> ((i % per) * bits)) & mask;
+  }
+  // Every element is checked like an access of its own size (lane 0's view of memory).
+  for (int e = 0; e < total; ++e) {
+    const int r = e / mo.cols, c = e % mo.cols;
+    const uint64_t offset =
+        mo.col_major ? static_cast<uint64_t>(c) * ld + r : static_cast<uint64_t>(r) * ld + c;
+    uint8_t* p = translate(b, w, 0, space, addr0 + offset * es, es, !load, in);
+    if (!p) return;
+    if (tracking_) [[unlikely]]
+      track(b, p, es, load, !load);
+    if (load) {
+      values[e] = 0;
+      std::memcpy(&values[e], p, es);
+    } else {
+      std::memcpy(p, &values[e], es);
+    }
+  }
+  if (!load) return;
+  for (int r = 0; r < in.ops[0].count; ++r) {
+    uint64_t* d = dest(w, m_.vec_pool[in.ops[0].index + r]);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      uint64_t word = 0;
+      for (int s = 0; s < per; ++s)
+        word |= values[mo.c_map[lane * mo.c_frag + r * per + s]] << (s * bits);
+      d[lane] = word;
+    }
+  }
+}
+
+void Launch::exec_mma(Warp& w, const Instr& in, uint32_t exec) {
+  const MatrixOp& mo = m_.matrix_ops[in.matrix];
+  const uint64_t* a_regs[16];
+  const uint64_t* b_regs[16];
+  const uint64_t* c_regs[16];
+  vector_operand(w, in.ops[1], exec, a_regs);
+  vector_operand(w, in.ops[2], exec, b_regs);
+  vector_operand(w, in.ops[3], exec, c_regs);
+  const int m = mo.m, n = mo.n, k = mo.k;
+  uint64_t d_bits[kMaxElems];
+  if (mo.c == Type::kS32) {
+    int64_t av[kMaxElems], bv[kMaxElems], cv[kMaxElems];
+    gather(a_regs, mo.a_map, mo.a_frag, mo.a, av, [&](uint64_t x) { return load_int(x, mo.a); });
+    gather(b_regs, mo.b_map, mo.b_frag, mo.b, bv, [&](uint64_t x) { return load_int(x, mo.b); });
+    gather(c_regs, mo.c_map, mo.c_frag, mo.c, cv, [&](uint64_t x) { return load_int(x, mo.c); });
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < n; ++c) {
+        int64_t acc = cv[r * n + c];
+        for (int kk = 0; kk < k; ++kk) acc += av[r * k + kk] * bv[kk * n + c];
+        if (mo.satfinite) acc = std::clamp<int64_t>(acc, INT32_MIN, INT32_MAX);
+        d_bits[r * n + c] = static_cast<uint32_t>(acc);
+      }
+    }
+  } else {
+    double av[kMaxElems], bv[kMaxElems], cv[kMaxElems];
+    gather(a_regs, mo.a_map, mo.a_frag, mo.a, av, [&](uint64_t x) { return load_float(x, mo.a); });
+    gather(b_regs, mo.b_map, mo.b_frag, mo.b, bv, [&](uint64_t x) { return load_float(x, mo.b); });
+    gather(c_regs, mo.c_map, mo.c_frag, mo.c, cv, [&](uint64_t x) { return load_float(x, mo.c); });
+    detail::RoundingScope nearest(FE_TONEAREST);
+    const bool f64 = mo.d == Type::kF64;
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < n; ++c) {
+        double acc = cv[r * n + c];
+        const double* arow = av + r * k;
+        if (f64) {
+          for (int kk = 0; kk < k; ++kk) acc = std::fma(arow[kk], bv[kk * n + c], acc);
+        } else {
+          acc = static_cast<float>(acc);  // an f16 C is exact in f32
+          for (int kk = 0; kk < k; ++kk) acc = add_f32(acc, arow[kk] * bv[kk * n + c]);
+        }
+        d_bits[r * n + c] = store_float(acc, mo.d);
+      }
+    }
+  }
+  // Scatter D: register r of lane l packs fragment elements r * per .. r * per + per - 1.
+  const int bits = element_bits(mo.d);
+  const int per = bits == 64 ? 1 : 32 / bits;
+  const Operand& dv = in.ops[0];
+  for (int r = 0; r < dv.count; ++r) {
+    uint64_t* d = dest(w, m_.vec_pool[dv.index + r]);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      uint64_t word = 0;
+      for (int s = 0; s < per; ++s)
+        word |= d_bits[mo.c_map[lane * mo.c_frag + r * per + s]] << (s * bits);
+      d[lane] = word;
+    }
+  }
+}
+
+}  // namespace cusnap::emu::ptx
