@@ -121,26 +121,8 @@ void chunk_mismatch(Json& j, const ChunkMismatch& m) {
   }
   j.key("tolerance");
   if (!m.tolerance_text.empty()) {
-    j.begin_object();
-    j.key("rule").str(m.tolerance_text);
-    j.key("within").boolean(m.within_tolerance);
-    j.key("elements").num(m.elements.elements);
-    j.key("differing").num(m.elements.differing);
-    j.key("over").num(m.elements.over);
-    j.key("worst").begin_array();
-    for (const ElementError& e : m.elements.worst) {
-      j.begin_object();
-      j.key("address").str(hex(e.address));
-      j.key("index").num(e.index);
-      j.key("expected").real(e.expected);
-      j.key("actual").real(e.actual);
-      j.key("abs_error").real(e.abs_error);
-      j.key("ulp").num(e.ulp);
-      j.key("within").boolean(e.within);
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
+    write_element_comparison(j, m.tolerance_text, m.within_tolerance, m.elements, "expected",
+                             "actual");
   } else {
     j.null();
   }
@@ -447,6 +429,31 @@ MaybeError write_report(const std::string& path, const ReplayResult& result,
   out.close();
   if (!out) return Error(ErrorKind::kIo, "writing " + path + " failed");
   return std::nullopt;
+}
+
+void write_element_comparison(common::JsonWriter& j, const std::string& rule, bool within,
+                              const ElementComparison& c, const char* first_key,
+                              const char* second_key) {
+  j.begin_object();
+  j.key("rule").str(rule);
+  j.key("within").boolean(within);
+  j.key("elements").num(c.elements);
+  j.key("differing").num(c.differing);
+  j.key("over").num(c.over);
+  j.key("worst").begin_array();
+  for (const ElementError& e : c.worst) {
+    j.begin_object();
+    j.key("address").str(hex(e.address));
+    j.key("index").num(e.index);
+    j.key(first_key).real(e.expected);
+    j.key(second_key).real(e.actual);
+    j.key("abs_error").real(e.abs_error);
+    j.key("ulp").num(e.ulp);
+    j.key("within").boolean(e.within);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
 }
 
 }  // namespace cusnap::replayer

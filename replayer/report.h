@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "cusnap/common/json_writer.h"
 #include "replayer/replay.h"
 
 namespace cusnap::replayer {
@@ -12,6 +13,13 @@ namespace cusnap::replayer {
 // 2: launches[].time_ms gains the samples (values), noise, cap_hit and mode; options the
 // sampling policy (--repeat auto); outputs and copies[].output (--save-outputs).
 inline constexpr int kReportSchemaVersion = 2;
+
+// The one JSON form of an element-wise comparison under a tolerance (the report's and compare's
+// "tolerance" objects): rule, within, counts and the worst elements, whose two values are written
+// under `first_key` and `second_key` ("expected"/"actual" in a report, "a"/"b" in compare).
+void write_element_comparison(common::JsonWriter& j, const std::string& rule, bool within,
+                              const ElementComparison& c, const char* first_key,
+                              const char* second_key);
 
 // The JSON text of a report (UTF-8, one object, newline at the end).
 std::string report_json(const ReplayResult& result, const ReplayOptions& options);

@@ -8,6 +8,7 @@
 
 #include "cusnap/common/json_writer.h"
 #include "cusnap/compare/compare.h"
+#include "replayer/report.h"
 
 namespace cusnap::compare {
 namespace {
@@ -89,26 +90,7 @@ void output_object(common::JsonWriter& j, const OutputComparison& o) {
   opt_num(j, o.first_difference);
   j.key("tolerance");
   if (o.elements) {
-    j.begin_object();
-    j.key("rule").str(o.tolerance);
-    j.key("within").boolean(o.within_tolerance);
-    j.key("elements").num(o.elements->elements);
-    j.key("differing").num(o.elements->differing);
-    j.key("over").num(o.elements->over);
-    j.key("worst").begin_array();
-    for (const replayer::ElementError& e : o.elements->worst) {
-      j.begin_object();
-      j.key("address").str(hex(e.address));
-      j.key("index").num(e.index);
-      j.key("a").real(e.expected);
-      j.key("b").real(e.actual);
-      j.key("abs_error").real(e.abs_error);
-      j.key("ulp").num(e.ulp);
-      j.key("within").boolean(e.within);
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
+    replayer::write_element_comparison(j, o.tolerance, o.within_tolerance, *o.elements, "a", "b");
   } else {
     j.null();
   }
