@@ -147,6 +147,9 @@ CUresult Context::synchronize() {
     std::lock_guard lock(mutex_);
     if (legacy_) tails.push_back(legacy_->tail());
     for (auto& s : streams_) tails.push_back(s->tail());
+    // cuCtxRecordEvent's records are work of the context too: the synchronisation waits for
+    // them, or an event recorded on the context may still be pending after it returns.
+    if (marker_) tails.push_back(marker_->tail());
   }
   for (auto& t : tails) t.timeline->wait_for(t.seq);
   std::fflush(stdout);         // device printf output
