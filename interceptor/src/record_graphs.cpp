@@ -49,6 +49,19 @@ void set_edges(capnp::List<schema::GraphEdge>::Builder out, const CUgraphNode* f
   }
 }
 
+// cuGraphAdd/RemoveDependencies[_v2]: one record of the edges added or removed (edge data only
+// from the _v2 forms).
+void record_edge_change(CallScope& call, schema::GraphCall::Op op, CUgraph graph,
+                        const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* data,
+                        size_t count) {
+  auto record = call.record().initGraph();
+  record.setOp(op);
+  record.setGraph(handle_value(graph));
+  if (from != nullptr && to != nullptr)
+    set_edges(record.initEdges(static_cast<unsigned>(count)), from, to, data, count, 0);
+  call.commit();
+}
+
 // The dependencies of `node` as the driver has them (with edge data where it can tell).
 void query_dependencies(schema::GraphNode::Builder record, CUgraphNode node) {
   size_t count = 0;
@@ -246,44 +259,24 @@ CUSNAP_POST_HOOK(cuGraphClone)(CallScope& call, CUresult result, CUgraph* phGrap
 
 CUSNAP_POST_HOOK(cuGraphAddDependencies)(CallScope& call, CUresult, CUgraph hGraph, const CUgraphNode* from,
                                          const CUgraphNode* to, size_t numDependencies) {
-  auto record = call.record().initGraph();
-  record.setOp(schema::GraphCall::Op::ADD_DEPENDENCIES);
-  record.setGraph(handle_value(hGraph));
-  if (from != nullptr && to != nullptr)
-    set_edges(record.initEdges(static_cast<unsigned>(numDependencies)), from, to, nullptr, numDependencies, 0);
-  call.commit();
+  record_edge_change(call, schema::GraphCall::Op::ADD_DEPENDENCIES, hGraph, from, to, nullptr, numDependencies);
 }
 
 CUSNAP_POST_HOOK(cuGraphAddDependencies_v2)(CallScope& call, CUresult, CUgraph hGraph, const CUgraphNode* from,
                                             const CUgraphNode* to, const CUgraphEdgeData* edgeData,
                                             size_t numDependencies) {
-  auto record = call.record().initGraph();
-  record.setOp(schema::GraphCall::Op::ADD_DEPENDENCIES);
-  record.setGraph(handle_value(hGraph));
-  if (from != nullptr && to != nullptr)
-    set_edges(record.initEdges(static_cast<unsigned>(numDependencies)), from, to, edgeData, numDependencies, 0);
-  call.commit();
+  record_edge_change(call, schema::GraphCall::Op::ADD_DEPENDENCIES, hGraph, from, to, edgeData, numDependencies);
 }
 
 CUSNAP_POST_HOOK(cuGraphRemoveDependencies)(CallScope& call, CUresult, CUgraph hGraph, const CUgraphNode* from,
                                             const CUgraphNode* to, size_t numDependencies) {
-  auto record = call.record().initGraph();
-  record.setOp(schema::GraphCall::Op::REMOVE_DEPENDENCIES);
-  record.setGraph(handle_value(hGraph));
-  if (from != nullptr && to != nullptr)
-    set_edges(record.initEdges(static_cast<unsigned>(numDependencies)), from, to, nullptr, numDependencies, 0);
-  call.commit();
+  record_edge_change(call, schema::GraphCall::Op::REMOVE_DEPENDENCIES, hGraph, from, to, nullptr, numDependencies);
 }
 
 CUSNAP_POST_HOOK(cuGraphRemoveDependencies_v2)(CallScope& call, CUresult, CUgraph hGraph, const CUgraphNode* from,
                                                const CUgraphNode* to, const CUgraphEdgeData* edgeData,
                                                size_t numDependencies) {
-  auto record = call.record().initGraph();
-  record.setOp(schema::GraphCall::Op::REMOVE_DEPENDENCIES);
-  record.setGraph(handle_value(hGraph));
-  if (from != nullptr && to != nullptr)
-    set_edges(record.initEdges(static_cast<unsigned>(numDependencies)), from, to, edgeData, numDependencies, 0);
-  call.commit();
+  record_edge_change(call, schema::GraphCall::Op::REMOVE_DEPENDENCIES, hGraph, from, to, edgeData, numDependencies);
 }
 
 CUSNAP_POST_HOOK(cuGraphDestroyNode)(CallScope& call, CUresult, CUgraphNode hNode) {
