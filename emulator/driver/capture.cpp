@@ -135,6 +135,12 @@ CUresult capture_node(Stream* stream, bool synchronous, const std::function<Node
   return CUDA_SUCCESS;
 }
 
+bool capture_active(const Stream* stream) {
+  if (g_capturing.load() == 0) return false;
+  std::lock_guard lock(graph_mutex());
+  return capture_of(stream) != nullptr;
+}
+
 CUresult capture_launch(Stream* stream, const PreparedLaunch& launch, bool* captured) {
   return capture_node(
       stream, false, [&] { return kernel_node(launch); }, captured);

@@ -86,7 +86,9 @@ Side unified_side(uint64_t p) {
   return Side{reinterpret_cast<uint8_t*>(p), 0, 0, a.has_value() && !host, a.has_value()};
 }
 
-CUresult validate(Region& r) {
+// `node`: the region of a graph node, which may run after a graph allocation's allocation step
+// that has not run yet (graph.h: in_graph_allocation); other work needs an allocation now.
+CUresult validate(Region& r, bool node = false) {
   for (Side* s : {&r.src, &r.dst}) {
     if (s->pitch == 0) s->pitch = r.width;
     if (s->rows == 0) s->rows = r.height;
@@ -103,8 +105,9 @@ CUresult validate(Region& r) {
         return CUDA_ERROR_INVALID_VALUE;
       continue;
     }
-    if (s->device && r.bytes() != 0 &&
-        !allocations().contains(reinterpret_cast<uint64_t>(s->origin), r.span(*s))) {
+    const auto origin = reinterpret_cast<uint64_t>(s->origin);
+    if (s->device && r.bytes() != 0 && !allocations().contains(origin, r.span(*s)) &&
+        !in_graph_allocation(origin, r.span(*s), !node)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
   }
@@ -178,7 +181,7 @@ CUresult submit_region(Region r, CUstream hStream, bool per_thread, bool async) 
   Context* ctx;
   Stream* stream;
   if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
-  if (CUresult e = validate(r); e != CUDA_SUCCESS) return e;
+  if (CUresult e = validate(r, capture_active(stream)); e != CUDA_SUCCESS) return e;
   if (r.bytes() == 0) return CUDA_SUCCESS;
   bool counted = stats_enabled();
   CopyDirection direction = counted ? direction_of(r) : CopyDirection::kHostToHost;
@@ -335,12 +338,14 @@ CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream s, bool per_thread, 
 }
 
 // cuMemsetD* and cuMemsetD2D*: `element` bytes of `value` repeated `width` times per row.
-CUresult check_memset(CUdeviceptr dst, size_t pitch, size_t element, size_t width, size_t height) {
+CUresult check_memset(CUdeviceptr dst, size_t pitch, size_t element, size_t width, size_t height,
+                      bool node = false) {
   if (width == 0 || height == 0) return CUDA_SUCCESS;
   size_t row_bytes = width * element;
   if (height > 1 && pitch < row_bytes) return CUDA_ERROR_INVALID_VALUE;
   if (dst % element != 0 || (height > 1 && pitch % element != 0)) return CUDA_ERROR_INVALID_VALUE;
-  if (!allocations().contains(dst, (height - 1) * pitch + row_bytes))
+  const uint64_t span = (height - 1) * pitch + row_bytes;
+  if (!allocations().contains(dst, span) && !in_graph_allocation(dst, span, !node))
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
@@ -370,7 +375,10 @@ CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, size_t element
   Stream* stream;
   if (CUresult e = stream_argument(hStream, per_thread, &ctx, &stream); e != CUDA_SUCCESS) return e;
   if (width == 0 || height == 0) return CUDA_SUCCESS;
-  if (CUresult e = check_memset(dst, pitch, element, width, height); e != CUDA_SUCCESS) return e;
+  if (CUresult e = check_memset(dst, pitch, element, width, height, capture_active(stream));
+      e != CUDA_SUCCESS) {
+    return e;
+  }
   bool captured = false;
   auto make = [&] {
     auto node = std::make_unique<GraphNode>();
@@ -404,14 +412,14 @@ constexpr bool kAsync = true;
 CUresult memcpy_node_region(const CUDA_MEMCPY3D& p, Region* r) {
   if (p.reserved0 != nullptr || p.reserved1 != nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = region_3d(&p, r); e != CUDA_SUCCESS) return e;
-  return validate(*r);
+  return validate(*r, true);
 }
 
 CUresult check_memset_params(const CUDA_MEMSET_NODE_PARAMS& p) {
   if (p.elementSize != 1 && p.elementSize != 2 && p.elementSize != 4)
     return CUDA_ERROR_INVALID_VALUE;
   if (p.width == 0 || p.height == 0) return CUDA_ERROR_INVALID_VALUE;
-  return check_memset(p.dst, p.pitch, p.elementSize, p.width, p.height);
+  return check_memset(p.dst, p.pitch, p.elementSize, p.width, p.height, true);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ std::mutex& graph_mutex() {
 
 void free_node(GraphNode* node) {
   if (node == nullptr) return;
+  detach_memory_node(node);
   if (node->child != nullptr) free_graph(node->child);
   node->child = nullptr;
   if (node->registered) {
@@ -63,7 +64,7 @@ Graph* new_graph(bool registered) {
 
 CUresult attach_node(Graph* graph, std::unique_ptr<GraphNode> node, const CUgraphNode* deps,
                      size_t count, GraphNode** out) {
-  if (count > 0 && deps == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (node == nullptr || (count > 0 && deps == nullptr)) return CUDA_ERROR_INVALID_VALUE;
   std::vector<GraphNode*> incoming;
   for (size_t i = 0; i < count; ++i) {
     auto* d = handle_cast<GraphNode>(deps[i], HandleKind::kGraphNode);
@@ -72,6 +73,7 @@ CUresult attach_node(Graph* graph, std::unique_ptr<GraphNode> node, const CUgrap
       return CUDA_ERROR_INVALID_VALUE;
     incoming.push_back(d);
   }
+  if (CUresult r = attach_memory_node(graph, node.get(), incoming); r != CUDA_SUCCESS) return r;
   GraphNode* n = node.release();
   n->graph = graph;
   n->index = graph->next_index++;
@@ -111,6 +113,9 @@ std::unique_ptr<GraphNode> copy_node(const GraphNode& n, bool registered) {
   c->event = n.event;
   c->mem_ops = n.mem_ops;
   c->mem_ops_ctx = n.mem_ops_ctx;
+  c->allocation = n.allocation;
+  c->alloc_props = n.alloc_props;
+  c->alloc_access = n.alloc_access;
   c->enabled = n.enabled;
   if (n.child != nullptr) c->child = clone_graph(*n.child, registered);
   c->original = &n;
@@ -154,9 +159,11 @@ struct GraphExec {
   Graph* graph = nullptr;                                        // an unregistered clone
   std::unordered_map<const GraphNode*, GraphNode*> by_original;  // top-level nodes
   cuuint64_t flags = 0;
-  std::vector<Dependency> launches;  // the end of each launch not yet known to have completed
-  Dependency last_launch;            // the end of the newest launch, on whichever stream
+  std::vector<Dependency> launches;        // the end of each launch not yet known to have completed
+  Dependency last_launch;                  // the end of the newest launch, on whichever stream
+  std::shared_ptr<unsigned> memory_execs;  // its graph's count, when the graph has memory nodes
   ~GraphExec() {
+    if (memory_execs != nullptr) --*memory_execs;
     if (graph == nullptr) return;
     bool pending = false;
     for (const Dependency& d : launches) pending |= !d.timeline->reached(d.seq);
@@ -264,6 +271,12 @@ CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<S
         continue;
       case CU_GRAPH_NODE_TYPE_EMPTY:
         continue;
+      case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        step.work = graph_alloc_work(n->allocation);
+        break;
+      case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        step.work = graph_free_work(n->allocation);
+        break;
       case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       case CU_GRAPH_NODE_TYPE_WAIT_EVENT: {
         auto* e = handle_cast<Event>(n->event, HandleKind::kEvent);
@@ -283,9 +296,17 @@ CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<S
 CUresult launch_exec(GraphExec* exec, Context* ctx, Stream* stream) {
   std::vector<Step> steps;
   if (CUresult r = build_steps(ctx, *exec->graph, true, &steps); r != CUDA_SUCCESS) return r;
+  std::vector<Stream::Work> frees;  // AUTO_FREE_ON_LAUNCH: the previous launch's allocations
+  if (exec->memory_execs != nullptr) {
+    std::vector<GraphNode*> order;
+    topological_order(*exec->graph, &order);
+    const bool auto_free = exec->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+    if (CUresult r = graph_memory_launch(order, auto_free, &frees); r != CUDA_SUCCESS) return r;
+  }
   // "Each launch is ordered behind both any previous work in the stream and any previous launches
   // of the exec" (cuGraphLaunch), also when those were on another stream.
   ctx->submit(stream, [] { return uint64_t{0}; }, {exec->last_launch});
+  for (Stream::Work& work : frees) ctx->submit(stream, std::move(work));
   for (Step& step : steps) {
     std::vector<Dependency> deps;
     if (step.wait != nullptr) {
@@ -461,6 +482,12 @@ CUresult edges(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
   Graph* g = graph_from(hGraph);
   if (g == nullptr || (count > 0 && (from == nullptr || to == nullptr)))
     return CUDA_ERROR_INVALID_VALUE;
+  if (!add && has_memory_nodes(*g)) {
+    log(LogLevel::kError,
+        "cuGraphRemoveDependencies: edges of a graph with memory nodes cannot "
+        "be deleted");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   std::vector<std::pair<GraphNode*, GraphNode*>> pairs;
   for (size_t i = 0; i < count; ++i) {
     GraphNode* a = node_from(from[i]);
@@ -508,9 +535,20 @@ CUresult instantiate(CUgraphExec* out, CUgraph hGraph, cuuint64_t flags, GraphNo
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   if (CUresult r = check_instantiable(*g, error_node); r != CUDA_SUCCESS) return r;
+  const bool memory = has_memory_nodes(*g);
+  if (memory && *g->memory_execs > 0) {
+    log(LogLevel::kError,
+        "cuGraphInstantiate: a graph with memory nodes can have one executable graph at a time; "
+        "destroy the other first");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   auto* exec = new GraphExec;
   exec->graph = clone_graph(*g, false);
   exec->flags = flags;
+  if (memory) {
+    exec->memory_execs = g->memory_execs;
+    ++*exec->memory_execs;
+  }
   for (GraphNode* n : exec->graph->nodes) exec->by_original[n->original] = n;
   register_handle(exec, HandleKind::kGraphExec);
   *out = reinterpret_cast<CUgraphExec>(exec);
@@ -569,6 +607,11 @@ CUgraphExecUpdateResult compare_params(const GraphNode& from, const GraphNode& t
       }
       break;
     }
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      // Their parameters cannot be modified: the same allocation, or no update.
+      if (from.allocation != to.allocation) return CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+      break;
     default:
       break;
   }
@@ -695,7 +738,17 @@ CUresult graph_launch(CUgraphExec hExec, CUstream hStream, bool per_thread) {
     exec = exec_from(hExec);
     if (exec == nullptr) return CUDA_ERROR_INVALID_VALUE;
   }
-  // A launch into a capturing stream is captured as a child graph of the exec's nodes.
+  // A launch into a capturing stream is captured as a child graph of the exec's nodes (not one
+  // with memory nodes: a child graph may hold them only when it moved there, which the emulator
+  // does not support).
+  if (exec->memory_execs != nullptr) {
+    if (CUresult r =
+            capture_refuse(stream, "a launch of a graph with memory nodes (as a child graph)",
+                           CUDA_ERROR_NOT_SUPPORTED);
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+  }
   bool captured = false;
   auto make = [&] {
     auto node = std::make_unique<GraphNode>();
@@ -721,6 +774,19 @@ CUresult graph_upload(CUgraphExec hExec, CUstream hStream, bool per_thread) {
 CUresult refused(const char* what) {
   log(LogLevel::kError, "%s is not supported by the emulator", what);
   return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+// "The graph can only be used in a child node if the ownership is moved to the parent", and the
+// emulator does not support moving it.
+CUresult refuse_memory_child() {
+  log(LogLevel::kError,
+      "a graph with memory nodes can be a child graph only when its ownership "
+      "moves to the parent, which the emulator does not support");
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+bool is_memory_type(CUgraphNodeType type) {
+  return type == CU_GRAPH_NODE_TYPE_MEM_ALLOC || type == CU_GRAPH_NODE_TYPE_MEM_FREE;
 }
 
 }  // namespace
@@ -760,6 +826,10 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphClone(CUgraph* phGraphClone, CUgraph origi
     std::lock_guard lock(graph_mutex());
     Graph* g = graph_from(originalGraph);
     if (phGraphClone == nullptr || g == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (has_memory_nodes(*g)) {
+      log(LogLevel::kError, "cuGraphClone: a graph with memory nodes cannot be cloned");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
     *phGraphClone = reinterpret_cast<CUgraph>(clone_graph(*g, true));
     return CUDA_SUCCESS;
   });
@@ -931,6 +1001,12 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode hNode) {
     std::lock_guard lock(graph_mutex());
     GraphNode* n = node_from(hNode);
     if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (has_memory_nodes(*n->graph)) {
+      log(LogLevel::kError,
+          "cuGraphDestroyNode: nodes of a graph with memory nodes cannot be "
+          "deleted");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
     for (GraphNode* d : n->deps)
       d->dependents.erase(std::find(d->dependents.begin(), d->dependents.end(), n));
     for (GraphNode* d : n->dependents) d->deps.erase(std::find(d->deps.begin(), d->deps.end(), n));
@@ -1170,6 +1246,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode
     return add_node(phGraphNode, hGraph, dependencies, numDependencies, [&](auto* out) {
       Graph* child = graph_from(childGraph);
       if (child == nullptr || child == graph_from(hGraph)) return CUDA_ERROR_INVALID_VALUE;
+      if (has_memory_nodes(*child)) return refuse_memory_child();
       auto n = std::make_unique<GraphNode>();
       n->type = CU_GRAPH_NODE_TYPE_GRAPH;
       n->child = clone_graph(*child, true);  // the node holds a copy, as documented
@@ -1511,16 +1588,22 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, 
                                                       const CUgraphNode* dependencies,
                                                       size_t numDependencies,
                                                       CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
-  (void)phGraphNode, (void)hGraph, (void)dependencies, (void)numDependencies, (void)nodeParams;
-  return guarded("cuGraphAddMemAllocNode",
-                 [&] { return refused("cuGraphAddMemAllocNode (graph memory nodes)"); });
+  return guarded("cuGraphAddMemAllocNode", [&] {
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, [&](auto* out) {
+      if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      return graph_alloc_spec(nodeParams->poolProps, nodeParams->accessDescs,
+                              nodeParams->accessDescCount, nodeParams->bytesize, &nodeParams->dptr,
+                              out);
+    });
+  });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                      const CUgraphNode* dependencies,
                                                      size_t numDependencies, CUdeviceptr dptr) {
-  (void)phGraphNode, (void)hGraph, (void)dependencies, (void)numDependencies, (void)dptr;
-  return guarded("cuGraphAddMemFreeNode",
-                 [&] { return refused("cuGraphAddMemFreeNode (graph memory nodes)"); });
+  return guarded("cuGraphAddMemFreeNode", [&] {
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+                    [&](auto* out) { return graph_free_spec(dptr, out); });
+  });
 }
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out,
                                                               CUgraph hGraph, CUcontext ctx,
@@ -1542,7 +1625,7 @@ bool all_zero(const void* p, size_t bytes) {
 }
 
 // The node a CUgraphNodeParams describes (its type's member of the union).
-CUresult generic_spec(const CUgraphNodeParams* p, std::unique_ptr<GraphNode>* out) {
+CUresult generic_spec(CUgraphNodeParams* p, std::unique_ptr<GraphNode>* out) {
   if (p == nullptr || !all_zero(p->reserved0, sizeof p->reserved0) || p->reserved2 != 0)
     return CUDA_ERROR_INVALID_VALUE;
   switch (p->type) {
@@ -1569,6 +1652,7 @@ CUresult generic_spec(const CUgraphNodeParams* p, std::unique_ptr<GraphNode>* ou
       if (child == nullptr) return CUDA_ERROR_INVALID_VALUE;
       if (p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
         return refused("a child graph node that takes ownership of its graph");
+      if (has_memory_nodes(*child)) return refuse_memory_child();
       auto n = std::make_unique<GraphNode>();
       n->type = CU_GRAPH_NODE_TYPE_GRAPH;
       n->child = clone_graph(*child, true);
@@ -1583,8 +1667,10 @@ CUresult generic_spec(const CUgraphNodeParams* p, std::unique_ptr<GraphNode>* ou
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
       return event_spec(p->type, p->eventWait.event, out);
     case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      return graph_alloc_spec(p->alloc.poolProps, p->alloc.accessDescs, p->alloc.accessDescCount,
+                              p->alloc.bytesize, &p->alloc.dptr, out);
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
-      return refused("graph memory nodes");
+      return graph_free_spec(p->free.dptr, out);
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
       return refused("external semaphore nodes");
@@ -1628,7 +1714,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgra
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode,
                                                     CUgraphNodeParams* nodeParams) {
   return guarded("cuGraphNodeSetParams", [&] {
-    if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (nodeParams == nullptr || is_memory_type(nodeParams->type)) return CUDA_ERROR_INVALID_VALUE;
     return with_node(hNode, nodeParams->type, [&](GraphNode* n) {
       std::unique_ptr<GraphNode> spec;
       if (CUresult r = generic_spec(nodeParams, &spec); r != CUDA_SUCCESS) return r;
@@ -1651,7 +1737,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode,
 CUSNAP_EXPORT CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                         CUgraphNodeParams* nodeParams) {
   return guarded("cuGraphExecNodeSetParams", [&] {
-    if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    // "Modifying parameters is not supported for node types CU_GRAPH_NODE_TYPE_MEM_ALLOC and
+    // CU_GRAPH_NODE_TYPE_MEM_FREE."
+    if (nodeParams == nullptr || is_memory_type(nodeParams->type)) return CUDA_ERROR_INVALID_VALUE;
     if (nodeParams->type == CU_GRAPH_NODE_TYPE_GRAPH)
       return cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, nodeParams->graph.graph);
     return exec_set(hGraphExec, hNode, nodeParams->type,
@@ -1893,6 +1981,10 @@ const char* type_name(CUgraphNodeType type) {
       return "EVENT_RECORD";
     case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
       return "BATCH_MEM_OP";
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      return "MEM_ALLOC";
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      return "MEM_FREE";
     default:
       return "OTHER";
   }

@@ -32,6 +32,7 @@ namespace cusnap::emu::driver {
 
 class Context;
 struct Graph;
+struct GraphAllocation;
 
 struct GraphNode {
   Graph* graph = nullptr;
@@ -53,6 +54,11 @@ struct GraphNode {
   // BATCH_MEM_OP: the node's copy of the operations (GetParams hands out its address).
   std::vector<CUstreamBatchMemOpParams> mem_ops;
   CUcontext mem_ops_ctx = nullptr;
+  // MEM_ALLOC, MEM_FREE: the allocation (graph_memory.cpp), shared with the node's clones in
+  // execs and with launches still queued. MEM_ALLOC also keeps what GetParams answers.
+  std::shared_ptr<GraphAllocation> allocation;
+  CUmemPoolProps alloc_props{};
+  std::vector<CUmemAccessDesc> alloc_access;
   Graph* child = nullptr;               // GRAPH: owned (a clone of the graph the node was given)
   const GraphNode* original = nullptr;  // in a clone or an exec: the node it was copied from
   bool enabled = true;                  // in an exec only (cuGraphNodeSetEnabled)
@@ -76,6 +82,9 @@ struct Graph {
   uint64_t next_index = 0;
   const GraphNode* owner = nullptr;  // the child-graph node that embeds it, if any
   bool registered = false;           // a CUgraph handle
+  // A graph with memory nodes has at most one exec at a time (cuGraphInstantiate): how many it
+  // has now, shared with them (an exec may outlive its graph).
+  std::shared_ptr<unsigned> memory_execs = std::make_shared<unsigned>(0);
 };
 
 // The lock every graph, node, exec and capture structure is used under.
@@ -123,6 +132,8 @@ CUresult capture_refuse(Stream* stream, const char* what, CUresult error);
 // active capture.
 CUresult capture_refuse_context(const Context* context, const Event* event, const char* what);
 void capture_forget_stream(const Stream* stream);
+// Whether `stream` is capturing now: what it is given becomes a node.
+bool capture_active(const Stream* stream);
 // Whether an active capture adds nodes to `graph` (graph_mutex() held): it cannot be destroyed.
 bool capture_uses_graph(const Graph* graph);
 void capture_forget_event(const Event* event);
@@ -137,5 +148,47 @@ CUresult memset_node_work(Context* ctx, const CUDA_MEMSET_NODE_PARAMS& p, Stream
 CUresult check_mem_op_node(const std::vector<CUstreamBatchMemOpParams>& ops, unsigned flags);
 CUresult mem_op_node_work(Context* ctx, const std::vector<CUstreamBatchMemOpParams>& ops,
                           Stream::Work* out);
+
+// ---- graph memory (graph_memory.cpp) ------------------------------------------------------
+// A MEM_ALLOC node's allocation has its address from the moment the node is made (fixed across
+// instantiations and launches, as documented) and stays mapped while a node or a queued launch
+// refers to it. It is in the allocation table, so device code and copies may use it, only from a
+// launch's allocation step to its free (a free node, cuMemFree, cuMemFreeAsync, or the next
+// launch of an exec instantiated with AUTO_FREE_ON_LAUNCH): a use outside is an illegal address.
+
+// The node cuGraphAddMemAllocNode (and cuMemAllocAsync under capture) adds: checked as the
+// driver documents, its address mapped. *dptr receives the address.
+CUresult graph_alloc_spec(const CUmemPoolProps& props, const CUmemAccessDesc* access,
+                          size_t access_count, size_t bytesize, CUdeviceptr* dptr,
+                          std::unique_ptr<GraphNode>* out);
+// The node cuGraphAddMemFreeNode (and cuMemFreeAsync under capture) adds for `dptr`.
+CUresult graph_free_spec(CUdeviceptr dptr, std::unique_ptr<GraphNode>* out);
+// attach_node's part for memory nodes, once the graph and the dependencies are known: which
+// graph owns an allocation, and who may free it (once, in the owning graph or in one other).
+CUresult attach_memory_node(Graph* graph, GraphNode* node, const std::vector<GraphNode*>& deps);
+// free_node's part: a destroyed free node no longer frees its allocation.
+void detach_memory_node(const GraphNode* node);
+bool has_memory_nodes(const Graph& graph);
+// Whether `dptr` is the address of a graph allocation (graph_mutex() not needed).
+bool is_graph_allocation(CUdeviceptr dptr);
+// Whether [address, address + size) lies in one graph allocation (`live`: one a launch allocated
+// and nothing freed yet, as the host sees it). Copies and memsets are checked when they are
+// submitted or made into nodes, which may be before the allocation step that precedes them in
+// stream or graph order has run: a submitted copy needs a live allocation, a node any. (A node
+// that then runs outside the allocation's lifetime is not caught; device code is, by the
+// allocation table.)
+bool in_graph_allocation(uint64_t address, uint64_t size, bool live);
+// cuGraphLaunch's part: checks the memory nodes of `order` (an exec's nodes in launch order)
+// against the allocations' state (a live allocation cannot be allocated again unless
+// `auto_free`; only a live one can be freed), charges the device memory and records the new
+// state; `before` receives the work the launch runs first (the automatic frees).
+CUresult graph_memory_launch(const std::vector<GraphNode*>& order, bool auto_free,
+                             std::vector<Stream::Work>* before);
+// The stream work of a memory node at its place in a launch.
+Stream::Work graph_alloc_work(const std::shared_ptr<GraphAllocation>& allocation);
+Stream::Work graph_free_work(const std::shared_ptr<GraphAllocation>& allocation);
+// cuMemFree (stream == nullptr: after the context drained) and cuMemFreeAsync of a graph
+// allocation outside a graph: *handled false when `dptr` is not one.
+CUresult graph_memory_free(CUdeviceptr dptr, Context* ctx, Stream* stream, bool* handled);
 
 }  // namespace cusnap::emu::driver

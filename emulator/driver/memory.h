@@ -113,6 +113,9 @@ inline bool is_managed(const Allocation& a) {
   return a.kind == AllocationKind::kManaged || a.managed_variable;
 }
 
+// A fresh CU_POINTER_ATTRIBUTE_BUFFER_ID: unique for every allocation the process makes.
+unsigned long long next_buffer_id();
+
 // mmap-backed anonymous memory (page aligned, zero-filled) and its release.
 void* map_anonymous(uint64_t size);
 void unmap_anonymous(void* base, uint64_t size);

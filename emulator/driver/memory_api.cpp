@@ -16,9 +16,13 @@
 #include "driver/stats.h"
 
 namespace cusnap::emu::driver {
-namespace {
 
-std::atomic<unsigned long long> g_next_buffer_id{1};
+unsigned long long next_buffer_id() {
+  static std::atomic<unsigned long long> next{1};
+  return next++;
+}
+
+namespace {
 
 uint64_t page_round(uint64_t size) {
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -59,7 +63,7 @@ CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned fla
   a.kind = kind;
   a.flags = flags;
   a.context = ctx->handle();
-  a.buffer_id = g_next_buffer_id++;
+  a.buffer_id = next_buffer_id();
   a.counts_as_device_memory = device_memory;
   a.pool = pool;
   allocations().insert(a);
@@ -137,6 +141,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
     if (CUresult r = capture_check_unsafe_call("cuMemFree"); r != CUDA_SUCCESS) return r;
     if (dptr == 0) return CUDA_SUCCESS;
     drain_current_context();
+    bool graph_allocation = false;
+    CUresult r = graph_memory_free(dptr, ctx, nullptr, &graph_allocation);
+    if (graph_allocation) return r;
     return free_device_allocation(dptr);
   });
 }
@@ -237,7 +244,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, un
     a.kind = AllocationKind::kHostRegistered;
     a.flags = Flags;
     a.context = ctx->handle();
-    a.buffer_id = g_next_buffer_id++;
+    a.buffer_id = next_buffer_id();
     a.device_writable = (Flags & CU_MEMHOSTREGISTER_READ_ONLY) == 0;
     a.counts_as_device_memory = false;
     allocations().insert(a);
@@ -285,12 +292,20 @@ static CUresult mem_alloc_async(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool
   if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
   MemPool* pool = from_pool ? pool_from_handle(hPool) : current_pool();
   if (dptr == nullptr || pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  // Graph memory nodes are not emulated: an allocation made now would not be made per launch.
-  if (CUresult r = capture_refuse(stream, "a stream-ordered allocation (graph memory nodes)",
-                                  CUDA_ERROR_NOT_SUPPORTED);
-      r != CUDA_SUCCESS) {
-    return r;
-  }
+  // Under capture: a memory allocation node, allocated at each launch of the graph (graph.h).
+  bool captured = false;
+  CUresult made = CUDA_SUCCESS;
+  CUresult r = capture_node(
+      stream, false,
+      [&] {
+        CUmemPoolProps props = pool_properties(pool);
+        std::unique_ptr<GraphNode> node;
+        made = graph_alloc_spec(props, nullptr, 0, bytesize, dptr, &node);
+        return node;  // null when refused: the capture then refuses the node
+      },
+      &captured);
+  if (made != CUDA_SUCCESS) return made;
+  if (r != CUDA_SUCCESS || captured) return r;
   return allocate(ctx, bytesize, AllocationKind::kDevice, 0, dptr, pool);
 }
 
@@ -298,10 +313,22 @@ static CUresult mem_free_async(CUdeviceptr dptr, CUstream hStream, bool per_thre
   Context* ctx;
   Stream* stream;
   if (CUresult r = stream_argument(hStream, per_thread, &ctx, &stream); r != CUDA_SUCCESS) return r;
+  if (is_graph_allocation(dptr)) {
+    // Under capture a free node; otherwise freed in stream order.
+    std::unique_ptr<GraphNode> node;
+    if (CUresult r = graph_free_spec(dptr, &node); r != CUDA_SUCCESS) return r;
+    bool captured = false;
+    CUresult r = capture_node(
+        stream, false, [&] { return std::move(node); }, &captured);
+    if (r != CUDA_SUCCESS || captured) return r;
+    bool handled = false;
+    return graph_memory_free(dptr, ctx, stream, &handled);
+  }
   auto a = allocations().find(dptr);
   if (!a || a->base != dptr || a->kind != AllocationKind::kDevice) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = capture_refuse(stream, "a stream-ordered free (graph memory nodes)",
-                                  CUDA_ERROR_NOT_SUPPORTED);
+  if (CUresult r = capture_refuse(
+          stream, "a stream-ordered free of memory not allocated by a graph, during capture",
+          CUDA_ERROR_NOT_SUPPORTED);
       r != CUDA_SUCCESS) {
     return r;
   }

@@ -112,6 +112,8 @@ void pool_release(MemPool* pool, uint64_t bytes) {
   if (last) finalize(pool);
 }
 
+CUmemPoolProps pool_properties(const MemPool* pool) { return pool->props; }
+
 void trim_pools_to_thresholds() {
   Pools& p = pools();
   std::lock_guard lock(p.mutex);

@@ -34,6 +34,8 @@ bool pool_reserve(MemPool* pool, uint64_t bytes);
 // An allocation of `bytes` left `pool` (freed, or never mapped): the bytes stay reserved by the
 // pool. The last allocation of a destroyed pool releases everything and the pool itself.
 void pool_release(MemPool* pool, uint64_t bytes);
+// The properties `pool` was created with (the default pool's: pinned memory of device 0).
+CUmemPoolProps pool_properties(const MemPool* pool);
 // A synchronisation point: every pool releases the bytes it holds beyond its release threshold.
 void trim_pools_to_thresholds();
 
