@@ -47,8 +47,8 @@ inline std::vector<float> run_gemm(EmbeddedImage image, const char* kernel_name,
 
   int im = int(m), in = int(n), ik = int(k);
   void* params[] = {&d_a, &d_b, &d_c, &im, &in, &ik};
-  CU_CHECK(cuLaunchKernel(kernel, shape.grid_x, shape.grid_y, 1, shape.block_x, shape.block_y, 1,
-                          0, nullptr, params, nullptr));
+  CU_CHECK(cuLaunchKernel(kernel, shape.grid_x, shape.grid_y, 1, shape.block_x, shape.block_y, 1, 0,
+                          nullptr, params, nullptr));
   CU_CHECK(cuCtxSynchronize());
   CU_CHECK(cuMemcpyDtoH(c.data(), d_c, c.size() * sizeof(float)));
 
