@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "driver/api.h"
 #include "driver/state.h"
@@ -267,6 +268,58 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute 
                                                     CUdevice dev) {
   if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   if (pi == nullptr || !device_attribute(attrib, pi)) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+// Device code and the host share one memory, and the PTX engine's atom/red are C++ atomic
+// read-modify-writes on it, so every scalar operation the engine implements is as atomic against
+// the host's atomics as against other threads (HOST_NATIVE_ATOMIC_SUPPORTED is 1). The bits per
+// operation are the widths and kinds the engine's `atom` has: 32 and 64 bits (inc/dec: u32 only),
+// signed and unsigned integers, float add; no float min/max, 128-bit or vector atomics (refused
+// at module load).
+CUSNAP_EXPORT CUresult CUDAAPI
+cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations,
+                                  unsigned int count, CUdevice dev) {
+  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (capabilities == nullptr || operations == nullptr || count == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  constexpr unsigned kInteger = CU_ATOMIC_CAPABILITY_SIGNED | CU_ATOMIC_CAPABILITY_UNSIGNED |
+                                CU_ATOMIC_CAPABILITY_REDUCTION | CU_ATOMIC_CAPABILITY_SCALAR_32 |
+                                CU_ATOMIC_CAPABILITY_SCALAR_64;
+  constexpr unsigned kFloat = CU_ATOMIC_CAPABILITY_REDUCTION | CU_ATOMIC_CAPABILITY_SCALAR_32 |
+                              CU_ATOMIC_CAPABILITY_SCALAR_64;
+  std::vector<unsigned> answer(count);
+  for (unsigned i = 0; i < count; ++i) {
+    switch (operations[i]) {
+      case CU_ATOMIC_OPERATION_INTEGER_ADD:
+      case CU_ATOMIC_OPERATION_INTEGER_MIN:
+      case CU_ATOMIC_OPERATION_INTEGER_MAX:
+      case CU_ATOMIC_OPERATION_AND:
+      case CU_ATOMIC_OPERATION_OR:
+      case CU_ATOMIC_OPERATION_XOR:
+        answer[i] = kInteger;
+        break;
+      case CU_ATOMIC_OPERATION_INTEGER_INCREMENT:
+      case CU_ATOMIC_OPERATION_INTEGER_DECREMENT:
+        answer[i] = CU_ATOMIC_CAPABILITY_UNSIGNED | CU_ATOMIC_CAPABILITY_REDUCTION |
+                    CU_ATOMIC_CAPABILITY_SCALAR_32;
+        break;
+      case CU_ATOMIC_OPERATION_EXCHANGE:
+      case CU_ATOMIC_OPERATION_CAS:
+        answer[i] = kInteger & ~CU_ATOMIC_CAPABILITY_REDUCTION;
+        break;
+      case CU_ATOMIC_OPERATION_FLOAT_ADD:
+        answer[i] = kFloat;
+        break;
+      case CU_ATOMIC_OPERATION_FLOAT_MIN:  // no atom.min/max.f32/f64 in the PTX engine
+      case CU_ATOMIC_OPERATION_FLOAT_MAX:
+        answer[i] = 0;
+        break;
+      default:
+        return CUDA_ERROR_INVALID_VALUE;  // nothing written
+    }
+  }
+  std::copy(answer.begin(), answer.end(), capabilities);
   return CUDA_SUCCESS;
 }
 

@@ -154,8 +154,9 @@ CUresult graph_free_spec(CUdeviceptr dptr, std::unique_ptr<GraphNode>* out) {
     a = find_locked(dptr);
   }
   if (a == nullptr)
-    return refuse("cuGraphAddMemFreeNode: the address was not returned by an "
-                                  "allocation node");
+    return refuse(
+        "cuGraphAddMemFreeNode: the address was not returned by an "
+        "allocation node");
   auto node = std::make_unique<GraphNode>();
   node->type = CU_GRAPH_NODE_TYPE_MEM_FREE;
   node->allocation = std::move(a);
@@ -197,12 +198,12 @@ CUresult attach_memory_node(Graph* graph, GraphNode* node, const std::vector<Gra
       if (n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && n->allocation.get() == &a) alloc_node = n;
     }
     std::unordered_set<const GraphNode*> seen;
-    bool ordered = std::any_of(deps.begin(), deps.end(), [&](const GraphNode* d) {
-      return reaches(d, alloc_node, &seen);
-    });
+    bool ordered = std::any_of(deps.begin(), deps.end(),
+                               [&](const GraphNode* d) { return reaches(d, alloc_node, &seen); });
     if (!ordered)
-      return refuse("cuGraphAddMemFreeNode: a free node in the allocation's own graph must "
-                    "depend on its allocation node");
+      return refuse(
+          "cuGraphAddMemFreeNode: a free node in the allocation's own graph must "
+          "depend on its allocation node");
   }
   a.freeing = graph;
   return CUDA_SUCCESS;
@@ -252,8 +253,9 @@ CUresult graph_memory_launch(const std::vector<GraphNode*>& order, bool auto_fre
     const GraphAllocation* a = n->allocation.get();
     if (n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
       if (live(a) && !(auto_free && a->live && !state.count(a))) {
-        return refuse("cuGraphLaunch: an allocation of the graph's previous launch is not freed "
-                      "yet (free it, or instantiate with AUTO_FREE_ON_LAUNCH)");
+        return refuse(
+            "cuGraphLaunch: an allocation of the graph's previous launch is not freed "
+            "yet (free it, or instantiate with AUTO_FREE_ON_LAUNCH)");
       }
       if (!a->backed) to_charge += a->charged;
       state[a] = true;
@@ -311,8 +313,10 @@ CUresult graph_memory_free(CUdeviceptr dptr, Context* ctx, Stream* stream, bool*
     // owning graph frees them; an allocation not allocated now cannot be freed.
     if (a->freeing != nullptr && a->freeing == a->owner)
       return refuse("the allocation is freed by a free node of its own graph");
-    if (!a->live) return refuse("the graph allocation is not allocated now (never launched, or "
-                                "freed already)");
+    if (!a->live)
+      return refuse(
+          "the graph allocation is not allocated now (never launched, or "
+          "freed already)");
     dropped = mark_freed(*a);
   }
   if (stream == nullptr) {
@@ -327,8 +331,8 @@ CUresult graph_memory_free(CUdeviceptr dptr, Context* ctx, Stream* stream, bool*
 
 using namespace cusnap::emu::driver;
 
-CUSNAP_EXPORT CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
-                                                            CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+CUSNAP_EXPORT CUresult CUDAAPI
+cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
   return guarded("cuGraphMemAllocNodeGetParams", [&] {
     if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
     std::lock_guard lock(graph_mutex());

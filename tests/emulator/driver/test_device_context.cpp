@@ -1,6 +1,12 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "test_helpers.h"
 
@@ -198,4 +204,102 @@ TEST_CASE("an unimplemented export answers NOT_SUPPORTED", "[device]") {
   REQUIRE_CU(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS));
   CHECK(cuIpcGetEventHandle(&handle, event) == CUDA_ERROR_NOT_SUPPORTED);  // refused on purpose
   CHECK_CU(cuEventDestroy(event));
+}
+
+TEST_CASE("host atomic capabilities agree with HOST_NATIVE_ATOMIC_SUPPORTED and the engine",
+          "[device]") {
+  REQUIRE_CU(cuInit(0));
+  int native = 0;
+  REQUIRE_CU(cuDeviceGetAttribute(&native, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED, 0));
+  CHECK(native == 1);
+  const CUatomicOperation ops[] = {CU_ATOMIC_OPERATION_INTEGER_ADD,
+                                   CU_ATOMIC_OPERATION_INTEGER_INCREMENT, CU_ATOMIC_OPERATION_CAS,
+                                   CU_ATOMIC_OPERATION_FLOAT_ADD, CU_ATOMIC_OPERATION_FLOAT_MAX};
+  unsigned caps[5] = {};
+  REQUIRE_CU(cuDeviceGetHostAtomicCapabilities(caps, ops, 5, 0));
+  const unsigned scalar = CU_ATOMIC_CAPABILITY_SCALAR_32 | CU_ATOMIC_CAPABILITY_SCALAR_64;
+  CHECK((caps[0] & (scalar | CU_ATOMIC_CAPABILITY_SIGNED | CU_ATOMIC_CAPABILITY_UNSIGNED)) ==
+        (scalar | CU_ATOMIC_CAPABILITY_SIGNED | CU_ATOMIC_CAPABILITY_UNSIGNED));
+  CHECK((caps[1] & CU_ATOMIC_CAPABILITY_SCALAR_64) == 0);  // atom.inc is u32 only
+  CHECK((caps[2] & scalar) == scalar);
+  CHECK((caps[3] & scalar) == scalar);
+  CHECK(caps[4] == 0);  // no float max in the PTX engine
+  for (unsigned c : caps)
+    CHECK((c & (CU_ATOMIC_CAPABILITY_SCALAR_128 | CU_ATOMIC_CAPABILITY_VECTOR_32x4)) == 0);
+  // Bad arguments write nothing.
+  unsigned untouched[2] = {77, 77};
+  const CUatomicOperation bad[] = {CU_ATOMIC_OPERATION_AND, CU_ATOMIC_OPERATION_MAX};
+  CHECK(cuDeviceGetHostAtomicCapabilities(untouched, bad, 2, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(untouched[0] == 77);
+  CHECK(cuDeviceGetHostAtomicCapabilities(caps, ops, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuDeviceGetHostAtomicCapabilities(nullptr, ops, 1, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuDeviceGetHostAtomicCapabilities(caps, ops, 1, 3) == CUDA_ERROR_INVALID_DEVICE);
+}
+
+namespace {
+struct Seen {
+  std::vector<std::pair<CUlogLevel, std::string>> messages;
+};
+void CUDA_CB remember(void* data, CUlogLevel level, char* message, size_t length) {
+  static_cast<Seen*>(data)->messages.emplace_back(level, std::string(message, length));
+}
+}  // namespace
+
+TEST_CASE("cuLogs: the driver's error log, its callbacks and dumps", "[device]") {
+  REQUIRE_CU(cuInit(0));
+  Seen seen;
+  CUlogsCallbackHandle handle = nullptr;
+  REQUIRE_CU(cuLogsRegisterCallback(remember, &seen, &handle));
+  CUlogIterator start = 0;
+  REQUIRE_CU(cuLogsCurrent(&start, 0));
+  // An entry point the emulator refuses reports a warning; a bad graph an error.
+  CUgraph g;
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  CUgraphExec exec;
+  CHECK(cuGraphInstantiateWithFlags(&exec, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) ==
+        CUDA_ERROR_NOT_SUPPORTED);
+  REQUIRE_CU(cuGraphDestroy(g));
+  REQUIRE(seen.messages.size() == 1);
+  CHECK(seen.messages[0].first == CU_LOG_LEVEL_ERROR);
+  CHECK(seen.messages[0].second.find("DEVICE_LAUNCH") != std::string::npos);
+
+  char buffer[4096];
+  size_t size = sizeof buffer;
+  CUlogIterator it = start;
+  REQUIRE_CU(cuLogsDumpToMemory(&it, buffer, &size, 0));
+  CHECK(std::string(buffer, size) == seen.messages[0].second);
+  CHECK(std::strlen(buffer) == size);
+  size = sizeof buffer;
+  REQUIRE_CU(cuLogsDumpToMemory(&it, buffer, &size, 0));  // the iterator advanced: nothing new
+  CHECK(size == 0);
+  // A buffer too small for every message keeps the newest ones after a note.
+  REQUIRE_CU(cuGraphCreate(&g, 0));
+  for (int i = 0; i < 3; ++i)
+    CHECK(cuGraphInstantiateWithFlags(&exec, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) ==
+          CUDA_ERROR_NOT_SUPPORTED);
+  REQUIRE_CU(cuGraphDestroy(g));
+  const size_t one = seen.messages[0].second.size();
+  it = start;
+  size = one + 64;
+  REQUIRE_CU(cuLogsDumpToMemory(&it, buffer, &size, 0));
+  std::string text(buffer, size);
+  CHECK(text.find("did not fit") != std::string::npos);
+  CHECK(text.substr(text.size() - one) == seen.messages.back().second);
+  size = 8;
+  it = start;
+  CHECK(cuLogsDumpToMemory(&it, buffer, &size, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(size == 0);
+
+  // To a file, from the start.
+  std::string path = "cuLogs_dump_" + std::to_string(getpid()) + ".txt";
+  it = start;
+  REQUIRE_CU(cuLogsDumpToFile(&it, path.c_str(), 0));
+  std::string file = read_file(path);
+  std::remove(path.c_str());
+  CHECK(std::count(file.begin(), file.end(), '\n') == 4);
+
+  REQUIRE_CU(cuLogsUnregisterCallback(handle));
+  CHECK(cuLogsUnregisterCallback(handle) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuLogsCurrent(&it, 1) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuLogsRegisterCallback(nullptr, nullptr, nullptr) == CUDA_ERROR_INVALID_VALUE);
 }

@@ -208,8 +208,8 @@ TEST_CASE("graph memory: an allocation the graph does not free outlives the laun
 
   // AUTO_FREE_ON_LAUNCH: each launch frees what the previous one left allocated.
   REQUIRE_CU(cuGraphExecDestroy(exec));
-  REQUIRE_CU(cuGraphInstantiateWithFlags(&exec, p.graph,
-                                         CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+  REQUIRE_CU(
+      cuGraphInstantiateWithFlags(&exec, p.graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
   for (int i = 0; i < 3; ++i) REQUIRE_CU(cuGraphLaunch(exec, s));
   REQUIRE_CU(cuStreamSynchronize(s));
   for (int i = 0; i < kN; ++i) REQUIRE(p.out[i] == 4.5f);
@@ -225,7 +225,8 @@ TEST_CASE("graph memory: the documented restrictions", "[graphs]") {
   CUgraph clone;
   CHECK(cuGraphClone(&clone, p.graph) == CUDA_ERROR_INVALID_VALUE);
   CHECK(cuGraphDestroyNode(p.set) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(cuGraphRemoveDependencies(p.graph, &p.set, &p.kernel, nullptr, 1) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuGraphRemoveDependencies(p.graph, &p.set, &p.kernel, nullptr, 1) ==
+        CUDA_ERROR_INVALID_VALUE);
   CUgraph parent;
   REQUIRE_CU(cuGraphCreate(&parent, 0));
   CUgraphNode child;
