@@ -16,6 +16,8 @@
 #   - capture file bytes; and, for one launch cut out with `cusnap extract`, the extracted file's
 #     bytes against the bytes that launch wrote.
 # DRIVER: what `cusnap capture --driver` gets (emulator, auto, or a libcuda.so.1 path).
+# BUILD_DIR may also be a scripts/gpu-bundle directory (it keeps these paths), as gpu-check runs
+# it on a GPU machine; only bash, coreutils and awk are needed there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$root/build/release}" && pwd)"
@@ -62,12 +64,12 @@ for workload in unchanged changed; do
   for route in host device; do
     name="$route-$workload"
     ns=$(run "$name" "$touched" CUSNAP_SNAPSHOT_HASH="$route" -- --snapshot-kernels step)
-    cost=$(echo "$ns - $plain" | bc -l)
-    gbs=$(echo "2 * $bytes / $cost" | bc -l)
+    cost=$(awk -v a="$ns" -v b="$plain" 'BEGIN { print a - b }')
+    gbs=$(awk -v b="$bytes" -v c="$cost" 'BEGIN { print (c > 0 ? 2 * b / c : 0) }')
     "$cusnap" extract "$work/$name.cusnap" --kernel-name step --launch-skip $((launches / 2)) \
       --launch-count 1 -o "$work/$name.extract.cusnap" >/dev/null 2>&1
     printf "%-10s %-8s %14.0f %14.2f %12.2f %14d %16s\n" "$workload" "$route" "$ns" \
-      "$(echo "$cost / 1000000" | bc -l)" "$gbs" "$(stat -c %s "$work/$name.cusnap")" \
+      "$(awk -v c="$cost" 'BEGIN { print c / 1000000 }')" "$gbs" "$(stat -c %s "$work/$name.cusnap")" \
       "$(stat -c %s "$work/$name.extract.cusnap") (launch wrote $written)"
   done
 done

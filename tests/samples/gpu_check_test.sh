@@ -3,7 +3,7 @@
 # machine's flow run on the emulator, so neither script can rot. Checks the bundle (size limit,
 # manifest), that the run exits 0 with a valid summary.json in which every check that is not
 # skipped passed and every expected check is present (runtime-API parts skipped as needing
-# NVIDIA's driver, the snapshot/extract placeholder), and that a failing step is caught: a fake
+# NVIDIA's driver), and that a failing step is caught: a fake
 # sample whose output differs under capture must make the run exit 1 with that check FAILED.
 #   gpu_check_test.sh SOURCE_DIR BUILD_DIR PYTHON
 set -euo pipefail
@@ -60,8 +60,8 @@ for name in runtime:
 expect("setup/driver", "PASS", "emulator")
 expect("questions/proc-address", "SKIP", "needs NVIDIA's driver")
 expect("questions/param-info", "SKIP", "needs NVIDIA's driver")
-expect("questions/snapshot-extract", "SKIP", "not built yet")
-for key in ("overhead/in-process", "overhead/per-call", "replay-vs-native", "kernel-name"):
+for key in ("overhead/in-process", "overhead/per-call", "replay-vs-native", "kernel-name",
+            "snapshot-throughput", "extract-alone"):
     expect(f"questions/{key}", "PASS")
 counts = summary["counts"]
 statuses = [c["status"] for c in summary["checks"]]
