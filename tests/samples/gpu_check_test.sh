@@ -61,7 +61,7 @@ expect("setup/driver", "PASS", "emulator")
 expect("questions/proc-address", "SKIP", "needs NVIDIA's driver")
 expect("questions/param-info", "SKIP", "needs NVIDIA's driver")
 for key in ("overhead/in-process", "overhead/per-call", "replay-vs-native", "kernel-name",
-            "snapshot-throughput", "extract-alone"):
+            "snapshot-throughput", "extract-alone", "conformance"):
     expect(f"questions/{key}", "PASS")
 counts = summary["counts"]
 statuses = [c["status"] for c in summary["checks"]]

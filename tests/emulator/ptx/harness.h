@@ -1,9 +1,17 @@
 // Test harness for the PTX engine: a MemoryHost over host allocations, PTX loading from the
 // build tree, variable binding and parameter packing by the kernel's own parameter layout.
+//
+// Built with CUSNAP_TEST_THROUGH_DRIVER (test_emu_conformance_driver), the same tests run their
+// kernels through the CUDA driver API instead: memory is managed memory, modules are loaded with
+// cuModuleLoadData and launched with cuLaunchKernel[Ex] on whatever libcuda.so.1 the loader finds
+// - the emulator in the suite, NVIDIA's driver under scripts/gpu-check - so the host references
+// the emulator is held to are checked against silicon too. The engine still parses each module
+// (for its parameter layout), so what it refuses is not sent to a GPU either.
 #pragma once
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -16,16 +24,49 @@
 
 #include "engine.h"
 
+#ifdef CUSNAP_TEST_THROUGH_DRIVER
+#include <cuda.h>
+#endif
+
 namespace cusnap::emu::ptx::test {
+
+#ifdef CUSNAP_TEST_THROUGH_DRIVER
+// Device 0's primary context, current on the calling thread; the process's first call sets it up.
+inline void driver_context() {
+  static const CUcontext context = [] {
+    CUcontext c = nullptr;
+    CUdevice d = 0;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
+        cuDevicePrimaryCtxRetain(&c, d) != CUDA_SUCCESS) {
+      std::fprintf(stderr, "no CUDA driver or device: cuInit/cuDevicePrimaryCtxRetain failed\n");
+      std::exit(2);
+    }
+    return c;
+  }();
+  cuCtxSetCurrent(context);
+}
+#endif
 
 class HostMemory final : public MemoryHost {
  public:
   ~HostMemory() override {
+#ifdef CUSNAP_TEST_THROUGH_DRIVER
+    for (auto& [addr, size] : blocks_) cuMemFree(addr);
+#else
     for (auto& [addr, size] : blocks_) std::free(reinterpret_cast<void*>(addr));
+#endif
   }
   void* alloc(size_t size) {
     size_t rounded = (size + 255) / 256 * 256;
+#ifdef CUSNAP_TEST_THROUGH_DRIVER
+    driver_context();
+    CUdeviceptr d = 0;
+    REQUIRE(cuMemAllocManaged(&d, rounded == 0 ? 256 : rounded, CU_MEM_ATTACH_GLOBAL) ==
+            CUDA_SUCCESS);
+    void* p = reinterpret_cast<void*>(d);
+#else
     void* p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
+#endif
     std::memset(p, 0, rounded == 0 ? 256 : rounded);
     std::lock_guard<std::mutex> lock(mutex_);
     blocks_[reinterpret_cast<uint64_t>(p)] = size;
@@ -69,10 +110,21 @@ inline std::string read_ptx(const std::string& name) {
   return ss.str();
 }
 
+#ifdef CUSNAP_TEST_THROUGH_DRIVER
+// The PTX text each compiled program came from, for the driver to load.
+inline std::map<const Program*, std::string>& driver_sources() {
+  static std::map<const Program*, std::string> sources;
+  return sources;
+}
+#endif
+
 inline std::unique_ptr<Program> compile_or_fail(const std::string& text) {
   CompileResult r = compile(text);
   INFO(r.error);
   REQUIRE(r.program != nullptr);
+#ifdef CUSNAP_TEST_THROUGH_DRIVER
+  driver_sources()[r.program.get()] = text;
+#endif
   return std::move(r.program);
 }
 
@@ -121,6 +173,60 @@ inline LaunchResult run(Program& p, const std::string& kernel, Dim3 grid, Dim3 b
   int k = p.find_kernel(kernel);
   REQUIRE(k >= 0);
   std::vector<uint8_t> buf = args.pack(p.kernels()[k]);
+#ifdef CUSNAP_TEST_THROUGH_DRIVER
+  (void)mem;
+  driver_context();
+  auto source = driver_sources().find(&p);
+  REQUIRE(source != driver_sources().end());
+  CUmodule module = nullptr;
+  char log[4096] = "";
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {log, reinterpret_cast<void*>(sizeof log)};
+  CUresult loaded = cuModuleLoadDataEx(&module, source->second.c_str(), 2, options, values);
+  INFO("cuModuleLoadDataEx: " << loaded << " " << log);
+  REQUIRE(loaded == CUDA_SUCCESS);
+  CUfunction f = nullptr;
+  REQUIRE(cuModuleGetFunction(&f, module, kernel.c_str()) == CUDA_SUCCESS);
+  size_t size = buf.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  CUlaunchConfig config{};
+  config.gridDimX = grid.x, config.gridDimY = grid.y, config.gridDimZ = grid.z;
+  config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
+  config.sharedMemBytes = dyn_shared;
+  CUlaunchAttribute attrs[2]{};
+  unsigned count = 0;
+  if (cooperative) {
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[count++].value.cooperative = 1;
+  }
+  if (cluster.x * cluster.y * cluster.z > 1) {
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[count].value.clusterDim.x = cluster.x;
+    attrs[count].value.clusterDim.y = cluster.y;
+    attrs[count++].value.clusterDim.z = cluster.z;
+  }
+  config.attrs = attrs;
+  config.numAttrs = count;
+  CUresult launched = cuLaunchKernelEx(&config, f, nullptr, extra);
+  if (launched == CUDA_SUCCESS) launched = cuCtxSynchronize();
+  cuModuleUnload(module);
+  LaunchResult result;
+  if (launched != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    cuGetErrorName(launched, &name);
+    result.message = std::string("through the driver: ") + (name ? name : "?");
+    result.status = launched == CUDA_ERROR_ILLEGAL_ADDRESS      ? LaunchStatus::kIllegalAddress
+                    : launched == CUDA_ERROR_MISALIGNED_ADDRESS ? LaunchStatus::kMisalignedAddress
+                    : launched == CUDA_ERROR_ASSERT             ? LaunchStatus::kAssert
+                    : launched == CUDA_ERROR_LAUNCH_TIMEOUT     ? LaunchStatus::kTimeout
+                    : launched == CUDA_ERROR_INVALID_VALUE      ? LaunchStatus::kInvalidValue
+                    : launched == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+                        ? LaunchStatus::kOutOfResources
+                        : LaunchStatus::kIllegalInstruction;
+  }
+  return result;
+#else
   LaunchConfig cfg;
   cfg.grid = grid;
   cfg.block = block;
@@ -130,6 +236,7 @@ inline LaunchResult run(Program& p, const std::string& kernel, Dim3 grid, Dim3 b
   cfg.cooperative = cooperative;
   cfg.cluster = cluster;
   return p.launch(k, cfg, mem, Limits{});
+#endif
 }
 
 inline void require_success(const LaunchResult& r) {

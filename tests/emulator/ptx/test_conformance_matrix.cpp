@@ -408,6 +408,9 @@ TEST_CASE("mma.sync edge values: NaN, Inf, subnormals, overflow, saturation",
   }
 }
 
+// The emulator's answer to what the ISA leaves undefined: not a question for silicon, and a
+// failed launch would end the driver run's context.
+#ifndef CUSNAP_TEST_THROUGH_DRIVER
 TEST_CASE("mma.sync.aligned executed by part of a warp fails the launch", "[conformance][mma]") {
   const std::string text =
       ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
@@ -424,6 +427,7 @@ TEST_CASE("mma.sync.aligned executed by part of a warp fails the launch", "[conf
   LaunchResult r2 = run(*prog, "k", {1}, {8}, Args(), mem);
   CHECK(r2.status == LaunchStatus::kIllegalInstruction);
 }
+#endif  // CUSNAP_TEST_THROUGH_DRIVER
 
 namespace {
 
@@ -552,6 +556,9 @@ TEST_CASE("ldmatrix and stmatrix x1 x2 x4, with and without .trans, movmatrix",
   run_matrix_case("movmatrix", 1, true, 99);
 }
 
+// The emulator's answer to what the ISA leaves undefined: not a question for silicon, and a
+// failed launch would end the driver run's context.
+#ifndef CUSNAP_TEST_THROUGH_DRIVER
 TEST_CASE("ldmatrix row addresses must be 16-byte aligned shared addresses",
           "[conformance][ldmatrix]") {
   const std::string text =
@@ -565,6 +572,7 @@ TEST_CASE("ldmatrix row addresses must be 16-byte aligned shared addresses",
   LaunchResult r = run(*prog, "k", {1}, {32}, Args(), mem);
   CHECK(r.status == LaunchStatus::kMisalignedAddress);
 }
+#endif  // CUSNAP_TEST_THROUGH_DRIVER
 
 TEST_CASE("mma.sync waits for lanes that arrive late on a diverged path", "[conformance][mma]") {
   // Lanes 16-31 spin 3000 times first: the scheduler's fairness rule runs lanes 0-15 ahead to the
