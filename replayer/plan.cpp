@@ -132,6 +132,9 @@ class PlanBuilder {
   std::map<uint64_t, uint64_t> live_allocations_;  // base -> size, for snapshot coverage
   std::map<uint64_t, uint64_t> globals_;           // module variables: address -> size
   std::map<uint64_t, uint64_t> host_allocations_;  // host memory (not replayed): base -> size
+  // Allocations of graph memory nodes: mapped for the whole replay (a node's address is fixed
+  // across launches), so their frees, inside or outside graphs, are not replayed.
+  std::set<uint64_t> graph_allocations_;
   uint64_t chunk_bytes_ = 0;  // CaptureOptions.snapshotChunkBytes (set before the records)
   std::optional<Operation>* node_target_ = nullptr;
   std::unordered_map<uint64_t, size_t> graph_launches_;  // seq -> index in plan_.actions
@@ -683,8 +686,10 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     case Which::MEM_FREE: {
       auto r = record.getMemFree();
       auto kind = r.getKind();
-      if (kind == schema::MemFree::Kind::DEVICE || kind == schema::MemFree::Kind::ASYNC ||
-          kind == schema::MemFree::Kind::VMM_ADDRESS_FREE) {
+      if (graph_allocations_.count(r.getAddress()) != 0) {
+        // A graph allocation freed outside a graph: it stays mapped (modelled, nothing to do).
+      } else if (kind == schema::MemFree::Kind::DEVICE || kind == schema::MemFree::Kind::ASYNC ||
+                 kind == schema::MemFree::Kind::VMM_ADDRESS_FREE) {
         push(seq, FreeOp{r.getAddress()});
         live_allocations_.erase(r.getAddress());
       } else if (kind == schema::MemFree::Kind::HOST ||
@@ -902,8 +907,19 @@ MaybeError PlanBuilder::add_graph_node(uint64_t seq, schema::GraphNode::Reader r
     case Kind::EXTERNAL_SEMAPHORE_WAIT:
       return unsupported("external semaphore (signalled or waited for outside the capture)");
     case Kind::MEM_ALLOC:
+      // The range is mapped at its captured address for the rest of the replay, like any
+      // allocation; the node stays in the graph's shape as an empty node (docs/replay.md).
+      if (auto e = add_range(seq, "graphNode", r.getAddress(), r.getSize())) return e;
+      if (r.getSize() != 0) {
+        live_allocations_[r.getAddress()] = r.getSize();
+        graph_allocations_.insert(r.getAddress());
+        push(seq, AllocOp{r.getAddress(), r.getSize(), "graph"});
+      }
+      op.kind = GraphNodeOp::Kind::kEmpty;
+      break;
     case Kind::MEM_FREE:
-      return unsupported("memory allocation and free");
+      op.kind = GraphNodeOp::Kind::kEmpty;
+      break;
     case Kind::BATCH_MEM_OP:
       return unsupported("batch memory operation");
     case Kind::CONDITIONAL:

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "graphs.h"
 #include "hooks.h"
 #include "session.h"
 #include "snapshot.h"
@@ -100,6 +101,24 @@ template <typename T>
 uint64_t out_value(CUresult result, T* pointer) {
   return result == CUDA_SUCCESS && pointer != nullptr ? static_cast<uint64_t>(*pointer) : 0;
 }
+
+// A stream-ordered allocation or free on a capturing stream is no allocation now: the driver made
+// it a memory node of the capture's graph, allocated and freed by each launch. Recorded as that
+// node (graphNode, captured), not as memAlloc/memFree; such memory is not in the snapshot table.
+bool record_captured_memory_node(CallScope& call, CUstream stream, schema::GraphNode::Kind kind,
+                                 uint64_t address, uint64_t size) {
+  CapturedNode captured;
+  if (call.result() != CUDA_SUCCESS || !capture_possible() ||
+      !captured_node(stream, call.per_thread_stream(), &captured)) {
+    return false;
+  }
+  auto node = init_node_record(call, kind, captured.graph, captured.node);
+  set_captured(node, captured);
+  node.setAddress(address);
+  node.setSize(size);
+  call.commit();
+  return true;
+}
 uint64_t out_pointer(CUresult result, void** pointer) {
   return result == CUDA_SUCCESS && pointer != nullptr ? handle_value(*pointer) : 0;
 }
@@ -128,6 +147,10 @@ CUSNAP_POST_HOOK(cuMemAllocPitch_v2)
 
 CUSNAP_POST_HOOK(cuMemAllocAsync)
 (CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  if (record_captured_memory_node(call, hStream, schema::GraphNode::Kind::MEM_ALLOC,
+                                  out_value(result, dptr), bytesize)) {
+    return;
+  }
   begin_alloc(call, AllocKind::ASYNC, out_value(result, dptr), bytesize)
       .setStream(handle_value(hStream));
   commit_device_alloc(call, out_value(result, dptr), bytesize);
@@ -136,6 +159,10 @@ CUSNAP_POST_HOOK(cuMemAllocAsync)
 CUSNAP_POST_HOOK(cuMemAllocFromPoolAsync)
 (CallScope& call, CUresult result, CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
  CUstream hStream) {
+  if (record_captured_memory_node(call, hStream, schema::GraphNode::Kind::MEM_ALLOC,
+                                  out_value(result, dptr), bytesize)) {
+    return;
+  }
   auto alloc = begin_alloc(call, AllocKind::FROM_POOL, out_value(result, dptr), bytesize);
   alloc.setPool(handle_value(pool));
   alloc.setStream(handle_value(hStream));
@@ -274,6 +301,8 @@ CUSNAP_POST_HOOK(cuMemFree_v2)(CallScope& call, CUresult, CUdeviceptr dptr) {
 
 CUSNAP_POST_HOOK(cuMemFreeAsync)(CallScope& call, CUresult, CUdeviceptr dptr, CUstream hStream) {
   if (snapshots_enabled()) release_end();
+  if (record_captured_memory_node(call, hStream, schema::GraphNode::Kind::MEM_FREE, dptr, 0))
+    return;
   record_free(call, FreeKind::ASYNC, dptr, 0, hStream);
 }
 
