@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
   void* fold_params[] = {&d_tmp, &d_out, &n};
   CU_CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
   CU_CHECK(cuMemAllocAsync(&d_tmp, bytes, stream));
-  CU_CHECK(cuLaunchKernel(square_into, 2, 1, 1, kElements / 2, 1, 1, 0, stream, square_params,
-                          nullptr));
+  CU_CHECK(
+      cuLaunchKernel(square_into, 2, 1, 1, kElements / 2, 1, 1, 0, stream, square_params, nullptr));
   CU_CHECK(cuLaunchKernel(fold, 4, 1, 1, kElements / 4, 1, 1, 0, stream, fold_params, nullptr));
   CU_CHECK(cuMemFreeAsync(d_tmp, stream));
   CUgraph captured;
