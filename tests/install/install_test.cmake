@@ -7,8 +7,15 @@
 #   - the schema and the CMake package: a consumer outside the tree (consumer/) built with
 #     find_package(cusnap) reads the capture and counts its launches as `cusnap info --json` does.
 # Arguments: -DBUILD_DIR= -DWORK= -DSAMPLE= -DCONSUMER_SOURCE= -DCXX= -DGENERATOR=
+# (tests/interceptor/installed_copy.cmake checks the emulator fallback rules of an installed copy.)
 cmake_minimum_required(VERSION 3.25)
-set(prefix ${WORK}/prefix)
+# The prefix lies outside the build tree (a prefix inside it would count as the build tree).
+set(tmp /tmp)
+if(DEFINED ENV{TMPDIR} AND IS_DIRECTORY "$ENV{TMPDIR}")
+  set(tmp $ENV{TMPDIR})
+endif()
+string(RANDOM LENGTH 12 suffix)
+set(prefix ${tmp}/cusnap-prefix-${suffix})
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
@@ -26,12 +33,11 @@ function(run)
 endfunction()
 
 # Installed to one prefix, then moved: nothing may depend on the prefix it was installed to.
-run(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK}/installed)
-file(RENAME ${WORK}/installed ${prefix})
+run(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${tmp}/cusnap-installed-${suffix})
+file(RENAME ${tmp}/cusnap-installed-${suffix} ${prefix})
 set(cusnap ${prefix}/bin/cusnap)
 
-# What the installed binary resolved for itself: exactly the prefix's files (not the build tree's
-# bin/, interceptor/lib/ or emulator/lib/, although the prefix lies inside the build tree).
+# What the installed binary resolved for itself: exactly the prefix's files.
 run(COMMAND ${cusnap} driver --paths OUTPUT paths)
 foreach(part "executable ${prefix}/bin/cusnap" "interceptor ${prefix}/lib/cusnap/interceptor/libcuda.so.1"
              "emulator ${prefix}/lib/cusnap/emulator/libcuda.so.1")
@@ -109,5 +115,6 @@ run(COMMAND ${WORK}/consumer/launch_count ${capture} OUTPUT counted)
 if(NOT counted MATCHES "^launches ${launches}\nfirst kernel vector_add\nfirst image [1-9]")
   message(FATAL_ERROR "consumer printed\n${counted}\ncusnap info says ${launches} launches")
 endif()
+file(REMOVE_RECURSE ${prefix})
 message(STATUS "installed into ${prefix}: capture, replay, man pages, completions and "
                "find_package(cusnap) work (${launches} launches)")
