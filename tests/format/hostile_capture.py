@@ -16,8 +16,6 @@ import struct
 import subprocess
 import sys
 
-import capnp  # pycapnp
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from package_venv import use_package_venv_from_argv  # noqa: E402
