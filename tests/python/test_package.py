@@ -144,6 +144,33 @@ def check_damaged(cusnap, path, workdir):
         print("flipped middle: %s: %s" % (type(e).__name__, e))
 
 
+def check_forged_blob(cusnap, path, workdir):
+    """Checksums are not a MAC: a blob frame whose bytes changed and whose checksums were
+    recomputed reads as whole, and only the re-hash against the blob's id can tell."""
+    import struct
+    from cusnap import container
+    cap = cusnap.open(path)
+    frame = next((f for f in cap.frames if f.kind == container.KIND_BLOB and
+                  f.codec == container.CODEC_NONE and f.raw_size > 0), None)
+    expect(frame is not None, "an uncompressed blob frame to forge")
+    if frame is None:
+        return
+    data = bytearray(open(path, "rb").read())
+    data[frame.payload_offset] ^= 0x01
+    payload = bytes(data[frame.payload_offset:frame.payload_offset + frame.stored_size])
+    struct.pack_into("<Q", data, frame.offset + 56, container.xxh3_64(payload))
+    struct.pack_into("<Q", data, frame.offset + 72,
+                     container.xxh3_64(bytes(data[frame.offset:frame.offset + 72])))
+    forged = os.path.join(workdir, "forged_blob.cusnap")
+    open(forged, "wb").write(bytes(data))
+    cap = cusnap.open(forged, strict=True)  # every checksum is right
+    try:
+        cap.blob(frame.blob_id)
+        expect(False, "a forged blob was read without error")
+    except cusnap.CorruptCaptureError as e:
+        print("forged blob: %s" % e)
+
+
 def check_reports(cusnap, cusnap_exe, path, workdir):
     report = os.path.join(workdir, "replay.json")
     subprocess.run([cusnap_exe, "replay", path, "--driver", "emulator", "--report", report],
@@ -188,6 +215,10 @@ def main():
     check_capture(cusnap, args.cusnap, plain, snapshots=False)
     check_capture(cusnap, args.cusnap, snap, snapshots=True)
     check_damaged(cusnap, plain, args.workdir)
+    stored = os.path.join(args.workdir, "uncompressed.cusnap")
+    run(args.cusnap, "capture", "--driver", "emulator", "--force-overwrite", "--compress-level",
+        "0", "-o", stored, "--", args.sample, "--size", str(SIZE))
+    check_forged_blob(cusnap, stored, args.workdir)
     check_reports(cusnap, args.cusnap, plain, args.workdir)
     if failures:
         print("%d failures" % len(failures))
