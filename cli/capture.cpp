@@ -52,35 +52,6 @@ bool is_file(const std::string& path) {
   return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string executable_dir() {
-  std::error_code error;
-  fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : self.parent_path().string();
-}
-
-// Where the interceptor lives: $<env_var>, next to the build tree's bin/ (<exe>/../<build_rel>),
-// or the install layout (<exe>/../lib/cusnap/<name>). (Drivers, the emulator included, are found
-// by the driver search, cusnap/common/driver_search.h.)
-std::string find_library_dir(const char* env_var, const std::string& build_rel,
-                             const std::string& name, const char* file) {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0')
-    candidates.push_back(env);
-  std::string exe = executable_dir();
-  if (!exe.empty()) {
-    candidates.push_back(exe + "/../" + build_rel);
-    candidates.push_back(exe + "/../lib/cusnap/" + name);
-  }
-  for (const std::string& dir : candidates) {
-    if (is_file(dir + "/" + file)) {
-      std::error_code error;
-      fs::path canonical = fs::canonical(dir, error);
-      return error ? dir : canonical.string();
-    }
-  }
-  return {};
-}
-
 // Default output: <app>.cusnap, or <app>.<n>.cusnap when that exists (never overwrites).
 std::string default_output(const std::string& app) {
   std::string stem = fs::path(app).filename().string();
@@ -158,13 +129,13 @@ fs::file_time_type write_time(const std::string& path) {
 }
 
 int run_capture(const CaptureArgs& args) {
-  std::string shim_dir =
-      find_library_dir("CUSNAP_INTERCEPTOR_DIR", "interceptor/lib", "interceptor", "libcuda.so.1");
-  if (shim_dir.empty()) {
-    std::cerr << "cusnap capture: the cusnap interceptor (libcuda.so.1) was not found; set "
-                 "CUSNAP_INTERCEPTOR_DIR\n";
+  // The interceptor of this cusnap's own tree (build or installed: driver_search.h).
+  common::DriverSearch shim = common::find_interceptor(common::executable_path());
+  if (!shim.ok()) {
+    std::cerr << "cusnap capture: " << shim.error << "\n";
     return kExitUsageOrIo;
   }
+  std::string shim_dir = fs::path(shim.path).parent_path().string();
   // The one driver lookup (cusnap/common/driver_search.h): what `cusnap replay` and the shim
   // itself would pick for the same request on this machine.
   common::DriverSearch found = common::find_driver_for_executable(args.driver);

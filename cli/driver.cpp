@@ -2,6 +2,7 @@
 // would run on for that request on this machine (the one lookup, cusnap/common/driver_search.h),
 // so that scripts (scripts/gpu-check) ask it instead of searching themselves.
 // stdout: the driver's absolute path, one line. stderr: how it was chosen and what was passed over.
+// --paths: what this cusnap resolved for itself (executable, interceptor, emulator), a line each.
 // Exit: 0 found, 2 none found (the error names every path tried).
 #include <cstdio>
 #include <memory>
@@ -21,7 +22,25 @@ void register_driver(CLI::App& app, int& exit_code) {
   cmd->add_option("request", *request, "auto | emulator | PATH to a libcuda.so.1")
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", *verbose, "also say how it was chosen and what was passed over");
-  cmd->callback([request, verbose, &exit_code] {
+  auto paths = std::make_shared<bool>(false);
+  cmd->add_flag("--paths", *paths,
+                "print instead what this cusnap resolved for itself: its executable, the "
+                "interceptor capture injects and the emulator (exit 2 when one is missing)");
+  cmd->callback([request, verbose, paths, &exit_code] {
+    if (*paths) {
+      // The lookups capture and --driver emulator make, so that a test (or a user) can see that
+      // an installed copy uses its own tree (docs/install.md).
+      std::string self = common::executable_path();
+      common::DriverSearch shim = common::find_interceptor(self);
+      common::DriverSearch emulator = common::find_driver_for_executable("emulator");
+      std::printf("executable %s\n", self.c_str());
+      std::printf("interceptor %s\n", shim.ok() ? shim.path.c_str() : "(not found)");
+      std::printf("emulator %s\n", emulator.ok() ? emulator.path.c_str() : "(not found)");
+      for (const common::DriverSearch* s : {&shim, &emulator})
+        if (!s->ok()) std::fprintf(stderr, "cusnap driver: %s\n", s->error.c_str());
+      exit_code = shim.ok() && emulator.ok() ? 0 : 2;
+      return;
+    }
     common::DriverSearch found = common::find_driver_for_executable(*request);
     if (!found.ok()) {
       std::fprintf(stderr, "cusnap driver: %s\n", found.error.c_str());

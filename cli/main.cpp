@@ -31,7 +31,9 @@ int main(int argc, char** argv) {
                        std::string("cusnap ") + CUSNAP_CLI_VERSION + " (capture schema " +
                            std::to_string(format::schema::SCHEMA_VERSION) + ", container " +
                            std::to_string(format::kContainerVersionMajor) + "." +
-                           std::to_string(format::kContainerVersionMinor) + ")");
+                           std::to_string(format::kContainerVersionMinor) +
+                           ", driver API of CUDA " CUSNAP_CLI_CUDA_VERSION
+                           " from toolkit " CUSNAP_CLI_CUDA_TOOLKIT_VERSION ")");
   app.require_subcommand(1);
   app.footer(
       "Logging goes to stderr; set CUSNAP_LOG_LEVEL="

@@ -228,6 +228,38 @@ DriverSearch find_emulator(const DriverSearchOptions& options) {
                  tried);
 }
 
+DriverSearch find_interceptor(const std::string& self) {
+  std::vector<std::string> tried;
+  std::vector<std::string> candidates;
+  if (const char* env = getenv_nonempty(kInterceptorDirVariable)) {
+    candidates.push_back(absolute(env) + "/libcuda.so.1");
+  } else {
+    tried.push_back(std::string(kInterceptorDirVariable) + ": unset");
+    std::string dir = parent(self);
+    if (!self.empty() && ends_with(dir, "/bin")) {
+      std::string root = parent(dir);
+      candidates.push_back(root + "/interceptor/lib/libcuda.so.1");
+      candidates.push_back(root + "/lib/cusnap/interceptor/libcuda.so.1");
+    }
+  }
+  for (const std::string& candidate : candidates) {
+    std::string why = not_a_file(candidate);
+    if (why.empty() && library_role(candidate) != LibraryRole::kInterceptor)
+      why = "not the cusnap interceptor";
+    if (why.empty()) {
+      char* resolved = ::realpath(candidate.c_str(), nullptr);
+      std::string path = resolved != nullptr ? resolved : candidate;
+      std::free(resolved);
+      return success(path, "interceptor", LibraryRole::kInterceptor, tried);
+    }
+    tried.push_back(candidate + ": " + why);
+  }
+  return failure("the cusnap interceptor was not found (set " +
+                     std::string(kInterceptorDirVariable) +
+                     " to the directory of its libcuda.so.1)",
+                 tried);
+}
+
 DriverSearch find_driver(std::string_view request, const DriverSearchOptions& options) {
   if (request == "emulator") {
     DriverSearch emulator = find_emulator(options);

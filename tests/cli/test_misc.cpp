@@ -29,11 +29,16 @@ TEST_CASE("help: --help works for the tool and every subcommand", "[misc]") {
   CHECK(r.out.find("--calls") != std::string::npos);
 }
 
-TEST_CASE("version: --version names the tool, schema and container versions", "[misc]") {
+TEST_CASE("version: --version names the tool, schema, container and CUDA versions", "[misc]") {
   RunResult r = run_cusnap({"--version"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == std::string("cusnap ") + CUSNAP_CLI_VERSION + " (capture schema " +
-                     std::to_string(cusnap::format::schema::SCHEMA_VERSION) + ", container 1.0)\n");
+                     std::to_string(cusnap::format::schema::SCHEMA_VERSION) +
+                     ", container 1.0, driver API of CUDA " + CUSNAP_CLI_CUDA_VERSION +
+                     " from toolkit " + CUSNAP_CLI_CUDA_TOOLKIT_VERSION + ")\n");
+  // The model's version is the toolkit's major.minor: the generators read that toolkit's headers.
+  std::string toolkit = CUSNAP_CLI_CUDA_TOOLKIT_VERSION;
+  CHECK(toolkit.rfind(std::string(CUSNAP_CLI_CUDA_VERSION) + ".", 0) == 0);
 }
 
 TEST_CASE("usage errors exit 1", "[misc]") {

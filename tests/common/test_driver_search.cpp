@@ -34,6 +34,7 @@ class Sandbox {
   ~Sandbox() {
     ::unsetenv(kRealDriverVariable);
     ::unsetenv(kEmulatorPathVariable);
+    ::unsetenv(kInterceptorDirVariable);
     std::error_code ignored;
     fs::remove_all(root_, ignored);
   }
@@ -257,6 +258,45 @@ TEST_CASE("emulator: the override, then the caller's cusnap tree, then the build
   found = find_emulator(options);
   REQUIRE_FALSE(found.ok());
   CHECK(mentions(found.error, shim + ": not the cusnap emulator"));
+}
+
+TEST_CASE("interceptor: the override, then the caller's build or installed tree, marked only",
+          "[driver_search]") {
+  Sandbox box;
+  // Nothing there: the error names every place tried.
+  auto found = find_interceptor(box.root() + "/prefix/bin/cusnap");
+  REQUIRE_FALSE(found.ok());
+  CHECK(mentions(found.error, box.root() + "/prefix/interceptor/lib/libcuda.so.1: missing"));
+  CHECK(mentions(found.error, box.root() + "/prefix/lib/cusnap/interceptor/libcuda.so.1: missing"));
+
+  // Installed: <prefix>/bin/cusnap finds <prefix>/lib/cusnap/interceptor/; a build tree's
+  // <root>/interceptor/lib/ comes first for a <root>/bin/cusnap.
+  std::string installed =
+      box.put(CUSNAP_TEST_FAKE_interceptor, "prefix/lib/cusnap/interceptor/libcuda.so.1");
+  found = find_interceptor(box.root() + "/prefix/bin/cusnap");
+  REQUIRE(found.ok());
+  CHECK(found.path == installed);
+  CHECK(found.role == LibraryRole::kInterceptor);
+  std::string tree = box.put(CUSNAP_TEST_FAKE_interceptor, "prefix/interceptor/lib/libcuda.so.1");
+  CHECK(find_interceptor(box.root() + "/prefix/bin/cusnap").path == tree);
+
+  // A libcuda.so.1 that is not the interceptor (NVIDIA's, the emulator) does not count.
+  box.put(CUSNAP_TEST_FAKE_emulator, "other/lib/cusnap/interceptor/libcuda.so.1");
+  found = find_interceptor(box.root() + "/other/bin/cusnap");
+  REQUIRE_FALSE(found.ok());
+  CHECK(mentions(found.error,
+                 "other/lib/cusnap/interceptor/libcuda.so.1: not the cusnap "
+                 "interceptor"));
+  // Not in a bin/ directory: no tree to look in.
+  CHECK_FALSE(find_interceptor(box.root() + "/prefix/cusnap").ok());
+
+  // The override names the directory and replaces the tree lookup.
+  ::setenv(kInterceptorDirVariable, (box.root() + "/prefix/lib/cusnap/interceptor").c_str(), 1);
+  CHECK(find_interceptor("").path == installed);
+  ::setenv(kInterceptorDirVariable, (box.root() + "/other/lib/cusnap/interceptor").c_str(), 1);
+  found = find_interceptor(box.root() + "/prefix/bin/cusnap");
+  REQUIRE_FALSE(found.ok());
+  CHECK(mentions(found.error, "not the cusnap interceptor"));
 }
 
 TEST_CASE("a given path: that file, relative to the working directory, never the interceptor",

@@ -8,7 +8,7 @@ The files are written here, from docs/format.md alone (independent of format/src
 pycapnp builds well-formed messages, then the bytes of one pointer are patched to break exactly
 one Cap'n Proto rule, and the checksums are computed over the result.
 
-Usage: hostile_capture.py --cusnap PATH/cusnap --schema capture.capnp --workdir DIR
+Usage: hostile_capture.py --venv DIR --cusnap PATH/cusnap --workdir DIR
 """
 import argparse
 import os
@@ -16,27 +16,31 @@ import struct
 import subprocess
 import sys
 
-import capnp  # pycapnp
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import read_capture  # noqa: E402  (the independent reader: xxhash, constants, parse())
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from package_venv import use_package_venv_from_argv  # noqa: E402
 
-KIND_HEADER, KIND_CALLS, KIND_INDEX = (read_capture.KIND_HEADER, read_capture.KIND_CALLS,
-                                       read_capture.KIND_INDEX)
+use_package_venv_from_argv()  # the cusnap package (python/): the independent reader
+import cusnap  # noqa: E402
+from cusnap import container  # noqa: E402  (constants, checksums)
+import read_capture  # noqa: E402  (parse(): the reader's documented use)
+
+KIND_HEADER, KIND_CALLS, KIND_INDEX = container.KIND_HEADER, container.KIND_CALLS, \
+    container.KIND_INDEX
 EXIT_CORRUPT = 3  # docs/cli.md: a frame, blob, index or record fails its checks
 
 
 # ---- writing a capture (docs/format.md, "File layout") ------------------------------------------
 
 def file_header():
-    head = read_capture.FILE_MAGIC + struct.pack("<HHIQ", 1, 0, 0, 0)
-    return head + struct.pack("<Q", read_capture.xxh64(head))
+    head = container.FILE_MAGIC + struct.pack("<HHIQ", 1, 0, 0, 0)
+    return head + struct.pack("<Q", container.xxh3_64(head))
 
 
 def frame(kind, frame_index, payload, specific=b"\0" * 32):
-    head = read_capture.FRAME_MAGIC + struct.pack("<BBHQQ", kind, 0, 0, len(payload), len(payload))
-    head += specific + struct.pack("<QQ", read_capture.xxh64(payload), frame_index)
-    return head + struct.pack("<Q", read_capture.xxh64(head)) + payload
+    head = container.FRAME_MAGIC + struct.pack("<BBHQQ", kind, 0, 0, len(payload), len(payload))
+    head += specific + struct.pack("<QQ", container.xxh3_64(payload), frame_index)
+    return head + struct.pack("<Q", container.xxh3_64(head)) + payload
 
 
 def calls_specific(first_seq, last_seq):
@@ -44,8 +48,8 @@ def calls_specific(first_seq, last_seq):
 
 
 def trailer(index_offset, trailer_offset):
-    body = read_capture.TRAILER_MAGIC + struct.pack("<QQ", index_offset, trailer_offset)
-    return body + struct.pack("<Q", read_capture.xxh64(body))
+    body = container.TRAILER_MAGIC + struct.pack("<QQ", index_offset, trailer_offset)
+    return body + struct.pack("<Q", container.xxh3_64(body))
 
 
 def write_capture(schema, records, forge_kinds=None, header=None):
@@ -219,15 +223,15 @@ def check_path(name, cmd, bad, failures, must_name_call=True, keeps_going=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cusnap", required=True)
-    ap.add_argument("--schema", required=True)
+    ap.add_argument("--venv", required=True)  # used at the top (use_package_venv_from_argv)
     ap.add_argument("--workdir", required=True)
     # Sanitizer builds reserve terabytes of shadow address space: no address-space limit there
     # (the memory check is the release build's; the output is still checked).
     ap.add_argument("--no-memory-limit", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(capnp.__file__)))
-    schema = capnp.load(args.schema, imports=[pkg_parent, "/usr/include"])
+    # The package's copy of format/schema/capture.capnp (pycapnp loads one schema ID once).
+    schema = cusnap.load_schema()
     failures = []
     for malformation in MALFORMATIONS:
         recs, bad = records(schema, malformation)
@@ -249,9 +253,9 @@ def main():
                    failures, must_name_call=bad <= 1)
         # The independent Python reader: its documented use raises a clean exception.
         try:
-            read_capture.parse(path, schema)
+            read_capture.parse(path)
             failures.append("%s: read_capture.parse accepted the file" % malformation)
-        except read_capture.CaptureError as e:
+        except cusnap.CaptureError as e:
             if "call %d" % bad not in str(e) or "frame 1" not in str(e):
                 failures.append("%s: read_capture.parse: %s does not name call %d, frame 1" %
                                 (malformation, e, bad))
@@ -283,9 +287,9 @@ def main():
         else:
             print("  %-14s exit %d: ok" % (name, rc))
     try:
-        read_capture.parse(path, schema)
+        read_capture.parse(path)
         failures.append("malformed_header: read_capture.parse accepted the file")
-    except read_capture.CaptureError as e:
+    except cusnap.CaptureError as e:
         if "frame 0" not in str(e):
             failures.append("malformed_header: read_capture.parse: %s does not name frame 0" % e)
         else:

@@ -83,6 +83,15 @@ struct DriverSearch {
   bool ok() const { return error.empty(); }
 };
 
+// The cusnap interceptor (the shim `cusnap capture` puts in front of the driver) of the tree
+// `self` belongs to, the same trees as emulator step 2: $CUSNAP_INTERCEPTOR_DIR when set (the
+// directory holding it), else <root>/interceptor/lib/ or <prefix>/lib/cusnap/interceptor/ with
+// `self` at <root>/bin/cusnap. A candidate counts when its libcuda.so.1 carries the
+// interceptor's mark. On success `path` is the libcuda.so.1 (its directory holds the LD_AUDIT
+// helper too); an installed cusnap never reaches into a build tree.
+inline constexpr const char* kInterceptorDirVariable = "CUSNAP_INTERCEPTOR_DIR";
+DriverSearch find_interceptor(const std::string& self);
+
 // Resolves a request ("auto", "emulator" or a path) as described above.
 DriverSearch find_driver(std::string_view request, const DriverSearchOptions& options);
 
