@@ -909,12 +909,15 @@ MaybeError PlanBuilder::add_graph_node(uint64_t seq, schema::GraphNode::Reader r
     case Kind::MEM_ALLOC:
       // The range is mapped at its captured address for the rest of the replay, like any
       // allocation; the node stays in the graph's shape as an empty node (docs/replay.md).
-      if (auto e = add_range(seq, "graphNode", r.getAddress(), r.getSize())) return e;
-      if (r.getSize() != 0) {
-        live_allocations_[r.getAddress()] = r.getSize();
-        graph_allocations_.insert(r.getAddress());
-        push(seq, AllocOp{r.getAddress(), r.getSize(), "graph"});
+      if (r.getAddress() == 0 || r.getSize() == 0) {
+        return capture_error(seq, "graphNode",
+                             "a memory allocation node without its address or size")
+            .with_handle(op.node);
       }
+      if (auto e = add_range(seq, "graphNode", r.getAddress(), r.getSize())) return e;
+      live_allocations_[r.getAddress()] = r.getSize();
+      graph_allocations_.insert(r.getAddress());
+      push(seq, AllocOp{r.getAddress(), r.getSize(), "graph"});
       op.kind = GraphNodeOp::Kind::kEmpty;
       break;
     case Kind::MEM_FREE:

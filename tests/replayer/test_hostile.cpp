@@ -264,10 +264,10 @@ TEST_CASE("graph nodes the replay cannot rebuild are refused at their call, by k
     Kind kind;
     const char* says;
   };
-  for (Case c :
-       {Case{Kind::EXTERNAL_SEMAPHORE_SIGNAL, "external semaphore"},
-        Case{Kind::EXTERNAL_SEMAPHORE_WAIT, "external semaphore"},
-        Case{Kind::MEM_ALLOC, "memory allocation"}, Case{Kind::CONDITIONAL, "conditional"}}) {
+  for (Case c : {Case{Kind::EXTERNAL_SEMAPHORE_SIGNAL, "external semaphore"},
+                 Case{Kind::EXTERNAL_SEMAPHORE_WAIT, "external semaphore"},
+                 Case{Kind::BATCH_MEM_OP, "batch memory operation"},
+                 Case{Kind::CONDITIONAL, "conditional"}}) {
     std::string path = temp_path("graph_refused.cusnap");
     uint64_t seq = 0;
     {
@@ -282,6 +282,22 @@ TEST_CASE("graph nodes the replay cannot rebuild are refused at their call, by k
     CHECK(result.error().kind() == ErrorKind::kUnsupported);
     CHECK_THAT(result.error().to_string(), Catch::Contains(c.says));
   }
+}
+
+TEST_CASE("a memory allocation node without its address and size is refused at its call",
+          "[hostile]") {
+  std::string path = temp_path("graph_bare_alloc.cusnap");
+  uint64_t seq = 0;
+  {
+    CaptureBuilder w(path);
+    w.graph_create(0x6a00);
+    seq = w.graph_bare_node(0x6a00, 0x6b01, cusnap::format::schema::GraphNode::Kind::MEM_ALLOC);
+    w.close();
+  }
+  auto result = replay_capture(path, emulator_options());
+  REQUIRE_FALSE(result);
+  CHECK(result.error().seq() == seq);
+  CHECK_THAT(result.error().to_string(), Catch::Contains("without its address or size"));
 }
 
 TEST_CASE("a launch of an executable graph the capture never made is an error at that call",
