@@ -45,6 +45,7 @@ struct Options {
   uint64_t launch_count = 0;
   bool no_timing = false;
   bool no_nvtx = false;
+  bool serialize = false;
   std::string report;
   std::string progress = "auto";
   bool quiet = false;
@@ -325,6 +326,7 @@ void run(const Options& o, int& exit_code) {
   options.launch_skip = o.launch_skip;
   options.launch_count = o.launch_count;
   options.nvtx = !o.no_nvtx;
+  options.serialize = o.serialize;
   options.timeout_launch_seconds = o.timeout_launch;
   options.timeout_seconds = o.timeout;
   options.on_timeout = [](const TimeoutEvent& event) {
@@ -466,6 +468,9 @@ void register_replay(CLI::App& app, int& exit_code) {
   cmd->add_option("--launch-count", o->launch_count, "Launches to select (0: all)");
   cmd->add_flag("--no-timing", o->no_timing, "Do not time launches (no events around them)");
   cmd->add_flag("--no-nvtx", o->no_nvtx, "Do not emit an NVTX range per launch");
+  cmd->add_flag("--serialize", o->serialize,
+                "Run all device work on one stream, in capture order (default: each captured "
+                "stream on its own stream, ordered only by the captured dependencies)");
   cmd->add_option("--report", o->report, "Write a JSON report (docs/replay.md) to this file");
   cmd->add_option("--progress", o->progress,
                   "Progress line on stderr: auto (when a terminal) | on | off")

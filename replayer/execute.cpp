@@ -89,6 +89,7 @@ Executor::~Executor() {
     if (api_.cuGraphDestroy) api_.cuGraphDestroy(graph);
   }
   for (auto& [captured, stream] : streams_) api_.cuStreamDestroy(stream);
+  if (serial_stream_ != nullptr) api_.cuStreamDestroy(serial_stream_);
   for (auto& [captured, event] : events_) api_.cuEventDestroy(event);
   for (CUevent e : event_pool_) api_.cuEventDestroy(e);
   while (!host_buffers_.empty()) release_host(host_buffers_.begin()->first);
@@ -173,6 +174,12 @@ MaybeError Executor::prepare() {
     warn(summary);
   }
   if (!driver_.has_vmm()) warn("the driver has no VMM entry points: device memory is relocated");
+  if (options_.serialize) {
+    if (CUresult r = api_.cuStreamCreate(&serial_stream_, CU_STREAM_DEFAULT); r != CUDA_SUCCESS) {
+      serial_stream_ = nullptr;
+      return driver_.failure("cuStreamCreate (the --serialize stream)", r);
+    }
+  }
   if (options_.track_chunk_bytes != 0) return enable_tracking();
   return std::nullopt;
 }
@@ -437,8 +444,9 @@ MaybeError Executor::execute(const Action& a) {
         } else if constexpr (std::is_same_v<T, StreamDestroyOp>) {
           auto it = streams_.find(op.stream);
           if (it == streams_.end()) return std::nullopt;
-          // Pending copies on it are complete only after a synchronisation.
-          if (CUresult r = api_.cuStreamSynchronize(it->second); r != CUDA_SUCCESS)
+          // Pending copies on it are complete only after a synchronisation (of the stream its
+          // work went to: the --serialize stream, if any).
+          if (CUresult r = api_.cuStreamSynchronize(stream_for(op.stream)); r != CUDA_SUCCESS)
             return fail(a, "cuStreamSynchronize", r);
           if (auto e = settle_copies(false, op.stream)) return e;
           CUresult r = api_.cuStreamDestroy(it->second);
@@ -631,6 +639,7 @@ MaybeError Executor::do_function_attribute(const Action& a, const FunctionAttrib
 }
 
 CUstream Executor::stream_for(uint64_t captured) {
+  if (serial_stream_ != nullptr) return serial_stream_;
   if (captured == 0) return nullptr;
   if (captured == reinterpret_cast<uint64_t>(CU_STREAM_LEGACY)) return CU_STREAM_LEGACY;
   if (captured == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD)) return CU_STREAM_PER_THREAD;

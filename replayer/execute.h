@@ -146,6 +146,9 @@ class Executor {
   std::unordered_map<uint64_t, LiveModule> modules_;
   std::unordered_map<uint64_t, CUfunction> functions_;
   std::unordered_map<uint64_t, CUstream> streams_;
+  // --serialize: the one live stream every captured stream's work goes to (blocking, so the
+  // application's synchronous calls on the legacy default stream order with it too).
+  CUstream serial_stream_ = nullptr;
   std::unordered_map<uint64_t, CUevent> events_;
   // Graphs: captured handle -> live one. A graph's (and an exec's) kernel nodes are listed as
   // launches when it runs; a device-to-host memcpy node copies into a host buffer of the replay.

@@ -31,6 +31,17 @@ format::BlobId to_blob(schema::BlobId::Reader id) {
 bool add_overflows(uint64_t a, uint64_t b) { return a + b < a; }
 
 // Generic records for these calls may change device state the replay cannot reproduce.
+// Graph calls taking CUgraphNodeParams, which the interceptor records only by name: replaying a
+// graph without what they did is replaying another graph.
+bool builds_unrecorded_graph_node(const std::string& api) {
+  static const char* const kApis[] = {"cuGraphAddNode", "cuGraphAddNode_v2", "cuGraphNodeSetParams",
+                                      "cuGraphExecNodeSetParams", "cuGraphConditionalHandleCreate"};
+  for (const char* name : kApis) {
+    if (api == name) return true;
+  }
+  return false;
+}
+
 bool may_change_device_state(const std::string& api) {
   static const char* const kPrefixes[] = {"cuGraph",
                                           "cuMemcpy",
@@ -758,6 +769,16 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       return std::nullopt;
     case Which::GENERIC: {
       std::string api = record.getApiName();
+      if (builds_unrecorded_graph_node(api)) {
+        // The graph would be rebuilt without this node (or with its old parameters) and run as
+        // if complete: a result the application never computed. Refused like a conditional node.
+        return Error(ErrorKind::kUnsupported,
+                     api +
+                         " (a graph node given by generic node parameters) is not recorded by "
+                         "the capture; the graph cannot be rebuilt")
+            .at_call(seq)
+            .in_record("generic");
+      }
       if (record.getGeneric().getAffectsDeviceState() || may_change_device_state(api)) {
         warn_once("generic:" + api, seq,
                   api + " is not modelled by the capture: replay may diverge");

@@ -2,10 +2,11 @@
 //
 // Order: actions run in capture (seq) order from one host thread. Work keeps the stream it was
 // captured on (captured streams are recreated, events too), so per-stream order and the
-// cross-stream dependencies the application expressed with events and synchronisation hold as
-// they did at capture; the replay adds no synchronisation of its own except where timing or
-// verification needs it (timed launches wait for their end event, memory snapshots for
-// repetitions synchronise the context).
+// cross-stream dependencies the application expressed with events, the legacy default stream and
+// host synchronisation hold as they did at capture, and nothing more: streams run concurrently
+// as captured (docs/replay.md, "Concurrency"). The replay adds no synchronisation of its own
+// except where timing or verification needs it (timed repetitions, memory snapshots, time
+// limits). ReplayOptions::serialize puts all work on one stream instead (capture order).
 //
 // Contexts: everything runs in the primary context of one device (--device), whatever contexts
 // the capture used (a warning says so when it used several).
@@ -90,7 +91,11 @@ struct ReplayOptions {
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;  // 0: all
   bool nvtx = true;           // NVTX range per launch: "<kernel> #<ordinal> (call <seq>)"
-  bool progress = false;      // progress line on stderr (the CLI enables it on a tty)
+  // --serialize: every captured stream's work (the default streams' too) goes to one live stream
+  // of the replay, so the device runs it in capture order, one operation after the other. Off:
+  // each captured stream is its own live stream and only the captured dependencies order them.
+  bool serialize = false;
+  bool progress = false;  // progress line on stderr (the CLI enables it on a tty)
   // Element-wise comparison of snapshot chunks (tolerance.h); empty: exact comparison only.
   std::vector<Tolerance> tolerances;
   // --save-outputs DIR: the bytes of every verified device-to-host copy and of every chunk of an

@@ -10,6 +10,9 @@
 # time of the whole process is reported (start-up, module load and teardown included on both
 # sides), plus the ratio replay / original. Replay runs use --no-timing --no-nvtx (pure replay;
 # verification stays on) and, separately, the default timing to show its cost.
+# Then the multi_stream sample (four streams joined by events; MULTI_SIZE elements, default
+# 262144) captured once and replayed with --no-timing --no-nvtx, streams concurrent as captured
+# (the default) versus --serialize (everything on one stream, in capture order).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$root/build/release}" && pwd)"
@@ -24,7 +27,9 @@ if [[ -x "$build/bin/cusnap" ]] && "$build/bin/cusnap" --help 2>/dev/null | grep
 elif [[ -x "$build/tests/replayer/cusnap-replay" ]]; then
   replay=("$build/tests/replayer/cusnap-replay" replay)
 fi
-for f in "$sample" "$driver" "$interceptor_dir/libcuda.so.1"; do
+multi_sample="$build/samples/bin/multi_stream"
+multi_size="${MULTI_SIZE:-262144}"
+for f in "$sample" "$multi_sample" "$driver" "$interceptor_dir/libcuda.so.1"; do
   [[ -e "$f" ]] || { echo "missing $f (build the samples, emulator and interceptor)" >&2; exit 1; }
 done
 (( ${#replay[@]} )) || { echo "no cusnap replay binary under $build" >&2; exit 1; }
@@ -57,3 +62,14 @@ printf "%-34s %10.3f %10.2f\n" "replay --no-timing --no-nvtx" "$pure" "$(echo "$
 printf "%-34s %10.3f %10.2f\n" "replay (events around launches)" "$timed" "$(echo "$timed / $original" | bc -l)"
 printf "capture: %d bytes; replay overhead per launch: %.2f us (pure)\n" "$capture_bytes" \
   "$(echo "($pure - $original) * 1000000 / $launches" | bc -l)"
+
+env LD_LIBRARY_PATH="$interceptor_dir" CUSNAP_CAPTURE_OUTPUT="$work/multi.cusnap" CUSNAP_FORCE_OVERWRITE=1 \
+  CUSNAP_REAL_DRIVER="$driver" "$multi_sample" --size "$multi_size" >/dev/null
+multi_original=$(time_runs env LD_LIBRARY_PATH="$driver_dir" "$multi_sample" --size "$multi_size")
+concurrent=$(time_runs "${replay[@]}" "$work/multi.cusnap" --driver "$driver" --no-timing --no-nvtx --progress off -q)
+serialized=$(time_runs "${replay[@]}" "$work/multi.cusnap" --driver "$driver" --no-timing --no-nvtx --progress off -q --serialize)
+echo "multi_stream --size $multi_size (4 streams):"
+printf "%-34s %10s %10s\n" configuration "wall s" "ratio"
+printf "%-34s %10.3f %10s\n" "original program" "$multi_original" "1.00"
+printf "%-34s %10.3f %10.2f\n" "replay, streams concurrent" "$concurrent" "$(echo "$concurrent / $multi_original" | bc -l)"
+printf "%-34s %10.3f %10.2f\n" "replay --serialize" "$serialized" "$(echo "$serialized / $multi_original" | bc -l)"

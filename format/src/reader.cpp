@@ -2,6 +2,8 @@
 #include <capnp/schema.h>
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "reader_impl.h"
 
@@ -57,14 +59,49 @@ void walk_all_fields(capnp::DynamicStruct::Reader reader);
 
 namespace {
 
+// What a walk of one struct type has to visit: its pointer fields (struct, group, list, text,
+// data) and which union members are pointers. Primitive fields cannot be malformed (a value past
+// the end of a short data section reads as its default), so they are skipped; working this out
+// from the schema once per type instead of per field read is most of the walk's speed.
+struct WalkPlan {
+  std::vector<capnp::StructSchema::Field> pointer_fields;  // non-union
+  std::vector<bool> pointer_member;                        // by union member index
+};
+
+bool is_pointer_type(capnp::Type type) {
+  return type.isStruct() || type.isList() || type.isText() || type.isData();
+}
+
+const WalkPlan& walk_plan(capnp::StructSchema schema) {
+  thread_local std::unordered_map<uint64_t, WalkPlan> plans;
+  const uint64_t id = schema.getProto().getId();
+  auto it = plans.find(id);
+  if (it != plans.end()) return it->second;
+  WalkPlan plan;
+  for (auto field : schema.getNonUnionFields()) {
+    if (is_pointer_type(field.getType())) plan.pointer_fields.push_back(field);
+  }
+  for (auto field : schema.getUnionFields()) {
+    if (plan.pointer_member.size() <= field.getIndex())
+      plan.pointer_member.resize(field.getIndex() + 1);
+    plan.pointer_member[field.getIndex()] = is_pointer_type(field.getType());
+  }
+  return plans.emplace(id, std::move(plan)).first->second;
+}
+
 void walk_value(const capnp::DynamicValue::Reader& value) {
   switch (value.getType()) {
     case capnp::DynamicValue::STRUCT:
       walk_all_fields(value.as<capnp::DynamicStruct>());
       break;
-    case capnp::DynamicValue::LIST:
-      for (auto element : value.as<capnp::DynamicList>()) walk_value(element);
+    case capnp::DynamicValue::LIST: {
+      // Reading the list pointer checked its bounds and element size; only elements that are
+      // pointers themselves (or structs holding some) need a visit.
+      auto list = value.as<capnp::DynamicList>();
+      if (!is_pointer_type(list.getSchema().getElementType())) break;
+      for (auto element : list) walk_value(element);
       break;
+    }
     case capnp::DynamicValue::TEXT:
       (void)value.as<capnp::Text>().size();
       break;
@@ -79,17 +116,21 @@ void walk_value(const capnp::DynamicValue::Reader& value) {
 }  // namespace
 
 void walk_all_fields(capnp::DynamicStruct::Reader reader) {
-  for (auto field : reader.getSchema().getNonUnionFields()) {
+  const WalkPlan& plan = walk_plan(reader.getSchema());
+  for (const auto& field : plan.pointer_fields) {
     if (reader.has(field)) walk_value(reader.get(field));
   }
   KJ_IF_MAYBE (active, reader.which()) {
-    if (reader.has(*active)) walk_value(reader.get(*active));
+    const uint16_t index = active->getIndex();
+    if (index < plan.pointer_member.size() && plan.pointer_member[index] && reader.has(*active))
+      walk_value(reader.get(*active));
   }
 }
 
 namespace {
 
 void blob_refs_in(capnp::DynamicStruct::Reader s, const std::function<void(const BlobId&)>& fn);
+bool may_hold_blobs(capnp::Type type);
 
 void blob_refs_in_value(capnp::DynamicValue::Reader value, capnp::Type type,
                         const std::function<void(const BlobId&)>& fn) {
@@ -108,21 +149,63 @@ void blob_refs_in_value(capnp::DynamicValue::Reader value, capnp::Type type,
     blob_refs_in(inner, fn);
   } else if (type.isList()) {
     auto element = type.asList().getElementType();
-    if (!element.isStruct() && !element.isList()) return;
+    if (!may_hold_blobs(element)) return;
     for (auto item : value.as<capnp::DynamicList>()) blob_refs_in_value(item, element, fn);
   }
 }
 
+// may_hold_blobs(type): whether a value of a struct or list type can hold a BlobId somewhere
+// inside, worked out from the schema once per struct type (most fields of a record cannot: a walk
+// skips them unread).
+
+struct BlobPlan {
+  std::vector<capnp::StructSchema::Field> fields;  // non-union fields that may hold blob refs
+  std::vector<bool> member;                        // by union member index
+};
+
+// A struct type whose plan is being made (a recursive type meets itself): assumed to hold blobs,
+// so the walk visits such fields rather than risk missing a reference.
+thread_local std::unordered_set<uint64_t> blob_plans_in_progress;
+
+const BlobPlan& blob_plan(capnp::StructSchema schema) {
+  thread_local std::unordered_map<uint64_t, BlobPlan> plans;
+  const uint64_t id = schema.getProto().getId();
+  auto it = plans.find(id);
+  if (it != plans.end()) return it->second;
+  blob_plans_in_progress.insert(id);
+  BlobPlan plan;
+  for (auto field : schema.getNonUnionFields()) {
+    if (may_hold_blobs(field.getType())) plan.fields.push_back(field);
+  }
+  for (auto field : schema.getUnionFields()) {
+    if (plan.member.size() <= field.getIndex()) plan.member.resize(field.getIndex() + 1);
+    plan.member[field.getIndex()] = may_hold_blobs(field.getType());
+  }
+  blob_plans_in_progress.erase(id);
+  return plans.emplace(id, std::move(plan)).first->second;
+}
+
+bool may_hold_blobs(capnp::Type type) {
+  if (type.isList()) return may_hold_blobs(type.asList().getElementType());
+  if (!type.isStruct()) return false;
+  auto schema = type.asStruct();
+  const uint64_t id = schema.getProto().getId();
+  if (id == capnp::typeId<schema::BlobId>() || blob_plans_in_progress.count(id) != 0) return true;
+  const BlobPlan& plan = blob_plan(schema);
+  return !plan.fields.empty() ||
+         std::find(plan.member.begin(), plan.member.end(), true) != plan.member.end();
+}
+
 void blob_refs_in(capnp::DynamicStruct::Reader s, const std::function<void(const BlobId&)>& fn) {
+  const BlobPlan& plan = blob_plan(s.getSchema());
   auto visit = [&](capnp::StructSchema::Field field) {
-    auto type = field.getType();
-    if (!type.isStruct() && !type.isList()) return;
     if (!field.getProto().isGroup() && !s.has(field)) return;
-    blob_refs_in_value(s.get(field), type, fn);
+    blob_refs_in_value(s.get(field), field.getType(), fn);
   };
-  for (auto field : s.getSchema().getNonUnionFields()) visit(field);
+  for (const auto& field : plan.fields) visit(field);
   KJ_IF_MAYBE (active, s.which()) {
-    visit(*active);
+    const uint16_t index = active->getIndex();
+    if (index < plan.member.size() && plan.member[index]) visit(*active);
   }
 }
 
@@ -183,6 +266,8 @@ Result<std::shared_ptr<const DecodedCallFrame>> Reader::Impl::decode_call_frame(
   auto frame = std::make_shared<DecodedCallFrame>();
   frame->payload = std::move(payload.value());
   frame->first_seq = h.value().first_seq;
+  frame->offset = index.frames[pos].offset;
+  frame->payload_checksum = h.value().payload_checksum;
   Status st =
       split_calls(h.value(), frame->payload, capnp_options(), frame->starts, nullptr, false);
   if (!st.is_ok()) return st.in_file(src->name()).in_frame(pos).at_offset(index.frames[pos].offset);
@@ -206,7 +291,12 @@ Result<CallRef> Reader::Impl::make_call_ref(std::shared_ptr<const DecodedCallFra
     // text without its NUL, a list whose tag lies, an out-of-bounds or wrongly typed pointer or
     // a list amplified past the traversal limit is an error here and not a kj::Exception thrown
     // at whoever reads the field later.
-    {
+    // A frame verify() walked already is not walked again when its stored bytes are the ones
+    // walked (the payload checksum was checked against the header again when it was decoded).
+    auto walked = walked_frames.find(state->frame->offset);
+    const bool known_good = detail::checksums_verified() && walked != walked_frames.end() &&
+                            walked->second == state->frame->payload_checksum;
+    if (!known_good) {
       capnp::FlatArrayMessageReader check(state->message, capnp_options());
       walk_all_fields(capnp::toDynamic(check.getRoot<schema::CallRecord>()));
     }

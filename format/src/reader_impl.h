@@ -31,7 +31,9 @@ struct Payload {
 struct DecodedCallFrame {
   Payload payload;
   uint64_t first_seq = 0;
-  std::vector<size_t> starts;  // word offset of each message; starts.back() == payload end
+  uint64_t offset = 0;            // of the frame in the file
+  uint64_t payload_checksum = 0;  // its header's, which the stored bytes were checked against
+  std::vector<size_t> starts;     // word offset of each message; starts.back() == payload end
 };
 
 // What a scan learns about one call record.
@@ -70,6 +72,10 @@ class Reader::Impl {
   std::vector<uint32_t> call_frames;  // indices of kCalls frames, in seq order
   uint32_t cached_index = UINT32_MAX;
   std::shared_ptr<const DecodedCallFrame> cached;
+  // Call frames whose every record a deep scan (verify()) walked field by field, by file offset,
+  // with the payload checksum of the bytes it walked: make_call_ref need not walk them again
+  // (the replay reads every record after a verify: the second walk was a third of its reading).
+  mutable std::unordered_map<uint64_t, uint64_t> walked_frames;
 
   capnp::ReaderOptions capnp_options() const {
     capnp::ReaderOptions o;

@@ -436,6 +436,7 @@ ScanResult Reader::Impl::scan(bool deep,
       } else {
         problem = split_calls(h, payload.value(), opts, starts, &facts, deep,
                               deep ? &handles : nullptr, deep ? &sizes : nullptr);
+        if (deep && problem.is_ok()) walked_frames[offset] = h.payload_checksum;
       }
       for (size_t i = 0; problem.is_ok() && i < facts.size(); ++i) {
         // All frames of a blob come before any record that refers to it (docs/format.md); a

@@ -1,4 +1,8 @@
-# Capture one sample on the emulator through the interceptor, replay it twice on the emulator.
+# Capture one sample on the emulator through the interceptor, replay it twice on the emulator
+# (streams concurrent, as captured), then once with --serialize (all work on one stream, in
+# capture order): all three must verify alike. NOTHING_SKIPPED=ON: nothing with device work may
+# be skipped: the report's `skipped` may only count records that carry none (the context the
+# replay runs in, cuInit/cuDeviceGet, deferred results already folded into their copies).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(capture ${WORK}/capture.cusnap)
@@ -18,9 +22,15 @@ if(NOT EXISTS ${capture})
   message(FATAL_ERROR "no capture written:\n${err}")
 endif()
 
-foreach(run 1 2)
+foreach(run 1 2 serialized)
+  set(mode)
+  set(want_serialize OFF)
+  if(run STREQUAL "serialized")
+    set(mode --serialize)
+    set(want_serialize ON)
+  endif()
   execute_process(COMMAND ${REPLAY} replay ${capture} --driver ${EMULATOR} --progress off
-                          --report ${WORK}/report${run}.json
+                          --report ${WORK}/report${run}.json ${mode}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message(STATUS "replay ${run}:\n${out}${err}")
   if(NOT rc EQUAL 0)
@@ -38,7 +48,31 @@ foreach(run 1 2)
   if(NOT unverified EQUAL 0)
     message(FATAL_ERROR "replay ${run}: ${unverified} device-to-host copies could not be verified")
   endif()
+  string(JSON serialize GET "${report}" options serialize)
+  if(NOT serialize STREQUAL want_serialize)
+    message(FATAL_ERROR "replay ${run}: the report says serialize=${serialize}")
+  endif()
+  if(NOTHING_SKIPPED)
+    set(no_device_work contextSetCurrent primaryContext deferredResult "generic cuInit"
+        "generic cuDeviceGet")
+    string(JSON skipped GET "${report}" skipped)
+    string(JSON skipped_kinds LENGTH "${report}" skipped)
+    if(skipped_kinds GREATER 0)
+      math(EXPR last "${skipped_kinds} - 1")
+      foreach(i RANGE ${last})
+        string(JSON kind MEMBER "${report}" skipped ${i})
+        list(FIND no_device_work "${kind}" known)
+        if(known EQUAL -1)
+          message(FATAL_ERROR "replay ${run}: '${kind}' records were skipped: ${skipped}")
+        endif()
+      endforeach()
+    endif()
+  endif()
 endforeach()
 if(NOT verification1 STREQUAL verification2)
   message(FATAL_ERROR "the two replays disagree:\n${verification1}\n---\n${verification2}")
+endif()
+if(NOT verification1 STREQUAL verificationserialized)
+  message(FATAL_ERROR "the concurrent and the --serialize replay disagree:\n${verification1}\n"
+                      "---\n${verificationserialized}")
 endif()

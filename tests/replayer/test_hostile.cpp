@@ -300,6 +300,26 @@ TEST_CASE("a memory allocation node without its address and size is refused at i
   CHECK_THAT(result.error().to_string(), Catch::Contains("without its address or size"));
 }
 
+TEST_CASE("graph nodes given by generic node parameters are refused at their call", "[hostile]") {
+  for (const char* api : {"cuGraphAddNode", "cuGraphAddNode_v2", "cuGraphNodeSetParams",
+                          "cuGraphExecNodeSetParams", "cuGraphConditionalHandleCreate"}) {
+    INFO(api);
+    std::string path = temp_path("graph_generic_node.cusnap");
+    uint64_t seq = 0;
+    {
+      CaptureBuilder w(path);
+      w.graph_create(0x6a00);
+      seq = w.generic(api, true);
+      w.close();
+    }
+    auto result = replay_capture(path, emulator_options());
+    REQUIRE_FALSE(result);
+    CHECK(result.error().seq() == seq);
+    CHECK(result.error().kind() == ErrorKind::kUnsupported);
+    CHECK_THAT(result.error().to_string(), Catch::Contains(api));
+  }
+}
+
 TEST_CASE("a launch of an executable graph the capture never made is an error at that call",
           "[hostile]") {
   std::string path = temp_path("graph_noexec.cusnap");

@@ -308,6 +308,12 @@ uint64_t CaptureBuilder::failed_launch(uint64_t function) {
   return append(m);
 }
 
+uint64_t CaptureBuilder::generic(const char* api, bool affects_device_state) {
+  capnp::MallocMessageBuilder m;
+  record(m, api).initGeneric().setAffectsDeviceState(affects_device_state);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::graph_create(uint64_t graph) {
   capnp::MallocMessageBuilder m;
   auto g = record(m, "cuGraphCreate").initGraph();

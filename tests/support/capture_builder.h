@@ -144,6 +144,8 @@ class CaptureBuilder {
   // CUDA graphs (schema 5): an explicit graph, a memset node (32-bit), a device-to-host
   // memcpy node, instantiation, a launch (with its index) and a memcpy node's checksum after it.
   uint64_t graph_create(uint64_t graph);
+  // A call the interceptor records only by name (a GenericCall), e.g. cuGraphAddNode.
+  uint64_t generic(const char* api, bool affects_device_state);
   uint64_t graph_memset_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
                              uint64_t address, uint32_t value, uint64_t count);
   uint64_t graph_dtoh_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
