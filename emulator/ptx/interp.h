@@ -192,6 +192,10 @@ class Launch {
   // (the block has nothing else to run). False when none woke.
   bool release_mbarrier_waits(Block& b, bool time_limit);
   void exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  // complete_tx of `bytes` on the mbarrier at `a` (shared) for lane l; false after fail().
+  bool bulk_complete_tx(Block& b, Warp& w, const Instr& in, int l, const Operand& a,
+                        uint64_t bytes);
   // The mbarrier word of each lane in `exec` (8 bytes of this block's shared memory; `a` is a
   // shared or generic address as `sp` says), with its shared-space offset in offsets[l]. False
   // after fail().

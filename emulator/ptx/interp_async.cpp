@@ -15,6 +15,7 @@
 // The warps of a block run on one host thread, one at a time, so an operation on the word is
 // atomic with respect to the block's other threads and every memory-ordering qualifier
 // (.release, .acquire, .relaxed, .cta, .cluster) holds.
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -133,8 +134,8 @@ int Launch::exec_mbarrier(Block& b, Warp& w, const Instr& in, uint32_t group, ui
       in.ops[2].kind != Operand::kNone ? operand(w, in.ops[2], exec, kSpScratch0) : nullptr;
   auto bad = [&](int l, const char* why) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "%s on the mbarrier at shared offset 0x%llx: %s, ",
-                  op_name(op), static_cast<unsigned long long>(offsets[l]), why);
+    std::snprintf(buf, sizeof buf, "%s on the mbarrier at shared offset 0x%llx: %s, ", op_name(op),
+                  static_cast<unsigned long long>(offsets[l]), why);
     fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
     return 0;
   };
@@ -323,40 +324,149 @@ void Launch::exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     if (!dst) return;
     uint8_t* src = pointer(src_space, sa, false);
     if (!src) return;
-    uint8_t* words[kWarpSize];
-    uint64_t offsets[kWarpSize];
-    if (in.sub != 2 && !mbarrier_words(b, w, in, in.ops[3], 1u << l, Space::kShared, words, offsets))
-      return;
-    uint8_t* word = words[l];
-    const uint64_t offset = offsets[l];
     if (tracking_ && n != 0) [[unlikely]] {
       if (src_space == Space::kGlobal) track(b, src, n, true, false);
       if (dst_space == Space::kGlobal) track(b, dst, n, false, true);
     }
     std::memmove(dst, src, n);
-    if (in.sub == 2) continue;
-    MbarState s = decode(load_word(word));
-    if (!s.initialized) {
-      std::snprintf(buf, sizeof buf,
-                    "cp.async.bulk completes on the mbarrier at shared offset 0x%llx, which is "
-                    "not initialized, ",
-                    static_cast<unsigned long long>(offset));
-      fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
-      return;
+    if (in.sub != 2 && !bulk_complete_tx(b, w, in, l, in.ops[3], n)) return;
+  }
+}
+
+bool Launch::bulk_complete_tx(Block& b, Warp& w, const Instr& in, int l, const Operand& a,
+                              uint64_t bytes) {
+  uint8_t* words[kWarpSize];
+  uint64_t offsets[kWarpSize];
+  if (!mbarrier_words(b, w, in, a, 1u << l, Space::kShared, words, offsets)) return false;
+  char buf[200];
+  MbarState s = decode(load_word(words[l]));
+  if (!s.initialized) {
+    std::snprintf(buf, sizeof buf,
+                  "%s completes on the mbarrier at shared offset 0x%llx, which is not "
+                  "initialized, ",
+                  in.op == Op::kBulkTensor ? "cp.async.bulk.tensor" : "cp.async.bulk",
+                  static_cast<unsigned long long>(offsets[l]));
+    fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
+    return false;
+  }
+  const int64_t next = s.tx - static_cast<int64_t>(bytes);
+  if (bytes > static_cast<uint64_t>(kMaxCount) || next < -kMaxCount) {
+    std::snprintf(buf, sizeof buf,
+                  "a bulk copy of %llu bytes takes the tx-count of the mbarrier at shared offset "
+                  "0x%llx out of its range [-(2^20 - 1), 2^20 - 1], ",
+                  static_cast<unsigned long long>(bytes),
+                  static_cast<unsigned long long>(offsets[l]));
+    fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
+    return false;
+  }
+  s.tx = static_cast<int32_t>(next);
+  complete_if_done(s);
+  store_word(words[l], encode(s));
+  ++b.mbar_changes;
+  return true;
+}
+
+// cp.async.bulk.tensor, tile mode, on maps of the emulator's encoding (TensorMapImage): the box
+// at the coordinates, dimension 0 fastest, packed densely in shared memory; elements outside the
+// tensor read as zero (load) or are not written (store). The load completes the box's full size
+// on the mbarrier, out-of-bounds elements included, as the ISA counts it.
+void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec) {
+  const uint64_t* coord[5] = {};
+  vector_operand(w, in.ops[2], exec, coord);  // registers and constants: read in place
+  const uint64_t* map_address = operand(w, in.ops[1], exec, kSpScratch1);
+  const bool store = in.sub == 1;
+  const char* name = "cp.async.bulk.tensor";
+  for (uint32_t m = exec; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    char buf[240];
+    auto refuse = [&](LaunchStatus status, const char* why) {
+      std::snprintf(buf, sizeof buf, "%s: %s, ", name, why);
+      fail(status, buf + where(b, w, l, in));
+    };
+    // The map: 128 bytes at a generic address (a kernel parameter, constant or global memory),
+    // read in 8-byte words (the parameter buffer's host address is only 16-byte aligned).
+    TensorMapImage map;
+    for (int word = 0; word < 16; ++word) {
+      const uint8_t* p =
+          translate(b, w, l, Space::kGeneric, map_address[l] + 8 * word, 8, false, in);
+      if (!p) return;
+      std::memcpy(reinterpret_cast<uint8_t*>(&map) + 8 * word, p, 8);
     }
-    const int64_t next = s.tx - static_cast<int64_t>(n);
-    if (n > static_cast<uint64_t>(kMaxCount) || next < -kMaxCount) {
-      std::snprintf(buf, sizeof buf,
-                    "cp.async.bulk of %llu bytes takes the tx-count of the mbarrier at shared "
-                    "offset 0x%llx out of its range [-(2^20 - 1), 2^20 - 1], ",
-                    static_cast<unsigned long long>(n), static_cast<unsigned long long>(offset));
-      fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
-      return;
+    if (map.magic != kTensorMapMagic || map.version != kTensorMapVersion)
+      return refuse(LaunchStatus::kIllegalInstruction,
+                    "the tensor map operand is not a map made by cuTensorMapEncodeTiled");
+    if (map.rank != in.vec)
+      return refuse(LaunchStatus::kIllegalInstruction,
+                    "the instruction's dimension is not the tensor map's rank");
+    const uint64_t esize = map.element_size;
+    uint64_t count = 1;
+    for (int d = 0; d < map.rank; ++d) count *= map.box[d];
+    const uint64_t bytes = count * esize;
+    const Operand& sa = in.ops[0];
+    const uint64_t smem = static_cast<uint64_t>(sa.offset) +
+                          (sa.base_is_reg ? w.slot(sa.index)[l] : 0) +
+                          (sa.has_symbol ? symbol_value(w, l, sa.symbol) : 0);
+    if (smem % 128 != 0)
+      return refuse(LaunchStatus::kMisalignedAddress,
+                    "the shared-memory box must be 128-byte aligned");
+    if (smem > b.shared_size || bytes > b.shared_size - smem)
+      return refuse(LaunchStatus::kIllegalAddress,
+                    "the box does not fit in the block's shared memory");
+    uint8_t* box = b.shared + smem;
+    // One row (dimension 0) at a time: the in-bounds elements of a row are contiguous.
+    uint64_t box_dim[5] = {1, 1, 1, 1, 1};
+    for (int d = 0; d < map.rank; ++d) box_dim[d] = map.box[d];
+    const uint64_t rows = count / box_dim[0];
+    const int64_t c0 = static_cast<int32_t>(coord[0][l]);
+    for (uint64_t row = 0; row < rows; ++row) {
+      uint8_t* line = box + row * box_dim[0] * esize;
+      bool inside = true;
+      uint64_t offset = 0;
+      uint64_t rest = row;
+      for (int d = 1; d < map.rank; ++d) {
+        const int64_t g =
+            static_cast<int32_t>(coord[d][l]) + static_cast<int64_t>(rest % box_dim[d]);
+        rest /= box_dim[d];
+        if (g < 0 || static_cast<uint64_t>(g) >= map.dim[d])
+          inside = false;
+        else
+          offset += static_cast<uint64_t>(g) * map.stride[d];
+      }
+      const int64_t lo = std::max<int64_t>(0, -c0);
+      const int64_t hi = std::min<int64_t>(static_cast<int64_t>(box_dim[0]),
+                                           static_cast<int64_t>(map.dim[0]) - c0);
+      const bool any = inside && lo < hi;
+      if (!store && !any) {
+        std::memset(line, 0, box_dim[0] * esize);
+        continue;
+      }
+      if (!any) continue;
+      const uint64_t n = static_cast<uint64_t>(hi - lo) * esize;
+      const uint64_t ga = map.address + offset + static_cast<uint64_t>(c0 + lo) * esize;
+      if (!memory_.accessible(ga, n, store)) {
+        std::snprintf(buf, sizeof buf,
+                      "illegal address: %s %s of %llu bytes at global address 0x%llx (a row of "
+                      "the tensor map's box), ",
+                      name, store ? "write" : "read", static_cast<unsigned long long>(n),
+                      static_cast<unsigned long long>(ga));
+        std::string detail = memory_.describe(ga, n, store);
+        fail(LaunchStatus::kIllegalAddress,
+             buf + (detail.empty() ? "" : detail + ", ") + where(b, w, l, in));
+        return;
+      }
+      uint8_t* g = reinterpret_cast<uint8_t*>(ga);
+      uint8_t* s_elem = line + static_cast<uint64_t>(lo) * esize;
+      if (tracking_) [[unlikely]]
+        track(b, g, n, !store, store);
+      if (store) {
+        std::memmove(g, s_elem, n);
+      } else {
+        std::memset(line, 0, static_cast<uint64_t>(lo) * esize);
+        std::memmove(s_elem, g, n);
+        std::memset(s_elem + n, 0, (box_dim[0] - static_cast<uint64_t>(hi)) * esize);
+      }
     }
-    s.tx = static_cast<int32_t>(next);
-    complete_if_done(s);
-    store_word(word, encode(s));
-    ++b.mbar_changes;
+    if (!store && !bulk_complete_tx(b, w, in, l, in.ops[3], bytes)) return;
   }
 }
 

@@ -718,6 +718,11 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         if (exec) exec_cp_async(b, w, in, exec);
         advance(w, group);
         break;
+      case Op::kBulkTensor:
+        if (exec) exec_bulk_tensor(b, w, in, exec);
+        if (aborted()) return;
+        advance(w, group);
+        break;
       case Op::kBulkCopy:
         if (exec) exec_bulk_copy(b, w, in, exec);
         if (aborted()) return;

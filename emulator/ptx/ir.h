@@ -132,6 +132,9 @@ enum class Op : uint8_t {
   // 0 = global -> shared (complete_tx on mbar), 1 = shared::cta -> shared::cluster (likewise),
   // 2 = shared::cta -> global (bulk group)
   kBulkCopy,
+  // cp.async.bulk.tensor tile mode (interp_async.cpp; vec: rank, sub: 0 = load, 1 = store):
+  //   [a] shared box, b tensor-map address, c coordinates (vector of vec), [d] mbarrier (load)
+  kBulkTensor,
   kBmsk,       // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
   kSzext,      // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
   kMma,        // mma.sync.aligned d, a, b, c: Module::matrix_ops[matrix] (interp_matrix.cpp)

@@ -87,8 +87,42 @@ void Parser::lower_mbarrier(Instr& in, std::string_view op,
 void Parser::lower_bulk_copy(Instr& in, const std::vector<std::string_view>& mods,
                              std::vector<ParsedOperand>& ops, uint32_t line) {
   const bool hint = has(mods, ".L2::cache_hint");
+  if (has(mods, ".tensor")) {
+    // Tile mode (the forms in modifiers.cpp): load  [dstMem], [tensorMap, {c0, ...}], [mbar]
+    //                                         store [tensorMap, {c0, ...}], [srcMem]
+    in.op = Op::kBulkTensor;
+    static const char* const kRanks[] = {".1d", ".2d", ".3d", ".4d", ".5d"};
+    for (int r = 0; r < 5; ++r)
+      if (has(mods, kRanks[r])) in.vec = static_cast<uint8_t>(r + 1);
+    const bool store = has(mods, ".bulk_group");
+    in.sub = store ? 1 : 0;
+    if (ops.size() != (store ? 2u : 3u) + (hint ? 1u : 0u))
+      fail_at(line, store ? "cp.async.bulk.tensor (store) expects [tensorMap, {coordinates}], "
+                            "[srcMem]"
+                          : "cp.async.bulk.tensor expects [dstMem], [tensorMap, {coordinates}], "
+                            "[mbar]");
+    const ParsedOperand& tuple = ops[store ? 0 : 1];
+    if (tuple.kind != ParsedOperand::kList || tuple.elems.size() != 2)
+      fail_at(line, "cp.async.bulk.tensor expects a [tensorMap, {coordinates}] operand");
+    in.nops = 4;
+    in.ops[0] = addr(ops[store ? 1 : 0]);
+    in.ops[1] = src(tuple.elems[0], Type::kU64);
+    const ParsedOperand& c = tuple.elems[1];
+    if (in.vec == 1 && c.kind != ParsedOperand::kVector) {
+      ParsedOperand v;
+      v.kind = ParsedOperand::kVector;
+      v.line = c.line;
+      v.elems.push_back(c);
+      in.ops[2] = src_vector(v, Type::kS32, 1);
+    } else {
+      in.ops[2] = src_vector(c, Type::kS32, in.vec);
+    }
+    if (!store) in.ops[3] = addr(ops[2]);
+    if (hint) (void)src(ops.back(), Type::kB64);
+    return;
+  }
   if (has(mods, ".commit_group") || has(mods, ".wait_group") || has(mods, ".prefetch")) {
-    in.op = Op::kFence;  // no effect: see kNoEffect in modifiers.cpp
+    in.op = Op::kFence;            // no effect: see kNoEffect in modifiers.cpp
     if (has(mods, ".prefetch")) {  // [srcMem], size {, policy}
       if (ops.size() != (hint ? 3u : 2u))
         fail_at(line, "cp.async.bulk.prefetch expects [srcMem], size" +

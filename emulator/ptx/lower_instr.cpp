@@ -135,8 +135,7 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
-  if (opcode == "cp" && has(mods, ".bulk") && has(mods, ".tensor"))
-    return "tensor (TMA) bulk copies";
+  if (opcode == "cp" && has(mods, ".reduce")) return "bulk reductions";
   if (opcode == "mbarrier" && has(mods, ".pending_count"))
     return "the PTX ISA does not say which pending count the state operand holds";
   if ((opcode == "st" || opcode == "red") && has(mods, ".async"))
@@ -327,8 +326,18 @@ void Parser::parse_instruction(Function& f) {
   std::vector<ParsedOperand> ops;
   if (!is_punct(';')) {
     for (;;) {
+      // `[handle, {coordinates}]` tuples: textures, surfaces and tensor-map copies (whose other
+      // operands are plain addresses: a tuple is the bracket with a comma before its `]`).
+      auto tuple_ahead = [&] {
+        for (size_t k = 1; peek(k).kind != Tok::kEnd; ++k) {
+          if (is_punct(']', k) || is_punct(';', k)) return false;
+          if (is_punct(',', k)) return true;
+        }
+        return false;
+      };
       const bool image_op = opcode == "tex" || opcode == "tld4" || opcode == "txq" ||
-                            opcode == "suld" || opcode == "sust" || opcode == "suq";
+                            opcode == "suld" || opcode == "sust" || opcode == "suq" ||
+                            (opcode == "cp" && has(mods, ".tensor") && tuple_ahead());
       ParsedOperand p =
           image_op && is_punct('[') ? parse_image_tuple() : parse_operand(opcode == "call");
       if (accept_punct('|')) {  // dual destination p|q: keep both as a 2-vector marked dual

@@ -230,6 +230,14 @@ constexpr FormSpec kForms[] = {
     {"cp", ".async .bulk ~.prefetch ~.L2 .global {~.L2::cache_hint}", ""},
     {"cp", ".async .bulk ~(.commit_group|.wait_group)", ""},
     {"cp", ".async .bulk ~.wait_group ~.read", ""},
+    {"cp",
+     ".async .bulk .tensor (.1d|.2d|.3d|.4d|.5d) (.shared::cluster|.shared::cta) .global {.tile} "
+     ".mbarrier::complete_tx::bytes {~.L2::cache_hint}",
+     ""},
+    {"cp",
+     ".async .bulk .tensor (.1d|.2d|.3d|.4d|.5d) .global .shared::cta {.tile} .bulk_group "
+     "{~.L2::cache_hint}",
+     ""},
     // mbarrier objects (lower_async.cpp, interp_async.cpp).
     {"mbarrier", "(.init|.inval) {.shared|.shared::cta}", "b64"},
     {"mbarrier",

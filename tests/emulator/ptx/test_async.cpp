@@ -92,23 +92,23 @@ TEST_CASE("mbarrier phases, parity, tx-count and arrive_drop on one thread", "[p
   // The host model of the ISA's rules, step by step.
   const uint64_t init = mbar_word(2, 2, 0, 0);
   CHECK(out[0] == init);
-  CHECK(out[1] == init);                       // token: the word before the arrive
-  CHECK(out[2] == 0);                          // one arrival of two: phase 0 incomplete
-  CHECK(out[3] == 0);                          // parity 0 is the current phase
-  CHECK(out[4] == mbar_word(2, 1, 0, 0));      // second arrive completes phase 0
-  CHECK(out[5] == 1);                          // both tokens belong to phase 0: complete
+  CHECK(out[1] == init);                   // token: the word before the arrive
+  CHECK(out[2] == 0);                      // one arrival of two: phase 0 incomplete
+  CHECK(out[3] == 0);                      // parity 0 is the current phase
+  CHECK(out[4] == mbar_word(2, 1, 0, 0));  // second arrive completes phase 0
+  CHECK(out[5] == 1);                      // both tokens belong to phase 0: complete
   CHECK(out[6] == 1);
-  CHECK(out[7] == 1);                          // phase with parity 0 completed
-  CHECK(out[8] == 0);                          // phase 1 is current
+  CHECK(out[7] == 1);  // phase with parity 0 completed
+  CHECK(out[8] == 0);  // phase 1 is current
   CHECK(out[9] == mbar_word(2, 2, 0, 1));
-  CHECK(out[10] == mbar_word(2, 1, 64, 1));    // arrivals done, 64 bytes expected
-  CHECK(out[11] == 0);                         // tx-count 64 pending: not complete
-  CHECK(out[12] == mbar_word(2, 0, 16, 1));    // 48 of 64 bytes
-  CHECK(out[13] == 1);                         // the last 16 complete phase 1
+  CHECK(out[10] == mbar_word(2, 1, 64, 1));  // arrivals done, 64 bytes expected
+  CHECK(out[11] == 0);                       // tx-count 64 pending: not complete
+  CHECK(out[12] == mbar_word(2, 0, 16, 1));  // 48 of 64 bytes
+  CHECK(out[13] == 1);                       // the last 16 complete phase 1
   CHECK(out[14] == mbar_word(2, 2, 0, 0));
-  CHECK(out[15] == mbar_word(1, 1, 0, 0));     // arrive_drop: one arrival less from now on
-  CHECK(out[16] == mbar_word(1, 1, 0, 1));     // a single arrive completes phase 2
-  CHECK(out[17] == 0);                         // inval through a generic address
+  CHECK(out[15] == mbar_word(1, 1, 0, 0));  // arrive_drop: one arrival less from now on
+  CHECK(out[16] == mbar_word(1, 1, 0, 1));  // a single arrive completes phase 2
+  CHECK(out[17] == 0);                      // inval through a generic address
 }
 
 TEST_CASE("mbarrier try_wait parks a warp until another warp completes the tx-count",
@@ -218,17 +218,15 @@ TEST_CASE("mbarrier misuse fails the launch with its line", "[ptx][async]") {
     REQUIRE(r.status != LaunchStatus::kSuccess);
     REQUIRE(r.message.find(c.message) != std::string::npos);
     const std::string last = std::string(c.body).substr(std::string(c.body).rfind('\n') + 1);
-    REQUIRE(r.message.find("PTX line " + std::to_string(line_of(text, last))) !=
-            std::string::npos);
+    REQUIRE(r.message.find("PTX line " + std::to_string(line_of(text, last))) != std::string::npos);
   }
 }
 
 TEST_CASE("mbarrier.pending_count is refused at load", "[ptx][async]") {
-  const std::string text =
-      kernel(".param .u64 out",
-             "  mov.u32 %r2, bar;\n  mbarrier.init.shared.b64 [%r2], 2;\n"
-             "  mbarrier.arrive.noComplete.shared.b64 %rd1, [%r2], 1;\n"
-             "  mbarrier.pending_count.b64 %r3, %rd1;");
+  const std::string text = kernel(".param .u64 out",
+                                  "  mov.u32 %r2, bar;\n  mbarrier.init.shared.b64 [%r2], 2;\n"
+                                  "  mbarrier.arrive.noComplete.shared.b64 %rd1, [%r2], 1;\n"
+                                  "  mbarrier.pending_count.b64 %r3, %rd1;");
   CompileResult r = compile(text);
   INFO(r.error);
   REQUIRE(r.status == CompileStatus::kNotSupported);
