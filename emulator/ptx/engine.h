@@ -191,6 +191,29 @@ struct LaunchResult {
   std::vector<uint64_t> written_chunks;
 };
 
+// The 128 bytes of a CUtensorMap as the emulator's cuTensorMapEncodeTiled writes them and
+// cp.async.bulk.tensor reads them (the driver's own format is opaque; this is the emulator's,
+// documented in docs/emulator.md, "Tensor maps"). Only what the encode accepted is here: tile
+// mode, no interleave, no swizzle, zero OOB fill, element strides of 1 (the rest is refused).
+struct TensorMapImage {
+  uint32_t magic = 0;  // kTensorMapMagic
+  uint8_t version = 0;
+  uint8_t data_type = 0;  // CUtensorMapDataType
+  uint8_t rank = 0;       // 1..5
+  uint8_t element_size = 0;
+  uint8_t l2_promotion = 0;  // CUtensorMapL2promotion (a hint)
+  uint8_t reserved[7] = {};
+  uint64_t address = 0;     // global address of element (0, ..., 0)
+  uint64_t dim[5] = {};     // elements per dimension
+  uint64_t stride[5] = {};  // bytes between consecutive indices of each dimension (stride[0]:
+                            // the element size)
+  uint16_t box[5] = {};     // box elements per dimension
+  uint8_t pad[14] = {};
+};
+static_assert(sizeof(TensorMapImage) == 128, "a CUtensorMap is 128 bytes");
+inline constexpr uint32_t kTensorMapMagic = 0x4d544d43;  // "CMTM" little-endian
+inline constexpr uint8_t kTensorMapVersion = 1;
+
 struct Limits {
   uint32_t max_threads_per_block = 1024;
   uint32_t max_shared_per_block = 48 * 1024;         // without opt-in

@@ -51,11 +51,18 @@ struct Warp {
   uint32_t bar_wait = 0;
   uint32_t wsync_wait = 0;
   uint32_t coll_wait = 0;
+  // mbarrier.try_wait: lanes parked until the phase they wait for completes (interp_async.cpp),
+  // at the barrier's shared-memory offset, waiting while its phase parity equals mbar_parity;
+  // lanes in mbar_timed_out were woken by the try_wait time limit and read false once.
+  uint32_t mbar_wait = 0;
+  uint32_t mbar_timed_out = 0;
   bool uniform = true;  // every live lane is at upc, none waits at a collective
   uint32_t upc = 0;
   uint32_t pc[kWarpSize] = {};
   uint8_t bar_id[kWarpSize] = {};
   uint32_t wsync_mask[kWarpSize] = {};
+  uint64_t mbar_offset[kWarpSize] = {};
+  uint8_t mbar_parity[kWarpSize] = {};
   uint64_t frame_base[kWarpSize] = {};
   std::vector<CallFrame> stack[kWarpSize];
   std::vector<uint64_t> regs;
@@ -94,6 +101,11 @@ struct Block {
   uint64_t local_window = 0;
   std::vector<Warp> warps;
   BarrierState bars[kBarriers];
+  // mbarrier bookkeeping for the try_wait time limit (interp_async.cpp): changes made to any
+  // mbarrier of the block, and consecutive time-limit wake-ups that saw no change.
+  uint64_t mbar_changes = 0;
+  uint64_t mbar_changes_at_timeout = 0;
+  uint32_t mbar_idle_timeouts = 0;
   bool started = false;
   bool done = false;
   // Access tracking: chunk indices (address >> shift) this block read / wrote, merged into the
@@ -171,6 +183,24 @@ class Launch {
   void exec_bar(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void exec_warp_sync(Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void try_release_warp_sync(Warp& w);
+
+  // mbarrier and bulk copies (interp_async.cpp). exec_mbarrier returns kMbarAdvance when the
+  // lanes of `group` move on, kMbarYield when the warp should let the others run.
+  static constexpr int kMbarAdvance = 1, kMbarYield = 2;
+  int exec_mbarrier(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
+  // Wakes parked try_wait lanes whose phase completed; with `time_limit`, every parked lane
+  // (the block has nothing else to run). False when none woke.
+  bool release_mbarrier_waits(Block& b, bool time_limit);
+  void exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  // complete_tx of `bytes` on the mbarrier at `a` (shared) for lane l; false after fail().
+  bool bulk_complete_tx(Block& b, Warp& w, const Instr& in, int l, const Operand& a,
+                        uint64_t bytes);
+  // The mbarrier word of each lane in `exec` (8 bytes of this block's shared memory; `a` is a
+  // shared or generic address as `sp` says), with its shared-space offset in offsets[l]. False
+  // after fail().
+  bool mbarrier_words(Block& b, Warp& w, const Instr& in, const Operand& a, uint32_t exec, Space sp,
+                      uint8_t** words, uint64_t* offsets);
 
   // Warp-wide matrix instructions (interp_matrix.cpp). Return false when lanes must wait.
   bool exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);

@@ -165,6 +165,8 @@ void Launch::init_block(Block& b, uint64_t linear) {
   b.done = false;
   b.started = true;
   for (auto& bar : b.bars) bar = BarrierState{};
+  b.mbar_changes = b.mbar_changes_at_timeout = 0;
+  b.mbar_idle_timeouts = 0;
   // Shared memory: aligned to 256 so that any declared alignment holds for host addresses too.
   b.shared_store.assign(shared_bytes_ + 256, 0);
   uint8_t* base = b.shared_store.data();
@@ -185,7 +187,7 @@ void Launch::init_block(Block& b, uint64_t linear) {
     w.valid = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
     w.exited = 0;
     w.runnable = w.valid;
-    w.bar_wait = w.wsync_wait = w.coll_wait = 0;
+    w.bar_wait = w.wsync_wait = w.coll_wait = w.mbar_wait = w.mbar_timed_out = 0;
     w.uniform = true;
     w.upc = fn_.first_instr;
     w.carry.bits = 0;
@@ -454,7 +456,7 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         w.runnable |= group;
         w.coll_wait &= ~group;
       }
-      if (group == w.live() && !w.bar_wait && !w.wsync_wait && !w.coll_wait) {
+      if (group == w.live() && !w.bar_wait && !w.wsync_wait && !w.coll_wait && !w.mbar_wait) {
         w.uniform = true;
         w.upc = pc;
       }
@@ -716,6 +718,24 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         if (exec) exec_cp_async(b, w, in, exec);
         advance(w, group);
         break;
+      case Op::kBulkTensor:
+        if (exec) exec_bulk_tensor(b, w, in, exec);
+        if (aborted()) return;
+        advance(w, group);
+        break;
+      case Op::kBulkCopy:
+        if (exec) exec_bulk_copy(b, w, in, exec);
+        if (aborted()) return;
+        advance(w, group);
+        break;
+      case Op::kMbarrier: {
+        const int r = exec_mbarrier(b, w, in, group, exec);
+        if (r & kMbarAdvance) advance(w, group);
+        // A failed wait lets the block's other warps run (they are the ones that can complete
+        // the phase): the warp's slice ends here.
+        if (r & kMbarYield) budget = executed;
+        break;
+      }
       case Op::kElect:
       case Op::kShfl:
       case Op::kVote:
@@ -802,6 +822,9 @@ SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) 
     if (b.live == 0) break;
   }
   bool released = release_barriers(b);
+  bool parked = false;
+  for (const Warp& w : b.warps) parked |= w.mbar_wait != 0;
+  if (parked) released |= release_mbarrier_waits(b, false);
   if (b.live == 0) {
     b.done = true;
     if (tracking_) merge_accesses(b);
@@ -814,7 +837,7 @@ SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) 
     }
     return SliceResult::kDone;
   }
-  if (!ran && !released) return SliceResult::kStuck;
+  if (!ran && !released && !(parked && release_mbarrier_waits(b, true))) return SliceResult::kStuck;
   return SliceResult::kProgress;
 }
 

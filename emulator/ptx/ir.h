@@ -123,8 +123,18 @@ enum class Op : uint8_t {
   kFence,  // sub 1: membar / fence, a sequentially consistent host fence; sub 0: proxy
            // fences, prefetch, discard and other hints, no-ops (modifiers.cpp says why)
   kNanosleep,
-  kCpAsync,    // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
-  kElect,      // elect.sync d|p, membermask
+  kCpAsync,  // cp.async.{ca,cg}.shared.global: performed synchronously (commit/wait are no-ops)
+  kElect,    // elect.sync d|p, membermask
+  // mbarrier.* and cp.async.mbarrier.arrive (interp_async.cpp; sub: MbarOp, image: kMbar* flags):
+  //   d (state token, waitComplete predicate or none), [a], b (count, txCount, state, parity)
+  kMbarrier,
+  // cp.async.bulk [dst], [src], size{, [mbar]} (interp_async.cpp), performed when issued. sub:
+  // 0 = global -> shared (complete_tx on mbar), 1 = shared::cta -> shared::cluster (likewise),
+  // 2 = shared::cta -> global (bulk group)
+  kBulkCopy,
+  // cp.async.bulk.tensor tile mode (interp_async.cpp; vec: rank, sub: 0 = load, 1 = store):
+  //   [a] shared box, b tensor-map address, c coordinates (vector of vec), [d] mbarrier (load)
+  kBulkTensor,
   kBmsk,       // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
   kSzext,      // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
   kMma,        // mma.sync.aligned d, a, b, c: Module::matrix_ops[matrix] (interp_matrix.cpp)
@@ -168,6 +178,23 @@ enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
 enum class ReduxOp : uint8_t { kAdd, kMin, kMax, kAnd, kOr, kXor };
 enum class BarKind : uint8_t { kSync, kArrive, kRedPopc, kRedAnd, kRedOr };
+// mbarrier operations (Instr::sub of kMbarrier). kCpAsyncArrive: cp.async.mbarrier.arrive.
+enum class MbarOp : uint8_t {
+  kInit,
+  kInval,
+  kArrive,
+  kArriveDrop,
+  kExpectTx,
+  kCompleteTx,
+  kTestWait,
+  kTryWait,
+  kCpAsyncArrive
+};
+// Instr::image flags of kMbarrier.
+inline constexpr uint8_t kMbarParity = 1;      // test_wait/try_wait .parity: b is a phase parity
+inline constexpr uint8_t kMbarNoComplete = 2;  // arrive(.drop).noComplete
+inline constexpr uint8_t kMbarExpectTx = 4;    // arrive(.drop).expect_tx: b is a txCount
+inline constexpr uint8_t kMbarNoInc = 8;       // cp.async.mbarrier.arrive.noinc
 
 // Memory-ordering semantics of ld/st (`.weak` is the default when no qualifier is written).
 // Weak accesses are plain host loads/stores; every other order is a C++ atomic access, because

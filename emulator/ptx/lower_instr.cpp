@@ -120,29 +120,24 @@ bool alu_implements(const Instr& in) {
 // operands are parsed, so the message names the instruction even when its operand syntax
 // (matrices, texture tuples, tensor maps) is beyond the operand parser.
 const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
-  static const char* const kOpcodes[] = {"wgmma",     "sured",
-                                         "mbarrier",  "tensormap",
-                                         "multimem",  "alloca",
-                                         "stacksave", "stackrestore",
-                                         "vabsdiff",  "vadd",
-                                         "vsub",      "vmin",
-                                         "vmax",      "vshl",
-                                         "vshr",      "vmad",
-                                         "vset",      "vabsdiff2",
-                                         "vabsdiff4", "vadd2",
-                                         "vadd4",     "vsub2",
-                                         "vsub4",     "vavrg2",
-                                         "vavrg4",    "vmin2",
-                                         "vmin4",     "vmax2",
-                                         "vmax4",     "vset2",
-                                         "vset4",     "getctarank",
-                                         "mapa",      "clusterlaunchcontrol",
-                                         "tcgen05",   "brx"};
+  static const char* const kOpcodes[] = {"wgmma",        "sured",     "tensormap",
+                                         "multimem",     "alloca",    "stacksave",
+                                         "stackrestore", "vabsdiff",  "vadd",
+                                         "vsub",         "vmin",      "vmax",
+                                         "vshl",         "vshr",      "vmad",
+                                         "vset",         "vabsdiff2", "vabsdiff4",
+                                         "vadd2",        "vadd4",     "vsub2",
+                                         "vsub4",        "vavrg2",    "vavrg4",
+                                         "vmin2",        "vmin4",     "vmax2",
+                                         "vmax4",        "vset2",     "vset4",
+                                         "getctarank",   "mapa",      "clusterlaunchcontrol",
+                                         "tcgen05",      "brx"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
-  if (opcode == "cp" && (has(mods, ".bulk") || has(mods, ".mbarrier")))
-    return "bulk copies and mbarrier";
+  if (opcode == "cp" && has(mods, ".reduce")) return "bulk reductions";
+  if (opcode == "mbarrier" && has(mods, ".pending_count"))
+    return "the PTX ISA does not say which pending count the state operand holds";
   if ((opcode == "st" || opcode == "red") && has(mods, ".async"))
     return "asynchronous cluster stores";
   if (opcode == "st" && has(mods, ".bulk")) return "bulk stores";
@@ -331,8 +326,18 @@ void Parser::parse_instruction(Function& f) {
   std::vector<ParsedOperand> ops;
   if (!is_punct(';')) {
     for (;;) {
+      // `[handle, {coordinates}]` tuples: textures, surfaces and tensor-map copies (whose other
+      // operands are plain addresses: a tuple is the bracket with a comma before its `]`).
+      auto tuple_ahead = [&] {
+        for (size_t k = 1; peek(k).kind != Tok::kEnd; ++k) {
+          if (is_punct(']', k) || is_punct(';', k)) return false;
+          if (is_punct(',', k)) return true;
+        }
+        return false;
+      };
       const bool image_op = opcode == "tex" || opcode == "tld4" || opcode == "txq" ||
-                            opcode == "suld" || opcode == "sust" || opcode == "suq";
+                            opcode == "suld" || opcode == "sust" || opcode == "suq" ||
+                            (opcode == "cp" && has(mods, ".tensor") && tuple_ahead());
       ParsedOperand p =
           image_op && is_punct('[') ? parse_image_tuple() : parse_operand(opcode == "call");
       if (accept_punct('|')) {  // dual destination p|q: keep both as a 2-vector marked dual
@@ -1105,6 +1110,14 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.op = Op::kNanosleep;
     in.nops = 1;
     in.ops[0] = src(ops[0], Type::kU32);
+    return;
+  }
+  if (op == "cp" && has(mods, ".bulk")) {
+    lower_bulk_copy(in, mods, ops, line);
+    return;
+  }
+  if (op == "mbarrier" || (op == "cp" && has(mods, ".mbarrier"))) {
+    lower_mbarrier(in, op, mods, ops, line);
     return;
   }
   if (op == "cp") {

@@ -206,6 +206,7 @@ constexpr FormSpec kForms[] = {
     {"membar", "(.cta|.gl|.sys)", ""},
     {"membar", "~.proxy ~.alias", ""},
     {"fence", "{.sc|.acq_rel|.acquire|.release} ($scope)", ""},
+    {"fence", ".mbarrier_init .release .cluster", ""},  // a sequentially consistent fence too
     {"fence", "~.proxy ~(.alias|.async|.async.global|.async.shared::cta|.async.shared::cluster)",
      ""},
     {"prefetch", "~{.global|.local} ~(.L1|.L2)", ""},
@@ -218,6 +219,39 @@ constexpr FormSpec kForms[] = {
     {"createpolicy", "~.cvt ~.L2", "b64"},
     {"cp", ".async ~(.ca|.cg) (.shared|.shared::cta) .global {~.L2::cache_hint} {~$prefetch}", ""},
     {"cp", ".async ~(.commit_group|.wait_group|.wait_all)", ""},
+    {"cp", ".async .mbarrier .arrive {.noinc} {.shared|.shared::cta}", "b64"},
+    // Bulk copies (lower_async.cpp, interp_async.cpp).
+    {"cp",
+     ".async .bulk (.shared::cluster|.shared::cta) .global .mbarrier::complete_tx::bytes "
+     "{~.L2::cache_hint}",
+     ""},
+    {"cp", ".async .bulk .shared::cluster .shared::cta .mbarrier::complete_tx::bytes", ""},
+    {"cp", ".async .bulk .global .shared::cta .bulk_group {~.L2::cache_hint}", ""},
+    {"cp", ".async .bulk ~.prefetch ~.L2 .global {~.L2::cache_hint}", ""},
+    {"cp", ".async .bulk ~(.commit_group|.wait_group)", ""},
+    {"cp", ".async .bulk ~.wait_group ~.read", ""},
+    {"cp",
+     ".async .bulk .tensor (.1d|.2d|.3d|.4d|.5d) (.shared::cluster|.shared::cta) .global {.tile} "
+     ".mbarrier::complete_tx::bytes {~.L2::cache_hint}",
+     ""},
+    {"cp",
+     ".async .bulk .tensor (.1d|.2d|.3d|.4d|.5d) .global .shared::cta {.tile} .bulk_group "
+     "{~.L2::cache_hint}",
+     ""},
+    // mbarrier objects (lower_async.cpp, interp_async.cpp).
+    {"mbarrier", "(.init|.inval) {.shared|.shared::cta}", "b64"},
+    {"mbarrier",
+     "(.expect_tx|.complete_tx) {~.relaxed} {~.cta|.cluster} "
+     "{.shared|.shared::cta|.shared::cluster}",
+     "b64"},
+    {"mbarrier",
+     "(.arrive|.arrive_drop) {.expect_tx|.noComplete} {~.release|.relaxed} {~.cta|.cluster} "
+     "{.shared|.shared::cta|.shared::cluster}",
+     "b64"},
+    {"mbarrier",
+     "(.test_wait|.try_wait) {.parity} {~.acquire|.relaxed} {~.cta|.cluster} "
+     "{.shared|.shared::cta}",
+     "b64"},
     // Control flow, synchronization, warp collectives.
     {"bra call ret", "{~.uni}", ""},
     {"exit trap brkpt", "", ""},
@@ -316,9 +350,17 @@ constexpr NoEffectSpec kNoEffect[] = {
      "the policy is an opaque value that only cache hints consume (it reads as 0)"},
     {"fence membar", ".proxy .alias .async .async.global .async.shared::cta .async.shared::cluster",
      "proxy fences order memory paths the emulator does not have: one path for every access, no "
-     "async or tensor proxies (the bulk copies that use them are not supported)"},
+     "async or tensor proxies (bulk copies are performed when issued, through the same path)"},
     {"cp", ".commit_group .wait_group .wait_all",
      "cp.async copies complete when they are issued, so every group is already complete"},
+    {"cp", ".read .prefetch .L2",
+     "bulk copies complete when they are issued (their sources are read then), so every bulk "
+     "group is complete and there is no cache to prefetch into"},
+    {"mbarrier", ".release .acquire .relaxed .cta .cluster",
+     "the threads of a block run one at a time on one host thread, so every mbarrier operation "
+     "is atomic for them and orders their accesses in program order: every semantics and scope "
+     "holds (an mbarrier is only reached from its own block: there is no distributed shared "
+     "memory)"},
     {"griddepcontrol", ".launch_dependents .wait",
      "a stream runs its grids one after another: prerequisites have finished before a grid "
      "starts, dependents start after it ends"},

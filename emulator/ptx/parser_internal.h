@@ -153,6 +153,12 @@ class Parser {
   // ldmatrix / stmatrix / movmatrix (lower_matrix.cpp).
   void lower_ldmatrix(Instr& in, std::string_view op, const std::vector<std::string_view>& mods,
                       std::vector<ParsedOperand>& ops, uint32_t line);
+  // mbarrier.* and cp.async.mbarrier.arrive (lower_async.cpp); op is "mbarrier" or "cp".
+  void lower_mbarrier(Instr& in, std::string_view op, const std::vector<std::string_view>& mods,
+                      std::vector<ParsedOperand>& ops, uint32_t line);
+  // cp.async.bulk (non-tensor) and its groups (lower_async.cpp).
+  void lower_bulk_copy(Instr& in, const std::vector<std::string_view>& mods,
+                       std::vector<ParsedOperand>& ops, uint32_t line);
   uint32_t const_index(uint64_t bits);
   // A constant converted to an operand of type t (integers cast to its size, floating-point
   // ones rounded to it), or refused (naming `line`) when PTX gives it no exact meaning there: a

@@ -50,7 +50,7 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
       {"wgmma.fence.sync.aligned", "  wgmma.fence.sync.aligned;", ""},
       {"wmma.load.a.sync.aligned.row.m16n16k32.global.s4",
        "  wmma.load.a.sync.aligned.row.m16n16k32.global.s4 {%r1,%r2}, [%rd1];", ""},
-      {"mbarrier.init.shared.b64", "  mbarrier.init.shared.b64 [%rd1], %r1;", ""},
+      {"mbarrier.pending_count.b64", "  mbarrier.pending_count.b64 %r1, %rd1;", ""},
       {"alloca.u64", "  alloca.u64 %rd2, %rd1, 8;", ""},
       {"vadd.s32.s32.s32", "  vadd.s32.s32.s32 %r1, %r2, %r3;", ""},
       {"st.async",
@@ -59,9 +59,9 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
       {"barrier.cluster.arrive", "  barrier.cluster.arrive;", ""},
       {"atom.global.v2.f32.add", "  atom.global.v2.f32.add {%f1,%f2}, [%rd1], {%f3,%f4};", ""},
       {"ld.global.b128", "  ld.global.b128 %rd2, [%rd1];", ""},
-      {"cp.async.bulk",
-       "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd2], %r1, "
-       "[%rd3];",
+      {"cp.reduce.async.bulk.tensor",
+       "  cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1}], "
+       "[%rd2];",
        ""},
       {"add.rz.f16", "  add.rz.f16 %rs1, %rs2, %rs3;", ""},
       {"malloc", "  { .reg .b64 t;\n  call.uni (t), malloc, (%rd1); }",

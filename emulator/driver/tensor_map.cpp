@@ -1,0 +1,229 @@
+// Tensor maps (cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide,
+// cuTensorMapReplaceAddress): the 128-byte CUtensorMap holds the emulator's own encoding
+// (ptx::TensorMapImage, engine.h), which cp.async.bulk.tensor reads.
+//
+// Arguments are checked as cuda.h documents them, in its order, and answer
+// CUDA_ERROR_INVALID_VALUE when they break a rule. Valid maps the PTX engine cannot copy exactly
+// are CUDA_ERROR_NOT_SUPPORTED (logged): interleaved layouts, swizzling (its exact bank pattern
+// is not documented where the emulator could check it), the NaN out-of-bounds fill (its NaN
+// is not documented either), element strides other than 1, the tf32/ftz and packed sub-byte
+// types, and im2col maps.
+#include <cstring>
+
+#include "driver/api.h"
+#include "driver/context.h"
+#include "driver/log.h"
+#include "ptx/engine.h"
+
+using namespace cusnap::emu::driver;
+
+namespace {
+
+using cusnap::emu::ptx::kTensorMapMagic;
+using cusnap::emu::ptx::kTensorMapVersion;
+using cusnap::emu::ptx::TensorMapImage;
+
+// Bytes per element, 0 for the packed sub-byte types.
+uint32_t element_size(CUtensorMapDataType t) {
+  switch (t) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+      return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+      return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+      return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_INT64:
+    case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+bool is_packed(CUtensorMapDataType t) {
+  return t == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B || t == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B ||
+         t == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;
+}
+
+bool is_float(CUtensorMapDataType t) {
+  switch (t) {
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+      return true;
+    default:
+      return false;
+  }
+}
+
+CUresult invalid(const char* name, const char* why) {
+  log(LogLevel::kWarn, "%s: %s (CUDA_ERROR_INVALID_VALUE)", name, why);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult not_supported(const char* name, const char* why) {
+  log(LogLevel::kWarn, "%s: %s is not supported by the emulator (CUDA_ERROR_NOT_SUPPORTED)", name,
+      why);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+}  // namespace
+
+CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapEncodeTiled(
+    CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+    void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides,
+    const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+    CUtensorMapFloatOOBfill oobFill) {
+  static constexpr const char* kName = "cuTensorMapEncodeTiled";
+  return guarded(kName, [&]() -> CUresult {
+    Context* ctx;
+    if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+    if (tensorMap == nullptr || globalDim == nullptr || boxDim == nullptr ||
+        elementStrides == nullptr || (tensorRank > 1 && globalStrides == nullptr))
+      return invalid(kName, "a NULL argument");
+    if (reinterpret_cast<uintptr_t>(tensorMap) % 64 != 0)
+      return invalid(kName, "tensorMap must be 64-byte aligned");
+    const uint32_t esize = element_size(tensorDataType);
+    if (esize == 0 && !is_packed(tensorDataType)) return invalid(kName, "unknown tensorDataType");
+    if (interleave < CU_TENSOR_MAP_INTERLEAVE_NONE || interleave > CU_TENSOR_MAP_INTERLEAVE_32B)
+      return invalid(kName, "unknown interleave");
+    if (swizzle < CU_TENSOR_MAP_SWIZZLE_NONE || swizzle > CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B)
+      return invalid(kName, "unknown swizzle");
+    if (l2Promotion < CU_TENSOR_MAP_L2_PROMOTION_NONE ||
+        l2Promotion > CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+      return invalid(kName, "unknown l2Promotion");
+    if (oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE &&
+        oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+      return invalid(kName, "unknown oobFill");
+    if (tensorRank == 0 || tensorRank > 5) return invalid(kName, "tensorRank must be 1..5");
+    const bool interleaved = interleave != CU_TENSOR_MAP_INTERLEAVE_NONE;
+    if (interleaved && tensorRank < 3)
+      return invalid(kName, "an interleaved layout needs tensorRank >= 3");
+    const bool align32 = interleave == CU_TENSOR_MAP_INTERLEAVE_32B ||
+                         tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B ||
+                         tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B;
+    const uintptr_t address = reinterpret_cast<uintptr_t>(globalAddress);
+    if (address % (align32 ? 32 : 16) != 0)
+      return invalid(kName, align32 ? "globalAddress must be 32-byte aligned"
+                                    : "globalAddress must be 16-byte aligned");
+    for (cuuint32_t i = 0; i < tensorRank; ++i)
+      if (globalDim[i] == 0 || globalDim[i] > (cuuint64_t{1} << 32))
+        return invalid(kName, "globalDim must be in [1, 2^32]");
+    if ((tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B ||
+         tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B) &&
+        globalDim[0] % 128 != 0)
+      return invalid(kName, "globalDim[0] of this packed type must be a multiple of 128");
+    if (tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B && globalDim[0] % 2 != 0)
+      return invalid(kName, "globalDim[0] of 16U4_ALIGN8B must be even");
+    for (cuuint32_t i = 0; i + 1 < tensorRank; ++i) {
+      if (globalStrides[i] % (align32 ? 32 : 16) != 0)
+        return invalid(kName, align32 ? "globalStrides must be multiples of 32"
+                                      : "globalStrides must be multiples of 16");
+      if (globalStrides[i] >= (cuuint64_t{1} << 40))
+        return invalid(kName, "globalStrides must be less than 2^40");
+    }
+    for (cuuint32_t i = 0; i < tensorRank; ++i)
+      if (boxDim[i] == 0 || boxDim[i] > 256) return invalid(kName, "boxDim must be in [1, 256]");
+    if (!interleaved && esize != 0 && (boxDim[0] * esize) % 16 != 0)
+      return invalid(kName, "boxDim[0] times the element size must be a multiple of 16 bytes");
+    if ((tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B ||
+         tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B) &&
+        boxDim[0] != 128)
+      return invalid(kName, "boxDim[0] of this packed type must be 128");
+    for (cuuint32_t i = 0; i < tensorRank; ++i)
+      if (elementStrides[i] == 0 || elementStrides[i] > 8)
+        return invalid(kName, "elementStrides must be in [1, 8]");
+    if (!interleaved && swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && esize != 0) {
+      const uint64_t inner = uint64_t{boxDim[0]} * esize;
+      const uint64_t span = swizzle == CU_TENSOR_MAP_SWIZZLE_32B   ? 32
+                            : swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? 64
+                                                                   : 128;
+      if (inner > span) return invalid(kName, "the box's inner dimension exceeds the swizzle span");
+    }
+    if (tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B && interleaved)
+      return invalid(kName, "16U6_ALIGN16B needs CU_TENSOR_MAP_INTERLEAVE_NONE");
+    if (interleave == CU_TENSOR_MAP_INTERLEAVE_32B && swizzle != CU_TENSOR_MAP_SWIZZLE_32B)
+      return invalid(kName, "CU_TENSOR_MAP_INTERLEAVE_32B needs CU_TENSOR_MAP_SWIZZLE_32B");
+    if (oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA &&
+        (!is_float(tensorDataType) || is_packed(tensorDataType)))
+      return invalid(kName, "the NaN out-of-bounds fill needs a floating-point tensorDataType");
+
+    // Valid; what the PTX engine copies exactly.
+    if (is_packed(tensorDataType)) return not_supported(kName, "a packed sub-byte tensorDataType");
+    if (tensorDataType == CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ ||
+        tensorDataType == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 ||
+        tensorDataType == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ)
+      return not_supported(kName, "a tf32/ftz tensorDataType (a conversion on copy)");
+    if (interleaved) return not_supported(kName, "an interleaved layout");
+    if (swizzle != CU_TENSOR_MAP_SWIZZLE_NONE)
+      return not_supported(kName, "shared-memory swizzling");
+    if (oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+      return not_supported(kName, "the NaN out-of-bounds fill");
+    for (cuuint32_t i = 1; i < tensorRank; ++i)
+      if (elementStrides[i] != 1) return not_supported(kName, "an element stride other than 1");
+
+    TensorMapImage m;
+    m.magic = kTensorMapMagic;
+    m.version = kTensorMapVersion;
+    m.data_type = static_cast<uint8_t>(tensorDataType);
+    m.rank = static_cast<uint8_t>(tensorRank);
+    m.element_size = static_cast<uint8_t>(esize);
+    m.l2_promotion = static_cast<uint8_t>(l2Promotion);
+    m.address = address;
+    for (cuuint32_t i = 0; i < tensorRank; ++i) {
+      m.dim[i] = globalDim[i];
+      m.stride[i] = i == 0 ? esize : globalStrides[i - 1];
+      m.box[i] = static_cast<uint16_t>(boxDim[i]);
+    }
+    static_assert(sizeof(CUtensorMap) == sizeof(TensorMapImage));
+    std::memcpy(tensorMap, &m, sizeof m);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapEncodeIm2col(
+    CUtensorMap* tensorMap, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+    const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*,
+    CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  static constexpr const char* kName = "cuTensorMapEncodeIm2col";
+  return guarded(kName, [&]() -> CUresult {
+    Context* ctx;
+    if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+    if (tensorMap == nullptr) return invalid(kName, "a NULL argument");
+    return not_supported(kName, "an im2col tensor map (cp.async.bulk.tensor .im2col is refused)");
+  });
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap* tensorMap,
+                                                         void* globalAddress) {
+  static constexpr const char* kName = "cuTensorMapReplaceAddress";
+  return guarded(kName, [&]() -> CUresult {
+    Context* ctx;
+    if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+    if (tensorMap == nullptr) return invalid(kName, "a NULL argument");
+    if (reinterpret_cast<uintptr_t>(tensorMap) % 64 != 0)
+      return invalid(kName, "tensorMap must be 64-byte aligned");
+    TensorMapImage m;
+    std::memcpy(static_cast<void*>(&m), tensorMap, sizeof m);
+    if (m.magic != kTensorMapMagic || m.version != kTensorMapVersion)
+      return invalid(kName, "tensorMap was not encoded by cuTensorMapEncodeTiled");
+    const uintptr_t address = reinterpret_cast<uintptr_t>(globalAddress);
+    if (address % 16 != 0) return invalid(kName, "globalAddress must be 16-byte aligned");
+    m.address = address;
+    std::memcpy(tensorMap, &m, sizeof m);
+    return CUDA_SUCCESS;
+  });
+}

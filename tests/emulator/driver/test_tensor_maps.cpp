@@ -1,0 +1,242 @@
+// Tensor maps: cuTensorMapEncodeTiled's argument rules (cuda.h), cuTensorMapReplaceAddress, and
+// cp.async.bulk.tensor tile copies of 1-, 3- and 5-dimensional boxes (kernels/tma.cu, inline PTX
+// for sm_90a) against a host reference: the box at the coordinates, dimension 0 fastest,
+// out-of-bounds elements read as 0 and never written.
+#include <cstring>
+#include <vector>
+
+#include "test_helpers.h"
+
+using namespace cusnap_test;
+
+namespace {
+
+struct Coords {
+  int c[5];
+};
+
+struct Tiled {
+  CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  cuuint32_t rank = 2;
+  void* address = nullptr;
+  cuuint64_t dim[5] = {64, 8, 1, 1, 1};
+  cuuint64_t stride[4] = {256, 2048, 2048, 2048};
+  cuuint32_t box[5] = {16, 4, 1, 1, 1};
+  cuuint32_t estride[5] = {1, 1, 1, 1, 1};
+  CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  CUtensorMapFloatOOBfill oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  CUresult encode(CUtensorMap* map) const {
+    return cuTensorMapEncodeTiled(map, type, rank, address, dim, stride, box, estride, interleave,
+                                  swizzle, l2, oob);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tensor maps: cuTensorMapEncodeTiled checks its arguments as cuda.h documents",
+          "[tensor_maps]") {
+  primary_context();
+  CUdeviceptr base = 0;
+  REQUIRE_CU(cuMemAlloc(&base, 1 << 16));
+  alignas(64) CUtensorMap map;
+  Tiled ok;
+  ok.address = reinterpret_cast<void*>(base);
+  REQUIRE_CU(ok.encode(&map));
+  struct Case {
+    const char* what;
+    void (*change)(Tiled&);
+    CUresult want;
+  };
+  const Case cases[] = {
+      {"rank 0", [](Tiled& t) { t.rank = 0; }, CUDA_ERROR_INVALID_VALUE},
+      {"rank 6", [](Tiled& t) { t.rank = 6; }, CUDA_ERROR_INVALID_VALUE},
+      {"address not 16-byte aligned",
+       [](Tiled& t) { t.address = static_cast<char*>(t.address) + 8; }, CUDA_ERROR_INVALID_VALUE},
+      {"dimension 0", [](Tiled& t) { t.dim[1] = 0; }, CUDA_ERROR_INVALID_VALUE},
+      {"dimension above 2^32", [](Tiled& t) { t.dim[0] = (cuuint64_t{1} << 32) + 1; },
+       CUDA_ERROR_INVALID_VALUE},
+      {"stride not a multiple of 16", [](Tiled& t) { t.stride[0] = 264; },
+       CUDA_ERROR_INVALID_VALUE},
+      {"stride of 2^40", [](Tiled& t) { t.stride[0] = cuuint64_t{1} << 40; },
+       CUDA_ERROR_INVALID_VALUE},
+      {"box 0", [](Tiled& t) { t.box[1] = 0; }, CUDA_ERROR_INVALID_VALUE},
+      {"box 257", [](Tiled& t) { t.box[1] = 257; }, CUDA_ERROR_INVALID_VALUE},
+      {"inner box not a multiple of 16 bytes", [](Tiled& t) { t.box[0] = 6; },
+       CUDA_ERROR_INVALID_VALUE},
+      {"element stride 0", [](Tiled& t) { t.estride[1] = 0; }, CUDA_ERROR_INVALID_VALUE},
+      {"element stride 9", [](Tiled& t) { t.estride[0] = 9; }, CUDA_ERROR_INVALID_VALUE},
+      {"unknown data type", [](Tiled& t) { t.type = static_cast<CUtensorMapDataType>(99); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"unknown interleave", [](Tiled& t) { t.interleave = static_cast<CUtensorMapInterleave>(3); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"unknown swizzle", [](Tiled& t) { t.swizzle = static_cast<CUtensorMapSwizzle>(7); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"unknown L2 promotion", [](Tiled& t) { t.l2 = static_cast<CUtensorMapL2promotion>(4); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"unknown OOB fill", [](Tiled& t) { t.oob = static_cast<CUtensorMapFloatOOBfill>(2); },
+       CUDA_ERROR_INVALID_VALUE},
+      {"interleave below rank 3", [](Tiled& t) { t.interleave = CU_TENSOR_MAP_INTERLEAVE_16B; },
+       CUDA_ERROR_INVALID_VALUE},
+      {"swizzle span smaller than the inner box",
+       [](Tiled& t) { t.swizzle = CU_TENSOR_MAP_SWIZZLE_32B; }, CUDA_ERROR_INVALID_VALUE},
+      {"NaN fill of an integer type",
+       [](Tiled& t) {
+         t.type = CU_TENSOR_MAP_DATA_TYPE_INT32;
+         t.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+       },
+       CUDA_ERROR_INVALID_VALUE},
+      // Valid, but not copied exactly by the emulator: refused.
+      {"swizzle 64B", [](Tiled& t) { t.swizzle = CU_TENSOR_MAP_SWIZZLE_64B; },
+       CUDA_ERROR_NOT_SUPPORTED},
+      {"NaN fill", [](Tiled& t) { t.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA; },
+       CUDA_ERROR_NOT_SUPPORTED},
+      {"element stride 2", [](Tiled& t) { t.estride[1] = 2; }, CUDA_ERROR_NOT_SUPPORTED},
+      {"tf32", [](Tiled& t) { t.type = CU_TENSOR_MAP_DATA_TYPE_TFLOAT32; },
+       CUDA_ERROR_NOT_SUPPORTED},
+      {"interleave 16B",
+       [](Tiled& t) {
+         t.rank = 3;
+         t.interleave = CU_TENSOR_MAP_INTERLEAVE_16B;
+       },
+       CUDA_ERROR_NOT_SUPPORTED},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    Tiled t = ok;
+    c.change(t);
+    CHECK(t.encode(&map) == c.want);
+  }
+  // The map itself must be 64-byte aligned.
+  alignas(64) unsigned char raw[192];
+  CHECK(ok.encode(reinterpret_cast<CUtensorMap*>(raw + 16)) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTensorMapEncodeTiled(nullptr, ok.type, ok.rank, ok.address, ok.dim, ok.stride, ok.box,
+                               ok.estride, ok.interleave, ok.swizzle, ok.l2,
+                               ok.oob) == CUDA_ERROR_INVALID_VALUE);
+  // Replacing the address: the new one must be 16-byte aligned, the map one of ours.
+  CHECK_CU(cuTensorMapReplaceAddress(&map, reinterpret_cast<void*>(base + 4096)));
+  CHECK(cuTensorMapReplaceAddress(&map, reinterpret_cast<void*>(base + 8)) ==
+        CUDA_ERROR_INVALID_VALUE);
+  alignas(64) CUtensorMap garbage;
+  std::memset(&garbage, 0x5a, sizeof garbage);
+  CHECK(cuTensorMapReplaceAddress(&garbage, reinterpret_cast<void*>(base)) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFree(base));
+}
+
+#ifdef CUSNAP_TEST_HAVE_PTX_ENGINE
+
+namespace {
+
+// One round trip of kernel tma_<rank>d: the tensor (dims with padded strides, floats) is filled
+// with distinct values; the box at `at` is dumped and stored back as v * 2 + 1 into a second
+// tensor of the same shape (initially -1).
+void round_trip(CUmodule module, int rank, const cuuint64_t* dims, const cuuint32_t* box,
+                const Coords& at) {
+  // Padded rows: dimension 0 takes dims[0] + 4 floats, rounded up to 16 bytes; the others
+  // one extra index each.
+  cuuint64_t pitch[5];
+  pitch[0] = 4;
+  cuuint64_t stride[4];
+  for (int d = 1; d < rank; ++d) {
+    const cuuint64_t extent =
+        d == 1 ? ((dims[0] + 4) * 4 + 15) / 16 * 16 : pitch[d - 1] * (dims[d - 1] + 1);
+    pitch[d] = extent;
+    stride[d - 1] = extent;
+  }
+  const cuuint64_t bytes = pitch[rank - 1] * (rank == 1 ? dims[0] : dims[rank - 1]) + 64;
+  std::vector<float> host(bytes / 4);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 9973) * 0.25f + 1.0f;
+  CUdeviceptr in = 0, out = 0, dump = 0;
+  REQUIRE_CU(cuMemAlloc(&in, bytes));
+  REQUIRE_CU(cuMemAlloc(&out, bytes));
+  REQUIRE_CU(cuMemcpyHtoD(in, host.data(), bytes));
+  std::vector<float> minus(host.size(), -1.0f);
+  REQUIRE_CU(cuMemcpyHtoD(out, minus.data(), bytes));
+  uint32_t count = 1;
+  for (int d = 0; d < rank; ++d) count *= box[d];
+  REQUIRE_CU(cuMemAlloc(&dump, count * 4));
+  alignas(64) CUtensorMap in_map, out_map;
+  const cuuint32_t ones[5] = {1, 1, 1, 1, 1};
+  REQUIRE_CU(cuTensorMapEncodeTiled(
+      &in_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, reinterpret_cast<void*>(out), dims, stride,
+      box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  // Encoded on `out` first: ReplaceAddress points it at the input.
+  REQUIRE_CU(cuTensorMapReplaceAddress(&in_map, reinterpret_cast<void*>(in)));
+  REQUIRE_CU(cuTensorMapEncodeTiled(
+      &out_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, reinterpret_cast<void*>(out), dims, stride,
+      box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  const std::string name = "tma_" + std::to_string(rank) + "d";
+  CUfunction f = nullptr;
+  REQUIRE_CU(cuModuleGetFunction(&f, module, name.c_str()));
+  Coords c = at;
+  uint32_t box_bytes = count * 4;
+  void* args[] = {&in_map, &out_map, &c, &box_bytes, &dump};
+  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 96, 1, 1, 0, nullptr, args, nullptr));
+  REQUIRE_CU(cuCtxSynchronize());
+  std::vector<float> got(count), result(host.size());
+  REQUIRE_CU(cuMemcpyDtoH(got.data(), dump, count * 4));
+  REQUIRE_CU(cuMemcpyDtoH(result.data(), out, bytes));
+  // The reference: box element (i0, ..., i4) at linear index i0 + box0 * (i1 + box1 * ...).
+  std::vector<float> want_out = minus;
+  for (uint32_t e = 0; e < count; ++e) {
+    uint32_t rest = e;
+    bool inside = true;
+    cuuint64_t offset = 0;
+    for (int d = 0; d < rank; ++d) {
+      const long g = static_cast<long>(at.c[d]) + static_cast<long>(rest % box[d]);
+      rest /= box[d];
+      if (g < 0 || g >= static_cast<long>(dims[d]))
+        inside = false;
+      else
+        offset += static_cast<cuuint64_t>(g) * pitch[d];
+    }
+    const float v = inside ? host[offset / 4] : 0.0f;
+    INFO(name << " element " << e);
+    REQUIRE(got[e] == v);
+    if (inside) want_out[offset / 4] = v * 2.0f + 1.0f;
+  }
+  for (size_t i = 0; i < result.size(); ++i) {
+    INFO(name << " output word " << i);
+    REQUIRE(result[i] == want_out[i]);
+  }
+  CHECK_CU(cuMemFree(in));
+  CHECK_CU(cuMemFree(out));
+  CHECK_CU(cuMemFree(dump));
+}
+
+}  // namespace
+
+TEST_CASE("tensor maps: cp.async.bulk.tensor tile loads and stores, 1D, 3D and 5D, with OOB",
+          "[tensor_maps]") {
+  primary_context();
+  CUmodule module = nullptr;
+  const std::string ptx = read_file(kernel_path("tma.ptx"));
+  REQUIRE_CU(cuModuleLoadData(&module, ptx.c_str()));
+  {
+    const cuuint64_t dims[5] = {100};
+    const cuuint32_t box[5] = {32};
+    round_trip(module, 1, dims, box, Coords{{8}});
+    round_trip(module, 1, dims, box, Coords{{-12}});  // partly before the start
+    round_trip(module, 1, dims, box, Coords{{84}});   // partly past the end
+  }
+  {
+    const cuuint64_t dims[5] = {37, 11, 5};
+    const cuuint32_t box[5] = {16, 4, 3};
+    round_trip(module, 3, dims, box, Coords{{4, 2, 1}});
+    round_trip(module, 3, dims, box, Coords{{28, -2, 3}});
+    round_trip(module, 3, dims, box, Coords{{-8, 9, -1}});
+  }
+  {
+    const cuuint64_t dims[5] = {9, 3, 4, 2, 3};
+    const cuuint32_t box[5] = {8, 2, 3, 2, 2};
+    round_trip(module, 5, dims, box, Coords{{0, 0, 0, 0, 0}});
+    round_trip(module, 5, dims, box, Coords{{4, 2, 2, 1, 2}});
+  }
+  CHECK_CU(cuModuleUnload(module));
+}
+
+#endif
