@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "capture_builder.h"
+#include "cusnap/extract/extract.h"
 #include "cusnap/format/reader.h"
 #include "cusnap/reduce/minimize.h"
 #include "cusnap/runner/runner.h"
@@ -312,4 +314,57 @@ TEST_CASE("minimize refuses hostile and meaningless requests") {
     REQUIRE_FALSE(r.is_ok());
     CHECK(r.status().to_string().find("nowhere") != std::string::npos);
   }
+}
+
+TEST_CASE("an extracted launch's input chunks are minimized, the others zeroed") {
+  // A snapshot capture of the faulting fault_on (1 KiB chunks: 4 per allocation), extracted.
+  const std::string source = tmp("snap.cusnap"), extracted = tmp("snap-extract.cusnap"),
+                    out = tmp("snap-extract-min.cusnap");
+  std::vector<int> in(kN), zero(kN, 0);
+  for (int i = 0; i < kN; ++i) in[i] = i * 7 + 3;
+  in[kMagicIndex] = kMagic;
+  {
+    cusnap::test::HeaderOptions header;
+    header.snapshot = cusnap::test::SnapshotHeader{};
+    header.snapshot->chunk_bytes = 1024;
+    CaptureBuilder b(source, header);
+    b.module_load_ptx(kModule, ptx());
+    Params p;
+    p.ptr(kIn).ptr(kOutB).i32(kN).i32(kMagic);
+    uint64_t fn = b.function_get(kModule, kFaultOn, "fault_on", p.layout());
+    b.alloc(kIn, kN * 4);
+    b.alloc(kOutB, kN * 4);
+    b.htod(kIn, as_bytes(in));
+    b.memset32(kOutB, 0, kN);
+    uint64_t launch = b.launch(kFaultOn, "fault_on", kN / 128, 128, p, 0, 0, fn);
+    using Memory = std::map<uint64_t, std::vector<uint8_t>>;
+    b.snapshot(
+        launch, 0, cusnap::test::kBeforeLaunch,
+        b.tile(Memory{{kIn, cusnap::test::to_bytes(in)}, {kOutB, cusnap::test::to_bytes(zero)}}));
+    b.snapshot(
+        launch, 0, cusnap::test::kAfterLaunch,
+        b.tile(Memory{{kIn, cusnap::test::to_bytes(in)}, {kOutB, cusnap::test::to_bytes(zero)}}));
+    b.context_sync(700);
+    b.close();
+  }
+  {
+    auto src = format::Reader::open(source);
+    REQUIRE(src.is_ok());
+    auto plans = extract::plan_extraction(**src, extract::Selection{});
+    REQUIRE(plans.is_ok());
+    REQUIRE(plans->size() == 1);
+    auto written = extract::write_extracted(**src, source, plans->front(), extracted);
+    INFO(written.status().to_string());
+    REQUIRE(written.is_ok());
+  }
+  auto o = options_for("memcheck", tmp("snap-work"));
+  reduce::MinimizeReport r = minimize(extracted, out, o);
+  CHECK(r.outcome == reduce::MinimizeOutcome::kMinimized);
+  CHECK(r.chunks_before == 8);
+  // Only the chunk holding the magic value must stay original.
+  CHECK(r.chunks_after == 1);
+  CHECK(launched_kernels(out) == std::vector<std::string>{"fault_on"});
+  auto nochunks = options_for("memcheck", tmp("snap-work-nochunks"));
+  nochunks.chunks = false;
+  CHECK(minimize(extracted, tmp("snap-extract-all.cusnap"), nochunks).chunks_after == 8);
 }
