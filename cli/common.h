@@ -24,6 +24,10 @@ inline constexpr int kExitNoCapture = 10;  // (7, 8, 9: replay's, docs/cli.md)
 // report) is 11 instead of 1.
 inline constexpr int kExitCompareFlagged = 1;
 inline constexpr int kExitCompareFailed = 11;
+// `minimize` (docs/minimize.md): the condition does not hold for the input (nothing written),
+// or it no longer holds for the written capture (a nondeterministic condition?).
+inline constexpr int kExitMinimizeInputDoesNotHold = 16;
+inline constexpr int kExitMinimizeOutputDoesNotHold = 17;
 
 // Maps a format error to the exit code above.
 int exit_code_for(const format::Status& status);

@@ -18,6 +18,7 @@
 #include "replay.h"
 #endif
 #ifdef CUSNAP_CLI_HAVE_REDACT
+#include "minimize.h"
 #include "redact.h"
 #endif
 
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
 #endif
 #ifdef CUSNAP_CLI_HAVE_REDACT
   cli::register_redact(app, exit_code);
+  cli::register_minimize(app, exit_code);
 #endif
 
   try {

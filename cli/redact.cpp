@@ -1,14 +1,16 @@
 // `cusnap redact IN -o OUT [--seed N] [--salt S] [--keep-alloc ADDR]...
 //  [--keep-kernel-inputs FILTER [--kernel-name-base B]] [--verify CONDITION [--driver D]]
-//  [--reference-driver D] [--max-evaluations N]` (docs/redact.md).
+//  [--drivers LIST] [--reference-driver D] [--max-evaluations N]` (docs/redact.md).
 #include "redact.h"
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "common.h"
+#include "cusnap/common/driver_search.h"
 #include "cusnap/reduce/redact.h"
 #include "result_names.h"
 
@@ -26,6 +28,7 @@ struct RedactArgs {
   std::string kernel_name_base = "function";
   std::string verify;
   std::string driver = "emulator";
+  std::string drivers;
   std::string reference_driver = "emulator";
   unsigned max_evaluations = 200;
   bool progress = false;
@@ -64,6 +67,33 @@ int run_redact(const RedactArgs& args, bool salted) {
     options.verify = *condition;
   }
   options.condition.driver = args.driver;
+  // Two-driver conditions replay through a local runner, one replay at a time; their reports and
+  // logs go next to the output.
+  std::optional<runner::DriverList> list;
+  std::unique_ptr<runner::Runner> run;
+  if (options.verify && options.verify->between_drivers()) {
+    std::string error;
+    if (!args.drivers.empty()) {
+      list = runner::read_driver_list(args.drivers, &error);
+      if (!list) {
+        spdlog::error("cusnap redact: --drivers {}", error);
+        return kExitUsageOrIo;
+      }
+    }
+    runner::RunnerOptions ro;
+    ro.cusnap = common::executable_path();
+    ro.work_dir = std::filesystem::absolute(args.out + ".redact-work").lexically_normal().string();
+    std::error_code ec;
+    std::filesystem::create_directories(ro.work_dir, ec);
+    run = runner::make_runner(ro, &error);
+    if (!run) {
+      spdlog::error("cusnap redact: {}", error);
+      return kExitUsageOrIo;
+    }
+    options.condition.drivers = list ? &*list : nullptr;
+    options.condition.runner = run.get();
+    options.condition.work_dir = ro.work_dir;
+  }
   options.reference_driver = args.reference_driver;
   options.max_evaluations = args.max_evaluations;
   if (args.progress)
@@ -124,12 +154,15 @@ void register_redact(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--verify", args->verify,
                   "After redacting, check CONDITION still holds, bringing original bytes back "
-                  "until it does: mismatch, memcheck, error:CUDA_ERROR_..., command:'...' "
-                  "(mismatch:A,B and slower:F need cusnap compare: not yet)");
+                  "until it does: mismatch, mismatch:A,B, memcheck, error:CUDA_ERROR_..., "
+                  "slower:FACTOR[:A,B], command:'...'");
   cmd->add_option("--driver", args->driver,
                   "--verify mismatch/error: the driver candidates replay on (auto, emulator, "
                   "PATH)")
       ->capture_default_str();
+  cmd->add_option("--drivers", args->drivers,
+                  "--verify mismatch:A,B / slower:: the LIST file (docs/bisect.md) A and B name "
+                  "entries of");
   cmd->add_option("--reference-driver", args->reference_driver,
                   "The driver whose replay of the redacted capture gives its expectations")
       ->capture_default_str();

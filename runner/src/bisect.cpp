@@ -48,9 +48,33 @@ std::string percent(double change) {
   return buffer;
 }
 
-// The verdict of `r` against the reference (compare_reports decides; this only applies the
-// criterion). A replay that wrote no report differs under every criterion: the driver could not
-// run the capture.
+size_t ceil_log2(size_t n) {
+  size_t k = 0;
+  while ((size_t{1} << k) < n) ++k;
+  return k;
+}
+
+}  // namespace
+
+std::optional<Criterion> parse_criterion(const std::string& text) {
+  if (text == "results") return Criterion::kResults;
+  if (text == "time") return Criterion::kTime;
+  if (text == "both") return Criterion::kBoth;
+  return std::nullopt;
+}
+
+const char* criterion_name(Criterion c) {
+  switch (c) {
+    case Criterion::kResults:
+      return "results";
+    case Criterion::kTime:
+      return "time";
+    case Criterion::kBoth:
+      return "both";
+  }
+  return "?";
+}
+
 void judge(const compare::Report& reference, Replay& r, const CommonOptions& options) {
   Verdict& v = r.verdict;
   if (!r.outcome.report_written) {
@@ -110,33 +134,6 @@ void judge(const compare::Report& reference, Replay& r, const CommonOptions& opt
     v.differs = true;
   }
   if (!v.differs) v.reason = "same";
-}
-
-size_t ceil_log2(size_t n) {
-  size_t k = 0;
-  while ((size_t{1} << k) < n) ++k;
-  return k;
-}
-
-}  // namespace
-
-std::optional<Criterion> parse_criterion(const std::string& text) {
-  if (text == "results") return Criterion::kResults;
-  if (text == "time") return Criterion::kTime;
-  if (text == "both") return Criterion::kBoth;
-  return std::nullopt;
-}
-
-const char* criterion_name(Criterion c) {
-  switch (c) {
-    case Criterion::kResults:
-      return "results";
-    case Criterion::kTime:
-      return "time";
-    case Criterion::kBoth:
-      return "both";
-  }
-  return "?";
 }
 
 BisectResult bisect(const std::string& capture, const DriverList& list, Runner& runner,

@@ -399,7 +399,7 @@ TEST_CASE("command: conditions run the script on the candidate") {
   CHECK(no->why == "exit status 3");
 }
 
-TEST_CASE("conditions: names through the lookup, compare-only ones refused") {
+TEST_CASE("conditions: names through the lookup, two-driver forms parsed, malformed refused") {
   auto lookup = [](const std::string& name) -> std::optional<int32_t> {
     if (name == "CUDA_ERROR_ILLEGAL_ADDRESS") return 700;
     return std::nullopt;
@@ -408,8 +408,22 @@ TEST_CASE("conditions: names through the lookup, compare-only ones refused") {
   REQUIRE(named.is_ok());
   CHECK(named->result == 700);
   CHECK_FALSE(reduce::parse_condition("error:CUDA_ERROR_NOPE", lookup).is_ok());
-  CHECK_FALSE(reduce::parse_condition("mismatch:emulator,auto", lookup).is_ok());
-  CHECK_FALSE(reduce::parse_condition("slower:2", lookup).is_ok());
+  auto between = reduce::parse_condition("mismatch:good,bad", lookup);
+  REQUIRE(between.is_ok());
+  CHECK(between->kind == reduce::ConditionKind::kMismatchBetween);
+  CHECK(between->a == "good");
+  CHECK(between->b == "bad");
+  auto slower = reduce::parse_condition("slower:1.5:good,bad", lookup);
+  REQUIRE(slower.is_ok());
+  CHECK(slower->kind == reduce::ConditionKind::kSlower);
+  CHECK(slower->factor == 1.5);
+  CHECK(slower->b == "bad");
+  auto plain = reduce::parse_condition("slower:2", lookup);
+  REQUIRE(plain.is_ok());
+  CHECK(plain->a.empty());
+  for (const char* wrong : {"mismatch:", "mismatch:a", "mismatch:a,a", "mismatch:a,b,c", "slower:",
+                            "slower:1", "slower:0.5", "slower:x", "slower:2:a", "slower:2:a,"})
+    CHECK_FALSE(reduce::parse_condition(wrong, lookup).is_ok());
   CHECK_FALSE(reduce::parse_condition("error:0", lookup).is_ok());
   CHECK_FALSE(reduce::parse_condition("sometimes", lookup).is_ok());
 }

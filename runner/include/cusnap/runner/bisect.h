@@ -57,6 +57,12 @@ struct BisectResult {
   int exit_code = 0;       // docs/cli.md: 0 culprit, 15 none differs, 12 runner, 14 reference
 };
 
+// The verdict of `r` (its job and outcome set) against the reference's report: compare_reports
+// decides, this applies the criterion (docs/bisect.md, "Time"). A replay that wrote no report
+// differs under every criterion: the driver could not run the capture. bisect, matrix and
+// `cusnap minimize`'s two-driver conditions (reduce/condition.h) judge with it.
+void judge(const compare::Report& reference, Replay& r, const CommonOptions& options);
+
 // Finds the first entry whose replay differs from the first entry's, assuming that once an
 // entry differs every later one does: binary search over entries 1..n-1 (and "none"), at most
 // ceil(log2 n) + 1 replays. The reference replays together with the first midpoint.
