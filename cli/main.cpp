@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
 #ifdef CUSNAP_CLI_HAVE_REDACT
   cli::register_redact(app, exit_code);
 #endif
+#ifdef CUSNAP_CLI_HAVE_EXPORT
+  cli::register_export(app, exit_code);
+#endif
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 // Only the fields read_report() needs, as `cusnap replay --report` names them (schema 2).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -111,12 +112,18 @@ struct BuiltReport {
       j.begin_object();
       j.key("call").num(l.call).key("ordinal").num(i).key("kernel").str(l.kernel);
       j.key("selected").boolean(!l.times_ms.empty()).key("verification").str("matched");
+      j.key("graph_launch").null().key("graph_node").null();
       j.key("time_ms");
       if (l.times_ms.empty()) {
         j.null();
       } else {
         j.begin_object().key("samples").num(l.times_ms.size());
-        for (const char* k : {"min", "median", "mean", "max", "stddev"}) j.key(k).real(0);
+        std::vector<double> sorted = l.times_ms;
+        std::sort(sorted.begin(), sorted.end());
+        size_t n = sorted.size();
+        double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        j.key("min").real(sorted.front()).key("median").real(median);
+        for (const char* k : {"mean", "max", "stddev"}) j.key(k).real(0);
         j.key("values").begin_array();
         for (double t : l.times_ms) j.real(t);
         j.end_array();
