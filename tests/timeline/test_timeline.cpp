@@ -63,8 +63,9 @@ uint64_t async_copy(cusnap::test::CaptureBuilder& b, uint64_t thread, int64_t st
 }
 
 // Three threads, two streams: launches and a copy, a call that crosses another on its thread.
-std::string write_capture() {
-  std::string path = scratch("timeline.cusnap");
+// Each test case its own file: ctest runs them in parallel.
+std::string write_capture(const std::string& name) {
+  std::string path = scratch(name + ".cusnap");
   cusnap::test::HeaderOptions header;
   header.pid = 7;
   header.command_line = {"/opt/app/bin/app", "--flag"};
@@ -81,7 +82,7 @@ std::string write_capture() {
 }  // namespace
 
 TEST_CASE("a capture without a report: API slices, device instants, flows", "[timeline]") {
-  auto reader = cusnap::format::Reader::open(write_capture());
+  auto reader = cusnap::format::Reader::open(write_capture("no_report"));
   REQUIRE(reader);
   TimelineSummary summary;
   auto trace = build_timeline(*reader.value(), {}, &summary);
@@ -104,7 +105,7 @@ TEST_CASE("a capture without a report: API slices, device instants, flows", "[ti
 }
 
 TEST_CASE("a report gives launches their replayed duration, in stream order", "[timeline]") {
-  std::string capture = write_capture();
+  std::string capture = write_capture("report");
   cusnap::test::BuiltReport built;
   built.calls = 5;
   built.launches = {{0, "first", {0.001, 0.003, 0.002}, false}, {1, "second", {}, false}};
@@ -125,7 +126,7 @@ TEST_CASE("a report gives launches their replayed duration, in stream order", "[
 }
 
 TEST_CASE("a report of another capture is refused naming the call", "[timeline]") {
-  std::string capture = write_capture();
+  std::string capture = write_capture("other_report");
   auto reader = cusnap::format::Reader::open(capture);
   REQUIRE(reader);
   cusnap::test::BuiltReport built;
@@ -169,7 +170,7 @@ TEST_CASE("a report of another capture is refused naming the call", "[timeline]"
 }
 
 TEST_CASE("NVTX ranges given to the hook land on an NVTX track of their thread", "[timeline]") {
-  auto reader = cusnap::format::Reader::open(write_capture());
+  auto reader = cusnap::format::Reader::open(write_capture("nvtx"));
   REQUIRE(reader);
   TimelineOptions options;
   options.nvtx = {{7, 90, 230, false, "outer", "app"},
