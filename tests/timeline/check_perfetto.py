@@ -148,6 +148,7 @@ def check_trace(path, found, report):
     for d in tracks.values():
         if d.HasField("thread"):
             assert d.thread.pid == found["header"]["pid"], "thread track of another process"
+            assert tracks[d.parent_uuid].HasField("process"), "thread track not under process"
             thread_of[d.uuid] = d.thread.tid
     for d in tracks.values():
         if d.HasField("parent_uuid") and d.parent_uuid in thread_of:

@@ -173,15 +173,57 @@ TEST_CASE("NVTX ranges given to the hook land on an NVTX track of their thread",
   auto reader = cusnap::format::Reader::open(write_capture("nvtx"));
   REQUIRE(reader);
   TimelineOptions options;
-  options.nvtx = {{7, 90, 230, false, "outer", "app"},
-                  {7, 95, 205, false, "inner", ""},
-                  {7, 200, 250, false, "crossing", ""},  // crosses `outer`: a second track
-                  {42, 10, 10, true, "mark", ""}};       // a thread with no calls
+  options.nvtx = {{7, 90, 230, false, "outer", "app", 3, 0xff00ff00},
+                  {7, 95, 205, false, "inner", "", 0, 0},
+                  {7, 200, 250, false, "crossing", "", 0, 0},  // crosses `outer`: a second track
+                  {42, 10, 10, true, "mark", "", 0, 0}};       // a thread with no calls
   TimelineSummary summary;
   auto trace = build_timeline(*reader.value(), options, &summary);
   REQUIRE(trace);
   CHECK(summary.nvtx_ranges == 4);
   CHECK(summary.threads == 4);
   CHECK(summary.overlap_tracks == 2);  // thread 8's calls, thread 7's crossing range
-  CHECK(trace->serialize().find("thread 7: NVTX 1") != std::string::npos);
+  std::string bytes = trace->serialize();
+  CHECK(bytes.find("thread 7: NVTX 1") != std::string::npos);
+  CHECK(bytes.find("0xff00ff00") != std::string::npos);
+}
+
+TEST_CASE("a graph launch holds its kernel nodes when the report timed them all", "[timeline]") {
+  std::string path = scratch("graph.cusnap");
+  {
+    cusnap::test::CaptureBuilder b(path);
+    b.graph_create(0x900);
+    b.graph_instantiate(0x910, 0x900);
+    b.graph_launch(0x910, 0x50, 0);  // call 2
+    b.graph_launch(0x910, 0x50, 1);  // call 3
+    b.close();
+  }
+  cusnap::test::BuiltReport built;
+  built.calls = 4;
+  // Launch 0: both nodes timed (a slice of 1000 + 3000 ns with two children); launch 1: one
+  // node untimed, so the launch and its nodes are instants.
+  built.graph_nodes = {{2, "step", 0, 0xa1, {0.001}},
+                       {2, "accumulate", 0, 0xa2, {0.003}},
+                       {3, "step", 1, 0xa1, {0.001}},
+                       {3, "accumulate", 1, 0xa2, {}}};
+  std::string report_path = scratch("graph_report.json");
+  built.write(report_path);
+  auto report = cusnap::compare::read_report(report_path);
+  REQUIRE(report);
+  REQUIRE(report->launches.size() == 4);
+  CHECK(report->launches[1].graph_launch == 0u);
+  CHECK(report->launches[1].graph_node == 0xa2u);
+  auto reader = cusnap::format::Reader::open(path);
+  REQUIRE(reader);
+  TimelineOptions options;
+  options.report = &report.value();
+  TimelineSummary summary;
+  auto trace = build_timeline(*reader.value(), options, &summary);
+  REQUIRE(trace);
+  CHECK(summary.device_slices == 1);
+  CHECK(summary.device_instants == 1);
+  CHECK(summary.graph_nodes == 4);
+  // 4 API calls (begin + end), graph 0: begin, 2 x (begin + end), end; graph 1: 1 + 2 instants.
+  CHECK(trace->event_count() == 8 + 6 + 3);
+  CHECK(trace->serialize().find("sum of its kernel nodes") != std::string::npos);
 }

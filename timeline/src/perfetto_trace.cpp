@@ -63,8 +63,9 @@ uint64_t PerfettoTrace::add_process_track(int32_t pid, const std::string& name) 
   return next_uuid_++;
 }
 
-uint64_t PerfettoTrace::add_thread_track(int32_t pid, int64_t tid, const std::string& name) {
-  tracks_.push_back({next_uuid_, Kind::kThread, 0, pid, tid, name});
+uint64_t PerfettoTrace::add_thread_track(uint64_t process_uuid, int32_t pid, int64_t tid,
+                                         const std::string& name) {
+  tracks_.push_back({next_uuid_, Kind::kThread, process_uuid, pid, tid, name});
   return next_uuid_++;
 }
 

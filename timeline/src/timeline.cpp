@@ -325,7 +325,7 @@ format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const Timel
   std::map<uint64_t, uint64_t> thread_tracks;
   for (auto& [tid, calls] : threads) {
     std::string thread_name = "thread " + std::to_string(tid);
-    uint64_t track = trace.add_thread_track(pid, static_cast<int64_t>(tid), thread_name);
+    uint64_t track = trace.add_thread_track(process, pid, static_cast<int64_t>(tid), thread_name);
     thread_tracks[tid] = track;
     ++summary.threads;
     std::stable_sort(calls.begin(), calls.end(), [](const ApiCall& a, const ApiCall& b) {
@@ -442,6 +442,8 @@ format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const Timel
       EventDetails details;
       details.category = kCategoryNvtx;
       if (!range->domain.empty()) details.annotations.push_back({"domain", range->domain, {}});
+      if (range->category != 0) details.annotations.push_back({"category", {}, range->category});
+      if (range->color != 0) details.annotations.push_back({"color", hex(range->color), {}});
       ++summary.nvtx_ranges;
       if (range->mark || range->end_ns < range->start_ns || range->start_ns < 0) {
         trace.instant(track, std::max<int64_t>(range->start_ns, 0), range->name,

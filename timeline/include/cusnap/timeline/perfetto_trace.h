@@ -35,9 +35,11 @@ struct EventDetails {
 class PerfettoTrace {
  public:
   // Tracks; each returns the new track's uuid. A process track, a thread track (ThreadDescriptor
-  // pid/tid), and a named track under `parent_uuid` (a process or thread track; 0: top level).
+  // pid/tid) under its process's track (as Perfetto's synthetic track event guide has it), and
+  // a named track under `parent_uuid` (a process or thread track; 0: top level).
   uint64_t add_process_track(int32_t pid, const std::string& name);
-  uint64_t add_thread_track(int32_t pid, int64_t tid, const std::string& name);
+  uint64_t add_thread_track(uint64_t process_uuid, int32_t pid, int64_t tid,
+                            const std::string& name);
   uint64_t add_track(uint64_t parent_uuid, const std::string& name);
 
   void begin_slice(uint64_t track, int64_t ts, std::string name, EventDetails details = {});

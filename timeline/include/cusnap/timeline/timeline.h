@@ -26,15 +26,18 @@ namespace cusnap::timeline {
 
 // An NVTX range or mark, as a capture will hold them. THE HOOK for NVTX records: the capture
 // schema does not have them yet (they are being added separately); whoever reads them from a
-// capture fills TimelineOptions::nvtx with one of these per range and the timeline shows them
-// on an "NVTX" track under their thread's track. Nothing here reads NVTX from a capture.
+// capture pairs push/pop and start/end into ranges, fills TimelineOptions::nvtx with one of these
+// per range or mark, and the timeline shows them on an "NVTX" track under their thread's track.
+// Nothing here reads NVTX from a capture yet.
 struct NvtxRange {
   uint64_t thread_id = 0;  // OS thread id, as CallRecord.threadId
   int64_t start_ns = 0;    // CLOCK_MONOTONIC, as CallRecord.startNs
   int64_t end_ns = 0;      // a mark: end_ns == start_ns and `mark`
   bool mark = false;       // nvtxMark: an instant
-  std::string name;        // the message
+  std::string name;        // the message (registered strings resolved)
   std::string domain;      // empty: the default domain
+  uint32_t category = 0;   // 0: none
+  uint32_t color = 0;      // ARGB; 0: none
 };
 
 struct TimelineOptions {
