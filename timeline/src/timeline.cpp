@@ -435,7 +435,8 @@ format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const Timel
       return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
     });
     std::string base = "thread " + std::to_string(tid) + ": NVTX";
-    uint64_t track = trace.add_track(thread_tracks[tid], base);
+    uint64_t thread_track = thread_tracks[tid];  // (clang 14 lambdas cannot name `tid`)
+    uint64_t track = trace.add_track(thread_track, base);
     Lanes lanes;
     lanes.add_lane(track);
     for (const NvtxRange* range : ranges) {
@@ -452,7 +453,7 @@ format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const Timel
       }
       uint64_t lane = lanes.place(range->start_ns, range->end_ns, [&](size_t n) {
         ++summary.overlap_tracks;
-        return trace.add_track(thread_tracks[tid], base + " " + std::to_string(n));
+        return trace.add_track(thread_track, base + " " + std::to_string(n));
       });
       trace.begin_slice(lane, range->start_ns, range->name, std::move(details));
       trace.end_slice(lane, range->end_ns);
