@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
   cli::register_redact(app, exit_code);
   cli::register_minimize(app, exit_code);
 #endif
+#ifdef CUSNAP_CLI_HAVE_EXPORT
+  cli::register_export(app, exit_code);
+#endif
 
   try {
     app.parse(argc, argv);

@@ -13,6 +13,9 @@ void register_verify(CLI::App& app, int& exit_code);
 void register_driver(CLI::App& app, int& exit_code);
 void register_extract(CLI::App& app, int& exit_code);
 void register_compare(CLI::App& app, int& exit_code);  // when compare/ is built
+#ifdef CUSNAP_CLI_HAVE_EXPORT
+void register_export(CLI::App& app, int& exit_code);  // when timeline/ is built
+#endif
 #ifdef CUSNAP_CLI_HAVE_RUNNER
 void register_bisect(CLI::App& app, int& exit_code);
 void register_matrix(CLI::App& app, int& exit_code);

@@ -259,6 +259,12 @@ Expected<Report> parse_report(std::string_view json, const std::string& origin) 
       launch.selected = f.flag(l, "selected", p);
       launch.verification = f.text(l, "verification", p);
       launch.time = read_time(f, l, p);
+      if (const JsonValue* g = f.member(l, "graph_launch", p, false); g && !g->is_null()) {
+        launch.graph_launch = f.uint(l, "graph_launch", p);
+        if (const JsonValue* node = f.member(l, "graph_node", p)) {
+          launch.graph_node = f.address(*node, p + ".graph_node");
+        }
+      }
       r.launches.push_back(std::move(launch));
     }
   }

@@ -17,7 +17,7 @@ import re
 import sys
 
 MODULES = ["format", "fatbin", "common", "driver_api", "emulator", "interceptor", "replayer",
-           "compare", "extract", "reduce", "runner", "cli", "samples"]
+           "compare", "extract", "reduce", "runner", "timeline", "cli", "samples"]
 SOURCE_EXT = (".c", ".cc", ".cpp", ".h", ".hpp", ".inc", ".py", ".S")
 
 # include prefix (angle brackets) -> the name a README must mention for it

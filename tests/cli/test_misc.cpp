@@ -17,7 +17,8 @@ TEST_CASE("help: --help works for the tool and every subcommand", "[misc]") {
                                         {"info", "--help"},
                                         {"dump", "--help"},
                                         {"verify", "--help"},
-                                        {"driver", "--help"}}) {
+                                        {"driver", "--help"},
+                                        {"export", "--help"}}) {
     RunResult r = run_cusnap(args);
     INFO(args.front());
     CHECK(r.exit_code == 0);

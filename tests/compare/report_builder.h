@@ -3,6 +3,7 @@
 // Only the fields read_report() needs, as `cusnap replay --report` names them (schema 2).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +20,15 @@ struct BuiltLaunch {
   std::string kernel;
   std::vector<double> times_ms;  // empty: untimed (time_ms null)
   bool cap_hit = false;
+};
+
+// A kernel node run by the graph launch at `call` (a launches[] entry with graph_launch set).
+struct BuiltGraphNode {
+  uint64_t call = 0;
+  std::string kernel;
+  uint64_t launch_index = 0;
+  uint64_t node = 0;
+  std::vector<double> times_ms;  // empty: untimed
 };
 
 struct BuiltCopy {
@@ -43,6 +53,7 @@ struct BuiltCheck {
 struct BuiltReport {
   uint64_t calls = 100;
   std::vector<BuiltLaunch> launches;
+  std::vector<BuiltGraphNode> graph_nodes;  // written after `launches`
   std::vector<BuiltCopy> copies;
   std::vector<BuiltCheck> checks;
   std::string outputs_dir;
@@ -106,24 +117,43 @@ struct BuiltReport {
     }
     j.end_array().end_object();
     j.key("launches").begin_array();
-    for (size_t i = 0; i < launches.size(); ++i) {
-      const BuiltLaunch& l = launches[i];
+    // One launches[] entry; `graph`: a kernel node run by a graph launch (its launch index and
+    // node handle), none for an ordinary launch.
+    auto launch = [&](uint64_t call, uint64_t ordinal, const std::string& kernel,
+                      const std::vector<double>& times_ms, bool cap_hit,
+                      const BuiltGraphNode* graph) {
       j.begin_object();
-      j.key("call").num(l.call).key("ordinal").num(i).key("kernel").str(l.kernel);
-      j.key("selected").boolean(!l.times_ms.empty()).key("verification").str("matched");
+      j.key("call").num(call).key("ordinal").num(ordinal).key("kernel").str(kernel);
+      j.key("selected").boolean(!times_ms.empty()).key("verification").str("matched");
+      j.key("graph_launch");
+      graph ? j.num(graph->launch_index) : j.null();
+      j.key("graph_node");
+      graph ? j.str(hex(graph->node)) : j.null();
       j.key("time_ms");
-      if (l.times_ms.empty()) {
+      if (times_ms.empty()) {
         j.null();
       } else {
-        j.begin_object().key("samples").num(l.times_ms.size());
-        for (const char* k : {"min", "median", "mean", "max", "stddev"}) j.key(k).real(0);
+        j.begin_object().key("samples").num(times_ms.size());
+        std::vector<double> sorted = times_ms;
+        std::sort(sorted.begin(), sorted.end());
+        size_t n = sorted.size();
+        double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        j.key("min").real(sorted.front()).key("median").real(median);
+        for (const char* k : {"mean", "max", "stddev"}) j.key(k).real(0);
         j.key("values").begin_array();
-        for (double t : l.times_ms) j.real(t);
+        for (double t : times_ms) j.real(t);
         j.end_array();
-        j.key("noise").real(0).key("cap_hit").boolean(l.cap_hit).key("mode").str("cold");
+        j.key("noise").real(0).key("cap_hit").boolean(cap_hit).key("mode").str("cold");
         j.end_object();
       }
       j.end_object();
+    };
+    for (size_t i = 0; i < launches.size(); ++i) {
+      const BuiltLaunch& l = launches[i];
+      launch(l.call, i, l.kernel, l.times_ms, l.cap_hit, nullptr);
+    }
+    for (const BuiltGraphNode& g : graph_nodes) {
+      launch(g.call, g.launch_index, g.kernel, g.times_ms, false, &g);
     }
     j.end_array();
     j.key("outputs");

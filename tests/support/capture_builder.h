@@ -155,6 +155,8 @@ class CaptureBuilder {
   uint64_t deferred_node_checksum(uint64_t launch_seq, uint64_t node, uint64_t checksum);
   // A node of `kind` (schema GraphNode.Kind) with no parameters and no dependencies.
   uint64_t graph_bare_node(uint64_t graph, uint64_t node, format::schema::GraphNode::Kind kind);
+  // A record the test built itself (a CallRecord root: any thread, times and fields).
+  uint64_t append_record(capnp::MallocMessageBuilder& message) { return append(message); }
   void close();
 
  private:

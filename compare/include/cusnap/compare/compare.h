@@ -48,6 +48,11 @@ struct ReportLaunch {
   bool selected = false;
   std::string verification;  // the report's verify state of its first checked copy
   std::optional<ReportTime> time;
+  // A kernel node run by a graph launch (`call` is the cuGraphLaunch): the executable graph's
+  // launch index and the node's captured handle; none for an ordinary launch (and in reports
+  // written before the fields existed).
+  std::optional<uint64_t> graph_launch;
+  std::optional<uint64_t> graph_node;
 };
 
 // A device-to-host copy the replay verified.
