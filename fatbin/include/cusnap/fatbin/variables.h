@@ -38,4 +38,11 @@ std::vector<Variable> ptx_variables(std::string_view ptx);
 // a well-formed 64-bit little-endian ELF with a symbol table.
 std::optional<std::vector<Variable>> elf_variables(std::span<const uint8_t> elf);
 
+// The variables of a whole code image as a capture stores it (classify() in fatbin.h): PTX text
+// (up to its NUL), an ELF cubin, or a fatbin container: its first cubin with a symbol table,
+// else its first PTX entry (every entry is compiled from the same source). Empty for anything
+// else or bytes that cannot be read. The one dispatch: the interceptor's snapshots and the
+// extract's replay route (which looks up what a capture without snapshots never recorded).
+std::vector<Variable> image_variables(std::span<const uint8_t> image);
+
 }  // namespace cusnap::fatbin
