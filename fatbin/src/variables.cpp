@@ -158,6 +158,8 @@ std::string_view c_string(std::span<const uint8_t> bytes, const Section& table, 
 
 }  // namespace
 
+std::string ptx_without_comments(std::string_view ptx) { return without_comments(ptx); }
+
 std::vector<Variable> ptx_variables(std::string_view ptx) {
   std::string text = without_comments(ptx);
   std::vector<Variable> out;

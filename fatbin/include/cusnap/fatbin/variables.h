@@ -34,6 +34,11 @@ struct Variable {
 // The variables PTX text defines, in the order it defines them.
 std::vector<Variable> ptx_variables(std::string_view ptx);
 
+// `ptx` with each `//` and `/* */` comment replaced by one space (a line comment's newline
+// kept; string literals, which may hold "//", kept as they are): what ptx_variables reads, and
+// what `cusnap redact --strip-ptx-comments` writes.
+std::string ptx_without_comments(std::string_view ptx);
+
 // The variables an ELF cubin defines, in symbol table order; std::nullopt when the bytes are not
 // a well-formed 64-bit little-endian ELF with a symbol table.
 std::optional<std::vector<Variable>> elf_variables(std::span<const uint8_t> elf);
