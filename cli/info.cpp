@@ -160,6 +160,14 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
                                                  : std::string()) +
                     "; header " + (r.getHeaderSalted() ? "salted hashes" : "scrubbed") +
                     "; expectations " + expectations);
+    if (r.getPtxCommentsStripped() || r.getNamesHashed()) {
+      std::string what = r.getPtxCommentsStripped() ? "PTX comments and .file/.loc stripped" : "";
+      if (r.getNamesHashed())
+        what += std::string(what.empty() ? "" : ", ") + "kernel and variable names hashed";
+      print_field(out, "code",
+                  what + ", " + std::to_string(r.getCubinEntriesDropped()) +
+                      " cubin entries left out of fatbins");
+    }
     auto range_text = [](format::schema::RedactedRange::Reader k) {
       std::string t = hex(k.getAddress()) + " +" + std::to_string(k.getSize());
       if (k.getAllocationAddress() != 0)

@@ -1,6 +1,7 @@
 // `cusnap redact IN -o OUT [--seed N] [--salt S] [--keep-alloc ADDR]...
 //  [--keep-kernel-inputs FILTER [--kernel-name-base B]] [--verify CONDITION [--driver D]]
-//  [--drivers LIST] [--reference-driver D] [--max-evaluations N]` (docs/redact.md).
+//  [--drivers LIST] [--reference-driver D] [--max-evaluations N] [--strip-ptx-comments]
+//  [--hash-names]` (docs/redact.md).
 #include "redact.h"
 
 #include <spdlog/spdlog.h>
@@ -32,6 +33,8 @@ struct RedactArgs {
   std::string reference_driver = "emulator";
   unsigned max_evaluations = 200;
   bool progress = false;
+  bool strip_ptx_comments = false;
+  bool hash_names = false;
 };
 
 void print_range(const reduce::RedactedRange& r) {
@@ -96,6 +99,8 @@ int run_redact(const RedactArgs& args, bool salted) {
   }
   options.reference_driver = args.reference_driver;
   options.max_evaluations = args.max_evaluations;
+  options.strip_ptx_comments = args.strip_ptx_comments;
+  options.hash_names = args.hash_names;
   if (args.progress)
     options.on_progress = [](const std::string& line) { std::cerr << "redact: " << line << "\n"; };
   auto done = reduce::redact_capture(args.file, args.out, options);
@@ -111,6 +116,15 @@ int run_redact(const RedactArgs& args, bool salted) {
   if (r.expectations == reduce::Expectations::kDropped)
     std::cout << " (the reference replay failed: " << r.expectations_note << ")";
   std::cout << "\n";
+  if (options.strip_ptx_comments || options.hash_names) {
+    std::cout << "code images: " << r.rewritten_images << " rewritten"
+              << (options.strip_ptx_comments ? ", PTX comments and .file/.loc stripped" : "");
+    if (options.hash_names)
+      std::cout << ", " << r.hashed_names << " kernel and variable names hashed ("
+                << (salted ? "salted" : "with the seed: give --salt to make them unguessable")
+                << ")";
+    std::cout << ", " << r.cubin_entries_dropped << " cubin entries left out\n";
+  }
   if (!r.kept_allocations.empty()) {
     std::cout << "kept allocations:\n";
     for (const auto& k : r.kept_allocations) print_range(k);
@@ -170,6 +184,12 @@ void register_redact(CLI::App& app, int& exit_code) {
                   "--verify: evaluations of the condition at most")
       ->capture_default_str();
   cmd->add_flag("--progress", args->progress, "--verify: one line per evaluation on stderr");
+  cmd->add_flag("--strip-ptx-comments", args->strip_ptx_comments,
+                "Remove comments and .file/.loc directives from PTX images (cubins are left out "
+                "of fatbins; an image with no PTX is refused)");
+  cmd->add_flag("--hash-names", args->hash_names,
+                "Replace kernel and variable names by salted hashes in PTX images and in every "
+                "record that names them (cubins are left out of fatbins)");
   cmd->callback([args, salt, &exit_code] { exit_code = run_redact(*args, salt->count() > 0); });
 }
 

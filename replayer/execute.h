@@ -118,6 +118,8 @@ class Executor {
   MaybeError compare_snapshot(const Action& a, const LaunchOp& op, const Snapshot& snapshot);
   // ReplayOptions::tap: reads the ranges it names for this launch and hands them over.
   MaybeError tap_snapshot(const Action& a, const LaunchOp& op, SnapshotPhase phase);
+  // SnapshotTap::variables of the launch: looked up on the driver into tap_variables_.
+  MaybeError look_up_tap_variables(const Action& a, const SnapshotTap::Variables& wanted);
   std::string first_divergence() const;
   const Tolerance* tolerance_for(const std::optional<AllocationRef>& allocation) const;
   std::optional<AllocationRef> allocation_of(uint64_t address) const;
@@ -199,7 +201,8 @@ class Executor {
 
   CUdeviceptr snapshot_ = 0;  // saved memory for repetitions
   uint64_t snapshot_bytes_ = 0;
-  std::vector<uint8_t> tap_bytes_;  // the memory a tapped snapshot read (reused)
+  std::vector<uint8_t> tap_bytes_;          // the memory a tapped snapshot read (reused)
+  std::vector<TapVariable> tap_variables_;  // looked up before the tapped launch, read after too
   CUdeviceptr l2_scratch_ = 0;
   uint64_t l2_bytes_ = 0;
 

@@ -47,12 +47,23 @@ struct TakenChunk {
   std::span<const uint8_t> bytes;
   format::BlobId id;  // format::hash_blob(bytes)
 };
+// A module variable the tap looked up by name on the replay driver (SnapshotTap::variables).
+struct TapVariable {
+  uint64_t module = 0;  // the captured module (or library) handle
+  bool is_library = false;
+  std::string name;
+  uint64_t address = 0;  // where the replay driver placed it (no captured address exists)
+  uint64_t size = 0;
+};
 struct TakenSnapshot {
   uint64_t launch_seq = 0;
   uint64_t launch_ordinal = 0;
   std::string kernel;
   SnapshotPhase phase = SnapshotPhase::kBeforeLaunch;
   std::vector<TakenChunk> chunks;  // valid during the callback only
+  // The variables of SnapshotTap::variables the driver found (the same in both phases); their
+  // chunks are among `chunks`, at their live addresses.
+  std::vector<TapVariable> variables;
   // Non-empty: the replay had already diverged from the capture when this snapshot was taken
   // (a checksummed copy or a snapshot chunk before this point did not match): the first one.
   std::string diverged;
@@ -64,8 +75,19 @@ struct TakenSnapshot {
 // handed to `on_snapshot`; an error it returns ends the replay. The replay ends after the last
 // such launch (what follows cannot change them). It needs the captured addresses: with memory
 // relocated (AddressMode::kRelocate, or a driver that did not honour them) it is an error.
+//
+// `variables`: module variables no record of the capture names (a capture made without
+// snapshots records only those the application looked up), by name in their captured module,
+// per launch. Before the launch each is looked up on the replay driver (cuModuleGetGlobal /
+// cuLibraryGetGlobal) and read with the ranges, at its live address (no captured one exists);
+// one the driver does not find is left out with a warning, one that overlaps a range is an error.
 struct SnapshotTap {
   std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> ranges;  // launch seq -> ranges
+  struct Variables {
+    uint64_t module = 0;
+    std::vector<std::string> names;
+  };
+  std::map<uint64_t, Variables> variables;  // launch seq -> variables to look up
   uint64_t chunk_bytes = format::kDefaultSnapshotChunkBytes;
   std::function<MaybeError(const TakenSnapshot&)> on_snapshot;
 };

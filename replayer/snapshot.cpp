@@ -217,8 +217,35 @@ MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotP
   }
   // Everything before (or the launch itself) has finished and every copy is verified.
   if (auto e = synchronize_all()) return e;
+  if (phase == SnapshotPhase::kBeforeLaunch) {
+    tap_variables_.clear();
+    if (auto v = options_.tap->variables.find(a.seq); v != options_.tap->variables.end())
+      if (auto e = look_up_tap_variables(a, v->second)) return e;
+  }
+  // What is read: the captured ranges (translated) and the variables looked up (live), in
+  // address order, as a capture-time snapshot tiles them.
+  struct Read {
+    uint64_t address = 0;
+    uint64_t size = 0;
+    bool live = false;
+  };
+  std::vector<Read> reads;
+  for (const auto& [address, size] : it->second) reads.push_back({address, size, false});
+  for (const TapVariable& v : tap_variables_) reads.push_back({v.address, v.size, true});
+  std::sort(reads.begin(), reads.end(),
+            [](const Read& x, const Read& y) { return x.address < y.address; });
+  for (size_t i = 1; i < reads.size(); ++i) {
+    if (reads[i - 1].address + reads[i - 1].size > reads[i].address) {
+      return Error(ErrorKind::kTarget,
+                   "a module variable the replay looked up overlaps a captured range: the "
+                   "driver placed it where the capture had other memory")
+          .at_call(a.seq)
+          .in_record("launch")
+          .with_address(reads[i].address);
+    }
+  }
   uint64_t total = 0;
-  for (const auto& [address, size] : it->second) total += size;
+  for (const Read& r : reads) total += r.size;
   tap_bytes_.resize(total);
   TakenSnapshot taken;
   taken.launch_seq = a.seq;
@@ -226,9 +253,10 @@ MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotP
   taken.kernel = op.kernel_name;
   taken.phase = phase;
   taken.diverged = first_divergence();
+  taken.variables = tap_variables_;
   uint64_t offset = 0;
-  for (const auto& [address, size] : it->second) {
-    auto live = memory_->translate(address, size);
+  for (const auto& [address, size, is_live] : reads) {
+    auto live = is_live ? std::optional<uint64_t>(address) : memory_->translate(address, size);
     if (!live) {
       return Error(ErrorKind::kCapture, "a range of " + std::to_string(size) +
                                             " bytes live at the launch lies outside every "
@@ -252,6 +280,34 @@ MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotP
     offset += size;
   }
   return options_.tap->on_snapshot ? options_.tap->on_snapshot(taken) : std::nullopt;
+}
+
+MaybeError Executor::look_up_tap_variables(const Action& a, const SnapshotTap::Variables& wanted) {
+  auto m = modules_.find(wanted.module);
+  if (m == modules_.end()) {
+    return Error(ErrorKind::kCapture, "module variables of a module the replay has not loaded")
+        .at_call(a.seq)
+        .in_record("launch")
+        .with_handle(wanted.module);
+  }
+  for (const std::string& name : wanted.names) {
+    CUdeviceptr live = 0;
+    size_t size = 0;
+    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+    if (m->second.is_library && api_.cuLibraryGetGlobal != nullptr) {
+      r = api_.cuLibraryGetGlobal(&live, &size, m->second.library, name.c_str());
+    } else if (!m->second.is_library && api_.cuModuleGetGlobal != nullptr) {
+      r = api_.cuModuleGetGlobal(&live, &size, m->second.module, name.c_str());
+    }
+    if (r != CUDA_SUCCESS || live == 0 || size == 0) {
+      warn("call " + std::to_string(a.seq) + ": module variable '" + name +
+           "' the image defines was not found by the driver (" + driver_.error_name(r) +
+           "): the snapshots of the launch do not cover it");
+      continue;
+    }
+    tap_variables_.push_back(TapVariable{wanted.module, m->second.is_library, name, live, size});
+  }
+  return std::nullopt;
 }
 
 }  // namespace cusnap::replayer

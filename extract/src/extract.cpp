@@ -11,6 +11,7 @@
 #include <set>
 
 #include "cusnap/common/kernel_filter.h"
+#include "cusnap/fatbin/variables.h"
 #include "cusnap/format/snapshot_ranges.h"
 #include "cusnap/format/writer.h"
 #include "internal.h"
@@ -59,6 +60,11 @@ struct LiveState {
   std::map<uint64_t, uint64_t> kernels;
   std::map<uint64_t, Range> allocations;  // address -> memAlloc
   std::map<uint64_t, Range> globals;      // address -> globalGet
+  // Module handle -> the names of its variables a globalGet record (the application's or the
+  // interceptor's) looked up since its load; and the first launch record after its load.
+  std::map<uint64_t, std::set<std::string>> global_names;
+  std::map<uint64_t, uint64_t> first_launch;
+  std::set<uint64_t> awaiting_launch;  // modules loaded with no launch record after them yet
 };
 
 struct Pending {
@@ -67,6 +73,7 @@ struct Pending {
   std::map<uint64_t, Range> allocations;
   std::map<uint64_t, Range> globals;
   std::vector<format::AddressRange> host_memory;  // live host allocations (the replay route's gap)
+  std::set<std::string> recorded_variables;       // live.global_names of the launch's module
 };
 
 bool is_vmm(schema::MemAlloc::Kind kind) {
@@ -150,6 +157,17 @@ std::optional<Route> parse_route(const std::string& text) {
 
 namespace {
 
+// The variables the image of the moduleLoad record at `seq` defines (none without an image).
+Result<std::vector<fatbin::Variable>> module_image_variables(format::Reader& source, uint64_t seq) {
+  auto ref = source.call(seq);
+  if (!ref) return ref.status();
+  auto id = to_blob(ref->get().getModuleLoad().getImage());
+  if (id.is_null() || source.find_blob(id) == nullptr) return std::vector<fatbin::Variable>{};
+  auto bytes = source.read_blob(id);
+  if (!bytes) return bytes.status();
+  return fatbin::image_variables(*bytes);
+}
+
 Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selection& selection,
                                              const ExtractOptions& options) {
   std::string error;
@@ -184,7 +202,13 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
     snapshot_ranges.apply(rec);
     switch (rec.which()) {
       case schema::CallRecord::MODULE_LOAD:
-        if (rec.getResult() == 0) live.modules[rec.getModuleLoad().getHandle()] = seq;
+        if (rec.getResult() == 0) {
+          const uint64_t handle = rec.getModuleLoad().getHandle();
+          live.modules[handle] = seq;
+          live.global_names.erase(handle);
+          live.first_launch.erase(handle);
+          live.awaiting_launch.insert(handle);
+        }
         break;
       case schema::CallRecord::MODULE_UNLOAD:
         if (rec.getResult() == 0) live.modules.erase(rec.getModuleUnload().getHandle());
@@ -201,6 +225,7 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         auto g = rec.getGlobalGet();
         if (rec.getResult() == 0 && g.getSize() != 0)
           live.globals[g.getAddress()] = Range{seq, g.getAddress(), g.getSize(), g.getModule()};
+        if (rec.getResult() == 0) live.global_names[g.getModule()].insert(g.getName());
         break;
       }
       case schema::CallRecord::MEM_ALLOC: {
@@ -216,6 +241,10 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         if (rec.getResult() == 0) live.allocations.erase(rec.getMemFree().getAddress());
         break;
       case schema::CallRecord::LAUNCH: {
+        // The interceptor resolves a module's other variables at the first snapshot after its
+        // load, recording them before that launch (the replay route orders its records so).
+        for (uint64_t handle : live.awaiting_launch) live.first_launch[handle] = seq;
+        live.awaiting_launch.clear();
         auto l = rec.getLaunch();
         std::string name = l.getKernelName();
         // A launch the driver refused ran nothing: like replay, extraction neither selects nor
@@ -265,12 +294,16 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         }
         p.plan.module_seq = m->second;
         p.module_handle = module;
+        p.plan.module_handle = module;
         p.allocations = live.allocations;
         p.globals = live.globals;
         if (options.route != Route::kSnapshots) {
           p.plan.snapshot_ranges = snapshot_ranges.live();
           p.host_memory = snapshot_ranges.unreadable();
           p.plan.chunk_bytes = replay_chunk_bytes;
+          p.recorded_variables = live.global_names[module];
+          p.plan.variables_seq =
+              live.first_launch.count(module) != 0 ? live.first_launch[module] : seq;
         }
         pending.emplace(seq, std::move(p));
         break;
@@ -345,6 +378,7 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
                                           ")");
   }
   std::vector<LaunchPlan> plans;
+  std::map<uint64_t, std::vector<fatbin::Variable>> image_variables;  // by moduleLoad seq
   for (auto& [seq, p] : pending) {
     const bool has_snapshots =
         p.plan.before_seq && p.plan.after_seq && p.plan.skipped_reason.empty();
@@ -372,6 +406,16 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
           cover_chunks(p, "replayed snapshot of " + describe(seq, p.plan.kernel_name), tiles,
                        p.plan.chunk_bytes, covered_allocations[seq], covered_globals[seq]);
       if (!st) return st.in_file(source.path());
+      // The module's variables no record names (a capture without snapshots): the replay looks
+      // them up, as the interceptor would have at its first snapshot after the load.
+      auto defined = image_variables.find(p.plan.module_seq);
+      if (defined == image_variables.end()) {
+        auto vars = module_image_variables(source, p.plan.module_seq);
+        if (!vars) return vars.status().in_file(source.path());
+        defined = image_variables.emplace(p.plan.module_seq, std::move(*vars)).first;
+      }
+      for (const fatbin::Variable& v : defined->second)
+        if (p.recorded_variables.count(v.name) == 0) p.plan.unrecorded_variables.push_back(v.name);
     } else {
       p.plan.snapshot_ranges.clear();
     }
@@ -559,8 +603,30 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
   });
   for (uint64_t s : plan.function_seqs)
     if (st) st = copy(s, no_patch);
-  for (uint64_t s : plan.global_seqs)
+  // The variables the replay route looked up go where the interceptor would have recorded them.
+  bool looked_up_written = plan.looked_up_variables.empty();
+  auto write_looked_up = [&]() -> Status {
+    looked_up_written = true;
+    for (const LookedUpVariable& v : plan.looked_up_variables) {
+      capnp::MallocMessageBuilder b;
+      auto r = b.initRoot<schema::CallRecord>();
+      r.setApiName("cusnap");
+      auto g = r.initGlobalGet();
+      g.setModule(v.module);
+      g.setIsLibrary(v.is_library);
+      g.setName(v.name);
+      g.setAddress(v.address);
+      g.setSize(v.size);
+      g.setByTool(true);
+      if (Status appended = append(b, std::nullopt); !appended) return appended;
+    }
+    return Status::ok();
+  };
+  for (uint64_t s : plan.global_seqs) {
+    if (st && !looked_up_written && s >= plan.variables_seq) st = write_looked_up();
     if (st) st = copy(s, no_patch);
+  }
+  if (st && !looked_up_written) st = write_looked_up();
   for (uint64_t s : plan.allocation_seqs)
     if (st) st = copy(s, no_patch);
   uint64_t launch_seq = 0;

@@ -58,16 +58,30 @@ Status extract_launches(
   }
   replayer::SnapshotTap tap;
   tap.chunk_bytes = plans[replayed.begin()->second].chunk_bytes;
-  for (const auto& [seq, i] : replayed) tap.ranges[seq] = plans[i].snapshot_ranges;
+  for (const auto& [seq, i] : replayed) {
+    tap.ranges[seq] = plans[i].snapshot_ranges;
+    // Module variables no record names: looked up on the driver at the launch.
+    if (!plans[i].unrecorded_variables.empty())
+      tap.variables[seq] = {plans[i].module_handle, plans[i].unrecorded_variables};
+  }
 
-  // The before-state of the launch being extracted, kept until its after-state is read.
+  // The before-state of the launch being extracted, kept until its after-state is read, and its
+  // plan with the variables the replay looked up.
+  LaunchPlan current;
   detail::PhaseContents before;
   std::vector<uint8_t> before_bytes;
   bool refused = false;
   std::map<uint64_t, bool> reported;  // launch seq -> done() called
   tap.on_snapshot = [&](const replayer::TakenSnapshot& taken) -> replayer::MaybeError {
-    const LaunchPlan& p = plans[replayed.at(taken.launch_seq)];
     const std::string& out = out_paths[replayed.at(taken.launch_seq)];
+    if (taken.phase == replayer::SnapshotPhase::kBeforeLaunch) {
+      current = plans[replayed.at(taken.launch_seq)];
+      for (const replayer::TapVariable& v : taken.variables) {
+        current.looked_up_variables.push_back({v.module, v.is_library, v.name, v.address, v.size});
+        current.kept_ranges.emplace_back(v.address, v.size);
+      }
+    }
+    const LaunchPlan& p = current;
     if (taken.phase == replayer::SnapshotPhase::kBeforeLaunch) {
       refused = false;
       before = {};

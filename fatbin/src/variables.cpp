@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "cusnap/fatbin/fatbin.h"
+
 namespace cusnap::fatbin {
 namespace {
 
@@ -156,6 +158,8 @@ std::string_view c_string(std::span<const uint8_t> bytes, const Section& table, 
 
 }  // namespace
 
+std::string ptx_without_comments(std::string_view ptx) { return without_comments(ptx); }
+
 std::vector<Variable> ptx_variables(std::string_view ptx) {
   std::string text = without_comments(ptx);
   std::vector<Variable> out;
@@ -240,6 +244,44 @@ std::optional<std::vector<Variable>> elf_variables(std::span<const uint8_t> elf)
     out.push_back(Variable{std::string(symbol), size, constant});
   }
   return out;
+}
+
+std::vector<Variable> image_variables(std::span<const uint8_t> image) {
+  // classify() reads up to 8 bytes: shorter bytes are no image nvcc writes.
+  if (image.size() < 8) return {};
+  switch (classify(image.data())) {
+    case ImageKind::kPtxText: {
+      const void* nul = std::memchr(image.data(), 0, image.size());
+      size_t length = nul != nullptr
+                          ? static_cast<size_t>(static_cast<const uint8_t*>(nul) - image.data())
+                          : image.size();
+      return ptx_variables(std::string_view(reinterpret_cast<const char*>(image.data()), length));
+    }
+    case ImageKind::kElf:
+      if (auto v = elf_variables(image)) return std::move(*v);
+      return {};
+    case ImageKind::kContainer: {
+      if (container_size(image.data()) > image.size()) return {};
+      // On an entry error, `entries` still holds the entries before it.
+      Container container = parse_container(image.data(), image.size());
+      std::string payload, error;
+      for (uint16_t kind : {kEntryElf, kEntryPtx}) {
+        for (const Entry& e : container.entries) {
+          if (e.kind != kind) continue;
+          if (!entry_payload(image.data(), e, &payload, &error)) break;
+          if (kind == kEntryPtx) return ptx_variables(payload);
+          if (auto v = elf_variables(std::span<const uint8_t>(
+                  reinterpret_cast<const uint8_t*>(payload.data()), payload.size())))
+            return std::move(*v);
+        }
+      }
+      return {};
+    }
+    case ImageKind::kWrapper:  // pointers into a process: a capture stores the container
+    case ImageKind::kUnknown:
+      break;
+  }
+  return {};
 }
 
 }  // namespace cusnap::fatbin

@@ -80,6 +80,10 @@ struct RedactInfo {
   referenceDriver @9 :Text;         # expectations resealed: the driver whose replay gave them
   headerSalted @10 :Bool;           # scrubbed header fields hold salted hashes (else blank)
   sourceCreationTimeNs @11 :Int64;  # the redacted capture's creationTimeNs (its identity)
+  ptxCommentsStripped @12 :Bool;    # --strip-ptx-comments: PTX comments, .file/.loc removed
+  namesHashed @13 :Bool;            # --hash-names: kernel and variable names hashed, with the
+                                    # salt (--salt, else the seed) in every image and record
+  cubinEntriesDropped @14 :UInt32;  # either: cubin entries left out of fatbins (not rewritten)
 
   enum Expectations {
     original @0;                    # nothing needed resealing (no payload byte was replaced)

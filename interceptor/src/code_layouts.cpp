@@ -136,47 +136,10 @@ bool for_each_fatbin_entry(std::span<const uint8_t> container, uint16_t kind,
 }
 
 std::vector<cusnap::fatbin::Variable> image_variables(const ImageView& image) {
-  namespace fb = cusnap::fatbin;
-  std::vector<fb::Variable> out;
-  if (image.data == nullptr || image.size == 0) return out;
-  std::span<const uint8_t> bytes(image.data, image.size);
-  auto of_elf = [](std::span<const uint8_t> elf) { return fb::elf_variables(elf); };
-  switch (image.kind) {
-    case ImageKind::kPtx: {
-      const void* nul = std::memchr(image.data, 0, image.size);
-      size_t length = nul != nullptr
-                          ? static_cast<size_t>(static_cast<const uint8_t*>(nul) - image.data)
-                          : image.size;
-      out = fb::ptx_variables(std::string_view(reinterpret_cast<const char*>(image.data), length));
-      break;
-    }
-    case ImageKind::kCubin:
-      if (auto v = of_elf(bytes)) out = std::move(*v);
-      break;
-    case ImageKind::kFatbin:
-    case ImageKind::kFatbinWrapper: {
-      bool found = false;
-      for_each_fatbin_entry(bytes, kFatbinEntryElf, [&](const FatbinEntry& entry) {
-        auto v = of_elf(std::span<const uint8_t>(
-            reinterpret_cast<const uint8_t*>(entry.payload.data()), entry.payload.size()));
-        if (v) {
-          out = std::move(*v);
-          found = true;
-        }
-        return !found;
-      });
-      if (!found) {
-        for_each_fatbin_entry(bytes, kFatbinEntryPtx, [&](const FatbinEntry& entry) {
-          out = fb::ptx_variables(entry.payload);
-          return false;
-        });
-      }
-      break;
-    }
-    case ImageKind::kUnknown:
-      break;
-  }
-  return out;
+  // For kFatbinWrapper, `image.data` is the container it points to: fatbin's one dispatch
+  // classifies the bytes themselves.
+  if (image.data == nullptr || image.size == 0 || image.kind == ImageKind::kUnknown) return {};
+  return cusnap::fatbin::image_variables(std::span<const uint8_t>(image.data, image.size));
 }
 
 ImageLayouts image_layouts(const ImageView& image) {

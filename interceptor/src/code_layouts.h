@@ -37,9 +37,9 @@ namespace cusnap::icpt {
 // for kFatbinWrapper, `image.data` is the fatbin the wrapper points to (as inspect_image gives it).
 ImageLayouts image_layouts(const ImageView& image);
 
-// The module variables `image` defines (fatbin/variables.h), for snapshots: of PTX, of a cubin's
-// symbol table, or of a fatbin's first cubin that has one, else its first PTX entry (every entry
-// is compiled from the same source). Empty for an image that cannot be read.
+// The module variables `image` defines, for snapshots: fatbin::image_variables (PTX, a cubin's
+// symbol table, or a fatbin's first cubin that has one, else its first PTX entry). Empty for an
+// image that cannot be read.
 std::vector<cusnap::fatbin::Variable> image_variables(const ImageView& image);
 
 // The layouts in the `.nv.info.<kernel>` sections of an ELF cubin, by kernel name. std::nullopt

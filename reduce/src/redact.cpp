@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "code_images.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/reader.h"
 #include "cusnap/format/record_sizes.h"
@@ -109,6 +110,11 @@ struct Scan {
   std::vector<RedactedRange> kept_report;
   uint64_t chunk_bytes = 0;
   bool has_checksums = false;
+  // --strip-ptx-comments / --hash-names: what the code images become, by original blob.
+  detail::CodeRewrite code;
+  bool rewrite_code = false;
+  std::map<BlobId, std::vector<uint8_t>> images;
+  unsigned cubin_entries_dropped = 0;
 };
 
 std::pair<uint64_t, uint32_t> payload_key(uint64_t seq, uint32_t chunk) { return {seq, chunk}; }
@@ -368,7 +374,7 @@ void fill_range(schema::RedactedRange::Builder b, const RedactedRange& r) {
   b.setWhat(r.what);
 }
 
-void scrub_header(schema::CaptureHeader::Builder h, const RedactOptions& options,
+void scrub_header(schema::CaptureHeader::Builder h, const RedactOptions& options, const Scan& scan,
                   const Final& final, int64_t source_time) {
   const auto& salt = options.salt;
   if (h.hasHostName()) h.setHostName(salted(salt, h.getHostName().cStr()));
@@ -386,8 +392,15 @@ void scrub_header(schema::CaptureHeader::Builder h, const RedactOptions& options
     auto x = h.getExtract();
     x.setSourcePath(salted(salt, x.getSourcePath().cStr()));
     x.setSourceHostName(salted(salt, x.getSourceHostName().cStr()));
+    x.setKernelName(detail::rewrite_text(x.getKernelName().cStr(), scan.code));
   }
+  if (h.getOptions().hasKernelRegex())
+    h.getOptions().setKernelRegex(
+        detail::rewrite_text(h.getOptions().getKernelRegex().cStr(), scan.code));
   auto info = h.initRedact();
+  info.setPtxCommentsStripped(scan.code.strip_comments);
+  info.setNamesHashed(scan.code.hash_names);
+  info.setCubinEntriesDropped(scan.cubin_entries_dropped);
   info.setSeed(options.seed);
   info.setHeaderSalted(salt.has_value());
   info.setSourceCreationTimeNs(source_time);
@@ -426,6 +439,80 @@ void scrub_jit(capnp::List<schema::JitOption>::Builder list, const RedactOptions
     if (o.hasText()) o.setText(salted(options.salt, o.getText().cStr()));
 }
 
+// --hash-names: every record field that names a kernel or variable, and the free text that may
+// (arguments, messages, reasons), with those names replaced.
+void hash_record_names(schema::CallRecord::Builder r, const detail::CodeRewrite& code) {
+  auto text = [&code](capnp::Text::Reader t) { return detail::rewrite_text(t.cStr(), code); };
+  switch (r.which()) {
+    case schema::CallRecord::FUNCTION_GET:
+      r.getFunctionGet().setName(text(r.getFunctionGet().getName()));
+      break;
+    case schema::CallRecord::GLOBAL_GET:
+      r.getGlobalGet().setName(text(r.getGlobalGet().getName()));
+      break;
+    case schema::CallRecord::LAUNCH:
+      r.getLaunch().setKernelName(text(r.getLaunch().getKernelName()));
+      break;
+    case schema::CallRecord::GENERIC:
+      r.getGeneric().setArgs(text(r.getGeneric().getArgs()));
+      break;
+    case schema::CallRecord::TOOL_EVENT:
+      r.getToolEvent().setMessage(text(r.getToolEvent().getMessage()));
+      break;
+    case schema::CallRecord::MEMORY_SNAPSHOT:
+      if (r.getMemorySnapshot().hasSkippedReason())
+        r.getMemorySnapshot().setSkippedReason(text(r.getMemorySnapshot().getSkippedReason()));
+      break;
+    case schema::CallRecord::DEFERRED_RESULT:
+      if (r.getDeferredResult().hasMissing())
+        r.getDeferredResult().setMissing(text(r.getDeferredResult().getMissing()));
+      break;
+    default:
+      break;
+  }
+}
+
+// --strip-ptx-comments / --hash-names: the names every PTX image defines, then every image
+// rewritten once (scan.images). An image that cannot be rewritten refuses the redaction.
+Status prepare_code(format::Reader& reader, const RedactOptions& options, Scan& scan) {
+  scan.rewrite_code = options.strip_ptx_comments || options.hash_names;
+  if (!scan.rewrite_code) return Status::ok();
+  scan.code.strip_comments = options.strip_ptx_comments;
+  scan.code.hash_names = options.hash_names;
+  scan.code.salt = options.salt ? *options.salt : "seed:" + hex(options.seed);
+  std::vector<std::pair<BlobId, std::string>> images;  // blob, what
+  Status st = reader.for_each_call([&](const format::CallRef& ref) {
+    if (!ref.get().isModuleLoad()) return true;
+    BlobId id = to_blob(ref.get().getModuleLoad().getImage());
+    if (!id.is_null())
+      images.emplace_back(id, "the code image of call " + std::to_string(ref.seq()) + " (" +
+                                  ref.get().getApiName().cStr() + ")");
+    return true;
+  });
+  if (!st) return st;
+  std::map<BlobId, std::vector<uint8_t>> originals;
+  for (const auto& [id, what] : images) {
+    if (originals.count(id) != 0) continue;
+    auto bytes = reader.read_blob(id);
+    if (!bytes) return bytes.status();
+    auto texts = detail::image_ptx(*bytes, what);
+    if (!texts) return texts.status();
+    for (const std::string& ptx : *texts)
+      for (std::string& name : detail::ptx_defined_names(ptx)) scan.code.names.insert(name);
+    originals.emplace(id, std::move(*bytes));
+  }
+  if (!options.hash_names) scan.code.names.clear();
+  for (const auto& [id, what] : images) {
+    if (scan.images.count(id) != 0) continue;
+    unsigned dropped = 0;
+    auto rewritten = detail::rewrite_image(originals.at(id), scan.code, what, &dropped);
+    if (!rewritten) return rewritten.status();
+    scan.cubin_entries_dropped += dropped;
+    scan.images.emplace(id, std::move(*rewritten));
+  }
+  return Status::ok();
+}
+
 // One rewrite of the capture. `restored[i]`: pieces of payload i kept original; `expect`: the
 // resealed expectations (null: keep the records' own, as a first candidate for resealing).
 // `counts` gets what was replaced and kept.
@@ -435,7 +522,7 @@ Status write_candidate(format::Reader& reader, const Scan& scan, const RedactOpt
   capnp::MallocMessageBuilder header;
   header.setRoot(reader.header());
   auto h = header.getRoot<schema::CaptureHeader>();
-  scrub_header(h, options, final, reader.header().getCreationTimeNs());
+  scrub_header(h, options, scan, final, reader.header().getCreationTimeNs());
   auto created = format::Writer::create(out, header);
   if (!created) return created.status();
   format::Writer& w = **created;
@@ -550,7 +637,12 @@ Status write_candidate(format::Reader& reader, const Scan& scan, const RedactOpt
       case schema::CallRecord::MODULE_LOAD: {
         auto m = r.getModuleLoad();
         BlobId id = to_blob(m.getImage());
-        if (!id.is_null()) {
+        if (auto image = scan.images.find(id); image != scan.images.end()) {
+          auto stored = put(image->second);
+          if (!stored) return fail(stored.status());
+          set_blob(m.getImage(), *stored);
+          m.setImageSize(image->second.size());
+        } else if (!id.is_null()) {
           auto bytes = original(id);
           if (!bytes) return fail(bytes.status());
           auto stored = put(**bytes);
@@ -578,6 +670,7 @@ Status write_candidate(format::Reader& reader, const Scan& scan, const RedactOpt
         break;
       }
     }
+    if (scan.code.hash_names) hash_record_names(r, scan.code);
     auto appended = w.append_call(b);
     if (!appended) return fail(appended.status());
     return true;
@@ -688,8 +781,12 @@ Result<RedactReport> redact_capture(const std::string& in, const std::string& ou
   }
   Scan scan;
   if (Status st = scan_capture(reader, options, scan); !st) return st;
+  if (Status st = prepare_code(reader, options, scan); !st) return st;
 
   RedactReport report;
+  report.rewritten_images = static_cast<unsigned>(scan.images.size());
+  report.cubin_entries_dropped = scan.cubin_entries_dropped;
+  report.hashed_names = static_cast<unsigned>(scan.code.names.size());
   report.kept_allocations = scan.kept_report;
   const std::string base = out + ".redact-tmp";
   std::error_code ec;

@@ -225,7 +225,7 @@ class Comparer {
 }  // namespace
 
 std::string compare_extracts(format::Reader& a, format::Reader& b, bool map_values,
-                             bool host_memory_only_in_a, bool tool_variables_only_in_a) {
+                             bool host_memory_only_in_a) {
   auto ha = a.header(), hb = b.header();
   if (!ha.hasExtract() || !hb.hasExtract()) return "header: not an extracted capture";
   auto xa = ha.getExtract(), xb = hb.getExtract();
@@ -233,26 +233,13 @@ std::string compare_extracts(format::Reader& a, format::Reader& b, bool map_valu
   // Host memory in a only: its memAlloc records and chunks are left out of the comparison.
   std::set<uint64_t>& skipped_records = cmp.skipped_records;
   uint64_t skipped_input = 0, skipped_expected = 0;
-  if (host_memory_only_in_a || tool_variables_only_in_a) {
+  if (host_memory_only_in_a) {
     using K = schema::MemAlloc::Kind;
-    // A variable the application looked up too stays: b has it from the application's record.
-    std::set<uint64_t> app_variables;
-    for (uint64_t seq = 0; seq < a.call_count(); ++seq) {
-      auto r = a.call(seq);
-      if (r && r->get().isGlobalGet() && !r->get().getGlobalGet().getByTool())
-        app_variables.insert(r->get().getGlobalGet().getAddress());
-    }
     for (uint64_t seq = 0; seq < a.call_count(); ++seq) {
       auto r = a.call(seq);
       if (!r) return "record " + std::to_string(seq) + ": unreadable";
       auto c = r->get();
-      if (tool_variables_only_in_a && c.isGlobalGet() && c.getGlobalGet().getByTool()) {
-        skipped_records.insert(seq);
-        if (app_variables.count(c.getGlobalGet().getAddress()) == 0)
-          cmp.skip_a.emplace_back(c.getGlobalGet().getAddress(), c.getGlobalGet().getSize());
-        continue;
-      }
-      if (!host_memory_only_in_a || !c.isMemAlloc()) continue;
+      if (!c.isMemAlloc()) continue;
       auto kind = c.getMemAlloc().getKind();
       if (kind != K::HOST && kind != K::HOST_ALLOC && kind != K::HOST_REGISTER) continue;
       skipped_records.insert(seq);

@@ -22,12 +22,7 @@ namespace cusnap::extract::test {
 // With `host_memory_only_in_a`: a's host-memory allocations (cuMemAllocHost, cuMemHostAlloc,
 // cuMemHostRegister records) and the snapshot chunks in them are left out first — what a
 // snapshot-route extract holds and a replay-route one cannot (docs/extract.md, "Routes").
-// With `tool_variables_only_in_a`: a's module variables the interceptor looked up for its
-// snapshots (globalGet byTool) and their chunks are left out first — what a snapshot-route
-// extract holds and the replay route of a capture made without snapshots does not (no record of
-// it names where those variables were; docs/extract.md, "Limits").
 std::string compare_extracts(format::Reader& a, format::Reader& b, bool map_values,
-                             bool host_memory_only_in_a = false,
-                             bool tool_variables_only_in_a = false);
+                             bool host_memory_only_in_a = false);
 
 }  // namespace cusnap::extract::test

@@ -18,11 +18,11 @@
 # (pinned, mapped, registered: saxpy_streams, multi_thread) is in snapshot-route extracts only:
 # what host code wrote there is in no record, so the replay route leaves it out (with a note),
 # and the comparison leaves it out of the snapshot-route side (--host-memory-only-in-first).
-# Module variables the application never looked up are covered by snapshots taken at capture
-# time (the interceptor resolves them, globalGet byTool), not by the replay route of a capture
-# without snapshots, which has no record of them: the comparison with such a capture leaves them
-# out of the snapshot-route side (--tool-variables-only-in-first); the same-capture comparison
-# keeps them (the replay route takes the interceptor's records).
+# Module variables the application never looked up are in both: snapshots taken at capture time
+# cover them (the interceptor resolves them, globalGet byTool), and the replay route of a capture
+# without snapshots looks up on its driver every variable of the launch's module image that no
+# record names, and writes the same byTool records (module_vars: a __constant__ table only its
+# initializer sets, a __device__ counter only a kernel writes). Both comparisons are in full.
 # Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY, STICKY_REFUSAL.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK} ${WORK}/launches ${WORK}/replayed ${WORK}/plain)
@@ -147,7 +147,7 @@ foreach(ordinal IN LISTS snap_ordinals)
     message(FATAL_ERROR "launch ${ordinal} was not extracted from the capture without snapshots")
   endif()
   execute_process(COMMAND ${COMPARE} --map --host-memory-only-in-first
-                          --tool-variables-only-in-first ${snap_${ordinal}} ${plain_${ordinal}}
+                          ${snap_${ordinal}} ${plain_${ordinal}}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cerr)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "launch ${ordinal}, snapshot route vs a capture without snapshots:\n"

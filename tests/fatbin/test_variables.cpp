@@ -39,6 +39,21 @@ TEST_CASE("fatbin: module variables of nvcc's PTX and cubin", "[fatbin]") {
   CHECK(sorted(*elf) == kExpected);
 }
 
+TEST_CASE("fatbin: module variables of whole stored images, by their kind", "[fatbin]") {
+  CHECK(sorted(cusnap::fatbin::image_variables(read_bytes(image_path("k.ptx")))) == kExpected);
+  CHECK(sorted(cusnap::fatbin::image_variables(read_bytes(image_path("k_sm90.cubin")))) ==
+        kExpected);
+  for (const char* mode : {"default", "size", "speed", "none"}) {
+    INFO(mode);
+    std::vector<uint8_t> bytes = read_bytes(image_path(std::string("k_") + mode + ".fatbin"));
+    CHECK(sorted(cusnap::fatbin::image_variables(bytes)) == kExpected);
+    // A container cut short names nothing rather than reading past the bytes.
+    bytes.resize(bytes.size() / 2);
+    CHECK(cusnap::fatbin::image_variables(bytes).empty());
+  }
+  CHECK(cusnap::fatbin::image_variables(std::vector<uint8_t>{1, 2, 3}).empty());
+}
+
 TEST_CASE("fatbin: module variables of every fatbin entry, every --compress-mode", "[fatbin]") {
   for (const char* mode : {"default", "size", "speed", "none"}) {
     INFO(mode);

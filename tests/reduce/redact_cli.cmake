@@ -42,6 +42,40 @@ if(NOT first STREQUAL second)
   message(FATAL_ERROR "two redactions with the same seed differ")
 endif()
 
+# Code images: names hashed and PTX comments stripped; a fatbin keeps only its PTX (the cubins,
+# which are not rewritten, are left out), the capture still replays matched, `info` says what
+# was done on its `code` line, no record names the kernel, and the same salt writes the same file.
+set(names ${WORK}/names.cusnap)
+run(0 redact ${CAPTURE} -o ${names} --reference-driver ${EMULATOR} --hash-names
+    --strip-ptx-comments --salt s3cret)
+if(NOT out MATCHES
+   "code images: 1 rewritten, PTX comments and .file/.loc stripped, [1-9][0-9]* kernel and variable names hashed \\(salted\\)")
+  message(FATAL_ERROR "redact --hash-names did not say what it rewrote:\n${out}")
+endif()
+run(0 replay ${names} --driver ${EMULATOR} --progress off)
+if(NOT out MATCHES "MATCHED")
+  message(FATAL_ERROR "the capture with hashed names does not replay matched:\n${out}")
+endif()
+run(0 info ${names})
+if(NOT out MATCHES "code +PTX comments and .file/.loc stripped, kernel and variable names hashed")
+  message(FATAL_ERROR "info lacks the code line:\n${out}")
+endif()
+run(0 dump ${CAPTURE})
+if(NOT out MATCHES "name=${KERNEL}")
+  message(FATAL_ERROR "the capture does not name ${KERNEL}: the check below cannot fail")
+endif()
+run(0 dump ${names})
+if(out MATCHES "${KERNEL}")
+  message(FATAL_ERROR "a record of the redacted capture still names ${KERNEL}:\n${out}")
+endif()
+run(0 redact ${CAPTURE} -o ${WORK}/names-again.cusnap --reference-driver ${EMULATOR} --hash-names
+    --strip-ptx-comments --salt s3cret)
+file(SHA256 ${names} first)
+file(SHA256 ${WORK}/names-again.cusnap second)
+if(NOT first STREQUAL second)
+  message(FATAL_ERROR "two redactions with the same seed and salt differ")
+endif()
+
 # A flipped byte in the middle of the file: verify calls it corrupt, redact refuses it (exit 3).
 file(READ ${CAPTURE} hex HEX)
 string(LENGTH "${hex}" n)

@@ -51,6 +51,17 @@ struct ExtractOptions {
   std::function<void(const std::string&)> on_warning;
 };
 
+// A module variable the replay route looked up on its driver because no record of the source
+// names it (a capture made without snapshots): written as a globalGet record of the tool's
+// (byTool, as the interceptor writes one when it snapshots), at the address the driver gave.
+struct LookedUpVariable {
+  uint64_t module = 0;  // the captured module (or library) handle
+  bool is_library = false;
+  std::string name;
+  uint64_t address = 0;
+  uint64_t size = 0;
+};
+
 // What one launch needs, found in the source (seqs of the records to copy).
 struct LaunchPlan {
   uint64_t launch_seq = 0;
@@ -73,6 +84,17 @@ struct LaunchPlan {
   // reads them), tiled in chunk_bytes pieces.
   std::vector<std::pair<uint64_t, uint64_t>> snapshot_ranges;
   uint64_t chunk_bytes = 0;
+  // kReplay: the variables the launch's module image defines (fatbin/variables.h) that no
+  // globalGet record before the launch names, in image order: the replay looks them up by name
+  // (replayer SnapshotTap::variables) and reads them with the ranges. Their records go among the
+  // copied globalGet ones before the first whose seq is variables_seq or later (the first launch
+  // after the module's load: where the interceptor records its own when it snapshots).
+  std::vector<std::string> unrecorded_variables;
+  uint64_t variables_seq = 0;
+  uint64_t module_handle = 0;  // the launch's module (or library) as captured
+  // Filled by the replay (extract_launches): where the driver placed them. Their ranges are
+  // appended to kept_ranges.
+  std::vector<LookedUpVariable> looked_up_variables;
 };
 
 struct ExtractedLaunch {

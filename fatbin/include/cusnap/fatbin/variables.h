@@ -34,8 +34,20 @@ struct Variable {
 // The variables PTX text defines, in the order it defines them.
 std::vector<Variable> ptx_variables(std::string_view ptx);
 
+// `ptx` with each `//` and `/* */` comment replaced by one space (a line comment's newline
+// kept; string literals, which may hold "//", kept as they are): what ptx_variables reads, and
+// what `cusnap redact --strip-ptx-comments` writes.
+std::string ptx_without_comments(std::string_view ptx);
+
 // The variables an ELF cubin defines, in symbol table order; std::nullopt when the bytes are not
 // a well-formed 64-bit little-endian ELF with a symbol table.
 std::optional<std::vector<Variable>> elf_variables(std::span<const uint8_t> elf);
+
+// The variables of a whole code image as a capture stores it (classify() in fatbin.h): PTX text
+// (up to its NUL), an ELF cubin, or a fatbin container: its first cubin with a symbol table,
+// else its first PTX entry (every entry is compiled from the same source). Empty for anything
+// else or bytes that cannot be read. The one dispatch: the interceptor's snapshots and the
+// extract's replay route (which looks up what a capture without snapshots never recorded).
+std::vector<Variable> image_variables(std::span<const uint8_t> image);
 
 }  // namespace cusnap::fatbin

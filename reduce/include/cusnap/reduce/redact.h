@@ -39,7 +39,13 @@ inline constexpr uint64_t kDefaultRedactSeed = 0x6375736e61707264ull;  // "cusna
 
 struct RedactOptions {
   uint64_t seed = kDefaultRedactSeed;
-  std::optional<std::string> salt;   // header fields as salted hashes (else blanked)
+  std::optional<std::string> salt;  // header fields as salted hashes (else blanked)
+  // Code images (docs/redact.md, "Code images"): PTX comments and .file/.loc directives removed;
+  // kernel and variable names replaced by salted hashes (the salt, else the seed) in every PTX
+  // image and every record and header field that names them. Either leaves cubins out of
+  // fatbins (the PTX stays, the driver JIT-compiles it) and refuses an image with no PTX.
+  bool strip_ptx_comments = false;
+  bool hash_names = false;
   std::vector<uint64_t> keep_alloc;  // addresses inside allocations kept original
   std::string keep_kernel_inputs;    // kernel filter (common/kernel_filter.h); empty: none
   common::KernelNameBase name_base = common::KernelNameBase::kFunction;
@@ -66,7 +72,10 @@ struct RedactReport {
   uint64_t pointer_bytes = 0;
   uint64_t kept_allocation_bytes = 0;
   uint64_t restored_bytes = 0;
-  std::vector<RedactedRange> restored;          // --verify: what had to stay original
+  unsigned rewritten_images = 0;        // code images rewritten (--strip-ptx-comments/--hash-names)
+  unsigned cubin_entries_dropped = 0;   // cubin entries left out of those fatbins
+  unsigned hashed_names = 0;            // distinct names --hash-names replaced
+  std::vector<RedactedRange> restored;  // --verify: what had to stay original
   std::vector<RedactedRange> kept_allocations;  // --keep-alloc / --keep-kernel-inputs
   Expectations expectations = Expectations::kOriginal;
   std::string expectations_note;  // kDropped: why the reference replay failed
