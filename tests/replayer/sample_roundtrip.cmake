@@ -1,4 +1,5 @@
 # Capture one sample on the emulator through the interceptor, replay it twice on the emulator.
+# Inputs: SAMPLE, REPLAY, EMULATOR, INTERCEPTOR_DIR, WORK, NOTHING_SKIPPED (optional).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(capture ${WORK}/capture.cusnap)
@@ -37,6 +38,18 @@ foreach(run 1 2)
   # through a deferredResult record): an unverified one means the capture or the plan lost it.
   if(NOT unverified EQUAL 0)
     message(FATAL_ERROR "replay ${run}: ${unverified} device-to-host copies could not be verified")
+  endif()
+  # NOTHING_SKIPPED (texture, surface): no warning, and no copy, array, object or unmodelled
+  # call of what the sample does left out of the replay.
+  if(NOTHING_SKIPPED)
+    string(JSON warnings GET "${report}" warnings)
+    if(NOT warnings MATCHES "^\\[[ \n]*\\]$")
+      message(FATAL_ERROR "replay ${run} warned: ${warnings}")
+    endif()
+    string(JSON skipped GET "${report}" skipped)
+    if(skipped MATCHES "\"(memcpy|array|texObject|launch|generic cu(Array|Tex|Surf|Mipmapped|Memcpy|Launch))[^\"]*\"")
+      message(FATAL_ERROR "replay ${run} skipped ${CMAKE_MATCH_0}: ${skipped}")
+    endif()
   endif()
 endforeach()
 if(NOT verification1 STREQUAL verification2)
