@@ -236,8 +236,8 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
         << " the capture does not model may have changed device state\n";
     Table apis({{"calls", true}, {"unmodelled api"}, {"why"}});
     for (auto a : unmodelled) {
-      apis.add_row({std::to_string(a.getCount()), a.getApi().cStr(),
-                    unmodelled_reason(a.getApi().cStr())});
+      apis.add_row(
+          {std::to_string(a.getCount()), a.getApi().cStr(), unmodelled_reason(a.getApi().cStr())});
     }
     apis.print(out);
   } else {

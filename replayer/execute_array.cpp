@@ -84,8 +84,7 @@ MaybeError Executor::do_array(const Action& a, const ArrayOp& op) {
       CUmipmappedArray live = nullptr;
       CUDA_ARRAY3D_DESCRIPTOR d = descriptor_of(op);
       r = api_.cuMipmappedArrayCreate(&live, &d, op.levels);
-      if (r != CUDA_SUCCESS)
-        return fail(a, "cuMipmappedArrayCreate", r).with_handle(op.mipmapped);
+      if (r != CUDA_SUCCESS) return fail(a, "cuMipmappedArrayCreate", r).with_handle(op.mipmapped);
       mipmapped_[op.mipmapped] = live;
       return std::nullopt;
     }
@@ -126,8 +125,8 @@ MaybeError Executor::do_array(const Action& a, const ArrayOp& op) {
 }
 
 MaybeError Executor::do_tex_object(const Action& a, const TexObjectOp& op) {
-  const bool surface = op.kind == TexObjectOp::Kind::kSurfaceCreate ||
-                       op.kind == TexObjectOp::Kind::kSurfaceDestroy;
+  const bool surface =
+      op.kind == TexObjectOp::Kind::kSurfaceCreate || op.kind == TexObjectOp::Kind::kSurfaceDestroy;
   if (op.kind == TexObjectOp::Kind::kTextureDestroy ||
       op.kind == TexObjectOp::Kind::kSurfaceDestroy) {
     auto it = objects_.find(op.object);
@@ -135,7 +134,8 @@ MaybeError Executor::do_tex_object(const Action& a, const TexObjectOp& op) {
     CUresult r = surface ? api_.cuSurfObjectDestroy(it->second.live)
                          : api_.cuTexObjectDestroy(it->second.live);
     objects_.erase(it);
-    if (r != CUDA_SUCCESS) return fail(a, surface ? "cuSurfObjectDestroy" : "cuTexObjectDestroy", r);
+    if (r != CUDA_SUCCESS)
+      return fail(a, surface ? "cuSurfObjectDestroy" : "cuTexObjectDestroy", r);
     return std::nullopt;
   }
   if ((surface && api_.cuSurfObjectCreate == nullptr) ||
@@ -342,8 +342,9 @@ unsigned Executor::map_object_handles(std::vector<uint8_t>& params,
     // every word that equals a handle would corrupt integers, so none is mapped.
     if (!warned_extra_objects_) {
       warned_extra_objects_ = true;
-      warn("a kernel launched through an `extra` parameter buffer while texture or surface "
-           "objects exist: object handles inside it are not mapped to the replay's");
+      warn(
+          "a kernel launched through an `extra` parameter buffer while texture or surface "
+          "objects exist: object handles inside it are not mapped to the replay's");
     }
     return 0;
   }

@@ -16,8 +16,8 @@ namespace {
 using Api = schema::CopyGeometry::ArrayApi;
 using ArrayCopy = cusnap::test::CaptureBuilder::ArrayCopy;
 constexpr int32_t kHost = 1, kDevice = 2, kArray = 3;  // CUmemorytype
-constexpr int32_t kSignedInt32 = 0x0a;                  // CU_AD_FORMAT_SIGNED_INT32
-constexpr uint32_t kSurfaceLdst = 0x02;                 // CUDA_ARRAY3D_SURFACE_LDST
+constexpr int32_t kSignedInt32 = 0x0a;                 // CU_AD_FORMAT_SIGNED_INT32
+constexpr uint32_t kSurfaceLdst = 0x02;                // CUDA_ARRAY3D_SURFACE_LDST
 constexpr int kTexels = 256;
 constexpr int kRows = 8, kColumns = 16;  // the 2-D array
 // Captured handles no emulator hands out (it numbers objects from 1 and arrays are pointers),
@@ -46,8 +46,8 @@ ArrayCapture write_array_capture(const std::string& path) {
   c.path = path;
   CaptureBuilder w(path);
   w.module_load_ptx(0xA000, test_ptx());
-  w.function_get(0xA000, 0xF009, "through_texture", std::vector<cusnap::test::Slot>{
-                                                        {0, 8}, {8, 8}, {16, 4}});
+  w.function_get(0xA000, 0xF009, "through_texture",
+                 std::vector<cusnap::test::Slot>{{0, 8}, {8, 8}, {16, 4}});
   const uint64_t d = kBase, d2 = kBase + 0x10000;
   w.alloc(d, kTexels * 4);
   w.alloc(d2, kRows * 128);
