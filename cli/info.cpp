@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "common.h"
 #include "info_collect.h"
@@ -44,6 +46,35 @@ std::string duration_text(int64_t ns) {
     std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
   }
   return buf;
+}
+
+// Why a call the capture passed through cannot be replayed, by API family.
+std::string unmodelled_reason(std::string_view api) {
+  struct Family {
+    std::string_view prefix, why;
+  };
+  static constexpr Family kFamilies[] = {
+      {"cuIpc", "IPC handles name another process's memory or events: not replayable"},
+      {"cuImportExternal", "external memory/semaphores belong to another API: not replayable"},
+      {"cuExternal", "external memory/semaphores belong to another API: not replayable"},
+      {"cuSignalExternal", "external semaphores belong to another API: not replayable"},
+      {"cuWaitExternal", "external semaphores belong to another API: not replayable"},
+      {"cuDestroyExternal", "external memory/semaphores belong to another API: not replayable"},
+      {"cuTexRef", "legacy texture references are not recorded"},
+      {"cuSurfRef", "legacy surface references are not recorded"},
+      {"cuModuleGetTexRef", "legacy texture references are not recorded"},
+      {"cuModuleGetSurfRef", "legacy surface references are not recorded"},
+      {"cuParamSetTexRef", "legacy texture references are not recorded"},
+      {"cuGraph", "graph call not typed yet (docs/capture.md)"},
+      {"cuMemPool", "memory pools beyond plain async allocations are not replayed"},
+      {"cuGL", "graphics interop: not replayable"},
+      {"cuEGL", "graphics interop: not replayable"},
+      {"cuVDPAU", "graphics interop: not replayable"},
+  };
+  for (const Family& f : kFamilies) {
+    if (api.starts_with(f.prefix)) return std::string(f.why);
+  }
+  return "passed through without being modelled";
 }
 
 std::string dim3_text(schema::Dim3::Reader d) {
@@ -211,8 +242,11 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
     for (auto a : unmodelled) total += a.getCount();
     out << "\nReplay may diverge: " << total << " successful call" << (total == 1 ? "" : "s")
         << " the capture does not model may have changed device state\n";
-    Table apis({{"calls", true}, {"unmodelled api"}});
-    for (auto a : unmodelled) apis.add_row({std::to_string(a.getCount()), a.getApi().cStr()});
+    Table apis({{"calls", true}, {"unmodelled api"}, {"why"}});
+    for (auto a : unmodelled) {
+      apis.add_row(
+          {std::to_string(a.getCount()), a.getApi().cStr(), unmodelled_reason(a.getApi().cStr())});
+    }
     apis.print(out);
   } else {
     out << "\nReplay: every successful call that may change device state is modelled\n";

@@ -79,6 +79,23 @@ namespace cusnap::replayer {
   X(cuMemcpy2DAsync, 3020, false)                             \
   X(cuMemcpy3D, 3020, false)                                  \
   X(cuMemcpy3DAsync, 3020, false)                             \
+  X(cuMemcpyHtoA, 3020, false)                                \
+  X(cuMemcpyAtoH, 3020, false)                                \
+  X(cuMemcpyDtoA, 3020, false)                                \
+  X(cuMemcpyAtoD, 3020, false)                                \
+  X(cuMemcpyAtoA, 3020, false)                                \
+  X(cuMemcpyHtoAAsync, 3020, false)                           \
+  X(cuMemcpyAtoHAsync, 3020, false)                           \
+  X(cuArrayCreate, 3020, false)                               \
+  X(cuArray3DCreate, 3020, false)                             \
+  X(cuArrayDestroy, 2000, false)                              \
+  X(cuMipmappedArrayCreate, 5000, false)                      \
+  X(cuMipmappedArrayGetLevel, 5000, false)                    \
+  X(cuMipmappedArrayDestroy, 5000, false)                     \
+  X(cuTexObjectCreate, 5000, false)                           \
+  X(cuTexObjectDestroy, 5000, false)                          \
+  X(cuSurfObjectCreate, 5000, false)                          \
+  X(cuSurfObjectDestroy, 5000, false)                         \
   X(cuMemsetD8, 3020, true)                                   \
   X(cuMemsetD16, 3020, true)                                  \
   X(cuMemsetD32, 3020, true)                                  \

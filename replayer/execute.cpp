@@ -88,6 +88,7 @@ Executor::~Executor() {
   for (auto& [captured, graph] : graphs_) {
     if (api_.cuGraphDestroy) api_.cuGraphDestroy(graph);
   }
+  release_arrays();
   for (auto& [captured, stream] : streams_) api_.cuStreamDestroy(stream);
   if (serial_stream_ != nullptr) api_.cuStreamDestroy(serial_stream_);
   for (auto& [captured, event] : events_) api_.cuEventDestroy(event);
@@ -435,6 +436,10 @@ MaybeError Executor::execute(const Action& a) {
           return std::nullopt;
         } else if constexpr (std::is_same_v<T, CopyOp>) {
           return do_copy(a, op);
+        } else if constexpr (std::is_same_v<T, ArrayOp>) {
+          return do_array(a, op);
+        } else if constexpr (std::is_same_v<T, TexObjectOp>) {
+          return do_tex_object(a, op);
         } else if constexpr (std::is_same_v<T, MemsetOp>) {
           return do_memset(a, op);
         } else if constexpr (std::is_same_v<T, LaunchOp>) {
@@ -775,12 +780,12 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
   const bool three_d = op.dimensions > 1 && !two_d;
   CUstream stream = stream_for(op.stream);
   uint64_t dst = 0, src = 0;
-  if (op.direction != CopyDirection::kDeviceToHost) {
+  if (op.direction != CopyDirection::kDeviceToHost && op.dst_array == 0) {
     auto d = device_address(a, op.dst, op.extent(op.dst_pitch, op.dst_height));
     if (!d) return d.error();
     dst = d.value();
   }
-  if (op.direction != CopyDirection::kHostToDevice) {
+  if (op.direction != CopyDirection::kHostToDevice && op.src_array == 0) {
     auto s = device_address(a, op.src, op.extent(op.src_pitch, op.src_height));
     if (!s) return s.error();
     src = s.value();
@@ -798,7 +803,13 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
     host.resize(op.size);
   }
   CUresult r = CUDA_SUCCESS;
-  if (two_d) {
+  if (op.involves_array()) {
+    // The linear device side (if any) as translated above, the array side(s) mapped there.
+    CopyOp live = op;
+    live.dst = dst;
+    live.src = src;
+    if (auto e = array_copy(a, live, host.data(), stream)) return e;
+  } else if (two_d) {
     if (api_.cuMemcpy2DUnaligned == nullptr || api_.cuMemcpy2DAsync == nullptr) {
       return Error(ErrorKind::kUnsupported, "the driver has no 2D copies")
           .at_call(a.seq)

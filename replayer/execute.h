@@ -90,6 +90,16 @@ class Executor {
   Expected<CUgraph> graph_for(const Action& a, uint64_t captured);
   Expected<CUgraphNode> node_for(const Action& a, uint64_t captured);
   MaybeError do_host_free(const Action& a, const HostFreeOp& op);
+  // Arrays, textures and surfaces (execute_array.cpp).
+  MaybeError do_array(const Action& a, const ArrayOp& op);
+  MaybeError do_tex_object(const Action& a, const TexObjectOp& op);
+  MaybeError array_copy(const Action& a, const CopyOp& op, void* host, CUstream stream);
+  Expected<CUarray> array_for(const Action& a, uint64_t captured);
+  // Replaces, in the 8-byte parameter slots of `layout`, every captured texture/surface object
+  // value by the live one; returns how many words it changed (docs/replay.md).
+  unsigned map_object_handles(std::vector<uint8_t>& params, const std::vector<ParamSlot>& layout,
+                              bool via_extra);
+  void release_arrays();
   void release_host(uint64_t captured_host);
 
   Expected<CUfunction> function_for(const Action& a, const LaunchOp& op);
@@ -176,6 +186,17 @@ class Executor {
   std::unordered_map<uint64_t, NodeHost> node_hosts_;
   std::deque<std::vector<uint8_t>> graph_buffers_;  // host sides of memcpy nodes, kept alive
   std::map<uint64_t, AllocationRef> allocations_;   // live captured allocations by base
+  // CUDA arrays, mipmapped arrays and texture/surface objects: captured handle -> live one. A
+  // mipmap level belongs to its mipmapped array (destroyed with it, never on its own).
+  std::unordered_map<uint64_t, CUarray> arrays_;
+  std::unordered_map<uint64_t, uint64_t> level_owner_;  // captured level -> captured mipmapped
+  std::unordered_map<uint64_t, CUmipmappedArray> mipmapped_;
+  struct LiveObject {
+    uint64_t live = 0;
+    bool surface = false;
+  };
+  std::unordered_map<uint64_t, LiveObject> objects_;
+  bool warned_extra_objects_ = false;
   // Recreated host memory, by captured host pointer: either pages mapped at the captured address
   // and registered (mapped_ != nullptr), or a cuMemHostAlloc allocation elsewhere.
   struct HostBuffer {

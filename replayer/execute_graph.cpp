@@ -145,6 +145,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       params.assign(op.kernel.params.begin(), op.kernel.params.end());
       static const std::vector<ParamSlot> kNoLayout;
       memory_->rewrite_pointers(params, op.kernel.via_extra ? kNoLayout : op.kernel.layout);
+      map_object_handles(params, op.kernel.layout, op.kernel.via_extra);
       std::vector<void*>& args = args_scratch_;
       args.clear();
       size_t params_size = params.size();
@@ -182,6 +183,12 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
     }
     case GraphNodeOp::Kind::kMemcpy: {
       const CopyOp& c = op.copy;
+      if (c.involves_array()) {
+        return Error(ErrorKind::kUnsupported,
+                     "memcpy graph nodes with a CUDA array endpoint are not replayed")
+            .at_call(a.seq)
+            .in_record("graphNode");
+      }
       uint64_t dst = 0, src = 0;
       uint64_t src_pitch = c.dimensions > 1 ? c.src_pitch : c.size;
       uint64_t dst_pitch = c.dimensions > 1 ? c.dst_pitch : c.size;

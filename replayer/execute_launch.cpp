@@ -56,6 +56,7 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   static const std::vector<ParamSlot> kNoLayout;
   unsigned rewritten = memory_->rewrite_pointers(params, op.via_extra ? kNoLayout : op.layout);
   if (op.has_layout && op.layout.empty()) rewritten = 0;
+  map_object_handles(params, op.layout, op.via_extra);
 
   LaunchReport report;
   report.seq = a.seq;

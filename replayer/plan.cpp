@@ -120,6 +120,9 @@ class PlanBuilder {
   MaybeError add_module_load(uint64_t seq, schema::ModuleLoad::Reader r);
   MaybeError add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r);
   MaybeError add_memcpy(uint64_t seq, schema::Memcpy::Reader r);
+  MaybeError add_array_endpoints(uint64_t seq, schema::Memcpy::Reader r, CopyOp& op);
+  MaybeError add_array(uint64_t seq, schema::ArrayCall::Reader r);
+  MaybeError add_tex_object(uint64_t seq, schema::TexObjectCall::Reader r);
   MaybeError add_memset(uint64_t seq, schema::Memset::Reader r);
   MaybeError add_launch(uint64_t seq, schema::Launch::Reader r);
   MaybeError add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r);
@@ -379,9 +382,11 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
     case Kind::HOST_TO_HOST:
       skip("memcpy (host to host)");
       return std::nullopt;
+    case Kind::ARRAY_INVOLVED:
+      if (auto e = add_array_endpoints(seq, r, op)) return e;
+      break;
     default:
-      warn_once("array", seq, "copies involving CUDA arrays are not replayed");
-      skip("memcpy (array)");
+      skip("memcpy (unknown kind)");
       return std::nullopt;
   }
   // The copy's shape is format's rule (format/record_sizes.h), the one verify checks too.
@@ -396,14 +401,17 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
     op.dst_pitch = g.dst_pitch;
     op.src_height = g.src_height;
     op.dst_height = g.dst_height;
-    // Fold the x/y offsets into the device addresses; the host side is always packed.
-    dst += g.dst_offset;
-    src += g.src_offset;
+    // Fold the x/y offsets into the device addresses; the host side is always packed. An
+    // array side keeps its offsets (add_array_endpoints) and has no pitch.
+    if (op.dst_array == 0) dst += g.dst_offset;
+    if (op.src_array == 0) src += g.src_offset;
     op.size = g.bytes;
-    if (op.direction != CopyDirection::kDeviceToHost && op.dst_pitch < op.width) {
+    if (op.direction != CopyDirection::kDeviceToHost && op.dst_array == 0 &&
+        op.dst_pitch < op.width) {
       return capture_error(seq, "memcpy", "2D copy with a destination pitch below its width");
     }
-    if (op.direction != CopyDirection::kHostToDevice && op.src_pitch < op.width) {
+    if (op.direction != CopyDirection::kHostToDevice && op.src_array == 0 &&
+        op.src_pitch < op.width) {
       return capture_error(seq, "memcpy", "2D copy with a source pitch below its width");
     }
   } else {
@@ -433,6 +441,200 @@ MaybeError PlanBuilder::add_memcpy(uint64_t seq, schema::Memcpy::Reader r) {
   }
   if (node_target_ == nullptr) copies_[seq] = plan_.actions.size();
   push(seq, std::move(op));
+  return std::nullopt;
+}
+
+// A copy with a CUDA array endpoint (schema 6 records them with their payload and checksum;
+// older writers gave neither, so their host-to-array copies are skipped for lack of bytes).
+MaybeError PlanBuilder::add_array_endpoints(uint64_t seq, schema::Memcpy::Reader r, CopyOp& op) {
+  constexpr int32_t kHost = 1, kDevice = 2, kArray = 3, kUnified = 4;  // CUmemorytype
+  using Api = schema::CopyGeometry::ArrayApi;
+  auto g = r.getGeometry();
+  int32_t src_type = g.getSrcMemoryType(), dst_type = g.getDstMemoryType();
+  bool src_array = src_type == kArray, dst_array = dst_type == kArray;
+  if ((src_array && g.getSrcArray() == 0) || (dst_array && g.getDstArray() == 0) ||
+      (!src_array && !dst_array)) {
+    return capture_error(seq, "memcpy", "array copy without its array handle");
+  }
+  auto host = [&](int32_t type, uint64_t address) {
+    return type == kHost || (type == kUnified && !in_device_memory(address));
+  };
+  for (int32_t type : {src_type, dst_type}) {
+    if (type != kHost && type != kDevice && type != kArray && type != kUnified) {
+      return capture_error(seq, "memcpy", "array copy with memory type " + std::to_string(type));
+    }
+  }
+  bool src_host = host(src_type, r.getSrc()), dst_host = host(dst_type, r.getDst());
+  op.direction = src_host   ? CopyDirection::kHostToDevice
+                 : dst_host ? CopyDirection::kDeviceToHost
+                            : CopyDirection::kDeviceToDevice;
+  if (src_array) {
+    op.src_array = g.getSrcArray();
+    op.src_offset = {g.getSrcXInBytes(), g.getSrcY(), g.getSrcZ()};
+  }
+  if (dst_array) {
+    op.dst_array = g.getDstArray();
+    op.dst_offset = {g.getDstXInBytes(), g.getDstY(), g.getDstZ()};
+  }
+  if (op.dimensions > 1) return std::nullopt;
+  switch (g.getArrayApi()) {
+    case Api::HOST_TO_ARRAY:
+      op.array_api = ArrayCopyApi::kHtoA;
+      break;
+    case Api::ARRAY_TO_HOST:
+      op.array_api = ArrayCopyApi::kAtoH;
+      break;
+    case Api::DEVICE_TO_ARRAY:
+      op.array_api = ArrayCopyApi::kDtoA;
+      break;
+    case Api::ARRAY_TO_DEVICE:
+      op.array_api = ArrayCopyApi::kAtoD;
+      break;
+    case Api::ARRAY_TO_ARRAY:
+      op.array_api = ArrayCopyApi::kAtoA;
+      break;
+    default:
+      return capture_error(seq, "memcpy", "1-D array copy that names no array copy call");
+  }
+  // The call's shape must agree with its sides (which one is the array, which the host).
+  bool agrees = false;
+  switch (op.array_api) {
+    case ArrayCopyApi::kHtoA:
+      agrees = dst_array && src_host;
+      break;
+    case ArrayCopyApi::kAtoH:
+      agrees = src_array && dst_host;
+      break;
+    case ArrayCopyApi::kDtoA:
+      agrees = dst_array && !src_array && !src_host;
+      break;
+    case ArrayCopyApi::kAtoD:
+      agrees = src_array && !dst_array && !dst_host;
+      break;
+    case ArrayCopyApi::kAtoA:
+      agrees = src_array && dst_array;
+      break;
+    case ArrayCopyApi::kNone:
+      break;
+  }
+  if (!agrees) return capture_error(seq, "memcpy", "1-D array copy whose sides disagree");
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_array(uint64_t seq, schema::ArrayCall::Reader r) {
+  using Op = schema::ArrayCall::Op;
+  ArrayOp op;
+  op.array = r.getArray();
+  op.mipmapped = r.getMipmapped();
+  op.format = r.getFormat();
+  op.channels = r.getChannels();
+  op.width = r.getWidth();
+  op.height = r.getHeight();
+  op.depth = r.getDepth();
+  op.flags = r.getFlags();
+  op.levels = r.getLevels();
+  op.level = r.getLevel();
+  switch (r.getOp()) {
+    case Op::CREATE:
+      op.kind = ArrayOp::Kind::kCreate;
+      break;
+    case Op::CREATE3D:
+      op.kind = ArrayOp::Kind::kCreate3d;
+      break;
+    case Op::DESTROY:
+      op.kind = ArrayOp::Kind::kDestroy;
+      break;
+    case Op::MIPMAPPED_CREATE:
+      op.kind = ArrayOp::Kind::kMipmappedCreate;
+      break;
+    case Op::MIPMAPPED_GET_LEVEL:
+      op.kind = ArrayOp::Kind::kMipmappedGetLevel;
+      break;
+    case Op::MIPMAPPED_DESTROY:
+      op.kind = ArrayOp::Kind::kMipmappedDestroy;
+      break;
+    default:
+      skip("array (unknown op)");
+      return std::nullopt;
+  }
+  bool creates = op.kind == ArrayOp::Kind::kCreate || op.kind == ArrayOp::Kind::kCreate3d ||
+                 op.kind == ArrayOp::Kind::kMipmappedCreate;
+  if (creates) {
+    // An array's bytes stay below the copy limit: a forged descriptor must not make the replay
+    // ask the driver for an absurd array.
+    constexpr uint64_t kMaxExtent = uint64_t{1} << 24;
+    if (op.width > kMaxExtent || op.height > kMaxExtent || op.depth > kMaxExtent ||
+        op.channels > 4 || op.levels > 32) {
+      return capture_error(seq, "array", "array descriptor out of limits");
+    }
+  }
+  bool names_array = op.kind == ArrayOp::Kind::kCreate || op.kind == ArrayOp::Kind::kCreate3d ||
+                     op.kind == ArrayOp::Kind::kMipmappedGetLevel;
+  if ((names_array && op.array == 0) ||
+      (!names_array && op.kind != ArrayOp::Kind::kDestroy && op.mipmapped == 0)) {
+    return capture_error(seq, "array", "array record without its handle");
+  }
+  push(seq, op);
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_tex_object(uint64_t seq, schema::TexObjectCall::Reader r) {
+  using Op = schema::TexObjectCall::Op;
+  TexObjectOp op;
+  op.object = r.getObject();
+  switch (r.getOp()) {
+    case Op::TEXTURE_CREATE:
+      op.kind = TexObjectOp::Kind::kTextureCreate;
+      break;
+    case Op::TEXTURE_DESTROY:
+      op.kind = TexObjectOp::Kind::kTextureDestroy;
+      break;
+    case Op::SURFACE_CREATE:
+      op.kind = TexObjectOp::Kind::kSurfaceCreate;
+      break;
+    case Op::SURFACE_DESTROY:
+      op.kind = TexObjectOp::Kind::kSurfaceDestroy;
+      break;
+    default:
+      skip("texObject (unknown op)");
+      return std::nullopt;
+  }
+  if (op.object == 0) return capture_error(seq, "texObject", "object record without its handle");
+  auto res = r.getResource();
+  op.resource.type = res.getType();
+  op.resource.array = res.getArray();
+  op.resource.mipmapped = res.getMipmapped();
+  op.resource.device_pointer = res.getDevicePointer();
+  op.resource.format = res.getFormat();
+  op.resource.channels = res.getChannels();
+  op.resource.size_in_bytes = res.getSizeInBytes();
+  op.resource.width = res.getWidth();
+  op.resource.height = res.getHeight();
+  op.resource.pitch_in_bytes = res.getPitchInBytes();
+  op.resource.flags = res.getFlags();
+  auto tex = r.getTexture();
+  auto modes = tex.getAddressMode();
+  for (unsigned i = 0; i < 3 && i < modes.size(); ++i) op.texture.address_mode[i] = modes[i];
+  op.texture.filter_mode = tex.getFilterMode();
+  op.texture.flags = tex.getFlags();
+  op.texture.max_anisotropy = tex.getMaxAnisotropy();
+  op.texture.mipmap_filter_mode = tex.getMipmapFilterMode();
+  op.texture.mipmap_level_bias = tex.getMipmapLevelBias();
+  op.texture.min_mipmap_level_clamp = tex.getMinMipmapLevelClamp();
+  op.texture.max_mipmap_level_clamp = tex.getMaxMipmapLevelClamp();
+  auto border = tex.getBorderColor();
+  for (unsigned i = 0; i < 4 && i < border.size(); ++i) op.texture.border_color[i] = border[i];
+  op.has_view = r.getHasView();
+  auto v = r.getView();
+  op.view.format = v.getFormat();
+  op.view.width = v.getWidth();
+  op.view.height = v.getHeight();
+  op.view.depth = v.getDepth();
+  op.view.first_mipmap_level = v.getFirstMipmapLevel();
+  op.view.last_mipmap_level = v.getLastMipmapLevel();
+  op.view.first_layer = v.getFirstLayer();
+  op.view.last_layer = v.getLastLayer();
+  push(seq, op);
   return std::nullopt;
 }
 
@@ -796,6 +998,10 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       return add_graph_exec(seq, record.getGraphExec());
     case Which::STREAM_CAPTURE:
       return add_stream_capture(seq, record.getStreamCapture());
+    case Which::ARRAY:
+      return add_array(seq, record.getArray());
+    case Which::TEX_OBJECT:
+      return add_tex_object(seq, record.getTexObject());
     default:
       skip(format::call_kind_name(static_cast<uint16_t>(which)));
       return std::nullopt;
@@ -1245,7 +1451,9 @@ const char* operation_name(const Operation& op) {
                                        "memFree (host)",
                                        "graph",
                                        "graphNode",
-                                       "graphExec"};
+                                       "graphExec",
+                                       "array",
+                                       "texObject"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }

@@ -123,6 +123,8 @@ struct HostFreeOp {
 };
 
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+// The 1-D array copies, as CopyGeometry.arrayApi names them.
+enum class ArrayCopyApi : uint8_t { kNone, kHtoA, kAtoH, kDtoA, kAtoD, kAtoA };
 const char* copy_direction_name(CopyDirection direction);
 
 struct CopyOp {
@@ -145,6 +147,16 @@ struct CopyOp {
   uint64_t dst_pitch = 0;
   uint64_t src_height = 0;
   uint64_t dst_height = 0;
+  // An endpoint that is a CUDA array (Memcpy kind arrayInvolved, docs/replay.md "Arrays"): the
+  // captured CUarray (0: the side is memory) and its offsets (x in bytes, y rows, z slices; a
+  // 1-D array copy has only x). `array_api` names the 1-D array copy (cuMemcpyHtoA ...), which
+  // is replayed by the same entry point; 0: a 2-D/3-D copy, replayed by cuMemcpy3D.
+  uint64_t src_array = 0;
+  uint64_t dst_array = 0;
+  std::array<uint64_t, 3> src_offset{0, 0, 0};
+  std::array<uint64_t, 3> dst_offset{0, 0, 0};
+  ArrayCopyApi array_api = ArrayCopyApi::kNone;
+  bool involves_array() const { return src_array != 0 || dst_array != 0; }
   // Bytes from the first to one past the last byte touched on a pitched side.
   uint64_t extent(uint64_t pitch, uint64_t rows_per_slice) const {
     if (dimensions == 1) return size;
@@ -309,12 +321,71 @@ struct GraphExecOp {
   std::vector<std::pair<uint64_t, uint64_t>> checksums;
 };
 
+// CUDA arrays and mipmapped arrays (docs/replay.md, "Arrays, textures and surfaces"):
+// recreated with the captured descriptor; the executor maps captured handles to live ones.
+struct ArrayOp {
+  enum class Kind : uint8_t {
+    kCreate,    // cuArrayCreate
+    kCreate3d,  // cuArray3DCreate
+    kDestroy,
+    kMipmappedCreate,
+    kMipmappedGetLevel,
+    kMipmappedDestroy
+  };
+  Kind kind = Kind::kCreate3d;
+  uint64_t array = 0;      // CUarray created / destroyed / the level returned
+  uint64_t mipmapped = 0;  // CUmipmappedArray
+  int32_t format = 0;      // CUarray_format
+  uint32_t channels = 0;
+  uint64_t width = 0, height = 0, depth = 0;
+  uint32_t flags = 0;
+  uint32_t levels = 0;  // kMipmappedCreate
+  uint32_t level = 0;   // kMipmappedGetLevel
+};
+
+// CUDA_RESOURCE_DESC / CUDA_TEXTURE_DESC / CUDA_RESOURCE_VIEW_DESC as plain values (the plan
+// stays free of CUDA headers); handles and the device pointer are the captured ones.
+struct ResourceDescOp {
+  int32_t type = 0;  // CUresourcetype
+  uint64_t array = 0, mipmapped = 0, device_pointer = 0;
+  int32_t format = 0;
+  uint32_t channels = 0;
+  uint64_t size_in_bytes = 0, width = 0, height = 0, pitch_in_bytes = 0;
+  uint32_t flags = 0;
+};
+struct TextureDescOp {
+  std::array<int32_t, 3> address_mode{0, 0, 0};
+  int32_t filter_mode = 0;
+  uint32_t flags = 0;
+  uint32_t max_anisotropy = 0;
+  int32_t mipmap_filter_mode = 0;
+  float mipmap_level_bias = 0, min_mipmap_level_clamp = 0, max_mipmap_level_clamp = 0;
+  std::array<float, 4> border_color{0, 0, 0, 0};
+};
+struct ResourceViewDescOp {
+  int32_t format = 0;
+  uint64_t width = 0, height = 0, depth = 0;
+  uint32_t first_mipmap_level = 0, last_mipmap_level = 0, first_layer = 0, last_layer = 0;
+};
+
+// Texture and surface objects: recreated on the live arrays / memory; their captured 64-bit
+// values are mapped to the live ones in kernel parameters (docs/replay.md).
+struct TexObjectOp {
+  enum class Kind : uint8_t { kTextureCreate, kTextureDestroy, kSurfaceCreate, kSurfaceDestroy };
+  Kind kind = Kind::kTextureCreate;
+  uint64_t object = 0;  // captured CUtexObject / CUsurfObject
+  ResourceDescOp resource;
+  TextureDescOp texture;
+  bool has_view = false;
+  ResourceViewDescOp view;
+};
+
 using Operation =
     std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp,
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
                  EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp, GraphOp, GraphNodeOp,
-                 GraphExecOp>;
+                 GraphExecOp, ArrayOp, TexObjectOp>;
 
 struct Action {
   uint64_t seq = 0;

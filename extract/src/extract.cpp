@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -65,6 +66,8 @@ struct LiveState {
   std::map<uint64_t, std::set<std::string>> global_names;
   std::map<uint64_t, uint64_t> first_launch;
   std::set<uint64_t> awaiting_launch;  // modules loaded with no launch record after them yet
+  // Texture and surface objects: value -> "texture object 0x.. over CUDA array 0x.." (schema 6).
+  std::map<uint64_t, std::string> objects;
 };
 
 struct Pending {
@@ -240,6 +243,23 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
       case schema::CallRecord::MEM_FREE:
         if (rec.getResult() == 0) live.allocations.erase(rec.getMemFree().getAddress());
         break;
+      case schema::CallRecord::TEX_OBJECT: {
+        using Op = schema::TexObjectCall::Op;
+        auto o = rec.getTexObject();
+        if (rec.getResult() != 0) break;
+        if (o.getOp() == Op::TEXTURE_DESTROY || o.getOp() == Op::SURFACE_DESTROY) {
+          live.objects.erase(o.getObject());
+          break;
+        }
+        auto r = o.getResource();
+        std::string over = r.getType() == 0   ? "CUDA array " + hex(r.getArray())
+                           : r.getType() == 1 ? "mipmapped array " + hex(r.getMipmapped())
+                                              : "device memory at " + hex(r.getDevicePointer());
+        live.objects[o.getObject()] =
+            std::string(o.getOp() == Op::SURFACE_CREATE ? "surface" : "texture") + " object " +
+            hex(o.getObject()) + " over " + over;
+        break;
+      }
       case schema::CallRecord::LAUNCH: {
         // The interceptor resolves a module's other variables at the first snapshot after its
         // load, recording them before that launch (the replay route orders its records so).
@@ -295,6 +315,22 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         p.plan.module_seq = m->second;
         p.module_handle = module;
         p.plan.module_handle = module;
+        // A texture/surface object among the 8-byte parameters (the replay's rule for mapping
+        // them, docs/replay.md): the extract would need the object and its array's contents.
+        auto params = l.getParams();
+        for (auto slot : l.getLayout()) {
+          if (slot.getSize() != 8 || uint64_t{slot.getOffset()} + 8 > params.size()) continue;
+          uint64_t value = 0;
+          std::memcpy(&value, params.begin() + slot.getOffset(), 8);
+          auto object = live.objects.find(value);
+          if (object == live.objects.end()) continue;
+          p.plan.unsupported_reason =
+              "its parameter at offset " + std::to_string(slot.getOffset()) + " is " +
+              object->second +
+              ": extracts do not recreate texture and surface objects, and array contents are "
+              "in no memory snapshot (not supported yet)";
+          break;
+        }
         p.allocations = live.allocations;
         p.globals = live.globals;
         if (options.route != Route::kSnapshots) {
@@ -774,6 +810,9 @@ Result<ExtractedLaunch> write_records(format::Reader& source, const std::string&
   if (plan.route == Route::kReplay)
     return fail(ErrorCode::kInvalidArgument,
                 who + ": planned for the replay route (extract_launches writes it)");
+  if (!plan.unsupported_reason.empty())
+    return fail(ErrorCode::kInvalidArgument,
+                who + " cannot be extracted: " + plan.unsupported_reason);
   if (!plan.skipped_reason.empty())
     return fail(ErrorCode::kNotFound, who + ": its snapshot was skipped at capture time (" +
                                           plan.skipped_reason + ")" + later);

@@ -34,7 +34,12 @@ Status extract_launches(
     return Status::error(ErrorCode::kInvalidArgument, "one output path per planned launch");
   std::map<uint64_t, size_t> replayed;  // launch seq -> index into plans
   for (size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i].route == Route::kReplay) {
+    if (!plans[i].unsupported_reason.empty()) {
+      done(plans[i], Status::error(ErrorCode::kInvalidArgument,
+                                   "call " + std::to_string(plans[i].launch_seq) + " (" +
+                                       plans[i].kernel_name +
+                                       ") cannot be extracted: " + plans[i].unsupported_reason));
+    } else if (plans[i].route == Route::kReplay) {
       replayed[plans[i].launch_seq] = i;
     } else {
       done(plans[i], write_extracted(source, source_path, plans[i], out_paths[i]));

@@ -14,6 +14,10 @@
 # streamCapture), DeferredResult.graphNode (checksums of copies inside graph launches),
 # CaptureHeader.redact (RedactInfo) for captures scrubbed by `cusnap redact`, and GlobalGet.byTool
 # (module variables the interceptor resolved for memory snapshots).
+# 6 adds CUDA arrays (array: cuArrayCreate, cuArray3DCreate, mipmapped arrays and their levels),
+# texture and surface objects (texObject, with their resource, texture and view descriptors), and
+# gives copies with an array endpoint (Memcpy.kind arrayInvolved) their host payload / checksum
+# and the 1-D array copies (cuMemcpyHtoA, ...) their geometry (CopyGeometry.arrayApi).
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -30,7 +34,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 5;
+const schemaVersion :UInt32 = 6;
 
 struct BlobId {
   high @0 :UInt64;
@@ -210,6 +214,8 @@ struct CallRecord {
                                           #   work enqueued on a stream being captured
     graphExec @40 :GraphExecCall;         # schema 5: instantiate, update, launch, ...
     streamCapture @41 :StreamCapture;     # schema 5: cuStreamBeginCapture, ...
+    array @42 :ArrayCall;                 # schema 6: CUDA arrays and mipmapped arrays
+    texObject @43 :TexObjectCall;         # schema 6: texture and surface objects
   }
 }
 
@@ -456,6 +462,17 @@ struct CopyGeometry {
   dstMemoryType @14 :Int32;
   srcArray @15 :UInt64;             # CUarray, if an array is involved
   dstArray @16 :UInt64;
+  arrayApi @17 :ArrayApi;           # schema 6: which 1-D array copy (dimensions 1); an array
+                                    # side's offset is its x*InBytes, widthInBytes the size
+
+  enum ArrayApi {
+    none @0;                        # not a 1-D array copy (cuMemcpy2D/3D, or no array)
+    hostToArray @1;                 # cuMemcpyHtoA[Async]
+    arrayToHost @2;                 # cuMemcpyAtoH[Async]
+    deviceToArray @3;               # cuMemcpyDtoA
+    arrayToDevice @4;               # cuMemcpyAtoD
+    arrayToArray @5;                # cuMemcpyAtoA
+  }
 }
 
 struct Memcpy {
@@ -480,7 +497,10 @@ struct Memcpy {
     hostToHost @3;
     unified @4;                     # cuMemcpy / CU_MEMORYTYPE_UNIFIED: direction from the pointers
     peer @5;
-    arrayInvolved @6;               # an endpoint is a CUarray
+    arrayInvolved @6;               # an endpoint is a CUarray (geometry: memory types, arrays,
+                                    # offsets); schema 6: a host source's bytes are `payload`,
+                                    # a host destination's checksum `hostChecksum`, as for the
+                                    # other kinds
   }
 }
 
@@ -738,6 +758,88 @@ struct StreamCapture {
     getInfo @4;                     # cuStreamGetCaptureInfo (all versions)
     updateDependencies @5;          # cuStreamUpdateCaptureDependencies[_v2]
     exchangeMode @6;                # cuThreadExchangeStreamCaptureMode
+  }
+}
+
+# ------------------------------------------------------------------------------------------------
+# CUDA arrays, texture and surface objects (schema 6; docs/format.md, "Arrays and texture
+# objects"). Arrays (CUarray), mipmapped arrays (CUmipmappedArray) and objects (CUtexObject,
+# CUsurfObject) are the values the application saw. Array contents enter through copies
+# (Memcpy kind arrayInvolved) and kernels writing surfaces.
+
+struct ArrayCall {
+  op @0 :Op;
+  array @1 :UInt64;                 # create, create3d, destroy: the CUarray; getLevel: the level
+  mipmapped @2 :UInt64;             # mipmappedCreate/Destroy, getLevel: the CUmipmappedArray
+  format @3 :Int32;                 # create*: CUarray_format
+  channels @4 :UInt32;              # create*: NumChannels
+  width @5 :UInt64;                 # create*: Width, Height, Depth as given (0: dimension absent)
+  height @6 :UInt64;
+  depth @7 :UInt64;
+  flags @8 :UInt32;                 # create3D, mipmappedCreate: CUDA_ARRAY3D_* flags
+  levels @9 :UInt32;                # mipmappedCreate: numMipmapLevels
+  level @10 :UInt32;                # getLevel: the level asked for
+
+  enum Op {
+    create @0;                      # cuArrayCreate (CUDA_ARRAY_DESCRIPTOR: no depth, no flags)
+    create3d @1;                    # cuArray3DCreate
+    destroy @2;                     # cuArrayDestroy
+    mipmappedCreate @3;             # cuMipmappedArrayCreate
+    mipmappedGetLevel @4;           # cuMipmappedArrayGetLevel
+    mipmappedDestroy @5;            # cuMipmappedArrayDestroy
+  }
+}
+
+struct ResourceDesc {               # CUDA_RESOURCE_DESC
+  type @0 :Int32;                   # CUresourcetype: 0 array, 1 mipmapped, 2 linear, 3 pitch2D
+  array @1 :UInt64;                 # array
+  mipmapped @2 :UInt64;             # mipmapped array
+  devicePointer @3 :UInt64;         # linear, pitch2D
+  format @4 :Int32;                 # linear, pitch2D: CUarray_format
+  channels @5 :UInt32;
+  sizeInBytes @6 :UInt64;           # linear
+  width @7 :UInt64;                 # pitch2D
+  height @8 :UInt64;
+  pitchInBytes @9 :UInt64;
+  flags @10 :UInt32;
+}
+
+struct TextureDesc {                # CUDA_TEXTURE_DESC
+  addressMode @0 :List(Int32);      # 3 CUaddress_mode
+  filterMode @1 :Int32;
+  flags @2 :UInt32;                 # CU_TRSF_*
+  maxAnisotropy @3 :UInt32;
+  mipmapFilterMode @4 :Int32;
+  mipmapLevelBias @5 :Float32;
+  minMipmapLevelClamp @6 :Float32;
+  maxMipmapLevelClamp @7 :Float32;
+  borderColor @8 :List(Float32);    # 4
+}
+
+struct ResourceViewDesc {           # CUDA_RESOURCE_VIEW_DESC
+  format @0 :Int32;                 # CUresourceViewFormat
+  width @1 :UInt64;
+  height @2 :UInt64;
+  depth @3 :UInt64;
+  firstMipmapLevel @4 :UInt32;
+  lastMipmapLevel @5 :UInt32;
+  firstLayer @6 :UInt32;
+  lastLayer @7 :UInt32;
+}
+
+struct TexObjectCall {
+  op @0 :Op;
+  object @1 :UInt64;                # the CUtexObject / CUsurfObject created or destroyed
+  resource @2 :ResourceDesc;        # create
+  texture @3 :TextureDesc;          # textureCreate
+  hasView @4 :Bool;                 # textureCreate: a resource view was given
+  view @5 :ResourceViewDesc;
+
+  enum Op {
+    textureCreate @0;               # cuTexObjectCreate
+    textureDestroy @1;              # cuTexObjectDestroy
+    surfaceCreate @2;               # cuSurfObjectCreate
+    surfaceDestroy @3;              # cuSurfObjectDestroy
   }
 }
 

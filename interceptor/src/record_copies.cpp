@@ -250,8 +250,13 @@ Copy describe_3d(const CUDA_MEMCPY3D* p, uint8_t dims, bool async, CUstream stre
             nullptr};
   copy.dst = dst_host ? reinterpret_cast<uint64_t>(dst_host_ptr) : p->dstDevice;
   copy.src = src_host ? reinterpret_cast<uint64_t>(src_host_ptr) : p->srcDevice;
-  if (src_host && !dst_host && !array) copy.from_host = &in;
-  if (dst_host && !src_host && !array) copy.to_host = &out;
+  // An array side is no address (its handle and offsets are in the geometry).
+  if (p->dstMemoryType == CU_MEMORYTYPE_ARRAY) copy.dst = 0;
+  if (p->srcMemoryType == CU_MEMORYTYPE_ARRAY) copy.src = 0;
+  // Bytes entering the device (an array included) are stored, bytes leaving it checksummed,
+  // whatever the device side is.
+  if (src_host && !dst_host) copy.from_host = &in;
+  if (dst_host && !src_host) copy.to_host = &out;
   return copy;
 }
 
@@ -290,10 +295,88 @@ CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D* p) {
   return q;
 }
 
+// cuMemcpy3DPeer: a 3-D copy between contexts, recorded as a 3-D copy with both contexts.
+void record_3d_peer(CallScope& call, const CUDA_MEMCPY3D_PEER* p, bool async, CUstream stream) {
+  if (p == nullptr) return record_3d(call, nullptr, async, stream, 3);
+  CUDA_MEMCPY3D q{};
+  q.srcXInBytes = p->srcXInBytes;
+  q.srcY = p->srcY;
+  q.srcZ = p->srcZ;
+  q.srcLOD = p->srcLOD;
+  q.srcMemoryType = p->srcMemoryType;
+  q.srcHost = p->srcHost;
+  q.srcDevice = p->srcDevice;
+  q.srcArray = p->srcArray;
+  q.srcPitch = p->srcPitch;
+  q.srcHeight = p->srcHeight;
+  q.dstXInBytes = p->dstXInBytes;
+  q.dstY = p->dstY;
+  q.dstZ = p->dstZ;
+  q.dstLOD = p->dstLOD;
+  q.dstMemoryType = p->dstMemoryType;
+  q.dstHost = p->dstHost;
+  q.dstDevice = p->dstDevice;
+  q.dstArray = p->dstArray;
+  q.dstPitch = p->dstPitch;
+  q.dstHeight = p->dstHeight;
+  q.WidthInBytes = p->WidthInBytes;
+  q.Height = p->Height;
+  q.Depth = p->Depth;
+  CapturedNode captured;
+  auto record = begin_memcpy(call, async, stream, &captured);
+  record.setSrcContext(handle_value(p->srcContext));
+  record.setDstContext(handle_value(p->dstContext));
+  HostRegion in, out;
+  Copy copy = describe_3d(&q, 3, async, stream, record, in, out);
+  record_copy(call, copy, &record, &captured);
+}
+
 void record_2d(CallScope& call, const CUDA_MEMCPY2D* p, bool async, CUstream stream) {
   if (p == nullptr) return record_3d(call, nullptr, async, stream, 2);
   CUDA_MEMCPY3D q = widen(p);
   record_3d(call, &q, async, stream, 2);
+}
+
+using ArrayApi = schema::CopyGeometry::ArrayApi;
+
+// The 1-D array copies (cuMemcpyHtoA, AtoH, DtoA, AtoD, AtoA and the asynchronous HtoA / AtoH):
+// an array side is its handle and byte offset, the other side a host or device pointer (or, for
+// AtoA, the source array). Recorded as a 1-D arrayInvolved copy whose geometry names the sides.
+struct ArrayCopy1d {
+  ArrayApi api = ArrayApi::NONE;
+  CUarray dst_array = nullptr, src_array = nullptr;
+  size_t dst_offset = 0, src_offset = 0;
+  uint64_t dst = 0, src = 0;  // the pointer side (host or device)
+  size_t bytes = 0;
+};
+
+void record_array_1d(CallScope& call, const ArrayCopy1d& a, bool async, CUstream stream) {
+  CapturedNode captured;
+  auto record = begin_memcpy(call, async, stream, &captured);
+  record.setDimensions(1);
+  auto g = record.initGeometry();
+  g.setArrayApi(a.api);
+  g.setWidthInBytes(a.bytes);
+  g.setHeight(1);
+  g.setDepth(1);
+  g.setSrcArray(handle_value(a.src_array));
+  g.setDstArray(handle_value(a.dst_array));
+  g.setSrcXInBytes(a.src_array != nullptr ? a.src_offset : 0);
+  g.setDstXInBytes(a.dst_array != nullptr ? a.dst_offset : 0);
+  auto type = [](bool array, bool host) {
+    return static_cast<int32_t>(array  ? CU_MEMORYTYPE_ARRAY
+                                : host ? CU_MEMORYTYPE_HOST
+                                       : CU_MEMORYTYPE_DEVICE);
+  };
+  bool src_host = a.api == ArrayApi::HOST_TO_ARRAY, dst_host = a.api == ArrayApi::ARRAY_TO_HOST;
+  g.setSrcMemoryType(type(a.src_array != nullptr, src_host));
+  g.setDstMemoryType(type(a.dst_array != nullptr, dst_host));
+  HostRegion in = linear(reinterpret_cast<const void*>(a.src), a.bytes);
+  HostRegion out = linear(reinterpret_cast<const void*>(a.dst), a.bytes);
+  Copy copy{Kind::ARRAY_INVOLVED, a.dst, a.src, a.bytes, async, stream, nullptr, nullptr};
+  if (src_host) copy.from_host = &in;
+  if (dst_host) copy.to_host = &out;
+  record_copy(call, copy, &record, &captured);
 }
 
 void record_memset(CallScope& call, CUdeviceptr address, unsigned value, uint8_t element,
@@ -439,6 +522,70 @@ CUSNAP_POST_HOOK(cuMemcpy3D_v2)(CallScope& call, CUresult, const CUDA_MEMCPY3D* 
 CUSNAP_POST_HOOK(cuMemcpy3DAsync_v2)
 (CallScope& call, CUresult, const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
   record_3d(call, pCopy, true, hStream, 3);
+}
+
+CUSNAP_POST_HOOK(cuMemcpyHtoA_v2)
+(CallScope& call, CUresult, CUarray dstArray, size_t dstOffset, const void* srcHost,
+ size_t ByteCount) {
+  ArrayCopy1d a{ArrayApi::HOST_TO_ARRAY, dstArray, nullptr, dstOffset, 0, 0,
+                handle_value(srcHost),   ByteCount};
+  record_array_1d(call, a, false, nullptr);
+}
+
+CUSNAP_POST_HOOK(cuMemcpyHtoAAsync_v2)
+(CallScope& call, CUresult, CUarray dstArray, size_t dstOffset, const void* srcHost,
+ size_t ByteCount, CUstream hStream) {
+  ArrayCopy1d a{ArrayApi::HOST_TO_ARRAY, dstArray, nullptr, dstOffset, 0, 0,
+                handle_value(srcHost),   ByteCount};
+  record_array_1d(call, a, true, hStream);
+}
+
+CUSNAP_POST_HOOK(cuMemcpyAtoH_v2)
+(CallScope& call, CUresult, void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
+  ArrayCopy1d a{ArrayApi::ARRAY_TO_HOST, nullptr, srcArray, 0, srcOffset,
+                handle_value(dstHost),   0,       ByteCount};
+  record_array_1d(call, a, false, nullptr);
+}
+
+CUSNAP_POST_HOOK(cuMemcpyAtoHAsync_v2)
+(CallScope& call, CUresult, void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount,
+ CUstream hStream) {
+  ArrayCopy1d a{ArrayApi::ARRAY_TO_HOST, nullptr, srcArray, 0, srcOffset,
+                handle_value(dstHost),   0,       ByteCount};
+  record_array_1d(call, a, true, hStream);
+}
+
+CUSNAP_POST_HOOK(cuMemcpyDtoA_v2)
+(CallScope& call, CUresult, CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
+ size_t ByteCount) {
+  ArrayCopy1d a{
+      ArrayApi::DEVICE_TO_ARRAY, dstArray, nullptr, dstOffset, 0, 0, srcDevice, ByteCount};
+  record_array_1d(call, a, false, nullptr);
+}
+
+CUSNAP_POST_HOOK(cuMemcpyAtoD_v2)
+(CallScope& call, CUresult, CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
+ size_t ByteCount) {
+  ArrayCopy1d a{
+      ArrayApi::ARRAY_TO_DEVICE, nullptr, srcArray, 0, srcOffset, dstDevice, 0, ByteCount};
+  record_array_1d(call, a, false, nullptr);
+}
+
+CUSNAP_POST_HOOK(cuMemcpyAtoA_v2)
+(CallScope& call, CUresult, CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset,
+ size_t ByteCount) {
+  ArrayCopy1d a{
+      ArrayApi::ARRAY_TO_ARRAY, dstArray, srcArray, dstOffset, srcOffset, 0, 0, ByteCount};
+  record_array_1d(call, a, false, nullptr);
+}
+
+CUSNAP_POST_HOOK(cuMemcpy3DPeer)(CallScope& call, CUresult, const CUDA_MEMCPY3D_PEER* pCopy) {
+  record_3d_peer(call, pCopy, false, nullptr);
+}
+
+CUSNAP_POST_HOOK(cuMemcpy3DPeerAsync)
+(CallScope& call, CUresult, const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
+  record_3d_peer(call, pCopy, true, hStream);
 }
 
 CUSNAP_POST_HOOK(cuMemsetD8_v2)

@@ -161,10 +161,13 @@ TEST_CASE("info flags unmodelled state-changing calls: replay may diverge", "[in
   CHECK(r.out.find("Replay may diverge: " + std::to_string(total) + " successful calls") !=
         std::string::npos);
   auto lines = split_lines(r.out);
+  // Each API with its count, then why it is not replayed (by API family).
   for (const auto& [api, count] : s.expected.unmodelled) {
-    std::string want = std::to_string(count) + "  " + api;
+    std::string want = std::to_string(count) + "  " + api + " ";
     bool found = std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
-      return line.size() >= want.size() && line.substr(line.size() - want.size()) == want;
+      return line.find(want) != std::string::npos &&
+             (api != "cuGraphLaunch" ||
+              line.ends_with("graph call not typed yet (docs/capture.md)"));
     });
     CHECK(found);
   }

@@ -23,7 +23,11 @@
 # without snapshots looks up on its driver every variable of the launch's module image that no
 # record names, and writes the same byTool records (module_vars: a __constant__ table only its
 # initializer sets, a __device__ counter only a kernel writes). Both comparisons are in full.
-# Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY, STICKY_REFUSAL.
+# With ARRAY_REFUSAL (texture, surface) every launch takes a texture/surface object over a CUDA
+# array, which extracts do not reproduce: each must be refused on both routes, naming the object
+# and its array, and nothing written.
+# Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY, STICKY_REFUSAL,
+# ARRAY_REFUSAL.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK} ${WORK}/launches ${WORK}/replayed ${WORK}/plain)
 set(ENV{CUSNAP_INTERCEPTOR_DIR} ${INTERCEPTOR_DIR})
@@ -37,6 +41,24 @@ execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name r
                         --route snapshots -o ${WORK}/launches/call-%n.cusnap
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(snapshot_out "${out}")
+if(ARRAY_REFUSAL)
+  # Every launch takes a texture or surface object: refused on both routes, nothing written.
+  file(GLOB extracted ${WORK}/launches/*.cusnap)
+  string(REGEX MATCHALL "cannot be extracted: [^\n]* (texture|surface) object 0x[0-9a-f]+ over CUDA array 0x[0-9a-f]+"
+         refusals "${err}")
+  if(rc EQUAL 0 OR extracted OR NOT refusals)
+    message(FATAL_ERROR "launches over CUDA arrays were not refused (rc ${rc}):\n${out}\n${err}")
+  endif()
+  execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
+                          --route replay --driver ${EMULATOR} -o ${WORK}/replayed/call-%n.cusnap
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  file(GLOB extracted ${WORK}/replayed/*.cusnap)
+  if(rc EQUAL 0 OR extracted OR NOT err MATCHES "cannot be extracted: [^\n]* over CUDA array")
+    message(FATAL_ERROR "--route replay did not refuse the launches (rc ${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "every launch refused: ${refusals}")
+  return()
+endif()
 if(NOT rc EQUAL 0)
   string(REPLACE ";" "," err_text "${err}")  # a CMake list must not split a message
   string(REGEX MATCHALL "error: [^\n]*" refusals "${err_text}")

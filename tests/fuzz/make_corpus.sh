@@ -6,7 +6,8 @@
 #   fatbin/     nvcc fatbins (every --compress-mode), a cubin, rdc fatbins
 #   ptx/        nvcc PTX of the tests' kernels and the LLVM-generated PTX in tests/emulator/ptx/llvm
 # Usage: tests/fuzz/make_corpus.sh [release build dir]  (needs cusnap, cusnap_format_sample_writer,
-# cusnap_extract_make_fixture and cusnap_replayer_make_capture built there, and nvcc on PATH).
+# cusnap_extract_make_fixture, cusnap_replayer_make_capture, the interceptor, the emulator and the
+# texture and surface samples built there, and nvcc on PATH).
 # Files over 64 KiB (the fuzzers' -max_len) are not kept.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -24,6 +25,13 @@ writer="$build/tests/format/cusnap_format_sample_writer"
 cp "$root/tests/data/runtime_style.cusnap" "$out/captures/"
 make_capture="$build/tests/replayer/cusnap_replayer_make_capture"
 "$make_capture" "$out/captures/replayer.cusnap" >/dev/null
+# CUDA arrays, texture and surface objects, array copies both ways (schema 6): the samples,
+# captured on the emulator.
+for sample in texture surface; do
+  CUSNAP_INTERCEPTOR_DIR="$build/interceptor/lib" "$build/bin/cusnap" capture \
+    --driver "$build/emulator/lib/libcuda.so.1" --force-overwrite -o "$out/captures/$sample.cusnap" \
+    -- "$build/samples/bin/$sample" >/dev/null
+done
 
 # snapshots/
 nvcc -ptx -arch=compute_75 -o "$tmp/extract_kernels.ptx" \

@@ -262,6 +262,84 @@ uint64_t CaptureBuilder::dtoh(uint64_t src, uint64_t size, uint64_t checksum, ui
   return append(m);
 }
 
+uint64_t CaptureBuilder::array_create(uint64_t array, int32_t format, uint32_t channels,
+                                      uint64_t width, uint64_t height, uint32_t flags) {
+  capnp::MallocMessageBuilder m;
+  auto a = record(m, "cuArray3DCreate_v2").initArray();
+  a.setOp(schema::ArrayCall::Op::CREATE3D);
+  a.setArray(array);
+  a.setFormat(format);
+  a.setChannels(channels);
+  a.setWidth(width);
+  a.setHeight(height);
+  a.setFlags(flags);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::tex_object_create(uint64_t object, uint64_t array) {
+  capnp::MallocMessageBuilder m;
+  auto o = record(m, "cuTexObjectCreate").initTexObject();
+  o.setOp(schema::TexObjectCall::Op::TEXTURE_CREATE);
+  o.setObject(object);
+  auto r = o.initResource();
+  r.setType(0);  // CU_RESOURCE_TYPE_ARRAY
+  r.setArray(array);
+  auto t = o.initTexture();
+  auto modes = t.initAddressMode(3);
+  for (unsigned i = 0; i < 3; ++i) modes.set(i, 1);  // CU_TR_ADDRESS_MODE_CLAMP
+  t.setFilterMode(0);                                // point
+  t.initBorderColor(4);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::surf_object_create(uint64_t object, uint64_t array) {
+  capnp::MallocMessageBuilder m;
+  auto o = record(m, "cuSurfObjectCreate").initTexObject();
+  o.setOp(schema::TexObjectCall::Op::SURFACE_CREATE);
+  o.setObject(object);
+  auto r = o.initResource();
+  r.setType(0);
+  r.setArray(array);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::array_copy(const ArrayCopy& copy) {
+  using Api = schema::CopyGeometry::ArrayApi;
+  const bool one_d = copy.api != Api::NONE;
+  format::BlobId payload;
+  if (!copy.payload.empty()) payload = put(copy.payload);
+  capnp::MallocMessageBuilder m;
+  auto c = record(m, one_d ? "cuMemcpyHtoA_v2" : "cuMemcpy2D_v2").initMemcpy();
+  c.setKind(schema::Memcpy::Kind::ARRAY_INVOLVED);
+  c.setDst(copy.dst);
+  c.setSrc(copy.src);
+  c.setSize(copy.width * copy.height);
+  c.setDimensions(one_d ? 1 : 2);
+  auto g = c.initGeometry();
+  g.setArrayApi(copy.api);
+  g.setSrcMemoryType(copy.src_type);
+  g.setDstMemoryType(copy.dst_type);
+  g.setSrcArray(copy.src_array);
+  g.setDstArray(copy.dst_array);
+  g.setSrcXInBytes(copy.src_x);
+  g.setDstXInBytes(copy.dst_x);
+  g.setSrcY(copy.src_y);
+  g.setDstY(copy.dst_y);
+  g.setWidthInBytes(copy.width);
+  g.setHeight(copy.height);
+  g.setDepth(1);
+  if (copy.src_type == 2) g.setSrcPitch(copy.pitch);
+  if (copy.dst_type == 2) g.setDstPitch(copy.pitch);
+  if (copy.src_type == 1) g.setSrcPitch(copy.width);
+  if (copy.dst_type == 1) g.setDstPitch(copy.width);
+  if (!payload.is_null()) set_blob(c.initPayload(), payload);
+  if (copy.checksum) {
+    c.setHostChecksum(*copy.checksum);
+    c.setHasHostChecksum(true);
+  }
+  return append(m);
+}
+
 uint64_t CaptureBuilder::memset32(uint64_t address, uint32_t value, uint64_t count) {
   capnp::MallocMessageBuilder m;
   auto s = record(m, "cuMemsetD32_v2").initMemset();

@@ -157,6 +157,28 @@ class CaptureBuilder {
   uint64_t graph_bare_node(uint64_t graph, uint64_t node, format::schema::GraphNode::Kind kind);
   // A record the test built itself (a CallRecord root: any thread, times and fields).
   uint64_t append_record(capnp::MallocMessageBuilder& message) { return append(message); }
+  // CUDA arrays and texture/surface objects (schema 6). A 1-D array of `width` elements of
+  // `format` (CUarray_format) with `channels` channels; flags: CUDA_ARRAY3D_*.
+  uint64_t array_create(uint64_t array, int32_t format, uint32_t channels, uint64_t width,
+                        uint64_t height = 0, uint32_t flags = 0);
+  // A texture over `array`: point filtering, clamp, unnormalized coordinates, element reads.
+  uint64_t tex_object_create(uint64_t object, uint64_t array);
+  uint64_t surf_object_create(uint64_t object, uint64_t array);
+  // A copy with an array endpoint (Memcpy kind arrayInvolved), as the interceptor records it.
+  // api (CopyGeometry.ArrayApi) != none: a 1-D array copy of `width` bytes, offsets in x;
+  // none: a 2-D copy of `height` rows, a linear device side `pitch` bytes per row. `payload`:
+  // the host source's bytes (host to array); `checksum`: the host destination's (array to host).
+  struct ArrayCopy {
+    format::schema::CopyGeometry::ArrayApi api = format::schema::CopyGeometry::ArrayApi::NONE;
+    int32_t src_type = 0, dst_type = 0;  // CUmemorytype: 1 host, 2 device, 3 array
+    uint64_t src_array = 0, dst_array = 0;
+    uint64_t src = 0, dst = 0;  // the device (or host) pointer side
+    uint64_t src_x = 0, dst_x = 0, src_y = 0, dst_y = 0;
+    uint64_t width = 0, height = 1, pitch = 0;
+    std::vector<uint8_t> payload;
+    std::optional<uint64_t> checksum;
+  };
+  uint64_t array_copy(const ArrayCopy& copy);
   void close();
 
  private:

@@ -1,5 +1,7 @@
 // Kernels of the replayer tests' hand-built captures. Integer arithmetic only, so the host
 // reference in the tests is exact.
+#include <cuda_runtime.h>
+
 #include <cassert>
 
 extern "C" __global__ void axpy_int(const int* a, const int* b, int* c, int scale, int n) {
@@ -52,4 +54,13 @@ extern "C" __global__ void spin(volatile int* flag) {
 extern "C" __global__ void check_positive(const int* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) assert(x[i] > 0);
+}
+
+// Reads texel i of a 1-D int array through a texture object (point filtering, unnormalized
+// coordinates) and writes 2 * texel + 1 into a surface over another array: the object handles
+// are kernel parameters the replay must map to its driver's.
+extern "C" __global__ void through_texture(cudaTextureObject_t texture, cudaSurfaceObject_t surface,
+                                           int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) surf1Dwrite(2 * tex1D<int>(texture, i + 0.5f) + 1, surface, i * 4);
 }

@@ -74,6 +74,9 @@ struct LaunchPlan {
   std::optional<uint64_t> before_seq;     // the memorySnapshot records
   std::optional<uint64_t> after_seq;
   std::string skipped_reason;  // a snapshot of the launch was not taken (either phase), why
+  // Non-empty: the launch takes a texture or surface object (schema 6), which extracts do not
+  // reproduce yet (array contents are in no snapshot): why, naming the object and its array.
+  std::string unsupported_reason;
   // Address ranges of the copied allocations and globals: chunks outside them are left out.
   // In the order of allocation_seqs, then global_seqs (one range each).
   std::vector<std::pair<uint64_t, uint64_t>> kept_ranges;  // (address, size)
