@@ -14,6 +14,7 @@
 # streamCapture), DeferredResult.graphNode (checksums of copies inside graph launches),
 # CaptureHeader.redact (RedactInfo) for captures scrubbed by `cusnap redact`, and GlobalGet.byTool
 # (module variables the interceptor resolved for memory snapshots).
+# 6 adds the nvtx record (NvtxEvent): the application's NVTX ranges and marks.
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -30,7 +31,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 5;
+const schemaVersion :UInt32 = 6;
 
 struct BlobId {
   high @0 :UInt64;
@@ -206,6 +207,7 @@ struct CallRecord {
                                           #   work enqueued on a stream being captured
     graphExec @40 :GraphExecCall;         # schema 5: instantiate, update, launch, ...
     streamCapture @41 :StreamCapture;     # schema 5: cuStreamBeginCapture, ...
+    nvtx @42 :NvtxEvent;                  # schema 6: an NVTX range or mark of the application
   }
 }
 
@@ -734,6 +736,31 @@ struct StreamCapture {
     getInfo @4;                     # cuStreamGetCaptureInfo (all versions)
     updateDependencies @5;          # cuStreamUpdateCaptureDependencies[_v2]
     exchangeMode @6;                # cuThreadExchangeStreamCaptureMode
+  }
+}
+
+# Schema 6. An NVTX range or mark the application emitted (docs/format.md, "NVTX"), seen through
+# the NVTX injection interface, not a driver call: apiName is the NVTX function the application
+# called ("nvtxRangePushA", "nvtxDomainRangeStartEx", ...), threadId its thread, startNs = endNs
+# the moment of the call, result 0, context 0. Event payloads are not recorded.
+struct NvtxEvent {
+  kind @0 :Kind;
+  domain @1 :Text;                  # the domain's name (nvtxDomainCreate); empty: default domain
+  domainHandle @2 :UInt64;          # the nvtxDomainHandle_t the application used; 0: default
+  message @3 :Text;                 # UTF-8 (wide strings converted, registered strings resolved);
+                                    # pop / end: the message of the range they close, if known
+  category @4 :UInt32;              # 0: none
+  color @5 :UInt32;                 # ARGB, valid when hasColor
+  hasColor @6 :Bool;
+  rangeId @7 :UInt64;               # start / end: the nvtxRangeId_t; push / pop: the range's
+                                    # nesting level on its thread in its domain (0: outermost)
+
+  enum Kind {
+    push @0;                        # nvtxRangePush*, nvtxDomainRangePushEx
+    pop @1;                         # nvtxRangePop, nvtxDomainRangePop
+    start @2;                       # nvtxRangeStart*, nvtxDomainRangeStartEx
+    end @3;                         # nvtxRangeEnd, nvtxDomainRangeEnd
+    mark @4;                        # nvtxMark*, nvtxDomainMarkEx
   }
 }
 
