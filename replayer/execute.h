@@ -90,6 +90,8 @@ class Executor {
   Expected<CUgraph> graph_for(const Action& a, uint64_t captured);
   Expected<CUgraphNode> node_for(const Action& a, uint64_t captured);
   MaybeError do_host_free(const Action& a, const HostFreeOp& op);
+  // The application's NVTX event, emitted again (execute_nvtx.cpp).
+  void do_nvtx(const NvtxOp& op);
   void release_host(uint64_t captured_host);
 
   Expected<CUfunction> function_for(const Action& a, const LaunchOp& op);
@@ -147,6 +149,10 @@ class Executor {
   std::unordered_map<uint64_t, CUfunction> functions_;
   std::unordered_map<uint64_t, CUstream> streams_;
   std::unordered_map<uint64_t, CUevent> events_;
+  // NVTX: captured domain handle -> the replay's nvtxDomainHandle_t (created by name), captured
+  // range id -> the id the replay's nvtxDomainRangeStartEx returned.
+  std::unordered_map<uint64_t, void*> nvtx_domains_;
+  std::unordered_map<uint64_t, uint64_t> nvtx_ranges_;
   // Graphs: captured handle -> live one. A graph's (and an exec's) kernel nodes are listed as
   // launches when it runs; a device-to-host memcpy node copies into a host buffer of the replay.
   struct GraphKernel {

@@ -770,6 +770,39 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       return add_graph_exec(seq, record.getGraphExec());
     case Which::STREAM_CAPTURE:
       return add_stream_capture(seq, record.getStreamCapture());
+    case Which::NVTX: {
+      auto r = record.getNvtx();
+      NvtxOp op;
+      switch (r.getKind()) {
+        case schema::NvtxEvent::Kind::PUSH:
+          op.kind = NvtxOp::Kind::kPush;
+          break;
+        case schema::NvtxEvent::Kind::POP:
+          op.kind = NvtxOp::Kind::kPop;
+          break;
+        case schema::NvtxEvent::Kind::START:
+          op.kind = NvtxOp::Kind::kStart;
+          break;
+        case schema::NvtxEvent::Kind::END:
+          op.kind = NvtxOp::Kind::kEnd;
+          break;
+        case schema::NvtxEvent::Kind::MARK:
+          op.kind = NvtxOp::Kind::kMark;
+          break;
+        default:  // a kind of a newer schema: nothing this replay knows how to emit
+          skip("nvtx (unknown kind)");
+          return std::nullopt;
+      }
+      op.domain = r.getDomain();
+      op.domain_handle = r.getDomainHandle();
+      op.message = r.getMessage();
+      op.category = r.getCategory();
+      op.color = r.getColor();
+      op.has_color = r.getHasColor();
+      op.range_id = r.getRangeId();
+      push(seq, std::move(op));
+      return std::nullopt;
+    }
     default:
       skip(format::call_kind_name(static_cast<uint16_t>(which)));
       return std::nullopt;
@@ -1205,7 +1238,8 @@ const char* operation_name(const Operation& op) {
                                        "memFree (host)",
                                        "graph",
                                        "graphNode",
-                                       "graphExec"};
+                                       "graphExec",
+                                       "nvtx"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }

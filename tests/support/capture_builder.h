@@ -153,6 +153,10 @@ class CaptureBuilder {
   uint64_t deferred_node_checksum(uint64_t launch_seq, uint64_t node, uint64_t checksum);
   // A node of `kind` (schema GraphNode.Kind) with no parameters and no dependencies.
   uint64_t graph_bare_node(uint64_t graph, uint64_t node, format::schema::GraphNode::Kind kind);
+  // An NVTX event of the application (schema 6, NvtxEvent); `kind` is a NvtxEvent::Kind value
+  // (any number: a newer writer's kind), domain_handle 0 the default domain.
+  uint64_t nvtx(uint16_t kind, const std::string& domain, uint64_t domain_handle,
+                const std::string& message, uint32_t color, uint64_t range_id);
   void close();
 
  private:
