@@ -186,7 +186,17 @@ int run_capture(const CaptureArgs& args) {
   } else {
     ::unsetenv("CUSNAP_SNAPSHOT_KERNELS");
   }
-  ::setenv("CUSNAP_SHIM_PATH", (shim_dir + "/libcuda.so.1").c_str(), 1);
+  const std::string shim_path = fs::absolute(shim_dir + "/libcuda.so.1").string();
+  ::setenv("CUSNAP_SHIM_PATH", shim_path.c_str(), 1);
+  // NVTX reaches the shim as its injection library (docs/capture.md, "NVTX"), unless another
+  // tool (Nsight Systems under which cusnap runs, say) already holds the slot.
+  if (const char* injection = std::getenv("NVTX_INJECTION64_PATH");
+      injection != nullptr && *injection != 0 && shim_path != injection) {
+    spdlog::warn("cusnap capture: NVTX_INJECTION64_PATH is {}: NVTX ranges are not recorded",
+                 injection);
+  } else {
+    ::setenv("NVTX_INJECTION64_PATH", shim_path.c_str(), 1);
+  }
   prepend_env("LD_LIBRARY_PATH", shim_dir, ':');
   if (is_file(shim_dir + "/libcusnap_audit.so"))
     prepend_env("LD_AUDIT", shim_dir + "/libcusnap_audit.so", ':');

@@ -285,6 +285,20 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
     }
   }
 
+  auto nvtx = info.getNvtx();
+  if (nvtx.getRecords() > 0) {
+    out << "\nNVTX: " << nvtx.getRecords() << " record(s) from " << nvtx.getThreads()
+        << " thread(s): " << nvtx.getPushes() << " push, " << nvtx.getPops() << " pop, "
+        << nvtx.getStarts() << " start, " << nvtx.getEnds() << " end, " << nvtx.getMarks()
+        << " mark\n";
+    Table domains({{"domain"}, {"ranges", true}, {"marks", true}});
+    for (auto d : nvtx.getDomains()) {
+      domains.add_row({d.getName().size() > 0 ? std::string(d.getName().cStr()) : "(default)",
+                       std::to_string(d.getRanges()), std::to_string(d.getMarks())});
+    }
+    domains.print(out);
+  }
+
   out << "\nBytes\n";
   Table table({{"what"}, {"raw", true}, {"stored", true}, {"ratio", true}});
   table.add_row({"call records", human_bytes(bytes.getCallRaw()),

@@ -5,6 +5,7 @@
 #include <kj/exception.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <map>
 #include <set>
@@ -134,6 +135,10 @@ format::Status collect_records(format::Reader& reader, const std::string& displa
   std::unordered_map<uint64_t, std::string> launch_kernels;  // launch seq -> kernel
   std::set<uint64_t> snapshot_launches;
   uint64_t snapshot_records = 0, snapshot_chunks = 0, snapshot_bytes = 0, hash_only_chunks = 0;
+  std::array<uint64_t, 5> nvtx_kinds{};  // by NvtxEvent::Kind
+  uint64_t nvtx_records = 0;
+  std::set<uint64_t> nvtx_threads;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> nvtx_domains;  // name -> ranges, marks
 
   auto visit = [&](const format::CallRef& ref) {
     fs::CallRecord::Reader record = ref.get();
@@ -170,6 +175,20 @@ format::Status collect_records(format::Reader& reader, const std::string& displa
                   {launch.getBlockX(), launch.getBlockY(), launch.getBlockZ()},
                   launch.getSharedBytes()};
       ++k.shapes[shape];
+    }
+    if (record.isNvtx()) {
+      auto event = record.getNvtx();
+      auto kind = static_cast<size_t>(event.getKind());
+      ++nvtx_records;
+      if (kind < nvtx_kinds.size()) ++nvtx_kinds[kind];
+      nvtx_threads.insert(record.getThreadId());
+      auto& domain = nvtx_domains[event.getDomain().cStr()];
+      if (event.getKind() == fs::NvtxEvent::Kind::PUSH ||
+          event.getKind() == fs::NvtxEvent::Kind::START) {
+        ++domain.first;
+      } else if (event.getKind() == fs::NvtxEvent::Kind::MARK) {
+        ++domain.second;
+      }
     }
     if (record.isMemorySnapshot()) {
       auto snap = record.getMemorySnapshot();
@@ -285,6 +304,22 @@ format::Status collect_records(format::Reader& reader, const std::string& displa
   snapshots.setBytes(snapshot_bytes);
   snapshots.setHashOnlyChunks(hash_only_chunks);
   snapshots.setChunkBytes(reader.header().getOptions().getSnapshotChunkBytes());
+  auto nvtx = out.initNvtx();
+  nvtx.setRecords(nvtx_records);
+  nvtx.setPushes(nvtx_kinds[static_cast<size_t>(fs::NvtxEvent::Kind::PUSH)]);
+  nvtx.setPops(nvtx_kinds[static_cast<size_t>(fs::NvtxEvent::Kind::POP)]);
+  nvtx.setStarts(nvtx_kinds[static_cast<size_t>(fs::NvtxEvent::Kind::START)]);
+  nvtx.setEnds(nvtx_kinds[static_cast<size_t>(fs::NvtxEvent::Kind::END)]);
+  nvtx.setMarks(nvtx_kinds[static_cast<size_t>(fs::NvtxEvent::Kind::MARK)]);
+  nvtx.setThreads(nvtx_threads.size());
+  auto domains = nvtx.initDomains(static_cast<unsigned>(nvtx_domains.size()));
+  unsigned domain_index = 0;
+  for (const auto& [name, count] : nvtx_domains) {
+    domains[domain_index].setName(name);
+    domains[domain_index].setRanges(count.first);
+    domains[domain_index].setMarks(count.second);
+    ++domain_index;
+  }
   auto skipped_list = snapshots.initSkipped(static_cast<unsigned>(skipped_snapshots.size()));
   for (size_t i = 0; i < skipped_snapshots.size(); ++i) {
     const Skipped& k = skipped_snapshots[i];

@@ -467,7 +467,8 @@ void register_replay(CLI::App& app, int& exit_code) {
   cmd->add_option("--launch-skip", o->launch_skip, "Matching launches to skip before selecting");
   cmd->add_option("--launch-count", o->launch_count, "Launches to select (0: all)");
   cmd->add_flag("--no-timing", o->no_timing, "Do not time launches (no events around them)");
-  cmd->add_flag("--no-nvtx", o->no_nvtx, "Do not emit an NVTX range per launch");
+  cmd->add_flag("--no-nvtx", o->no_nvtx,
+                "Emit no NVTX: neither a range per launch nor the captured application's");
   cmd->add_flag("--serialize", o->serialize,
                 "Run all device work on one stream, in capture order (default: each captured "
                 "stream on its own stream, ordered only by the captured dependencies)");

@@ -100,6 +100,8 @@ class Executor {
   unsigned map_object_handles(std::vector<uint8_t>& params, const std::vector<ParamSlot>& layout,
                               bool via_extra);
   void release_arrays();
+  // The application's NVTX event, emitted again (execute_nvtx.cpp).
+  void do_nvtx(const NvtxOp& op);
   void release_host(uint64_t captured_host);
 
   Expected<CUfunction> function_for(const Action& a, const LaunchOp& op);
@@ -162,6 +164,10 @@ class Executor {
   // application's synchronous calls on the legacy default stream order with it too).
   CUstream serial_stream_ = nullptr;
   std::unordered_map<uint64_t, CUevent> events_;
+  // NVTX: captured domain handle -> the replay's nvtxDomainHandle_t (created by name), captured
+  // range id -> the id the replay's nvtxDomainRangeStartEx returned.
+  std::unordered_map<uint64_t, void*> nvtx_domains_;
+  std::unordered_map<uint64_t, uint64_t> nvtx_ranges_;
   // Graphs: captured handle -> live one. A graph's (and an exec's) kernel nodes are listed as
   // launches when it runs; a device-to-host memcpy node copies into a host buffer of the replay.
   struct GraphKernel {

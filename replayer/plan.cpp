@@ -1002,6 +1002,39 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       return add_array(seq, record.getArray());
     case Which::TEX_OBJECT:
       return add_tex_object(seq, record.getTexObject());
+    case Which::NVTX: {
+      auto r = record.getNvtx();
+      NvtxOp op;
+      switch (r.getKind()) {
+        case schema::NvtxEvent::Kind::PUSH:
+          op.kind = NvtxOp::Kind::kPush;
+          break;
+        case schema::NvtxEvent::Kind::POP:
+          op.kind = NvtxOp::Kind::kPop;
+          break;
+        case schema::NvtxEvent::Kind::START:
+          op.kind = NvtxOp::Kind::kStart;
+          break;
+        case schema::NvtxEvent::Kind::END:
+          op.kind = NvtxOp::Kind::kEnd;
+          break;
+        case schema::NvtxEvent::Kind::MARK:
+          op.kind = NvtxOp::Kind::kMark;
+          break;
+        default:  // a kind of a newer schema: nothing this replay knows how to emit
+          skip("nvtx (unknown kind)");
+          return std::nullopt;
+      }
+      op.domain = r.getDomain();
+      op.domain_handle = r.getDomainHandle();
+      op.message = r.getMessage();
+      op.category = r.getCategory();
+      op.color = r.getColor();
+      op.has_color = r.getHasColor();
+      op.range_id = r.getRangeId();
+      push(seq, std::move(op));
+      return std::nullopt;
+    }
     default:
       skip(format::call_kind_name(static_cast<uint16_t>(which)));
       return std::nullopt;
@@ -1453,7 +1486,8 @@ const char* operation_name(const Operation& op) {
                                        "graphNode",
                                        "graphExec",
                                        "array",
-                                       "texObject"};
+                                       "texObject",
+                                       "nvtx"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }

@@ -380,12 +380,26 @@ struct TexObjectOp {
   ResourceViewDescOp view;
 };
 
+// An NVTX range or mark of the application (schema NvtxEvent, docs/replay.md "NVTX"), emitted
+// again at its place among the calls when ReplayOptions::nvtx is set.
+struct NvtxOp {
+  enum class Kind : uint8_t { kPush, kPop, kStart, kEnd, kMark };
+  Kind kind = Kind::kMark;
+  std::string domain;          // empty: the default domain
+  uint64_t domain_handle = 0;  // the captured nvtxDomainHandle_t (0: default domain)
+  std::string message;
+  uint32_t category = 0;
+  uint32_t color = 0;  // ARGB, when has_color
+  bool has_color = false;
+  uint64_t range_id = 0;  // start / end: the captured nvtxRangeId_t
+};
+
 using Operation =
     std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp,
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
                  EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp, GraphOp, GraphNodeOp,
-                 GraphExecOp, ArrayOp, TexObjectOp>;
+                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp>;
 
 struct Action {
   uint64_t seq = 0;

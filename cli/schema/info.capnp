@@ -12,7 +12,7 @@ $Cxx.namespace("cusnap::cli::schema");
 
 using Capture = import "/cusnap/format/capture.capnp";
 
-const infoVersion :UInt32 = 3;  # 2: replayMayDiverge, unmodelledCalls; 3: snapshots
+const infoVersion :UInt32 = 4;  # 2: replayMayDiverge, unmodelledCalls; 3: snapshots; 4: nvtx
 
 struct InfoReport {
   infoVersion @0 :UInt32;
@@ -33,6 +33,24 @@ struct InfoReport {
                                      # first (ties by name)
   snapshots @13 :Snapshots;          # infoVersion 3: memory snapshot records (the capture's
                                      # header.extract says whether it is an extracted capture)
+  nvtx @14 :Nvtx;                    # infoVersion 4: the application's NVTX ranges and marks
+}
+
+struct Nvtx {
+  records @0 :UInt64;                # nvtx records
+  pushes @1 :UInt64;                 # by kind (NvtxEvent.Kind)
+  pops @2 :UInt64;
+  starts @3 :UInt64;
+  ends @4 :UInt64;
+  marks @5 :UInt64;
+  threads @6 :UInt64;                # distinct threads that emitted them
+  domains @7 :List(NvtxDomain);      # by name; the default domain's name is ""
+}
+
+struct NvtxDomain {
+  name @0 :Text;
+  ranges @1 :UInt64;                 # pushes and starts
+  marks @2 :UInt64;
 }
 
 struct Snapshots {

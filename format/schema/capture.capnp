@@ -18,6 +18,7 @@
 # texture and surface objects (texObject, with their resource, texture and view descriptors), and
 # gives copies with an array endpoint (Memcpy.kind arrayInvolved) their host payload / checksum
 # and the 1-D array copies (cuMemcpyHtoA, ...) their geometry (CopyGeometry.arrayApi).
+# It also adds the nvtx record (NvtxEvent): the application's NVTX ranges and marks.
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -216,6 +217,7 @@ struct CallRecord {
     streamCapture @41 :StreamCapture;     # schema 5: cuStreamBeginCapture, ...
     array @42 :ArrayCall;                 # schema 6: CUDA arrays and mipmapped arrays
     texObject @43 :TexObjectCall;         # schema 6: texture and surface objects
+    nvtx @44 :NvtxEvent;                  # schema 6: an NVTX range or mark of the application
   }
 }
 
@@ -758,6 +760,31 @@ struct StreamCapture {
     getInfo @4;                     # cuStreamGetCaptureInfo (all versions)
     updateDependencies @5;          # cuStreamUpdateCaptureDependencies[_v2]
     exchangeMode @6;                # cuThreadExchangeStreamCaptureMode
+  }
+}
+
+# Schema 6. An NVTX range or mark the application emitted (docs/format.md, "NVTX"), seen through
+# the NVTX injection interface, not a driver call: apiName is the NVTX function the application
+# called ("nvtxRangePushA", "nvtxDomainRangeStartEx", ...), threadId its thread, startNs = endNs
+# the moment of the call, result 0, context 0. Event payloads are not recorded.
+struct NvtxEvent {
+  kind @0 :Kind;
+  domain @1 :Text;                  # the domain's name (nvtxDomainCreate); empty: default domain
+  domainHandle @2 :UInt64;          # the nvtxDomainHandle_t the application used; 0: default
+  message @3 :Text;                 # UTF-8 (wide strings converted, registered strings resolved);
+                                    # pop / end: the message of the range they close, if known
+  category @4 :UInt32;              # 0: none
+  color @5 :UInt32;                 # ARGB, valid when hasColor
+  hasColor @6 :Bool;
+  rangeId @7 :UInt64;               # start / end: the nvtxRangeId_t; push / pop: the range's
+                                    # nesting level on its thread in its domain (0: outermost)
+
+  enum Kind {
+    push @0;                        # nvtxRangePush*, nvtxDomainRangePushEx
+    pop @1;                         # nvtxRangePop, nvtxDomainRangePop
+    start @2;                       # nvtxRangeStart*, nvtxDomainRangeStartEx
+    end @3;                         # nvtxRangeEnd, nvtxDomainRangeEnd
+    mark @4;                        # nvtxMark*, nvtxDomainMarkEx
   }
 }
 

@@ -19,7 +19,8 @@ Writes:
   generated_shim_api.h        symbol ids, Fn_<symbol> pointer types, hook declarations
   generated_shim_exports.cpp  one exported wrapper per driver symbol, the symbol name/trait tables
   generated_proc_table.inc    cuGetProcAddress answers: {name, version, per-thread, symbol id}
-  generated_shim_exports.map  linker version script: exactly the driver symbols
+  generated_shim_exports.map  linker version script: exactly the driver symbols, and the NVTX
+                              injection entry point (EXTRA_EXPORTS: src/nvtx.cpp)
   generated_symbols.txt       the exported symbol list (tests compare it with nm of the library)
 """
 
@@ -29,6 +30,8 @@ import os
 import re
 import sys
 
+# Exported besides the driver symbols: the NVTX injection entry point (docs/capture.md, "NVTX").
+EXTRA_EXPORTS = ["InitializeInjectionNvtx2"]
 _HOOK_RE = re.compile(r"CUSNAP_(PRE_HOOK|POST_HOOK|CUSTOM)\(\s*(cu\w+)\s*\)")
 
 
@@ -205,7 +208,7 @@ def main():
     t.append("")
 
     vmap = [f"/* {banner} */", "{", "  global:"]
-    vmap += [f"    {s};" for s in symbols]
+    vmap += [f"    {s};" for s in symbols + EXTRA_EXPORTS]
     vmap += ["  local:", "    *;", "};", ""]
 
     os.makedirs(args.out_dir, exist_ok=True)

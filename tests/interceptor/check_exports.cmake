@@ -1,6 +1,8 @@
 # The shim must export exactly the driver symbols of the toolkit's stub libcuda.so: nothing
 # missing (an application would fail to link or resolve) and nothing extra (C++ internals must
-# stay private). Arguments: -DNM= -DSHIM= -DSTUB=
+# stay private), except the NVTX injection entry point (EXTRA, docs/capture.md "NVTX").
+# Arguments: -DNM= -DSHIM= -DSTUB= -DEXTRA=
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
 foreach(lib SHIM STUB)
   execute_process(COMMAND ${NM} -D --defined-only ${${lib}} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -21,6 +23,12 @@ set(missing ${STUB_names})
 list(REMOVE_ITEM missing ${SHIM_names})
 set(extra ${SHIM_names})
 list(REMOVE_ITEM extra ${STUB_names})
+foreach(name IN LISTS EXTRA)
+  if(NOT name IN_LIST extra)
+    message(FATAL_ERROR "the shim does not export ${name}")
+  endif()
+  list(REMOVE_ITEM extra ${name})
+endforeach()
 list(LENGTH STUB_names stub_count)
 list(LENGTH SHIM_names shim_count)
 message("stub exports ${stub_count} symbols, shim ${shim_count}")

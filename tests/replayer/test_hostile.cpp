@@ -335,3 +335,46 @@ TEST_CASE("a launch of an executable graph the capture never made is an error at
   CHECK(result.error().seq() == seq);
   CHECK(result.error().kind() == ErrorKind::kCapture);
 }
+
+TEST_CASE(
+    "nvtx records become NVTX operations in capture order, a kind of a newer schema is "
+    "skipped",
+    "[plan][nvtx]") {
+  std::string path = temp_path("nvtx_plan.cusnap");
+  uint64_t push_seq = 0, end_seq = 0;
+  {
+    CaptureBuilder w(path);
+    using Kind = format::schema::NvtxEvent::Kind;
+    push_seq = w.nvtx(static_cast<uint16_t>(Kind::PUSH), "dom", 0x77, "phase", 0xff00ff00u, 0);
+    w.nvtx(static_cast<uint16_t>(Kind::POP), "dom", 0x77, "phase", 0, 0);
+    w.nvtx(40, "", 0, "from the future", 0, 0);
+    end_seq = w.nvtx(static_cast<uint16_t>(Kind::END), "", 0, "async", 0, 5);
+    w.close();
+  }
+  auto reader = format::Reader::open(path);
+  REQUIRE(reader);
+  auto plan = build_plan(*reader.value());
+  REQUIRE(plan);
+  std::vector<const NvtxOp*> ops;
+  std::vector<uint64_t> seqs;
+  for (const Action& a : plan.value().actions) {
+    if (const auto* op = std::get_if<NvtxOp>(&a.op)) {
+      ops.push_back(op);
+      seqs.push_back(a.seq);
+    }
+  }
+  REQUIRE(ops.size() == 3);
+  CHECK(seqs.front() == push_seq);
+  CHECK(seqs.back() == end_seq);
+  CHECK(ops[0]->kind == NvtxOp::Kind::kPush);
+  CHECK(ops[0]->domain == "dom");
+  CHECK(ops[0]->domain_handle == 0x77);
+  CHECK(ops[0]->message == "phase");
+  CHECK(ops[0]->has_color);
+  CHECK(ops[0]->color == 0xff00ff00u);
+  CHECK(ops[1]->kind == NvtxOp::Kind::kPop);
+  CHECK(ops[2]->kind == NvtxOp::Kind::kEnd);
+  CHECK(ops[2]->range_id == 5);
+  CHECK(ops[2]->domain.empty());
+  CHECK(plan.value().skipped.at("nvtx (unknown kind)") == 1);
+}

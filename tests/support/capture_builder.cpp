@@ -486,6 +486,22 @@ uint64_t CaptureBuilder::deferred_node_checksum(uint64_t launch_seq, uint64_t no
   return append(m);
 }
 
+uint64_t CaptureBuilder::nvtx(uint16_t kind, const std::string& domain, uint64_t domain_handle,
+                              const std::string& message, uint32_t color, uint64_t range_id) {
+  capnp::MallocMessageBuilder m;
+  auto r = record(m, "nvtxDomainRangePushEx");
+  r.setContext(0);
+  auto e = r.initNvtx();
+  e.setKind(static_cast<schema::NvtxEvent::Kind>(kind));
+  e.setDomain(domain);
+  e.setDomainHandle(domain_handle);
+  e.setMessage(message);
+  e.setColor(color);
+  e.setHasColor(color != 0);
+  e.setRangeId(range_id);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::stream_create(uint64_t stream) {
   capnp::MallocMessageBuilder m;
   record(m, "cuStreamCreate").initStreamCreate().setStream(stream);

@@ -179,6 +179,10 @@ class CaptureBuilder {
     std::optional<uint64_t> checksum;
   };
   uint64_t array_copy(const ArrayCopy& copy);
+  // An NVTX event of the application (schema 6, NvtxEvent); `kind` is a NvtxEvent::Kind value
+  // (any number: a newer writer's kind), domain_handle 0 the default domain.
+  uint64_t nvtx(uint16_t kind, const std::string& domain, uint64_t domain_handle,
+                const std::string& message, uint32_t color, uint64_t range_id);
   void close();
 
  private:
