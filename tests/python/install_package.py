@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`pip install ./python` into a fresh venv, as a user would (docs/python.md), from a copy of the
 parts of the repository the package build reads (python/, format/schema/, the top-level
-CMakeLists.txt for the version), so the source tree is left as it was. The other python.* tests
+CMakeLists.txt for the version), so the source tree is left as it was, and the pinned test tools
+of tests/requirements.txt beside it. The other python.* tests
 and the format tests run with that venv's interpreter (ctest fixture python.package).
 
 Without network or PyPI the install cannot succeed: outside CI that prints SKIPPED (the tests
@@ -45,6 +46,18 @@ def main():
             print("pip install ./python failed (CI=true: a failure)")
             return 1
         print("SKIPPED: pip install ./python failed (no PyPI?); the python tests skip")
+        return 0
+    # The test-only tools of the tests that run in this venv (tests/requirements.txt: Perfetto's
+    # trace protos for timeline.perfetto_python), pinned in one place.
+    result = subprocess.run([python, "-m", "pip", "install", "-q", "-r",
+                             os.path.join(args.source, "tests", "requirements.txt")], env=env)
+    if result.returncode != 0:
+        shutil.rmtree(env_dir, ignore_errors=True)
+        if os.environ.get("CI") == "true":
+            print("pip install -r tests/requirements.txt failed (CI=true: a failure)")
+            return 1
+        print("SKIPPED: pip install -r tests/requirements.txt failed (no PyPI?); the python "
+              "tests skip")
         return 0
     subprocess.run([python, "-c", "import cusnap, sys; print('cusnap', cusnap.__version__, "
                     "'schema', cusnap.load_schema().schemaVersion, 'in', sys.prefix)"],

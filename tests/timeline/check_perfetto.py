@@ -17,7 +17,7 @@ capture as tests/format/read_capture.py (the independent reader) reads it:
 Without the `perfetto` package the test is skipped (exit 77), except under CI (CI set and not
 "false"/"0"), where that is a failure.
 
-Usage: check_perfetto.py --cusnap BIN --emulator LIB --schema capture.capnp --workdir DIR
+Usage: check_perfetto.py --cusnap BIN --emulator LIB --venv PACKAGE_VENV --workdir DIR
                          --sample NAME=PATH [--sample ...]
 """
 import argparse
@@ -29,6 +29,12 @@ import sys
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "format"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+# The capture is read with the cusnap package (tests/format/read_capture.py), in the venv
+# python.package.install made, which also holds tests/requirements.txt's Perfetto protos.
+from package_venv import use_package_venv_from_argv  # noqa: E402
+
+use_package_venv_from_argv()
 
 
 def in_ci():
@@ -46,8 +52,7 @@ except ImportError as e:
           "tests/requirements.txt): %s" % e)
     sys.exit(SKIP)
 
-import capnp  # noqa: E402  pycapnp, for the independent reader
-import read_capture  # noqa: E402
+import read_capture  # noqa: E402  the independent reader (the cusnap package)
 
 TOOL_API = "cusnap"
 SLICE_BEGIN, SLICE_END, INSTANT = (perfetto_trace_pb2.TrackEvent.TYPE_SLICE_BEGIN,
@@ -237,13 +242,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cusnap", required=True)
     ap.add_argument("--emulator", required=True)
-    ap.add_argument("--schema", required=True)
+    ap.add_argument("--venv", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--sample", action="append", required=True)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(capnp.__file__)))
-    schema = capnp.load(args.schema, imports=[pkg_parent, "/usr/include"])
     import json
     seen = collections.Counter()
     for spec in args.sample:
@@ -256,7 +259,7 @@ def main():
         run([args.cusnap, "capture", "--driver", args.emulator, "-o", cap, "--", program])
         run([args.cusnap, "replay", "--driver", args.emulator, "--progress", "off", "--report",
              report, cap])
-        found = read_capture.parse(cap, schema)
+        found = read_capture.parse(cap)
         report_doc = json.load(open(report))
         for with_report in (False, True):
             out = os.path.join(args.workdir, name + (".report" if with_report else "") +

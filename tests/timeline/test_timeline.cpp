@@ -188,6 +188,51 @@ TEST_CASE("NVTX ranges given to the hook land on an NVTX track of their thread",
   CHECK(bytes.find("0xff00ff00") != std::string::npos);
 }
 
+namespace {
+uint64_t nvtx_event(cusnap::test::CaptureBuilder& b, schema::NvtxEvent::Kind kind, uint64_t thread,
+                    int64_t at, const char* message, uint64_t domain, uint64_t range_id = 0) {
+  capnp::MallocMessageBuilder m;
+  auto e = call(m, "nvtxDomainRangePushEx", thread, at, at).initNvtx();
+  e.setKind(kind);
+  e.setDomain(domain != 0 ? "app" : "");
+  e.setDomainHandle(domain);
+  e.setMessage(message);
+  e.setRangeId(range_id);
+  return b.append_record(m);
+}
+}  // namespace
+
+TEST_CASE("the capture's own NVTX records become ranges: push/pop nest, start/end pair by id",
+          "[timeline]") {
+  using Kind = schema::NvtxEvent::Kind;
+  std::string path = scratch("nvtx_records.cusnap");
+  {
+    cusnap::test::CaptureBuilder b(path);
+    nvtx_event(b, Kind::PUSH, 7, 100, "outer", 0);
+    nvtx_event(b, Kind::PUSH, 7, 110, "in domain", 0xd0);  // another domain: its own stack
+    nvtx_event(b, Kind::PUSH, 7, 120, "inner", 0);
+    nvtx_event(b, Kind::POP, 7, 130, "inner", 0);  // closes "inner", not "in domain"
+    nvtx_event(b, Kind::START, 7, 140, "async", 0, 5);
+    nvtx_event(b, Kind::POP, 7, 150, "outer", 0);
+    nvtx_event(b, Kind::MARK, 8, 160, "mark", 0);
+    nvtx_event(b, Kind::END, 9, 170, "", 0, 5);  // ends on another thread: kept on the starter's
+    nvtx_event(b, Kind::POP, 9, 175, "", 0);     // a pop without its push: nothing
+    plain_call(b, "cuCtxSynchronize", 7, 180, 190);
+    b.close();  // "in domain" is still open
+  }
+  auto reader = cusnap::format::Reader::open(path);
+  REQUIRE(reader);
+  TimelineSummary summary;
+  auto trace = build_timeline(*reader.value(), TimelineOptions{}, &summary);
+  REQUIRE(trace);
+  CHECK(summary.nvtx_ranges == 5);  // outer, inner, async, mark, the open one
+  std::string bytes = trace->serialize();
+  for (const char* name : {"outer", "inner", "async", "mark", "thread 7: NVTX", "thread 8: NVTX"})
+    CHECK(bytes.find(name) != std::string::npos);
+  CHECK(bytes.find("in domain (not closed when the capture ended)") != std::string::npos);
+  CHECK(bytes.find("thread 9: NVTX") == std::string::npos);
+}
+
 TEST_CASE("a graph launch holds its kernel nodes when the report timed them all", "[timeline]") {
   std::string path = scratch("graph.cusnap");
   {

@@ -172,6 +172,76 @@ format::Status report_mismatch(const compare::Report& report, uint64_t seq,
       .at_call(seq);
 }
 
+// NVTX records (schema 6, NvtxEvent) paired into ranges: push/pop by thread and domain, a pop
+// closing the newest open push (the nesting NVTX defines); start/end by range id, on the thread
+// that started the range. A mark is an instant. A range still open when the capture ends runs to
+// the capture's last timestamp and says so in its name.
+class NvtxPairing {
+ public:
+  void add(schema::CallRecord::Reader r) {
+    auto e = r.getNvtx();
+    const uint64_t thread = r.getThreadId();
+    const int64_t at = r.getStartNs();
+    last_ns_ = std::max(last_ns_, std::max(at, r.getEndNs()));
+    NvtxRange range;
+    range.thread_id = thread;
+    range.start_ns = range.end_ns = at;
+    range.name = e.getMessage().cStr();
+    range.domain = e.getDomain().cStr();
+    range.category = e.getCategory();
+    range.color = e.getHasColor() ? e.getColor() : 0;
+    using Kind = schema::NvtxEvent::Kind;
+    switch (e.getKind()) {
+      case Kind::PUSH:
+        pushed_[{thread, e.getDomainHandle()}].push_back(std::move(range));
+        break;
+      case Kind::POP: {
+        auto& stack = pushed_[{thread, e.getDomainHandle()}];
+        if (stack.empty()) break;  // a pop without its push (before the capture began)
+        stack.back().end_ns = at;
+        done_.push_back(std::move(stack.back()));
+        stack.pop_back();
+        break;
+      }
+      case Kind::START:
+        started_[e.getRangeId()] = std::move(range);
+        break;
+      case Kind::END: {
+        auto it = started_.find(e.getRangeId());
+        if (it == started_.end()) break;
+        it->second.end_ns = at;
+        done_.push_back(std::move(it->second));
+        started_.erase(it);
+        break;
+      }
+      case Kind::MARK:
+        range.mark = true;
+        done_.push_back(std::move(range));
+        break;
+      default:  // a kind of a newer schema
+        break;
+    }
+  }
+  // Every range and mark, the open ones closed at the capture's end.
+  std::vector<NvtxRange> finish() {
+    auto close = [&](NvtxRange range) {
+      range.end_ns = std::max(last_ns_, range.start_ns);
+      range.name += " (not closed when the capture ended)";
+      done_.push_back(std::move(range));
+    };
+    for (auto& [key, stack] : pushed_)
+      for (NvtxRange& range : stack) close(std::move(range));
+    for (auto& [id, range] : started_) close(std::move(range));
+    return std::move(done_);
+  }
+
+ private:
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<NvtxRange>> pushed_;
+  std::map<uint64_t, NvtxRange> started_;
+  std::vector<NvtxRange> done_;
+  int64_t last_ns_ = 0;
+};
+
 }  // namespace
 
 format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const TimelineOptions& options,
@@ -190,10 +260,12 @@ format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const Timel
   std::vector<StreamKey> stream_order;               // first use
   std::map<StreamKey, std::vector<DeviceWork>> streams;
   format::Status mismatch = format::Status::ok();
+  NvtxPairing nvtx_pairing;
 
   format::Status st = reader.for_each_call([&](const format::CallRef& call) {
     schema::CallRecord::Reader r = call.get();
     ++summary.calls;
+    if (r.isNvtx()) nvtx_pairing.add(r);
     ApiCall api;
     api.seq = call.seq();
     api.start = r.getStartNs();
@@ -320,8 +392,11 @@ format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const Timel
   }
   uint64_t process = trace.add_process_track(pid, process_name);
 
+  // The capture's NVTX records, and what the caller gave.
+  std::vector<NvtxRange> nvtx = nvtx_pairing.finish();
+  nvtx.insert(nvtx.end(), options.nvtx.begin(), options.nvtx.end());
   // Threads that made calls, and threads that only have NVTX ranges.
-  for (const NvtxRange& range : options.nvtx) threads.try_emplace(range.thread_id);
+  for (const NvtxRange& range : nvtx) threads.try_emplace(range.thread_id);
   std::map<uint64_t, uint64_t> thread_tracks;
   for (auto& [tid, calls] : threads) {
     std::string thread_name = "thread " + std::to_string(tid);
@@ -427,9 +502,9 @@ format::Result<PerfettoTrace> build_timeline(format::Reader& reader, const Timel
     }
   }
 
-  // NVTX ranges (the hook, see NvtxRange): an "NVTX" track under each thread's track.
+  // NVTX ranges: an "NVTX" track under each thread's track.
   std::map<uint64_t, std::vector<const NvtxRange*>> nvtx_by_thread;
-  for (const NvtxRange& range : options.nvtx) nvtx_by_thread[range.thread_id].push_back(&range);
+  for (const NvtxRange& range : nvtx) nvtx_by_thread[range.thread_id].push_back(&range);
   for (auto& [tid, ranges] : nvtx_by_thread) {
     std::stable_sort(ranges.begin(), ranges.end(), [](const NvtxRange* a, const NvtxRange* b) {
       return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;

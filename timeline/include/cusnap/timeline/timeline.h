@@ -24,11 +24,10 @@
 
 namespace cusnap::timeline {
 
-// An NVTX range or mark, as a capture will hold them. THE HOOK for NVTX records: the capture
-// schema does not have them yet (they are being added separately); whoever reads them from a
-// capture pairs push/pop and start/end into ranges, fills TimelineOptions::nvtx with one of these
-// per range or mark, and the timeline shows them on an "NVTX" track under their thread's track.
-// Nothing here reads NVTX from a capture yet.
+// An NVTX range or mark on a thread's "NVTX" track. build_timeline pairs the capture's own nvtx
+// records (schema 6) into these: push/pop per thread and domain, start/end by range id, marks as
+// instants, a range still open at the capture's end closed there and named so. A caller may add
+// more through TimelineOptions::nvtx (ranges another tool recorded for the same run).
 struct NvtxRange {
   uint64_t thread_id = 0;  // OS thread id, as CallRecord.threadId
   int64_t start_ns = 0;    // CLOCK_MONOTONIC, as CallRecord.startNs
@@ -43,7 +42,7 @@ struct NvtxRange {
 struct TimelineOptions {
   const compare::Report* report = nullptr;  // replay report of this capture: device durations
   std::string report_name;                  // how `timing` annotations name it
-  std::vector<NvtxRange> nvtx;              // see NvtxRange
+  std::vector<NvtxRange> nvtx;              // extra ranges, beside the capture's (NvtxRange)
 };
 
 struct TimelineSummary {
