@@ -233,8 +233,11 @@ struct Step {
   Event* wait = nullptr;    // an event wait node: the step waits for the event's last record
 };
 
-CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<Step>* steps) {
-  std::vector<GraphNode*> order;
+// `order_out`, if given: the graph's nodes in the launch order the steps follow.
+CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<Step>* steps,
+                     std::vector<GraphNode*>* order_out = nullptr) {
+  std::vector<GraphNode*> local;
+  std::vector<GraphNode*>& order = order_out != nullptr ? *order_out : local;
   if (!topological_order(g, &order)) return CUDA_ERROR_INVALID_VALUE;
   for (GraphNode* n : order) {
     if (top_level && !n->enabled) continue;  // a disabled node runs as an empty node
@@ -295,11 +298,11 @@ CUresult build_steps(Context* ctx, const Graph& g, bool top_level, std::vector<S
 
 CUresult launch_exec(GraphExec* exec, Context* ctx, Stream* stream) {
   std::vector<Step> steps;
-  if (CUresult r = build_steps(ctx, *exec->graph, true, &steps); r != CUDA_SUCCESS) return r;
+  std::vector<GraphNode*> order;
+  if (CUresult r = build_steps(ctx, *exec->graph, true, &steps, &order); r != CUDA_SUCCESS)
+    return r;
   std::vector<Stream::Work> frees;  // AUTO_FREE_ON_LAUNCH: the previous launch's allocations
   if (exec->memory_execs != nullptr) {
-    std::vector<GraphNode*> order;
-    topological_order(*exec->graph, &order);
     const bool auto_free = exec->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
     if (CUresult r = graph_memory_launch(order, auto_free, &frees); r != CUDA_SUCCESS) return r;
   }
