@@ -165,6 +165,23 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
                       " allocation(s)/variable(s) left out");
     }
   }
+  if (header.hasMinimize()) {
+    // `cusnap minimize` (docs/minimize.md): what the search kept of its input.
+    auto m = header.getMinimize();
+    std::string line =
+        "until " + std::string(m.getCondition().cStr()) + ": " + std::to_string(m.getUnitsAfter()) +
+        " of " + std::to_string(m.getUnitsBefore()) + " units kept, " +
+        std::to_string(m.getCallsAfter()) + " of " + std::to_string(m.getCallsBefore()) +
+        " calls, " + human_bytes(m.getDataBytesAfter()) + " of " +
+        human_bytes(m.getDataBytesBefore()) + " data";
+    if (m.getInputChunksBefore() > 0)
+      line += ", " + std::to_string(m.getInputChunksKept()) + " of " +
+              std::to_string(m.getInputChunksBefore()) + " input chunks";
+    line += "; " + std::to_string(m.getEvaluations()) + " candidates, " +
+            std::to_string(m.getReplays()) + " replays" +
+            (m.getMinimal() ? "" : "; not minimal (--max-evaluations)");
+    print_field(out, "minimized", line);
+  }
   if (header.hasRedact()) {
     // `cusnap redact` (docs/redact.md): what was replaced, what was kept and why.
     auto r = header.getRedact();

@@ -19,6 +19,7 @@
 # gives copies with an array endpoint (Memcpy.kind arrayInvolved) their host payload / checksum
 # and the 1-D array copies (cuMemcpyHtoA, ...) their geometry (CopyGeometry.arrayApi).
 # It also adds the nvtx record (NvtxEvent): the application's NVTX ranges and marks.
+# 7 adds CaptureHeader.minimize (MinimizeInfo) for captures reduced by `cusnap minimize`.
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -35,7 +36,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 6;
+const schemaVersion :UInt32 = 7;
 
 struct BlobId {
   high @0 :UInt64;
@@ -68,6 +69,26 @@ struct CaptureHeader {
   options @14 :CaptureOptions;
   extract @15 :ExtractInfo;         # schema 3: set only in a capture written by `cusnap extract`
   redact @16 :RedactInfo;           # schema 5: set only in a capture written by `cusnap redact`
+  minimize @17 :MinimizeInfo;       # schema 7: set only in a capture written by `cusnap minimize`
+}
+
+# What `cusnap minimize` kept of its input (docs/minimize.md): the search's units (launches,
+# copies/memsets, allocations) and, for an extracted capture, its input chunks.
+struct MinimizeInfo {
+  condition @0 :Text;               # --until CONDITION, as given
+  sourceCreationTimeNs @1 :Int64;   # the input capture's creationTimeNs (its identity)
+  callsBefore @2 :UInt64;           # records of the input
+  callsAfter @3 :UInt64;            # records of this capture
+  unitsBefore @4 :UInt32;           # removable units of the input
+  unitsAfter @5 :UInt32;            # those kept
+  inputChunksBefore @6 :UInt32;     # extracted captures: chunks of the input snapshot
+  inputChunksKept @7 :UInt32;       # those kept as they were (the others are zero bytes)
+  dataBytesBefore @8 :UInt64;       # distinct blob bytes referenced
+  dataBytesAfter @9 :UInt64;
+  evaluations @10 :UInt32;          # candidates decided (the input included)
+  replays @11 :UInt32;              # driver replays they took (0 for command:)
+  minimal @12 :Bool;                # false: --max-evaluations stopped the search first
+  kept @13 :List(Text);             # the units kept, described ("launch call 7 scale", ...)
 }
 
 # What `cusnap redact` replaced and kept (docs/redact.md): payload bytes replaced by seeded data

@@ -271,10 +271,11 @@ struct Written {
 // results, snapshots, layouts, tool events) follow the seqs the writer gives.
 Result<Written> write_candidate(format::Reader& reader, const Scan& scan,
                                 const std::vector<bool>& keep,
-                                const std::vector<size_t>& original_chunks,
-                                const std::string& path) {
+                                const std::vector<size_t>& original_chunks, const std::string& path,
+                                const schema::MinimizeInfo::Reader* info = nullptr) {
   capnp::MallocMessageBuilder header;
   header.setRoot(reader.header());
+  if (info) header.getRoot<schema::CaptureHeader>().setMinimize(*info);
   auto created = format::Writer::create(path, header);
   if (!created) return created.status();
   format::Writer& w = **created;
@@ -561,7 +562,32 @@ Result<MinimizeReport> minimize_capture(const std::string& in, const std::string
 
   // The output, decided once more.
   std::vector<bool> keep = closure(scan, current.units);
+  for (const auto& b : reader.blobs())  // the input's distinct blob bytes, as the writer counts
+    report.data_bytes_before += b.size;
   auto written = write_candidate(reader, scan, keep, current.chunks, out);
+  if (written) {
+    // Once more, with what was kept in the header (the records are the same).
+    capnp::MallocMessageBuilder message;
+    auto info = message.initRoot<schema::MinimizeInfo>();
+    info.setCondition(options.until.text);
+    info.setSourceCreationTimeNs(reader.header().getCreationTimeNs());
+    info.setCallsBefore(report.calls_before);
+    info.setCallsAfter(written->calls);
+    info.setUnitsBefore(static_cast<uint32_t>(scan.units.size()));
+    info.setUnitsAfter(static_cast<uint32_t>(std::count(keep.begin(), keep.end(), true)));
+    info.setInputChunksBefore(static_cast<uint32_t>(scan.input_chunks.size()));
+    info.setInputChunksKept(static_cast<uint32_t>(current.chunks.size()));
+    info.setDataBytesBefore(report.data_bytes_before);
+    info.setDataBytesAfter(written->data_bytes);
+    info.setEvaluations(report.evaluations);
+    info.setReplays(report.replays + replays_per);
+    info.setMinimal(!report.budget_exhausted);
+    auto kept = info.initKept(static_cast<unsigned>(info.getUnitsAfter()));
+    for (size_t u = 0, k = 0; u < scan.units.size(); ++u)
+      if (keep[u]) kept.set(static_cast<unsigned>(k++), scan.units[u].what);
+    auto reader_info = info.asReader();
+    written = write_candidate(reader, scan, keep, current.chunks, out, &reader_info);
+  }
   if (!written) {
     fs::remove(out, ec);
     return written.status();
@@ -580,12 +606,6 @@ Result<MinimizeReport> minimize_capture(const std::string& in, const std::string
     report.kept.push_back(scan.units[u].what);
   }
   report.chunks_after = current.chunks.size();
-  {
-    // The input's distinct blob bytes: what the same writer counts for the output.
-    uint64_t total = 0;
-    for (const auto& b : reader.blobs()) total += b.size;
-    report.data_bytes_before = total;
-  }
   if (report.budget_exhausted)
     report.notes.push_back("stopped at --max-evaluations: the result is not minimal");
   return report;

@@ -177,6 +177,30 @@ TEST_CASE("mismatch between a good and a flipped entry ends with the flipped ker
   CHECK(r.replays == 2 * (r.evaluations + 1));
   INFO(r.evidence);
   CHECK(r.evidence.find("results differ") != std::string::npos);
+  {
+    // The header says what was kept, as the report does (`cusnap info` shows it).
+    auto reader = format::Reader::open(out);
+    REQUIRE(reader.is_ok());
+    auto source = format::Reader::open(in);
+    REQUIRE(source.is_ok());
+    REQUIRE((*reader)->header().hasMinimize());
+    auto m = (*reader)->header().getMinimize();
+    CHECK(std::string(m.getCondition().cStr()) == "mismatch:good,bad");
+    CHECK(m.getSourceCreationTimeNs() == (*source)->header().getCreationTimeNs());
+    CHECK(m.getCallsBefore() == r.calls_before);
+    CHECK(m.getCallsAfter() == r.calls_after);
+    CHECK(m.getUnitsBefore() == r.units_before);
+    CHECK(m.getUnitsAfter() == r.units_after);
+    CHECK(m.getDataBytesBefore() == r.data_bytes_before);
+    CHECK(m.getDataBytesAfter() == r.data_bytes_after);
+    CHECK(m.getEvaluations() == r.evaluations);
+    CHECK(m.getReplays() == r.replays);
+    CHECK(m.getMinimal());
+    REQUIRE(m.getKept().size() == r.kept.size());
+    for (unsigned i = 0; i < m.getKept().size(); ++i)
+      CHECK(std::string(m.getKept()[i].cStr()) == r.kept[i]);
+    CHECK_FALSE((*source)->header().hasMinimize());
+  }
   // It still mismatches, judged afresh; and the good entry alone sees nothing to compare.
   auto again = reduce::evaluate(o.until, out, o.condition);
   REQUIRE(again.is_ok());
