@@ -58,17 +58,6 @@ CUDA_MEMCPY3D to_host(void* dst, CUdeviceptr src) {
   return p;
 }
 
-CUDA_KERNEL_NODE_PARAMS scale_node(CUfunction f, void** args) {
-  CUDA_KERNEL_NODE_PARAMS p{};
-  p.func = f;
-  p.gridDimX = (kN + 127) / 128;
-  p.gridDimY = p.gridDimZ = 1;
-  p.blockDimX = 128;
-  p.blockDimY = p.blockDimZ = 1;
-  p.kernelParams = args;
-  return p;
-}
-
 cuuint64_t graph_mem(CUgraphMem_attribute attr) {
   cuuint64_t v = 0;
   REQUIRE_CU(cuDeviceGetGraphMemAttribute(0, attr, &v));
@@ -95,7 +84,7 @@ struct Pipeline {
     REQUIRE(dptr != 0);
     CUDA_MEMSET_NODE_PARAMS m = fill(dptr, value);
     REQUIRE_CU(cuGraphAddMemsetNode(&set, graph, &alloc, 1, &m, ctx));
-    CUDA_KERNEL_NODE_PARAMS k = scale_node(scale, args);
+    CUDA_KERNEL_NODE_PARAMS k = kernel_node(scale, args, kN);
     REQUIRE_CU(cuGraphAddKernelNode(&kernel, graph, &set, 1, &k));
     CUDA_MEMCPY3D c = to_host(out.data(), dptr);
     REQUIRE_CU(cuGraphAddMemcpyNode(&copy, graph, &kernel, 1, &c, ctx));

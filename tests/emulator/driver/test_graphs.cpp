@@ -48,17 +48,6 @@ struct Buffers {
   }
 };
 
-CUDA_KERNEL_NODE_PARAMS kernel_params(CUfunction f, void** args) {
-  CUDA_KERNEL_NODE_PARAMS p{};
-  p.func = f;
-  p.gridDimX = (kN + 127) / 128;
-  p.gridDimY = p.gridDimZ = 1;
-  p.blockDimX = 128;
-  p.blockDimY = p.blockDimZ = 1;
-  p.kernelParams = args;
-  return p;
-}
-
 CUDA_MEMCPY3D linear_copy(CUmemorytype dst_type, void* dst, CUmemorytype src_type, const void* src,
                           size_t bytes) {
   CUDA_MEMCPY3D p{};
@@ -143,14 +132,14 @@ TEST_CASE("graph: memset, memcpy, kernel and host nodes run in dependency order"
   // Kernel parameters are copied when the node is added: changing them afterwards does nothing.
   int n = kN;
   void* add_args[] = {&d.a, &d.b, &d.c, &n};
-  CUDA_KERNEL_NODE_PARAMS kp = kernel_params(k.add, add_args);
+  CUDA_KERNEL_NODE_PARAMS kp = kernel_node(k.add, add_args, kN);
   CUgraphNode add_deps[] = {memset_node, copy_a, copy_b};
   REQUIRE_CU(cuGraphAddKernelNode(&add_node, g, add_deps, 3, &kp));
   n = 0;
   float factor = 2.0f;
   int n2 = kN;
   void* scale_args[] = {&d.c, &factor, &n2};
-  CUDA_KERNEL_NODE_PARAMS sp = kernel_params(k.scale, scale_args);
+  CUDA_KERNEL_NODE_PARAMS sp = kernel_node(k.scale, scale_args, kN);
   REQUIRE_CU(cuGraphAddKernelNode(&scale_node, g, &add_node, 1, &sp));
   factor = 100.0f;
   CUDA_MEMCPY3D po =
@@ -296,7 +285,7 @@ TEST_CASE("graph: child graphs and event nodes", "[graphs]") {
   float factor = 5.0f;
   int n = kN;
   void* args[] = {&d.c, &factor, &n};
-  CUDA_KERNEL_NODE_PARAMS sp = kernel_params(k.scale, args);
+  CUDA_KERNEL_NODE_PARAMS sp = kernel_node(k.scale, args, kN);
   REQUIRE_CU(cuGraphAddKernelNode(&scale_node, parent, &child_node, 1, &sp));
   CUevent done;
   REQUIRE_CU(cuEventCreate(&done, CU_EVENT_DISABLE_TIMING));
@@ -467,7 +456,7 @@ TEST_CASE("graph exec: update, node parameters and enabling", "[graphs]") {
     REQUIRE_CU(cuGraphAddMemcpyNode(&copy, g, nullptr, 0, &up, ctx));
     int n = kN;
     void* args[] = {&d.c, &factor, &n};
-    CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+    CUDA_KERNEL_NODE_PARAMS p = kernel_node(k.scale, args, kN);
     REQUIRE_CU(cuGraphAddKernelNode(&kernel, g, &copy, 1, &p));
     if (extra_node) {
       CUgraphNode empty;
@@ -503,7 +492,7 @@ TEST_CASE("graph exec: update, node parameters and enabling", "[graphs]") {
   float factor = 7.0f;
   int n = kN;
   void* args[] = {&d.c, &factor, &n};
-  CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+  CUDA_KERNEL_NODE_PARAMS p = kernel_node(k.scale, args, kN);
   REQUIRE_CU(cuGraphExecKernelNodeSetParams(exec, nodes[1], &p));
   CHECK(cuGraphExecKernelNodeSetParams(exec, nodes[0], &p) == CUDA_ERROR_INVALID_VALUE);
   CHECK(run(exec) == 7.0f);
@@ -773,7 +762,7 @@ TEST_CASE("graph: the generic node API builds the same nodes", "[graphs]") {
   void* args[] = {&d.c, &factor, &n};
   CUgraphNodeParams kernel{};
   kernel.type = CU_GRAPH_NODE_TYPE_KERNEL;
-  CUDA_KERNEL_NODE_PARAMS kp = kernel_params(k.scale, args);
+  CUDA_KERNEL_NODE_PARAMS kp = cusnap_test::kernel_node(k.scale, args, kN);
   kernel.kernel.func = kp.func;
   kernel.kernel.gridDimX = kp.gridDimX;
   kernel.kernel.gridDimY = kernel.kernel.gridDimZ = 1;
@@ -827,7 +816,7 @@ TEST_CASE("graph: kernel node attributes", "[graphs]") {
   float factor = 3.0f;
   int n = kN;
   void* args[] = {&d.c, &factor, &n};
-  CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+  CUDA_KERNEL_NODE_PARAMS p = kernel_node(k.scale, args, kN);
   CUgraphNode node, other;
   REQUIRE_CU(cuGraphAddKernelNode(&node, g, nullptr, 0, &p));
   REQUIRE_CU(cuGraphAddKernelNode(&other, g, nullptr, 0, &p));
@@ -915,7 +904,7 @@ TEST_CASE("graph: cuGraphDebugDotPrint writes the nodes and edges", "[graphs]") 
   float factor = 2.0f;
   int n = kN;
   void* args[] = {&d.c, &factor, &n};
-  CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+  CUDA_KERNEL_NODE_PARAMS p = kernel_node(k.scale, args, kN);
   CUgraphNode empty, kernel;
   REQUIRE_CU(cuGraphAddEmptyNode(&empty, g, nullptr, 0));
   REQUIRE_CU(cuGraphAddKernelNode(&kernel, g, &empty, 1, &p));
@@ -1009,7 +998,7 @@ TEST_CASE("graph exec: update limitations of memset and kernel nodes", "[graphs]
     float factor = 1.0f;
     int n = kN;
     void* args[] = {&d.c, &factor, &n};
-    CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+    CUDA_KERNEL_NODE_PARAMS p = kernel_node(k.scale, args, kN);
     REQUIRE_CU(cuGraphAddKernelNode(&kernel, g, &set, 1, &p));
     CUkernelNodeAttrValue v{};
     v.cooperative = cooperative ? 1 : 0;
@@ -1034,7 +1023,7 @@ TEST_CASE("graph exec: update limitations of memset and kernel nodes", "[graphs]
   float factor = 3.0f;
   int n = kN;
   void* args[] = {&d.c, &factor, &n};
-  CUDA_KERNEL_NODE_PARAMS p = kernel_params(k.scale, args);
+  CUDA_KERNEL_NODE_PARAMS p = kernel_node(k.scale, args, kN);
   REQUIRE_CU(cuGraphExecKernelNodeSetParams(exec, nodes_of(base)[1], &p));
   REQUIRE_CU(cuGraphExecUpdate(exec, value_only, &info));
   CUkernelNodeAttrValue v{};

@@ -33,4 +33,16 @@ inline std::string kernel_path(const char* name) {
   return std::string(CUSNAP_TEST_KERNELS_DIR) + "/" + name;
 }
 
+// A kernel node over `elements` threads in one-dimensional blocks of 128.
+inline CUDA_KERNEL_NODE_PARAMS kernel_node(CUfunction f, void** args, unsigned elements) {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = f;
+  p.gridDimX = (elements + 127) / 128;
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = 128;
+  p.blockDimY = p.blockDimZ = 1;
+  p.kernelParams = args;
+  return p;
+}
+
 }  // namespace cusnap_test
