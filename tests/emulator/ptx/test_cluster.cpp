@@ -86,9 +86,8 @@ TEST_CASE("a cluster reduction through mapped shared memory equals the host's su
       int32_t* din = mem.upload(in);
       int64_t* out = mem.zeros<int64_t>(ref.size());
       INFO("cluster " << cl.x << "x" << cl.y << ", " << workers << " workers");
-      require_success(
-          launch_on(*prog, "cluster_sum", grid, {threads}, Args().add(din).add(out), mem, cl,
-                    workers));
+      require_success(launch_on(*prog, "cluster_sum", grid, {threads}, Args().add(din).add(out),
+                                mem, cl, workers));
       CHECK(std::vector<int64_t>(out, out + ref.size()) == ref);
     }
   }
@@ -133,8 +132,8 @@ TEST_CASE("__cluster_dims__ fixes the cluster shape and the cluster registers fo
   REQUIRE(k >= 0);
   const KernelDesc& kd = prog->kernels()[k];
   CHECK(kd.explicit_cluster);
-  CHECK((kd.reqnctapercluster.x == 2 && kd.reqnctapercluster.y == 2 &&
-         kd.reqnctapercluster.z == 1));
+  CHECK(
+      (kd.reqnctapercluster.x == 2 && kd.reqnctapercluster.y == 2 && kd.reqnctapercluster.z == 1));
   const Dim3 grid{4, 6};
   for (Dim3 cl : {Dim3{1, 1, 1}, Dim3{2, 2, 1}}) {  // none given, or the same shape
     HostMemory mem;
@@ -458,7 +457,8 @@ TEST_CASE("cluster instructions lower with their ISA forms or are refused", "[pt
   refused("getctarank.u32 %r1, %r2;", "32-bit generic addresses");
   refused("barrier.cluster.arrive %r1;", "barrier.cluster takes no operands");
   refused("mbarrier.arrive.shared::cluster.b64 %rd1, [%r1];", "has no state");
-  refused("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-          "[%r1], [%rd1], 16, [%r2], %rs1;",
-          "multicast");
+  refused(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%r1], [%rd1], 16, [%r2], %rs1;",
+      "multicast");
 }
