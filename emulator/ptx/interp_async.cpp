@@ -300,6 +300,9 @@ bool Launch::release_mbarrier_waits(Block& b, bool time_limit, bool per_block_li
 // complete on the mbarrier as complete_tx would.
 void Launch::exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const uint64_t* size = operand(w, in.ops[2], exec, kSpScratch0);
+  const bool multicast = (in.image & kBulkMulticast) != 0;
+  const uint64_t* mask = multicast ? operand(w, in.ops[4], exec, kSpScratch1) : nullptr;
+  const uint64_t ctas = b.cluster ? b.cluster->blocks.size() : 1;
   const Space dst_space = in.sub == 2 ? Space::kGlobal : Space::kShared;
   const Space src_space = in.sub == 0 ? Space::kGlobal : Space::kShared;
   auto lane_address = [&](const Operand& a, int l) {
@@ -343,10 +346,44 @@ void Launch::exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec) {
            buf + (detail.empty() ? "" : detail + ", ") + where(b, w, l, in));
       return nullptr;
     };
-    uint8_t* dst = pointer(dst_space, da, true);
-    if (!dst) return;
     uint8_t* src = pointer(src_space, sa, false);
     if (!src) return;
+    if (multicast) {
+      // .multicast::cluster: the bytes land at dstMem's CTA-relative offset in every CTA whose
+      // rank bit ctaMask sets, and complete on the mbarrier at mbar's offset in each of them.
+      uint64_t dst_off = 0, bar_off = 0;
+      if (!cluster_shared(b, w, l, da, 0, in, &dst_off)) return;
+      const Operand& mb = in.ops[3];
+      const uint64_t ma = static_cast<uint64_t>(mb.offset) +
+                          (mb.base_is_reg ? w.slot(mb.index)[l] : 0) +
+                          (mb.has_symbol ? symbol_value(w, l, mb.symbol) : 0);
+      if (!cluster_shared(b, w, l, ma, 0, in, &bar_off)) return;
+      const uint64_t bits = mask[l] & 0xffff;
+      if (bits >> ctas) {
+        std::snprintf(buf, sizeof buf,
+                      "cp.async.bulk.multicast::cluster: ctaMask 0x%llx names a CTA outside the "
+                      "cluster of %llu, ",
+                      static_cast<unsigned long long>(bits), static_cast<unsigned long long>(ctas));
+        fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
+        return;
+      }
+      if (tracking_ && n != 0) [[unlikely]]
+        track(b, src, n, true, false);
+      for (uint64_t m2 = bits; m2; m2 &= m2 - 1) {
+        const uint64_t rank_base = static_cast<uint64_t>(std::countr_zero(m2) + 1)
+                                   << kClusterWindowShift;
+        uint8_t* dst = pointer(dst_space, rank_base | dst_off, true);
+        if (!dst) return;
+        std::memmove(dst, src, n);
+        Operand target;
+        target.kind = Operand::kAddr;
+        target.offset = static_cast<int64_t>(rank_base | bar_off);
+        if (!bulk_complete_tx(b, w, in, l, target, n)) return;
+      }
+      continue;
+    }
+    uint8_t* dst = pointer(dst_space, da, true);
+    if (!dst) return;
     if (tracking_ && n != 0) [[unlikely]] {
       if (src_space == Space::kGlobal) track(b, src, n, true, false);
       if (dst_space == Space::kGlobal) track(b, dst, n, false, true);

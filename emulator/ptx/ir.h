@@ -201,6 +201,8 @@ inline constexpr uint8_t kMbarParity = 1;      // test_wait/try_wait .parity: b 
 inline constexpr uint8_t kMbarNoComplete = 2;  // arrive(.drop).noComplete
 inline constexpr uint8_t kMbarExpectTx = 4;    // arrive(.drop).expect_tx: b is a txCount
 inline constexpr uint8_t kMbarNoInc = 8;       // cp.async.mbarrier.arrive.noinc
+// Instr::image of kBulkCopy: .multicast::cluster (ops[4]: the ctaMask).
+inline constexpr uint8_t kBulkMulticast = 1;
 
 // Memory-ordering semantics of ld/st (`.weak` is the default when no qualifier is written).
 // Weak accesses are plain host loads/stores; every other order is a C++ atomic access, because

@@ -225,6 +225,10 @@ constexpr FormSpec kForms[] = {
      ".async .bulk (.shared::cluster|.shared::cta) .global .mbarrier::complete_tx::bytes "
      "{~.L2::cache_hint}",
      ""},
+    {"cp",
+     ".async .bulk .shared::cluster .global .mbarrier::complete_tx::bytes .multicast::cluster "
+     "{~.L2::cache_hint}",
+     ""},
     {"cp", ".async .bulk .shared::cluster .shared::cta .mbarrier::complete_tx::bytes", ""},
     {"cp", ".async .bulk .global .shared::cta .bulk_group {~.L2::cache_hint}", ""},
     {"cp", ".async .bulk ~.prefetch ~.L2 .global {~.L2::cache_hint}", ""},

@@ -170,8 +170,7 @@ TEST_CASE("clusters: compile-time shapes, required shapes and kernels that need 
         CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING);
 }
 
-TEST_CASE("clusters: a distributed shared memory reduction equals the host's sums",
-          "[clusters]") {
+TEST_CASE("clusters: a distributed shared memory reduction equals the host's sums", "[clusters]") {
   Module m;
   CUfunction sum = m.get("dsmem_sum");
   const unsigned blocks = 16;

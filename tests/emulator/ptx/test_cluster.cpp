@@ -346,6 +346,61 @@ DONE:)";
   }
 }
 
+TEST_CASE("a multicast bulk copy lands in every CTA of its ctaMask", "[ptx][cluster]") {
+  // Every CTA arms its own mbarrier for 64 bytes; after a cluster sync rank 0 multicasts 64
+  // bytes of global memory to ranks 0, 2 and 3 (ctaMask 0b1101). Those wait for their phase;
+  // rank 1's `data` stays zero. Each CTA publishes its 16 words: out[16 * rank + i].
+  const std::string body = R"(
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %cluster_ctarank;
+  mov.u32 %r3, %tid.x;
+  setp.ne.u32 %p1, %r3, 0;
+  @%p1 bra DONE;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [bar], 64;
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra WAIT;
+  mov.u16 %rs1, 13;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [data], [%rd1], 64, [bar], %rs1;
+WAIT:
+  setp.eq.u32 %p1, %r1, 1;
+  @%p1 bra PUBLISH;
+SPIN:
+  mbarrier.try_wait.parity.shared::cta.b64 %p5, [bar], 0;
+  @!%p5 bra SPIN;
+PUBLISH:
+  mov.u32 %r10, 0;
+COPY:
+  setp.ge.u32 %p6, %r10, 16;
+  @%p6 bra DONE;
+  shl.b32 %r11, %r10, 2;
+  mov.u32 %r12, data;
+  add.u32 %r12, %r12, %r11;
+  ld.shared.u32 %r13, [%r12];
+  mad.lo.u32 %r14, %r1, 16, %r10;
+  mul.wide.u32 %rd4, %r14, 4;
+  add.s64 %rd5, %rd2, %rd4;
+  st.global.u32 [%rd5], %r13;
+  add.u32 %r10, %r10, 1;
+  bra COPY;
+DONE:)";
+  auto prog = compile_or_fail(
+      cluster_kernel(".param .u64 in, .param .u64 out", body, "  .reg .b16 %rs<4>;\n"));
+  std::vector<uint32_t> in(16);
+  for (uint32_t i = 0; i < 16; ++i) in[i] = 0x1000 + i * 37;
+  for (uint32_t workers : kWorkers) {
+    HostMemory mem;
+    uint32_t* din = mem.upload(in);
+    uint32_t* out = mem.zeros<uint32_t>(64);
+    require_success(launch_on(*prog, "k", {4}, {32}, Args().add(din).add(out), mem, {4}, workers));
+    for (uint32_t r = 0; r < 4; ++r)
+      for (uint32_t i = 0; i < 16; ++i) CHECK(out[16 * r + i] == (r == 1 ? 0 : in[i]));
+  }
+}
+
 TEST_CASE("barrier.cluster without a cluster launch is a barrier of the CTA", "[ptx][cluster]") {
   // Warp 1 stores, both warps pass the cluster barrier, warp 0 reads warp 1's values.
   const std::string body = R"(
@@ -458,7 +513,11 @@ TEST_CASE("cluster instructions lower with their ISA forms or are refused", "[pt
   refused("barrier.cluster.arrive %r1;", "barrier.cluster takes no operands");
   refused("mbarrier.arrive.shared::cluster.b64 %rd1, [%r1];", "has no state");
   refused(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-      "[%r1], [%rd1], 16, [%r2], %rs1;",
+      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%r1], [%rd1, {%r2}], [%r3], %r4;",
       "multicast");
+  refused(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%r1], [%rd1], 16, [%r2];",
+      "ctaMask");
 }
