@@ -212,62 +212,48 @@ class ProgramImpl final : public Program {
       return true;
     };
     auto plain_worker = [&]() {
-      try {
-        Block block;
-        uint32_t slices = 0;
+      Block block;
+      uint32_t slices = 0;
+      for (;;) {
+        uint64_t i = next.fetch_add(1);
+        if (i >= nblocks || launch.aborted()) return;
+        block.started = false;
         for (;;) {
-          uint64_t i = next.fetch_add(1);
-          if (i >= nblocks || launch.aborted()) return;
-          block.started = false;
-          for (;;) {
-            SliceResult r = launch.run_block_slice(block, i, 1u << 14);
-            if (r == SliceResult::kStuck) {
-              hung(block);
-              return;
-            }
-            if (r == SliceResult::kAbort) break;
-            if (r == SliceResult::kDone) blocks_done.fetch_add(1, std::memory_order_relaxed);
-            if (++slices % kWatchdogSlices == 0 && expired(block)) return;
-            if (r == SliceResult::kDone) break;
+          SliceResult r = launch.run_block_slice(block, i, 1u << 14);
+          if (r == SliceResult::kStuck) {
+            hung(block);
+            return;
           }
+          if (r == SliceResult::kAbort) break;
+          if (r == SliceResult::kDone) blocks_done.fetch_add(1, std::memory_order_relaxed);
+          if (++slices % kWatchdogSlices == 0 && expired(block)) return;
+          if (r == SliceResult::kDone) break;
         }
-      } catch (const std::bad_alloc&) {
-        launch.fail(LaunchStatus::kOutOfResources,
-                    "host memory exhausted while emulating the launch");
-      } catch (const std::exception& e) {
-        launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
       }
     };
     auto coop_worker = [&](uint64_t w) {
-      try {
-        std::vector<Block> blocks;
-        std::vector<uint64_t> ids;
-        for (uint64_t i = w; i < nblocks; i += workers) ids.push_back(i);
-        blocks.resize(ids.size());
-        size_t remaining = ids.size();
-        uint32_t slices = 0;
-        while (remaining > 0 && !launch.aborted()) {
-          for (size_t k = 0; k < blocks.size(); ++k) {
-            if (blocks[k].done) continue;
-            SliceResult r = launch.run_block_slice(blocks[k], ids[k], 256);
-            if (r == SliceResult::kDone) {
-              --remaining;
-              blocks_done.fetch_add(1, std::memory_order_relaxed);
-            }
-            if (r == SliceResult::kAbort) return;
-            if (r == SliceResult::kStuck) {
-              hung(blocks[k]);
-              return;
-            }
-            if (++slices % (kWatchdogSlices * 4) == 0 && expired(blocks[k])) return;
+      std::vector<Block> blocks;
+      std::vector<uint64_t> ids;
+      for (uint64_t i = w; i < nblocks; i += workers) ids.push_back(i);
+      blocks.resize(ids.size());
+      size_t remaining = ids.size();
+      uint32_t slices = 0;
+      while (remaining > 0 && !launch.aborted()) {
+        for (size_t k = 0; k < blocks.size(); ++k) {
+          if (blocks[k].done) continue;
+          SliceResult r = launch.run_block_slice(blocks[k], ids[k], 256);
+          if (r == SliceResult::kDone) {
+            --remaining;
+            blocks_done.fetch_add(1, std::memory_order_relaxed);
           }
-          if (workers < hw) std::this_thread::yield();
+          if (r == SliceResult::kAbort) return;
+          if (r == SliceResult::kStuck) {
+            hung(blocks[k]);
+            return;
+          }
+          if (++slices % (kWatchdogSlices * 4) == 0 && expired(blocks[k])) return;
         }
-      } catch (const std::bad_alloc&) {
-        launch.fail(LaunchStatus::kOutOfResources,
-                    "host memory exhausted while emulating the launch");
-      } catch (const std::exception& e) {
-        launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
+        if (workers < hw) std::this_thread::yield();
       }
     };
     // Cluster launches: the unit of scheduling is a cluster (all its CTAs on one worker, a
@@ -278,58 +264,59 @@ class ProgramImpl final : public Program {
       return c.blocks.front();
     };
     auto cluster_worker = [&](uint64_t w) {
-      try {
-        const uint64_t per_cluster = run_config.cluster.count();
-        std::vector<Cluster> clusters;
-        std::vector<uint64_t> ids;
-        if (config.cooperative) {
-          for (uint64_t i = w; i < units; i += workers) ids.push_back(i);
+      const uint64_t per_cluster = run_config.cluster.count();
+      std::vector<Cluster> clusters;
+      std::vector<uint64_t> ids;
+      if (config.cooperative) {
+        for (uint64_t i = w; i < units; i += workers) ids.push_back(i);
+      }
+      clusters.resize(config.cooperative ? ids.size() : 1);
+      size_t remaining = clusters.size();
+      uint32_t slices = 0;
+      for (;;) {
+        if (!config.cooperative) {  // the next cluster, run to completion
+          const uint64_t i = next.fetch_add(1);
+          if (i >= units || launch.aborted()) return;
+          clusters[0].started = false;
+          ids.assign(1, i);
+          remaining = 1;
         }
-        clusters.resize(config.cooperative ? ids.size() : 1);
-        size_t remaining = clusters.size();
-        uint32_t slices = 0;
-        for (;;) {
-          if (!config.cooperative) {  // the next cluster, run to completion
-            const uint64_t i = next.fetch_add(1);
-            if (i >= units || launch.aborted()) return;
-            clusters[0].started = false;
-            ids.assign(1, i);
-            remaining = 1;
-          }
-          while (remaining > 0 && !launch.aborted()) {
-            for (size_t k = 0; k < clusters.size(); ++k) {
-              Cluster& c = clusters[k];
-              if (c.done && c.started) continue;
-              const SliceResult r = launch.run_cluster_slice(c, ids[k], 1u << 10);
-              if (r == SliceResult::kAbort) return;
-              if (r == SliceResult::kStuck) {
-                hung(running_block(c));
-                return;
-              }
-              if (r == SliceResult::kDone) {
-                --remaining;
-                blocks_done.fetch_add(per_cluster, std::memory_order_relaxed);
-              }
-              if (++slices % kWatchdogSlices == 0 && expired(running_block(c))) return;
+        while (remaining > 0 && !launch.aborted()) {
+          for (size_t k = 0; k < clusters.size(); ++k) {
+            Cluster& c = clusters[k];
+            if (c.done && c.started) continue;
+            const SliceResult r = launch.run_cluster_slice(c, ids[k], 1u << 10);
+            if (r == SliceResult::kAbort) return;
+            if (r == SliceResult::kStuck) {
+              hung(running_block(c));
+              return;
             }
-            if (config.cooperative && workers < hw) std::this_thread::yield();
+            if (r == SliceResult::kDone) {
+              --remaining;
+              blocks_done.fetch_add(per_cluster, std::memory_order_relaxed);
+            }
+            if (++slices % kWatchdogSlices == 0 && expired(running_block(c))) return;
           }
-          if (config.cooperative || launch.aborted()) return;
+          if (config.cooperative && workers < hw) std::this_thread::yield();
         }
+        if (config.cooperative || launch.aborted()) return;
+      }
+    };
+    // Every worker: what escapes it fails the launch instead of terminating the process.
+    auto run_worker = [&](uint64_t w) {
+      try {
+        if (clustered)
+          cluster_worker(w);
+        else if (config.cooperative)
+          coop_worker(w);
+        else
+          plain_worker();
       } catch (const std::bad_alloc&) {
         launch.fail(LaunchStatus::kOutOfResources,
                     "host memory exhausted while emulating the launch");
       } catch (const std::exception& e) {
         launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
       }
-    };
-    auto run_worker = [&](uint64_t w) {
-      if (clustered)
-        cluster_worker(w);
-      else if (config.cooperative)
-        coop_worker(w);
-      else
-        plain_worker();
     };
     if (workers <= 1) {
       run_worker(0);
