@@ -136,7 +136,6 @@ constexpr AttributeValue kAttributes[] = {
     {CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, 0},
     {CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, 0},
     {CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 0},
-    {CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, 1},
     {CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED, 0},
     {CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 1},
     {CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, 1},
@@ -179,6 +178,10 @@ bool device_attribute(CUdevice_attribute attribute, int* value) {
   }
   if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) {
     *value = device_config().sm % 10;
+    return true;
+  }
+  if (attribute == CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) {  // thread block clusters: sm_90 on
+    *value = device_config().sm >= 90 ? 1 : 0;
     return true;
   }
   if (attribute == CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT) {

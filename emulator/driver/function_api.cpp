@@ -85,17 +85,20 @@ CUresult get_attribute(int* pi, CUfunction_attribute attrib, Function* f) {
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
       *pi = f->carveout.load();
       break;
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
-      *pi = 0;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:  // `.explicitcluster` (__cluster_dims__)
+      *pi = d.explicit_cluster ? 1 : 0;
       break;
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
-      *pi = f->required_cluster[0].load();
+      *pi = d.reqnctapercluster.x != 0 ? static_cast<int>(d.reqnctapercluster.x)
+                                       : f->required_cluster[0].load();
       break;
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-      *pi = f->required_cluster[1].load();
+      *pi = d.reqnctapercluster.x != 0 ? static_cast<int>(d.reqnctapercluster.y)
+                                       : f->required_cluster[1].load();
       break;
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-      *pi = f->required_cluster[2].load();
+      *pi = d.reqnctapercluster.x != 0 ? static_cast<int>(d.reqnctapercluster.z)
+                                       : f->required_cluster[2].load();
       break;
     case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
       *pi = f->non_portable_cluster.load();
@@ -124,19 +127,27 @@ CUresult set_attribute(Function* f, CUfunction_attribute attrib, int value) {
       if (value < -1 || value > 100) return CUDA_ERROR_INVALID_VALUE;
       f->carveout = value;
       return CUDA_SUCCESS;
+    // The required cluster shape: not settable when the kernel fixes it at compile time
+    // (__cluster_dims__); the values are checked when a launch uses them (launch_cluster).
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
-      f->required_cluster[0] = value;
-      return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-      f->required_cluster[1] = value;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: {
+      if (f->desc->reqnctapercluster.x != 0) return CUDA_ERROR_NOT_PERMITTED;
+      if (value < 0) return CUDA_ERROR_INVALID_VALUE;
+      const int i = attrib == CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH    ? 0
+                    : attrib == CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT ? 1
+                                                                          : 2;
+      f->required_cluster[i] = value;
       return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-      f->required_cluster[2] = value;
-      return CUDA_SUCCESS;
+    }
     case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      if (value != 0 && value != 1) return CUDA_ERROR_INVALID_VALUE;
       f->non_portable_cluster = value;
       return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      if (value < CU_CLUSTER_SCHEDULING_POLICY_DEFAULT ||
+          value > CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+        return CUDA_ERROR_INVALID_VALUE;
       f->cluster_policy = value;
       return CUDA_SUCCESS;
     default:

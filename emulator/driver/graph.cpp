@@ -1829,6 +1829,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode hNode,
       }
       if (attr == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
         r.cluster = {value->clusterDim.x, value->clusterDim.y, value->clusterDim.z};
+        r.cluster_given = true;  // checked against the function's required shape too
         return recheck_kernel(n, r);
       }
       if (!is_hint(attr)) return refused("this kernel node attribute");

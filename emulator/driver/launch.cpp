@@ -150,6 +150,51 @@ void apply_injection(const std::string& kernel, const InjectPlan& plan, ptx::Lau
 
 namespace cusnap::emu::driver {
 
+ptx::Dim3 required_cluster(const Function& f) {
+  const ptx::Dim3& d = f.desc->reqnctapercluster;
+  if (d.x != 0) return d;
+  const int x = f.required_cluster[0].load(), y = f.required_cluster[1].load(),
+            z = f.required_cluster[2].load();
+  if (x <= 0 || y <= 0 || z <= 0) return ptx::Dim3{0, 0, 0};
+  return ptx::Dim3{static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(z)};
+}
+
+CUresult launch_cluster(const Function& f, const LaunchRequest& request, ptx::Dim3* out) {
+  const ptx::Dim3 required = required_cluster(f);
+  const bool has_required = required.x != 0;
+  ptx::Dim3 c = request.cluster;
+  if (!request.cluster_given) {
+    if (!has_required && f.desc->explicit_cluster) {
+      log(LogLevel::kError,
+          "launch of %s: the kernel is compiled for cluster launches "
+          "(.explicitcluster) and no CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION was given",
+          f.desc->name.c_str());
+      return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    }
+    c = has_required ? required : ptx::Dim3{1, 1, 1};
+  } else if (has_required && (c.x != required.x || c.y != required.y || c.z != required.z)) {
+    log(LogLevel::kError, "launch of %s: cluster %ux%ux%u differs from the required %ux%ux%u",
+        f.desc->name.c_str(), c.x, c.y, c.z, required.x, required.y, required.z);
+    return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  }
+  const ptx::Dim3& g = request.grid;
+  const uint64_t limit = f.non_portable_cluster.load() != 0 ? 16 : 8;
+  if (c.count() == 0 || g.x % c.x || g.y % c.y || g.z % c.z || c.count() > limit ||
+      (f.desc->max_cluster_rank != 0 && c.count() > f.desc->max_cluster_rank)) {
+    log(LogLevel::kError,
+        "launch of %s: cluster %ux%ux%u cannot be formed (it must divide the grid %ux%ux%u and "
+        "have at most %llu CTAs%s)",
+        f.desc->name.c_str(), c.x, c.y, c.z, g.x, g.y, g.z,
+        static_cast<unsigned long long>(f.desc->max_cluster_rank != 0
+                                            ? std::min<uint64_t>(limit, f.desc->max_cluster_rank)
+                                            : limit),
+        limit == 8 ? "; 16 with CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED" : "");
+    return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  }
+  *out = c;
+  return CUDA_SUCCESS;
+}
+
 CUresult prepare_launch(Function* f, const LaunchRequest& request, void** kernelParams,
                         void** extra, PreparedLaunch* out) {
   const ptx::Limits limits = engine_limits();
@@ -162,6 +207,8 @@ CUresult prepare_launch(Function* f, const LaunchRequest& request, void** kernel
   }
   if (request.shared > static_cast<unsigned>(max_dynamic_shared(*f)))
     return CUDA_ERROR_INVALID_VALUE;
+  ptx::Dim3 cluster;
+  if (CUresult r = launch_cluster(*f, request, &cluster); r != CUDA_SUCCESS) return r;
   if (request.cooperative) {
     int per_sm = 0, threads_per_sm = 0;
     device_attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, &per_sm);
@@ -173,6 +220,8 @@ CUresult prepare_launch(Function* f, const LaunchRequest& request, void** kernel
   if (CUresult r = pack_params(*f, kernelParams, extra, params.get()); r != CUDA_SUCCESS) return r;
   out->function = f;
   out->request = request;
+  out->request.cluster = cluster;
+  out->request.cluster_given = true;  // the shape is decided: a graph node keeps it
   out->params = std::move(params);
   return CUDA_SUCCESS;
 }
@@ -315,10 +364,12 @@ CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** kernelPara
         break;
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
         r.cluster = {a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
-        if (r.cluster.count() == 0 || r.grid.x % r.cluster.x || r.grid.y % r.cluster.y ||
-            r.grid.z % r.cluster.z) {
-          return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-        }
+        r.cluster_given = true;  // checked against the function in prepare_launch
+        break;
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        // Where clusters are placed (a hint: the emulator has no SMs to spread them over).
+        if (a.value.clusterSchedulingPolicyPreference > CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+          return CUDA_ERROR_INVALID_VALUE;
         break;
       default:
         break;  // scheduling hints (priority, access policy, PDL, ...) do not change results here

@@ -20,6 +20,7 @@
 #include "driver/api.h"
 #include "driver/context.h"
 #include "driver/device.h"
+#include "driver/launch.h"
 #include "driver/module.h"
 #include "driver/state.h"
 
@@ -133,15 +134,9 @@ CUresult max_potential_block_size(int* minGridSize, int* blockSize, CUfunction f
   return CUDA_SUCCESS;
 }
 
-// The cluster size a function requires (PTX .reqnctapercluster or the REQUIRED_CLUSTER_*
-// attributes), 0 when none.
+// The cluster size a function requires (launch.h, required_cluster), 0 when none.
 int required_cluster_size(const Function& f) {
-  const auto& d = f.desc->reqnctapercluster;
-  if (d.x != 0) return static_cast<int>(d.count());
-  const int x = f.required_cluster[0].load(), y = f.required_cluster[1].load(),
-            z = f.required_cluster[2].load();
-  if (x == 0 && y == 0 && z == 0) return 0;
-  return std::max(x, 1) * std::max(y, 1) * std::max(z, 1);
+  return static_cast<int>(required_cluster(f).count());
 }
 
 CUresult cluster_config(CUfunction func, const CUlaunchConfig* config, Function** f,

@@ -56,6 +56,10 @@ struct Warp {
   // lanes in mbar_timed_out were woken by the try_wait time limit and read false once.
   uint32_t mbar_wait = 0;
   uint32_t mbar_timed_out = 0;
+  // barrier.cluster (interp_cluster.cpp): lanes that arrived and have not waited yet, with the
+  // cluster barrier phase they arrived in; lanes parked at barrier.cluster.wait until it ends.
+  uint32_t cbar_arrived = 0;
+  uint32_t cbar_wait = 0;
   bool uniform = true;  // every live lane is at upc, none waits at a collective
   uint32_t upc = 0;
   uint32_t pc[kWarpSize] = {};
@@ -63,6 +67,7 @@ struct Warp {
   uint32_t wsync_mask[kWarpSize] = {};
   uint64_t mbar_offset[kWarpSize] = {};
   uint8_t mbar_parity[kWarpSize] = {};
+  uint32_t cbar_phase[kWarpSize] = {};
   uint64_t frame_base[kWarpSize] = {};
   std::vector<CallFrame> stack[kWarpSize];
   std::vector<uint64_t> regs;
@@ -88,6 +93,14 @@ struct BarrierState {
 
 inline constexpr int kBarriers = 16;
 
+// barrier.cluster of one cluster: the current phase and how many live threads arrived in it.
+struct ClusterBarrier {
+  uint32_t phase = 0;
+  uint64_t arrived = 0;
+};
+
+struct Cluster;
+
 struct Block {
   Dim3 ctaid;
   uint64_t linear = 0;
@@ -108,6 +121,11 @@ struct Block {
   uint32_t mbar_idle_timeouts = 0;
   bool started = false;
   bool done = false;
+  // The cluster of a cluster launch (LaunchConfig::cluster larger than one CTA) and this CTA's
+  // %cluster_ctarank in it; null otherwise (every CTA is its own cluster of one).
+  Cluster* cluster = nullptr;
+  uint32_t rank = 0;
+  ClusterBarrier solo_barrier;  // barrier.cluster when the CTA is its own cluster
   // Access tracking: chunk indices (address >> shift) this block read / wrote, merged into the
   // launch's sets when it finishes (so workers never share a set), and the last chunk of each,
   // which spares the hash lookup for the common run of accesses to one chunk.
@@ -117,6 +135,21 @@ struct Block {
 
 enum class SliceResult : uint8_t { kProgress, kDone, kStuck, kAbort };
 
+// The CTAs of one cluster of a cluster launch (interp_cluster.cpp). They are co-resident: one
+// worker thread runs all of them, a slice of each in rank order, so distributed shared memory
+// and the cluster barrier need no host synchronisation and the interleaving is the same for
+// every worker count.
+struct Cluster {
+  std::vector<Block> blocks;  // by rank (%cluster_ctarank); never resized while running
+  uint64_t index = 0;         // linear cluster index (x fastest, as %clusterid)
+  bool started = false;
+  bool done = false;
+  ClusterBarrier barrier;
+  // The try_wait time limit, at cluster scope (see release_mbarrier_waits).
+  uint64_t mbar_changes_at_timeout = 0;
+  uint32_t mbar_idle_timeouts = 0;
+};
+
 // One launch: shared by the worker threads that run its blocks.
 class Launch {
  public:
@@ -125,6 +158,11 @@ class Launch {
 
   // Prepares (first call) and runs a block for up to `budget` warp-instructions per warp.
   SliceResult run_block_slice(Block& block, uint64_t linear_block, uint64_t budget);
+
+  // Cluster launches: prepares (first call) every CTA of cluster `index` and runs a slice of
+  // each; kStuck when no thread of the cluster can make progress any more.
+  SliceResult run_cluster_slice(Cluster& c, uint64_t index, uint64_t budget);
+  uint64_t grid_clusters() const;
 
   bool aborted() const { return abort_.load(std::memory_order_relaxed); }
   void fail(LaunchStatus status, std::string message);
@@ -139,6 +177,27 @@ class Launch {
   void init_block(Block& b, uint64_t linear);
   void run_warp(Block& b, Warp& w, uint64_t budget);
   bool release_barriers(Block& b);
+
+  // Clusters (interp_cluster.cpp).
+  void init_cluster(Cluster& c, uint64_t index);
+  void exec_barrier_cluster(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
+  void exec_mapa(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  // Ends the cluster barrier's phase once every live thread of the cluster arrived.
+  static ClusterBarrier& cluster_barrier(Block& b) {
+    return b.cluster ? b.cluster->barrier : b.solo_barrier;
+  }
+  static void complete_cluster_barrier(Block& b);
+  // Makes the lanes of `b` parked at barrier.cluster.wait runnable once their phase ended.
+  static bool release_cluster_waits(Block& b);
+  void exit_cluster_barrier(Block& b, Warp& w, uint32_t lanes);
+  // The CTA of the executing CTA's cluster that owns the shared::cluster address `addr` (see
+  // kClusterWindowShift) and the offset in its shared memory; null (after fail()) when `addr`
+  // names no CTA of the cluster, bytes outside its shared memory or (size > 0) an exited CTA.
+  Block* cluster_shared(Block& b, Warp& w, int lane, uint64_t addr, uint64_t size, const Instr& in,
+                        uint64_t* offset);
+  // The CTA of the cluster whose shared memory holds the generic address `addr` (the executing
+  // one included), or null.
+  Block* generic_shared_owner(Block& b, uint64_t addr) const;
 
   // Memory (interp_memory.cpp).
   uint64_t symbol_value(const Warp& w, int lane, uint32_t symbol) const;
@@ -190,7 +249,9 @@ class Launch {
   int exec_mbarrier(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   // Wakes parked try_wait lanes whose phase completed; with `time_limit`, every parked lane
   // (the block has nothing else to run). False when none woke.
-  bool release_mbarrier_waits(Block& b, bool time_limit);
+  // `per_block_limit`: the time limit counts the block's idle wake-ups (cluster launches count
+  // them per cluster instead, in run_cluster_slice).
+  bool release_mbarrier_waits(Block& b, bool time_limit, bool per_block_limit = true);
   void exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec);
   // complete_tx of `bytes` on the mbarrier at `a` (shared) for lane l; false after fail().
@@ -199,8 +260,10 @@ class Launch {
   // The mbarrier word of each lane in `exec` (8 bytes of this block's shared memory; `a` is a
   // shared or generic address as `sp` says), with its shared-space offset in offsets[l]. False
   // after fail().
+  // `owners[l]` (when given): the CTA whose shared memory holds the word, another CTA of the
+  // cluster for a shared::cluster or generic address naming one (else only this CTA's).
   bool mbarrier_words(Block& b, Warp& w, const Instr& in, const Operand& a, uint32_t exec, Space sp,
-                      uint8_t** words, uint64_t* offsets);
+                      uint8_t** words, uint64_t* offsets, Block** owners = nullptr);
 
   // Warp-wide matrix instructions (interp_matrix.cpp). Return false when lanes must wait.
   bool exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);

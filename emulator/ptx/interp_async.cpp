@@ -14,7 +14,10 @@
 //
 // The warps of a block run on one host thread, one at a time, so an operation on the word is
 // atomic with respect to the block's other threads and every memory-ordering qualifier
-// (.release, .acquire, .relaxed, .cta, .cluster) holds.
+// (.release, .acquire, .relaxed, .cta, .cluster) holds. The CTAs of a cluster run on one host
+// thread too (interp_cluster.cpp), so the same holds for the arrive-on, expect_tx and complete_tx
+// operations (and bulk copies) that reach another CTA's mbarrier through a shared::cluster or
+// generic address; waits, init and inval take this CTA's own mbarriers only.
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -105,20 +108,25 @@ void complete_if_done(MbarState& s) {
 }  // namespace
 
 bool Launch::mbarrier_words(Block& b, Warp& w, const Instr& in, const Operand& a, uint32_t exec,
-                            Space sp, uint8_t** words, uint64_t* offsets) {
+                            Space sp, uint8_t** words, uint64_t* offsets, Block** owners) {
   if (!resolve_lanes(b, w, in, a, exec, 8, true, words, sp)) return false;
   for (uint32_t m = exec; m; m &= m - 1) {
     int l = std::countr_zero(m);
-    // A generic address must name this block's shared memory: mbarriers live nowhere else.
-    if (words[l] < b.shared || words[l] + 8 > b.shared + b.shared_size) {
-      char buf[128];
-      std::snprintf(buf, sizeof buf, "%s: the address 0x%llx is not in the block's shared memory, ",
+    // A generic address must name shared memory (this CTA's, or with `owners` one of its
+    // cluster's): mbarriers live nowhere else.
+    Block* owner = generic_shared_owner(b, reinterpret_cast<uint64_t>(words[l]));
+    if (owner != nullptr && owner != &b && owners == nullptr) owner = nullptr;
+    if (owner == nullptr || words[l] + 8 > owner->shared + owner->shared_size) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s: the address 0x%llx is not in the %s shared memory, ",
                     in.op == Op::kBulkCopy ? "cp.async.bulk" : op_name(static_cast<MbarOp>(in.sub)),
-                    static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(words[l])));
+                    static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(words[l])),
+                    owners ? "cluster's" : "block's");
       fail(LaunchStatus::kIllegalAddress, buf + where(b, w, l, in));
       return false;
     }
-    offsets[l] = static_cast<uint64_t>(words[l] - b.shared);
+    offsets[l] = static_cast<uint64_t>(words[l] - owner->shared);
+    if (owners) owners[l] = owner;
   }
   return true;
 }
@@ -128,8 +136,15 @@ int Launch::exec_mbarrier(Block& b, Warp& w, const Instr& in, uint32_t group, ui
   const MbarOp op = static_cast<MbarOp>(in.sub);
   uint8_t* words[kWarpSize];
   uint64_t offsets[kWarpSize];
+  Block* owners[kWarpSize];
   const Space sp = in.space == Space::kShared ? Space::kShared : Space::kGeneric;
-  if (!mbarrier_words(b, w, in, in.ops[1], exec, sp, words, offsets)) return 0;
+  // Arrive-on and tx-count operations may reach another CTA's mbarrier; the others only this
+  // CTA's (the ISA gives them no .shared::cluster form).
+  const bool remote_ok = op == MbarOp::kArrive || op == MbarOp::kArriveDrop ||
+                         op == MbarOp::kExpectTx || op == MbarOp::kCompleteTx;
+  if (!mbarrier_words(b, w, in, in.ops[1], exec, sp, words, offsets, remote_ok ? owners : nullptr))
+    return 0;
+  if (!remote_ok) for_lanes(exec, [&](int l) { owners[l] = &b; });
   const uint64_t* arg =
       in.ops[2].kind != Operand::kNone ? operand(w, in.ops[2], exec, kSpScratch0) : nullptr;
   auto bad = [&](int l, const char* why) {
@@ -179,7 +194,7 @@ int Launch::exec_mbarrier(Block& b, Warp& w, const Instr& in, uint32_t group, ui
     int l = std::countr_zero(m);
     const uint64_t before = load_word(words[l]);
     MbarState s = decode(before);
-    ++b.mbar_changes;
+    ++owners[l]->mbar_changes;
     switch (op) {
       case MbarOp::kInit: {
         const uint64_t count = arg[l] & 0xffffffffu;
@@ -211,6 +226,8 @@ int Launch::exec_mbarrier(Block& b, Warp& w, const Instr& in, uint32_t group, ui
       continue;
     }
     // Arrive-on operations.
+    if (d && owners[l] != &b)
+      return bad(l, "an arrive-on on another CTA's mbarrier returns no state (write '_')");
     uint32_t count = 1;
     if (op == MbarOp::kCpAsyncArrive) {
       // The arrive-on that cp.async.mbarrier.arrive triggers once the thread's prior cp.async
@@ -245,13 +262,13 @@ int Launch::exec_mbarrier(Block& b, Warp& w, const Instr& in, uint32_t group, ui
   return kMbarAdvance;
 }
 
-bool Launch::release_mbarrier_waits(Block& b, bool time_limit) {
-  if (time_limit) {
+bool Launch::release_mbarrier_waits(Block& b, bool time_limit, bool per_block_limit) {
+  if (time_limit && per_block_limit) {
     // The block has nothing else to run: on a GPU the parked try_waits would return false
     // after their time limit, and the thread may do something else before waiting again. Wake
     // them that way; once kMaxIdleTimeouts such wake-ups in a row changed no mbarrier of the
-    // block (only its own threads can: there is no distributed shared memory), nothing can
-    // complete the phases any more and the block is hung.
+    // block (only its own threads can: other CTAs reach it only in a cluster launch, which
+    // counts per cluster), nothing can complete the phases any more and the block is hung.
     if (b.mbar_changes != b.mbar_changes_at_timeout) {
       b.mbar_changes_at_timeout = b.mbar_changes;
       b.mbar_idle_timeouts = 0;
@@ -283,6 +300,9 @@ bool Launch::release_mbarrier_waits(Block& b, bool time_limit) {
 // complete on the mbarrier as complete_tx would.
 void Launch::exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const uint64_t* size = operand(w, in.ops[2], exec, kSpScratch0);
+  const bool multicast = (in.image & kBulkMulticast) != 0;
+  const uint64_t* mask = multicast ? operand(w, in.ops[4], exec, kSpScratch1) : nullptr;
+  const uint64_t ctas = b.cluster ? b.cluster->blocks.size() : 1;
   const Space dst_space = in.sub == 2 ? Space::kGlobal : Space::kShared;
   const Space src_space = in.sub == 0 ? Space::kGlobal : Space::kShared;
   auto lane_address = [&](const Operand& a, int l) {
@@ -306,6 +326,12 @@ void Launch::exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     // The whole range of each side: shared offsets within the block's window, global ranges
     // inside one allocation.
     auto pointer = [&](Space sp, uint64_t a, bool write) -> uint8_t* {
+      // The destination of a .shared::cluster form may be another CTA's shared memory.
+      if (sp == Space::kShared && write && in.cluster_space) {
+        uint64_t off = 0;
+        Block* owner = cluster_shared(b, w, l, a, n, in, &off);
+        return owner ? owner->shared + off : nullptr;
+      }
       if (sp == Space::kShared) {
         if (a <= b.shared_size && n <= b.shared_size - a) return b.shared + a;
       } else if (n == 0 || memory_.accessible(a, n, write)) {
@@ -320,10 +346,44 @@ void Launch::exec_bulk_copy(Block& b, Warp& w, const Instr& in, uint32_t exec) {
            buf + (detail.empty() ? "" : detail + ", ") + where(b, w, l, in));
       return nullptr;
     };
-    uint8_t* dst = pointer(dst_space, da, true);
-    if (!dst) return;
     uint8_t* src = pointer(src_space, sa, false);
     if (!src) return;
+    if (multicast) {
+      // .multicast::cluster: the bytes land at dstMem's CTA-relative offset in every CTA whose
+      // rank bit ctaMask sets, and complete on the mbarrier at mbar's offset in each of them.
+      uint64_t dst_off = 0, bar_off = 0;
+      if (!cluster_shared(b, w, l, da, 0, in, &dst_off)) return;
+      const Operand& mb = in.ops[3];
+      const uint64_t ma = static_cast<uint64_t>(mb.offset) +
+                          (mb.base_is_reg ? w.slot(mb.index)[l] : 0) +
+                          (mb.has_symbol ? symbol_value(w, l, mb.symbol) : 0);
+      if (!cluster_shared(b, w, l, ma, 0, in, &bar_off)) return;
+      const uint64_t bits = mask[l] & 0xffff;
+      if (bits >> ctas) {
+        std::snprintf(buf, sizeof buf,
+                      "cp.async.bulk.multicast::cluster: ctaMask 0x%llx names a CTA outside the "
+                      "cluster of %llu, ",
+                      static_cast<unsigned long long>(bits), static_cast<unsigned long long>(ctas));
+        fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
+        return;
+      }
+      if (tracking_ && n != 0) [[unlikely]]
+        track(b, src, n, true, false);
+      for (uint64_t m2 = bits; m2; m2 &= m2 - 1) {
+        const uint64_t rank_base = static_cast<uint64_t>(std::countr_zero(m2) + 1)
+                                   << kClusterWindowShift;
+        uint8_t* dst = pointer(dst_space, rank_base | dst_off, true);
+        if (!dst) return;
+        std::memmove(dst, src, n);
+        Operand target;
+        target.kind = Operand::kAddr;
+        target.offset = static_cast<int64_t>(rank_base | bar_off);
+        if (!bulk_complete_tx(b, w, in, l, target, n)) return;
+      }
+      continue;
+    }
+    uint8_t* dst = pointer(dst_space, da, true);
+    if (!dst) return;
     if (tracking_ && n != 0) [[unlikely]] {
       if (src_space == Space::kGlobal) track(b, src, n, true, false);
       if (dst_space == Space::kGlobal) track(b, dst, n, false, true);
@@ -337,7 +397,8 @@ bool Launch::bulk_complete_tx(Block& b, Warp& w, const Instr& in, int l, const O
                               uint64_t bytes) {
   uint8_t* words[kWarpSize];
   uint64_t offsets[kWarpSize];
-  if (!mbarrier_words(b, w, in, a, 1u << l, Space::kShared, words, offsets)) return false;
+  Block* owners[kWarpSize];
+  if (!mbarrier_words(b, w, in, a, 1u << l, Space::kShared, words, offsets, owners)) return false;
   char buf[200];
   MbarState s = decode(load_word(words[l]));
   if (!s.initialized) {
@@ -362,7 +423,7 @@ bool Launch::bulk_complete_tx(Block& b, Warp& w, const Instr& in, int l, const O
   s.tx = static_cast<int32_t>(next);
   complete_if_done(s);
   store_word(words[l], encode(s));
-  ++b.mbar_changes;
+  ++owners[l]->mbar_changes;
   return true;
 }
 
@@ -409,10 +470,18 @@ void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec)
     if (smem % 128 != 0)
       return refuse(LaunchStatus::kMisalignedAddress,
                     "the shared-memory box must be 128-byte aligned");
-    if (smem > b.shared_size || bytes > b.shared_size - smem)
-      return refuse(LaunchStatus::kIllegalAddress,
-                    "the box does not fit in the block's shared memory");
-    uint8_t* box = b.shared + smem;
+    uint8_t* box = nullptr;
+    if (!store && in.cluster_space) {  // .shared::cluster: possibly another CTA's
+      uint64_t off = 0;
+      Block* owner = cluster_shared(b, w, l, smem, bytes, in, &off);
+      if (!owner) return;
+      box = owner->shared + off;
+    } else {
+      if (smem > b.shared_size || bytes > b.shared_size - smem)
+        return refuse(LaunchStatus::kIllegalAddress,
+                      "the box does not fit in the block's shared memory");
+      box = b.shared + smem;
+    }
     // One row (dimension 0) at a time: the in-bounds elements of a row are contiguous.
     uint64_t box_dim[5] = {1, 1, 1, 1, 1};
     for (int d = 0; d < map.rank; ++d) box_dim[d] = map.box[d];

@@ -167,6 +167,9 @@ void Launch::init_block(Block& b, uint64_t linear) {
   for (auto& bar : b.bars) bar = BarrierState{};
   b.mbar_changes = b.mbar_changes_at_timeout = 0;
   b.mbar_idle_timeouts = 0;
+  b.cluster = nullptr;  // init_cluster sets it (and the rank) for the CTAs of a cluster launch
+  b.rank = 0;
+  b.solo_barrier = ClusterBarrier{};
   // Shared memory: aligned to 256 so that any declared alignment holds for host addresses too.
   b.shared_store.assign(shared_bytes_ + 256, 0);
   uint8_t* base = b.shared_store.data();
@@ -188,6 +191,7 @@ void Launch::init_block(Block& b, uint64_t linear) {
     w.exited = 0;
     w.runnable = w.valid;
     w.bar_wait = w.wsync_wait = w.coll_wait = w.mbar_wait = w.mbar_timed_out = 0;
+    w.cbar_arrived = w.cbar_wait = 0;
     w.uniform = true;
     w.upc = fn_.first_instr;
     w.carry.bits = 0;
@@ -241,8 +245,7 @@ void Launch::init_block(Block& b, uint64_t linear) {
       fill(kSpEnvreg0 + 1, ws >> 32);
       fill(kSpEnvreg0 + 2, ws & 0xffffffffu);
     }
-    // Clusters (cuLaunchKernelEx attribute): blocks are grouped, but distributed shared memory
-    // and cluster barriers are not emulated.
+    // Clusters (cuLaunchKernelEx attribute or .reqnctapercluster; interp_cluster.cpp).
     const Dim3 cl{std::max(1u, config_.cluster.x), std::max(1u, config_.cluster.y),
                   std::max(1u, config_.cluster.z)};
     fill(kSpClusterNctaidX, cl.x);
@@ -305,6 +308,7 @@ void Launch::exit_lanes(Block& b, Warp& w, uint32_t lanes) {
   w.coll_wait &= ~lanes;
   b.live -= static_cast<uint32_t>(std::popcount(lanes));
   if (w.wsync_wait) try_release_warp_sync(w);
+  if (w.cbar_arrived || cluster_barrier(b).arrived) exit_cluster_barrier(b, w, lanes);
 }
 
 // ---- operands -------------------------------------------------------------------------------
@@ -456,7 +460,8 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         w.runnable |= group;
         w.coll_wait &= ~group;
       }
-      if (group == w.live() && !w.bar_wait && !w.wsync_wait && !w.coll_wait && !w.mbar_wait) {
+      if (group == w.live() && !w.bar_wait && !w.wsync_wait && !w.coll_wait && !w.mbar_wait &&
+          !w.cbar_wait) {
         w.uniform = true;
         w.upc = pc;
       }
@@ -679,6 +684,19 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kBarWarpSync:
         exec_warp_sync(w, in, group, exec);
         break;
+      case Op::kBarCluster:
+        if (exec)
+          exec_barrier_cluster(b, w, in, group, exec);
+        else
+          advance(w, group);
+        if (aborted()) return;
+        break;
+      case Op::kMapa:
+      case Op::kGetctarank:
+        if (exec) exec_mapa(b, w, in, exec);
+        if (aborted()) return;
+        advance(w, group);
+        break;
       case Op::kBmsk:
       case Op::kSzext: {
         if (exec) {
@@ -822,9 +840,13 @@ SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) 
     if (b.live == 0) break;
   }
   bool released = release_barriers(b);
-  bool parked = false;
-  for (const Warp& w : b.warps) parked |= w.mbar_wait != 0;
+  bool parked = false, cluster_parked = false;
+  for (const Warp& w : b.warps) {
+    parked |= w.mbar_wait != 0;
+    cluster_parked |= w.cbar_wait != 0;
+  }
   if (parked) released |= release_mbarrier_waits(b, false);
+  if (cluster_parked) released |= release_cluster_waits(b);
   if (b.live == 0) {
     b.done = true;
     if (tracking_) merge_accesses(b);
@@ -837,7 +859,9 @@ SliceResult Launch::run_block_slice(Block& b, uint64_t linear, uint64_t budget) 
     }
     return SliceResult::kDone;
   }
-  if (!ran && !released && !(parked && release_mbarrier_waits(b, true))) return SliceResult::kStuck;
+  // In a cluster launch an idle CTA may be waiting for another one: run_cluster_slice decides.
+  if (!ran && !released && (b.cluster || !(parked && release_mbarrier_waits(b, true))))
+    return SliceResult::kStuck;
   return SliceResult::kProgress;
 }
 

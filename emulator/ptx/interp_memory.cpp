@@ -117,6 +117,11 @@ uint8_t* Launch::translate(Block& b, Warp& w, int lane, Space space, uint64_t ad
   }
   switch (space) {
     case Space::kShared:
+      if (in.cluster_space && addr > kClusterWindowMask) {  // another CTA's (interp_cluster.cpp)
+        uint64_t off = 0;
+        Block* owner = cluster_shared(b, w, lane, addr, size, in, &off);
+        return owner ? owner->shared + off : nullptr;
+      }
       if (addr > b.shared_size || size > b.shared_size - addr) return bad("illegal address");
       return b.shared + addr;
     case Space::kLocal:
@@ -143,6 +148,20 @@ uint8_t* Launch::translate(Block& b, Warp& w, int lane, Space space, uint64_t ad
       if (addr >= pa && addr - pa < params_.size()) {
         if (write || size > params_.size() - (addr - pa)) return bad("illegal address");
         break;
+      }
+      // Distributed shared memory: the generic address of another CTA's shared memory.
+      if (b.cluster) {
+        if (Block* owner = generic_shared_owner(b, addr)) {
+          const uint64_t off = addr - reinterpret_cast<uint64_t>(owner->shared);
+          if (owner->live == 0) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf,
+                          "illegal address (CTA rank %u of the cluster has exited)", owner->rank);
+            return bad(buf);
+          }
+          if (size > owner->shared_size - off) return bad("illegal address");
+          break;
+        }
       }
       [[fallthrough]];
     }
@@ -544,7 +563,14 @@ void Launch::exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     if (in.op == Op::kCvta) {
       switch (in.space) {
         case Space::kShared:
-          r = sh + v;
+          if (in.cluster_space && v > kClusterWindowMask) {
+            uint64_t off = 0;
+            Block* owner = cluster_shared(b, w, l, v, 0, in, &off);
+            if (!owner) return;
+            r = reinterpret_cast<uint64_t>(owner->shared) + off;
+          } else {
+            r = sh + v;
+          }
           break;
         case Space::kLocal:
           r = lo + v;
@@ -559,6 +585,12 @@ void Launch::exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       switch (in.space) {
         case Space::kShared:
           r = v - sh;
+          if (in.cluster_space && b.cluster) {
+            const Block* owner = generic_shared_owner(b, v);
+            if (owner && owner != &b)
+              r = uint64_t{owner->rank + 1} << kClusterWindowShift |
+                  (v - reinterpret_cast<uint64_t>(owner->shared));
+          }
           break;
         case Space::kLocal:
           r = v - lo;
@@ -571,6 +603,16 @@ void Launch::exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       }
     } else {  // isspacep
       const bool in_shared = v >= sh && v - sh < b.shared_size;
+      // Another CTA's shared memory is in the shared::cluster window only.
+      const bool in_cluster = !in_shared && b.cluster && generic_shared_owner(b, v) != nullptr;
+      if (in.space == Space::kShared && in.cluster_space) {
+        d[l] = in_shared || in_cluster;
+        continue;
+      }
+      if (in_cluster) {
+        d[l] = 0;
+        continue;
+      }
       const bool in_local = v >= lo && v - lo < b.local_window;
       const bool in_param = v >= pa && v - pa < params_.size();
       switch (in.space) {
@@ -618,7 +660,8 @@ void Launch::track(Block& b, const uint8_t* p, uint64_t size, bool read, bool wr
     return a >= s && a - s < n;
   };
   if (inside(b.shared, b.shared_size) || inside(b.local, b.local_window * b.nthreads) ||
-      inside(params_.data(), params_.size()) || inside(grid_workspace_, sizeof grid_workspace_))
+      inside(params_.data(), params_.size()) || inside(grid_workspace_, sizeof grid_workspace_) ||
+      (b.cluster && generic_shared_owner(b, a)))
     return;
   const uint64_t last = (a + size - 1) >> track_shift_;
   for (uint64_t c = a >> track_shift_; c <= last; ++c) {

@@ -135,6 +135,12 @@ enum class Op : uint8_t {
   // cp.async.bulk.tensor tile mode (interp_async.cpp; vec: rank, sub: 0 = load, 1 = store):
   //   [a] shared box, b tensor-map address, c coordinates (vector of vec), [d] mbarrier (load)
   kBulkTensor,
+  // Clusters (interp_cluster.cpp). kBarCluster: barrier.cluster.arrive (sub 0) / .wait (sub 1).
+  // kMapa: mapa{.shared::cluster}.{u32,u64} d, a, rank (Instr::cluster_space: a and d are
+  // shared::cluster addresses, else generic). kGetctarank: getctarank{.shared::cluster} d, a.
+  kBarCluster,
+  kMapa,
+  kGetctarank,
   kBmsk,       // bmsk.{clamp,wrap}.b32 d, a, b   (sub: 1 = wrap)
   kSzext,      // szext.{clamp,wrap}.{s32,u32} d, a, b   (sub: 1 = wrap)
   kMma,        // mma.sync.aligned d, a, b, c: Module::matrix_ops[matrix] (interp_matrix.cpp)
@@ -195,6 +201,8 @@ inline constexpr uint8_t kMbarParity = 1;      // test_wait/try_wait .parity: b 
 inline constexpr uint8_t kMbarNoComplete = 2;  // arrive(.drop).noComplete
 inline constexpr uint8_t kMbarExpectTx = 4;    // arrive(.drop).expect_tx: b is a txCount
 inline constexpr uint8_t kMbarNoInc = 8;       // cp.async.mbarrier.arrive.noinc
+// Instr::image of kBulkCopy: .multicast::cluster (ops[4]: the ctaMask).
+inline constexpr uint8_t kBulkMulticast = 1;
 
 // Memory-ordering semantics of ld/st (`.weak` is the default when no qualifier is written).
 // Weak accesses are plain host loads/stores; every other order is a C++ atomic access, because
@@ -229,6 +237,13 @@ struct Operand {
 };
 
 inline constexpr int kMaxOperands = 6;
+// shared::cluster addresses (32-bit, the emulator's encoding, docs/emulator.md "Clusters"): an
+// address below 2^24 is a shared::cta address of the executing CTA (that window is part of the
+// shared::cluster window); (rank + 1) << 24 | offset is byte `offset` of the shared memory of the
+// cluster's CTA `rank` (what mapa.shared::cluster returns, for every rank).
+inline constexpr int kClusterWindowShift = 24;
+inline constexpr uint64_t kClusterWindowMask = (uint64_t{1} << kClusterWindowShift) - 1;
+inline constexpr uint32_t kMaxClusterSize = 16;  // the largest (non-portable) cluster
 inline constexpr uint32_t kIndirectCallee = 0xffffffffu;
 // Function "addresses" (mov of a function name) are this tag | function index.
 inline constexpr uint64_t kFunctionAddressTag = uint64_t{0x7f} << 56;
@@ -250,6 +265,9 @@ struct Instr {
   bool uniform = false;                // .uni on bra/call
   bool reads_dynamic_special = false;  // reads %clock / %globaltimer: refresh before executing
   bool in_kernel = false;  // belongs to an `.entry` (decides what `.param` means for ld/st)
+  // `.shared::cluster` (space kShared): addresses are shared::cluster addresses, which may name
+  // another CTA of the cluster (kClusterWindowShift below); otherwise shared means this CTA's.
+  bool cluster_space = false;
   MemOrder order = MemOrder::kWeak;  // ld/st: ordering qualifier
   MemScope scope = MemScope::kNone;  // ld/st: scope of a non-weak access
   Mods mods;

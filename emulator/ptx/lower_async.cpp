@@ -140,16 +140,22 @@ void Parser::lower_bulk_copy(Instr& in, const std::vector<std::string_view>& mod
   }
   in.op = Op::kBulkCopy;
   const bool to_global = has(mods, ".bulk_group");
+  const bool multicast = has(mods, ".multicast::cluster");
   in.sub = to_global ? 2 : (has(mods, ".global") ? 0 : 1);
-  const size_t n = (to_global ? 3u : 4u) + (hint ? 1u : 0u);
+  const size_t n = (to_global ? 3u : 4u) + (multicast ? 1u : 0u) + (hint ? 1u : 0u);
   if (ops.size() != n)
     fail_at(line, std::string("cp.async.bulk expects [dstMem], [srcMem], size") +
-                      (to_global ? "" : ", [mbar]") + (hint ? ", policy" : ""));
-  in.nops = 4;
+                      (to_global ? "" : ", [mbar]") + (multicast ? ", ctaMask" : "") +
+                      (hint ? ", policy" : ""));
+  in.nops = multicast ? 5 : 4;
   in.ops[0] = addr(ops[0]);
   in.ops[1] = addr(ops[1]);
   in.ops[2] = src(ops[2], Type::kU32);
   if (!to_global) in.ops[3] = addr(ops[3]);
+  if (multicast) {
+    in.image |= kBulkMulticast;
+    in.ops[4] = src(ops[4], Type::kB16);
+  }
   if (hint) (void)src(ops.back(), Type::kB64);
 }
 

@@ -120,18 +120,39 @@ bool alu_implements(const Instr& in) {
 // operands are parsed, so the message names the instruction even when its operand syntax
 // (matrices, texture tuples, tensor maps) is beyond the operand parser.
 const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
-  static const char* const kOpcodes[] = {"wgmma",        "sured",     "tensormap",
-                                         "multimem",     "alloca",    "stacksave",
-                                         "stackrestore", "vabsdiff",  "vadd",
-                                         "vsub",         "vmin",      "vmax",
-                                         "vshl",         "vshr",      "vmad",
-                                         "vset",         "vabsdiff2", "vabsdiff4",
-                                         "vadd2",        "vadd4",     "vsub2",
-                                         "vsub4",        "vavrg2",    "vavrg4",
-                                         "vmin2",        "vmin4",     "vmax2",
-                                         "vmax4",        "vset2",     "vset4",
-                                         "getctarank",   "mapa",      "clusterlaunchcontrol",
-                                         "tcgen05",      "brx"};
+  static const char* const kOpcodes[] = {"wgmma",
+                                         "sured",
+                                         "tensormap",
+                                         "multimem",
+                                         "alloca",
+                                         "stacksave",
+                                         "stackrestore",
+                                         "vabsdiff",
+                                         "vadd",
+                                         "vsub",
+                                         "vmin",
+                                         "vmax",
+                                         "vshl",
+                                         "vshr",
+                                         "vmad",
+                                         "vset",
+                                         "vabsdiff2",
+                                         "vabsdiff4",
+                                         "vadd2",
+                                         "vadd4",
+                                         "vsub2",
+                                         "vsub4",
+                                         "vavrg2",
+                                         "vavrg4",
+                                         "vmin2",
+                                         "vmin4",
+                                         "vmax2",
+                                         "vmax4",
+                                         "vset2",
+                                         "vset4",
+                                         "clusterlaunchcontrol",
+                                         "tcgen05",
+                                         "brx"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
@@ -143,7 +164,7 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
   if (opcode == "st" && has(mods, ".bulk")) return "bulk stores";
   if (opcode == "cvt" && has(mods, ".pack")) return "cvt.pack";
   if (opcode == "cvt" && has(mods, ".rs")) return "stochastic rounding";
-  if ((opcode == "bar" || opcode == "barrier") && has(mods, ".cluster")) return "cluster barriers";
+  if (opcode == "bar" && has(mods, ".cluster")) return "cluster barriers are barrier.cluster";
   if ((opcode == "atom" || opcode == "red") &&
       (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
     return "vector atomics";
@@ -359,6 +380,10 @@ void Parser::parse_instruction(Function& f) {
   }
   expect_punct(';', "at end of instruction");
   if (!lower_image(f, in, opcode, mods, ops, line)) lower(f, in, opcode, mods, ops, line);
+  // Bulk copies keep their spaces in Instr::sub: `.shared::cluster` is their destination's.
+  in.cluster_space =
+      has(mods, ".shared::cluster") &&
+      (in.space == Space::kShared || in.op == Op::kBulkCopy || in.op == Op::kBulkTensor);
   if (!alu_implements(in))
     not_supported_at(line,
                      "instruction '" + text + "' in function '" + f.name +
@@ -969,6 +994,29 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   }
   if (op == "brkpt") {
     in.op = Op::kBrkpt;
+    return;
+  }
+  if (op == "barrier" && has(mods, ".cluster")) {  // barrier.cluster.{arrive,wait}: no operands
+    in.op = Op::kBarCluster;
+    in.sub = has(mods, ".wait") ? 1 : 0;
+    if (!ops.empty()) fail_at(line, "barrier.cluster takes no operands");
+    return;
+  }
+  if (op == "mapa" || op == "getctarank") {
+    // mapa{.shared::cluster}.type d, a, rank    getctarank{.shared::cluster}.type d, a
+    const bool mapa = op == "mapa";
+    in.op = mapa ? Op::kMapa : Op::kGetctarank;
+    in.space = has(mods, ".shared::cluster") ? Space::kShared : Space::kGeneric;
+    in.type = types.empty() ? Type::kU64 : types.back();
+    // Generic addresses are 64-bit host addresses here: a 32-bit one would be truncated.
+    if (in.space == Space::kGeneric && type_bits(in.type) != 64)
+      not_supported_at(line, "instruction '" + instruction_text(op, mods) +
+                                 "': 32-bit generic addresses are not supported by the emulator");
+    need(mapa ? 3 : 2);
+    in.nops = mapa ? 3 : 2;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    if (mapa) in.ops[2] = src(ops[2], Type::kU32);
     return;
   }
   if (op == "bar" || op == "barrier") {

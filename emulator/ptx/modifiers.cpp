@@ -225,6 +225,10 @@ constexpr FormSpec kForms[] = {
      ".async .bulk (.shared::cluster|.shared::cta) .global .mbarrier::complete_tx::bytes "
      "{~.L2::cache_hint}",
      ""},
+    {"cp",
+     ".async .bulk .shared::cluster .global .mbarrier::complete_tx::bytes .multicast::cluster "
+     "{~.L2::cache_hint}",
+     ""},
     {"cp", ".async .bulk .shared::cluster .shared::cta .mbarrier::complete_tx::bytes", ""},
     {"cp", ".async .bulk .global .shared::cta .bulk_group {~.L2::cache_hint}", ""},
     {"cp", ".async .bulk ~.prefetch ~.L2 .global {~.L2::cache_hint}", ""},
@@ -262,6 +266,9 @@ constexpr FormSpec kForms[] = {
     {"barrier", "{.cta} (.sync|.arrive) {~.aligned}", ""},
     {"barrier", "{.cta} .red .popc {~.aligned}", "u32"},
     {"barrier", "{.cta} .red (.and|.or) {~.aligned}", "pred"},
+    {"barrier", ".cluster .arrive {~.release|.relaxed} {~.aligned}", ""},
+    {"barrier", ".cluster .wait {~.acquire} {~.aligned}", ""},
+    {"mapa getctarank", "{.shared::cluster}", "u32|u64"},
     {"shfl", "{.sync} (.up|.down|.bfly|.idx)", "b32"},
     {"vote", "{.sync} (.all|.any|.uni)", "pred"},
     {"vote", "{.sync} .ballot", "b32"},
@@ -339,6 +346,9 @@ constexpr NoEffectSpec kNoEffect[] = {
     {"barrier", ".aligned",
      "a promise that the whole warp executes the same barrier; barriers count threads, which "
      "gives the same result when the promise holds"},
+    {"barrier", ".release .relaxed .acquire",
+     "the CTAs of a cluster run on one host thread, one warp at a time, so every access before "
+     "a cluster barrier's arrive is visible after its wait whatever the semantics"},
     {"prefetch prefetchu", ".global .local .L1 .L2 .L2::evict_last .L2::evict_normal",
      "prefetches only move data into caches, and there are none"},
     {"discard", ".global .L2",
@@ -359,8 +369,8 @@ constexpr NoEffectSpec kNoEffect[] = {
     {"mbarrier", ".release .acquire .relaxed .cta .cluster",
      "the threads of a block run one at a time on one host thread, so every mbarrier operation "
      "is atomic for them and orders their accesses in program order: every semantics and scope "
-     "holds (an mbarrier is only reached from its own block: there is no distributed shared "
-     "memory)"},
+     "holds (the CTAs of a cluster, whose threads reach each other's mbarriers, run on one host "
+     "thread too)"},
     {"griddepcontrol", ".launch_dependents .wait",
      "a stream runs its grids one after another: prerequisites have finished before a grid "
      "starts, dependents start after it ends"},

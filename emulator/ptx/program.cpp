@@ -143,9 +143,16 @@ class ProgramImpl final : public Program {
     if (kd.max_cluster_rank && cl.count() > kd.max_cluster_rank)
       return invalid(LaunchStatus::kInvalidValue,
                      "cluster larger than .maxclusterrank of " + kd.name);
-    if ((cl.x > 1 && g.x % cl.x) || (cl.y > 1 && g.y % cl.y) || (cl.z > 1 && g.z % cl.z))
+    if (cl.x == 0 || cl.y == 0 || cl.z == 0)
+      return invalid(LaunchStatus::kInvalidValue, "cluster dimensions must be non-zero");
+    if (g.x % cl.x || g.y % cl.y || g.z % cl.z)
       return invalid(LaunchStatus::kInvalidValue,
                      "grid dimensions must be multiples of the cluster dimensions");
+    if (cl.count() > kMaxClusterSize)
+      return invalid(LaunchStatus::kInvalidValue,
+                     "a cluster has at most " + std::to_string(kMaxClusterSize) + " CTAs");
+    // A cluster's CTAs share one worker (interp_cluster.cpp); cluster launches schedule clusters.
+    const bool clustered = cl.count() > 1;
     const uint64_t nblocks = g.count();
     if (config.cooperative) {
       uint64_t per_sm = std::clamp<uint64_t>(2048 / bd.count(), 1, 32);
@@ -163,16 +170,18 @@ class ProgramImpl final : public Program {
     // cooperative one is round-robined in fixed slices on that one worker, which keeps grid-wide
     // barriers working and is just as deterministic.
     const bool serial = kd.serial_blocks && limits.serialize_order_dependent;
-    const uint64_t workers = serial ? 1 : std::min<uint64_t>(hw, nblocks);
+    const uint64_t units = clustered ? launch.grid_clusters() : nblocks;
+    const uint64_t workers = serial ? 1 : std::min<uint64_t>(hw, units);
 
     std::atomic<uint64_t> next{0};
     std::atomic<uint64_t> blocks_done{0};
     auto hung = [&](const Block& b) {
-      char buf[160];
+      char buf[200];
       std::snprintf(
           buf, sizeof buf,
-          "kernel %s, block (%u,%u,%u): every thread waits at a barrier that can never complete",
-          kd.name.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z);
+          "kernel %s, block (%u,%u,%u)%s: every thread waits at a barrier that can never complete",
+          kd.name.c_str(), b.ctaid.x, b.ctaid.y, b.ctaid.z,
+          b.cluster ? " and every other thread of its cluster" : "");
       launch.fail(LaunchStatus::kHung, buf);
     };
     // Watchdog (Limits::timeout_ms): each worker reads the clock every kWatchdogSlices slices of
@@ -203,57 +212,105 @@ class ProgramImpl final : public Program {
       return true;
     };
     auto plain_worker = [&]() {
-      try {
-        Block block;
-        uint32_t slices = 0;
+      Block block;
+      uint32_t slices = 0;
+      for (;;) {
+        uint64_t i = next.fetch_add(1);
+        if (i >= nblocks || launch.aborted()) return;
+        block.started = false;
         for (;;) {
-          uint64_t i = next.fetch_add(1);
-          if (i >= nblocks || launch.aborted()) return;
-          block.started = false;
-          for (;;) {
-            SliceResult r = launch.run_block_slice(block, i, 1u << 14);
-            if (r == SliceResult::kStuck) {
-              hung(block);
-              return;
-            }
-            if (r == SliceResult::kAbort) break;
-            if (r == SliceResult::kDone) blocks_done.fetch_add(1, std::memory_order_relaxed);
-            if (++slices % kWatchdogSlices == 0 && expired(block)) return;
-            if (r == SliceResult::kDone) break;
+          SliceResult r = launch.run_block_slice(block, i, 1u << 14);
+          if (r == SliceResult::kStuck) {
+            hung(block);
+            return;
           }
+          if (r == SliceResult::kAbort) break;
+          if (r == SliceResult::kDone) blocks_done.fetch_add(1, std::memory_order_relaxed);
+          if (++slices % kWatchdogSlices == 0 && expired(block)) return;
+          if (r == SliceResult::kDone) break;
         }
-      } catch (const std::bad_alloc&) {
-        launch.fail(LaunchStatus::kOutOfResources,
-                    "host memory exhausted while emulating the launch");
-      } catch (const std::exception& e) {
-        launch.fail(LaunchStatus::kOutOfResources, std::string("emulation failed: ") + e.what());
       }
     };
     auto coop_worker = [&](uint64_t w) {
-      try {
-        std::vector<Block> blocks;
-        std::vector<uint64_t> ids;
-        for (uint64_t i = w; i < nblocks; i += workers) ids.push_back(i);
-        blocks.resize(ids.size());
-        size_t remaining = ids.size();
-        uint32_t slices = 0;
+      std::vector<Block> blocks;
+      std::vector<uint64_t> ids;
+      for (uint64_t i = w; i < nblocks; i += workers) ids.push_back(i);
+      blocks.resize(ids.size());
+      size_t remaining = ids.size();
+      uint32_t slices = 0;
+      while (remaining > 0 && !launch.aborted()) {
+        for (size_t k = 0; k < blocks.size(); ++k) {
+          if (blocks[k].done) continue;
+          SliceResult r = launch.run_block_slice(blocks[k], ids[k], 256);
+          if (r == SliceResult::kDone) {
+            --remaining;
+            blocks_done.fetch_add(1, std::memory_order_relaxed);
+          }
+          if (r == SliceResult::kAbort) return;
+          if (r == SliceResult::kStuck) {
+            hung(blocks[k]);
+            return;
+          }
+          if (++slices % (kWatchdogSlices * 4) == 0 && expired(blocks[k])) return;
+        }
+        if (workers < hw) std::this_thread::yield();
+      }
+    };
+    // Cluster launches: the unit of scheduling is a cluster (all its CTAs on one worker, a
+    // slice of each in turn); cooperative ones keep every cluster of a worker resident.
+    auto running_block = [](const Cluster& c) -> const Block& {
+      for (const Block& b : c.blocks)
+        if (!b.done) return b;
+      return c.blocks.front();
+    };
+    auto cluster_worker = [&](uint64_t w) {
+      const uint64_t per_cluster = run_config.cluster.count();
+      std::vector<Cluster> clusters;
+      std::vector<uint64_t> ids;
+      if (config.cooperative) {
+        for (uint64_t i = w; i < units; i += workers) ids.push_back(i);
+      }
+      clusters.resize(config.cooperative ? ids.size() : 1);
+      size_t remaining = clusters.size();
+      uint32_t slices = 0;
+      for (;;) {
+        if (!config.cooperative) {  // the next cluster, run to completion
+          const uint64_t i = next.fetch_add(1);
+          if (i >= units || launch.aborted()) return;
+          clusters[0].started = false;
+          ids.assign(1, i);
+          remaining = 1;
+        }
         while (remaining > 0 && !launch.aborted()) {
-          for (size_t k = 0; k < blocks.size(); ++k) {
-            if (blocks[k].done) continue;
-            SliceResult r = launch.run_block_slice(blocks[k], ids[k], 256);
-            if (r == SliceResult::kDone) {
-              --remaining;
-              blocks_done.fetch_add(1, std::memory_order_relaxed);
-            }
+          for (size_t k = 0; k < clusters.size(); ++k) {
+            Cluster& c = clusters[k];
+            if (c.done && c.started) continue;
+            const SliceResult r = launch.run_cluster_slice(c, ids[k], 1u << 10);
             if (r == SliceResult::kAbort) return;
             if (r == SliceResult::kStuck) {
-              hung(blocks[k]);
+              hung(running_block(c));
               return;
             }
-            if (++slices % (kWatchdogSlices * 4) == 0 && expired(blocks[k])) return;
+            if (r == SliceResult::kDone) {
+              --remaining;
+              blocks_done.fetch_add(per_cluster, std::memory_order_relaxed);
+            }
+            if (++slices % kWatchdogSlices == 0 && expired(running_block(c))) return;
           }
-          if (workers < hw) std::this_thread::yield();
+          if (config.cooperative && workers < hw) std::this_thread::yield();
         }
+        if (config.cooperative || launch.aborted()) return;
+      }
+    };
+    // Every worker: what escapes it fails the launch instead of terminating the process.
+    auto run_worker = [&](uint64_t w) {
+      try {
+        if (clustered)
+          cluster_worker(w);
+        else if (config.cooperative)
+          coop_worker(w);
+        else
+          plain_worker();
       } catch (const std::bad_alloc&) {
         launch.fail(LaunchStatus::kOutOfResources,
                     "host memory exhausted while emulating the launch");
@@ -262,23 +319,12 @@ class ProgramImpl final : public Program {
       }
     };
     if (workers <= 1) {
-      if (config.cooperative)
-        coop_worker(0);
-      else
-        plain_worker();
+      run_worker(0);
     } else {
       std::vector<std::thread> threads;
       threads.reserve(workers - 1);
-      for (uint64_t w = 1; w < workers; ++w) {
-        if (config.cooperative)
-          threads.emplace_back(coop_worker, w);
-        else
-          threads.emplace_back(plain_worker);
-      }
-      if (config.cooperative)
-        coop_worker(0);
-      else
-        plain_worker();
+      for (uint64_t w = 1; w < workers; ++w) threads.emplace_back(run_worker, w);
+      run_worker(0);
       for (std::thread& t : threads) t.join();
     }
     std::string out = launch.take_output();

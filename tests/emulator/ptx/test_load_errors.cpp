@@ -56,7 +56,7 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
       {"st.async",
        "  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];", ""},
       {"cvt.pack.sat.u8.s32.b32", "  cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;", ""},
-      {"barrier.cluster.arrive", "  barrier.cluster.arrive;", ""},
+      {"stacksave.u64", "  stacksave.u64 %rd2;", ""},
       {"atom.global.v2.f32.add", "  atom.global.v2.f32.add {%f1,%f2}, [%rd1], {%f3,%f4};", ""},
       {"ld.global.b128", "  ld.global.b128 %rd2, [%rd1];", ""},
       {"cp.reduce.async.bulk.tensor",
@@ -91,13 +91,13 @@ TEST_CASE("the load error lists every unsupported instruction of the module with
   // branch whose label must not be patched into the instruction after it.
   const std::string with_targets = kernel_with(
       "TARGETS: .branchtargets DONE;\n  brx.idx %r1, TARGETS;\n  add.u32 %r1, %r2, %r3;\n"
-      "  alloca.u64 %rd2, %rd1, 8;\n  barrier.cluster.arrive;",
+      "  alloca.u64 %rd2, %rd1, 8;\n  stacksave.u64 %rd2;",
       ".visible .func g()\n{\n  .reg .b32 %r<4>;\n  vadd.s32.s32.s32 %r1, %r2, %r3;\n  ret;\n}\n");
   CompileResult r = compile(with_targets);
   INFO(r.error);
   REQUIRE(r.program == nullptr);
   CHECK(r.status == CompileStatus::kNotSupported);
-  const char* refused[] = {"vadd.s32.s32.s32", "brx.idx", "alloca.u64", "barrier.cluster.arrive"};
+  const char* refused[] = {"vadd.s32.s32.s32", "brx.idx", "alloca.u64", "stacksave.u64"};
   size_t at = 0;
   for (const char* what : refused) {  // in source order, one "line L: ..." line each
     const std::string entry =
