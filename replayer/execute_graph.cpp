@@ -67,10 +67,22 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
       if (r != CUDA_SUCCESS) return fail(a, "cuGraphDestroy", r);
       return std::nullopt;
     }
-    case GraphOp::Kind::kClone:
-      // The clone's nodes have handles the capture only learns through cuGraphNodeFindInClone,
-      // which it records generically: later changes to them could not be replayed.
-      return unsupported(a, "cuGraphClone is not replayed");
+    case GraphOp::Kind::kClone: {
+      auto original = graph_for(a, op.original);
+      if (!original) return original.error();
+      if (api_.cuGraphClone == nullptr) return unsupported(a, "the driver has no cuGraphClone");
+      CUgraph g = nullptr;
+      if (CUresult r = api_.cuGraphClone(&g, original.value()); r != CUDA_SUCCESS)
+        return fail(a, "cuGraphClone", r);
+      if (auto old = graphs_.find(op.graph); old != graphs_.end()) api_.cuGraphDestroy(old->second);
+      graphs_[op.graph] = g;
+      // The clone's nodes have handles the capture does not record (an application learns them
+      // through cuGraphNodeFindInClone, recorded generically): the model keeps the original's
+      // (so a launch lists the original's node handles), and a later call naming one of the
+      // clone's own nodes is an error (a node the capture never added), never a silent change.
+      graph_models_[op.graph] = graph_models_[op.original];
+      return std::nullopt;
+    }
     case GraphOp::Kind::kAddEdges:
     case GraphOp::Kind::kRemoveEdges: {
       auto g = graph_for(a, op.graph);

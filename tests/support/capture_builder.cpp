@@ -475,6 +475,15 @@ uint64_t CaptureBuilder::graph_bare_node(uint64_t graph, uint64_t node,
   return append(m);
 }
 
+uint64_t CaptureBuilder::graph_clone(uint64_t clone, uint64_t original) {
+  capnp::MallocMessageBuilder m;
+  auto g = record(m, "cuGraphClone").initGraph();
+  g.setOp(schema::GraphCall::Op::CLONE);
+  g.setGraph(clone);
+  g.setOriginal(original);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::graph_add_edges(uint64_t graph,
                                          const std::vector<std::pair<uint64_t, uint64_t>>& edges) {
   capnp::MallocMessageBuilder m;

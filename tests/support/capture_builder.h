@@ -153,6 +153,8 @@ class CaptureBuilder {
                              uint32_t block, const Params& params);
   uint64_t graph_dtoh_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
                            uint64_t src, uint64_t size);
+  // cuGraphClone: `clone` made from `original`.
+  uint64_t graph_clone(uint64_t clone, uint64_t original);
   // cuGraphAddDependencies: edges (from, to) added to nodes already in `graph`.
   uint64_t graph_add_edges(uint64_t graph, const std::vector<std::pair<uint64_t, uint64_t>>& edges);
   uint64_t graph_instantiate(uint64_t exec, uint64_t graph);
