@@ -512,6 +512,17 @@ TEST_CASE("a graph's memcpy node is verified after every launch of the graph", "
 
 namespace {
 
+// The start of the graph captures below: `increment` (function 0xF002) loaded, a stream, a
+// buffer of `count` ints and an empty graph.
+void begin_increment_graph(cusnap::test::CaptureBuilder& w, uint64_t stream, uint64_t address,
+                           uint64_t count, uint64_t graph) {
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF002, "increment");
+  w.stream_create(stream);
+  w.alloc(address, count * 4);
+  w.graph_create(graph);
+}
+
 // A kernel node (`increment`) made first, a memset node (1s) second and made its dependency
 // afterwards, and a device-to-host memcpy node after the kernel: the graph leaves 2s, though a
 // run in creation order would leave 1s.
@@ -520,11 +531,7 @@ std::string write_late_edge_graph(const std::string& path) {
   constexpr uint64_t kKernel = 0x6b01, kOnes = 0x6b02, kCopy = 0x6b03, kStream = 0x5eed00;
   std::vector<uint32_t> twos(kCount, 2u);
   cusnap::test::CaptureBuilder w(path);
-  w.module_load_ptx(0xA000, test_ptx());
-  w.function_get(0xA000, 0xF002, "increment");
-  w.stream_create(kStream);
-  w.alloc(kAddress, kCount * 4);
-  w.graph_create(kGraph);
+  begin_increment_graph(w, kStream, kAddress, kCount, kGraph);
   w.graph_kernel_node(kGraph, kKernel, {}, 0xF002, "increment", 1, kCount,
                       cusnap::test::Params().ptr(kAddress).i32(kCount));
   w.graph_memset_node(kGraph, kOnes, {}, kAddress, 1u, kCount);
@@ -569,11 +576,7 @@ std::string write_clone_capture(const std::string& path, bool use_clone_node, ui
   constexpr uint64_t kExec = 0x6e00, kSet = 0x6b01, kKernel = 0x6b02, kStream = 0x5eed00;
   std::vector<uint32_t> nines(kCount, 9u);
   cusnap::test::CaptureBuilder w(path);
-  w.module_load_ptx(0xA000, test_ptx());
-  w.function_get(0xA000, 0xF002, "increment");
-  w.stream_create(kStream);
-  w.alloc(kAddress, kCount * 4);
-  w.graph_create(kGraph);
+  begin_increment_graph(w, kStream, kAddress, kCount, kGraph);
   w.graph_memset_node(kGraph, kSet, {}, kAddress, 9u, kCount);
   w.graph_clone(kClone, kGraph);
   w.graph_kernel_node(kGraph, kKernel, {kSet}, 0xF002, "increment", 1, kCount,
