@@ -46,6 +46,7 @@ struct Options {
   bool no_timing = false;
   bool no_nvtx = false;
   bool serialize = false;
+  std::string graph_timing = "graph";
   std::string report;
   std::string progress = "auto";
   bool quiet = false;
@@ -327,6 +328,7 @@ void run(const Options& o, int& exit_code) {
   options.launch_count = o.launch_count;
   options.nvtx = !o.no_nvtx;
   options.serialize = o.serialize;
+  options.graph_timing = o.graph_timing == "nodes" ? GraphTiming::kNodes : GraphTiming::kGraph;
   options.timeout_launch_seconds = o.timeout_launch;
   options.timeout_seconds = o.timeout;
   options.on_timeout = [](const TimeoutEvent& event) {
@@ -472,6 +474,12 @@ void register_replay(CLI::App& app, int& exit_code) {
   cmd->add_flag("--serialize", o->serialize,
                 "Run all device work on one stream, in capture order (default: each captured "
                 "stream on its own stream, ordered only by the captured dependencies)");
+  cmd->add_option("--graph-timing", o->graph_timing,
+                  "graph: graph launches run as graphs (kernel nodes listed, not timed one by "
+                  "one); nodes: a graph launch with a selected kernel node runs node by node on "
+                  "its stream, each kernel node timed like a launch (not the graph's own time)")
+      ->check(CLI::IsMember({"graph", "nodes"}))
+      ->capture_default_str();
   cmd->add_option("--report", o->report, "Write a JSON report (docs/replay.md) to this file");
   cmd->add_option("--progress", o->progress,
                   "Progress line on stderr: auto (when a terminal) | on | off")

@@ -55,6 +55,12 @@ class Executor {
     CUevent end = nullptr;
   };
 
+  // One step of a graph launch run node by node: a kernel node with its selection.
+  struct GraphStep {
+    uint64_t node = 0;
+    bool selected = false;
+  };
+
   void warn(const std::string& message);
   void info(const std::string& message);
   Error fail(const Action& action, const std::string& what, CUresult r) const;
@@ -74,7 +80,8 @@ class Executor {
   MaybeError do_function_attribute(const Action& a, const FunctionAttributeOp& op);
   MaybeError do_copy(const Action& a, const CopyOp& op);
   MaybeError do_memset(const Action& a, const MemsetOp& op);
-  MaybeError do_launch(const Action& a, const LaunchOp& op);
+  // `step`: a kernel node of a graph launch run on its own (its selection already made).
+  MaybeError do_launch(const Action& a, const LaunchOp& op, const GraphStep* step = nullptr);
   MaybeError issue_launch(const Action& a, const LaunchOp& op, CUfunction f, CUstream stream,
                           std::vector<uint8_t>& params);
   MaybeError timed_repetitions(const Action& a, const LaunchOp& op, CUfunction f, CUstream stream,
@@ -168,11 +175,28 @@ class Executor {
   // range id -> the id the replay's nvtxDomainRangeStartEx returned.
   std::unordered_map<uint64_t, void*> nvtx_domains_;
   std::unordered_map<uint64_t, uint64_t> nvtx_ranges_;
-  // Graphs: captured handle -> live one. A graph's (and an exec's) kernel nodes are listed as
-  // launches when it runs; a device-to-host memcpy node copies into a host buffer of the replay.
-  struct GraphKernel {
-    uint64_t node = 0;
-    const LaunchOp* kernel = nullptr;  // points into the plan
+  // Graphs: captured handle -> live one, and the replay's own model of each graph: its nodes in
+  // creation order with their captured dependencies and live parameters. A launch lists the
+  // kernel nodes it runs, in the order the model gives, as launches of the report, and
+  // ReplayOptions::graph_timing kNodes runs the nodes one by one in that order
+  // (docs/replay.md, "Graphs"). A device-to-host memcpy node copies into a host buffer of the
+  // replay.
+  struct ModelGraph;
+  struct ModelNode {
+    uint64_t node = 0;  // captured handle
+    GraphNodeOp::Kind kind = GraphNodeOp::Kind::kEmpty;
+    std::vector<uint64_t> deps;               // captured nodes of the same graph
+    const LaunchOp* kernel = nullptr;         // kKernel: into the plan
+    const MemsetOp* memset = nullptr;         // kMemset: into the plan
+    CUDA_MEMCPY3D copy{};                     // kMemcpy: the live parameters the node was given
+    CUevent event = nullptr;                  // kEventRecord / kEventWait: live
+    std::shared_ptr<const ModelGraph> child;  // kChildGraph: the graph as it was when added
+  };
+  struct ModelGraph {
+    std::vector<ModelNode> nodes;  // creation order
+    // A topological order (indices into `nodes`): Kahn's algorithm, the earliest created node
+    // first among the ready ones; set when the graph is instantiated or made a child.
+    std::vector<size_t> order;
   };
   struct NodeHost {
     uint8_t* bytes = nullptr;
@@ -181,11 +205,20 @@ class Executor {
   };
   struct LiveExec {
     CUgraphExec exec = nullptr;
-    std::vector<GraphKernel> kernels;
-    std::set<uint64_t> disabled;  // kernel nodes disabled in this exec (cuGraphNodeSetEnabled)
+    ModelGraph model;             // the instantiated graph, with the exec's parameter changes
+    std::set<uint64_t> disabled;  // nodes disabled in this exec (cuGraphNodeSetEnabled)
   };
+  static ModelGraph ordered(ModelGraph graph);
+  // The kernel nodes a launch of `graph` runs, in its order (child graphs expanded in place).
+  static void kernels_of(const ModelGraph& graph, const std::set<uint64_t>* disabled,
+                         std::vector<const ModelNode*>* out);
+  ModelNode* model_node(uint64_t exec, uint64_t node);
+  // --graph-timing nodes: the graph's nodes as stream operations on `stream`, one by one.
+  MaybeError run_unrolled(const Action& a, const GraphExecOp& op, const ModelGraph& graph,
+                          const std::set<uint64_t>* disabled, const std::vector<GraphStep>& steps,
+                          size_t* next_step);
   std::unordered_map<uint64_t, CUgraph> graphs_;
-  std::unordered_map<uint64_t, std::vector<GraphKernel>> graph_kernels_;
+  std::unordered_map<uint64_t, ModelGraph> graph_models_;
   std::unordered_map<uint64_t, CUgraphNode> nodes_;
   std::unordered_map<uint64_t, uint64_t> node_graphs_;  // captured node -> captured graph
   std::unordered_map<uint64_t, LiveExec> execs_;

@@ -2,8 +2,13 @@
 // the capture did, so a profiler sees the graph's own launches. Kernel nodes get their function
 // and relocated parameters exactly like launches; each graph launch lists the kernel nodes it ran
 // as launches of the report, and the device-to-host memcpy nodes the capture checksummed after
-// that launch are compared once it has completed.
+// that launch are compared once it has completed. The replay keeps its own model of every graph
+// (nodes, dependencies, live parameters), which orders the kernel nodes a launch lists and runs
+// a launch node by node under --graph-timing nodes.
+#include <algorithm>
 #include <cstring>
+#include <functional>
+#include <queue>
 
 #include "replayer/execute.h"
 
@@ -50,7 +55,7 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
         return fail(a, "cuGraphCreate", r);
       if (auto old = graphs_.find(op.graph); old != graphs_.end()) api_.cuGraphDestroy(old->second);
       graphs_[op.graph] = g;
-      graph_kernels_[op.graph].clear();
+      graph_models_[op.graph] = ModelGraph{};
       return std::nullopt;
     }
     case GraphOp::Kind::kDestroy: {
@@ -58,14 +63,26 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
       if (it == graphs_.end()) return std::nullopt;
       CUresult r = api_.cuGraphDestroy(it->second);
       graphs_.erase(it);
-      graph_kernels_.erase(op.graph);
+      graph_models_.erase(op.graph);
       if (r != CUDA_SUCCESS) return fail(a, "cuGraphDestroy", r);
       return std::nullopt;
     }
-    case GraphOp::Kind::kClone:
-      // The clone's nodes have handles the capture only learns through cuGraphNodeFindInClone,
-      // which it records generically: later changes to them could not be replayed.
-      return unsupported(a, "cuGraphClone is not replayed");
+    case GraphOp::Kind::kClone: {
+      auto original = graph_for(a, op.original);
+      if (!original) return original.error();
+      if (api_.cuGraphClone == nullptr) return unsupported(a, "the driver has no cuGraphClone");
+      CUgraph g = nullptr;
+      if (CUresult r = api_.cuGraphClone(&g, original.value()); r != CUDA_SUCCESS)
+        return fail(a, "cuGraphClone", r);
+      if (auto old = graphs_.find(op.graph); old != graphs_.end()) api_.cuGraphDestroy(old->second);
+      graphs_[op.graph] = g;
+      // The clone's nodes have handles the capture does not record (an application learns them
+      // through cuGraphNodeFindInClone, recorded generically): the model keeps the original's
+      // (so a launch lists the original's node handles), and a later call naming one of the
+      // clone's own nodes is an error (a node the capture never added), never a silent change.
+      graph_models_[op.graph] = graph_models_[op.original];
+      return std::nullopt;
+    }
     case GraphOp::Kind::kAddEdges:
     case GraphOp::Kind::kRemoveEdges: {
       auto g = graph_for(a, op.graph);
@@ -84,6 +101,16 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
       if (call == nullptr) return unsupported(a, "the driver cannot change graph edges");
       if (CUresult r = call(g.value(), from.data(), to.data(), from.size()); r != CUDA_SUCCESS)
         return fail(a, add ? "cuGraphAddDependencies" : "cuGraphRemoveDependencies", r);
+      std::vector<ModelNode>& model = graph_models_[op.graph].nodes;
+      for (const GraphEdgeRef& e : op.edges) {
+        auto to = std::find_if(model.begin(), model.end(),
+                               [&](const ModelNode& n) { return n.node == e.to; });
+        if (to == model.end()) continue;
+        if (add)
+          to->deps.push_back(e.from);
+        else
+          std::erase(to->deps, e.from);
+      }
       return std::nullopt;
     }
     case GraphOp::Kind::kDestroyNode: {
@@ -94,8 +121,10 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
         return fail(a, "cuGraphDestroyNode", r);
       nodes_.erase(op.node);
       if (auto g = node_graphs_.find(op.node); g != node_graphs_.end()) {
-        std::erase_if(graph_kernels_[g->second],
-                      [&](const GraphKernel& k) { return k.node == op.node; });
+        // The driver removes the node's edges with it.
+        std::vector<ModelNode>& model = graph_models_[g->second].nodes;
+        std::erase_if(model, [&](const ModelNode& n) { return n.node == op.node; });
+        for (ModelNode& n : model) std::erase(n.deps, op.node);
         node_graphs_.erase(g);
       }
       return std::nullopt;
@@ -136,6 +165,10 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
   CUgraphNode made = nullptr;
   CUresult r = CUDA_SUCCESS;
   const char* api = "cuGraphAddEmptyNode";
+  ModelNode model;  // what the node now is, for the replay's model of its graph or exec
+  model.node = op.node;
+  model.kind = op.kind;
+  model.deps = op.dependencies;
   switch (op.kind) {
     case GraphNodeOp::Kind::kKernel: {
       auto f = function_for(a, op.kernel);
@@ -151,6 +184,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       size_t params_size = params.size();
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                        &params_size, CU_LAUNCH_PARAM_END};
+      model.kernel = &op.kernel;
       CUDA_KERNEL_NODE_PARAMS_v1 p{};
       p.func = f.value();
       p.gridDimX = op.kernel.grid[0];
@@ -244,6 +278,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
         p.dstPitch = dst_pitch;
         p.dstHeight = c.dimensions > 1 ? c.dst_height : rows;
       }
+      model.copy = p;
       if (exec != nullptr) {
         api = "cuGraphExecMemcpyNodeSetParams";
         if (api_.cuGraphExecMemcpyNodeSetParams == nullptr) return unsupported(a, api);
@@ -263,6 +298,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       uint64_t extent = m.height > 1 ? (m.height - 1) * m.pitch + row : row;
       auto live = device_address(a, m.address, extent);
       if (!live) return live.error();
+      model.memset = &op.memset;
       CUDA_MEMSET_NODE_PARAMS p{};
       p.dst = live.value();
       p.pitch = m.pitch;
@@ -297,6 +333,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
             .in_record("graphNode")
             .with_handle(op.event);
       }
+      model.event = e;
       r = add(&made, graph, deps.data(), deps.size(), e);
       break;
     }
@@ -307,6 +344,8 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       api = "cuGraphAddChildGraphNode";
       if (api_.cuGraphAddChildGraphNode == nullptr) return unsupported(a, api);
       r = api_.cuGraphAddChildGraphNode(&made, graph, deps.data(), deps.size(), child.value());
+      // The driver embeds a copy of the child graph as it is now.
+      model.child = std::make_shared<const ModelGraph>(ordered(graph_models_[op.child]));
       break;
     }
     case GraphNodeOp::Kind::kHost:  // an empty node (the plan warned)
@@ -320,25 +359,78 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
   if (made != nullptr) {
     nodes_[op.node] = made;
     node_graphs_[op.node] = op.graph;
-    if (op.kind == GraphNodeOp::Kind::kKernel)
-      graph_kernels_[op.graph].push_back(GraphKernel{op.node, &op.kernel});
+    graph_models_[op.graph].nodes.push_back(std::move(model));
     return std::nullopt;
   }
-  if (op.kind == GraphNodeOp::Kind::kKernel) {
-    // The kernel the node now runs, in the graph (future instantiations) or in the exec.
-    std::vector<GraphKernel>* kernels = nullptr;
-    if (exec != nullptr) {
-      kernels = &execs_[op.exec].kernels;
-    } else if (auto g = node_graphs_.find(op.node); g != node_graphs_.end()) {
-      kernels = &graph_kernels_[g->second];
-    }
-    if (kernels != nullptr) {
-      for (GraphKernel& k : *kernels) {
-        if (k.node == op.node) k.kernel = &op.kernel;
-      }
-    }
+  // New parameters of the node, in the graph (future instantiations) or in the exec.
+  if (ModelNode* n = model_node(op.exec, op.node); n != nullptr) {
+    if (op.kind == GraphNodeOp::Kind::kKernel) n->kernel = model.kernel;
+    if (op.kind == GraphNodeOp::Kind::kMemcpy) n->copy = model.copy;
+    if (op.kind == GraphNodeOp::Kind::kMemset) n->memset = model.memset;
   }
   return std::nullopt;
+}
+
+Executor::ModelNode* Executor::model_node(uint64_t exec, uint64_t node) {
+  std::vector<ModelNode>* nodes = nullptr;
+  if (exec != 0) {
+    auto it = execs_.find(exec);
+    if (it != execs_.end()) nodes = &it->second.model.nodes;
+  } else if (auto g = node_graphs_.find(node); g != node_graphs_.end()) {
+    nodes = &graph_models_[g->second].nodes;
+  }
+  if (nodes == nullptr) return nullptr;
+  auto it = std::find_if(nodes->begin(), nodes->end(),
+                         [&](const ModelNode& n) { return n.node == node; });
+  return it == nodes->end() ? nullptr : &*it;
+}
+
+// Kahn's algorithm, the earliest created ready node first: the order the cusnap emulator's
+// cuGraphLaunch queues nodes in, and creation order itself whenever that is topological (stream
+// capture, and explicit graphs whose nodes got their dependencies when added).
+Executor::ModelGraph Executor::ordered(ModelGraph graph) {
+  const size_t count = graph.nodes.size();
+  std::unordered_map<uint64_t, size_t> index;
+  for (size_t i = 0; i < count; ++i) index[graph.nodes[i].node] = i;
+  std::vector<size_t> pending(count, 0);
+  std::vector<std::vector<size_t>> dependents(count);
+  for (size_t i = 0; i < count; ++i) {
+    for (uint64_t d : graph.nodes[i].deps) {
+      auto it = index.find(d);
+      if (it == index.end()) continue;
+      ++pending[i];
+      dependents[it->second].push_back(i);
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < count; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  graph.order.clear();
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    graph.order.push_back(i);
+    for (size_t d : dependents[i]) {
+      if (--pending[d] == 0) ready.push(d);
+    }
+  }
+  // A cycle: instantiation fails on the driver; what is left keeps creation order.
+  for (size_t i = 0; i < count; ++i) {
+    if (pending[i] != 0) graph.order.push_back(i);
+  }
+  return graph;
+}
+
+void Executor::kernels_of(const ModelGraph& graph, const std::set<uint64_t>* disabled,
+                          std::vector<const ModelNode*>* out) {
+  for (size_t i : graph.order) {
+    const ModelNode& n = graph.nodes[i];
+    if (disabled != nullptr && disabled->count(n.node) != 0) continue;
+    if (n.kind == GraphNodeOp::Kind::kKernel && n.kernel != nullptr) out->push_back(&n);
+    if (n.kind == GraphNodeOp::Kind::kChildGraph && n.child != nullptr)
+      kernels_of(*n.child, nullptr, out);
+  }
 }
 
 MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
@@ -356,7 +448,7 @@ MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
         api_.cuGraphExecDestroy(old->second.exec);
       LiveExec live;
       live.exec = exec;
-      live.kernels = graph_kernels_[op.graph];
+      live.model = ordered(graph_models_[op.graph]);
       execs_[op.exec] = std::move(live);
       return std::nullopt;
     }
@@ -371,8 +463,17 @@ MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
       if (CUresult r = api_.cuGraphExecUpdate(it->second.exec, g.value(), &error_node, &result);
           r != CUDA_SUCCESS)
         return fail(a, "cuGraphExecUpdate", r);
-      // The exec now runs the new graph's parameters, node for node.
-      it->second.kernels = graph_kernels_[op.graph];
+      // The exec now runs the new graph's parameters, node for node in creation order (its
+      // own nodes, edges and order stay).
+      std::vector<ModelNode>& to = it->second.model.nodes;
+      const std::vector<ModelNode>& from = graph_models_[op.graph].nodes;
+      for (size_t i = 0; i < std::min(to.size(), from.size()); ++i) {
+        to[i].kernel = from[i].kernel;
+        to[i].memset = from[i].memset;
+        to[i].copy = from[i].copy;
+        to[i].event = from[i].event;
+        to[i].child = from[i].child;
+      }
       return std::nullopt;
     }
     case GraphExecOp::Kind::kSetEnabled: {
@@ -384,7 +485,7 @@ MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
       if (CUresult r = api_.cuGraphNodeSetEnabled(it->second.exec, n.value(), op.enabled ? 1 : 0);
           r != CUDA_SUCCESS)
         return fail(a, "cuGraphNodeSetEnabled", r);
-      // A disabled kernel node does not run: it is not listed as a launch.
+      // A disabled node does not run (a kernel node is not listed as a launch).
       if (op.enabled)
         it->second.disabled.erase(op.node);
       else
@@ -423,39 +524,53 @@ MaybeError Executor::graph_launch(const Action& a, const GraphExecOp& op) {
   }
   if (api_.cuGraphLaunch == nullptr) return unsupported(a, "the driver has no cuGraphLaunch");
   const LiveExec& exec = it->second;
-  // Every kernel node the launch runs is a launch of the report (selection counts them).
-  for (const GraphKernel& k : exec.kernels) {
-    if (exec.disabled.count(k.node) != 0) continue;
-    LaunchReport report;
-    report.seq = a.seq;
-    report.ordinal = op.launch_index;
-    report.graph_node = k.node;
-    report.kernel = k.kernel->kernel_name;
-    report.grid = k.kernel->grid;
-    report.block = k.kernel->block;
-    report.shared_bytes = k.kernel->shared_bytes;
-    report.selected = selector_->select(k.kernel->kernel_name);
-    launches_awaiting_verdict_.push_back(result_.launches.size());
-    result_.launches.push_back(std::move(report));
-  }
   CUstream stream = stream_for(op.stream);
-  watchdog_.launch_issued(a);
-  if (watchdog_.launch_limited()) watchdog_.launch_started(a, 1);
-  if (CUresult r = api_.cuGraphLaunch(exec.exec, stream); r != CUDA_SUCCESS)
-    return fail(a, "cuGraphLaunch", r).with_handle(op.exec);
-  for (const GraphKernel& k : exec.kernels) {
-    if (exec.disabled.count(k.node) != 0) continue;
-    recent_launches_.push_back(LaunchRef{a.seq, op.launch_index, k.kernel->kernel_name});
-    if (recent_launches_.size() > kRecentLaunches) recent_launches_.pop_front();
-    ++launches_done_;
+  // Every kernel node the launch runs is a launch of the report (selection counts them, in the
+  // launch's order, whichever way it runs).
+  std::vector<const ModelNode*> kernels;
+  kernels_of(exec.model, &exec.disabled, &kernels);
+  std::vector<GraphStep> steps;
+  bool any_selected = false;
+  for (const ModelNode* k : kernels) {
+    steps.push_back(GraphStep{k->node, selector_->select(k->kernel->kernel_name)});
+    any_selected |= steps.back().selected;
+  }
+  const bool unrolled = options_.graph_timing == GraphTiming::kNodes && any_selected;
+  if (unrolled) {
+    size_t next = 0;
+    if (auto e = run_unrolled(a, op, exec.model, &exec.disabled, steps, &next)) return e;
+  } else {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const LaunchOp& k = *kernels[i]->kernel;
+      LaunchReport report;
+      report.seq = a.seq;
+      report.ordinal = op.launch_index;
+      report.graph_node = steps[i].node;
+      report.kernel = k.kernel_name;
+      report.grid = k.grid;
+      report.block = k.block;
+      report.shared_bytes = k.shared_bytes;
+      report.selected = steps[i].selected;
+      launches_awaiting_verdict_.push_back(result_.launches.size());
+      result_.launches.push_back(std::move(report));
+    }
+    watchdog_.launch_issued(a);
+    if (watchdog_.launch_limited()) watchdog_.launch_started(a, 1);
+    if (CUresult r = api_.cuGraphLaunch(exec.exec, stream); r != CUDA_SUCCESS)
+      return fail(a, "cuGraphLaunch", r).with_handle(op.exec);
+    for (const ModelNode* k : kernels) {
+      recent_launches_.push_back(LaunchRef{a.seq, op.launch_index, k->kernel->kernel_name});
+      if (recent_launches_.size() > kRecentLaunches) recent_launches_.pop_front();
+      ++launches_done_;
+    }
   }
   const bool check = !op.checksums.empty() && options_.verify != VerifyMode::kNone;
-  if (watchdog_.launch_limited() || check) {
+  if ((watchdog_.launch_limited() && !unrolled) || check) {
     // The host buffers of its memcpy nodes hold this launch's bytes once it has completed (the
     // next launch overwrites them).
     if (CUresult r = api_.cuStreamSynchronize(stream); r != CUDA_SUCCESS)
       return fail(a, "cuStreamSynchronize after the graph launch", r);
-    if (watchdog_.launch_limited()) watchdog_.launch_ended();
+    if (watchdog_.launch_limited() && !unrolled) watchdog_.launch_ended();
   }
   if (!check) return std::nullopt;
   for (const auto& [node, expected] : op.checksums) {
@@ -481,6 +596,63 @@ MaybeError Executor::graph_launch(const Action& a, const GraphExecOp& op) {
     }
     std::vector<uint8_t> bytes(host->second.bytes, host->second.bytes + host->second.size);
     record_check(std::move(c), std::move(bytes), true, op.stream);
+  }
+  return std::nullopt;
+}
+
+// The launch as the graph's nodes, one stream operation each on the launch's stream, in the
+// model's order: what the graph computes, in an order its dependencies allow (and the one the
+// emulator runs it in). Kernel nodes go through do_launch (events, repetitions, snapshots,
+// access tracking, NVTX), copies and memsets as the node's parameters; host, empty and memory
+// nodes run nothing, as in the graph (docs/replay.md, "Graphs").
+MaybeError Executor::run_unrolled(const Action& a, const GraphExecOp& op, const ModelGraph& graph,
+                                  const std::set<uint64_t>* disabled,
+                                  const std::vector<GraphStep>& steps, size_t* next_step) {
+  CUstream stream = stream_for(op.stream);
+  for (size_t i : graph.order) {
+    const ModelNode& n = graph.nodes[i];
+    if (disabled != nullptr && disabled->count(n.node) != 0) continue;
+    switch (n.kind) {
+      case GraphNodeOp::Kind::kKernel: {
+        if (n.kernel == nullptr || *next_step >= steps.size()) break;
+        LaunchOp launch = *n.kernel;
+        launch.stream = op.stream;
+        launch.ordinal = op.launch_index;
+        launch.before.reset();
+        launch.after.reset();
+        if (auto e = do_launch(a, launch, &steps[(*next_step)++])) return e;
+        break;
+      }
+      case GraphNodeOp::Kind::kMemcpy:
+        if (api_.cuMemcpy3DAsync == nullptr)
+          return unsupported(a, "the driver has no cuMemcpy3DAsync");
+        if (CUresult r = api_.cuMemcpy3DAsync(&n.copy, stream); r != CUDA_SUCCESS)
+          return fail(a, "cuMemcpy3DAsync of a memcpy node", r).with_handle(n.node);
+        break;
+      case GraphNodeOp::Kind::kMemset: {
+        if (n.memset == nullptr) break;
+        MemsetOp memset = *n.memset;
+        memset.stream = op.stream;
+        memset.async = true;
+        if (auto e = do_memset(a, memset)) return e;
+        break;
+      }
+      case GraphNodeOp::Kind::kEventRecord:
+        if (CUresult r = api_.cuEventRecord(n.event, stream); r != CUDA_SUCCESS)
+          return fail(a, "cuEventRecord of an event record node", r).with_handle(n.node);
+        break;
+      case GraphNodeOp::Kind::kEventWait:
+        if (CUresult r = api_.cuStreamWaitEvent(stream, n.event, 0); r != CUDA_SUCCESS)
+          return fail(a, "cuStreamWaitEvent of an event wait node", r).with_handle(n.node);
+        break;
+      case GraphNodeOp::Kind::kChildGraph:
+        if (n.child == nullptr) break;
+        if (auto e = run_unrolled(a, op, *n.child, nullptr, steps, next_step)) return e;
+        break;
+      case GraphNodeOp::Kind::kHost:
+      case GraphNodeOp::Kind::kEmpty:
+        break;
+    }
   }
   return std::nullopt;
 }

@@ -46,7 +46,7 @@ Expected<CUfunction> Executor::function_for(const Action& a, const LaunchOp& op)
       .with_handle(op.function);
 }
 
-MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
+MaybeError Executor::do_launch(const Action& a, const LaunchOp& op, const GraphStep* step) {
   auto f = function_for(a, op);
   if (!f) return f.error();
   CUstream stream = stream_for(op.stream);
@@ -65,7 +65,8 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op) {
   report.grid = op.grid;
   report.block = op.block;
   report.shared_bytes = op.shared_bytes;
-  report.selected = selector_->select(op.kernel_name);
+  report.selected = step != nullptr ? step->selected : selector_->select(op.kernel_name);
+  report.graph_node = step != nullptr ? step->node : 0;
   report.pointers_rewritten = rewritten;
   size_t index = result_.launches.size();
   result_.launches.push_back(std::move(report));

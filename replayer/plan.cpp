@@ -11,11 +11,11 @@
 #include <utility>
 
 #include "cusnap/format/record_sizes.h"
+#include "replayer/plan_builder.h"
 
-namespace cusnap::replayer {
+namespace cusnap::replayer::plan_detail {
 namespace {
 
-namespace schema = format::schema;
 using Which = schema::CallRecord::Which;
 
 // CUlaunchAttributeID values (cuda.h) the target check cares about; plan.cpp stays CUDA-free.
@@ -23,12 +23,6 @@ constexpr uint32_t kAttributeCooperative = 2;
 constexpr uint32_t kAttributeClusterDimension = 4;
 constexpr size_t kLaunchAttributeValueBytes = 64;  // sizeof(CUlaunchAttributeValue)
 constexpr uint64_t kPerThreadStream = 0x2;         // CU_STREAM_PER_THREAD
-
-format::BlobId to_blob(schema::BlobId::Reader id) {
-  return format::BlobId{id.getHigh(), id.getLow()};
-}
-
-bool add_overflows(uint64_t a, uint64_t b) { return a + b < a; }
 
 // Generic records for these calls may change device state the replay cannot reproduce.
 // Graph calls taking CUgraphNodeParams, which the interceptor records only by name: replaying a
@@ -68,91 +62,7 @@ bool may_change_device_state(const std::string& api) {
   return false;
 }
 
-class PlanBuilder {
- public:
-  explicit PlanBuilder(format::Reader& reader) : reader_(reader) {}
-
-  MaybeError add(const format::CallRef& ref);
-  MaybeError add_record(const format::CallRef& ref);
-  Plan finish();
-  void set_chunk_bytes(uint64_t bytes) { chunk_bytes_ = bytes; }
-  uint64_t chunk_bytes() const { return chunk_bytes_; }
-  void set_extract(schema::ExtractInfo::Reader e) {
-    ExtractSummary x;
-    x.source_path = e.getSourcePath();
-    x.source_creation_time_ns = e.getSourceCreationTimeNs();
-    x.source_host = e.getSourceHostName();
-    x.source_pid = e.getSourcePid();
-    x.source_launch_seq = e.getLaunchSeq();
-    x.source_launch_ordinal = e.getLaunchOrdinal();
-    x.kernel = e.getKernelName();
-    x.route = e.getRoute() == schema::ExtractInfo::Route::REPLAY ? "replay" : "snapshot";
-    x.route_driver = e.getRouteDriver();
-    x.minimized = e.getMinimized();
-    x.input_bytes = e.getInputBytes();
-    x.expected_bytes = e.getExpectedBytes();
-    plan_.extract = std::move(x);
-  }
-
- private:
-  Error capture_error(uint64_t seq, const char* record, std::string message) {
-    Error e(ErrorKind::kCapture, std::move(message));
-    e.at_call(seq).in_record(record);
-    return e;
-  }
-  void skip(const std::string& what) { ++plan_.skipped[what]; }
-  void warn_once(const std::string& key, uint64_t seq, std::string message) {
-    if (warned_.insert(key).second) plan_.warnings.push_back({seq, std::move(message)});
-  }
-  // With node_target_ set (the launch/copy/memset of a graph node is being read), the operation
-  // goes there instead of into the plan.
-  void push(uint64_t seq, Operation op) {
-    if (node_target_ != nullptr) {
-      *node_target_ = std::move(op);
-      return;
-    }
-    plan_.actions.push_back(Action{seq, std::move(op)});
-  }
-  MaybeError add_range(uint64_t seq, const char* record, uint64_t address, uint64_t size);
-  bool in_device_memory(uint64_t address) const;
-  MaybeError check_blob(uint64_t seq, const char* record, const format::BlobId& id, uint64_t size);
-
-  MaybeError add_module_load(uint64_t seq, schema::ModuleLoad::Reader r);
-  MaybeError add_mem_alloc(uint64_t seq, schema::MemAlloc::Reader r);
-  MaybeError add_memcpy(uint64_t seq, schema::Memcpy::Reader r);
-  MaybeError add_array_endpoints(uint64_t seq, schema::Memcpy::Reader r, CopyOp& op);
-  MaybeError add_array(uint64_t seq, schema::ArrayCall::Reader r);
-  MaybeError add_tex_object(uint64_t seq, schema::TexObjectCall::Reader r);
-  MaybeError add_memset(uint64_t seq, schema::Memset::Reader r);
-  MaybeError add_launch(uint64_t seq, schema::Launch::Reader r);
-  MaybeError add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r);
-  MaybeError add_graph(uint64_t seq, schema::GraphCall::Reader r);
-  MaybeError add_graph_node(uint64_t seq, schema::GraphNode::Reader r, uint64_t exec);
-  MaybeError add_graph_exec(uint64_t seq, schema::GraphExecCall::Reader r);
-  MaybeError add_stream_capture(uint64_t seq, schema::StreamCapture::Reader r);
-  bool inside_live_range(uint64_t address, uint64_t size, bool host = false) const;
-  MaybeError apply_deferred(uint64_t seq, const char* record, uint64_t related,
-                            std::optional<uint64_t> checksum,
-                            std::optional<format::BlobId> payload);
-  MaybeError parse_legacy_deferred(uint64_t seq, uint64_t related, std::string_view message);
-
-  format::Reader& reader_;
-  Plan plan_;
-  std::vector<MemoryRange> raw_ranges_;
-  std::set<std::string> warned_;
-  std::set<uint64_t> contexts_;
-  std::unordered_map<uint64_t, size_t> copies_;    // seq -> index in plan_.actions
-  std::unordered_map<uint64_t, size_t> launches_;  // seq -> index in plan_.actions
-  std::map<uint64_t, uint64_t> live_allocations_;  // base -> size, for snapshot coverage
-  std::map<uint64_t, uint64_t> globals_;           // module variables: address -> size
-  std::map<uint64_t, uint64_t> host_allocations_;  // host memory (not replayed): base -> size
-  // Allocations of graph memory nodes: mapped for the whole replay (a node's address is fixed
-  // across launches), so their frees, inside or outside graphs, are not replayed.
-  std::set<uint64_t> graph_allocations_;
-  uint64_t chunk_bytes_ = 0;  // CaptureOptions.snapshotChunkBytes (set before the records)
-  std::optional<Operation>* node_target_ = nullptr;
-  std::unordered_map<uint64_t, size_t> graph_launches_;  // seq -> index in plan_.actions
-};
+}  // namespace
 
 // Asynchronous copies complete after their record is written: the interceptor records what it
 // learns in stream order about the copy with seq `related` — the checksum of the bytes the
@@ -783,25 +693,7 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
     return std::nullopt;
   }
   if (which == Which::DEFERRED_RESULT && record.getDeferredResult().getGraphNode() != 0) {
-    // A memcpy node's checksum after a graph launch (schema 5).
-    auto d = record.getDeferredResult();
-    auto it = graph_launches_.find(d.getCallSeq());
-    if (it == graph_launches_.end()) {
-      return capture_error(seq, "deferredResult",
-                           "a graph-node result about call " + std::to_string(d.getCallSeq()) +
-                               ", which is not a replayable graph launch recorded before it");
-    }
-    if (d.getHasHostChecksum()) {
-      std::get<GraphExecOp>(plan_.actions[it->second].op)
-          .checksums.emplace_back(d.getGraphNode(), d.getHostChecksum());
-      ++plan_.verifiable_copies;
-    } else if (d.hasMissing() && d.getMissing().size() > 0) {
-      warn_once("deferred-missing", seq,
-                std::string("a stream-ordered copy result was not observed at capture: ") +
-                    d.getMissing().cStr());
-    }
-    skip("deferredResult");
-    return std::nullopt;
+    return add_graph_node_result(seq, record.getDeferredResult());
   }
   if (which == Which::DEFERRED_RESULT) {
     auto d = record.getDeferredResult();
@@ -1041,219 +933,6 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
   }
 }
 
-MaybeError PlanBuilder::add_graph(uint64_t seq, schema::GraphCall::Reader r) {
-  using Op = schema::GraphCall::Op;
-  GraphOp op;
-  op.graph = r.getGraph();
-  op.flags = r.getFlags();
-  op.original = r.getOriginal();
-  op.node = r.getNode();
-  switch (r.getOp()) {
-    case Op::CREATE:
-      op.kind = GraphOp::Kind::kCreate;
-      break;
-    case Op::DESTROY:
-      op.kind = GraphOp::Kind::kDestroy;
-      break;
-    case Op::CLONE:
-      op.kind = GraphOp::Kind::kClone;
-      break;
-    case Op::ADD_DEPENDENCIES:
-      op.kind = GraphOp::Kind::kAddEdges;
-      break;
-    case Op::REMOVE_DEPENDENCIES:
-      op.kind = GraphOp::Kind::kRemoveEdges;
-      break;
-    case Op::DESTROY_NODE:
-      op.kind = GraphOp::Kind::kDestroyNode;
-      break;
-    default:
-      return capture_error(seq, "graph", "unknown graph operation");
-  }
-  if (r.getEdges().size() > kMaxGraphEdges) return capture_error(seq, "graph", "too many edges");
-  for (auto e : r.getEdges()) {
-    if (e.getFromPort() != 0 || e.getToPort() != 0 || e.getType() != 0) {
-      return Error(ErrorKind::kUnsupported, "graph edges with edge data are not replayed")
-          .at_call(seq)
-          .in_record("graph");
-    }
-    op.edges.push_back({e.getFrom(), e.getTo()});
-  }
-  if (op.kind != GraphOp::Kind::kDestroyNode && op.graph == 0)
-    return capture_error(seq, "graph", "no graph handle");
-  push(seq, std::move(op));
-  return std::nullopt;
-}
-
-MaybeError PlanBuilder::add_graph_node(uint64_t seq, schema::GraphNode::Reader r, uint64_t exec) {
-  using Kind = schema::GraphNode::Kind;
-  GraphNodeOp op;
-  op.set_params = r.getOp() == schema::GraphNode::Op::SET_PARAMS;
-  op.exec = exec;
-  op.graph = r.getGraph();
-  op.node = r.getNode();
-  op.captured = r.getCaptured();
-  op.event = r.getEvent();
-  op.child = r.getChildGraph();
-  if (op.node == 0) return capture_error(seq, "graphNode", "no node handle");
-  if (!op.set_params && op.graph == 0) return capture_error(seq, "graphNode", "no graph handle");
-  if (r.getDependencies().size() > kMaxGraphEdges)
-    return capture_error(seq, "graphNode", "too many dependencies");
-  for (auto e : r.getDependencies()) {
-    if (e.getFromPort() != 0 || e.getToPort() != 0 || e.getType() != 0) {
-      return Error(ErrorKind::kUnsupported, "graph edges with edge data are not replayed")
-          .at_call(seq)
-          .in_record("graphNode");
-    }
-    op.dependencies.push_back(e.getFrom());
-  }
-  // The launch, copy or memset inside is read by the ordinary rules, into the node.
-  std::optional<Operation> inner;
-  auto read_inner = [&](auto&& add) -> MaybeError {
-    node_target_ = &inner;
-    MaybeError e = add();
-    node_target_ = nullptr;
-    return e;
-  };
-  auto unsupported = [&](const char* what) {
-    return Error(ErrorKind::kUnsupported, std::string(what) + " graph nodes are not replayed")
-        .at_call(seq)
-        .in_record("graphNode")
-        .with_handle(op.node);
-  };
-  switch (r.getKind()) {
-    case Kind::EMPTY:
-      op.kind = GraphNodeOp::Kind::kEmpty;
-      break;
-    case Kind::KERNEL:
-      op.kind = GraphNodeOp::Kind::kKernel;
-      if (auto e = read_inner([&] { return add_launch(seq, r.getKernel()); })) return e;
-      if (!inner) return capture_error(seq, "graphNode", "kernel node without its kernel");
-      op.kernel = std::move(std::get<LaunchOp>(*inner));
-      break;
-    case Kind::MEMCPY:
-      op.kind = GraphNodeOp::Kind::kMemcpy;
-      if (auto e = read_inner([&] { return add_memcpy(seq, r.getMemcpy()); })) return e;
-      // A copy the rules skip (empty, host to host) runs nothing: an empty node keeps the edges.
-      if (inner)
-        op.copy = std::move(std::get<CopyOp>(*inner));
-      else
-        op.kind = GraphNodeOp::Kind::kEmpty;
-      break;
-    case Kind::MEMSET:
-      op.kind = GraphNodeOp::Kind::kMemset;
-      if (auto e = read_inner([&] { return add_memset(seq, r.getMemset()); })) return e;
-      if (inner)
-        op.memset = std::get<MemsetOp>(std::move(*inner));
-      else
-        op.kind = GraphNodeOp::Kind::kEmpty;
-      break;
-    case Kind::HOST:
-      op.kind = GraphNodeOp::Kind::kHost;
-      warn_once("graph-host-node", seq,
-                "host nodes of graphs are replayed as empty nodes: the application's host "
-                "function is not called (what it did to host memory is not replayed)");
-      break;
-    case Kind::EVENT_RECORD:
-      op.kind = GraphNodeOp::Kind::kEventRecord;
-      break;
-    case Kind::EVENT_WAIT:
-      op.kind = GraphNodeOp::Kind::kEventWait;
-      break;
-    case Kind::CHILD_GRAPH:
-      op.kind = GraphNodeOp::Kind::kChildGraph;
-      break;
-    case Kind::EXTERNAL_SEMAPHORE_SIGNAL:
-    case Kind::EXTERNAL_SEMAPHORE_WAIT:
-      return unsupported("external semaphore (signalled or waited for outside the capture)");
-    case Kind::MEM_ALLOC:
-      // The range is mapped at its captured address for the rest of the replay, like any
-      // allocation; the node stays in the graph's shape as an empty node (docs/replay.md).
-      if (r.getAddress() == 0 || r.getSize() == 0) {
-        return capture_error(seq, "graphNode",
-                             "a memory allocation node without its address or size")
-            .with_handle(op.node);
-      }
-      if (auto e = add_range(seq, "graphNode", r.getAddress(), r.getSize())) return e;
-      live_allocations_[r.getAddress()] = r.getSize();
-      graph_allocations_.insert(r.getAddress());
-      push(seq, AllocOp{r.getAddress(), r.getSize(), "graph"});
-      op.kind = GraphNodeOp::Kind::kEmpty;
-      break;
-    case Kind::MEM_FREE:
-      op.kind = GraphNodeOp::Kind::kEmpty;
-      break;
-    case Kind::BATCH_MEM_OP:
-      return unsupported("batch memory operation");
-    case Kind::CONDITIONAL:
-      return unsupported("conditional");
-    default:
-      return unsupported("these");
-  }
-  push(seq, std::move(op));
-  return std::nullopt;
-}
-
-// A stream capture builds a graph the replay creates empty at the capture's begin; the nodes the
-// capture made arrive as graphNode records. The other capture calls change nothing to replay.
-MaybeError PlanBuilder::add_stream_capture(uint64_t seq, schema::StreamCapture::Reader r) {
-  if (r.getOp() == schema::StreamCapture::Op::BEGIN) {
-    if (r.getGraph() == 0) {
-      return capture_error(seq, "streamCapture",
-                           "a capture whose graph the interceptor could not learn");
-    }
-    GraphOp op;
-    op.kind = GraphOp::Kind::kCaptureBegin;
-    op.graph = r.getGraph();
-    push(seq, std::move(op));
-    return std::nullopt;
-  }
-  skip("streamCapture");
-  return std::nullopt;
-}
-
-MaybeError PlanBuilder::add_graph_exec(uint64_t seq, schema::GraphExecCall::Reader r) {
-  using Op = schema::GraphExecCall::Op;
-  GraphExecOp op;
-  op.exec = r.getExec();
-  op.graph = r.getGraph();
-  op.flags = r.getFlags();
-  op.stream = r.getStream();
-  op.node = r.getNode();
-  op.enabled = r.getEnabled();
-  op.launch_index = r.getLaunchIndex();
-  if (op.exec == 0) return capture_error(seq, "graphExec", "no executable graph handle");
-  switch (r.getOp()) {
-    case Op::INSTANTIATE:
-      op.kind = GraphExecOp::Kind::kInstantiate;
-      break;
-    case Op::UPDATE:
-      op.kind = GraphExecOp::Kind::kUpdate;
-      break;
-    case Op::SET_NODE_PARAMS:
-      // An exec node's new parameters: a node parameter change aimed at the exec.
-      if (!r.hasParams()) return capture_error(seq, "graphExec", "node parameters missing");
-      return add_graph_node(seq, r.getParams(), op.exec);
-    case Op::SET_NODE_ENABLED:
-      op.kind = GraphExecOp::Kind::kSetEnabled;
-      break;
-    case Op::UPLOAD:
-      op.kind = GraphExecOp::Kind::kUpload;
-      break;
-    case Op::LAUNCH:
-      op.kind = GraphExecOp::Kind::kLaunch;
-      graph_launches_[seq] = plan_.actions.size();
-      break;
-    case Op::DESTROY:
-      op.kind = GraphExecOp::Kind::kDestroy;
-      break;
-    default:
-      return capture_error(seq, "graphExec", "unknown executable-graph operation");
-  }
-  push(seq, std::move(op));
-  return std::nullopt;
-}
-
 bool PlanBuilder::inside_live_range(uint64_t address, uint64_t size, bool host) const {
   auto inside = [&](const std::map<uint64_t, uint64_t>& ranges) {
     auto it = ranges.upper_bound(address);
@@ -1424,7 +1103,9 @@ Plan PlanBuilder::finish() {
   return std::move(plan_);
 }
 
-}  // namespace
+}  // namespace cusnap::replayer::plan_detail
+
+namespace cusnap::replayer {
 
 const char* image_kind_name(ImageKind kind) {
   switch (kind) {
@@ -1511,7 +1192,7 @@ bool is_sticky_error(int32_t result) {
 
 Expected<Plan> build_plan(format::Reader& reader) {
   try {
-    PlanBuilder builder(reader);
+    plan_detail::PlanBuilder builder(reader);
     auto header = reader.header();
     builder.set_chunk_bytes(header.getOptions().getSnapshotChunkBytes());
     if (header.hasExtract()) builder.set_extract(header.getExtract());

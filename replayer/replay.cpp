@@ -74,6 +74,10 @@ const char* verdict_name(Verdict verdict) {
   return "?";
 }
 
+const char* graph_timing_name(GraphTiming timing) {
+  return timing == GraphTiming::kNodes ? "nodes" : "graph";
+}
+
 bool is_launch_timeout(const Error& e) {
   return e.result() && *e.result() == CUDA_ERROR_LAUNCH_TIMEOUT;
 }

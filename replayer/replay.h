@@ -98,6 +98,15 @@ struct SnapshotTap {
 enum class Verdict : uint8_t { kMatched, kMismatched, kNothingVerified };
 const char* verdict_name(Verdict verdict);  // "matched", "mismatched", "nothing verified"
 
+// How a graph launch runs (docs/replay.md, "Graphs"). kGraph: cuGraphLaunch, the graph's own
+// launch; its kernel nodes are listed as launches but not timed one by one. kNodes: a graph
+// launch with a selected kernel node runs unrolled instead: its nodes, in the launch order of
+// the replay's graph model, each as its own stream operation on the launch's stream, so every
+// kernel node is timed (and repeated) like an ordinary launch. Results are the same; the time
+// is not the graph's (no graph launch overhead, no overlap of independent nodes).
+enum class GraphTiming : uint8_t { kGraph, kNodes };
+const char* graph_timing_name(GraphTiming timing);  // "graph", "nodes"
+
 struct ReplayOptions {
   std::string driver = "auto";  // auto | emulator | PATH (see resolve_driver)
   int device = 0;
@@ -117,6 +126,7 @@ struct ReplayOptions {
   // of the replay, so the device runs it in capture order, one operation after the other. Off:
   // each captured stream is its own live stream and only the captured dependencies order them.
   bool serialize = false;
+  GraphTiming graph_timing = GraphTiming::kGraph;  // --graph-timing
   bool progress = false;  // progress line on stderr (the CLI enables it on a tty)
   // Element-wise comparison of snapshot chunks (tolerance.h); empty: exact comparison only.
   std::vector<Tolerance> tolerances;

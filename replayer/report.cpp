@@ -274,6 +274,7 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("address_mode").str(options.address_mode == AddressMode::kSame ? "same" : "relocate");
   j.key("timing").boolean(options.timing);
   j.key("serialize").boolean(options.serialize);
+  j.key("graph_timing").str(graph_timing_name(options.graph_timing));
   j.key("repeat").num(options.sampling.adaptive ? 0u : options.repeat);
   j.key("warmup").num(options.warmup);
   j.key("sampling").str(options.sampling.adaptive ? "adaptive" : "fixed");

@@ -17,6 +17,12 @@
 //                         12-byte struct (80 parameter bytes)
 //   cuLaunchKernel8 grid0 the same launch with gridDimX 0, which the driver refuses at once: the
 //                         shim records it all the same, without the emulator's kernel execution
+//   cuGraphAddKernelNode8 a kernel node of that launch (no dependencies) added to a graph of the
+//                         mode's own (destroyed and made again, untimed, after every batch):
+//                         the cost of recording one node
+//   cuGraphLaunch 4 nodes cuGraphLaunch of an executable graph of four such kernel nodes in a
+//                         chain, instantiated once through the recording shim: the cost of
+//                         recording a graph launch (one small record, never the graph)
 //
 //   inprocess_overhead --emulator EMU.so --shim SHIM.so --shim-copy COPY.so --capture OUT.cusnap
 //                      [--reps N] [--batch N] [--launch-batch N] [--only direct|off|rec]
@@ -75,6 +81,12 @@ struct Api {
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                             unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*graph_create)(CUgraph*, unsigned) = nullptr;
+  CUresult (*graph_destroy)(CUgraph) = nullptr;
+  CUresult (*graph_add_kernel_node)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                    const CUDA_KERNEL_NODE_PARAMS*) = nullptr;
+  CUresult (*graph_instantiate)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
 };
 
 [[noreturn]] void die(const std::string& what) {
@@ -109,6 +121,11 @@ Api open_api(const char* label, const std::string& path) {
   bind(api.handle, "cuModuleLoadData", api.module_load_data);
   bind(api.handle, "cuModuleGetFunction", api.module_get_function);
   bind(api.handle, "cuLaunchKernel", api.launch_kernel);
+  bind(api.handle, "cuGraphCreate", api.graph_create);
+  bind(api.handle, "cuGraphDestroy", api.graph_destroy);
+  bind(api.handle, "cuGraphAddKernelNode_v2", api.graph_add_kernel_node);
+  bind(api.handle, "cuGraphInstantiateWithFlags", api.graph_instantiate);
+  bind(api.handle, "cuGraphLaunch", api.graph_launch);
   return api;
 }
 
@@ -344,6 +361,52 @@ int main(int argc, char** argv) {
       },
       nothing);
   report("cuLaunchKernel8 grid0", refused);
+
+  // Graphs: a kernel node of the same launch, added to a graph of each mode's own.
+  CUDA_KERNEL_NODE_PARAMS node{};
+  node.func = function;
+  node.gridDimX = node.gridDimY = node.gridDimZ = 1;
+  node.blockDimX = node.blockDimY = node.blockDimZ = 1;
+  node.kernelParams = params;
+  CUgraph graphs[kMaxModes] = {};
+  for (int mode = 0; mode < g_modes; ++mode)
+    check(apis[mode]->graph_create(&graphs[mode], 0), "cuGraphCreate", kModeNames[mode]);
+  auto add_node = interleave(
+      args.reps, args.launch_batch,
+      [&](int mode) {
+        CUgraphNode made = nullptr;
+        check(apis[mode]->graph_add_kernel_node(&made, graphs[mode], nullptr, 0, &node),
+              "cuGraphAddKernelNode", kModeNames[mode]);
+      },
+      [&](int mode) {
+        check(apis[mode]->graph_destroy(graphs[mode]), "cuGraphDestroy", kModeNames[mode]);
+        check(apis[mode]->graph_create(&graphs[mode], 0), "cuGraphCreate", kModeNames[mode]);
+      });
+  report("cuGraphAddKernelNode8", add_node);
+  for (int mode = 0; mode < g_modes; ++mode)
+    check(apis[mode]->graph_destroy(graphs[mode]), "cuGraphDestroy", kModeNames[mode]);
+
+  // One executable graph of four chained kernel nodes, made through the recording shim (as an
+  // application's would be), launched by every mode.
+  CUgraph chain = nullptr;
+  check(rec.graph_create(&chain, 0), "cuGraphCreate", "rec");
+  CUgraphNode previous = nullptr;
+  for (int i = 0; i < 4; ++i) {
+    CUgraphNode made = nullptr;
+    check(rec.graph_add_kernel_node(&made, chain, previous != nullptr ? &previous : nullptr,
+                                    previous != nullptr ? 1 : 0, &node),
+          "cuGraphAddKernelNode", "rec");
+    previous = made;
+  }
+  CUgraphExec exec = nullptr;
+  check(rec.graph_instantiate(&exec, chain, 0), "cuGraphInstantiateWithFlags", "rec");
+  auto graph_launch = interleave(
+      args.reps, args.launch_batch,
+      [&](int mode) {
+        check(apis[mode]->graph_launch(exec, nullptr), "cuGraphLaunch", kModeNames[mode]);
+      },
+      [&](int) { check(direct.ctx_synchronize(), "cuCtxSynchronize", "direct"); });
+  report("cuGraphLaunch 4 nodes", graph_launch);
 
   long recorded_launches =
       g_only >= 0 && g_only != 2 ? 0 : 2L * (args.reps + 1) * args.launch_batch;

@@ -6,7 +6,9 @@
 #    records, interleaved, and prints median ns per call, the added ns and the ratio against
 #    direct for cuDeviceGetAttribute (not modelled), cuCtxSetCurrent (modelled) and cuLaunchKernel
 #    of an empty 8-parameter kernel (also refused with grid 0, which isolates the recording cost
-#    from the emulator's kernel execution). The capture it wrote is then checked with
+#    from the emulator's kernel execution), cuGraphAddKernelNode of that kernel (the cost of
+#    recording one graph node) and cuGraphLaunch of a graph of four such nodes (the cost of
+#    recording one graph launch). The capture it wrote is then checked with
 #    `cusnap info` (launch count). COMPARE=<another shim's libcuda.so.1> adds a "rec2" column
 #    recording through that build, interleaved (before/after comparisons on a busy machine).
 # 2. THREE_PROCESS=1 also runs the older three-process table: call_overhead and the many_launches

@@ -14,13 +14,14 @@
 // event, the legacy stream next to a capturing blocking stream, unsafe calls in global and
 // thread-local mode) returns the driver's error and invalidates the capture, as documented.
 //
-// Every graph, node, exec and capture structure is guarded by one mutex (graph.cpp).
+// Every graph, node, exec and capture structure is guarded by one mutex (graph_engine.cpp).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -190,5 +191,45 @@ Stream::Work graph_free_work(const std::shared_ptr<GraphAllocation>& allocation)
 // cuMemFree (stream == nullptr: after the context drained) and cuMemFreeAsync of a graph
 // allocation outside a graph: *handled false when `dptr` is not one.
 CUresult graph_memory_free(CUdeviceptr dptr, Context* ctx, Stream* stream, bool* handled);
+
+// ---- the graph engine (graph_engine.cpp) --------------------------------------------------
+// What the entry points (graph.cpp) build on: handles, instantiation, updates, launches.
+
+// An executable graph: a clone of the graph it was instantiated from, launched as a whole.
+struct GraphExec {
+  Graph* graph = nullptr;                                        // an unregistered clone
+  std::unordered_map<const GraphNode*, GraphNode*> by_original;  // top-level nodes
+  cuuint64_t flags = 0;
+  std::vector<Dependency> launches;        // the end of each launch not yet known to have completed
+  Dependency last_launch;                  // the end of the newest launch, on whichever stream
+  std::shared_ptr<unsigned> memory_execs;  // its graph's count, when the graph has memory nodes
+  ~GraphExec();
+};
+
+Graph* graph_from(CUgraph h);
+GraphNode* node_from(CUgraphNode h);
+GraphExec* exec_from(CUgraphExec h);
+CUgraphNode handle_of(GraphNode* n);
+
+// cuGraphInstantiate*: checks the graph (cycles, events of event nodes, flags, one exec of a
+// graph with memory nodes) and clones it into an exec; the offending node in *error_node.
+CUresult instantiate(CUgraphExec* out, CUgraph hGraph, cuuint64_t flags, GraphNode** error_node);
+// Whether `to` may replace `from`'s parameters in an exec: cuGraphExecUpdate's limitations, and
+// with `setter` those of the cuGraphExec*NodeSetParams entry points (stricter for memcpy).
+CUgraphExecUpdateResult compare_params(const GraphNode& from, const GraphNode& to, bool setter);
+// A kernel node's parameters replaced by `spec`'s; its attributes stay.
+void take_kernel_params(GraphNode* n, const GraphNode& spec);
+// Pairs the nodes of two graphs in creation order and checks types and edges; on a mismatch
+// the node (and edge source) of `to` that differs.
+CUgraphExecUpdateResult compare_graphs(const Graph& from, const Graph& to, const GraphNode** node,
+                                       const GraphNode** from_node);
+// Takes `from`'s parameters into the exec node `to` (edges stay).
+void take_params(GraphNode* to, const GraphNode& from);
+// cuGraphExecUpdate: the graph's parameters into the exec, node for node, when the topology is
+// the same.
+CUresult exec_update(CUgraphExec hExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* info);
+// cuGraphLaunch / cuGraphUpload (a launch into a capturing stream becomes a child graph node).
+CUresult graph_launch(CUgraphExec hExec, CUstream hStream, bool per_thread);
+CUresult graph_upload(CUgraphExec hExec, CUstream hStream, bool per_thread);
 
 }  // namespace cusnap::emu::driver

@@ -118,6 +118,10 @@ CUfunction function_of(const CUDA_KERNEL_NODE_PARAMS_v2* p) {
   if (p == nullptr) return nullptr;
   return p->func != nullptr ? p->func : reinterpret_cast<CUfunction>(p->kern);
 }
+CUfunction function_of(const CUDA_KERNEL_NODE_PARAMS_v3* p) {
+  if (p == nullptr) return nullptr;
+  return p->func != nullptr ? p->func : reinterpret_cast<CUfunction>(p->kern);
+}
 
 template <class Memset>
 void fill_memset(schema::Memset::Builder out, const Memset* p) {
@@ -129,6 +133,97 @@ void fill_memset(schema::Memset::Builder out, const Memset* p) {
   out.setHeight(p->height);
   out.setPitch(p->pitch);
   out.setAsync(true);
+}
+
+// The generic node API (CUgraphNodeParams): the record kind of a driver node type.
+NodeKind kind_of(CUgraphNodeType type) {
+  switch (type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      return NodeKind::KERNEL;
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      return NodeKind::MEMCPY;
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+      return NodeKind::MEMSET;
+    case CU_GRAPH_NODE_TYPE_HOST:
+      return NodeKind::HOST;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      return NodeKind::CHILD_GRAPH;
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+      return NodeKind::EMPTY;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      return NodeKind::EVENT_WAIT;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      return NodeKind::EVENT_RECORD;
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+      return NodeKind::EXTERNAL_SEMAPHORE_SIGNAL;
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+      return NodeKind::EXTERNAL_SEMAPHORE_WAIT;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      return NodeKind::MEM_ALLOC;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      return NodeKind::MEM_FREE;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return NodeKind::BATCH_MEM_OP;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+      return NodeKind::CONDITIONAL;
+    default:
+      return NodeKind::OTHER;
+  }
+}
+
+// A CUgraphNodeParams decoded by its type into the fields the per-kind entry points record
+// (`node`'s kind already set from it). `graph`, `made`: a device-to-host memcpy node added to
+// `graph` as `made` is checksummed after each launch (0, 0: a parameter change, not noted).
+void fill_generic(schema::GraphNode::Builder node, const CUgraphNodeParams& p, bool ok,
+                  uint64_t graph, uint64_t made) {
+  node.setApiKind(static_cast<int32_t>(p.type));
+  switch (p.type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      fill_kernel(node.initKernel(), &p.kernel, function_of(&p.kernel));
+      break;
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      fill_memcpy_node(&p.memcpy.copyParams, node.initMemcpy(), graph, made);
+      break;
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+      fill_memset(node.initMemset(), &p.memset);
+      break;
+    case CU_GRAPH_NODE_TYPE_HOST:
+      node.setHostFunction(reinterpret_cast<uint64_t>(p.host.fn));
+      node.setUserData(handle_value(p.host.userData));
+      break;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      node.setChildGraph(handle_value(p.graph.graph));
+      break;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      node.setEvent(handle_value(p.eventWait.event));
+      break;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      node.setEvent(handle_value(p.eventRecord.event));
+      break;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      if (ok) node.setAddress(p.alloc.dptr);  // an out-parameter, set by the driver
+      node.setSize(p.alloc.bytesize);
+      break;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      node.setAddress(p.free.dptr);
+      break;
+    default:  // recorded by kind only: the replay refuses these (docs/replay.md, "Graphs")
+      break;
+  }
+}
+
+// cuGraphAddNode[_v2]: the node recorded as its per-kind entry point records it.
+void add_generic(CallScope& call, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps,
+                 const CUgraphEdgeData* data, size_t count, const CUgraphNodeParams* p) {
+  if (p == nullptr) {
+    add_record(call, NodeKind::OTHER, out, graph, deps, count, data);
+    call.commit();
+    return;
+  }
+  auto node = add_record(call, kind_of(p->type), out, graph, deps, count, data);
+  const bool ok = call.result() == CUDA_SUCCESS;
+  fill_generic(node, *p, ok, handle_value(graph), ok && out != nullptr ? handle_value(*out) : 0);
+  call.commit();
 }
 
 schema::GraphExecCall::Builder exec_record(CallScope& call, ExecOp op, CUgraphExec exec) {
@@ -421,6 +516,42 @@ CUSNAP_POST_HOOK(cuGraphAddBatchMemOpNode)(CallScope& call, CUresult, CUgraphNod
                                            const CUDA_BATCH_MEM_OP_NODE_PARAMS*) {
   add_record(call, NodeKind::BATCH_MEM_OP, phGraphNode, hGraph, dependencies, numDependencies);
   call.commit();
+}
+
+// The generic node API: each CUgraphNodeParams recorded typed, as its per-kind entry point.
+CUSNAP_POST_HOOK(cuGraphAddNode)(CallScope& call, CUresult, CUgraphNode* phGraphNode, CUgraph hGraph,
+                                 const CUgraphNode* dependencies, size_t numDependencies,
+                                 CUgraphNodeParams* nodeParams) {
+  add_generic(call, phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams);
+}
+
+CUSNAP_POST_HOOK(cuGraphAddNode_v2)(CallScope& call, CUresult, CUgraphNode* phGraphNode, CUgraph hGraph,
+                                    const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData,
+                                    size_t numDependencies, CUgraphNodeParams* nodeParams) {
+  add_generic(call, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+}
+
+CUSNAP_POST_HOOK(cuGraphNodeSetParams)(CallScope& call, CUresult, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+  auto node = call.record().initGraphNode();
+  node.setOp(schema::GraphNode::Op::SET_PARAMS);
+  node.setNode(handle_value(hNode));
+  node.setKind(nodeParams != nullptr ? kind_of(nodeParams->type) : NodeKind::OTHER);
+  if (nodeParams != nullptr) fill_generic(node, *nodeParams, call.result() == CUDA_SUCCESS, 0, 0);
+  call.commit();
+}
+
+CUSNAP_POST_HOOK(cuGraphExecNodeSetParams)(CallScope& call, CUresult, CUgraphExec hGraphExec, CUgraphNode hNode,
+                                           CUgraphNodeParams* nodeParams) {
+  auto record = exec_record(call, ExecOp::SET_NODE_PARAMS, hGraphExec);
+  record.setNode(handle_value(hNode));
+  auto params = record.initParams();
+  params.setOp(schema::GraphNode::Op::SET_PARAMS);
+  params.setNode(handle_value(hNode));
+  params.setKind(nodeParams != nullptr ? kind_of(nodeParams->type) : NodeKind::OTHER);
+  if (nodeParams != nullptr) fill_generic(params, *nodeParams, call.result() == CUDA_SUCCESS, 0, 0);
+  call.commit();
+  // A memcpy node's host destination may have changed: its copies are no longer checksummed.
+  if (nodeParams != nullptr && nodeParams->type == CU_GRAPH_NODE_TYPE_MEMCPY) forget_exec_node(hGraphExec, hNode);
 }
 
 CUSNAP_POST_HOOK(cuGraphInstantiateWithFlags)(CallScope& call, CUresult, CUgraphExec* phGraphExec, CUgraph hGraph,

@@ -509,3 +509,106 @@ TEST_CASE("a graph's memcpy node is verified after every launch of the graph", "
   CHECK(bad.verification.mismatched == 1);
   CHECK_FALSE(bad.matched());
 }
+
+namespace {
+
+// The start of the graph captures below: `increment` (function 0xF002) loaded, a stream, a
+// buffer of `count` ints and an empty graph.
+void begin_increment_graph(cusnap::test::CaptureBuilder& w, uint64_t stream, uint64_t address,
+                           uint64_t count, uint64_t graph) {
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF002, "increment");
+  w.stream_create(stream);
+  w.alloc(address, count * 4);
+  w.graph_create(graph);
+}
+
+// A kernel node (`increment`) made first, a memset node (1s) second and made its dependency
+// afterwards, and a device-to-host memcpy node after the kernel: the graph leaves 2s, though a
+// run in creation order would leave 1s.
+std::string write_late_edge_graph(const std::string& path) {
+  constexpr uint64_t kAddress = 0x7f0000000000, kCount = 64, kGraph = 0x6a00, kExec = 0x6e00;
+  constexpr uint64_t kKernel = 0x6b01, kOnes = 0x6b02, kCopy = 0x6b03, kStream = 0x5eed00;
+  std::vector<uint32_t> twos(kCount, 2u);
+  cusnap::test::CaptureBuilder w(path);
+  begin_increment_graph(w, kStream, kAddress, kCount, kGraph);
+  w.graph_kernel_node(kGraph, kKernel, {}, 0xF002, "increment", 1, kCount,
+                      cusnap::test::Params().ptr(kAddress).i32(kCount));
+  w.graph_memset_node(kGraph, kOnes, {}, kAddress, 1u, kCount);
+  w.graph_dtoh_node(kGraph, kCopy, {kKernel}, kAddress, kCount * 4);
+  w.graph_add_edges(kGraph, {{kOnes, kKernel}});
+  w.graph_instantiate(kExec, kGraph);
+  uint64_t launch = w.graph_launch(kExec, kStream, 0);
+  w.deferred_node_checksum(launch, kCopy, cusnap::format::checksum64(cusnap::test::as_bytes(twos)));
+  w.close();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a graph launch run node by node follows the graph's dependencies, not creation order",
+          "[replay][graph]") {
+  std::string path = write_late_edge_graph(temp_path("graph_late_edge.cusnap"));
+  for (GraphTiming timing : {GraphTiming::kGraph, GraphTiming::kNodes}) {
+    CAPTURE(graph_timing_name(timing));
+    ReplayOptions options = emulator_options();
+    options.graph_timing = timing;
+    ReplayResult r = replay_ok(path, options);
+    CHECK(r.verification.matched == 1);
+    CHECK(r.verification.mismatched == 0);
+    CHECK(r.matched());
+    REQUIRE(r.launches.size() == 1);
+    CHECK(r.launches[0].graph_node == 0x6b01);
+    CHECK(r.launches[0].kernel == "increment");
+    // Timed one by one only node by node.
+    CHECK((r.launches[0].time.samples > 0) == (timing == GraphTiming::kNodes));
+  }
+}
+
+namespace {
+
+// A graph with a memset node, cloned; the original changed after the clone (a kernel node added)
+// and the clone instantiated and launched: its memory holds the memset alone. A node of the
+// clone named later (its handle comes from cuGraphNodeFindInClone, never recorded typed) is an
+// error, not a silent change.
+std::string write_clone_capture(const std::string& path, bool use_clone_node, uint64_t* dtoh_seq) {
+  constexpr uint64_t kAddress = 0x7f0000000000, kCount = 64, kGraph = 0x6a00, kClone = 0x6a01;
+  constexpr uint64_t kExec = 0x6e00, kSet = 0x6b01, kKernel = 0x6b02, kStream = 0x5eed00;
+  std::vector<uint32_t> nines(kCount, 9u);
+  cusnap::test::CaptureBuilder w(path);
+  begin_increment_graph(w, kStream, kAddress, kCount, kGraph);
+  w.graph_memset_node(kGraph, kSet, {}, kAddress, 9u, kCount);
+  w.graph_clone(kClone, kGraph);
+  w.graph_kernel_node(kGraph, kKernel, {kSet}, 0xF002, "increment", 1, kCount,
+                      cusnap::test::Params().ptr(kAddress).i32(kCount));
+  if (use_clone_node) w.graph_add_edges(kClone, {{0x6c01, 0x6c02}});
+  w.graph_instantiate(kExec, kClone);
+  w.graph_launch(kExec, kStream, 0);
+  w.stream_sync(kStream);
+  *dtoh_seq =
+      w.dtoh(kAddress, kCount * 4, cusnap::format::checksum64(cusnap::test::as_bytes(nines)));
+  w.close();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a cloned graph replays as the graph was when cloned", "[replay][graph]") {
+  uint64_t dtoh_seq = 0;
+  for (GraphTiming timing : {GraphTiming::kGraph, GraphTiming::kNodes}) {
+    CAPTURE(graph_timing_name(timing));
+    ReplayOptions options = emulator_options();
+    options.graph_timing = timing;
+    ReplayResult r =
+        replay_ok(write_clone_capture(temp_path("graph_clone.cusnap"), false, &dtoh_seq), options);
+    CHECK(r.verification.matched == 1);
+    CHECK(r.verification.mismatched == 0);
+    CHECK(r.launches.empty());  // the kernel node was added to the original after the clone
+  }
+  auto refused =
+      replay_capture(write_clone_capture(temp_path("graph_clone_node.cusnap"), true, &dtoh_seq),
+                     emulator_options());
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().to_string().find("a graph node the capture never added") !=
+        std::string::npos);
+}

@@ -351,12 +351,9 @@ uint64_t CaptureBuilder::memset32(uint64_t address, uint32_t value, uint64_t cou
   return append(m);
 }
 
-uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint32_t grid,
-                                uint32_t block, const Params& params, uint64_t stream,
-                                uint64_t ordinal, uint64_t layout_seq) {
-  capnp::MallocMessageBuilder m;
-  auto l = record(m, "cuLaunchKernel").initLaunch();
-  l.setOrdinal(ordinal);
+namespace {
+void fill_launch(schema::Launch::Builder l, uint64_t function, const std::string& name,
+                 uint32_t grid, uint32_t block, const Params& params) {
   l.setKind(schema::Launch::Kind::LAUNCH_KERNEL);
   l.setFunction(function);
   l.setGridX(grid);
@@ -365,7 +362,6 @@ uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint
   l.setBlockX(block);
   l.setBlockY(1);
   l.setBlockZ(1);
-  l.setStream(stream);
   l.setKernelName(name);
   l.setParams(capnp::Data::Reader(params.bytes().data(), params.bytes().size()));
   auto layout = l.initLayout(static_cast<unsigned>(params.layout().size()));
@@ -373,6 +369,17 @@ uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint
     layout[i].setOffset(params.layout()[i].offset);
     layout[i].setSize(params.layout()[i].size);
   }
+}
+}  // namespace
+
+uint64_t CaptureBuilder::launch(uint64_t function, const std::string& name, uint32_t grid,
+                                uint32_t block, const Params& params, uint64_t stream,
+                                uint64_t ordinal, uint64_t layout_seq) {
+  capnp::MallocMessageBuilder m;
+  auto l = record(m, "cuLaunchKernel").initLaunch();
+  fill_launch(l, function, name, grid, block, params);
+  l.setOrdinal(ordinal);
+  l.setStream(stream);
   l.setLayoutSeq(layout_seq);
   return append(m);
 }
@@ -434,6 +441,18 @@ uint64_t CaptureBuilder::graph_memset_node(uint64_t graph, uint64_t node,
   return append(m);
 }
 
+uint64_t CaptureBuilder::graph_kernel_node(uint64_t graph, uint64_t node,
+                                           const std::vector<uint64_t>& deps, uint64_t function,
+                                           const std::string& name, uint32_t grid, uint32_t block,
+                                           const Params& params) {
+  capnp::MallocMessageBuilder m;
+  fill_launch(graph_node(record(m, "cuGraphAddKernelNode"), schema::GraphNode::Kind::KERNEL, graph,
+                         node, deps)
+                  .initKernel(),
+              function, name, grid, block, params);
+  return append(m);
+}
+
 uint64_t CaptureBuilder::graph_dtoh_node(uint64_t graph, uint64_t node,
                                          const std::vector<uint64_t>& deps, uint64_t src,
                                          uint64_t size) {
@@ -453,6 +472,29 @@ uint64_t CaptureBuilder::graph_bare_node(uint64_t graph, uint64_t node,
                                          schema::GraphNode::Kind kind) {
   capnp::MallocMessageBuilder m;
   graph_node(record(m, "cuGraphAddNode"), kind, graph, node, {});
+  return append(m);
+}
+
+uint64_t CaptureBuilder::graph_clone(uint64_t clone, uint64_t original) {
+  capnp::MallocMessageBuilder m;
+  auto g = record(m, "cuGraphClone").initGraph();
+  g.setOp(schema::GraphCall::Op::CLONE);
+  g.setGraph(clone);
+  g.setOriginal(original);
+  return append(m);
+}
+
+uint64_t CaptureBuilder::graph_add_edges(uint64_t graph,
+                                         const std::vector<std::pair<uint64_t, uint64_t>>& edges) {
+  capnp::MallocMessageBuilder m;
+  auto g = record(m, "cuGraphAddDependencies").initGraph();
+  g.setOp(schema::GraphCall::Op::ADD_DEPENDENCIES);
+  g.setGraph(graph);
+  auto list = g.initEdges(static_cast<unsigned>(edges.size()));
+  for (size_t i = 0; i < edges.size(); ++i) {
+    list[i].setFrom(edges[i].first);
+    list[i].setTo(edges[i].second);
+  }
   return append(m);
 }
 

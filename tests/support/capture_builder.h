@@ -148,8 +148,15 @@ class CaptureBuilder {
   uint64_t generic(const char* api, bool affects_device_state);
   uint64_t graph_memset_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
                              uint64_t address, uint32_t value, uint64_t count);
+  uint64_t graph_kernel_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
+                             uint64_t function, const std::string& name, uint32_t grid,
+                             uint32_t block, const Params& params);
   uint64_t graph_dtoh_node(uint64_t graph, uint64_t node, const std::vector<uint64_t>& deps,
                            uint64_t src, uint64_t size);
+  // cuGraphClone: `clone` made from `original`.
+  uint64_t graph_clone(uint64_t clone, uint64_t original);
+  // cuGraphAddDependencies: edges (from, to) added to nodes already in `graph`.
+  uint64_t graph_add_edges(uint64_t graph, const std::vector<std::pair<uint64_t, uint64_t>>& edges);
   uint64_t graph_instantiate(uint64_t exec, uint64_t graph);
   uint64_t graph_launch(uint64_t exec, uint64_t stream, uint64_t launch_index);
   uint64_t deferred_node_checksum(uint64_t launch_seq, uint64_t node, uint64_t checksum);
