@@ -33,7 +33,8 @@ constexpr const char* kMainCpp =
 //
 // It needs only the CUDA toolkit (cuda.h and the driver library). What it does:
 //   1. reserves every captured memory range at its captured device address (cuMemAddressReserve
-//      with that address as the hint, then cuMemCreate + cuMemMap + cuMemSetAccess), so that
+//      with that address as the hint, in whole allocation granules, ranges whose granules overlap
+//      in one reservation; then cuMemCreate + cuMemMap + cuMemSetAccess), so that
 //      pointers stored in memory stay valid; when the driver gives another address, pointer-sized
 //      kernel parameters that point into a captured range are relocated, and it says so;
 //   2. loads the code image (module.bin), gets the kernel, finds module variables by name;
@@ -258,33 +259,49 @@ int main(int argc, char** argv) {
   size_t granularity = 0;
   check(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
         "cuMemGetAllocationGranularity");
-  bool relocated = false;
-  for (Range& r : m.ranges) {
-    uint64_t base = r.address / granularity * granularity;
-    uint64_t end = (r.address + r.size + granularity - 1) / granularity * granularity;
-    bool inside_earlier = false;  // two small allocations can share a granule
-    for (const Range& e : m.ranges) {
-      if (&e == &r) break;
-      uint64_t eb = e.address / granularity * granularity;
-      uint64_t ee = (e.address + e.size + granularity - 1) / granularity * granularity;
-      if (base >= eb && end <= ee) {
-        r.live = e.live - e.address + r.address;
-        inside_earlier = true;
-      }
+  // Ranges whose granule-rounded spans overlap (small allocations sharing a granule, or one
+  // ending in the granule where the next begins) share one reservation: each span is the union.
+  struct Span {
+    uint64_t base, end;
+    CUdeviceptr live;
+  };
+  std::vector<Span> spans;
+  for (const Range& r : m.ranges) {
+    spans.push_back({r.address / granularity * granularity,
+                     (r.address + r.size + granularity - 1) / granularity * granularity, 0});
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.base < b.base; });
+  std::vector<Span> merged;
+  for (const Span& span : spans) {
+    if (!merged.empty() && span.base < merged.back().end) {
+      merged.back().end = std::max(merged.back().end, span.end);
+    } else {
+      merged.push_back(span);
     }
-    if (inside_earlier) continue;
+  }
+  bool relocated = false;
+  for (Span& span : merged) {
+    const uint64_t size = span.end - span.base;
     CUdeviceptr ptr = 0;
-    check(cuMemAddressReserve(&ptr, end - base, 0, base, 0), "cuMemAddressReserve");
+    check(cuMemAddressReserve(&ptr, size, 0, span.base, 0), "cuMemAddressReserve");
     CUmemGenericAllocationHandle handle;
-    check(cuMemCreate(&handle, end - base, &prop, 0), "cuMemCreate");
-    check(cuMemMap(ptr, end - base, 0, handle, 0), "cuMemMap");
+    check(cuMemCreate(&handle, size, &prop, 0), "cuMemCreate");
+    check(cuMemMap(ptr, size, 0, handle, 0), "cuMemMap");
     CUmemAccessDesc access = {};
     access.location = prop.location;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    check(cuMemSetAccess(ptr, end - base, &access, 1), "cuMemSetAccess");
-    check(cuMemsetD8(ptr, 0, end - base), "cuMemsetD8");
-    r.live = ptr + (r.address - base);
-    if (ptr != base) {
+    check(cuMemSetAccess(ptr, size, &access, 1), "cuMemSetAccess");
+    check(cuMemsetD8(ptr, 0, size), "cuMemsetD8");
+    span.live = ptr;
+  }
+  for (Range& r : m.ranges) {
+    for (const Span& span : merged) {
+      if (r.address >= span.base && r.address + r.size <= span.end) {
+        r.live = span.live + (r.address - span.base);
+      }
+    }
+    if (r.live != r.address) {
       relocated = true;
       std::printf("range 0x%" PRIx64 " (%" PRIu64 " bytes): captured address not available, "
                   "mapped at 0x%llx\n", r.address, r.size, (unsigned long long)r.live);
