@@ -1,16 +1,21 @@
 // --emit-cpp: an extracted capture as a directory a driver or compiler engineer can build with
 // nothing but the CUDA toolkit. The program (kMainCpp, fixed text) reads manifest.txt, written
-// here, for everything specific to the launch; data are raw files next to it.
+// here, for everything specific to the launch; data are raw files next to it. Expected chunks
+// recorded only by hash are checked with xxh3_128.h, written from templates/xxh3_128.h (embedded
+// at build time as kXxh3Header).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <vector>
 
 #include "cusnap/extract/extract.h"
+#include "cusnap/format/blob_id.h"
 #include "unreadable.h"
+#include "xxh3_128_h.inc"  // generated from extract/templates/xxh3_128.h (CMakeLists.txt)
 
 namespace cusnap::extract {
 
@@ -28,18 +33,26 @@ constexpr const char* kMainCpp =
 //
 // It needs only the CUDA toolkit (cuda.h and the driver library). What it does:
 //   1. reserves every captured memory range at its captured device address (cuMemAddressReserve
-//      with that address as the hint, then cuMemCreate + cuMemMap + cuMemSetAccess), so that
+//      with that address as the hint, in whole allocation granules, ranges whose granules overlap
+//      in one reservation; then cuMemCreate + cuMemMap + cuMemSetAccess), so that
 //      pointers stored in memory stay valid; when the driver gives another address, pointer-sized
 //      kernel parameters that point into a captured range are relocated, and it says so;
 //   2. loads the code image (module.bin), gets the kernel, finds module variables by name;
 //   3. writes the memory as it was before the launch (input_*.bin);
-//   4. launches the kernel with the captured parameters (params.bin), timed with events;
-//   5. reads the memory back and compares it, byte for byte, with what the launch produced when it
-//      was captured (expected_*.bin): prints MATCH (exit 0) or MISMATCH at 0x... (exit 1).
-// manifest.txt lists the launch configuration, the ranges and the data files.
+//   4. launches the kernel as it was launched (cuLaunchKernel, cuLaunchKernelEx with the captured
+//      launch attributes, or cuLaunchCooperativeKernel) with the captured parameters
+//      (params.bin: the parameters one after the other, or the `extra` buffer), timed with events;
+//   5. reads the memory back and compares it with what the launch produced when it was captured:
+//      byte for byte where the capture stored those bytes (expected_*.bin), by XXH3-128 where it
+//      stored only each chunk's hash (expected_hash lines, xxh3_128.h); prints MISMATCH at 0x...
+//      for every range or chunk that differs (exit 1), else MATCH (exit 0).
+// manifest.txt lists the launch configuration, the ranges, the data files and the hashes.
 // Usage: reproducer [DIR]   (DIR: the directory with manifest.txt, default ".")
 #include <cuda.h>
 
+#include "xxh3_128.h"
+
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -86,18 +99,64 @@ struct Data {           // bytes at a captured address, before (input) or after 
   uint64_t size;
   std::string file;
 };
+struct Hashed {         // an expected chunk recorded only by its XXH3-128
+  uint64_t address;
+  uint64_t size;
+  xxh3::Hash128 hash;
+};
 struct Slot {           // one kernel parameter inside params.bin
   unsigned offset, size;
 };
 
+struct Attribute {      // a launch attribute of cuLaunchKernelEx: id and raw value bytes
+  unsigned id;
+  std::vector<unsigned char> value;
+};
+
 struct Manifest {
   std::string kernel, module, params;
+  std::string launch = "kernel";  // kernel | ex | cooperative: which cuLaunch* call
+  bool extra = false;             // params.bin is the `extra` parameter buffer
+  std::vector<Attribute> attributes;
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared = 0;
   std::vector<Slot> slots;
   std::vector<Range> ranges;
   std::vector<Global> globals;
   std::vector<Data> inputs, expected;
+  std::vector<Hashed> hashed;
 };
+
+// 32 hex digits, high half first (XXH128's canonical form) -> the hash; false if malformed.
+bool parse_hash(const std::string& text, xxh3::Hash128& hash) {
+  if (text.size() != 32) return false;
+  uint64_t half[2] = {0, 0};
+  for (size_t i = 0; i < 32; ++i) {
+    const char c = text[i];
+    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0) return false;
+    half[i / 16] = half[i / 16] << 4 | uint64_t(v);
+  }
+  hash.high = half[0];
+  hash.low = half[1];
+  return true;
+}
+
+// Hex digits, two per byte -> bytes; false if malformed.
+bool parse_bytes(const std::string& text, std::vector<unsigned char>& bytes) {
+  if (text.size() % 2 != 0) return false;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    unsigned value = 0;
+    if (std::sscanf(text.c_str() + i, "%2x", &value) != 1) return false;
+    bytes.push_back((unsigned char)value);
+  }
+  return true;
+}
+
+std::string hash_text(const xxh3::Hash128& hash) {
+  char text[33];
+  std::snprintf(text, sizeof text, "%016" PRIx64 "%016" PRIx64, hash.high, hash.low);
+  return text;
+}
 
 Manifest read_manifest(const std::string& dir) {
   Manifest m;
@@ -118,6 +177,18 @@ Manifest read_manifest(const std::string& dir) {
       s >> m.module;
     } else if (key == "params") {
       s >> m.params;
+    } else if (key == "launch") {
+      s >> m.launch;
+      if (m.launch != "kernel" && m.launch != "ex" && m.launch != "cooperative")
+        s.setstate(std::ios::failbit);
+    } else if (key == "extra") {
+      s >> std::dec >> m.extra;
+    } else if (key == "attribute") {
+      Attribute a{};
+      std::string text;
+      s >> std::dec >> a.id >> text;
+      if (!s.fail() && !parse_bytes(text, a.value)) s.setstate(std::ios::failbit);
+      m.attributes.push_back(a);
     } else if (key == "grid") {
       s >> std::dec >> m.grid[0] >> m.grid[1] >> m.grid[2];
     } else if (key == "block") {
@@ -140,6 +211,12 @@ Manifest read_manifest(const std::string& dir) {
       Data d{};
       s >> d.address >> std::dec >> d.size >> d.file;
       (key == "input" ? m.inputs : m.expected).push_back(d);
+    } else if (key == "expected_hash") {
+      Hashed h{};
+      std::string text;
+      s >> h.address >> std::dec >> h.size >> text;
+      if (!s.fail() && !parse_hash(text, h.hash)) s.setstate(std::ios::failbit);
+      m.hashed.push_back(h);
     }
     if (s.fail()) {
       std::fprintf(stderr, "error: manifest line not understood: %s\n", line.c_str());
@@ -182,33 +259,49 @@ int main(int argc, char** argv) {
   size_t granularity = 0;
   check(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
         "cuMemGetAllocationGranularity");
-  bool relocated = false;
-  for (Range& r : m.ranges) {
-    uint64_t base = r.address / granularity * granularity;
-    uint64_t end = (r.address + r.size + granularity - 1) / granularity * granularity;
-    bool inside_earlier = false;  // two small allocations can share a granule
-    for (const Range& e : m.ranges) {
-      if (&e == &r) break;
-      uint64_t eb = e.address / granularity * granularity;
-      uint64_t ee = (e.address + e.size + granularity - 1) / granularity * granularity;
-      if (base >= eb && end <= ee) {
-        r.live = e.live - e.address + r.address;
-        inside_earlier = true;
-      }
+  // Ranges whose granule-rounded spans overlap (small allocations sharing a granule, or one
+  // ending in the granule where the next begins) share one reservation: each span is the union.
+  struct Span {
+    uint64_t base, end;
+    CUdeviceptr live;
+  };
+  std::vector<Span> spans;
+  for (const Range& r : m.ranges) {
+    spans.push_back({r.address / granularity * granularity,
+                     (r.address + r.size + granularity - 1) / granularity * granularity, 0});
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.base < b.base; });
+  std::vector<Span> merged;
+  for (const Span& span : spans) {
+    if (!merged.empty() && span.base < merged.back().end) {
+      merged.back().end = std::max(merged.back().end, span.end);
+    } else {
+      merged.push_back(span);
     }
-    if (inside_earlier) continue;
+  }
+  bool relocated = false;
+  for (Span& span : merged) {
+    const uint64_t size = span.end - span.base;
     CUdeviceptr ptr = 0;
-    check(cuMemAddressReserve(&ptr, end - base, 0, base, 0), "cuMemAddressReserve");
+    check(cuMemAddressReserve(&ptr, size, 0, span.base, 0), "cuMemAddressReserve");
     CUmemGenericAllocationHandle handle;
-    check(cuMemCreate(&handle, end - base, &prop, 0), "cuMemCreate");
-    check(cuMemMap(ptr, end - base, 0, handle, 0), "cuMemMap");
+    check(cuMemCreate(&handle, size, &prop, 0), "cuMemCreate");
+    check(cuMemMap(ptr, size, 0, handle, 0), "cuMemMap");
     CUmemAccessDesc access = {};
     access.location = prop.location;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    check(cuMemSetAccess(ptr, end - base, &access, 1), "cuMemSetAccess");
-    check(cuMemsetD8(ptr, 0, end - base), "cuMemsetD8");
-    r.live = ptr + (r.address - base);
-    if (ptr != base) {
+    check(cuMemSetAccess(ptr, size, &access, 1), "cuMemSetAccess");
+    check(cuMemsetD8(ptr, 0, size), "cuMemsetD8");
+    span.live = ptr;
+  }
+  for (Range& r : m.ranges) {
+    for (const Span& span : merged) {
+      if (r.address >= span.base && r.address + r.size <= span.end) {
+        r.live = span.live + (r.address - span.base);
+      }
+    }
+    if (r.live != r.address) {
       relocated = true;
       std::printf("range 0x%" PRIx64 " (%" PRIu64 " bytes): captured address not available, "
                   "mapped at 0x%llx\n", r.address, r.size, (unsigned long long)r.live);
@@ -269,13 +362,48 @@ int main(int argc, char** argv) {
     }
     kernel_params.push_back(params.data() + slot.offset);
   }
+  if (relocated && m.extra)
+    std::printf("note: the parameters are an extra buffer without a layout: not relocated\n");
+  // The `extra` form: params.bin is the buffer, passed by pointer and size.
+  size_t params_size = params.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &params_size, CU_LAUNCH_PARAM_END};
+  void** kernel_args = m.extra ? nullptr : kernel_params.data();
+  void** extra_args = m.extra ? extra : nullptr;
+  // cuLaunchKernelEx: the captured attributes, each value as raw CUlaunchAttributeValue bytes.
+  std::vector<CUlaunchAttribute> attributes(m.attributes.size());
+  for (size_t i = 0; i < m.attributes.size(); ++i) {
+    std::memset(&attributes[i], 0, sizeof attributes[i]);
+    attributes[i].id = CUlaunchAttributeID(m.attributes[i].id);
+    std::memcpy(&attributes[i].value, m.attributes[i].value.data(),
+                std::min(m.attributes[i].value.size(), sizeof attributes[i].value));
+  }
+  CUlaunchConfig config = {};
+  config.gridDimX = m.grid[0];
+  config.gridDimY = m.grid[1];
+  config.gridDimZ = m.grid[2];
+  config.blockDimX = m.block[0];
+  config.blockDimY = m.block[1];
+  config.blockDimZ = m.block[2];
+  config.sharedMemBytes = m.shared;
+  config.hStream = nullptr;
+  config.attrs = attributes.data();
+  config.numAttrs = unsigned(attributes.size());
   CUevent start, stop;
   check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cuEventRecord(start, nullptr), "cuEventRecord");
-  check(cuLaunchKernel(function, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
-                       m.block[2], m.shared, nullptr, kernel_params.data(), nullptr),
-        "cuLaunchKernel");
+  if (m.launch == "ex") {
+    check(cuLaunchKernelEx(&config, function, kernel_args, extra_args), "cuLaunchKernelEx");
+  } else if (m.launch == "cooperative") {
+    check(cuLaunchCooperativeKernel(function, m.grid[0], m.grid[1], m.grid[2], m.block[0],
+                                    m.block[1], m.block[2], m.shared, nullptr, kernel_args),
+          "cuLaunchCooperativeKernel");
+  } else {
+    check(cuLaunchKernel(function, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
+                         m.block[2], m.shared, nullptr, kernel_args, extra_args),
+          "cuLaunchKernel");
+  }
   check(cuEventRecord(stop, nullptr), "cuEventRecord");
   check(cuEventSynchronize(stop), "cuEventSynchronize");
   check(cuCtxSynchronize(), "cuCtxSynchronize");
@@ -283,8 +411,9 @@ int main(int argc, char** argv) {
   check(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
   std::printf("kernel %s: %.3f ms\n", m.kernel.c_str(), ms);
 
-  // 5. Compare with the memory the launch left when it was captured.
-  uint64_t compared = 0;
+  // 5. Compare with the memory the launch left when it was captured: each expected range byte
+  //    for byte (the first differing byte is printed), each hashed chunk by its XXH3-128.
+  uint64_t compared = 0, hashed_bytes = 0, mismatches = 0;
   for (const Data& d : m.expected) {
     std::vector<unsigned char> want = read_file(dir + "/" + d.file);
     std::vector<unsigned char> got(d.size);
@@ -293,12 +422,34 @@ int main(int argc, char** argv) {
       if (i >= want.size() || got[i] != want[i]) {
         std::printf("MISMATCH at 0x%" PRIx64 ": expected 0x%02x, got 0x%02x (%s, byte %" PRIu64
                     ")\n", d.address + i, i < want.size() ? want[i] : 0, got[i], d.file.c_str(), i);
-        return 1;
+        ++mismatches;
+        break;
       }
     }
     compared += d.size;
   }
-  std::printf("MATCH (%" PRIu64 " bytes compared)\n", compared);
+  for (const Hashed& h : m.hashed) {
+    std::vector<unsigned char> got(h.size);
+    check(cuMemcpyDtoH(got.data(), translate(m, h.address, h.size), h.size), "cuMemcpyDtoH");
+    const xxh3::Hash128 actual = xxh3::xxh3_128(got.data(), got.size());
+    if (actual.low != h.hash.low || actual.high != h.hash.high) {
+      std::printf("MISMATCH at 0x%" PRIx64 ": the chunk of %" PRIu64 " bytes there has XXH3-128 "
+                  "%s, expected %s (only its hash was captured)\n", h.address, h.size,
+                  hash_text(actual).c_str(), hash_text(h.hash).c_str());
+      ++mismatches;
+    }
+    compared += h.size;
+    hashed_bytes += h.size;
+  }
+  const size_t pieces = m.expected.size() + m.hashed.size();
+  if (mismatches > 0) {
+    std::printf("MISMATCH: %" PRIu64 " of %zu expected ranges and chunks differ\n", mismatches,
+                pieces);
+    return 1;
+  }
+  std::printf("MATCH (%" PRIu64 " bytes compared: %zu ranges byte for byte, %zu chunks "
+              "(%" PRIu64 " bytes) by XXH3-128)\n", compared, m.expected.size(), m.hashed.size(),
+              hashed_bytes);
   return 0;
 }
 )CPP";
@@ -337,16 +488,28 @@ struct Run {  // contiguous chunks, one data file
   std::vector<uint8_t> bytes;
 };
 
-// The snapshot's chunks joined into contiguous runs (each read from its blob).
-format::Result<std::vector<Run>> runs_of(format::Reader& r, schema::MemorySnapshot::Reader snap,
-                                         const char* phase) {
+struct Runs {
   std::vector<Run> runs;
+  std::vector<schema::MemoryChunk::Reader> hashed;  // hashOnly chunks (afterLaunch only)
+};
+
+// The snapshot's chunks joined into contiguous runs (each read from its blob). A hashOnly chunk
+// is kept apart when `hashes_allowed` (the expected state: the program compares its XXH3-128),
+// and refused otherwise (the inputs: the program must write those bytes).
+format::Result<Runs> runs_of(format::Reader& r, schema::MemorySnapshot::Reader snap,
+                             const char* phase, bool hashes_allowed) {
+  Runs out;
+  std::vector<Run>& runs = out.runs;
   for (auto c : snap.getChunks()) {
+    if (c.getHashOnly() && hashes_allowed) {
+      out.hashed.push_back(c);
+      continue;
+    }
     if (c.getHashOnly())
       return Status::error(ErrorCode::kInvalidArgument,
                            std::string("the ") + phase + " chunk at 0x" + hex(c.getAddress()) +
-                               " holds only a hash: the reproducer needs the bytes (capture "
-                               "with --snapshot-outputs)");
+                               " holds only a hash: the reproducer needs the bytes of the memory "
+                               "it restores");
     auto bytes = r.read_blob(format::BlobId{c.getBlob().getHigh(), c.getBlob().getLow()});
     if (!bytes) return bytes.status();
     if (bytes->size() != c.getSize())
@@ -356,7 +519,7 @@ format::Result<std::vector<Run>> runs_of(format::Reader& r, schema::MemorySnapsh
       runs.push_back(Run{c.getAddress(), {}});
     runs.back().bytes.insert(runs.back().bytes.end(), bytes->begin(), bytes->end());
   }
-  return runs;
+  return out;
 }
 
 Status emit_records(format::Reader& extracted, const std::string& dir) {
@@ -407,10 +570,27 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
                                                     ": an extracted capture needs a moduleLoad, a "
                                                     "functionGet, a launch and both snapshots");
   auto l = launch->get().getLaunch();
-  if (l.getViaExtra() || l.getCooperative() || l.getAttributes().size() != 0)
-    return Status::error(ErrorCode::kInvalidArgument,
-                         "the reproducer supports plain cuLaunchKernel launches only (this one "
-                         "uses extra, cooperative launch or launch attributes)");
+  const char* launch_call = nullptr;  // the manifest's `launch`: which cuLaunch* the program calls
+  switch (l.getKind()) {
+    case schema::Launch::Kind::LAUNCH_KERNEL:
+      launch_call = "kernel";
+      break;
+    case schema::Launch::Kind::LAUNCH_KERNEL_EX:
+      launch_call = "ex";
+      break;
+    case schema::Launch::Kind::LAUNCH_COOPERATIVE_KERNEL:
+      launch_call = "cooperative";
+      break;
+    default:
+      return Status::error(ErrorCode::kInvalidArgument,
+                           "the reproducer supports cuLaunchKernel, cuLaunchKernelEx and "
+                           "cuLaunchCooperativeKernel launches (this one is a multi-device "
+                           "cooperative launch or of an unknown kind)");
+  }
+  if (l.getViaExtra() && std::string(launch_call) == "cooperative")
+    return Status::error(ErrorCode::kMalformed,
+                         "a cooperative launch with an `extra` parameter buffer (the driver API "
+                         "has no such call)");
   auto ml = module->get().getModuleLoad();
   auto image = extracted.read_blob(format::BlobId{ml.getImage().getHigh(), ml.getImage().getLow()});
   if (!image) return image.status();
@@ -422,6 +602,7 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   fs::path d(dir);
   Status st = write_text(d / "main.cpp", kMainCpp);
   if (st) st = write_text(d / "CMakeLists.txt", kCMakeLists);
+  if (st) st = write_text(d / "xxh3_128.h", kXxh3Header);
   if (st) st = write_file(d / "module.bin", image->data(), image->size());
   auto params = l.getParams();
   if (st) st = write_file(d / "params.bin", params.begin(), params.size());
@@ -439,7 +620,14 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
     << "kernel " << kernel << "\nmodule module.bin\nparams params.bin\n"
     << "grid " << l.getGridX() << ' ' << l.getGridY() << ' ' << l.getGridZ() << '\n'
     << "block " << l.getBlockX() << ' ' << l.getBlockY() << ' ' << l.getBlockZ() << '\n'
-    << "shared " << l.getSharedBytes() << '\n';
+    << "shared " << l.getSharedBytes() << '\n'
+    << "launch " << launch_call << '\n';
+  if (l.getViaExtra()) m << "extra 1\n";
+  for (auto a : l.getAttributes()) {
+    auto value = a.getValue();
+    m << "attribute " << a.getId() << ' '
+      << format::bytes_to_hex(std::span<const uint8_t>(value.begin(), value.size())) << '\n';
+  }
   for (auto slot : l.getLayout())
     m << "param " << slot.getOffset() << ' ' << slot.getSize() << '\n';
   for (const auto& a : allocations) {
@@ -454,14 +642,18 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   for (int phase = 0; phase < 2; ++phase) {
     const char* name = phase == 0 ? "input" : "expected";
     auto runs = runs_of(extracted, (phase == 0 ? *before : *after).get().getMemorySnapshot(),
-                        phase == 0 ? "beforeLaunch" : "afterLaunch");
+                        phase == 0 ? "beforeLaunch" : "afterLaunch", phase == 1);
     if (!runs) return runs.status();
-    for (size_t i = 0; i < runs->size(); ++i) {
-      const Run& run = (*runs)[i];
+    for (size_t i = 0; i < runs->runs.size(); ++i) {
+      const Run& run = runs->runs[i];
       std::string file = std::string(name) + "_" + std::to_string(i) + ".bin";
       st = write_file(d / file, run.bytes.data(), run.bytes.size());
       if (!st) return st;
       m << name << ' ' << hex(run.address) << ' ' << run.bytes.size() << ' ' << file << '\n';
+    }
+    for (auto c : runs->hashed) {
+      m << "expected_hash " << hex(c.getAddress()) << ' ' << c.getSize() << ' '
+        << format::BlobId{c.getBlob().getHigh(), c.getBlob().getLow()}.to_hex() << '\n';
     }
   }
   st = write_text(d / "manifest.txt", m.str());
@@ -474,10 +666,13 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
          << "). Needs only the CUDA toolkit (CMake finds it with `find_package(CUDAToolkit)`).\n\n"
          << "```\ncmake -S . -B build && cmake --build build\n./build/reproducer .\n```\n\n"
          << "It prints `MATCH` and exits 0 when the kernel leaves memory exactly as it did when "
-            "captured, or `MISMATCH at 0x...` and exits 1; 2 means a driver call failed. "
+            "captured, or `MISMATCH at 0x...` for each range or chunk that differs and exits 1; "
+            "2 means a driver call failed. "
             "`main.cpp` says what it does step by step; `manifest.txt` lists the launch "
-            "configuration, the memory ranges (reserved at their captured addresses) and the "
-            "data files (`input_*.bin` before the launch, `expected_*.bin` after it).\n";
+            "configuration, the memory ranges (reserved at their captured addresses), the "
+            "data files (`input_*.bin` before the launch, `expected_*.bin` after it) and, where "
+            "the capture recorded only a hash of a chunk after the launch, that chunk's XXH3-128 "
+            "(`expected_hash`, checked with `xxh3_128.h`).\n";
   return write_text(d / "README.md", readme.str());
 }
 

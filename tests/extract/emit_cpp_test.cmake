@@ -66,7 +66,7 @@ foreach(kernel saxpy_int add_offset)
               EXPECT_RC 0 OUTPUT out)
   message(STATUS "${out}")
   run_checked(COMMAND ${CUSNAP} verify ${WORK}/${kernel}.cusnap EXPECT_RC 0)
-  foreach(f main.cpp CMakeLists.txt README.md module.bin params.bin manifest.txt input_0.bin
+  foreach(f main.cpp CMakeLists.txt README.md xxh3_128.h module.bin params.bin manifest.txt input_0.bin
             expected_0.bin)
     if(NOT EXISTS ${repro}/${f})
       message(FATAL_ERROR "--emit-cpp wrote no ${f}")

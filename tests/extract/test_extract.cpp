@@ -1,12 +1,14 @@
 // cusnap extract by file work: the structure of the extracted capture (read back with the
 // Reader), selection, and refusals of hostile sources.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
+#include <span>
 
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/blob_id.h"
@@ -442,19 +444,23 @@ TEST_CASE("hostile: a restore snapshot holding only hashes and a launch of an un
   CHECK_THAT(failure(h), Catch::Contains("has no functionGet record"));
 }
 
-TEST_CASE("emit-cpp refuses a capture that is not extracted and one without expected bytes") {
+TEST_CASE("emit-cpp refuses a capture that is not extracted") {
   Source src = make_source("emit-refuse.cusnap");
   fs::path dir = fs::path(tmp("emit-refuse"));
   format::Status st = emit_cpp(*src.reader, dir.string());
   REQUIRE_FALSE(st.is_ok());
   CHECK_THAT(st.message(), Catch::Contains("is not an extracted capture"));
+}
 
-  // afterLaunch with hashes only (captured without --snapshot-outputs): extraction keeps the
-  // hashes, the reproducer has nothing to compare with.
-  auto h = hostile("hash-after.cusnap", [](CaptureBuilder& b, uint64_t l) {
-    std::vector<uint8_t> bytes(512, 1);
-    b.snapshot(l, 0, kBeforeLaunch, b.tile({{kA, bytes}}));
-    b.snapshot(l, 0, kAfterLaunch, b.tile({{kA, bytes}}, true));
+TEST_CASE("emit-cpp writes the hashes of an afterLaunch snapshot that holds only hashes") {
+  // Captured without --snapshot-outputs: extraction keeps the hashes, and the reproducer
+  // compares each chunk's XXH3-128 (xxh3_128.h, written next to main.cpp).
+  std::vector<uint8_t> after(512, 1);
+  after[300] = 7;  // the second chunk differs from the first
+  auto h = hostile("hash-after.cusnap", [&](CaptureBuilder& b, uint64_t l) {
+    std::vector<uint8_t> before(512, 0);
+    b.snapshot(l, 0, kBeforeLaunch, b.tile({{kA, before}}));
+    b.snapshot(l, 0, kAfterLaunch, b.tile({{kA, after}}, true));
   });
   auto r = open(h.path);
   Selection s;
@@ -467,14 +473,33 @@ TEST_CASE("emit-cpp refuses a capture that is not extracted and one without expe
   REQUIRE(done.is_ok());
   CHECK(done->expected_bytes == 512);
   auto extracted = open(out);
-  format::CallRef after = record(*extracted, 5);
-  auto chunks = after.get().getMemorySnapshot().getChunks();
+  format::CallRef rec = record(*extracted, 5);
+  auto chunks = rec.get().getMemorySnapshot().getChunks();
   REQUIRE(chunks.size() == 2);
   CHECK(chunks[0].getHashOnly());
-  st = emit_cpp(*extracted, dir.string());
-  REQUIRE_FALSE(st.is_ok());
-  CHECK_THAT(st.message(), Catch::Contains("holds only a hash"));
-  CHECK_THAT(st.message(), Catch::Contains("--snapshot-outputs"));
+  fs::path dir = fs::path(tmp("emit-hash-after"));
+  fs::remove_all(dir);
+  format::Status st = emit_cpp(*extracted, dir.string());
+  INFO(st.to_string());
+  REQUIRE(st.is_ok());
+  // One expected_hash line per chunk: address, size, XXH3-128 (libxxhash's, through hash_blob).
+  std::ifstream in(dir / "manifest.txt");
+  std::string manifest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::span<const uint8_t> bytes(after);
+  char line[128];
+  for (uint64_t i = 0; i < 2; ++i) {
+    std::snprintf(line, sizeof line, "\nexpected_hash %llx 256 %s\n",
+                  static_cast<unsigned long long>(kA + 256 * i),
+                  format::hash_blob(bytes.subspan(256 * i, 256)).to_hex().c_str());
+    CHECK_THAT(manifest, Catch::Contains(line));
+  }
+  CHECK_FALSE(fs::exists(dir / "expected_0.bin"));  // nothing to compare byte for byte
+  // xxh3_128.h is the template, byte for byte (what tests/extract/test_xxh3.cpp checks).
+  std::ifstream emitted(dir / "xxh3_128.h"), source(CUSNAP_TEST_XXH3_TEMPLATE);
+  REQUIRE(emitted);
+  REQUIRE(source);
+  CHECK(std::string(std::istreambuf_iterator<char>(emitted), {}) ==
+        std::string(std::istreambuf_iterator<char>(source), {}));
 }
 
 TEST_CASE("emit-cpp refuses a truncated extracted capture") {

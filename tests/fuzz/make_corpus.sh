@@ -2,12 +2,13 @@
 # Regenerates the fuzzers' seed corpora in tests/fuzz/corpus/ (checked in; README.md):
 #   captures/   small captures: closed, killed (no index), tests/data's smallest, the replayer's
 #   snapshots/  captures with memory snapshots (tests/extract's fixture) and the captures
-#               `cusnap extract` cuts from them, the replayer's snapshot captures (issue #10)
+#               `cusnap extract` cuts from them and from two samples' captures, the
+#               replayer's snapshot captures (issue #10)
 #   fatbin/     nvcc fatbins (every --compress-mode), a cubin, rdc fatbins
 #   ptx/        nvcc PTX of the tests' kernels and the LLVM-generated PTX in tests/emulator/ptx/llvm
 # Usage: tests/fuzz/make_corpus.sh [release build dir]  (needs cusnap, cusnap_format_sample_writer,
 # cusnap_extract_make_fixture, cusnap_replayer_make_capture, the interceptor, the emulator and the
-# texture and surface samples built there, and nvcc on PATH).
+# texture, surface, module_vars and pitched_2d samples built there, and nvcc on PATH).
 # Files over 64 KiB (the fuzzers' -max_len) are not kept.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -41,6 +42,16 @@ fixture="$build/tests/extract/cusnap_extract_make_fixture"
 "$build/bin/cusnap" extract "$out/snapshots/fixture.cusnap" --kernel-name "regex:." \
   --launch-count 2 -o "$tmp/extracted-%n.cusnap"
 for f in "$tmp"/extracted*.cusnap; do cp "$f" "$out/snapshots/"; done
+# Real programs' extracts (the standalone replay fuzzer's seeds): module_vars (module
+# variables) and pitched_2d (pitched memory), captured on the emulator with hash-only snapshots,
+# their first launch cut out.
+for sample in module_vars pitched_2d; do
+  CUSNAP_INTERCEPTOR_DIR="$build/interceptor/lib" "$build/bin/cusnap" capture \
+    --driver "$build/emulator/lib/libcuda.so.1" --snapshot-kernels "regex:." --force-overwrite \
+    -o "$tmp/$sample.cusnap" -- "$build/samples/bin/$sample" >/dev/null
+  "$build/bin/cusnap" extract "$tmp/$sample.cusnap" --kernel-name "regex:." --launch-count 1 \
+    -o "$out/snapshots/$sample-extract.cusnap" >/dev/null
+done
 for mode in extract hashonly wholerun; do
   "$make_capture" "$out/snapshots/replayer_$mode.cusnap" snapshot "$mode" >/dev/null
 done

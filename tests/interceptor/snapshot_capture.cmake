@@ -327,7 +327,7 @@ elseif(MODE STREQUAL "host")
                           ${repro}/build/reproducer ${repro}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message("reproducer (rc ${rc}):\n${out}${err}")
-  if(NOT rc EQUAL 0 OR NOT out MATCHES "MATCH \\(86116 bytes compared\\)")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "MATCH \\(86116 bytes compared:")
     message(FATAL_ERROR "the reproducer of the launch writing mapped memory did not match over "
                         "all 86116 covered bytes")
   endif()

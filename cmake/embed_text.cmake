@@ -1,6 +1,6 @@
 # cmake -DINPUT=<text file> -DOUTPUT=<.inc> -DNAME=<identifier> -P embed_text.cmake
-# Writes `constexpr const char NAME[] = R"cusnap_text(<the file>)cusnap_text";`, for text the
-# shim carries inside itself (the snapshot hashing kernel's PTX).
+# Writes `constexpr const char NAME[] = R"cusnap_text(<the file>)cusnap_text";`, for text a
+# binary carries inside itself; run through cusnap_embed_text() (CusnapEmbedText.cmake).
 file(READ ${INPUT} text)
 string(FIND "${text}" ")cusnap_text\"" clash)
 if(NOT clash EQUAL -1)
