@@ -44,6 +44,10 @@ struct CaptureArgs {
   bool snapshot_outputs = false;
   uint64_t snapshot_chunk = capture::CaptureConfig::kDefaultSnapshotChunkBytes;
   std::string snapshot_hash;  // empty: CUSNAP_SNAPSHOT_HASH as the environment has it
+  // Capture ranges (docs/capture.md, "Capture ranges").
+  std::string capture_range = "none";
+  std::string capture_range_end = "stop";
+  std::string nvtx_capture;
   std::vector<std::string> command;
 };
 
@@ -164,6 +168,28 @@ int run_capture(const CaptureArgs& args) {
     fs::remove(capture::expand_output_pattern(pattern, 0), ignored);
   }
 
+  // Capture ranges: checked by the one parser the shim uses (cusnap/capture/config.h).
+  capture::CaptureConfig range_config;
+  range_config.capture_range = args.capture_range;
+  range_config.capture_range_end = args.capture_range_end;
+  range_config.nvtx_capture = args.nvtx_capture;
+  capture::RangeSettings ranges;
+  if (std::string error; !capture::parse_range_settings(range_config, ranges, error)) {
+    std::cerr << "cusnap capture: " << error << "\n";
+    return kExitUsageOrIo;
+  }
+  if (ranges.active()) {
+    ::setenv("CUSNAP_CAPTURE_RANGE", args.capture_range.c_str(), 1);
+    ::setenv("CUSNAP_CAPTURE_RANGE_END", args.capture_range_end.c_str(), 1);
+    ::setenv("CUSNAP_NVTX_CAPTURE", args.nvtx_capture.c_str(), 1);
+    ::setenv("CUSNAP_SNAPSHOT_CHUNK", std::to_string(args.snapshot_chunk).c_str(), 1);
+    if (!args.snapshot_hash.empty())
+      ::setenv("CUSNAP_SNAPSHOT_HASH", args.snapshot_hash.c_str(), 1);
+  } else {
+    ::unsetenv("CUSNAP_CAPTURE_RANGE");
+    ::unsetenv("CUSNAP_CAPTURE_RANGE_END");
+    ::unsetenv("CUSNAP_NVTX_CAPTURE");
+  }
   ::setenv("CUSNAP_CAPTURE_OUTPUT", pattern.c_str(), 1);
   ::setenv(common::kRealDriverVariable, found.path.c_str(), 1);
   ::setenv("CUSNAP_COMPRESS_LEVEL", std::to_string(args.compress_level).c_str(), 1);
@@ -242,6 +268,24 @@ int run_capture(const CaptureArgs& args) {
                                      : 1;
 
   std::string file = capture::expand_output_pattern(pattern, pid);
+  if (ranges.active()) {
+    // One file per range (1, 2, ... until one is missing), or the empty file of range 0.
+    capture::CaptureConfig named;
+    named.output_pattern = pattern;
+    std::vector<std::string> files;
+    for (uint32_t n = 0;; ++n) {
+      std::string name = capture::range_output_name(named, ranges, pid, n);
+      if (fs::exists(name) && (files.empty() || files.back() != name)) {
+        files.push_back(name);
+      } else if (n > 0) {
+        break;
+      }
+    }
+    if (!files.empty()) {
+      for (const std::string& f : files) summarise(f);
+      return app_rc;
+    }
+  }
   std::vector<std::string> children;
   if (!has_pid) {
     for (const std::string& child : child_captures(file)) {
@@ -307,6 +351,19 @@ void register_capture(CLI::App& app, int& exit_code) {
                   "Where snapshot chunks are hashed: device (a kernel of the interceptor's; only "
                   "changed chunks are copied back; the default) or host (every chunk copied)")
       ->check(CLI::IsMember({"device", "host"}));
+  sub->add_option("--capture-range", args->capture_range,
+                  "Record only inside capture ranges (Nsight Systems' names): none, "
+                  "cudaProfilerApi (cuProfilerStart..Stop), nvtx (--nvtx-capture's range), "
+                  "signal (SIGUSR1 toggles)")
+      ->check(CLI::IsMember({"none", "cudaProfilerApi", "nvtx", "signal"}))
+      ->capture_default_str();
+  sub->add_option("--capture-range-end", args->capture_range_end,
+                  "After a range: stop (record nothing more) or repeat[:N] (a file per range, "
+                  "at most N; %n in -o is the range number, else .<n> before the extension)")
+      ->capture_default_str();
+  sub->add_option("--nvtx-capture", args->nvtx_capture,
+                  "nvtx range trigger: MESSAGE[@DOMAIN] of the push/start that starts a range "
+                  "(no @DOMAIN: the default domain)");
   sub->add_option("command", args->command, "-- APP [ARGS...]")->required();
   sub->footer(
       "Environment equivalents for launchers that cannot use the wrapper: see docs/capture.md.");

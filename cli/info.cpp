@@ -182,6 +182,29 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
             (m.getMinimal() ? "" : "; not minimal (--max-evaluations)");
     print_field(out, "minimized", line);
   }
+  if (header.hasRange()) {
+    // A capture of one capture range (docs/capture.md, "Capture ranges").
+    auto r = header.getRange();
+    std::string trigger;
+    switch (r.getTrigger()) {
+      case format::schema::RangeInfo::Trigger::NVTX:
+        trigger = std::string("nvtx ") + r.getNvtxCapture().cStr();
+        break;
+      case format::schema::RangeInfo::Trigger::SIGNAL:
+        trigger = "signal (SIGUSR1)";
+        break;
+      default:
+        trigger = "cudaProfilerApi";
+        break;
+    }
+    std::string end = std::string(", end ") + r.getEndMode().cStr();
+    print_field(out, "range",
+                r.getNumber() == 0
+                    ? trigger + end + ": the capture range never started (the file holds no call)"
+                    : trigger + " range " + std::to_string(r.getNumber()) + end +
+                          "; starts mid-run: state records and a rangeStart snapshot, then the "
+                          "range's calls");
+  }
   if (header.hasRedact()) {
     // `cusnap redact` (docs/redact.md): what was replaced, what was kept and why.
     auto r = header.getRedact();

@@ -193,8 +193,10 @@ format::Status collect_records(format::Reader& reader, const std::string& displa
     if (record.isMemorySnapshot()) {
       auto snap = record.getMemorySnapshot();
       auto phase = snap.getPhase();
+      const bool range_start = phase == fs::MemorySnapshot::Phase::RANGE_START;
       std::string phase_name = phase == fs::MemorySnapshot::Phase::BEFORE_LAUNCH  ? "beforeLaunch"
                                : phase == fs::MemorySnapshot::Phase::AFTER_LAUNCH ? "afterLaunch"
+                               : range_start                                      ? "rangeStart"
                                                                                   : "onDemand";
       if (snap.hasSkippedReason() && snap.getSkippedReason().size() > 0) {
         auto k = launch_kernels.find(snap.getLaunchSeq());
@@ -203,7 +205,7 @@ format::Status collect_records(format::Reader& reader, const std::string& displa
                                      phase_name, snap.getSkippedReason().cStr()});
       } else {
         ++snapshot_records;
-        snapshot_launches.insert(snap.getLaunchSeq());
+        if (!range_start) snapshot_launches.insert(snap.getLaunchSeq());
         for (auto chunk : snap.getChunks()) {
           ++snapshot_chunks;
           snapshot_bytes += chunk.getSize();

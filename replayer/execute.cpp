@@ -501,6 +501,8 @@ MaybeError Executor::execute(const Action& a) {
           return do_graph_node(a, op);
         } else if constexpr (std::is_same_v<T, GraphExecOp>) {
           return do_graph_exec(a, op);
+        } else if constexpr (std::is_same_v<T, RestoreOp>) {
+          return restore_snapshot(a, op.snapshot);
         } else if constexpr (std::is_same_v<T, NvtxOp>) {
           if (options_.nvtx) do_nvtx(op);
           return std::nullopt;

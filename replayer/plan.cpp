@@ -950,20 +950,38 @@ bool PlanBuilder::inside_live_range(uint64_t address, uint64_t size, bool host) 
 MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r) {
   const char* kRecord = "memorySnapshot";
   uint64_t launch_seq = r.getLaunchSeq();
-  auto found = launches_.find(launch_seq);
-  if (found == launches_.end()) {
-    return capture_error(seq, kRecord,
-                         "snapshot of launch call " + std::to_string(launch_seq) +
-                             ", which is not a replayable launch recorded before it");
+  // A capture range's start snapshot belongs to no launch: it is restored where it stands.
+  const bool range_start = r.getPhase() == schema::MemorySnapshot::Phase::RANGE_START;
+  LaunchOp* launch = nullptr;
+  if (range_start) {
+    if (!range_capture_) {
+      return capture_error(seq, kRecord,
+                           "a rangeStart snapshot in a capture whose header is not a range "
+                           "capture's (CaptureHeader.range)");
+    }
+    if (range_started_) return capture_error(seq, kRecord, "a second rangeStart snapshot");
+    range_started_ = true;
+  } else {
+    auto found = launches_.find(launch_seq);
+    if (found == launches_.end()) {
+      return capture_error(seq, kRecord,
+                           "snapshot of launch call " + std::to_string(launch_seq) +
+                               ", which is not a replayable launch recorded before it");
+    }
+    launch = &std::get<LaunchOp>(plan_.actions[found->second].op);
+    if (r.getLaunchOrdinal() != launch->ordinal) {
+      return capture_error(seq, kRecord,
+                           "snapshot names launch ordinal " + std::to_string(r.getLaunchOrdinal()) +
+                               ", call " + std::to_string(launch_seq) + " is launch #" +
+                               std::to_string(launch->ordinal));
+    }
   }
-  auto& launch = std::get<LaunchOp>(plan_.actions[found->second].op);
-  if (r.getLaunchOrdinal() != launch.ordinal) {
-    return capture_error(seq, kRecord,
-                         "snapshot names launch ordinal " + std::to_string(r.getLaunchOrdinal()) +
-                             ", call " + std::to_string(launch_seq) + " is launch #" +
-                             std::to_string(launch.ordinal));
-  }
-  SkippedSnapshot skipped{seq, launch_seq, launch.ordinal, launch.kernel_name, "", ""};
+  SkippedSnapshot skipped{seq,
+                          launch_seq,
+                          launch != nullptr ? launch->ordinal : 0,
+                          launch != nullptr ? launch->kernel_name : "",
+                          "",
+                          ""};
   SnapshotPhase phase = SnapshotPhase::kBeforeLaunch;
   switch (r.getPhase()) {
     case schema::MemorySnapshot::Phase::BEFORE_LAUNCH:
@@ -972,6 +990,10 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
     case schema::MemorySnapshot::Phase::AFTER_LAUNCH:
       skipped.phase = "afterLaunch";
       phase = SnapshotPhase::kAfterLaunch;
+      break;
+    case schema::MemorySnapshot::Phase::RANGE_START:
+      skipped.phase = "rangeStart";
+      phase = SnapshotPhase::kRangeStart;
       break;
     default:
       skipped.phase = "onDemand";
@@ -986,12 +1008,19 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
       return capture_error(seq, kRecord, "a skipped snapshot (skippedReason set) with chunks");
     }
     skipped.reason = r.getSkippedReason();
+    if (range_start) {
+      plan_.warnings.push_back({seq, "the capture range's start snapshot was not taken (" +
+                                         skipped.reason +
+                                         "): memory the range reads starts undefined"});
+    }
     plan_.skipped_snapshots.push_back(std::move(skipped));
     skip("memorySnapshot (skipped at capture)");
     return std::nullopt;
   }
-  std::optional<Snapshot>& slot =
-      phase == SnapshotPhase::kBeforeLaunch ? launch.before : launch.after;
+  std::optional<Snapshot> range_slot;
+  std::optional<Snapshot>& slot = range_start                             ? range_slot
+                                  : phase == SnapshotPhase::kBeforeLaunch ? launch->before
+                                                                          : launch->after;
   if (slot) {
     return capture_error(seq, kRecord,
                          std::string("a second ") + skipped.phase + " snapshot of launch call " +
@@ -1042,7 +1071,7 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
     }
     const bool in_host = !inside_live_range(chunk.address, chunk.size) &&
                          inside_live_range(chunk.address, chunk.size, true);
-    if (in_host && !plan_.extract) {
+    if (in_host && !plan_.extract && !range_start) {
       // Host memory in a whole-run replay: recreated, but what host code wrote there was never
       // captured, so its chunks would not match what the application had. Not compared; said
       // once, counted per snapshot. (An extract restores them before its launch: below.)
@@ -1062,11 +1091,13 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
     if (chunk.blob.is_null())
       return capture_error(seq, kRecord, where + ": no hash").with_address(chunk.address);
     if (chunk.hash_only) {
-      if (phase == SnapshotPhase::kBeforeLaunch && plan_.extract) {
+      if ((phase == SnapshotPhase::kBeforeLaunch && plan_.extract) || range_start) {
         return capture_error(seq, kRecord,
                              where +
-                                 ": an extracted capture's input chunk must hold its bytes, not "
-                                 "only its hash")
+                                 (range_start ? std::string(": a range start snapshot's chunk")
+                                              : std::string(": an extracted capture's input "
+                                                            "chunk")) +
+                                 " must hold its bytes, not only its hash")
             .with_address(chunk.address);
       }
       ++snapshot.hash_only_chunks;
@@ -1080,6 +1111,11 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
   ++plan_.snapshots;
   plan_.snapshot_chunks += snapshot.chunks.size();
   plan_.snapshot_bytes += snapshot.bytes;
+  if (range_start) {
+    plan_.range->restored_bytes = snapshot.bytes;
+    push(seq, RestoreOp{std::move(snapshot)});
+    return std::nullopt;
+  }
   slot = std::move(snapshot);
   return std::nullopt;
 }
@@ -1126,7 +1162,15 @@ const char* image_kind_name(ImageKind kind) {
 }
 
 const char* snapshot_phase_name(SnapshotPhase phase) {
-  return phase == SnapshotPhase::kBeforeLaunch ? "beforeLaunch" : "afterLaunch";
+  switch (phase) {
+    case SnapshotPhase::kBeforeLaunch:
+      return "beforeLaunch";
+    case SnapshotPhase::kAfterLaunch:
+      return "afterLaunch";
+    case SnapshotPhase::kRangeStart:
+      break;
+  }
+  return "rangeStart";
 }
 
 const char* copy_direction_name(CopyDirection direction) {
@@ -1168,7 +1212,8 @@ const char* operation_name(const Operation& op) {
                                        "graphExec",
                                        "array",
                                        "texObject",
-                                       "nvtx"};
+                                       "nvtx",
+                                       "memorySnapshot (rangeStart)"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }
@@ -1196,6 +1241,7 @@ Expected<Plan> build_plan(format::Reader& reader) {
     auto header = reader.header();
     builder.set_chunk_bytes(header.getOptions().getSnapshotChunkBytes());
     if (header.hasExtract()) builder.set_extract(header.getExtract());
+    if (header.hasRange()) builder.set_range(header.getRange());
     MaybeError failure;
     format::Status status = reader.for_each_call([&](const format::CallRef& ref) {
       failure = builder.add(ref);

@@ -189,8 +189,9 @@ struct SnapshotChunk {
   bool hash_only = false;
 };
 
-enum class SnapshotPhase : uint8_t { kBeforeLaunch, kAfterLaunch };
-const char* snapshot_phase_name(SnapshotPhase phase);  // "beforeLaunch" / "afterLaunch"
+enum class SnapshotPhase : uint8_t { kBeforeLaunch, kAfterLaunch, kRangeStart };
+// "beforeLaunch" / "afterLaunch" / "rangeStart"
+const char* snapshot_phase_name(SnapshotPhase phase);
 
 struct Snapshot {
   uint64_t seq = 0;  // the memorySnapshot record
@@ -394,12 +395,18 @@ struct NvtxOp {
   uint64_t range_id = 0;  // start / end: the captured nvtxRangeId_t
 };
 
+// A capture range's start (CaptureHeader.range): the memory live when the range began, restored
+// here, after the state records that created it and before the range's first call.
+struct RestoreOp {
+  Snapshot snapshot;
+};
+
 using Operation =
     std::variant<ModuleLoadOp, ModuleUnloadOp, FunctionGetOp, GlobalGetOp, FunctionAttributeOp,
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
                  EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp, GraphOp, GraphNodeOp,
-                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp>;
+                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp>;
 
 struct Action {
   uint64_t seq = 0;
@@ -431,6 +438,15 @@ struct SkippedSnapshot {
   std::string kernel;
   std::string phase;
   std::string reason;
+};
+
+// CaptureHeader.range: the capture range a file holds.
+struct RangeSummary {
+  std::string trigger;  // cudaProfilerApi, nvtx, signal
+  uint32_t number = 0;  // 0: the range never started
+  std::string end_mode;
+  std::string nvtx_capture;
+  uint64_t restored_bytes = 0;  // the rangeStart snapshot's bytes
 };
 
 // CaptureHeader.extract: what an extracted capture is (one launch cut out of another capture).
@@ -490,6 +506,8 @@ struct PlanSummary {
   // Memory snapshots. `extract` is set for an extracted capture (restore + compare); otherwise
   // snapshots are verification points only.
   std::optional<ExtractSummary> extract;
+  // CaptureHeader.range: a capture of one capture range (docs/capture.md, "Capture ranges").
+  std::optional<RangeSummary> range;
   uint64_t snapshot_chunk_bytes = 0;  // CaptureOptions.snapshotChunkBytes
   uint64_t snapshots = 0;             // snapshot records attached to a launch
   uint64_t snapshot_chunks = 0;

@@ -46,6 +46,25 @@ class PlanBuilder {
     x.expected_bytes = e.getExpectedBytes();
     plan_.extract = std::move(x);
   }
+  void set_range(schema::RangeInfo::Reader r) {
+    RangeSummary x;
+    switch (r.getTrigger()) {
+      case schema::RangeInfo::Trigger::NVTX:
+        x.trigger = "nvtx";
+        break;
+      case schema::RangeInfo::Trigger::SIGNAL:
+        x.trigger = "signal";
+        break;
+      default:
+        x.trigger = "cudaProfilerApi";
+        break;
+    }
+    x.number = r.getNumber();
+    x.end_mode = r.getEndMode();
+    x.nvtx_capture = r.getNvtxCapture();
+    plan_.range = std::move(x);
+    range_capture_ = true;
+  }
 
  private:
   Error capture_error(uint64_t seq, const char* record, std::string message) {
@@ -103,7 +122,9 @@ class PlanBuilder {
   // Allocations of graph memory nodes: mapped for the whole replay (a node's address is fixed
   // across launches), so their frees, inside or outside graphs, are not replayed.
   std::set<uint64_t> graph_allocations_;
-  uint64_t chunk_bytes_ = 0;  // CaptureOptions.snapshotChunkBytes (set before the records)
+  uint64_t chunk_bytes_ = 0;    // CaptureOptions.snapshotChunkBytes (set before the records)
+  bool range_capture_ = false;  // CaptureHeader.range is set
+  bool range_started_ = false;  // its rangeStart snapshot was read
   std::optional<Operation>* node_target_ = nullptr;
   std::unordered_map<uint64_t, size_t> graph_launches_;  // seq -> index in plan_.actions
 };

@@ -32,6 +32,9 @@
 // recording instance. --compare adds a fourth mode, "rec2": another shim build (e.g. the one
 // before a change), copied to COPY.so.2.so and recording into OUT.cusnap.2, interleaved with the
 // others, so that a before/after comparison is immune to the machine's load changing between runs.
+// --range-outside makes "rec2" a capture with --capture-range cudaProfilerApi whose range never
+// starts (CUSNAP_CAPTURE_RANGE): the cost of a call outside a capture range (docs/capture.md,
+// "Capture ranges"); give --compare the same shim to compare it with "rec".
 // Output: one line per (call, mode) and a summary table; all times are ns per call. Exit status 1
 // when any call fails.
 #include <cuda.h>
@@ -131,6 +134,7 @@ Api open_api(const char* label, const std::string& path) {
 
 struct Args {
   std::string emulator, shim, shim_copy, capture, compare;
+  bool range_outside = false;
   int reps = 301;
   int batch = 2000;
   int launch_batch = 200;
@@ -155,6 +159,8 @@ Args parse(int argc, char** argv) {
       args.capture = value();
     else if (a == "--compare")
       args.compare = value();
+    else if (a == "--range-outside")
+      args.range_outside = true;
     else if (a == "--reps")
       args.reps = std::atoi(value().c_str());
     else if (a == "--batch")
@@ -270,7 +276,9 @@ int main(int argc, char** argv) {
                                std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) die("cannot copy " + args.compare + " to " + copy + ": " + ec.message());
     ::setenv("CUSNAP_CAPTURE_OUTPUT", (args.capture + ".2").c_str(), 1);
+    if (args.range_outside) ::setenv("CUSNAP_CAPTURE_RANGE", "cudaProfilerApi", 1);
     rec2 = open_api("rec2", copy);
+    ::unsetenv("CUSNAP_CAPTURE_RANGE");
     g_modes = 4;
   }
   ::unsetenv("CUSNAP_CAPTURE_OUTPUT");

@@ -11,6 +11,8 @@
 #    recording one graph launch). The capture it wrote is then checked with
 #    `cusnap info` (launch count). COMPARE=<another shim's libcuda.so.1> adds a "rec2" column
 #    recording through that build, interleaved (before/after comparisons on a busy machine).
+#    RANGE_OUTSIDE=1 makes that column this shim under --capture-range cudaProfilerApi with no
+#    range started: the cost of a call outside a capture range (COMPARE defaults to this shim).
 # 2. THREE_PROCESS=1 also runs the older three-process table: call_overhead and the many_launches
 #    sample on the emulator directly ("direct"), through the shim with nothing recorded
 #    ("shim, off") and under `cusnap capture` ("capture"), best of REPEAT runs.
@@ -45,7 +47,11 @@ trap 'rm -rf "$work"' EXIT
 cmd=("$inprocess" --emulator "$emu/libcuda.so.1" --shim "$shim/libcuda.so.1" --shim-copy "$work/shim-rec.so"
      --capture "$work/inprocess.cusnap" --reps "${REPS:-301}" --batch "${BATCH:-2000}"
      --launch-batch "${LAUNCH_BATCH:-200}")
-[[ -n "${COMPARE:-}" ]] && cmd+=(--compare "$COMPARE")
+if [[ -n "${RANGE_OUTSIDE:-}" ]]; then
+  cmd+=(--compare "${COMPARE:-$shim/libcuda.so.1}" --range-outside)
+elif [[ -n "${COMPARE:-}" ]]; then
+  cmd+=(--compare "$COMPARE")
+fi
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 echo "+ ${cmd[*]}"
 out="$("${cmd[@]}")"

@@ -91,6 +91,8 @@ const char* phase_name(schema::MemorySnapshot::Phase phase) {
       return "beforeLaunch";
     case schema::MemorySnapshot::Phase::AFTER_LAUNCH:
       return "afterLaunch";
+    case schema::MemorySnapshot::Phase::RANGE_START:
+      return "rangeStart";
     default:
       return "onDemand";
   }
@@ -346,6 +348,9 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
       }
       case schema::CallRecord::MEMORY_SNAPSHOT: {
         auto s = rec.getMemorySnapshot();
+        // A capture range's start (docs/format.md): the memory of the whole process, no launch's
+        // snapshot; an extract's inputs come from its launch's beforeLaunch snapshot.
+        if (s.getPhase() == schema::MemorySnapshot::Phase::RANGE_START) break;
         uint64_t target = s.getLaunchSeq();
         auto known = launch_ordinals.find(target);
         std::string what =

@@ -19,7 +19,9 @@
 # gives copies with an array endpoint (Memcpy.kind arrayInvolved) their host payload / checksum
 # and the 1-D array copies (cuMemcpyHtoA, ...) their geometry (CopyGeometry.arrayApi).
 # It also adds the nvtx record (NvtxEvent): the application's NVTX ranges and marks.
-# 7 adds CaptureHeader.minimize (MinimizeInfo) for captures reduced by `cusnap minimize`.
+# 7 adds CaptureHeader.minimize (MinimizeInfo) for captures reduced by `cusnap minimize`, and
+# CaptureHeader.range (RangeInfo) and the memory snapshot phase rangeStart: captures of one
+# capture range (`cusnap capture --capture-range`).
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -70,6 +72,7 @@ struct CaptureHeader {
   extract @15 :ExtractInfo;         # schema 3: set only in a capture written by `cusnap extract`
   redact @16 :RedactInfo;           # schema 5: set only in a capture written by `cusnap redact`
   minimize @17 :MinimizeInfo;       # schema 7: set only in a capture written by `cusnap minimize`
+  range @18 :RangeInfo;             # schema 7: set only in a capture of one capture range
 }
 
 # What `cusnap minimize` kept of its input (docs/minimize.md): the search's units (launches,
@@ -89,6 +92,26 @@ struct MinimizeInfo {
   replays @11 :UInt32;              # driver replays they took (0 for command:)
   minimal @12 :Bool;                # false: --max-evaluations stopped the search first
   kept @13 :List(Text);             # the units kept, described ("launch call 7 scale", ...)
+}
+
+# A capture of one capture range (`cusnap capture --capture-range`, docs/capture.md "Capture
+# ranges"): it starts mid-run. Its first records restate the state live when the range started
+# (contexts, modules with their images, functions, variables, streams, events, allocations,
+# arrays, texture objects: ordinary creation records), then one memorySnapshot with phase
+# rangeStart holds the contents of every live allocation and module variable, to be restored
+# before the next record; the calls of the range follow.
+struct RangeInfo {
+  trigger @0 :Trigger;
+  number @1 :UInt32;                # 1-based range number in the process; 0: the range never
+                                    # started (the file holds no call)
+  endMode @2 :Text;                 # --capture-range-end as given: "stop", "repeat", "repeat:N"
+  nvtxCapture @3 :Text;             # trigger nvtx: the --nvtx-capture MESSAGE[@DOMAIN] matched
+
+  enum Trigger {
+    cudaProfilerApi @0;             # cuProfilerStart .. cuProfilerStop
+    nvtx @1;                        # an NVTX push/start of a matching message .. its pop/end
+    signal @2;                      # SIGUSR1 .. the next SIGUSR1
+  }
 }
 
 # What `cusnap redact` replaced and kept (docs/redact.md): payload bytes replaced by seeded data
@@ -653,6 +676,9 @@ struct MemorySnapshot {
     beforeLaunch @0;
     afterLaunch @1;
     onDemand @2;
+    rangeStart @3;                  # schema 7 (range captures): every live allocation and module
+                                    # variable when the range started; launchSeq/launchOrdinal 0;
+                                    # restored by a replay before the next record
   }
 }
 

@@ -46,10 +46,82 @@ CaptureConfig CaptureConfig::from_env() {
   config.launch_count = static_cast<uint64_t>(env_long("CUSNAP_LAUNCH_COUNT", 0, 0, LONG_MAX));
   config.snapshot_outputs = env_long("CUSNAP_SNAPSHOT_OUTPUTS", 0, 0, 1) == 1;
   if (const char* hash = env("CUSNAP_SNAPSHOT_HASH")) config.snapshot_hash = hash;
+  if (const char* range = env("CUSNAP_CAPTURE_RANGE")) config.capture_range = range;
+  if (const char* end = env("CUSNAP_CAPTURE_RANGE_END")) config.capture_range_end = end;
+  if (const char* nvtx = env("CUSNAP_NVTX_CAPTURE")) config.nvtx_capture = nvtx;
   config.snapshot_chunk_bytes = static_cast<uint64_t>(env_long(
       "CUSNAP_SNAPSHOT_CHUNK", static_cast<long>(kDefaultSnapshotChunkBytes),
       static_cast<long>(kMinSnapshotChunkBytes), static_cast<long>(kMaxSnapshotChunkBytes)));
   return config;
+}
+
+bool parse_range_settings(const CaptureConfig& config, RangeSettings& out, std::string& error) {
+  using Trigger = RangeSettings::Trigger;
+  out = RangeSettings{};
+  const std::string& range = config.capture_range;
+  if (range.empty() || range == "none") {
+    out.trigger = Trigger::kNone;
+  } else if (range == "cudaProfilerApi") {
+    out.trigger = Trigger::kProfilerApi;
+  } else if (range == "nvtx") {
+    out.trigger = Trigger::kNvtx;
+  } else if (range == "signal") {
+    out.trigger = Trigger::kSignal;
+  } else {
+    error = "capture range '" + range + "': expected none, cudaProfilerApi, nvtx or signal";
+    return false;
+  }
+  const std::string& end = config.capture_range_end;
+  if (end.empty() || end == "stop") {
+    out.repeat = false;
+    out.max_ranges = 1;
+  } else if (end == "repeat") {
+    out.repeat = true;
+    out.max_ranges = 0;
+  } else if (end.rfind("repeat:", 0) == 0) {
+    std::string count = end.substr(7);
+    char* stop = nullptr;
+    unsigned long n = std::strtoul(count.c_str(), &stop, 10);
+    if (count.empty() || *stop != '\0' || n == 0 || n > 1000000) {
+      error = "capture range end '" + end + "': N in repeat:N must be 1 to 1000000";
+      return false;
+    }
+    out.repeat = true;
+    out.max_ranges = static_cast<uint32_t>(n);
+  } else {
+    error = "capture range end '" + end + "': expected stop, repeat or repeat:N";
+    return false;
+  }
+  if (out.trigger == Trigger::kNvtx) {
+    const std::string& spec = config.nvtx_capture;
+    size_t at = spec.rfind('@');
+    out.nvtx_message = at == std::string::npos ? spec : spec.substr(0, at);
+    out.nvtx_domain = at == std::string::npos ? "" : spec.substr(at + 1);
+    if (out.nvtx_message.empty()) {
+      error =
+          "the nvtx capture range needs a MESSAGE[@DOMAIN] (--nvtx-capture, "
+          "CUSNAP_NVTX_CAPTURE)";
+      return false;
+    }
+  } else if (!config.nvtx_capture.empty()) {
+    error = "--nvtx-capture (CUSNAP_NVTX_CAPTURE) needs the nvtx capture range";
+    return false;
+  }
+  return true;
+}
+
+const char* range_trigger_name(RangeSettings::Trigger trigger) {
+  switch (trigger) {
+    case RangeSettings::Trigger::kProfilerApi:
+      return "cudaProfilerApi";
+    case RangeSettings::Trigger::kNvtx:
+      return "nvtx";
+    case RangeSettings::Trigger::kSignal:
+      return "signal";
+    case RangeSettings::Trigger::kNone:
+      break;
+  }
+  return "none";
 }
 
 std::string expand_output_pattern(const std::string& pattern, long pid) {
@@ -98,6 +170,27 @@ std::string process_output_name(const CaptureConfig& config, long pid) {
     return name + "." + std::to_string(pid);
   }
   return name.substr(0, dot) + "." + std::to_string(pid) + name.substr(dot);
+}
+
+}  // namespace cusnap::capture
+
+namespace cusnap::capture {
+
+std::string range_output_name(const CaptureConfig& config, const RangeSettings& ranges, long pid,
+                              uint32_t number) {
+  std::string name = process_output_name(config, pid);
+  const std::string n = std::to_string(number);
+  bool replaced = false;
+  for (size_t at = name.find("%n"); at != std::string::npos; at = name.find("%n", at + n.size())) {
+    name.replace(at, 2, n);
+    replaced = true;
+  }
+  if (replaced || !ranges.repeat) return name;
+  size_t slash = name.rfind('/');
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1)
+    return name + "." + n;
+  return name.substr(0, dot) + "." + n + name.substr(dot);
 }
 
 }  // namespace cusnap::capture

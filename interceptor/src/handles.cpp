@@ -118,6 +118,14 @@ void HandleTable::forget_module(uint64_t module) {
   changed();
 }
 
+void HandleTable::set_layout_seq(uint64_t handle, uint64_t seq) {
+  std::unique_lock lock(mutex_);
+  auto it = functions_.find(handle);
+  if (it == functions_.end() || it->second.layout_source == LayoutSource::kUnknown) return;
+  it->second.layout_seq = seq;
+  changed();
+}
+
 std::optional<std::vector<ParamSlot>> query_param_layout(uint64_t handle, bool is_kernel) noexcept {
   constexpr size_t kMaxParams = 4096;  // 32,764 parameter bytes allow at most this many
   auto func_info = CUSNAP_REAL(cuFuncGetParamInfo);

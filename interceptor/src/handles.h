@@ -79,6 +79,9 @@ class HandleTable {
   bool first_warning(uint64_t handle);
   // Drops the functions of an unloaded module or library.
   void forget_module(uint64_t module);
+  // A capture range's file restated the record that carried `handle`'s layout at `seq`
+  // (capture_range.h): later launch records name that one.
+  void set_layout_seq(uint64_t handle, uint64_t seq);
 
  private:
   // Called with mutex_ held exclusively after functions_ changed: invalidates every thread's cache.

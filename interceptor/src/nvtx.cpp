@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture_range.h"
 #include "cusnap/format/capture.capnp.h"
 #include "log.h"
 #include "session.h"
@@ -54,11 +55,13 @@ struct RegisteredString {
 std::mutex g_mutex;                                   // guards g_started
 std::unordered_map<uint64_t, std::string> g_started;  // open nvtxRangeStart ids -> message
 std::atomic<uint64_t> g_next_range_id{1};
+std::atomic<uint64_t> g_capture_range_id{0};  // the start that began the nvtx capture range
 
 // Ranges pushed and not yet popped on this thread, innermost last.
 struct OpenRange {
   const Domain* domain;
   std::string message;
+  bool starts_capture = false;  // the nvtx capture range began at this push: its pop ends it
 };
 thread_local std::vector<OpenRange> t_pushed;
 
@@ -181,8 +184,12 @@ int push(const char* api, const Domain* domain, Attributes attributes) noexcept 
   try {
     int level = 0;
     for (const OpenRange& open : t_pushed) level += open.domain == domain ? 1 : 0;
+    // The nvtx capture range starts before this push's record (the push is its first record).
+    bool starts =
+        nvtx_starts_range(domain != nullptr ? &domain->name : nullptr, attributes.message);
+    if (starts) range_begin("nvtx push");
     record(api, Kind::PUSH, domain, attributes, static_cast<uint64_t>(level));
-    t_pushed.push_back({domain, std::move(attributes.message)});
+    t_pushed.push_back({domain, std::move(attributes.message), starts});
     return level;
   } catch (...) {
     return -1;  // NVTX's "error" level; only out of memory gets here
@@ -197,7 +204,9 @@ int pop(const char* api, const Domain* domain) noexcept {
       for (size_t j = 0; j < i; ++j) level += t_pushed[j].domain == domain ? 1 : 0;
       record(api, Kind::POP, domain, message_only(std::move(t_pushed[i].message)),
              static_cast<uint64_t>(level));
+      bool ends = t_pushed[i].starts_capture;
       t_pushed.erase(t_pushed.begin() + static_cast<std::ptrdiff_t>(i));
+      if (ends) range_end();  // after the pop's record: the pop is the range's last record
       return level;
     }
     // A pop without a push: NVTX says the result is undefined; recorded, level unknown.
@@ -209,6 +218,10 @@ int pop(const char* api, const Domain* domain) noexcept {
 
 nvtxRangeId_t start(const char* api, const Domain* domain, const Attributes& attributes) noexcept {
   uint64_t id = g_next_range_id.fetch_add(1, std::memory_order_relaxed);
+  if (nvtx_starts_range(domain != nullptr ? &domain->name : nullptr, attributes.message)) {
+    g_capture_range_id.store(id);
+    range_begin("nvtx range start");
+  }
   record(api, Kind::START, domain, attributes, id);
   try {
     std::lock_guard lock(g_mutex);
@@ -229,6 +242,8 @@ void end(const char* api, const Domain* domain, nvtxRangeId_t id) noexcept {
   } catch (...) {
   }
   record(api, Kind::END, domain, attributes, id);
+  uint64_t capturing = id;
+  if (id != 0 && g_capture_range_id.compare_exchange_strong(capturing, 0)) range_end();
 }
 
 void mark(const char* api, const Domain* domain, const Attributes& attributes) noexcept {

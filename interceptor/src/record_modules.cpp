@@ -148,7 +148,7 @@ void record_load(CallScope& call, const LoadArgs& args) {
     load.setKind(ImageKindSchema::FILE);
     std::vector<uint8_t> bytes = read_file(args.path);
     if (!bytes.empty() && session != nullptr) {
-      set_blob(load.initImage(), session->put_blob(bytes));
+      set_blob(load.initImage(), session->put_image(bytes));
       load.setImageSize(bytes.size());
     }
     if (!bytes.empty() && args.handle != 0) {
@@ -164,7 +164,7 @@ void record_load(CallScope& call, const LoadArgs& args) {
       if (snapshots_enabled()) variables = image_variables(view);
     }
     if (view.size > 0 && session != nullptr) {
-      set_blob(load.initImage(), session->put_blob({view.data, view.size}));
+      set_blob(load.initImage(), session->put_image({view.data, view.size}));
       load.setImageSize(view.size);
     }
   }

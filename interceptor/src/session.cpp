@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "capture_range.h"
 #include "cusnap/format/header_info.h"
 #include "log.h"
 #include "real_driver.h"
@@ -332,7 +333,9 @@ Session* Session::current() noexcept { return g_session.load(std::memory_order_a
 void Session::start(const CaptureConfig& config) noexcept {
   if (!config.enabled) return;
   try {
+    if (!configure_ranges(config)) return;
     configure_snapshots(config);
+    if (g_ranges_configured) configure_range_snapshots(config);
     g_session.store(new Session(config));
     g_recording.store(true);
     ::pthread_atfork(nullptr, nullptr, on_fork_child);
@@ -352,7 +355,9 @@ bool Session::open_locked() {
   if (writer_.load() != nullptr) return true;
   if (failed_open_.load() || closed_.load()) return false;
   long pid = static_cast<long>(::getpid());
-  std::string name = process_output_name(config_, pid);
+  std::string name = g_ranges_configured
+                         ? range_output_name(config_, range_settings(), pid, range_number_)
+                         : process_output_name(config_, pid);
   int fd = create_output(name, config_.force_overwrite, file_name_);
   if (fd < 0) {
     log(LogLevel::kError, "cannot create capture file %s: %s; recording disabled", name.c_str(),
@@ -365,12 +370,34 @@ bool Session::open_locked() {
   format::fill_process_info(header, format::default_env_prefixes());
   const RealDriver& driver = load_real_driver();
   header.setDriverPath(driver.path);
-  int version = 0;
-  if (auto f = CUSNAP_REAL(cuDriverGetVersion); f && f(&version) == CUDA_SUCCESS)
-    header.setDriverVersion(version);
-  fill_devices(header);
+  if (device_header_ != nullptr) {
+    // Capture ranges: what the driver said when cuInit returned (a range's file may open at
+    // exit, when the driver may already be going away).
+    auto known = device_header_->getRoot<schema::CaptureHeader>().asReader();
+    header.setDriverVersion(known.getDriverVersion());
+    header.setDevices(known.getDevices());
+  } else {
+    int version = 0;
+    if (auto f = CUSNAP_REAL(cuDriverGetVersion); f && f(&version) == CUDA_SUCCESS)
+      header.setDriverVersion(version);
+    fill_devices(header);
+  }
   auto options = header.initOptions();
-  if (snapshots_enabled()) {
+  if (g_ranges_configured) {
+    const capture::RangeSettings& ranges = range_settings();
+    auto range = header.initRange();
+    using Trigger = capture::RangeSettings::Trigger;
+    range.setTrigger(ranges.trigger == Trigger::kNvtx ? schema::RangeInfo::Trigger::NVTX
+                     : ranges.trigger == Trigger::kSignal
+                         ? schema::RangeInfo::Trigger::SIGNAL
+                         : schema::RangeInfo::Trigger::CUDA_PROFILER_API);
+    range.setNumber(range_number_);
+    range.setEndMode(config_.capture_range_end.empty() ? "stop" : config_.capture_range_end);
+    if (ranges.trigger == Trigger::kNvtx) range.setNvtxCapture(config_.nvtx_capture);
+    // The range's start snapshot is tiled in chunks of this size.
+    options.setSnapshotChunkBytes(config_.snapshot_chunk_bytes);
+  }
+  if (launch_snapshots_enabled()) {
     options.setMode(schema::CaptureOptions::CaptureMode::SNAPSHOT);
     options.setKernelRegex(config_.snapshot_kernels);
     options.setLaunchSkip(config_.launch_skip);
@@ -381,12 +408,12 @@ bool Session::open_locked() {
   }
   options.setCompressionLevel(config_.compress_level);
   options.setRecordDeviceToHostChecksums(config_.dtoh_checksums);
-  auto extra = options.initExtra(snapshots_enabled() ? 4 : 2);
+  auto extra = options.initExtra(launch_snapshots_enabled() ? 4 : 2);
   extra[0].setKey("queuePolicy");
   extra[0].setValue(config_.drop_when_full ? "drop" : "block");
   extra[1].setKey("maxQueuedBytes");
   extra[1].setValue(std::to_string(config_.max_queued_bytes));
-  if (snapshots_enabled()) {
+  if (launch_snapshots_enabled()) {
     extra[2].setKey("snapshotKernelNameBase");
     extra[2].setValue(config_.snapshot_kernel_base);
     extra[3].setKey("snapshotOutputs");
@@ -424,6 +451,7 @@ bool Session::open_locked() {
 
 format::Writer* Session::ensure_open() noexcept {
   if (format::Writer* writer = writer_.load(std::memory_order_acquire)) return writer;
+  if (g_ranges_configured) return nullptr;  // a range's file opens when the range starts
   try {
     std::lock_guard lock(mutex_);
     if (!open_locked()) {
@@ -454,6 +482,7 @@ template <class KeepPending>
 format::Writer* Session::writer_or_pending(KeepPending&& keep_pending) {
   format::Writer* writer = writer_.load(std::memory_order_acquire);
   if (writer != nullptr) return writer;
+  if (g_ranges_configured) return nullptr;  // between ranges: nothing waits for a file
   std::lock_guard lock(mutex_);
   writer = writer_.load();
   if (writer != nullptr) return writer;
@@ -475,6 +504,11 @@ uint64_t Session::appended(const format::Result<uint64_t>& seq) noexcept {
 
 uint64_t Session::append(capnp::MessageBuilder& record, schema::CallRecord::Builder root) noexcept {
   try {
+    if (g_ranges_configured) {
+      // Every state record, in a range or not, keeps the log true for the next range's start.
+      range_note_record(root.asReader());
+      if (!g_in_range.load(std::memory_order_acquire)) return UINT64_MAX;
+    }
     format::Writer* writer = writer_or_pending(
         [&](capnp::MallocMessageBuilder& copy) { copy.setRoot(root.asReader()); });
     return writer != nullptr ? appended(writer->append_call(record, root)) : UINT64_MAX;
@@ -485,6 +519,7 @@ uint64_t Session::append(capnp::MessageBuilder& record, schema::CallRecord::Buil
 }
 
 uint64_t Session::append_launch(const format::LaunchFields& fields) noexcept {
+  if (g_ranges_configured && !g_in_range.load(std::memory_order_acquire)) return UINT64_MAX;
   try {
     format::Writer* writer = writer_or_pending([&](capnp::MallocMessageBuilder& copy) {
       format::build_launch_record(fields, copy.initRoot<schema::CallRecord>());
@@ -496,7 +531,16 @@ uint64_t Session::append_launch(const format::LaunchFields& fields) noexcept {
   }
 }
 
+format::BlobId Session::put_image(std::span<const uint8_t> bytes) noexcept {
+  if (!g_ranges_configured) return put_blob(bytes);
+  format::BlobId id = format::hash_blob(bytes);
+  range_keep_image(bytes, id);
+  if (g_in_range.load(std::memory_order_acquire)) return put_blob(bytes);
+  return id;
+}
+
 format::BlobId Session::put_blob(std::span<const uint8_t> bytes) noexcept {
+  if (g_ranges_configured && !g_in_range.load(std::memory_order_acquire)) return {};
   format::Writer* writer = ensure_open();
   if (writer == nullptr) return {};
   auto id = config_.drop_when_full ? writer->try_put_blob(bytes) : writer->put_blob(bytes);
@@ -526,7 +570,9 @@ void Session::append_tool_record(Fill&& fill) noexcept {
     record.setEndNs(record.getStartNs());
     record.setApiName("cusnap");
     fill(record);
-    if (format::Writer* writer = writer_.load()) {
+    if (g_ranges_configured) {
+      (void)append(message_builder);  // through the state log (a tool's globalGet is state)
+    } else if (format::Writer* writer = writer_.load()) {
       (void)writer->append_call(message_builder);
     } else {
       (void)append(message_builder);
@@ -587,6 +633,50 @@ void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t l
   });
 }
 
+void Session::range_snapshot(const std::vector<SnapshotChunk>& chunks,
+                             const std::string& skipped) noexcept {
+  append_tool_record([&](schema::CallRecord::Builder record) {
+    auto snapshot = record.initMemorySnapshot();
+    snapshot.setPhase(schema::MemorySnapshot::Phase::RANGE_START);
+    if (!skipped.empty()) snapshot.setSkippedReason(skipped);
+    auto list = snapshot.initChunks(static_cast<unsigned>(chunks.size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      list[i].setAddress(chunks[i].address);
+      list[i].setSize(chunks[i].size);
+      auto id = list[i].initBlob();
+      id.setHigh(chunks[i].blob.high);
+      id.setLow(chunks[i].blob.low);
+    }
+  });
+}
+
+format::Writer* Session::open_range(uint32_t number) noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    if (writer_.load() != nullptr || closed_.load()) return nullptr;
+    range_number_ = number;
+    failed_open_.store(false);
+    noted_incomplete_.store(false);
+    if (!open_locked()) return nullptr;
+    return writer_.load();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void Session::close_range() noexcept {
+  format::Writer* writer = writer_.exchange(nullptr);
+  if (writer == nullptr) return;
+  // Never deleted: another thread may still hold it (its appends then fail as closed).
+  SignalShield shield(SignalShield::kFileSizeSignal);
+  format::Status status = writer->close();
+  if (!status) {
+    log(LogLevel::kError, "closing %s failed: %s; the capture is incomplete", file_name_.c_str(),
+        status.to_string().c_str());
+    note_incomplete("closing the capture failed: " + status.to_string());
+  }
+}
+
 void Session::tool_global_get(uint64_t module, bool is_library, const std::string& name,
                               uint64_t address, uint64_t size) noexcept {
   append_tool_record([&](schema::CallRecord::Builder record) {
@@ -600,7 +690,24 @@ void Session::tool_global_get(uint64_t module, bool is_library, const std::strin
   });
 }
 
-void Session::on_driver_initialized() noexcept { (void)ensure_open(); }
+void Session::on_driver_initialized() noexcept {
+  if (g_ranges_configured) {
+    try {
+      std::lock_guard lock(mutex_);
+      if (device_header_ != nullptr) return;
+      auto message = std::make_unique<capnp::MallocMessageBuilder>();
+      auto header = message->initRoot<schema::CaptureHeader>();
+      int version = 0;
+      if (auto f = CUSNAP_REAL(cuDriverGetVersion); f && f(&version) == CUDA_SUCCESS)
+        header.setDriverVersion(version);
+      fill_devices(header);
+      device_header_ = std::move(message);
+    } catch (...) {
+    }
+    return;
+  }
+  (void)ensure_open();
+}
 
 void Session::note_incomplete(const std::string& why) noexcept {
   if (file_name_.empty() || noted_incomplete_.exchange(true)) return;
@@ -630,6 +737,7 @@ void Session::flush() noexcept {
 }
 
 void Session::close() noexcept {
+  if (g_ranges_configured && !closed_.load()) ranges_at_exit();
   if (closed_.exchange(true)) return;
   try {
     {

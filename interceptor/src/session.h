@@ -89,6 +89,19 @@ class Session {
   void tool_global_get(uint64_t module, bool is_library, const std::string& name, uint64_t address,
                        uint64_t size) noexcept;
 
+  // A module image for a module-load record: stored (put_blob) when recording, and kept by the
+  // capture ranges' state log while ranges are configured (capture_range.h).
+  format::BlobId put_image(std::span<const uint8_t> bytes) noexcept;
+
+  // Capture ranges (capture_range.h): opens the file of range `number` (0: the empty file that
+  // says no range started), header included; nullptr when it cannot be created.
+  format::Writer* open_range(uint32_t number) noexcept;
+  // Closes the range's file; later records go to the state log only.
+  void close_range() noexcept;
+  // The rangeStart memorySnapshot record (`skipped` non-empty: none taken, why).
+  void range_snapshot(const std::vector<SnapshotChunk>& chunks,
+                      const std::string& skipped) noexcept;
+
   // The application's cuInit returned: open the file now.
   void on_driver_initialized() noexcept;
   // Internal error: record it, close the file, stop recording in this process.
@@ -123,6 +136,9 @@ class Session {
   std::atomic<bool> failed_open_{false};
   std::atomic<bool> noted_incomplete_{false};
   std::atomic<uint64_t> dropped_payloads_{0};
+  uint32_t range_number_ = 0;  // capture ranges: the range the open file holds
+  // Capture ranges: driver version and devices as cuInit's return found them (under mutex_).
+  std::unique_ptr<capnp::MallocMessageBuilder> device_header_;
 };
 
 // Recording state of the process (fast path switch lives in shim_runtime.h).

@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 
+#include "capture_range.h"
 #include "log.h"
 #include "real_driver.h"
 #include "session.h"
@@ -166,6 +167,11 @@ CallScope::CallScope(SymbolId id, Mode mode) noexcept : id_(id), custom_(mode ==
   if (!capture_active() || (kSymbolTraits[id] & kTraitNoRecord) != 0) return;
   ThreadState& state = t_state;
   if (state.depth != 0) return;
+  if (g_ranges_configured) {
+    // Capture ranges: a SIGUSR1 toggles here; outside a range only state calls are recorded.
+    if (g_range_attention.load(std::memory_order_relaxed)) range_attention();
+    if (range_skips(id) || !capture_active()) return;
+  }
   recording_ = true;
   thread_ = &state;
   ++state.depth;

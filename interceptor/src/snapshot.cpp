@@ -625,6 +625,66 @@ bool configure_snapshots(const capture::CaptureConfig& config) noexcept {
   }
 }
 
+void configure_range_snapshots(const capture::CaptureConfig& config) noexcept {
+  State& s = state();
+  if (!s.selection) {
+    s.chunk = config.snapshot_chunk_bytes;
+    s.route = config.snapshot_hash == "host" ? HashRoute::kHost : HashRoute::kDevice;
+  }
+  g_snapshots_enabled.store(true);
+}
+
+bool launch_snapshots_enabled() noexcept {
+  return snapshots_enabled() && state().selection.has_value();
+}
+
+void snapshot_new_file() noexcept {
+  State& s = state();
+  {
+    std::lock_guard lock(s.snapshot_mutex);
+    s.seen.clear();
+    s.kept.clear();
+    s.kept_bytes = 0;
+    s.seen_session = nullptr;
+  }
+  std::lock_guard order(s.order_mutex);
+  s.ordinal = 0;  // the new file's launch ordinals start again at 0
+}
+
+std::string snapshot_live_memory(Session& session, std::vector<SnapshotChunk>& out) noexcept {
+  State& s = state();
+  out.clear();
+  try {
+    RelaxedCaptureMode relaxed;
+    // Every queued write of the application lands before the memory is read.
+    auto sync = CUSNAP_REAL(cuCtxSynchronize);
+    if (sync == nullptr) return "the driver has no cuCtxSynchronize";
+    if (CUresult r = sync(); r != CUDA_SUCCESS) {
+      return "cuCtxSynchronize failed (CUresult " + std::to_string(static_cast<int>(r)) +
+             "): no context current on the thread that started the range?";
+    }
+    std::lock_guard lock(s.snapshot_mutex);
+    std::lock_guard memory(s.ranges_mutex);
+    resolve_module_variables(session);
+    std::vector<Span> ranges = live_ranges();
+    std::vector<Chunk> chunks = tile(ranges);
+    out.assign(chunks.size(), SnapshotChunk{});
+    read_chunks(chunks, nullptr, [&](size_t i, std::span<const uint8_t> bytes) {
+      format::BlobId id = session.put_blob(bytes);
+      if (id.is_null()) throw SnapshotError{"a snapshot chunk could not be stored"};
+      out[i] = SnapshotChunk{chunks[i].address, bytes.size(), id, false};
+    });
+    return "";
+  } catch (const SnapshotError& e) {
+    out.clear();
+    log(LogLevel::kError, "capture range start snapshot: %s", e.what.c_str());
+    return "range start snapshot failed: " + e.what;
+  } catch (...) {
+    out.clear();
+    return "range start snapshot failed: out of host memory";
+  }
+}
+
 void track_range(uint64_t address, uint64_t size, RangeKind kind, uint64_t module) noexcept {
   if (address == 0 || size == 0) return;
   try {
@@ -706,7 +766,7 @@ void track_stream(CUstream stream, bool created) noexcept {
 void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept {
   if (!snapshots_enabled()) return;
   State& s = state();
-  if (s.failed.load(std::memory_order_relaxed)) return;
+  if (s.failed.load(std::memory_order_relaxed) || !s.selection) return;  // ranges: table only
   try {
     Pending& p = pending();
     CUevent marker = p.marker;  // kept: one per thread, for the thread's life

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cusnap/fatbin/variables.h"
@@ -38,9 +39,22 @@ struct CaptureConfig;
 namespace cusnap::icpt {
 
 class CallScope;
+class Session;
+struct SnapshotChunk;
 
 // Reads the snapshot configuration (Session::start); false when it is invalid (logged).
 bool configure_snapshots(const capture::CaptureConfig& config) noexcept;
+// Capture ranges (capture_range.h) need the live range table without launch snapshots: this
+// turns the table on (and the chunk size and route of the range's start snapshot).
+void configure_range_snapshots(const capture::CaptureConfig& config) noexcept;
+// Launch snapshots selected by --snapshot-kernels are on (not only the table).
+bool launch_snapshots_enabled() noexcept;
+// A new capture file starts (a capture range): what earlier snapshots stored is not in it.
+void snapshot_new_file() noexcept;
+// The contents of every live range now, after synchronising the current context, stored as
+// blobs (chunks in address order); the tool's globalGet records of module variables not yet
+// resolved are appended first. Returns "" or why no snapshot could be taken.
+std::string snapshot_live_memory(Session& session, std::vector<SnapshotChunk>& chunks) noexcept;
 // Snapshots on: a plain global, so that the hooks' test is one relaxed load (no guard, no TLS).
 extern std::atomic<bool> g_snapshots_enabled;
 inline bool snapshots_enabled() noexcept {

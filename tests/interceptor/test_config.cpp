@@ -105,3 +105,81 @@ TEST_CASE("launch selection counts matching launches: skip, then count") {
   CHECK(got == std::vector<bool>{false, false, true, true, false, false});
   CHECK(selection.exhausted());
 }
+
+TEST_CASE("capture range settings: triggers, end modes, the nvtx spec, range file names") {
+  CaptureConfig config;
+  RangeSettings ranges;
+  std::string error;
+  REQUIRE(parse_range_settings(config, ranges, error));
+  CHECK(!ranges.active());
+
+  config.capture_range = "cudaProfilerApi";
+  REQUIRE(parse_range_settings(config, ranges, error));
+  CHECK(ranges.trigger == RangeSettings::Trigger::kProfilerApi);
+  CHECK(!ranges.repeat);
+  CHECK(ranges.max_ranges == 1);
+  CHECK(std::string(range_trigger_name(ranges.trigger)) == "cudaProfilerApi");
+
+  config.capture_range_end = "repeat:3";
+  REQUIRE(parse_range_settings(config, ranges, error));
+  CHECK(ranges.repeat);
+  CHECK(ranges.max_ranges == 3);
+  config.capture_range_end = "repeat";
+  REQUIRE(parse_range_settings(config, ranges, error));
+  CHECK(ranges.max_ranges == 0);
+  for (const char* bad : {"repeat:0", "repeat:", "repeat:x", "again"}) {
+    config.capture_range_end = bad;
+    CHECK(!parse_range_settings(config, ranges, error));
+    CHECK(error.find(bad) != std::string::npos);
+  }
+  config.capture_range_end = "stop";
+
+  config.capture_range = "nvtx";
+  CHECK(!parse_range_settings(config, ranges, error));  // no message
+  config.nvtx_capture = "train step@my.domain";
+  REQUIRE(parse_range_settings(config, ranges, error));
+  CHECK(ranges.nvtx_message == "train step");
+  CHECK(ranges.nvtx_domain == "my.domain");
+  config.nvtx_capture = "a@b@c";  // the last @ separates the domain
+  REQUIRE(parse_range_settings(config, ranges, error));
+  CHECK(ranges.nvtx_message == "a@b");
+  CHECK(ranges.nvtx_domain == "c");
+  config.nvtx_capture = "plain";
+  REQUIRE(parse_range_settings(config, ranges, error));
+  CHECK(ranges.nvtx_domain.empty());
+
+  config.capture_range = "signal";
+  CHECK(!parse_range_settings(config, ranges, error));  // --nvtx-capture without nvtx
+  config.nvtx_capture.clear();
+  REQUIRE(parse_range_settings(config, ranges, error));
+  config.capture_range = "sometimes";
+  CHECK(!parse_range_settings(config, ranges, error));
+
+  ::setenv("CUSNAP_CAPTURE_RANGE", "signal", 1);
+  ::setenv("CUSNAP_CAPTURE_RANGE_END", "repeat:2", 1);
+  ::setenv("CUSNAP_NVTX_CAPTURE", "", 1);
+  CaptureConfig from_env = CaptureConfig::from_env();
+  CHECK(from_env.capture_range == "signal");
+  CHECK(from_env.capture_range_end == "repeat:2");
+  CHECK(from_env.nvtx_capture.empty());
+  ::unsetenv("CUSNAP_CAPTURE_RANGE");
+  ::unsetenv("CUSNAP_CAPTURE_RANGE_END");
+  ::unsetenv("CUSNAP_NVTX_CAPTURE");
+
+  CaptureConfig named;
+  named.output_pattern = "out/r_%n.cusnap";
+  RangeSettings repeat;
+  repeat.trigger = RangeSettings::Trigger::kProfilerApi;
+  repeat.repeat = true;
+  CHECK(range_output_name(named, repeat, 7, 2) == "out/r_2.cusnap");
+  named.output_pattern = "out.d/run.cusnap";
+  CHECK(range_output_name(named, repeat, 7, 12) == "out.d/run.12.cusnap");
+  named.output_pattern = "run";
+  CHECK(range_output_name(named, repeat, 7, 1) == "run.1");
+  RangeSettings stop = repeat;
+  stop.repeat = false;
+  named.output_pattern = "run.cusnap";
+  CHECK(range_output_name(named, stop, 7, 1) == "run.cusnap");
+  named.root_pid = 5;  // another process of the application: its pid, then the range
+  CHECK(range_output_name(named, repeat, 7, 3) == "run.7.3.cusnap");
+}

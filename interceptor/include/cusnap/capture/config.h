@@ -25,6 +25,11 @@
 //   CUSNAP_SNAPSHOT_CHUNK    chunk size in bytes, default 65536 (4096 .. 1 GiB)
 //   CUSNAP_SNAPSHOT_HASH     device (default: hash chunks with the shim's kernel, copy only the
 //                            changed ones) or host (copy every chunk, hash it on the host)
+//   CUSNAP_CAPTURE_RANGE     none (default), cudaProfilerApi, nvtx or signal: record only inside
+//                            capture ranges (docs/capture.md, "Capture ranges")
+//   CUSNAP_CAPTURE_RANGE_END stop (default: nothing is recorded after the first range) or
+//                            repeat[:N] (one file per range, at most N; %n in the output name)
+//   CUSNAP_NVTX_CAPTURE      nvtx trigger: MESSAGE[@DOMAIN] of the range push/start that starts one
 //   CUSNAP_REAL_DRIVER       absolute path of the real driver (interceptor/src/real_driver.h)
 //   CUSNAP_LOG_LEVEL, CUSNAP_LOG_FILE  diagnostics (interceptor/src/log.h)
 #pragma once
@@ -54,6 +59,11 @@ struct CaptureConfig {
   std::string snapshot_hash = "device";
   uint64_t snapshot_chunk_bytes = kDefaultSnapshotChunkBytes;
 
+  // Capture ranges (docs/capture.md, "Capture ranges"); CUSNAP_CAPTURE_RANGE and friends as given.
+  std::string capture_range = "none";
+  std::string capture_range_end = "stop";
+  std::string nvtx_capture;
+
   static constexpr uint64_t kDefaultSnapshotChunkBytes = 64u << 10;
   static constexpr uint64_t kMinSnapshotChunkBytes = 4u << 10;
   static constexpr uint64_t kMaxSnapshotChunkBytes = 1u << 30;
@@ -63,11 +73,33 @@ struct CaptureConfig {
   static CaptureConfig from_env();
 };
 
+// The capture-range settings, parsed (the one parser of CUSNAP_CAPTURE_RANGE* and of `cusnap
+// capture --capture-range*`).
+struct RangeSettings {
+  enum class Trigger { kNone, kProfilerApi, kNvtx, kSignal };
+  Trigger trigger = Trigger::kNone;
+  bool repeat = false;       // --capture-range-end repeat[:N]
+  uint32_t max_ranges = 1;   // repeat: N (0: no limit); stop: 1
+  std::string nvtx_message;  // nvtx: the message a push/start must carry
+  std::string nvtx_domain;   // nvtx: its domain ("" = the default domain)
+  bool active() const { return trigger != Trigger::kNone; }
+};
+// Parses the three settings; false with `error` set when one is invalid.
+bool parse_range_settings(const CaptureConfig& config, RangeSettings& out, std::string& error);
+// The trigger's name as the option spells it ("cudaProfilerApi", ...).
+const char* range_trigger_name(RangeSettings::Trigger trigger);
+
 // Expands %p, %h, %q{VAR} and %%; unknown % sequences are kept verbatim.
 std::string expand_output_pattern(const std::string& pattern, long pid);
 
 // The file name this process writes: the expanded pattern, with ".<pid>" inserted before the
 // extension when this is not the root process and the pattern has no %p.
 std::string process_output_name(const CaptureConfig& config, long pid);
+
+// The file of capture range `number` (1-based; 0: the file written when no range started):
+// process_output_name with %n replaced by the number; under repeat without %n in the pattern,
+// ".<number>" is inserted before the extension (docs/capture.md, "Capture ranges").
+std::string range_output_name(const CaptureConfig& config, const RangeSettings& ranges, long pid,
+                              uint32_t number);
 
 }  // namespace cusnap::capture
