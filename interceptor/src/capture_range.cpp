@@ -34,19 +34,53 @@ bool g_state_symbol[kSymbolCount] = {};
 
 // The names whose calls create or destroy what a range's start restates (is_state_symbol).
 bool names_state(const char* name) {
-  static const char* const kPrefixes[] = {
-      "cuCtxCreate",     "cuCtxDestroy",       "cuCtxSetCurrent",  "cuCtxPushCurrent",
-      "cuCtxPopCurrent", "cuDevicePrimaryCtx", "cuModuleLoad",     "cuModuleUnload",
-      "cuModuleGetFunction", "cuModuleGetGlobal", "cuModuleEnumerateFunctions", "cuLibraryLoad",
-      "cuLibraryUnload", "cuLibraryGetKernel", "cuLibraryGetGlobal", "cuLibraryEnumerateKernels",
-      "cuKernelGetFunction", "cuFuncSetAttribute", "cuFuncSetCacheConfig", "cuKernelSetAttribute",
-      "cuMemAlloc",      "cuMemFree",          "cuMemHostAlloc",   "cuMemHostRegister",
-      "cuMemHostUnregister", "cuMemCreate",    "cuMemRelease",     "cuMemAddressReserve",
-      "cuMemAddressFree", "cuMemMap",          "cuMemUnmap",       "cuMemSetAccess",
-      "cuStreamCreate",  "cuStreamDestroy",    "cuEventCreate",    "cuEventDestroy",
-      "cuArrayCreate",   "cuArray3DCreate",    "cuArrayDestroy",   "cuMipmappedArray",
-      "cuTexObjectCreate", "cuTexObjectDestroy", "cuSurfObjectCreate", "cuSurfObjectDestroy",
-      "cuProfilerStart", "cuProfilerStop",     "cuInit"};
+  static const char* const kPrefixes[] = {"cuCtxCreate",
+                                          "cuCtxDestroy",
+                                          "cuCtxSetCurrent",
+                                          "cuCtxPushCurrent",
+                                          "cuCtxPopCurrent",
+                                          "cuDevicePrimaryCtx",
+                                          "cuModuleLoad",
+                                          "cuModuleUnload",
+                                          "cuModuleGetFunction",
+                                          "cuModuleGetGlobal",
+                                          "cuModuleEnumerateFunctions",
+                                          "cuLibraryLoad",
+                                          "cuLibraryUnload",
+                                          "cuLibraryGetKernel",
+                                          "cuLibraryGetGlobal",
+                                          "cuLibraryEnumerateKernels",
+                                          "cuKernelGetFunction",
+                                          "cuFuncSetAttribute",
+                                          "cuFuncSetCacheConfig",
+                                          "cuKernelSetAttribute",
+                                          "cuMemAlloc",
+                                          "cuMemFree",
+                                          "cuMemHostAlloc",
+                                          "cuMemHostRegister",
+                                          "cuMemHostUnregister",
+                                          "cuMemCreate",
+                                          "cuMemRelease",
+                                          "cuMemAddressReserve",
+                                          "cuMemAddressFree",
+                                          "cuMemMap",
+                                          "cuMemUnmap",
+                                          "cuMemSetAccess",
+                                          "cuStreamCreate",
+                                          "cuStreamDestroy",
+                                          "cuEventCreate",
+                                          "cuEventDestroy",
+                                          "cuArrayCreate",
+                                          "cuArray3DCreate",
+                                          "cuArrayDestroy",
+                                          "cuMipmappedArray",
+                                          "cuTexObjectCreate",
+                                          "cuTexObjectDestroy",
+                                          "cuSurfObjectCreate",
+                                          "cuSurfObjectDestroy",
+                                          "cuProfilerStart",
+                                          "cuProfilerStop",
+                                          "cuInit"};
   for (const char* prefix : kPrefixes) {
     if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
   }
@@ -82,9 +116,7 @@ struct Key {
   KeyKind kind;
   uint64_t a = 0;
   uint64_t b = 0;
-  bool operator<(const Key& o) const {
-    return std::tie(kind, a, b) < std::tie(o.kind, o.a, o.b);
-  }
+  bool operator<(const Key& o) const { return std::tie(kind, a, b) < std::tie(o.kind, o.a, o.b); }
 };
 
 struct Entry {
@@ -95,7 +127,8 @@ struct Entry {
 
 struct Image {
   std::vector<uint8_t> bytes;
-  uint32_t references = 0;  // kept module loads naming it (an image whose load failed stays, unnamed)
+  uint32_t references =
+      0;  // kept module loads naming it (an image whose load failed stays, unnamed)
 };
 
 struct BlobIdHash {
@@ -384,8 +417,8 @@ StateLog& state_log() {
 
 std::recursive_mutex g_transition;  // range starts and ends, one at a time (a failure inside
                                     // a start may close the capture, which ends the range)
-uint32_t g_ranges_started = 0;  // under g_transition
-bool g_done = false;            // every range allowed has been recorded
+uint32_t g_ranges_started = 0;      // under g_transition
+bool g_done = false;                // every range allowed has been recorded
 
 // ---- signal trigger
 std::atomic<uint32_t> g_signals{0};  // SIGUSR1s not yet applied

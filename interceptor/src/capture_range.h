@@ -49,8 +49,7 @@ const capture::RangeSettings& range_settings() noexcept;
 bool is_state_symbol(SymbolId id) noexcept;
 // A call outside a range that is not a state call is passed through unrecorded.
 inline bool range_skips(SymbolId id) noexcept {
-  return g_ranges_configured && !g_in_range.load(std::memory_order_relaxed) &&
-         !is_state_symbol(id);
+  return g_ranges_configured && !g_in_range.load(std::memory_order_relaxed) && !is_state_symbol(id);
 }
 // CallScope's constructor, when g_range_attention is set.
 void range_attention() noexcept;

@@ -70,7 +70,8 @@ struct App {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: range_app IMAGE profiler|repeat|never|nostop|nvtx|signal|handler\n");
+    std::fprintf(stderr,
+                 "usage: range_app IMAGE profiler|repeat|never|nostop|nvtx|signal|handler\n");
     return 2;
   }
   const std::string mode = argv[2];
