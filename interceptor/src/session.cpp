@@ -611,6 +611,20 @@ void Session::deferred_result(const DeferredResult& result) noexcept {
   });
 }
 
+// A memorySnapshot record's chunk list, from the chunks the snapshot machinery took.
+static void set_chunks(schema::MemorySnapshot::Builder snapshot,
+                       const std::vector<SnapshotChunk>& chunks) {
+  auto list = snapshot.initChunks(static_cast<unsigned>(chunks.size()));
+  for (unsigned i = 0; i < list.size(); ++i) {
+    list[i].setAddress(chunks[i].address);
+    list[i].setSize(chunks[i].size);
+    auto id = list[i].initBlob();
+    id.setHigh(chunks[i].blob.high);
+    id.setLow(chunks[i].blob.low);
+    list[i].setHashOnly(chunks[i].hash_only);
+  }
+}
+
 void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t launch_ordinal,
                               const std::vector<SnapshotChunk>& chunks,
                               const std::string& skipped) noexcept {
@@ -621,15 +635,7 @@ void Session::memory_snapshot(bool after_launch, uint64_t launch_seq, uint64_t l
     snapshot.setLaunchSeq(launch_seq);
     snapshot.setLaunchOrdinal(launch_ordinal);
     if (!skipped.empty()) snapshot.setSkippedReason(skipped);
-    auto list = snapshot.initChunks(static_cast<unsigned>(chunks.size()));
-    for (unsigned i = 0; i < list.size(); ++i) {
-      list[i].setAddress(chunks[i].address);
-      list[i].setSize(chunks[i].size);
-      auto id = list[i].initBlob();
-      id.setHigh(chunks[i].blob.high);
-      id.setLow(chunks[i].blob.low);
-      list[i].setHashOnly(chunks[i].hash_only);
-    }
+    set_chunks(snapshot, chunks);
   });
 }
 
@@ -639,14 +645,7 @@ void Session::range_snapshot(const std::vector<SnapshotChunk>& chunks,
     auto snapshot = record.initMemorySnapshot();
     snapshot.setPhase(schema::MemorySnapshot::Phase::RANGE_START);
     if (!skipped.empty()) snapshot.setSkippedReason(skipped);
-    auto list = snapshot.initChunks(static_cast<unsigned>(chunks.size()));
-    for (unsigned i = 0; i < list.size(); ++i) {
-      list[i].setAddress(chunks[i].address);
-      list[i].setSize(chunks[i].size);
-      auto id = list[i].initBlob();
-      id.setHigh(chunks[i].blob.high);
-      id.setLow(chunks[i].blob.low);
-    }
+    set_chunks(snapshot, chunks);
   });
 }
 
