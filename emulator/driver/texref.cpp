@@ -41,10 +41,10 @@ struct Reference {
   CUresourcetype type = CU_RESOURCE_TYPE_ARRAY;
   CUarray array = nullptr;
   CUmipmappedArray mipmap = nullptr;
-  CUdeviceptr address = 0;                // linear / pitch 2D: the (aligned) base
-  size_t bytes = 0;                       // linear: the bytes from `address`
-  CUDA_ARRAY_DESCRIPTOR pitched{};        // pitch 2D: as given to cuTexRefSetAddress2D
-  size_t pitch = 0;                       // pitch 2D
+  CUdeviceptr address = 0;                   // linear / pitch 2D: the (aligned) base
+  size_t bytes = 0;                          // linear: the bytes from `address`
+  CUDA_ARRAY_DESCRIPTOR pitched{};           // pitch 2D: as given to cuTexRefSetAddress2D
+  size_t pitch = 0;                          // pitch 2D
   CUarray_format format = CUarray_format{};  // 0: never set (no format reads)
   int channels = 0;
   CUDA_TEXTURE_DESC texture{};  // address modes, filtering, flags, mipmap state, border colour
@@ -423,8 +423,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexRefSetFlags(CUtexref hTexRef, unsigned int F
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetAddress_v2(CUdeviceptr* pdptr, CUtexref hTexRef) {
   return with_reference("cuTexRefGetAddress", hTexRef, false, [&](Reference& t) {
-    const bool memory = t.bound && (t.type == CU_RESOURCE_TYPE_LINEAR ||
-                                    t.type == CU_RESOURCE_TYPE_PITCH2D);
+    const bool memory =
+        t.bound && (t.type == CU_RESOURCE_TYPE_LINEAR || t.type == CU_RESOURCE_TYPE_PITCH2D);
     if (pdptr == nullptr || !memory) return CUDA_ERROR_INVALID_VALUE;
     *pdptr = t.address;
     return CUDA_SUCCESS;
