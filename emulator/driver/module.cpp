@@ -421,6 +421,19 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
   });
 }
 
+// CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS is 0 (the host cannot call interpreted PTX), for
+// which cuda.h documents CUDA_ERROR_NOT_FOUND.
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library,
+                                                           const char* symbol) {
+  return guarded("cuLibraryGetUnifiedFunction", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    if (handle_cast<Library>(library, HandleKind::kLibrary) == nullptr)
+      return CUDA_ERROR_INVALID_HANDLE;
+    if (fptr == nullptr || symbol == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_ERROR_NOT_FOUND;
+  });
+}
+
 CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library,
                                                   const char* name) {
   return guarded("cuLibraryGetKernel", [&] {

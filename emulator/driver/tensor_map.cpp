@@ -163,8 +163,10 @@ CUresult check_swizzle_span(const char* kName, CUtensorMapDataType tensorDataTyp
   return CUDA_SUCCESS;
 }
 
-// channelsPerPixel and pixelsPerColumn of the im2col encoders.
+// channelsPerPixel and pixelsPerColumn of the im2col encoders, and their box's inner dimension
+// (channelsPerPixel elements) against the swizzle span.
 CUresult check_pixels(const char* kName, CUtensorMapDataType tensorDataType,
+                      CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                       cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn) {
   if (channelsPerPixel > 256) return invalid(kName, "channelsPerPixel must be at most 256");
   if ((tensorDataType == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B ||
@@ -172,7 +174,7 @@ CUresult check_pixels(const char* kName, CUtensorMapDataType tensorDataType,
       channelsPerPixel != 128)
     return invalid(kName, "channelsPerPixel of this packed type must be 128");
   if (pixelsPerColumn > 1024) return invalid(kName, "pixelsPerColumn must be at most 1024");
-  return CUDA_SUCCESS;
+  return check_swizzle_span(kName, tensorDataType, interleave, swizzle, channelsPerPixel);
 }
 
 }  // namespace
@@ -268,11 +270,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapEncodeIm2col(
           return invalid(kName, tensorRank == 3   ? "pixel box offsets must be in [-32768, 32767]"
                                 : tensorRank == 4 ? "pixel box offsets must be in [-128, 127]"
                                                   : "pixel box offsets must be in [-16, 15]");
-    if (CUresult r = check_pixels(kName, tensorDataType, channelsPerPixel, pixelsPerColumn);
-        r != CUDA_SUCCESS)
-      return r;
-    if (CUresult r =
-            check_swizzle_span(kName, tensorDataType, interleave, swizzle, channelsPerPixel);
+    if (CUresult r = check_pixels(kName, tensorDataType, interleave, swizzle, channelsPerPixel,
+                                  pixelsPerColumn);
         r != CUDA_SUCCESS)
       return r;
     return not_supported(kName, "an im2col tensor map (cp.async.bulk.tensor .im2col is refused)");
@@ -304,12 +303,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapEncodeIm2colWide(
       return invalid(kName, "unknown mode");
     // pixelsPerColumn is ignored in W128 mode.
     if (CUresult r =
-            check_pixels(kName, tensorDataType, channelsPerPixel,
+            check_pixels(kName, tensorDataType, interleave, swizzle, channelsPerPixel,
                          mode == CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 ? 1 : pixelsPerColumn);
-        r != CUDA_SUCCESS)
-      return r;
-    if (CUresult r =
-            check_swizzle_span(kName, tensorDataType, interleave, swizzle, channelsPerPixel);
         r != CUDA_SUCCESS)
       return r;
     if (device_config().sm < 100)

@@ -82,6 +82,16 @@ CUresult with_reference(const char* name, const void* handle, bool surface, Body
   });
 }
 
+// A getter: *out = read(reference), INVALID_VALUE for a NULL `out`.
+template <class T, class Read>
+CUresult get_value(const char* name, CUtexref handle, T* out, Read&& read) {
+  return with_reference(name, handle, false, [&](Reference& t) {
+    if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *out = read(t);
+    return CUDA_SUCCESS;
+  });
+}
+
 CUresult refuse(const char* name, const char* what) {
   log(LogLevel::kError, "%s: %s is not supported by the emulator", name, what);
   return CUDA_ERROR_NOT_SUPPORTED;
@@ -104,6 +114,12 @@ bool valid_filter_mode(CUfilter_mode m) {
   return m == CU_TR_FILTER_MODE_POINT || m == CU_TR_FILTER_MODE_LINEAR;
 }
 
+// Whether a binding's own format (an array or 2D descriptor) is the reference's current one.
+template <class Descriptor>
+bool has_format(const Reference& t, const Descriptor& d) {
+  return d.Format == t.format && static_cast<int>(d.NumChannels) == t.channels;
+}
+
 // The resource descriptor of what is bound, in the reference's current format; false when
 // nothing is bound or the format set later disagrees with the binding's own.
 bool resource_of(const Reference& t, CUDA_RESOURCE_DESC* out) {
@@ -113,17 +129,13 @@ bool resource_of(const Reference& t, CUDA_RESOURCE_DESC* out) {
   switch (t.type) {
     case CU_RESOURCE_TYPE_ARRAY: {
       const CudaArray* a = find_array(t.array);
-      if (a == nullptr || a->desc.Format != t.format ||
-          static_cast<int>(a->desc.NumChannels) != t.channels)
-        return false;
+      if (a == nullptr || !has_format(t, a->desc)) return false;
       out->res.array.hArray = t.array;
       return true;
     }
     case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: {
       const MipmappedArray* m = find_mipmapped_array(t.mipmap);
-      if (m == nullptr || m->desc.Format != t.format ||
-          static_cast<int>(m->desc.NumChannels) != t.channels)
-        return false;
+      if (m == nullptr || !has_format(t, m->desc)) return false;
       out->res.mipmap.hMipmappedArray = t.mipmap;
       return true;
     }
@@ -134,8 +146,7 @@ bool resource_of(const Reference& t, CUDA_RESOURCE_DESC* out) {
       out->res.linear.sizeInBytes = t.bytes;
       return true;
     case CU_RESOURCE_TYPE_PITCH2D:
-      if (t.pitched.Format != t.format || static_cast<int>(t.pitched.NumChannels) != t.channels)
-        return false;
+      if (!has_format(t, t.pitched)) return false;
       out->res.pitch2D.devPtr = t.address;
       out->res.pitch2D.format = t.format;
       out->res.pitch2D.numChannels = static_cast<unsigned>(t.channels);
@@ -460,11 +471,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetAddressMode(CUaddress_mode* pam, CUtex
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) {
-  return with_reference("cuTexRefGetFilterMode", hTexRef, false, [&](Reference& t) {
-    if (pfm == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pfm = t.texture.filterMode;
-    return CUDA_SUCCESS;
-  });
+  return get_value("cuTexRefGetFilterMode", hTexRef, pfm,
+                   [](const Reference& t) { return t.texture.filterMode; });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetFormat(CUarray_format* pFormat, int* pNumChannels,
@@ -477,19 +485,13 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetFormat(CUarray_format* pFormat, int* p
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetMipmapFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) {
-  return with_reference("cuTexRefGetMipmapFilterMode", hTexRef, false, [&](Reference& t) {
-    if (pfm == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pfm = t.texture.mipmapFilterMode;
-    return CUDA_SUCCESS;
-  });
+  return get_value("cuTexRefGetMipmapFilterMode", hTexRef, pfm,
+                   [](const Reference& t) { return t.texture.mipmapFilterMode; });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetMipmapLevelBias(float* pbias, CUtexref hTexRef) {
-  return with_reference("cuTexRefGetMipmapLevelBias", hTexRef, false, [&](Reference& t) {
-    if (pbias == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pbias = t.texture.mipmapLevelBias;
-    return CUDA_SUCCESS;
-  });
+  return get_value("cuTexRefGetMipmapLevelBias", hTexRef, pbias,
+                   [](const Reference& t) { return t.texture.mipmapLevelBias; });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp,
@@ -505,11 +507,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetMipmapLevelClamp(float* pminMipmapLeve
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetMaxAnisotropy(int* pmaxAniso, CUtexref hTexRef) {
-  return with_reference("cuTexRefGetMaxAnisotropy", hTexRef, false, [&](Reference& t) {
-    if (pmaxAniso == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pmaxAniso = static_cast<int>(t.texture.maxAnisotropy);
-    return CUDA_SUCCESS;
-  });
+  return get_value("cuTexRefGetMaxAnisotropy", hTexRef, pmaxAniso,
+                   [](const Reference& t) { return static_cast<int>(t.texture.maxAnisotropy); });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) {
@@ -521,11 +520,8 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetBorderColor(float* pBorderColor, CUtex
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuTexRefGetFlags(unsigned int* pFlags, CUtexref hTexRef) {
-  return with_reference("cuTexRefGetFlags", hTexRef, false, [&](Reference& t) {
-    if (pFlags == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pFlags = t.texture.flags;
-    return CUDA_SUCCESS;
-  });
+  return get_value("cuTexRefGetFlags", hTexRef, pFlags,
+                   [](const Reference& t) { return t.texture.flags; });
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray,

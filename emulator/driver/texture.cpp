@@ -292,6 +292,18 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTex
   });
 }
 
+// cuTexObjectCreate refuses resource views, so no object has one: the documented answer for an
+// object without a view is CUDA_ERROR_INVALID_VALUE.
+CUSNAP_EXPORT CUresult CUDAAPI cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc,
+                                                              CUtexObject texObject) {
+  return guarded("cuTexObjectGetResourceViewDesc", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    (void)pResViewDesc;
+    (void)texObject;
+    return CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
 CUSNAP_EXPORT CUresult CUDAAPI cuSurfObjectCreate(CUsurfObject* pSurfObject,
                                                   const CUDA_RESOURCE_DESC* pResDesc) {
   return guarded("cuSurfObjectCreate", [&] {
