@@ -50,4 +50,24 @@ ptx::ImageView image_of(const CudaArray& a);
 bool lookup_texture(uint64_t handle, ptx::TextureView* out);
 bool lookup_surface(uint64_t handle, ptx::SurfaceView* out);
 
+// The texel grid a resource descriptor names (every level of a mipmapped array), or the error.
+CUresult resolve_resource(const CUDA_RESOURCE_DESC& r, ptx::TextureView* out);
+// The sampling state of a texture descriptor into `v` (whose levels are resolved already);
+// refuses (NOT_SUPPORTED) what the engine does not filter exactly, logged naming `caller` unless
+// it is null.
+CUresult sampling_state(const CUDA_TEXTURE_DESC& t, ptx::TextureView* v, const char* caller);
+
+// Legacy texture and surface references (CUtexref, CUsurfref: texref.cpp). Each has a handle in
+// the object registry above, the value its module's `.texref`/`.surfref` variable holds, so the
+// engine looks it up like an object; the lookup reads the reference's state at that moment.
+uint64_t register_reference(const void* reference, bool surface);
+void unregister_reference(uint64_t handle);
+bool reference_texture_view(const void* reference, ptx::TextureView* out);
+bool reference_surface_view(const void* reference, ptx::SurfaceView* out);
+struct Module;
+// The references of a module's `.texref`/`.surfref` variables, made at load (the handle written
+// into each variable) and destroyed at unload.
+CUresult create_module_references(Module* module);
+void destroy_module_references(Module* module);
+
 }  // namespace cusnap::emu::driver

@@ -249,6 +249,25 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
+// Peer access: every context is on the one device, which cannot be its own peer
+// (cuDeviceCanAccessPeer answers 0), so after the documented context checks enabling is
+// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED and disabling finds it never enabled.
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
+  Context* ctx;
+  if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+  Context* peer = context_from_handle(peerContext);
+  if (peer == nullptr || peer == ctx) return CUDA_ERROR_INVALID_CONTEXT;
+  if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext) {
+  Context* ctx;
+  if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;
+  if (context_from_handle(peerContext) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+}
+
 CUSNAP_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
   Context* ctx;
   if (CUresult r = require_context_any(&ctx); r != CUDA_SUCCESS) return r;

@@ -144,7 +144,8 @@ constexpr AttributeValue kAttributes[] = {
     {CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT, 4},
     {CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED, 0},
     {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0},
-    {CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS, 1},
+    // The host cannot call the emulator's device functions (interpreted PTX).
+    {CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS, 0},
     {CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, CU_DEVICE_NUMA_CONFIG_NONE},
     {CU_DEVICE_ATTRIBUTE_NUMA_ID, -1},
     {CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 0},
@@ -361,6 +362,21 @@ CUSNAP_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int* canAccessPeer, CUdevic
   if (canAccessPeer == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *canAccessPeer = 0;
   return CUDA_SUCCESS;
+}
+
+// One device: every pair of devices is invalid or the same device, which both P2P queries answer
+// with CUDA_ERROR_INVALID_DEVICE, as documented.
+CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetP2PAttribute(int*, CUdevice_P2PAttribute, CUdevice,
+                                                       CUdevice) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  return CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(unsigned int*,
+                                                                const CUatomicOperation*,
+                                                                unsigned int, CUdevice, CUdevice) {
+  if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+  return CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUSNAP_EXPORT CUresult CUDAAPI cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {

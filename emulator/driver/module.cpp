@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "driver/api.h"
+#include "driver/array.h"
 #include "driver/context.h"
 #include "driver/link_inputs.h"
 #include "driver/memory.h"
@@ -122,7 +123,10 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     a.mapped_size = mapped;
     a.kind = AllocationKind::kModuleVariable;
     a.name = v.name.c_str();  // the program (and its names) outlives the allocation
-    a.device_writable = v.space == ptx::VariableSpace::kGlobal;
+    // A .texref/.surfref variable holds its reference's handle, which device code only reads
+    // through the texture instructions.
+    a.device_writable =
+        v.space == ptx::VariableSpace::kGlobal && v.opaque == ptx::OpaqueKind::kNone;
     // `__managed__`: device addresses are host addresses, so the address cuModuleGetGlobal
     // returns is the host's pointer to the same bytes, as unified addressing gives on a GPU.
     a.managed_variable = v.managed;
@@ -131,6 +135,10 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
     note_allocation(a.kind, a.size);
     module->variable_addresses[i] = a.base;
     module->program->bind_variable(static_cast<int>(i), a.base);
+  }
+  if (CUresult r = create_module_references(module.get()); r != CUDA_SUCCESS) {
+    free_variables(module.get());
+    return r;
   }
   const auto& kernels = module->program->kernels();
   for (const ptx::KernelDesc& k : kernels) {
@@ -157,6 +165,7 @@ CUresult load_module(const void* image, Module** out, std::string* error) {
 void unload_module(Module* module) {
   for (int n; (n = module->launches_in_flight.load()) != 0;) module->launches_in_flight.wait(n);
   for (auto& f : module->functions) destroy_handle(f.release(), HandleKind::kFunction);
+  destroy_module_references(module);
   free_variables(module);
   destroy_handle(module, HandleKind::kModule);
 }
@@ -260,7 +269,10 @@ CUresult get_global(Module* m, const char* name, CUdeviceptr* dptr, size_t* byte
   if (m == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   int index = m->program->find_variable(name);
-  if (index < 0 || m->variable_addresses[index] == 0) return CUDA_ERROR_NOT_FOUND;
+  // Texture and surface references are not global variables (cuModuleGetTexRef finds them).
+  if (index < 0 || m->variable_addresses[index] == 0 ||
+      m->program->variables()[index].opaque != cusnap::emu::ptx::OpaqueKind::kNone)
+    return CUDA_ERROR_NOT_FOUND;
   if (dptr != nullptr) *dptr = m->variable_addresses[index];
   if (bytes != nullptr) *bytes = m->program->variables()[index].size;
   return CUDA_SUCCESS;
@@ -406,6 +418,19 @@ CUSNAP_EXPORT CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
     unload_module(lib->module);
     destroy_handle(lib, HandleKind::kLibrary);
     return CUDA_SUCCESS;
+  });
+}
+
+// CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS is 0 (the host cannot call interpreted PTX), for
+// which cuda.h documents CUDA_ERROR_NOT_FOUND.
+CUSNAP_EXPORT CUresult CUDAAPI cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library,
+                                                           const char* symbol) {
+  return guarded("cuLibraryGetUnifiedFunction", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    if (handle_cast<Library>(library, HandleKind::kLibrary) == nullptr)
+      return CUDA_ERROR_INVALID_HANDLE;
+    if (fptr == nullptr || symbol == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_ERROR_NOT_FOUND;
   });
 }
 

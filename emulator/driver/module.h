@@ -60,6 +60,9 @@ struct Module {
   std::atomic<int> launches_in_flight{0};
   std::vector<std::unique_ptr<Function>> functions;
   std::vector<uint64_t> variable_addresses;  // per program->variables(); 0 for externs
+  // Per program->variables(): the CUtexref / CUsurfref of a `.texref` / `.surfref` variable
+  // (texref.cpp), else null.
+  std::vector<void*> references;
   Library* library = nullptr;
   uint32_t ptx_sm = 0;  // the fatbin entry the PTX came from (0 for plain PTX text)
 };

@@ -54,6 +54,8 @@ enum class HandleKind : uint8_t {
   kAsyncCallback,
   kGreenContext,
   kResourceDesc,
+  kTexRef,   // CUtexref (texref.cpp)
+  kSurfRef,  // CUsurfref
 };
 
 // The registry of opaque handles. Every entry point validates a handle here before it

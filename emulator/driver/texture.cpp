@@ -23,6 +23,8 @@ struct TextureObject {
   CUDA_RESOURCE_DESC resource{};
   CUDA_TEXTURE_DESC texture{};
   bool is_surface = false;
+  // A legacy reference (texref.cpp): its state is read at every lookup instead of the above.
+  const void* reference = nullptr;
 };
 
 struct Registry {
@@ -38,8 +40,9 @@ Registry& registry() {
 constexpr uint64_t kLinearAlignment = 512;  // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
 constexpr uint64_t kPitchAlignment = 32;    // CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
 
-// The texel grid a resource descriptor names (every level of a mipmapped array), or the error.
-CUresult resolve(const CUDA_RESOURCE_DESC& r, ptx::TextureView* out) {
+}  // namespace
+
+CUresult resolve_resource(const CUDA_RESOURCE_DESC& r, ptx::TextureView* out) {
   switch (r.resType) {
     case CU_RESOURCE_TYPE_ARRAY: {
       CudaArray* a = find_array(r.res.array.hArray);
@@ -102,9 +105,7 @@ CUresult resolve(const CUDA_RESOURCE_DESC& r, ptx::TextureView* out) {
   }
 }
 
-// The sampling state of a texture descriptor; refuses (NOT_SUPPORTED, logged) what the engine
-// does not filter exactly.
-CUresult sampler_of(const CUDA_TEXTURE_DESC& t, ptx::TextureView* v) {
+CUresult sampling_state(const CUDA_TEXTURE_DESC& t, ptx::TextureView* v, const char* caller) {
   constexpr unsigned kKnownFlags = CU_TRSF_READ_AS_INTEGER | CU_TRSF_NORMALIZED_COORDINATES |
                                    CU_TRSF_SRGB | CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION |
                                    CU_TRSF_SEAMLESS_CUBEMAP;
@@ -155,11 +156,14 @@ CUresult sampler_of(const CUDA_TEXTURE_DESC& t, ptx::TextureView* v) {
   else if (t.flags & CU_TRSF_SEAMLESS_CUBEMAP)
     refused = "seamless cubemap filtering";
   if (refused != nullptr) {
-    log(LogLevel::kError, "cuTexObjectCreate: %s is not supported by the emulator", refused);
+    if (caller != nullptr)
+      log(LogLevel::kError, "%s: %s is not supported by the emulator", caller, refused);
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   return CUDA_SUCCESS;
 }
+
+namespace {
 
 CUresult find_object(uint64_t handle, bool surface, TextureObject* out) {
   Registry& r = registry();
@@ -194,16 +198,32 @@ bool lookup_texture(uint64_t handle, ptx::TextureView* out) {
   TextureObject o;
   if (find_object(handle, false, &o) != CUDA_SUCCESS) return false;
   *out = ptx::TextureView{};
-  return resolve(o.resource, out) == CUDA_SUCCESS && sampler_of(o.texture, out) == CUDA_SUCCESS;
+  if (o.reference != nullptr) return reference_texture_view(o.reference, out);
+  return resolve_resource(o.resource, out) == CUDA_SUCCESS &&
+         sampling_state(o.texture, out, nullptr) == CUDA_SUCCESS;
 }
 
 bool lookup_surface(uint64_t handle, ptx::SurfaceView* out) {
   TextureObject o;
   if (find_object(handle, true, &o) != CUDA_SUCCESS) return false;
+  if (o.reference != nullptr) return reference_surface_view(o.reference, out);
   ptx::TextureView v;
-  if (resolve(o.resource, &v) != CUDA_SUCCESS) return false;
+  if (resolve_resource(o.resource, &v) != CUDA_SUCCESS) return false;
   out->image = v.levels[0];
   return true;
+}
+
+uint64_t register_reference(const void* reference, bool surface) {
+  TextureObject o;
+  o.is_surface = surface;
+  o.reference = reference;
+  return insert(o);
+}
+
+void unregister_reference(uint64_t handle) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.objects.erase(handle);
 }
 
 bool AllocationTable::texture(uint64_t handle, ptx::TextureView* out) const {
@@ -233,8 +253,9 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexObjectCreate(CUtexObject* pTexObject,
       return CUDA_ERROR_NOT_SUPPORTED;
     }
     ptx::TextureView v;
-    if (CUresult r = resolve(*pResDesc, &v); r != CUDA_SUCCESS) return r;
-    if (CUresult r = sampler_of(*pTexDesc, &v); r != CUDA_SUCCESS) return r;
+    if (CUresult r = resolve_resource(*pResDesc, &v); r != CUDA_SUCCESS) return r;
+    if (CUresult r = sampling_state(*pTexDesc, &v, "cuTexObjectCreate"); r != CUDA_SUCCESS)
+      return r;
     TextureObject o;
     o.resource = *pResDesc;
     o.texture = *pTexDesc;
@@ -268,6 +289,18 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTex
     if (CUresult r = find_object(texObject, false, &o); r != CUDA_SUCCESS) return r;
     *pTexDesc = o.texture;
     return CUDA_SUCCESS;
+  });
+}
+
+// cuTexObjectCreate refuses resource views, so no object has one: the documented answer for an
+// object without a view is CUDA_ERROR_INVALID_VALUE.
+CUSNAP_EXPORT CUresult CUDAAPI cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc,
+                                                              CUtexObject texObject) {
+  return guarded("cuTexObjectGetResourceViewDesc", [&] {
+    if (CUresult r = check_initialized(); r != CUDA_SUCCESS) return r;
+    (void)pResViewDesc;
+    (void)texObject;
+    return CUDA_ERROR_INVALID_VALUE;
   });
 }
 

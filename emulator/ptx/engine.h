@@ -52,6 +52,12 @@ struct KernelDesc {
 };
 
 enum class VariableSpace : uint8_t { kGlobal, kConst };
+// A module-scope `.global .texref` / `.global .surfref` (the legacy texture and surface
+// references of unified texture mode) is an 8-byte variable that holds the handle of the driver's
+// reference object: the driver writes it at load (cuModuleGetTexRef / cuModuleGetSurfRef name the
+// same object), and tex/tld4/txq/istypep (suld/sust/suq) naming the variable read it at execution,
+// so the state set through cuTexRef* / cuSurfRef* before a launch is what that launch samples.
+enum class OpaqueKind : uint8_t { kNone, kTexref, kSurfref };
 
 // A module-scope `.global` or `.const` variable. The driver layer allocates device memory for it
 // (size/align), copies `initializer` (zero-filled when shorter than size) and then binds the
@@ -65,6 +71,7 @@ struct VariableDesc {
   bool is_extern = false;  // `.extern` declarations are not allocated
   // `.attribute(.managed)`: lives in managed memory (host-accessible through its address).
   bool managed = false;
+  OpaqueKind opaque = OpaqueKind::kNone;  // a .texref / .surfref (8 bytes: the handle)
 };
 
 // Texture and surface objects (CUtexObject / CUsurfObject), as the driver layer describes them

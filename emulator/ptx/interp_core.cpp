@@ -338,6 +338,14 @@ const uint64_t* Launch::computed_operand(Warp& w, const Operand& o, uint32_t exe
       }
       return s;
     }
+    case Operand::kRefHandle: {
+      uint64_t* s = w.slot(scratch);
+      for (uint32_t m = exec; m; m &= m - 1) {
+        int l = std::countr_zero(m);
+        std::memcpy(&s[l], reinterpret_cast<const void*>(symbol_value(w, l, o.symbol)), 8);
+      }
+      return s;
+    }
     case Operand::kNone:  // an optional operand that is absent (callers test for it first)
       return w.slot(kSpZero);
     default:

@@ -236,6 +236,18 @@ int geom_dims(TexGeom g) {
   }
 }
 
+// Why a lookup failed: an object handle that names no live object, or a reference that is not
+// bound (or whose binding the driver cannot sample).
+std::string not_live(const Module& m, const Operand& o, bool surface) {
+  const char* what = surface ? "surface" : "texture";
+  if (o.kind == Operand::kRefHandle)
+    return std::string(what) + " reference '" + m.symbols[o.symbol].name +
+           "' has no binding the emulator can " + (surface ? "access" : "sample") +
+           " (nothing bound, a destroyed array, a format set that disagrees with the binding" +
+           (surface ? "" : ", or linear filtering of texels read as integers") + ")";
+  return std::string("the operand is not a live ") + what + " object";
+}
+
 }  // namespace
 
 void Launch::exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec) {
@@ -265,7 +277,7 @@ void Launch::exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       fail(LaunchStatus::kIllegalInstruction, why + ": " + where(b, w, lane, in));
     };
     if (!memory_.texture(handles[lane], &t)) {
-      refuse("the operand is not a live texture object");
+      refuse(not_live(m_, in.ops[1], false));
       return;
     }
     const ImageView& base = t.levels[0];
@@ -401,7 +413,7 @@ void Launch::exec_surface(Block& b, Warp& w, const Instr& in, uint32_t exec) {
     SurfaceView sv;
     if (!memory_.surface(handles[lane], &sv)) {
       fail(LaunchStatus::kIllegalInstruction,
-           "the operand is not a live surface object: " + where(b, w, lane, in));
+           not_live(m_, in.ops[hs], true) + ": " + where(b, w, lane, in));
       return;
     }
     const ImageView& im = sv.image;
@@ -489,9 +501,8 @@ void Launch::exec_image_query(Block& b, Warp& w, const Instr& in, uint32_t exec)
     }
     const bool ok = in.op == Op::kTxq ? memory_.texture(h, &t) : memory_.surface(h, &s);
     if (!ok) {
-      fail(LaunchStatus::kIllegalInstruction, std::string("the operand is not a live ") +
-                                                  (in.op == Op::kTxq ? "texture" : "surface") +
-                                                  " object: " + where(b, w, lane, in));
+      fail(LaunchStatus::kIllegalInstruction,
+           not_live(m_, in.ops[1], in.op != Op::kTxq) + ": " + where(b, w, lane, in));
       return;
     }
     const ImageView& im = in.op == Op::kTxq ? t.levels[0] : s.image;

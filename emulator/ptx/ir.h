@@ -218,13 +218,14 @@ enum class MemScope : uint8_t { kNone, kCta, kCluster, kGpu, kSys };
 struct Operand {
   enum Kind : uint8_t {
     kNone,
-    kReg,     // slot
-    kConst,   // constant pool index
-    kSink,    // `_`: result discarded
-    kVector,  // `count` operands starting at vec_pool[index]
-    kAddr,    // [base + offset]; base is a register (slot), a symbol (symbol) or absent
-    kSymbol,  // a symbol's address as a value (mov, cvta, call arguments)
-    kLabel,   // branch target: index = instruction index
+    kReg,        // slot
+    kConst,      // constant pool index
+    kSink,       // `_`: result discarded
+    kVector,     // `count` operands starting at vec_pool[index]
+    kAddr,       // [base + offset]; base is a register (slot), a symbol (symbol) or absent
+    kSymbol,     // a symbol's address as a value (mov, cvta, call arguments)
+    kRefHandle,  // the 64-bit handle stored in a .texref/.surfref variable (symbol)
+    kLabel,      // branch target: index = instruction index
   };
   Kind kind = kNone;
   bool negate = false;       // `!%p`
@@ -308,6 +309,7 @@ struct Symbol {
   uint64_t offset = 0;     // local/param-frame: frame offset; param-kernel: buffer offset
   int32_t shared_id = -1;  // shared: ordinal among shared symbols
   bool extern_shared = false;
+  OpaqueKind opaque = OpaqueKind::kNone;  // a .texref / .surfref variable (engine.h)
 };
 
 struct FormalParam {
@@ -363,6 +365,7 @@ struct Module {
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;
   bool has_indirect_calls = false;
+  bool texmode_independent = false;  // `.target texmode_independent`
   std::vector<KernelDesc> kernels;
   std::vector<KernelInfo> kernel_info;
   std::vector<VariableDesc> variables;

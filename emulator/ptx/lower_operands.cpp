@@ -323,6 +323,7 @@ Operand Parser::src(const ParsedOperand& p, Type t) {
       o.index = const_index(immediate_bits(p.number, t, p.line));
       return o;
     case ParsedOperand::kSymbol:
+      refuse_reference_use(p.symbol, p.line);
       o.kind = Operand::kSymbol;
       o.has_symbol = true;
       o.symbol = p.symbol;
@@ -399,10 +400,20 @@ Operand Parser::dst_vector(const ParsedOperand& p, size_t count) {
   return o;
 }
 
+void Parser::refuse_reference_use(uint32_t symbol, uint32_t line) {
+  const Symbol& s = m_.symbols[symbol];
+  if (s.opaque == OpaqueKind::kNone) return;
+  not_supported_at(line, "'" + s.name + "' is a " +
+                             (s.opaque == OpaqueKind::kTexref ? ".texref" : ".surfref") +
+                             ": the emulator supports naming it only as the texture or surface "
+                             "of tex, tld4, txq, suld, sust and suq");
+}
+
 Operand Parser::addr(const ParsedOperand& p) {
   if (p.negate) fail_at(p.line, "an address cannot be negated");
   if (p.kind != ParsedOperand::kAddr) {
     if (p.kind == ParsedOperand::kSymbol) {  // some instructions accept a bare symbol as address
+      refuse_reference_use(p.symbol, p.line);
       Operand o;
       o.kind = Operand::kAddr;
       o.has_symbol = true;
@@ -412,6 +423,7 @@ Operand Parser::addr(const ParsedOperand& p) {
     }
     fail_at(p.line, "expected an address operand [..]");
   }
+  if (p.has_symbol) refuse_reference_use(p.symbol, p.line);
   Operand o;
   o.kind = Operand::kAddr;
   o.base_is_reg = p.base_reg;

@@ -65,13 +65,29 @@ bool Parser::lower_image(Function& f, Instr& in, std::string_view op,
       fail_at(line, text + " expects " + std::to_string(n) + " operands, found " +
                         std::to_string(ops.size()));
   };
-  // The object: a 64-bit register holding a texture or surface object handle. `.texref` and
-  // `.surfref` variables (the legacy references) are refused at their declaration.
+  // The object: a 64-bit register holding a texture or surface object handle, or the name of a
+  // `.texref` (tex, tld4, txq) / `.surfref` (suld, sust, suq) variable, whose stored handle the
+  // driver's reference object owns (engine.h OpaqueKind).
+  const OpaqueKind want = tex || tld4 || op == "txq" ? OpaqueKind::kTexref : OpaqueKind::kSurfref;
   auto handle = [&](const ParsedOperand& p) {
+    if (p.kind == ParsedOperand::kSymbol && m_.symbols[p.symbol].opaque != OpaqueKind::kNone) {
+      const Symbol& s = m_.symbols[p.symbol];
+      if (s.opaque != want || op == "istypep")
+        not_supported_at(line, "instruction '" + text + "' in function '" + f.name + "' names '" +
+                                   s.name + "', a " +
+                                   (s.opaque == OpaqueKind::kTexref ? ".texref" : ".surfref") +
+                                   ", which the emulator does not support there");
+      if (p.offset != 0) fail_at(line, "'" + s.name + "' cannot take an offset in " + text);
+      Operand o;
+      o.kind = Operand::kRefHandle;
+      o.has_symbol = true;
+      o.symbol = p.symbol;
+      return o;
+    }
     if (p.kind != ParsedOperand::kReg)
       not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
-                                 "': only texture and surface object handles in registers are "
-                                 "supported by the emulator (no .texref/.surfref names)");
+                                 "': only texture and surface object handles in registers and "
+                                 ".texref/.surfref names are supported by the emulator");
     return src(p, Type::kU64);
   };
   // `[handle, {coords}]`: the sampler-less form (unified texture mode); `[tex, sampler, c]`
@@ -109,7 +125,7 @@ bool Parser::lower_image(Function& f, Instr& in, std::string_view op,
     need(2);
     in.nops = 2;
     in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], Type::kU64);
+    in.ops[1] = handle(ops[1]);
     return true;
   }
   if (query) {

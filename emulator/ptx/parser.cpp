@@ -315,7 +315,9 @@ void Parser::parse_module() {
         } else if (name == "map_f64_to_f32") {
           // Changes what every .f64 instruction computes; the emulator runs .f64 as written.
           not_supported_at(line, ".target map_f64_to_f32 is not supported by the emulator");
-        } else if (name != "texmode_unified" && name != "texmode_independent" && name != "debug") {
+        } else if (name == "texmode_independent") {
+          m_.texmode_independent = true;
+        } else if (name != "texmode_unified" && name != "debug") {
           fail_at(line, "unknown target '" + std::string(name) + "'");
         }
         if (!accept_punct(',')) break;
@@ -357,13 +359,30 @@ void Parser::parse_module() {
       continue;
     }
     if (d == ".alias") not_supported_at(t.line, ".alias is not supported by the emulator");
+    // `.global .texref name;` and `.global .surfref name;` (unified texture mode references) are
+    // variables holding the driver's reference handle; every other form names a construct the
+    // emulator does not implement.
+    bool declared_reference = false;
     for (const char* opaque : {".texref", ".samplerref", ".surfref"})
-      for (size_t k = 0; k < 4 && peek(k).kind == Tok::kDot; ++k)
-        if (peek(k).text == opaque)
-          not_supported_at(
-              t.line,
-              std::string(opaque) +
-                  " variables (textures, samplers, surfaces) are not supported by the emulator");
+      for (size_t k = 0; k < 4 && !declared_reference && peek(k).kind == Tok::kDot; ++k) {
+        if (peek(k).text != opaque) continue;
+        const std::string what(opaque);
+        if (what == ".samplerref")
+          not_supported_at(t.line,
+                           ".samplerref variables (the separate samplers of independent texture "
+                           "mode) are not supported by the emulator");
+        if (k != 1 || !is_dot(".global"))
+          not_supported_at(t.line, what + " variables are supported only as '.global " + what +
+                                       " name;' by the emulator (no .extern, .visible, .weak)");
+        if (m_.texmode_independent)
+          not_supported_at(t.line, what +
+                                       " variables of a .texmode_independent module are not "
+                                       "supported by the emulator (only unified texture mode)");
+        next();
+        parse_reference_variable(what == ".texref" ? OpaqueKind::kTexref : OpaqueKind::kSurfref);
+        declared_reference = true;
+      }
+    if (declared_reference) continue;
     bool is_extern = false, is_visible = false;
     while (is_dot(".extern") || is_dot(".visible") || is_dot(".weak") || is_dot(".common")) {
       if (is_dot(".extern")) is_extern = true;
@@ -613,6 +632,44 @@ void Parser::parse_module_variable(Space space, bool is_extern, bool /*is_visibl
     if (!accept_punct(',')) break;
   }
   expect_punct(';', "after variable declaration");
+}
+
+void Parser::parse_reference_variable(OpaqueKind kind) {
+  const uint32_t line = peek().line;
+  const char* what = kind == OpaqueKind::kTexref ? ".texref" : ".surfref";
+  next();  // .texref / .surfref
+  for (;;) {
+    std::string_view name = expect_ident(kind == OpaqueKind::kTexref ? "in a .texref declaration"
+                                                                     : "in a .surfref declaration");
+    if (is_punct('['))
+      not_supported_at(
+          line, std::string("arrays of ") + what + " variables are not supported by the emulator");
+    if (is_punct('='))
+      not_supported_at(line, std::string("initializers of ") + what +
+                                 " variables are not supported by the emulator");
+    if (auto prior = lookup(name); prior && scopes_.size() == 1)
+      fail_at(line, "'" + std::string(name) + "' is declared twice in the same scope");
+    Symbol s;
+    s.name = std::string(name);
+    s.space = Space::kGlobal;
+    s.size = 8;
+    s.align = 8;
+    s.opaque = kind;
+    const uint32_t sym = add_symbol(s);
+    VariableDesc v;
+    v.name = s.name;
+    v.space = VariableSpace::kGlobal;
+    v.size = 8;
+    v.align = 8;
+    v.opaque = kind;
+    m_.symbols[sym].variable = static_cast<int32_t>(m_.variables.size());
+    m_.variables.push_back(std::move(v));
+    m_.variable_symbol.push_back(sym);
+    declare(name, Name{false, sym}, line);
+    m_.global_symbols[std::string(name)] = sym;
+    if (!accept_punct(',')) break;
+  }
+  expect_punct(';', "after a .texref or .surfref declaration");
 }
 
 void Parser::parse_performance_directives(KernelDesc* kd) {

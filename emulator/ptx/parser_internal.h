@@ -115,6 +115,10 @@ class Parser {
                            std::vector<Module::Relocation>& relocs, bool& nested);
   void parse_pragma_strings();
   void parse_module_variable(Space space, bool is_extern, bool is_visible);
+  // `.global .texref a[, b];` / `.global .surfref ...;` after the `.global` (engine.h OpaqueKind).
+  void parse_reference_variable(OpaqueKind kind);
+  // Refuses (not supported) a .texref/.surfref symbol used as a value or an address.
+  void refuse_reference_use(uint32_t symbol, uint32_t line);
   void parse_function(bool is_entry, bool is_extern);
   void parse_function_attributes();  // `.attribute(.unified(a, b))` after `.func`
   void parse_param_list(Function& f, bool is_entry, bool returns);

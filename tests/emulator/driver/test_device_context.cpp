@@ -206,6 +206,42 @@ TEST_CASE("an unimplemented export answers NOT_SUPPORTED", "[device]") {
   CHECK_CU(cuEventDestroy(event));
 }
 
+TEST_CASE("one device: peer access and P2P queries answer as documented for no peer", "[device]") {
+  CUcontext primary = primary_context();
+  int value = 7;
+  // Every pair of devices is invalid or the same device.
+  CHECK(cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 0) ==
+        CUDA_ERROR_INVALID_DEVICE);
+  CHECK(cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1) ==
+        CUDA_ERROR_INVALID_DEVICE);
+  CHECK(value == 7);
+  unsigned caps = 0;
+  const CUatomicOperation op = CU_ATOMIC_OPERATION_INTEGER_ADD;
+  CHECK(cuDeviceGetP2PAtomicCapabilities(&caps, &op, 1, 0, 0) == CUDA_ERROR_INVALID_DEVICE);
+  // A second context on the same device is no peer of the first.
+  CUcontext other = nullptr;
+  REQUIRE_CU(cuCtxCreate(&other, nullptr, 0, 0));
+  REQUIRE_CU(cuCtxSetCurrent(primary));
+  CHECK(cuCtxEnablePeerAccess(primary, 0) == CUDA_ERROR_INVALID_CONTEXT);  // itself
+  CHECK(cuCtxEnablePeerAccess(reinterpret_cast<CUcontext>(0x1234), 0) ==
+        CUDA_ERROR_INVALID_CONTEXT);
+  CHECK(cuCtxEnablePeerAccess(other, 1) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuCtxEnablePeerAccess(other, 0) == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+  CHECK(cuCtxDisablePeerAccess(other) == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+  REQUIRE_CU(cuCtxDestroy(other));
+  REQUIRE_CU(cuCtxSetCurrent(primary));
+  CHECK(cuCtxDisablePeerAccess(other) == CUDA_ERROR_INVALID_CONTEXT);  // destroyed
+  // No unified function pointers: none is ever found.
+  int unified = 1;
+  REQUIRE_CU(cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS, 0));
+  CHECK(unified == 0);
+  void* fptr = nullptr;
+  CHECK(cuLibraryGetUnifiedFunction(&fptr, nullptr, "f") == CUDA_ERROR_INVALID_HANDLE);
+  // No texture object has a resource view (cuTexObjectCreate refuses them).
+  CUDA_RESOURCE_VIEW_DESC view{};
+  CHECK(cuTexObjectGetResourceViewDesc(&view, 1) == CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_CASE("host atomic capabilities agree with HOST_NATIVE_ATOMIC_SUPPORTED and the engine",
           "[device]") {
   REQUIRE_CU(cuInit(0));

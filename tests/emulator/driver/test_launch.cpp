@@ -139,6 +139,9 @@ TEST_CASE("library from a fatbin: CUkernel launched as CUfunction, globals", "[l
   REQUIRE_CU(cuLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   CUkernel kernel = nullptr;
   REQUIRE_CU(cuLibraryGetKernel(&kernel, library, "scale_and_count"));
+  void* unified = nullptr;  // no unified function pointers on the emulator
+  CHECK(cuLibraryGetUnifiedFunction(&unified, library, "scale_and_count") == CUDA_ERROR_NOT_FOUND);
+  CHECK(cuLibraryGetUnifiedFunction(nullptr, library, "x") == CUDA_ERROR_INVALID_VALUE);
   CUfunction function = nullptr;
   REQUIRE_CU(cuKernelGetFunction(&function, kernel));
   size_t offset = 0, size = 0;

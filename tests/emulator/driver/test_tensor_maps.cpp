@@ -125,6 +125,58 @@ TEST_CASE("tensor maps: cuTensorMapEncodeTiled checks its arguments as cuda.h do
   CHECK_CU(cuMemFree(base));
 }
 
+TEST_CASE("tensor maps: im2col encoders check their arguments, then refuse valid maps",
+          "[tensor_maps]") {
+  primary_context();
+  CUdeviceptr base = 0;
+  REQUIRE_CU(cuMemAlloc(&base, 1 << 16));
+  alignas(64) CUtensorMap map;
+  void* address = reinterpret_cast<void*>(base);
+  // NHWC: 16 channels of f32, 8 x 8 pixels, 2 images.
+  const cuuint64_t dim[4] = {16, 8, 8, 2};
+  const cuuint64_t stride[3] = {64, 512, 4096};
+  const cuuint32_t estride[4] = {1, 1, 1, 1};
+  int lower[2] = {-1, -1}, upper[2] = {-1, -1};
+  auto im2col = [&](cuuint32_t rank, const int* lo, const int* hi, cuuint32_t channels,
+                    cuuint32_t pixels, CUtensorMapSwizzle swizzle) {
+    return cuTensorMapEncodeIm2col(
+        &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, address, dim, stride, lo, hi, channels, pixels,
+        estride, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  };
+  // Valid: refused, since the engine refuses cp.async.bulk.tensor .im2col at load.
+  CHECK(im2col(4, lower, upper, 16, 64, CU_TENSOR_MAP_SWIZZLE_NONE) == CUDA_ERROR_NOT_SUPPORTED);
+  // The documented rules, shared with cuTensorMapEncodeTiled and their own.
+  CHECK(im2col(2, lower, upper, 16, 64, CU_TENSOR_MAP_SWIZZLE_NONE) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(im2col(4, nullptr, upper, 16, 64, CU_TENSOR_MAP_SWIZZLE_NONE) == CUDA_ERROR_INVALID_VALUE);
+  int far[2] = {-129, 0};
+  CHECK(im2col(4, far, upper, 16, 64, CU_TENSOR_MAP_SWIZZLE_NONE) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(im2col(4, lower, upper, 257, 64, CU_TENSOR_MAP_SWIZZLE_NONE) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(im2col(4, lower, upper, 16, 1025, CU_TENSOR_MAP_SWIZZLE_NONE) == CUDA_ERROR_INVALID_VALUE);
+  // 16 f32 channels are 64 bytes: more than the 32-byte swizzle span.
+  CHECK(im2col(4, lower, upper, 16, 64, CU_TENSOR_MAP_SWIZZLE_32B) == CUDA_ERROR_INVALID_VALUE);
+  // Rank 3 takes one offset in [-32768, 32767].
+  int wide_lo[1] = {-300}, wide_hi[1] = {0};
+  CHECK(cuTensorMapEncodeIm2col(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, address, dim, stride,
+                                wide_lo, wide_hi, 16, 64, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_ERROR_NOT_SUPPORTED);
+  auto wide = [&](int lo, int hi, CUtensorMapIm2ColWideMode mode, cuuint32_t pixels) {
+    return cuTensorMapEncodeIm2colWide(
+        &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, address, dim, stride, lo, hi, 16, pixels, estride,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, mode, CU_TENSOR_MAP_SWIZZLE_NONE,
+        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  };
+  // Valid: refused (the encoder needs compute capability 10.0; the emulated device is 9.0 here).
+  CHECK(wide(-1, 1, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W, 64) == CUDA_ERROR_NOT_SUPPORTED);
+  // pixelsPerColumn is ignored in W128 mode.
+  CHECK(wide(-1, 1, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128, 5000) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(wide(-1, 1, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W, 5000) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(wide(-40000, 1, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W, 64) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(wide(0, 0, static_cast<CUtensorMapIm2ColWideMode>(7), 64) == CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFree(base));
+}
+
 #ifdef CUSNAP_TEST_HAVE_PTX_ENGINE
 
 namespace {

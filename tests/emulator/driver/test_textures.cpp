@@ -4,6 +4,7 @@
 // emulator's code: normalized coordinates scale by the extent, nearest-point reads T[floor(x)],
 // linear filtering weights the neighbours of x - 0.5 by frac(x - 0.5) in 1/256 steps, address
 // modes wrap / clamp / mirror / border act on texel indices.
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -1040,5 +1041,521 @@ TEST_CASE("textures: what the emulator cannot filter exactly is refused at creat
   REQUIRE_CU(cuDeviceGetTexture1DLinearMaxWidth(&width, CU_AD_FORMAT_FLOAT, 4, 0));
   CHECK(width == (size_t{1} << 28));
 }
+
+// ---- legacy texture and surface references (cuTexRef*, cuSurfRef*) ----------------------------
+// Hand-written PTX (nvcc 13 no longer emits references from CUDA C++) in unified texture mode:
+// module-scope `.global .texref` / `.global .surfref` variables named by tex, txq, suld, sust and
+// suq. The samples are checked against the same host reference as the texture objects above.
+// (The reference API is deprecated in cuda.h; it is what these tests exercise.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace {
+
+const char* kReferencePtx = R"(
+.version 7.0
+.target sm_75, texmode_unified
+.address_size 64
+.global .texref tex2;
+.global .texref texlin, texpitch;
+.global .surfref surf;
+.visible .entry ref_sample2d(.param .u64 out, .param .u64 xs, .param .u64 ys, .param .u32 n,
+                             .param .u32 as_int)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<16>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<10>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [xs];
+  ld.param.u64 %rd3, [ys];
+  ld.param.u32 %r1, [n];
+  ld.param.u32 %r10, [as_int];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.s32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  mul.wide.s32 %rd4, %r5, 4;
+  add.s64 %rd5, %rd2, %rd4;
+  ld.global.f32 %f1, [%rd5];
+  add.s64 %rd6, %rd3, %rd4;
+  ld.global.f32 %f2, [%rd6];
+  mul.wide.s32 %rd7, %r5, 16;
+  add.s64 %rd8, %rd1, %rd7;
+  setp.ne.u32 %p2, %r10, 0;
+  @%p2 bra INTS;
+  tex.2d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [tex2, {%f1, %f2}];
+  st.global.v4.f32 [%rd8], {%f3, %f4, %f5, %f6};
+  bra DONE;
+INTS:
+  tex.2d.v4.u32.f32 {%r6, %r7, %r8, %r9}, [tex2, {%f1, %f2}];
+  st.global.v4.u32 [%rd8], {%r6, %r7, %r8, %r9};
+DONE:
+  ret;
+}
+.visible .entry ref_fetch1d(.param .u64 out, .param .u32 n)
+{
+  .reg .pred %p1;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %tid.x;
+  setp.ge.s32 %p1, %r2, %r1;
+  @%p1 bra DONE;
+  sub.s32 %r3, %r2, 2;
+  tex.1d.v4.s32.s32 {%r4, %r5, %r6, %r7}, [texlin, {%r3}];
+  mul.wide.s32 %rd2, %r2, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.u32 [%rd3], {%r4, %r5, %r6, %r7};
+DONE:
+  ret;
+}
+.visible .entry ref_pitch(.param .u64 out)
+{
+  .reg .b32 %r<12>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  cvt.rn.f32.u32 %f1, %r1;
+  cvt.rn.f32.u32 %f2, %r2;
+  add.f32 %f1, %f1, 0f3F000000;
+  add.f32 %f2, %f2, 0f3F000000;
+  tex.2d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [texpitch, {%f1, %f2}];
+  mov.u32 %r3, %ntid.x;
+  mad.lo.s32 %r4, %r2, %r3, %r1;
+  mul.wide.s32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.f32 [%rd3], %f3;
+  ret;
+}
+.visible .entry ref_query(.param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  txq.width.b32 %r1, [tex2];
+  txq.height.b32 %r2, [tex2];
+  txq.normalized_coords.b32 %r3, [tex2];
+  suq.width.b32 %r4, [surf];
+  suq.height.b32 %r5, [surf];
+  st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+  st.global.u32 [%rd1+16], %r5;
+  ret;
+}
+.visible .entry ref_surface()
+{
+  .reg .b32 %r<8>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  shl.b32 %r3, %r1, 2;
+  suld.b.2d.b32.trap {%r4}, [surf, {%r3, %r2}];
+  mad.lo.s32 %r5, %r4, 3, 1;
+  sust.b.2d.b32.trap [surf, {%r3, %r2}], {%r5};
+  ret;
+}
+)";
+
+struct RefModule {
+  CUmodule module = nullptr;
+  RefModule() { REQUIRE_CU(cuModuleLoadData(&module, kReferencePtx)); }
+  ~RefModule() { cuModuleUnload(module); }
+  CUfunction get(const char* name) const {
+    CUfunction f = nullptr;
+    REQUIRE_CU(cuModuleGetFunction(&f, module, name));
+    return f;
+  }
+  CUtexref tex(const char* name) const {
+    CUtexref t = nullptr;
+    REQUIRE_CU(cuModuleGetTexRef(&t, module, name));
+    return t;
+  }
+};
+
+// Samples `xs`, `ys` through ref_sample2d (4 channels each, f32 or u32 bits).
+std::vector<uint32_t> sample_reference(const RefModule& m, const std::vector<float>& xs,
+                                       const std::vector<float>& ys, bool as_int) {
+  int n = static_cast<int>(xs.size());
+  int ints = as_int ? 1 : 0;
+  CUdeviceptr dx = upload(xs), dy = upload(ys), dout = 0;
+  REQUIRE_CU(cuMemAlloc(&dout, n * 16));
+  REQUIRE_CU(launch(m.get("ref_sample2d"), (n + 127) / 128, 128, {&dout, &dx, &dy, &n, &ints}));
+  std::vector<uint32_t> out = download<uint32_t>(dout, n * 4);
+  cuMemFree(dx);
+  cuMemFree(dy);
+  cuMemFree(dout);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("texture references: 2D sampling through cuTexRefSet* state, every address mode",
+          "[texrefs]") {
+  primary_context();
+  RefModule m;
+  CUtexref t = m.tex("tex2");
+  const long w = 5, h = 3;
+  std::vector<float> texels(w * h * 4);
+  RefImage ref;
+  ref.w = w;
+  ref.h = h;
+  ref.ch = 4;
+  for (size_t i = 0; i < texels.size(); ++i) {
+    texels[i] = static_cast<float>((i * 7919) % 101) * 0.37f - 11.0f;
+    ref.v.push_back(texels[i]);
+  }
+  CUarray a = make_array(w, h, 0, CU_AD_FORMAT_FLOAT, 4, 0);
+  fill_array(a, texels.data(), w * 16, h, 1);
+  REQUIRE_CU(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT));
+  float border[4] = {0.25f, 0.5f, 0.75f, 1.0f};
+  REQUIRE_CU(cuTexRefSetBorderColor(t, border));
+  const CUaddress_mode modes[] = {CU_TR_ADDRESS_MODE_WRAP, CU_TR_ADDRESS_MODE_CLAMP,
+                                  CU_TR_ADDRESS_MODE_MIRROR, CU_TR_ADDRESS_MODE_BORDER};
+  for (bool normalized : {true, false})
+    for (bool linear : {true, false})
+      for (CUaddress_mode mx : modes)
+        for (CUaddress_mode my : modes) {
+          // The state is set between launches of the same module: each launch samples the
+          // state of its time.
+          REQUIRE_CU(cuTexRefSetAddressMode(t, 0, mx));
+          REQUIRE_CU(cuTexRefSetAddressMode(t, 1, my));
+          REQUIRE_CU(cuTexRefSetFilterMode(
+              t, linear ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT));
+          REQUIRE_CU(cuTexRefSetFlags(t, normalized ? CU_TRSF_NORMALIZED_COORDINATES : 0));
+          std::vector<float> cx = probe_coords(w, normalized), cy = probe_coords(h, normalized);
+          std::vector<float> xs, ys;
+          for (size_t i = 0; i < cx.size(); ++i)
+            for (size_t j = 0; j < cy.size(); j += 5) {
+              xs.push_back(cx[i]);
+              ys.push_back(cy[(j + i) % cy.size()]);
+            }
+          std::vector<uint32_t> out = sample_reference(m, xs, ys, false);
+          RefSampler s;
+          s.mode[0] = mode_of(mx);
+          s.mode[1] = mode_of(my);
+          s.normalized = normalized;
+          s.linear = linear;
+          for (int c = 0; c < 4; ++c) s.border[c] = border[c];
+          int mismatches = 0;
+          for (size_t i = 0; i < xs.size(); ++i) {
+            const float c[2] = {xs[i], ys[i]};
+            for (int ch = 0; ch < 4; ++ch) {
+              const float got = std::bit_cast<float>(out[i * 4 + ch]);
+              const float expect = ref_sample(ref, s, 2, c, ch);
+              if (got != expect && mismatches++ < 5) {
+                INFO("normalized " << normalized << " linear " << linear << " modes " << mx << ","
+                                   << my << " at (" << xs[i] << ", " << ys[i] << ") channel "
+                                   << ch);
+                CHECK(got == expect);
+              }
+            }
+          }
+          CHECK(mismatches == 0);
+        }
+  // What was set reads back.
+  CUarray back = nullptr;
+  REQUIRE_CU(cuTexRefGetArray(&back, t));
+  CHECK(back == a);
+  CUarray_format format{};
+  int channels = 0;
+  REQUIRE_CU(cuTexRefGetFormat(&format, &channels, t));
+  CHECK(format == CU_AD_FORMAT_FLOAT);
+  CHECK(channels == 4);
+  CUaddress_mode am{};
+  REQUIRE_CU(cuTexRefGetAddressMode(&am, t, 1));
+  CHECK(am == CU_TR_ADDRESS_MODE_BORDER);
+  CUfilter_mode fm{};
+  REQUIRE_CU(cuTexRefGetFilterMode(&fm, t));
+  CHECK(fm == CU_TR_FILTER_MODE_POINT);
+  unsigned flags = 7;
+  REQUIRE_CU(cuTexRefGetFlags(&flags, t));
+  CHECK(flags == 0);
+  float got_border[4] = {};
+  REQUIRE_CU(cuTexRefGetBorderColor(got_border, t));
+  CHECK(got_border[2] == 0.75f);
+  CUdeviceptr address = 0;
+  CHECK(cuTexRefGetAddress(&address, t) == CUDA_ERROR_INVALID_VALUE);  // bound to an array
+  // txq through the reference.
+  CUdeviceptr q = 0;
+  REQUIRE_CU(cuMemAlloc(&q, 32));
+  CUsurfref sref = nullptr;
+  REQUIRE_CU(cuModuleGetSurfRef(&sref, m.module, "surf"));
+  CUarray sa = make_array(6, 2, 0, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_SURFACE_LDST);
+  REQUIRE_CU(cuSurfRefSetArray(sref, sa, 0));
+  REQUIRE_CU(cuTexRefSetFlags(t, CU_TRSF_NORMALIZED_COORDINATES));
+  REQUIRE_CU(launch(m.get("ref_query"), 1, 1, {&q}));
+  std::vector<uint32_t> qv = download<uint32_t>(q, 5);
+  CHECK(qv == std::vector<uint32_t>{5, 3, 1, 6, 2});
+  cuMemFree(q);
+  REQUIRE_CU(cuArrayDestroy(sa));
+  REQUIRE_CU(cuArrayDestroy(a));
+}
+
+TEST_CASE("texture references: 8-bit texels as normalized floats and as integers", "[texrefs]") {
+  primary_context();
+  RefModule m;
+  CUtexref t = m.tex("tex2");
+  const long w = 4, h = 4;
+  std::vector<unsigned char> texels(w * h * 4);
+  for (size_t i = 0; i < texels.size(); ++i) texels[i] = static_cast<unsigned char>(i * 37 + 5);
+  CUarray a = make_array(w, h, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0);
+  fill_array(a, texels.data(), w * 4, h, 1);
+  REQUIRE_CU(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT));
+  std::vector<float> xs, ys;
+  for (float x = -0.5f; x <= 4.5f; x += 0.3f)
+    for (float y = -0.5f; y <= 4.5f; y += 0.7f) {
+      xs.push_back(x);
+      ys.push_back(y);
+    }
+  RefImage ref;
+  ref.w = w;
+  ref.h = h;
+  ref.ch = 4;
+  for (unsigned char v : texels) ref.v.push_back(v / 255.0);
+  REQUIRE_CU(cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_LINEAR));
+  REQUIRE_CU(cuTexRefSetAddressMode(t, 0, CU_TR_ADDRESS_MODE_CLAMP));
+  REQUIRE_CU(cuTexRefSetAddressMode(t, 1, CU_TR_ADDRESS_MODE_CLAMP));
+  std::vector<uint32_t> out = sample_reference(m, xs, ys, false);
+  RefSampler s;
+  s.linear = true;
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int ch = 0; ch < 4; ++ch) {
+      const float c[2] = {xs[i], ys[i]};
+      INFO("(" << xs[i] << ", " << ys[i] << ") channel " << ch);
+      CHECK(std::bit_cast<float>(out[i * 4 + ch]) == ref_sample(ref, s, 2, c, ch));
+    }
+  REQUIRE_CU(cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_POINT));
+  REQUIRE_CU(cuTexRefSetFlags(t, CU_TRSF_READ_AS_INTEGER));
+  out = sample_reference(m, xs, ys, true);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    long x = std::lround(std::floor(xs[i])), y = std::lround(std::floor(ys[i]));
+    x = std::min<long>(std::max<long>(x, 0), w - 1);
+    y = std::min<long>(std::max<long>(y, 0), h - 1);
+    for (int ch = 0; ch < 4; ++ch) CHECK(out[i * 4 + ch] == texels[(y * w + x) * 4 + ch]);
+  }
+  // Linear filtering of integer reads has no exact GPU definition: the launch fails, naming the
+  // reference, instead of guessing.
+  REQUIRE_CU(cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_LINEAR));
+  int n = 1, ints = 1;
+  CUdeviceptr d = upload(std::vector<float>{0.5f}), dout = 0;
+  REQUIRE_CU(cuMemAlloc(&dout, 16));
+  CHECK(launch(m.get("ref_sample2d"), 1, 1, {&dout, &d, &d, &n, &ints}) ==
+        CUDA_ERROR_ILLEGAL_INSTRUCTION);
+  cuDevicePrimaryCtxReset(0);
+}
+
+TEST_CASE("texture references: linear memory (cuTexRefSetAddress) and pitch 2D memory",
+          "[texrefs]") {
+  primary_context();
+  RefModule m;
+  CUtexref lin = m.tex("texlin");
+  const int count = 10;
+  std::vector<int> data(count * 4 + 16);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<int>(i) * 1000 - 7;
+  CUdeviceptr d = upload(data);
+  REQUIRE_CU(cuTexRefSetFormat(lin, CU_AD_FORMAT_SIGNED_INT32, 4));
+  REQUIRE_CU(cuTexRefSetFlags(lin, CU_TRSF_READ_AS_INTEGER));
+  // A base that is not texture-aligned is bound at the alignment below it, and the offset
+  // (in bytes) comes back, as the driver documents: fetch index i + offset / 16 reads dptr[i].
+  size_t offset = 99;
+  REQUIRE_CU(cuTexRefSetAddress(&offset, lin, d + 64, count * 16));
+  CHECK(offset == 64);
+  CUdeviceptr base = 0;
+  REQUIRE_CU(cuTexRefGetAddress(&base, lin));
+  CHECK(base == d);
+  int n = count + 4 + 4;
+  CUdeviceptr out = 0;
+  REQUIRE_CU(cuMemAlloc(&out, n * 16));
+  REQUIRE_CU(launch(m.get("ref_fetch1d"), 1, 32, {&out, &n}));
+  std::vector<int> got = download<int>(out, n * 4);
+  for (int i = 0; i < n; ++i) {
+    const int index = i - 2;  // texel index from the base d: 4 texels of offset, then the range
+    for (int ch = 0; ch < 4; ++ch)
+      CHECK(got[i * 4 + ch] == (index >= 0 && index < count + 4 ? data[index * 4 + ch] : 0));
+  }
+  // Errors: a range outside any allocation, a bad format, a NULL reference.
+  CHECK(cuTexRefSetAddress(nullptr, lin, d + (1 << 20), 64) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefSetFormat(lin, static_cast<CUarray_format>(0x77), 1) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefSetFormat(lin, CU_AD_FORMAT_FLOAT, 3) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefSetFilterMode(nullptr, CU_TR_FILTER_MODE_POINT) == CUDA_ERROR_INVALID_VALUE);
+
+  // Pitch 2D: float texels in cuMemAllocPitch memory, point-sampled at texel centres.
+  CUtexref pt = m.tex("texpitch");
+  const unsigned w = 7, h = 3;
+  CUdeviceptr p = 0;
+  size_t pitch = 0;
+  REQUIRE_CU(cuMemAllocPitch(&p, &pitch, w * 4, h, 4));
+  std::vector<float> rows(pitch / 4 * h);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(i) * 0.5f + 1;
+  REQUIRE_CU(cuMemcpyHtoD(p, rows.data(), rows.size() * 4));
+  CUDA_ARRAY_DESCRIPTOR desc{};
+  desc.Width = w;
+  desc.Height = h;
+  desc.Format = CU_AD_FORMAT_FLOAT;
+  desc.NumChannels = 1;
+  CHECK(cuTexRefSetAddress2D(pt, &desc, p + 4, pitch) == CUDA_ERROR_INVALID_VALUE);  // unaligned
+  REQUIRE_CU(cuTexRefSetAddress2D(pt, &desc, p, pitch));
+  CUdeviceptr pout = 0;
+  REQUIRE_CU(cuMemAlloc(&pout, w * h * 4));
+  CUresult r = cuLaunchKernel(m.get("ref_pitch"), 1, 1, 1, w, h, 1, 0, nullptr,
+                              std::vector<void*>{&pout}.data(), nullptr);
+  REQUIRE_CU(r);
+  REQUIRE_CU(cuCtxSynchronize());
+  std::vector<float> pv = download<float>(pout, w * h);
+  for (unsigned y = 0; y < h; ++y)
+    for (unsigned x = 0; x < w; ++x) CHECK(pv[y * w + x] == rows[y * (pitch / 4) + x]);
+  // The format of a pitch binding is its descriptor's: changing it afterwards makes the
+  // reference unreadable rather than reinterpreted.
+  REQUIRE_CU(cuTexRefSetFormat(pt, CU_AD_FORMAT_SIGNED_INT32, 1));
+  CHECK(cuLaunchKernel(m.get("ref_pitch"), 1, 1, 1, w, h, 1, 0, nullptr,
+                       std::vector<void*>{&pout}.data(), nullptr) == CUDA_SUCCESS);
+  CHECK(cuCtxSynchronize() == CUDA_ERROR_ILLEGAL_INSTRUCTION);
+  cuDevicePrimaryCtxReset(0);
+}
+
+TEST_CASE("surface references: suld/sust through cuSurfRefSetArray", "[texrefs]") {
+  primary_context();
+  RefModule m;
+  CUsurfref s = nullptr;
+  REQUIRE_CU(cuModuleGetSurfRef(&s, m.module, "surf"));
+  CUarray back = nullptr;
+  CHECK(cuSurfRefGetArray(&back, s) == CUDA_ERROR_INVALID_VALUE);  // nothing bound yet
+  const unsigned w = 6, h = 4;
+  CUarray plain = make_array(w, h, 0, CU_AD_FORMAT_UNSIGNED_INT32, 1, 0);
+  CHECK(cuSurfRefSetArray(s, plain, 0) == CUDA_ERROR_INVALID_VALUE);  // no SURFACE_LDST
+  CUarray a = make_array(w, h, 0, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_SURFACE_LDST);
+  CHECK(cuSurfRefSetArray(s, a, 1) == CUDA_ERROR_INVALID_VALUE);  // Flags must be 0
+  std::vector<uint32_t> v(w * h);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint32_t>(i * 11 + 2);
+  fill_array(a, v.data(), w * 4, h, 1);
+  REQUIRE_CU(cuSurfRefSetArray(s, a, 0));
+  REQUIRE_CU(cuSurfRefGetArray(&back, s));
+  CHECK(back == a);
+  REQUIRE_CU(cuLaunchKernel(m.get("ref_surface"), 1, 1, 1, w, h, 1, 0, nullptr, nullptr, nullptr));
+  REQUIRE_CU(cuCtxSynchronize());
+  std::vector<uint32_t> got(w * h);
+  CUDA_MEMCPY2D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  c.srcArray = a;
+  c.dstMemoryType = CU_MEMORYTYPE_HOST;
+  c.dstHost = got.data();
+  c.dstPitch = w * 4;
+  c.WidthInBytes = w * 4;
+  c.Height = h;
+  REQUIRE_CU(cuMemcpy2D(&c));
+  for (size_t i = 0; i < v.size(); ++i) CHECK(got[i] == v[i] * 3 + 1);
+  REQUIRE_CU(cuArrayDestroy(plain));
+  REQUIRE_CU(cuArrayDestroy(a));
+}
+
+TEST_CASE("texture references: handles, lookups and the errors the driver documents", "[texrefs]") {
+  primary_context();
+  RefModule m;
+  CUtexref t = nullptr;
+  CHECK(cuModuleGetTexRef(&t, m.module, "nothing") == CUDA_ERROR_NOT_FOUND);
+  CHECK(cuModuleGetTexRef(&t, m.module, "surf") == CUDA_ERROR_NOT_FOUND);  // a surface
+  CHECK(cuModuleGetTexRef(nullptr, m.module, "tex2") == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuModuleGetTexRef(&t, m.module, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CUsurfref sr = nullptr;
+  CHECK(cuModuleGetSurfRef(&sr, m.module, "tex2") == CUDA_ERROR_NOT_FOUND);
+  // References are not global variables.
+  CUdeviceptr g = 0;
+  size_t bytes = 0;
+  CHECK(cuModuleGetGlobal(&g, &bytes, m.module, "tex2") == CUDA_ERROR_NOT_FOUND);
+  CUtexref a = m.tex("tex2"), b = m.tex("tex2");
+  CHECK(a == b);  // one reference per variable
+  // A module's reference belongs to it: not destroyed by cuTexRefDestroy.
+  CHECK(cuTexRefDestroy(a) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuParamSetTexRef(m.get("ref_query"), CU_PARAM_TR_DEFAULT, a) == CUDA_SUCCESS);
+  CHECK(cuParamSetTexRef(m.get("ref_query"), 0, a) == CUDA_ERROR_INVALID_VALUE);
+  // Fresh state: nothing bound, no format, point filtering, wrap.
+  CUarray arr = nullptr;
+  CHECK(cuTexRefGetArray(&arr, a) == CUDA_ERROR_INVALID_VALUE);
+  CUmipmappedArray mip = nullptr;
+  CHECK(cuTexRefGetMipmappedArray(&mip, a) == CUDA_ERROR_INVALID_VALUE);
+  CUaddress_mode am = CU_TR_ADDRESS_MODE_BORDER;
+  REQUIRE_CU(cuTexRefGetAddressMode(&am, a, 0));
+  CHECK(am == CU_TR_ADDRESS_MODE_WRAP);
+  CHECK(cuTexRefGetAddressMode(&am, a, 3) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefSetAddressMode(a, 0, static_cast<CUaddress_mode>(9)) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefSetFilterMode(a, static_cast<CUfilter_mode>(5)) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefSetFlags(a, 0x100) == CUDA_ERROR_INVALID_VALUE);
+  // What the emulator cannot filter exactly is refused when it is set.
+  CHECK(cuTexRefSetFlags(a, CU_TRSF_SRGB) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuTexRefSetMaxAnisotropy(a, 8) == CUDA_ERROR_NOT_SUPPORTED);
+  REQUIRE_CU(cuTexRefSetMaxAnisotropy(a, 1));
+  int aniso = 0;
+  REQUIRE_CU(cuTexRefGetMaxAnisotropy(&aniso, a));
+  CHECK(aniso == 1);
+  REQUIRE_CU(cuTexRefSetMipmapFilterMode(a, CU_TR_FILTER_MODE_LINEAR));
+  REQUIRE_CU(cuTexRefSetMipmapLevelBias(a, 0.5f));
+  REQUIRE_CU(cuTexRefSetMipmapLevelClamp(a, 1.0f, 3.0f));
+  CUfilter_mode fm{};
+  REQUIRE_CU(cuTexRefGetMipmapFilterMode(&fm, a));
+  CHECK(fm == CU_TR_FILTER_MODE_LINEAR);
+  float bias = 0, lo = 0, hi = 0;
+  REQUIRE_CU(cuTexRefGetMipmapLevelBias(&bias, a));
+  REQUIRE_CU(cuTexRefGetMipmapLevelClamp(&lo, &hi, a));
+  CHECK(bias == 0.5f);
+  CHECK(lo == 1.0f);
+  CHECK(hi == 3.0f);
+  // A mipmapped array binds and reads back.
+  CUDA_ARRAY3D_DESCRIPTOR md{};
+  md.Width = 8;
+  md.Height = 8;
+  md.Format = CU_AD_FORMAT_FLOAT;
+  md.NumChannels = 1;
+  REQUIRE_CU(cuMipmappedArrayCreate(&mip, &md, 3));
+  CHECK(cuTexRefSetMipmappedArray(a, mip, 0) == CUDA_ERROR_INVALID_VALUE);  // needs the flag
+  REQUIRE_CU(cuTexRefSetMipmappedArray(a, mip, CU_TRSA_OVERRIDE_FORMAT));
+  CUmipmappedArray mback = nullptr;
+  REQUIRE_CU(cuTexRefGetMipmappedArray(&mback, a));
+  CHECK(mback == mip);
+  REQUIRE_CU(cuMipmappedArrayDestroy(mip));
+  // Created references: live until destroyed, then stale.
+  CUtexref own = nullptr;
+  REQUIRE_CU(cuTexRefCreate(&own));
+  REQUIRE_CU(cuTexRefSetFilterMode(own, CU_TR_FILTER_MODE_LINEAR));
+  REQUIRE_CU(cuTexRefDestroy(own));
+  CHECK(cuTexRefSetFilterMode(own, CU_TR_FILTER_MODE_LINEAR) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefDestroy(own) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuTexRefSetFilterMode(reinterpret_cast<CUtexref>(0x1234), CU_TR_FILTER_MODE_POINT) ==
+        CUDA_ERROR_INVALID_VALUE);
+  // A surface reference is not a texture reference.
+  CHECK(cuTexRefSetFilterMode(reinterpret_cast<CUtexref>(sr), CU_TR_FILTER_MODE_POINT) ==
+        CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("texture references: fetching through a reference never bound fails the launch",
+          "[texrefs]") {
+  primary_context();
+  RefModule m;
+  int n = 4;
+  CUdeviceptr out = 0;
+  REQUIRE_CU(cuMemAlloc(&out, n * 16));
+  CHECK(launch(m.get("ref_fetch1d"), 1, 32, {&out, &n}) == CUDA_ERROR_ILLEGAL_INSTRUCTION);
+  cuDevicePrimaryCtxReset(0);
+}
+
+TEST_CASE("texture references: sampling a reference whose array was destroyed fails the launch",
+          "[texrefs]") {
+  primary_context();
+  RefModule m;
+  CUtexref t = m.tex("tex2");
+  CUarray a = make_array(4, 4, 0, CU_AD_FORMAT_FLOAT, 1, 0);
+  REQUIRE_CU(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT));
+  REQUIRE_CU(cuArrayDestroy(a));  // the binding no longer names a live array
+  int n = 1, ints = 0;
+  CUdeviceptr d = upload(std::vector<float>{0.5f}), dout = 0;
+  REQUIRE_CU(cuMemAlloc(&dout, 16));
+  CHECK(launch(m.get("ref_sample2d"), 1, 1, {&dout, &d, &d, &n, &ints}) ==
+        CUDA_ERROR_ILLEGAL_INSTRUCTION);
+  cuDevicePrimaryCtxReset(0);
+}
+#pragma GCC diagnostic pop
 
 #endif  // CUSNAP_TEST_HAVE_PTX_ENGINE

@@ -565,8 +565,51 @@ TEST_CASE("module variables: vectors, arrays, nested and flat initializers, addr
   refused(".extern .global .align 4 .u32 te = 5;", ".extern");
   refused(".global .align 3 .u32 tq;", "power of two");
   refused(".global .u32 .u64 tt;", "two types");
-  refused(".global .texref tex;", "textures", CompileStatus::kNotSupported);
+  refused(".global .samplerref smp;", "independent texture mode", CompileStatus::kNotSupported);
+  refused(".extern .global .texref tex;", "only as '.global .texref", CompileStatus::kNotSupported);
+  refused(".global .texref tarr[4];", "arrays of .texref", CompileStatus::kNotSupported);
+  refused(".global .surfref sinit = { width = 4 };", "initializers of .surfref",
+          CompileStatus::kNotSupported);
   refused(".global .align 4 .u32 tu[2] = {1, {2}};", "'{'");
+}
+
+TEST_CASE("texture and surface references: declared, named by tex/txq/suld, nothing else",
+          "[ptx][grammar]") {
+  const std::string decls = ".global .texref t0, t1;\n.global .surfref s0;\n";
+  // Accepted: 8-byte global variables the driver fills with its reference handle.
+  CompileResult c =
+      compile(kernel("  tex.2d.v4.f32.f32 {%f0, %f1, %f2, %f3}, [t1, {%f4, %f5}];\n"
+                     "  txq.width.b32 %r1, [t0];\n  suld.b.1d.b32.trap {%r2}, [s0, {%r3}];\n"
+                     "  sust.b.1d.b32.zero [s0, {%r3}], %r2;\n  suq.width.b32 %r4, [s0];",
+                     decls));
+  INFO(c.error);
+  REQUIRE(c.program != nullptr);
+  const Program& p = *c.program;
+  for (const char* name : {"t0", "t1", "s0"}) {
+    const int v = p.find_variable(name);
+    REQUIRE(v >= 0);
+    CHECK(p.variables()[v].size == 8);
+  }
+  CHECK(p.variables()[p.find_variable("t1")].opaque == OpaqueKind::kTexref);
+  CHECK(p.variables()[p.find_variable("s0")].opaque == OpaqueKind::kSurfref);
+  // Every other use of a reference name is refused, naming it.
+  auto unsupported = [&](const std::string& body, const std::string& what,
+                         const std::string& header =
+                             ".version 9.0\n.target sm_90\n.address_size 64\n") {
+    require_refused(kernel(body, decls, header), body.substr(2, 10), CompileStatus::kNotSupported,
+                    what);
+  };
+  unsupported("  mov.u64 %rd1, t0;", "'t0' is a .texref");
+  unsupported("  ld.global.u64 %rd1, [t0];", "'t0' is a .texref");
+  unsupported("  ld.global.u32 %r1, [s0+4];", "'s0' is a .surfref");
+  unsupported("  istypep.texref %p1, t0;", "names 't0'");
+  unsupported("  tex.1d.v4.f32.s32 {%f0, %f1, %f2, %f3}, [s0, {%r1}];", "names 's0', a .surfref");
+  unsupported("  suq.width.b32 %r1, [t0];", "names 't0', a .texref");
+  // Independent mode (separate samplers) is not implemented.
+  require_refused(kernel("", decls,
+                         ".version 9.0\n.target sm_90, texmode_independent\n"
+                         ".address_size 64\n"),
+                  ".global .texref", CompileStatus::kNotSupported, "texmode_independent");
 }
 
 TEST_CASE("directives: pragmas, debug info, sections, performance tuning, clusters",
