@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "cusnap/format/launch_params.h"
 #include "replayer/execute.h"
 
 namespace cusnap::replayer {
@@ -349,15 +350,14 @@ unsigned Executor::map_object_handles(std::vector<uint8_t>& params,
     return 0;
   }
   unsigned mapped = 0;
-  for (const ParamSlot& slot : layout) {
-    if (slot.size != 8 || uint64_t{slot.offset} + 8 > params.size()) continue;
+  format::for_each_word_slot(params.size(), layout, true, [&](size_t offset) {
     uint64_t value;
-    std::memcpy(&value, params.data() + slot.offset, 8);
+    std::memcpy(&value, params.data() + offset, 8);
     auto it = objects_.find(value);
-    if (it == objects_.end() || it->second.live == value) continue;
-    std::memcpy(params.data() + slot.offset, &it->second.live, 8);
+    if (it == objects_.end() || it->second.live == value) return;
+    std::memcpy(params.data() + offset, &it->second.live, 8);
     ++mapped;
-  }
+  });
   return mapped;
 }
 

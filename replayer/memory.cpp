@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cusnap/format/launch_params.h"
+
 namespace cusnap::replayer {
 namespace {
 
@@ -229,13 +231,7 @@ unsigned DeviceMemory::rewrite_pointers(std::vector<uint8_t>& params,
     std::memcpy(params.data() + offset, &live, 8);
     ++rewritten;
   };
-  if (layout.empty()) {
-    for (size_t offset = 0; offset + 8 <= params.size(); offset += 8) rewrite_at(offset);
-  } else {
-    for (const ParamSlot& slot : layout) {
-      if (slot.size == 8) rewrite_at(slot.offset);
-    }
-  }
+  format::for_each_word_slot(params.size(), layout, !layout.empty(), rewrite_at);
   return rewritten;
 }
 

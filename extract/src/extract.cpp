@@ -13,6 +13,7 @@
 
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/fatbin/variables.h"
+#include "cusnap/format/launch_params.h"
 #include "cusnap/format/snapshot_ranges.h"
 #include "cusnap/format/writer.h"
 #include "internal.h"
@@ -320,19 +321,18 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         // A texture/surface object among the 8-byte parameters (the replay's rule for mapping
         // them, docs/replay.md): the extract would need the object and its array's contents.
         auto params = l.getParams();
-        for (auto slot : l.getLayout()) {
-          if (slot.getSize() != 8 || uint64_t{slot.getOffset()} + 8 > params.size()) continue;
+        bool named_object = false;
+        format::for_each_word_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
           uint64_t value = 0;
-          std::memcpy(&value, params.begin() + slot.getOffset(), 8);
+          std::memcpy(&value, params.begin() + offset, 8);
           auto object = live.objects.find(value);
-          if (object == live.objects.end()) continue;
+          if (object == live.objects.end() || named_object) return;
+          named_object = true;
           p.plan.unsupported_reason =
-              "its parameter at offset " + std::to_string(slot.getOffset()) + " is " +
-              object->second +
+              "its parameter at offset " + std::to_string(offset) + " is " + object->second +
               ": extracts do not recreate texture and surface objects, and array contents are "
               "in no memory snapshot (not supported yet)";
-          break;
-        }
+        });
         p.allocations = live.allocations;
         p.globals = live.globals;
         if (options.route != Route::kSnapshots) {

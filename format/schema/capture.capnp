@@ -22,6 +22,9 @@
 # 7 adds CaptureHeader.minimize (MinimizeInfo) for captures reduced by `cusnap minimize`, and
 # CaptureHeader.range (RangeInfo) and the memory snapshot phase rangeStart: captures of one
 # capture range (`cusnap capture --capture-range`).
+# 8 adds the tensorMap record (TensorMapCall): cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col,
+# cuTensorMapEncodeIm2colWide and cuTensorMapReplaceAddress with every argument and the 128
+# bytes the capturing driver encoded, so that a replay re-encodes maps on its own driver.
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -38,7 +41,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 7;
+const schemaVersion :UInt32 = 8;
 
 struct BlobId {
   high @0 :UInt64;
@@ -262,6 +265,7 @@ struct CallRecord {
     array @42 :ArrayCall;                 # schema 6: CUDA arrays and mipmapped arrays
     texObject @43 :TexObjectCall;         # schema 6: texture and surface objects
     nvtx @44 :NvtxEvent;                  # schema 6: an NVTX range or mark of the application
+    tensorMap @45 :TensorMapCall;         # schema 8: a tensor map encoded or re-addressed
   }
 }
 
@@ -914,6 +918,44 @@ struct TexObjectCall {
     textureDestroy @1;              # cuTexObjectDestroy
     surfaceCreate @2;               # cuSurfObjectCreate
     surfaceDestroy @3;              # cuSurfObjectDestroy
+  }
+}
+
+# ------------------------------------------------------------------------------------------------
+# Tensor maps (schema 8; docs/format.md, "Tensor maps"). A CUtensorMap is 128 bytes in the
+# driver's private encoding; kernels receive it as a parameter (`__grid_constant__`) or read it
+# from memory the application copied it to. The record keeps the encode's arguments, so that a
+# replay encodes the map again on its own driver, and the bytes the capturing driver produced,
+# by which the replay recognises the map in launch parameters and copies.
+
+struct TensorMapCall {
+  op @0 :Op;
+  encoded @1 :Data;                 # the 128 bytes in the CUtensorMap after the call (empty when
+                                    # the call failed or its tensorMap pointer was NULL)
+  previous @2 :Data;                # replaceAddress: the 128 bytes before the call
+  dataType @3 :Int32;               # CUtensorMapDataType
+  rank @4 :UInt32;                  # tensorRank
+  globalAddress @5 :UInt64;         # the device address given (replaceAddress: the new one)
+  globalDim @6 :List(UInt64);       # rank values
+  globalStrides @7 :List(UInt64);   # rank - 1 values (bytes)
+  boxDim @8 :List(UInt32);          # tiled: rank values
+  elementStrides @9 :List(UInt32);  # rank values
+  interleave @10 :Int32;            # CUtensorMapInterleave
+  swizzle @11 :Int32;               # CUtensorMapSwizzle
+  l2Promotion @12 :Int32;           # CUtensorMapL2promotion
+  oobFill @13 :Int32;               # CUtensorMapFloatOOBfill
+  pixelBoxLowerCorner @14 :List(Int32);  # im2col: rank - 2 values; im2colWide: one (the width)
+  pixelBoxUpperCorner @15 :List(Int32);
+  channelsPerPixel @16 :UInt32;     # im2col, im2colWide
+  pixelsPerColumn @17 :UInt32;
+  wideMode @18 :Int32;              # im2colWide: CUtensorMapIm2ColWideMode
+  hostAddress @19 :UInt64;          # the CUtensorMap* the application passed
+
+  enum Op {
+    encodeTiled @0;                 # cuTensorMapEncodeTiled
+    encodeIm2col @1;                # cuTensorMapEncodeIm2col
+    encodeIm2colWide @2;            # cuTensorMapEncodeIm2colWide
+    replaceAddress @3;              # cuTensorMapReplaceAddress
   }
 }
 

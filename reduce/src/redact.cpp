@@ -16,6 +16,7 @@
 
 #include "code_images.h"
 #include "cusnap/format/blob_id.h"
+#include "cusnap/format/launch_params.h"
 #include "cusnap/format/reader.h"
 #include "cusnap/format/record_sizes.h"
 #include "cusnap/format/snapshot_ranges.h"
@@ -223,12 +224,11 @@ Status scan_capture(format::Reader& reader, const RedactOptions& options, Scan& 
         }
         std::vector<uint64_t> words;
         auto params = l.getParams();
-        for (auto slot : l.getLayout()) {
-          if (slot.getSize() != 8 || uint64_t{slot.getOffset()} + 8 > params.size()) continue;
+        format::for_each_word_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
           uint64_t v = 0;
-          std::memcpy(&v, params.begin() + slot.getOffset(), 8);
+          std::memcpy(&v, params.begin() + offset, 8);
           words.push_back(v);
-        }
+        });
         launch_pointers.emplace_back(std::move(name), std::move(words));
         break;
       }
