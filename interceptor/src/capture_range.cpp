@@ -78,6 +78,8 @@ bool names_state(const char* name) {
                                           "cuTexObjectDestroy",
                                           "cuSurfObjectCreate",
                                           "cuSurfObjectDestroy",
+                                          "cuTensorMapEncode",
+                                          "cuTensorMapReplaceAddress",
                                           "cuProfilerStart",
                                           "cuProfilerStop",
                                           "cuInit"};
@@ -111,6 +113,7 @@ enum class KeyKind : uint8_t {
   kMipmapped,
   kMipmappedChild,
   kTexObject,
+  kTensorMap,  // by the CUtensorMap's host address: a later encode into it replaces the map
 };
 struct Key {
   KeyKind kind;
@@ -241,6 +244,18 @@ class StateLog {
         } else {
           erase({KeyKind::kTexObject, t.getObject()});
         }
+        break;
+      }
+      case Which::TENSOR_MAP: {
+        // The map a range's launches and copies may carry: its encode (or re-addressing) must
+        // precede them for a replay to re-encode it (docs/replay.md, "Tensor maps").
+        if (r.getResult() != 0) break;
+        // A re-addressing is kept with the encode it starts from (its replay needs both).
+        auto t = r.getTensorMap();
+        uint64_t host = t.getHostAddress();
+        if (t.getOp() != schema::TensorMapCall::Op::REPLACE_ADDRESS)
+          erase({KeyKind::kTensorMap, host});
+        add(r, {{KeyKind::kTensorMap, host}});
         break;
       }
       default:
