@@ -96,6 +96,10 @@ namespace cusnap::replayer {
   X(cuTexObjectDestroy, 5000, false)                          \
   X(cuSurfObjectCreate, 5000, false)                          \
   X(cuSurfObjectDestroy, 5000, false)                         \
+  X(cuTensorMapEncodeTiled, 12000, false)                     \
+  X(cuTensorMapEncodeIm2col, 12000, false)                    \
+  X(cuTensorMapEncodeIm2colWide, 12080, false)                \
+  X(cuTensorMapReplaceAddress, 12000, false)                  \
   X(cuMemsetD8, 3020, true)                                   \
   X(cuMemsetD16, 3020, true)                                  \
   X(cuMemsetD32, 3020, true)                                  \

@@ -440,6 +440,8 @@ MaybeError Executor::execute(const Action& a) {
           return do_array(a, op);
         } else if constexpr (std::is_same_v<T, TexObjectOp>) {
           return do_tex_object(a, op);
+        } else if constexpr (std::is_same_v<T, TensorMapOp>) {
+          return do_tensor_map(a, op);
         } else if constexpr (std::is_same_v<T, MemsetOp>) {
           return do_memset(a, op);
         } else if constexpr (std::is_same_v<T, LaunchOp>) {
@@ -804,6 +806,9 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
           .in_record("memcpy");
     }
     host = std::move(payload.value());
+    // A tensor map the application copied to device memory (a 2D/3D copy's rows are not
+    // searched: docs/replay.md, "Tensor maps").
+    if (op.dimensions == 1 && !op.involves_array()) substitute_tensor_maps(op.dst, host);
   } else if (op.direction == CopyDirection::kDeviceToHost) {
     host.resize(op.size);
   }

@@ -8,11 +8,13 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -107,6 +109,14 @@ class Executor {
   unsigned map_object_handles(std::vector<uint8_t>& params, const std::vector<ParamSlot>& layout,
                               bool via_extra);
   void release_arrays();
+  // Tensor maps (execute_tensor_map.cpp): encoded again on the replay's driver; the captured
+  // 128 bytes replaced by the replay's in launch parameters and in host-to-device payloads
+  // (docs/replay.md, "Tensor maps"). Both return how many maps they replaced.
+  MaybeError do_tensor_map(const Action& a, const TensorMapOp& op);
+  unsigned substitute_tensor_maps(std::vector<uint8_t>& params, const LaunchOp& op);
+  // `bytes` at captured device address `address`; `back`: the replay's maps by the captured ones
+  // (memory read back, compared with a snapshot).
+  unsigned substitute_tensor_maps(uint64_t address, std::vector<uint8_t>& bytes, bool back = false);
   // The application's NVTX event, emitted again (execute_nvtx.cpp).
   void do_nvtx(const NvtxOp& op);
   void release_host(uint64_t captured_host);
@@ -236,6 +246,10 @@ class Executor {
   };
   std::unordered_map<uint64_t, LiveObject> objects_;
   bool warned_extra_objects_ = false;
+  // Captured encoding -> the replay driver's encoding of the same map.
+  std::map<std::array<uint8_t, 128>, std::array<uint8_t, 128>> tensor_maps_;
+  std::map<std::array<uint8_t, 128>, std::array<uint8_t, 128>> tensor_maps_back_;  // reverse
+  std::set<std::string> warned_tensor_maps_;  // kernels whose unknown 128-byte slot was warned
   // Recreated host memory, by captured host pointer: either pages mapped at the captured address
   // and registered (mapped_ != nullptr), or a cuMemHostAlloc allocation elsewhere.
   struct HostBuffer {

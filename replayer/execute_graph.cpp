@@ -176,6 +176,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       // Parameter values are copied by the driver when the node is made or changed.
       std::vector<uint8_t>& params = params_scratch_;
       params.assign(op.kernel.params.begin(), op.kernel.params.end());
+      substitute_tensor_maps(params, op.kernel);
       static const std::vector<ParamSlot> kNoLayout;
       memory_->rewrite_pointers(params, op.kernel.via_extra ? kNoLayout : op.kernel.layout);
       map_object_handles(params, op.kernel.layout, op.kernel.via_extra);
@@ -246,6 +247,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
               .in_record("graphNode");
         }
         host = &graph_buffers_.emplace_back(std::move(payload.value()));
+        if (c.dimensions == 1) substitute_tensor_maps(c.dst, *host);
       } else if (c.direction == CopyDirection::kDeviceToHost) {
         host = &graph_buffers_.emplace_back(c.size, 0);
         node_hosts_[op.node] = NodeHost{host->data(), c.size, c.src};

@@ -53,6 +53,9 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op, const GraphS
   // A scratch copy (its capacity is reused: no allocation per launch) that relocation may edit.
   std::vector<uint8_t>& params = params_scratch_;
   params.assign(op.params.begin(), op.params.end());
+  // Tensor maps first: their 128 bytes are found as captured (pointer rewriting without a
+  // layout would otherwise edit words inside them).
+  substitute_tensor_maps(params, op);
   static const std::vector<ParamSlot> kNoLayout;
   unsigned rewritten = memory_->rewrite_pointers(params, op.via_extra ? kNoLayout : op.layout);
   if (op.has_layout && op.layout.empty()) rewritten = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -548,6 +549,91 @@ MaybeError PlanBuilder::add_tex_object(uint64_t seq, schema::TexObjectCall::Read
   return std::nullopt;
 }
 
+MaybeError PlanBuilder::add_tensor_map(uint64_t seq, schema::TensorMapCall::Reader r) {
+  using Op = schema::TensorMapCall::Op;
+  TensorMapOp op;
+  switch (r.getOp()) {
+    case Op::ENCODE_TILED:
+      op.kind = TensorMapOp::Kind::kEncodeTiled;
+      break;
+    case Op::ENCODE_IM2COL:
+      op.kind = TensorMapOp::Kind::kEncodeIm2col;
+      break;
+    case Op::ENCODE_IM2COL_WIDE:
+      op.kind = TensorMapOp::Kind::kEncodeIm2colWide;
+      break;
+    case Op::REPLACE_ADDRESS:
+      op.kind = TensorMapOp::Kind::kReplaceAddress;
+      break;
+    default:
+      skip("tensorMap (unknown op)");
+      return std::nullopt;
+  }
+  auto bytes = [&](capnp::Data::Reader d, std::array<uint8_t, 128>& out,
+                   const char* what) -> MaybeError {
+    if (d.size() != out.size())
+      return capture_error(seq, "tensorMap",
+                           std::string(what) + " holds " + std::to_string(d.size()) +
+                               " bytes; a CUtensorMap is 128");
+    std::memcpy(out.data(), d.begin(), out.size());
+    return std::nullopt;
+  };
+  if (auto e = bytes(r.getEncoded(), op.encoded, "encoded")) return e;
+  op.global_address = r.getGlobalAddress();
+  if (op.kind == TensorMapOp::Kind::kReplaceAddress) {
+    if (auto e = bytes(r.getPrevious(), op.previous, "previous")) return e;
+    push(seq, op);
+    return std::nullopt;
+  }
+  op.rank = r.getRank();
+  if (op.rank == 0 || op.rank > op.global_dim.size())
+    return capture_error(seq, "tensorMap", "rank " + std::to_string(op.rank) + " is not 1 to 5");
+  // Each list has the length the encoder reads (cuda.h); a shorter one is a damaged record.
+  auto copy = [&](auto list, auto& out, size_t n, const char* what) -> MaybeError {
+    if (list.size() != n)
+      return capture_error(seq, "tensorMap",
+                           std::string(what) + " has " + std::to_string(list.size()) +
+                               " values; rank " + std::to_string(op.rank) + " needs " +
+                               std::to_string(n));
+    for (size_t i = 0; i < n; ++i) out[i] = list[static_cast<unsigned>(i)];
+    return std::nullopt;
+  };
+  if (auto e = copy(r.getGlobalDim(), op.global_dim, op.rank, "globalDim")) return e;
+  if (auto e = copy(r.getGlobalStrides(), op.global_strides, op.rank - 1, "globalStrides"))
+    return e;
+  if (auto e = copy(r.getElementStrides(), op.element_strides, op.rank, "elementStrides")) return e;
+  switch (op.kind) {
+    case TensorMapOp::Kind::kEncodeTiled:
+      if (auto e = copy(r.getBoxDim(), op.box_dim, op.rank, "boxDim")) return e;
+      break;
+    case TensorMapOp::Kind::kEncodeIm2col:
+      if (op.rank < 3) return capture_error(seq, "tensorMap", "an im2col map of rank below 3");
+      if (auto e =
+              copy(r.getPixelBoxLowerCorner(), op.lower_corner, op.rank - 2, "pixelBoxLowerCorner"))
+        return e;
+      if (auto e =
+              copy(r.getPixelBoxUpperCorner(), op.upper_corner, op.rank - 2, "pixelBoxUpperCorner"))
+        return e;
+      break;
+    default:
+      if (auto e = copy(r.getPixelBoxLowerCorner(), op.lower_corner, 1, "pixelBoxLowerCorner"))
+        return e;
+      if (auto e = copy(r.getPixelBoxUpperCorner(), op.upper_corner, 1, "pixelBoxUpperCorner"))
+        return e;
+      break;
+  }
+  op.data_type = r.getDataType();
+  op.interleave = r.getInterleave();
+  op.swizzle = r.getSwizzle();
+  op.l2_promotion = r.getL2Promotion();
+  op.oob_fill = r.getOobFill();
+  op.channels_per_pixel = r.getChannelsPerPixel();
+  op.pixels_per_column = r.getPixelsPerColumn();
+  op.wide_mode = r.getWideMode();
+  push(seq, op);
+  return std::nullopt;
+}
+
 MaybeError PlanBuilder::add_memset(uint64_t seq, schema::Memset::Reader r) {
   MemsetOp op;
   op.address = r.getAddress();
@@ -894,6 +980,8 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       return add_array(seq, record.getArray());
     case Which::TEX_OBJECT:
       return add_tex_object(seq, record.getTexObject());
+    case Which::TENSOR_MAP:
+      return add_tensor_map(seq, record.getTensorMap());
     case Which::NVTX: {
       auto r = record.getNvtx();
       NvtxOp op;
@@ -1213,7 +1301,8 @@ const char* operation_name(const Operation& op) {
                                        "array",
                                        "texObject",
                                        "nvtx",
-                                       "memorySnapshot (rangeStart)"};
+                                       "memorySnapshot (rangeStart)",
+                                       "tensorMap"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }

@@ -381,6 +381,29 @@ struct TexObjectOp {
   ResourceViewDescOp view;
 };
 
+// A tensor map encoded or re-addressed (schema TensorMapCall, docs/replay.md "Tensor maps"): the
+// executor encodes it again on the replay's driver, with the global address translated, and
+// substitutes the replay's 128 bytes for the captured ones wherever they appear in launch
+// parameters and host-to-device copies.
+struct TensorMapOp {
+  enum class Kind : uint8_t { kEncodeTiled, kEncodeIm2col, kEncodeIm2colWide, kReplaceAddress };
+  Kind kind = Kind::kEncodeTiled;
+  std::array<uint8_t, 128> encoded{};   // what the capturing driver wrote
+  std::array<uint8_t, 128> previous{};  // kReplaceAddress: the map it changed
+  int32_t data_type = 0;
+  uint32_t rank = 0;
+  uint64_t global_address = 0;
+  std::array<uint64_t, 5> global_dim{};
+  std::array<uint64_t, 5> global_strides{};  // rank - 1 used
+  std::array<uint32_t, 5> box_dim{};
+  std::array<uint32_t, 5> element_strides{};
+  int32_t interleave = 0, swizzle = 0, l2_promotion = 0, oob_fill = 0;
+  std::array<int32_t, 3> lower_corner{};  // im2col: rank - 2 used; im2colWide: [0]
+  std::array<int32_t, 3> upper_corner{};
+  uint32_t channels_per_pixel = 0, pixels_per_column = 0;
+  int32_t wide_mode = 0;
+};
+
 // An NVTX range or mark of the application (schema NvtxEvent, docs/replay.md "NVTX"), emitted
 // again at its place among the calls when ReplayOptions::nvtx is set.
 struct NvtxOp {
@@ -406,7 +429,7 @@ using Operation =
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
                  EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp, GraphOp, GraphNodeOp,
-                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp>;
+                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp, TensorMapOp>;
 
 struct Action {
   uint64_t seq = 0;

@@ -66,6 +66,7 @@ MaybeError Executor::restore_snapshot(const Action& a, const Snapshot& snapshot)
           .in_record("memorySnapshot")
           .with_address(chunk.address);
     }
+    substitute_tensor_maps(chunk.address, bytes.value());
     if (CUresult r = api_.cuMemcpyHtoD(live.value(), bytes.value().data(), chunk.size);
         r != CUDA_SUCCESS) {
       return fail(a, "restoring a snapshot chunk", r).with_address(chunk.address);
@@ -94,6 +95,7 @@ MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op,
         r != CUDA_SUCCESS) {
       return fail(a, "reading back a snapshot chunk", r).with_address(chunk.address);
     }
+    substitute_tensor_maps(chunk.address, actual, true);  // the replay's maps compare as captured
     ++check.chunks;
     check.bytes += chunk.size;
     if (!result_.outputs_dir.empty() && snapshot.phase == SnapshotPhase::kAfterLaunch) {
