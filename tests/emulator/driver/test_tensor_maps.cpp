@@ -5,6 +5,8 @@
 // against the pattern as the CUDA C++ Programming Guide states it (docs/emulator.md).
 #include <bit>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "test_helpers.h"
@@ -203,6 +205,40 @@ TEST_CASE("tensor maps: im2col encoders check their arguments, then refuse valid
 
 namespace {
 
+// The primary context current and the module of kernels/<name> loaded.
+CUmodule load_module(const char* name) {
+  primary_context();
+  CUmodule module = nullptr;
+  const std::string ptx = read_file(kernel_path(name));
+  REQUIRE_CU(cuModuleLoadData(&module, ptx.c_str()));
+  return module;
+}
+
+// Runs a tma_* kernel on 96 threads (`shift`: tma_2d's box offset in floats), then reads back
+// the dumped box (`count` floats) and the output tensor (`words` floats).
+void launch_round_trip(CUfunction f, CUtensorMap& in_map, CUtensorMap& out_map, Coords at,
+                       uint32_t count, CUdeviceptr dump, CUdeviceptr out, size_t words,
+                       uint32_t* shift, std::vector<float>& got, std::vector<float>& result) {
+  uint32_t box_bytes = count * 4;
+  void* args[] = {&in_map, &out_map, &at, &box_bytes, &dump, shift};
+  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 96, 1, 1, 0, nullptr, args, nullptr));
+  REQUIRE_CU(cuCtxSynchronize());
+  got.resize(count);
+  result.resize(words);
+  REQUIRE_CU(cuMemcpyDtoH(got.data(), dump, count * 4));
+  REQUIRE_CU(cuMemcpyDtoH(result.data(), out, words * 4));
+}
+
+// The tensor a round trip stored against its reference, word by word; frees the buffers.
+void check_output(const std::string& what, const std::vector<float>& result,
+                  const std::vector<float>& want, std::initializer_list<CUdeviceptr> buffers) {
+  for (size_t i = 0; i < result.size(); ++i) {
+    INFO(what << " output word " << i);
+    REQUIRE(result[i] == want[i]);
+  }
+  for (CUdeviceptr p : buffers) CHECK_CU(cuMemFree(p));
+}
+
 // One round trip of kernel tma_<rank>d: the tensor (dims with padded strides, floats) is filled
 // with distinct values; the box at `at` is dumped and stored back as v * 2 + 1 into a second
 // tensor of the same shape (initially -1).
@@ -246,14 +282,8 @@ void round_trip(CUmodule module, int rank, const cuuint64_t* dims, const cuuint3
   const std::string name = "tma_" + std::to_string(rank) + "d";
   CUfunction f = nullptr;
   REQUIRE_CU(cuModuleGetFunction(&f, module, name.c_str()));
-  Coords c = at;
-  uint32_t box_bytes = count * 4;
-  void* args[] = {&in_map, &out_map, &c, &box_bytes, &dump};
-  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 96, 1, 1, 0, nullptr, args, nullptr));
-  REQUIRE_CU(cuCtxSynchronize());
-  std::vector<float> got(count), result(host.size());
-  REQUIRE_CU(cuMemcpyDtoH(got.data(), dump, count * 4));
-  REQUIRE_CU(cuMemcpyDtoH(result.data(), out, bytes));
+  std::vector<float> got, result;
+  launch_round_trip(f, in_map, out_map, at, count, dump, out, host.size(), nullptr, got, result);
   // The reference: box element (i0, ..., i4) at linear index i0 + box0 * (i1 + box1 * ...).
   std::vector<float> want_out = minus;
   for (uint32_t e = 0; e < count; ++e) {
@@ -273,23 +303,14 @@ void round_trip(CUmodule module, int rank, const cuuint64_t* dims, const cuuint3
     REQUIRE(got[e] == v);
     if (inside) want_out[offset / 4] = v * 2.0f + 1.0f;
   }
-  for (size_t i = 0; i < result.size(); ++i) {
-    INFO(name << " output word " << i);
-    REQUIRE(result[i] == want_out[i]);
-  }
-  CHECK_CU(cuMemFree(in));
-  CHECK_CU(cuMemFree(out));
-  CHECK_CU(cuMemFree(dump));
+  check_output(name, result, want_out, {in, out, dump});
 }
 
 }  // namespace
 
 TEST_CASE("tensor maps: cp.async.bulk.tensor tile loads and stores, 1D, 3D and 5D, with OOB",
           "[tensor_maps]") {
-  primary_context();
-  CUmodule module = nullptr;
-  const std::string ptx = read_file(kernel_path("tma.ptx"));
-  REQUIRE_CU(cuModuleLoadData(&module, ptx.c_str()));
+  CUmodule module = load_module("tma.ptx");
   {
     const cuuint64_t dims[5] = {100};
     const cuuint32_t box[5] = {32};
@@ -350,15 +371,9 @@ void swizzled_round_trip(CUmodule module, CUtensorMapSwizzle mode, uint32_t base
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   CUfunction f = nullptr;
   REQUIRE_CU(cuModuleGetFunction(&f, module, "tma_2d"));
-  Coords c = at;
-  uint32_t box_bytes = count * 4;
-  uint32_t shift = base_floats;
-  void* args[] = {&in_map, &out_map, &c, &box_bytes, &dump, &shift};
-  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 96, 1, 1, 0, nullptr, args, nullptr));
-  REQUIRE_CU(cuCtxSynchronize());
-  std::vector<float> got(count), result(host.size());
-  REQUIRE_CU(cuMemcpyDtoH(got.data(), dump, count * 4));
-  REQUIRE_CU(cuMemcpyDtoH(result.data(), out, bytes));
+  std::vector<float> got, result;
+  launch_round_trip(f, in_map, out_map, at, count, dump, out, host.size(), &base_floats, got,
+                    result);
   std::vector<float> want_out = minus;
   const uint32_t base = base_floats * 4;
   for (uint32_t r = 0; r < box[1]; ++r)
@@ -374,23 +389,15 @@ void swizzled_round_trip(CUmodule module, CUtensorMapSwizzle mode, uint32_t base
       REQUIRE(got[(physical - base) / 4] == v);
       if (inside) want_out[(gy * pitch) / 4 + gx] = v * 2.0f + 1.0f;
     }
-  for (size_t i = 0; i < result.size(); ++i) {
-    INFO("swizzle " << span << "B, box at shared " << base << ", output word " << i);
-    REQUIRE(result[i] == want_out[i]);
-  }
-  CHECK_CU(cuMemFree(in));
-  CHECK_CU(cuMemFree(out));
-  CHECK_CU(cuMemFree(dump));
+  check_output("swizzle " + std::to_string(span) + "B, box at shared " + std::to_string(base),
+               result, want_out, {in, out, dump});
 }
 
 }  // namespace
 
 TEST_CASE("tensor maps: swizzled 2D tile loads and stores follow the documented pattern",
           "[tensor_maps]") {
-  primary_context();
-  CUmodule module = nullptr;
-  const std::string ptx = read_file(kernel_path("tma.ptx"));
-  REQUIRE_CU(cuModuleLoadData(&module, ptx.c_str()));
+  CUmodule module = load_module("tma.ptx");
   for (CUtensorMapSwizzle mode :
        {CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B})
     for (uint32_t base : {0u, 32u, 96u, 224u}) {  // floats: 0, 128, 384, 896 bytes
@@ -401,10 +408,7 @@ TEST_CASE("tensor maps: swizzled 2D tile loads and stores follow the documented 
 }
 
 TEST_CASE("tensor maps: a TMA (128B swizzle) + wgmma GEMM equals the host's", "[tensor_maps]") {
-  primary_context();
-  CUmodule module = nullptr;
-  const std::string ptx = read_file(kernel_path("wgmma.ptx"));
-  REQUIRE_CU(cuModuleLoadData(&module, ptx.c_str()));
+  CUmodule module = load_module("wgmma.ptx");
   CUfunction f = nullptr;
   REQUIRE_CU(cuModuleGetFunction(&f, module, "wgmma_gemm"));
   const int m = 128, n = 192, k = 192;

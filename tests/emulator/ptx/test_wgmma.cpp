@@ -101,16 +101,16 @@ Operand2D make_layout(int rows, int k, bool mn_major, Sw sw) {
       o.lbo = 128;           // next 8-element column of core matrices
       o.sbo = 128L * k / 8;  // next 8 rows: after all K core matrices
     } else {
-      o.lbo = 16;         // unused ("assumed 1")
-      o.sbo = 8 * span;   // 8 rows of one span
+      o.lbo = 16;        // unused ("assumed 1")
+      o.sbo = 8 * span;  // 8 rows of one span
     }
   } else {
     if (sw == Sw::kNone) {
-      o.sbo = 128;                 // next 8 rows (MN) of core matrices
-      o.lbo = 128L * rows / 8;     // next 8 k
+      o.sbo = 128;              // next 8 rows (MN) of core matrices
+      o.lbo = 128L * rows / 8;  // next 8 k
     } else {
-      o.lbo = 8 * span;                        // next span-wide group of MN
-      o.sbo = 8 * span * (rows * 2 / span);    // next 8 k
+      o.lbo = 8 * span;                      // next span-wide group of MN
+      o.sbo = 8 * span * (rows * 2 / span);  // next 8 k
     }
   }
   return o;
@@ -145,7 +145,8 @@ std::string kernel_ptx(const Case& c, const Operand2D& la, const Operand2D& lb, 
     << "  mov.u32 %r1, %tid.x;\n";
   // Copy the images, one .b32 per thread per step.
   auto copy = [&](const char* img, const char* sym, size_t bytes, const char* tag) {
-    s << "  shl.b32 %r2, %r1, 2;\n" << tag << "_loop:\n"
+    s << "  shl.b32 %r2, %r1, 2;\n"
+      << tag << "_loop:\n"
       << "  setp.ge.u32 %p1, %r2, " << bytes << ";\n  @%p1 bra " << tag << "_done;\n"
       << "  cvt.u64.u32 %rd6, %r2;\n  add.u64 %rd7, " << img << ", %rd6;\n"
       << "  ld.global.b32 %r3, [%rd7];\n  mov.u32 %r4, " << sym << ";\n  add.u32 %r4, %r4, %r2;\n"
@@ -158,7 +159,7 @@ std::string kernel_ptx(const Case& c, const Operand2D& la, const Operand2D& lb, 
   // warp w = tid / 32, g = lane / 4, t = lane % 4: the thread's first row 16 w + g, column 2 t.
   s << "  shr.u32 %r5, %r1, 5;\n  and.b32 %r6, %r1, 31;\n  shr.u32 %r7, %r6, 2;\n"
     << "  and.b32 %r8, %r6, 3;\n  shl.b32 %r9, %r5, 4;\n  add.u32 %r9, %r9, %r7;\n"  // row
-    << "  shl.b32 %r10, %r8, 1;\n";                                                   // column
+    << "  shl.b32 %r10, %r8, 1;\n";                                                  // column
   // C/D element pointer base: (row * n + col) * esize.
   const int es = c.f16_acc ? 2 : 4;
   s << "  mad.lo.u32 %r11, %r9, " << n << ", %r10;\n  mul.wide.u32 %rd8, %r11, " << es << ";\n"
@@ -188,8 +189,8 @@ std::string kernel_ptx(const Case& c, const Operand2D& la, const Operand2D& lb, 
     std::string a_operand;
     if (c.a_regs) {
       for (int j = 0; j < 4; ++j)
-        s << "  ld.global.b32 %a" << j << ", [%rd12+" << (8 * (j & 1) * c.kdim + 8 * (j >> 1) + 16 * kb) * 2
-          << "];\n";
+        s << "  ld.global.b32 %a" << j << ", [%rd12+"
+          << (8 * (j & 1) * c.kdim + 8 * (j >> 1) + 16 * kb) * 2 << "];\n";
       a_operand = "{%a0, %a1, %a2, %a3}";
     } else {
       s << "  add.u32 %r16, %r13, " << offa << ";\n  cvt.u64.u32 %rd14, %r16;\n"
@@ -322,7 +323,8 @@ TEST_CASE("wgmma canonical layouts: K- and MN-major, no swizzle, 32B, 64B and 12
         c.sw_a = sw;
         c.sw_b = sw;
         c.bf16 = ta;
-        run_case(c, [&](int w, int r, int col) { return small(7 + static_cast<int>(sw), w, r, col); });
+        run_case(c,
+                 [&](int w, int r, int col) { return small(7 + static_cast<int>(sw), w, r, col); });
       }
   // Mixed: A in registers with a 128B-swizzled N-major B; A K-major 32B with B MN-major 128B.
   Case c;
@@ -376,8 +378,7 @@ TEST_CASE("wgmma propagates NaN and infinities", "[ptx][wgmma]") {
   });
 }
 
-TEST_CASE("wgmma forms that are not emulated are refused at load with their line",
-          "[ptx][wgmma]") {
+TEST_CASE("wgmma forms that are not emulated are refused at load with their line", "[ptx][wgmma]") {
   auto body = [](const std::string& instr) {
     return ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
            "  .reg .f32 %f<8>;\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<8>;\n  .reg .pred %p<2>;\n" +
@@ -399,9 +400,9 @@ TEST_CASE("wgmma forms that are not emulated are refused at load with their line
     CHECK(r.error.find("wgmma.mma_async") != std::string::npos);
   }
   // Bad immediates are invalid PTX.
-  CompileResult bad = compile(body(
-      "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, "
-      "%p1, 2, 1, 0, 0;"));
+  CompileResult bad = compile(
+      body("  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, "
+           "%p1, 2, 1, 0, 0;"));
   REQUIRE(bad.program == nullptr);
   CHECK(bad.error.find("imm-scale-a") != std::string::npos);
   CompileResult regs = compile(body("  setmaxnreg.inc.sync.aligned.u32 100;"));
