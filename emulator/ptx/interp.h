@@ -269,6 +269,7 @@ class Launch {
   bool exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void exec_mma(Warp& w, const Instr& in, uint32_t exec);
   void exec_wmma_memory(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_wgmma(Block& b, Warp& w, const Instr& in);
   // The 32-lane arrays of the elements of a vector operand.
   void vector_operand(Warp& w, const Operand& v, uint32_t exec, const uint64_t** out);
 

@@ -776,6 +776,7 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kMovmatrix:
       case Op::kWmmaLoad:
       case Op::kWmmaStore:
+      case Op::kWgmma:
         if (exec_matrix(b, w, in, group, exec)) advance(w, group);
         break;
     }

@@ -149,6 +149,9 @@ enum class Op : uint8_t {
   kMovmatrix,  // movmatrix.sync.aligned.m8n8.trans.b16 d, a
   kWmmaLoad,   // wmma.load.{a,b,c} d, [a]{, stride}: Module::matrix_ops[matrix]
   kWmmaStore,  // wmma.store.d [a], s{, stride}
+  // wgmma.*.sync.aligned (interp_matrix.cpp). sub 0: mma_async d, a-desc|{a}, b-desc, scale-d
+  // (Module::matrix_ops[matrix]); 1: fence; 2: commit_group; 3: wait_group N (ops[0]).
+  kWgmma,
   // Textures and surfaces (interp_texture.cpp; sub: TexGeom, image: see ImageMode). Operands:
   //   kTex/kTld4  d{4}, handle, coords{N}[, lod]      kSuld  d{vec}, handle, coords{N}
   //   kSust       handle, coords{N}, a{vec}           kTxq/kSuq  d, handle
@@ -297,6 +300,12 @@ struct MatrixOp {
   bool col_major = false;
   uint8_t a_frag = 0, b_frag = 0, c_frag = 0;  // elements per lane
   std::vector<uint16_t> a_map, b_map, c_map;   // 32 * frag entries each (c_map serves D too)
+  // wgmma.mma_async (m64nNk16, n above unused): N, A from registers (else a descriptor), the
+  // immediate scales (+1/-1) of A and B, and their transposes (1: M-/N-major).
+  uint16_t wg_n = 0;
+  bool a_regs = false;
+  int8_t scale_a = 1, scale_b = 1;
+  bool trans_a = false, trans_b = false;
 };
 
 struct Symbol {

@@ -154,6 +154,9 @@ class Parser {
   // wmma.load / wmma.store / wmma.mma (lower_matrix.cpp).
   void lower_wmma(Instr& in, const std::vector<std::string_view>& mods,
                   const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
+  // wgmma.fence / commit_group / wait_group / mma_async (lower_matrix.cpp).
+  void lower_wgmma(Instr& in, const std::vector<std::string_view>& mods,
+                   const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
   // ldmatrix / stmatrix / movmatrix (lower_matrix.cpp).
   void lower_ldmatrix(Instr& in, std::string_view op, const std::vector<std::string_view>& mods,
                       std::vector<ParsedOperand>& ops, uint32_t line);
