@@ -339,6 +339,10 @@ void Parser::parse_module() {
       if (peek().kind != Tok::kString)
         fail_at(t.line, "expected a file name after .file N, found " + describe(peek()));
       next();
+      if (peek().kind == Tok::kString)
+        fail_at(t.line,
+                ".file takes one file name, found a second string (LLVM 14 writes a directory "
+                "and a name unless given -fno-dwarf-directory-asm; ptxas refuses that too)");
       while (accept_punct(',')) expect_uint("in .file");
       continue;
     }

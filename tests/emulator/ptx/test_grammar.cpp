@@ -696,6 +696,9 @@ TEST_CASE("directives: pragmas, debug info, sections, performance tuning, cluste
   require_refused(with_header(".pragma nounroll;"), ".pragma", CompileStatus::kInvalidPtx,
                   "string");
   require_refused(kernel("", ".file 1\n"), ".file 1", CompileStatus::kInvalidPtx, "file name");
+  // LLVM 14's directory-and-name form, which ptxas refuses too.
+  require_refused(kernel("", ".file 1 \"/src\" \"a.cl\"\n"), ".file 1", CompileStatus::kInvalidPtx,
+                  "second string");
 }
 
 TEST_CASE("predefined identifiers and special registers", "[ptx][grammar]") {
