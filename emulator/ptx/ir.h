@@ -108,6 +108,7 @@ enum class Op : uint8_t {
   kAtom,
   kRed,
   kBra,
+  kBrx,  // brx.idx: Module::branch_tables[Instr::matrix][index]
   kCall,
   kRet,
   kExit,
@@ -279,7 +280,8 @@ struct Instr {
   uint32_t line = 0;      // PTX source line
   uint32_t function = 0;  // owning function index
   uint32_t callee = 0;    // kCall: function index, or kIndirectCallee (target in ops[2])
-  uint32_t matrix = 0;    // kMma, kWmmaLoad, kWmmaStore: index into Module::matrix_ops
+  uint32_t matrix = 0;    // kMma, kWmmaLoad, kWmmaStore: index into Module::matrix_ops;
+                          // kBrx: index into Module::branch_tables
   Operand ops[kMaxOperands];
 };
 
@@ -370,6 +372,8 @@ struct Module {
   std::vector<uint64_t> const_pool;  // 32 lanes per entry
   std::vector<Operand> vec_pool;
   std::vector<MatrixOp> matrix_ops;
+  // brx.idx target lists (`.branchtargets`), as instruction indices.
+  std::vector<std::vector<uint32_t>> branch_tables;
   std::vector<uint8_t> slot_bits;  // declared width of each slot
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;

@@ -126,7 +126,7 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
       "vshr",     "vmad",      "vset",     "vabsdiff2", "vabsdiff4", "vadd2",
       "vadd4",    "vsub2",     "vsub4",    "vavrg2",    "vavrg4",    "vmin2",
       "vmin4",    "vmax2",     "vmax4",    "vset2",     "vset4",     "clusterlaunchcontrol",
-      "tcgen05",  "brx"};
+      "tcgen05"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
@@ -906,6 +906,19 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
       fail_at(line, "bra needs a label");
     fixups_.push_back(
         LabelFixup{static_cast<uint32_t>(m_.code.size()), 0, std::string(ops[0].name), line});
+    return;
+  }
+  if (op == "brx") {  // brx.idx{.uni} index, tlist;
+    in.op = Op::kBrx;
+    need(2);
+    in.nops = 1;
+    if ((ops[1].kind != ParsedOperand::kName && ops[1].kind != ParsedOperand::kSymbol) ||
+        ops[1].offset != 0 || ops[1].negate)
+      fail_at(line, "brx.idx needs the name of a .branchtargets list");
+    in.ops[0] = src(ops[0], Type::kU32);
+    in.matrix = static_cast<uint32_t>(m_.branch_tables.size());
+    m_.branch_tables.emplace_back();
+    table_fixups_.push_back(TableFixup{in.matrix, std::string(ops[1].name), line});
     return;
   }
   if (op == "call") {

@@ -264,6 +264,7 @@ constexpr FormSpec kForms[] = {
      "b64"},
     // Control flow, synchronization, warp collectives.
     {"bra call ret", "{~.uni}", ""},
+    {"brx", ".idx {~.uni}", ""},
     {"exit trap brkpt", "", ""},
     {"bar", "{.cta} (.sync|.arrive)", ""},
     {"bar", "{.cta} .red .popc", "u32"},
@@ -352,7 +353,7 @@ constexpr NoEffectSpec kNoEffect[] = {
      "cache operators, eviction priorities, prefetch sizes and cache-policy hints: there are no "
      "caches, every access reads or writes the one coherent memory (for .lu, .cv and .nc that is "
      "one of the results the ISA allows)"},
-    {"bra call ret", ".uni",
+    {"bra brx call ret", ".uni",
      "a promise that the warp does not diverge; control flow is executed per lane either way"},
     {"barrier", ".aligned",
      "a promise that the whole warp executes the same barrier; barriers count threads, which "

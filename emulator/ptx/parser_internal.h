@@ -198,6 +198,19 @@ class Parser {
     uint32_t line;
   };
   std::vector<LabelFixup> fixups_;
+  // The function's `name: .branchtargets L1, L2, ...;` lists, and the brx.idx instructions that
+  // name them (Module::branch_tables entry, list name, line), resolved at the function's end.
+  struct BranchTargets {
+    std::vector<std::string> labels;
+    uint32_t line;
+  };
+  std::unordered_map<std::string, BranchTargets> branch_targets_;
+  struct TableFixup {
+    uint32_t table;
+    std::string name;
+    uint32_t line;
+  };
+  std::vector<TableFixup> table_fixups_;
   std::unordered_map<std::string, uint32_t> labels_;
   std::vector<std::string> owned_names_;  // storage for generated register names
   std::unordered_map<std::string, ModifierVerdict> modifier_verdicts_;  // by opcode + modifiers

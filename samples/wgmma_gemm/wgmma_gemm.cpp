@@ -8,6 +8,6 @@
 CUSNAP_EMBEDDED_IMAGE(wgmma_gemm_kernels)
 
 int main(int argc, char** argv) {
-  return cusnap::samples::exact_f16_gemm_sample(argc, argv, "wgmma_gemm", wgmma_gemm_kernels_image(), "wgmma_gemm", 64, 128,
-                                                17, "f16 wgmma");
+  return cusnap::samples::exact_f16_gemm_sample(
+      argc, argv, "wgmma_gemm", wgmma_gemm_kernels_image(), "wgmma_gemm", 64, 128, 17, "f16 wgmma");
 }
