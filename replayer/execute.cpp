@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -181,8 +182,19 @@ MaybeError Executor::prepare() {
       return driver_.failure("cuStreamCreate (the --serialize stream)", r);
     }
   }
+  find_emulator_table();
   if (options_.track_chunk_bytes != 0) return enable_tracking();
   return std::nullopt;
+}
+
+void Executor::find_emulator_table() {
+  if (api_.cuGetExportTable == nullptr) return;
+  CUuuid id;
+  std::memcpy(id.bytes, common::kEmulatorAccessTableId, sizeof id.bytes);
+  const void* table = nullptr;
+  // Any other driver answers the emulator's UUID with an error: it is not the emulator.
+  if (api_.cuGetExportTable(&table, &id) == CUDA_SUCCESS && table != nullptr)
+    emulator_table_ = static_cast<const common::EmulatorAccessTable*>(table);
 }
 
 MaybeError Executor::enable_tracking() {
@@ -194,20 +206,29 @@ MaybeError Executor::enable_tracking() {
   const std::string needs = "access tracking needs the cusnap emulator; " + driver_.path();
   if (api_.cuGetExportTable == nullptr)
     return Error(ErrorKind::kTarget, needs + " has no cuGetExportTable");
-  CUuuid id;
-  std::memcpy(id.bytes, common::kEmulatorAccessTableId, sizeof id.bytes);
-  const void* table = nullptr;
-  if (CUresult r = api_.cuGetExportTable(&table, &id); r != CUDA_SUCCESS || table == nullptr) {
-    return Error(ErrorKind::kTarget,
-                 needs + " does not know its export table (" + driver_.error_name(r) + ")");
-  }
-  const auto* t = static_cast<const common::EmulatorAccessTable*>(table);
-  if (t->size < sizeof(common::EmulatorAccessTable))
+  const common::EmulatorAccessTable* t = emulator_table_;
+  if (t == nullptr)
+    return Error(ErrorKind::kTarget, needs + " does not know the emulator's export table");
+  if (t->size < offsetof(common::EmulatorAccessTable, order_dependence))
     return Error(ErrorKind::kTarget, needs + " of this version: its table is too old");
   if (int r = t->enable(chunk); r != CUDA_SUCCESS)
     return driver_.failure("enabling access tracking", static_cast<CUresult>(r));
   access_table_ = t;
   return std::nullopt;
+}
+
+void Executor::note_order_dependence(CUfunction f, const std::string& kernel, uint64_t seq) {
+  const common::EmulatorAccessTable* t = emulator_table_;
+  if (t == nullptr || t->size < sizeof(common::EmulatorAccessTable) ||
+      t->order_dependence == nullptr)
+    return;
+  if (!order_checked_.insert(f).second) return;
+  const char* reason = nullptr;
+  if (t->order_dependence(f, &reason) != CUDA_SUCCESS || reason == nullptr) return;
+  // One entry per kernel name (a module loaded twice has two functions of one kernel).
+  for (const OrderDependentKernel& k : result_.order_dependent_kernels)
+    if (k.kernel == kernel) return;
+  result_.order_dependent_kernels.push_back(OrderDependentKernel{kernel, seq, reason});
 }
 
 MaybeError Executor::take_accesses(const Action& a, size_t launch_index) {
@@ -878,6 +899,7 @@ MaybeError Executor::do_copy(const Action& a, const CopyOp& op) {
   check.expected = op.checksum;
   check.launches_before = launches_done_;
   check.recent_launches.assign(recent_launches_.begin(), recent_launches_.end());
+  check.order_dependent = result_.order_dependent_kernels;
   auto alloc = allocations_.upper_bound(op.src);
   if (alloc != allocations_.begin() &&
       op.src - std::prev(alloc)->second.address < std::prev(alloc)->second.size) {

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cusnap/common/emulator_access.h"
@@ -158,6 +159,13 @@ class Executor {
   MaybeError enable_tracking();
   MaybeError take_accesses(const Action& a, size_t launch_index);
   const common::EmulatorAccessTable* access_table_ = nullptr;
+  // Order dependence (docs/replay.md, "Order-dependent results"): the emulator's table when the
+  // driver is the emulator (it answers which kernels' blocks observe each other's order), each
+  // function asked once; the kernels found go to ReplayResult::order_dependent_kernels.
+  void find_emulator_table();
+  void note_order_dependence(CUfunction f, const std::string& kernel, uint64_t seq);
+  const common::EmulatorAccessTable* emulator_table_ = nullptr;
+  std::unordered_set<CUfunction> order_checked_;
 
   const Driver& driver_;
   const DriverApi& api_;

@@ -561,6 +561,8 @@ MaybeError Executor::graph_launch(const Action& a, const GraphExecOp& op) {
     if (CUresult r = api_.cuGraphLaunch(exec.exec, stream); r != CUDA_SUCCESS)
       return fail(a, "cuGraphLaunch", r).with_handle(op.exec);
     for (const ModelNode* k : kernels) {
+      if (auto f = function_for(a, *k->kernel))
+        note_order_dependence(f.value(), k->kernel->kernel_name, a.seq);
       recent_launches_.push_back(LaunchRef{a.seq, op.launch_index, k->kernel->kernel_name});
       if (recent_launches_.size() > kRecentLaunches) recent_launches_.pop_front();
       ++launches_done_;
@@ -582,6 +584,7 @@ MaybeError Executor::graph_launch(const Action& a, const GraphExecOp& op) {
     c.expected = expected;
     c.launches_before = launches_done_;
     c.recent_launches.assign(recent_launches_.begin(), recent_launches_.end());
+    c.order_dependent = result_.order_dependent_kernels;
     if (host == node_hosts_.end()) {
       warn("graph launch (call " + std::to_string(a.seq) +
            "): a checksummed memcpy node the replay did not build; not verified");

@@ -49,6 +49,7 @@ Expected<CUfunction> Executor::function_for(const Action& a, const LaunchOp& op)
 MaybeError Executor::do_launch(const Action& a, const LaunchOp& op, const GraphStep* step) {
   auto f = function_for(a, op);
   if (!f) return f.error();
+  note_order_dependence(f.value(), op.kernel_name, a.seq);
   CUstream stream = stream_for(op.stream);
   // A scratch copy (its capacity is reused: no allocation per launch) that relocation may edit.
   std::vector<uint8_t>& params = params_scratch_;

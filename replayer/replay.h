@@ -216,6 +216,8 @@ struct SnapshotCheck {
   uint64_t mismatched_chunks = 0;
   std::vector<ChunkMismatch> mismatches;  // the first kMaxReportedMismatches, in address order
   std::vector<std::string> tolerances;    // the rules that were applied to some chunk
+  // Order-dependent kernels launched up to this snapshot, this launch's included (emulator only).
+  std::vector<OrderDependentKernel> order_dependent;
   // --save-outputs, afterLaunch checks: every chunk compared, with the file holding its bytes.
   struct Saved {
     uint64_t address = 0;
@@ -236,7 +238,8 @@ struct SnapshotResults {
   uint64_t matched_chunks = 0;
   uint64_t within_tolerance_chunks = 0;
   uint64_t mismatched_chunks = 0;
-  std::vector<SnapshotCheck> checks;  // in the order they were made
+  uint64_t order_dependent_checks = 0;  // checks with mismatches after an order-dependent kernel
+  std::vector<SnapshotCheck> checks;    // in the order they were made
   bool ok() const { return mismatched_chunks == 0; }
 };
 
@@ -280,6 +283,9 @@ struct ReplayResult {
   VerifySummary verification;
   SnapshotResults snapshots;
   std::vector<LaunchReport> launches;
+  // Kernels whose results depend on their blocks' order, in first-launch order: what the driver
+  // says (the emulator's export table; another driver cannot tell, and this stays empty).
+  std::vector<OrderDependentKernel> order_dependent_kernels;
   std::optional<ExpectedErrorCheck> expected_error;  // the capture ended with a sticky error
   std::vector<std::string> messages;                 // every warning issued, in order
   double wall_seconds = 0;

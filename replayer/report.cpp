@@ -23,6 +23,14 @@ void dims(Json& j, const std::array<uint32_t, 3>& d) {
   j.begin_array().num(d[0]).num(d[1]).num(d[2]).end_array();
 }
 
+// The names of the order-dependent kernels that ran before a check (their details are in the
+// report's order_dependent_kernels).
+void order_dependent_names(Json& j, const std::vector<OrderDependentKernel>& kernels) {
+  j.key("order_dependent").begin_array();
+  for (const OrderDependentKernel& k : kernels) j.str(k.kernel);
+  j.end_array();
+}
+
 void copy_check(Json& j, const CopyCheck& c) {
   j.begin_object();
   j.key("call").num(c.seq);
@@ -44,6 +52,7 @@ void copy_check(Json& j, const CopyCheck& c) {
         .end_object();
   }
   j.end_array();
+  order_dependent_names(j, c.order_dependent);
   j.key("allocation");
   if (c.allocation) {
     j.begin_object()
@@ -165,6 +174,7 @@ void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& optio
   j.key("matched_chunks").num(s.matched_chunks);
   j.key("within_tolerance_chunks").num(s.within_tolerance_chunks);
   j.key("mismatched_chunks").num(s.mismatched_chunks);
+  j.key("order_dependent_checks").num(s.order_dependent_checks);
   j.key("tolerances").begin_array();
   for (const Tolerance& t : options.tolerances) j.str(t.text);
   j.end_array();
@@ -184,6 +194,7 @@ void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& optio
     j.key("tolerances").begin_array();
     for (const std::string& t : c.tolerances) j.str(t);
     j.end_array();
+    order_dependent_names(j, c.order_dependent);
     j.key("mismatches").begin_array();
     for (const ChunkMismatch& m : c.mismatches) chunk_mismatch(j, m);
     j.end_array();
@@ -306,6 +317,7 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
   j.key("matched").num(r.verification.matched);
   j.key("mismatched").num(r.verification.mismatched);
   j.key("unverified").num(r.verification.unverified);
+  j.key("order_dependent").num(r.verification.order_dependent);
   j.key("first_mismatch");
   if (r.verification.first_mismatch) {
     copy_check(j, *r.verification.first_mismatch);
@@ -319,6 +331,19 @@ std::string report_json(const ReplayResult& r, const ReplayOptions& options) {
 
   j.key("snapshots");
   snapshots_object(j, r, options);
+
+  j.key("order_dependent_kernels").begin_array();
+  for (const OrderDependentKernel& k : r.order_dependent_kernels) {
+    j.begin_object()
+        .key("kernel")
+        .str(k.kernel)
+        .key("first_call")
+        .num(k.first_seq)
+        .key("reason")
+        .str(k.reason)
+        .end_object();
+  }
+  j.end_array();
 
   j.key("expected_error");
   if (r.expected_error) {

@@ -171,11 +171,16 @@ MaybeError Executor::compare_snapshot(const Action& a, const LaunchOp& op,
   s.within_tolerance_chunks += check.within_tolerance_chunks;
   s.mismatched_chunks += check.mismatched_chunks;
   if (!check.ok()) {
+    // What ran before the memory was read: before a launch, not that launch itself.
+    for (const OrderDependentKernel& k : result_.order_dependent_kernels)
+      if (snapshot.phase == SnapshotPhase::kAfterLaunch || k.first_seq < a.seq)
+        check.order_dependent.push_back(k);
+    if (!check.order_dependent.empty()) ++s.order_dependent_checks;
     warn("snapshot of call " + std::to_string(snapshot.seq) + " (" +
          snapshot_phase_name(snapshot.phase) + " of launch #" + std::to_string(op.ordinal) +
          ", call " + std::to_string(a.seq) + "): " + std::to_string(check.mismatched_chunks) +
          " of " + std::to_string(check.chunks) + " chunk(s) differ, first at " +
-         hex(check.mismatches.front().address));
+         hex(check.mismatches.front().address) + describe_order_dependence(check.order_dependent));
   }
   s.checks.push_back(std::move(check));
   return std::nullopt;

@@ -41,6 +41,7 @@ VerifySummary summarize_checks(const std::vector<CopyCheck>& checks) {
         break;
       case VerifyState::kMismatched:
         ++summary.mismatched;
+        if (!c.order_dependent.empty()) ++summary.order_dependent;
         if (!summary.first_mismatch || c.seq < summary.first_mismatch->seq)
           summary.first_mismatch = c;
         break;
@@ -66,7 +67,21 @@ std::string describe_mismatch(const CopyCheck& c) {
              " (call " + std::to_string(l.seq) + ")";
     }
   }
-  return out;
+  return out + describe_order_dependence(c.order_dependent);
+}
+
+std::string describe_order_dependence(const std::vector<OrderDependentKernel>& kernels) {
+  if (kernels.empty()) return {};
+  std::string out = "; order-dependent: ";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const OrderDependentKernel& k = kernels[i];
+    out += (i ? "; " : "") + std::string("kernel ") + (k.kernel.empty() ? "?" : k.kernel) +
+           " (first launched at call " + std::to_string(k.first_seq) + ") ran before it, " +
+           k.reason;
+  }
+  return out +
+         ". Its blocks observe each other's order, which a device chooses anew on every "
+         "run, so its results can differ from the capture's without a bug";
 }
 
 }  // namespace cusnap::replayer

@@ -23,6 +23,10 @@
 //   cuGraphLaunch 4 nodes cuGraphLaunch of an executable graph of four such kernel nodes in a
 //                         chain, instantiated once through the recording shim: the cost of
 //                         recording a graph launch (one small record, never the graph)
+//   cuLaunchKernel8 captured  the cuLaunchKernel8 launch on a stream of the mode's own that is
+//                         being captured (cuStreamBeginCapture; the capture is ended and its
+//                         graph destroyed, untimed, after every batch): the cost of recording a
+//                         stream-captured kernel node, against a plain launch's
 //
 //   inprocess_overhead --emulator EMU.so --shim SHIM.so --shim-copy COPY.so --capture OUT.cusnap
 //                      [--reps N] [--batch N] [--launch-batch N] [--only direct|off|rec]
@@ -90,6 +94,10 @@ struct Api {
                                     const CUDA_KERNEL_NODE_PARAMS*) = nullptr;
   CUresult (*graph_instantiate)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
   CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*stream_create)(CUstream*, unsigned) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*begin_capture)(CUstream, CUstreamCaptureMode) = nullptr;
+  CUresult (*end_capture)(CUstream, CUgraph*) = nullptr;
 };
 
 [[noreturn]] void die(const std::string& what) {
@@ -129,6 +137,10 @@ Api open_api(const char* label, const std::string& path) {
   bind(api.handle, "cuGraphAddKernelNode_v2", api.graph_add_kernel_node);
   bind(api.handle, "cuGraphInstantiateWithFlags", api.graph_instantiate);
   bind(api.handle, "cuGraphLaunch", api.graph_launch);
+  bind(api.handle, "cuStreamCreate", api.stream_create);
+  bind(api.handle, "cuStreamDestroy_v2", api.stream_destroy);
+  bind(api.handle, "cuStreamBeginCapture_v2", api.begin_capture);
+  bind(api.handle, "cuStreamEndCapture", api.end_capture);
   return api;
 }
 
@@ -232,7 +244,7 @@ std::vector<std::vector<double>> interleave(int reps, int batch,
 
 void report(const char* call, const std::vector<std::vector<double>>& ns) {
   if (g_only >= 0) {
-    std::printf("%-22s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  (alone)\n", call,
+    std::printf("%-24s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  (alone)\n", call,
                 kModeNames[g_only], median(ns[g_only]), percentile(ns[g_only], 0.1),
                 percentile(ns[g_only], 0.9));
     return;
@@ -243,7 +255,7 @@ void report(const char* call, const std::vector<std::vector<double>>& ns) {
     for (size_t r = 0; r < added.size(); ++r) added[r] = ns[mode][r] - ns[0][r];
     double m = median(ns[mode]);
     std::printf(
-        "%-22s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  added %+9.1f ns (paired median %+9.1f)  "
+        "%-24s %-6s median %9.1f ns  p10 %9.1f  p90 %9.1f  added %+9.1f ns (paired median %+9.1f)  "
         "ratio %6.2f\n",
         call, kModeNames[mode], m, percentile(ns[mode], 0.1), percentile(ns[mode], 0.9), m - direct,
         median(added), m / direct);
@@ -415,6 +427,41 @@ int main(int argc, char** argv) {
       },
       [&](int) { check(direct.ctx_synchronize(), "cuCtxSynchronize", "direct"); });
   report("cuGraphLaunch 4 nodes", graph_launch);
+
+  // Stream capture: the same launch enqueued on a capturing stream becomes a kernel node of the
+  // capture's graph (the driver runs nothing); the shim records it as graph construction.
+  CUstream capturing[kMaxModes] = {};
+  auto begin = [&](int mode) {
+    check(apis[mode]->begin_capture(capturing[mode], CU_STREAM_CAPTURE_MODE_RELAXED),
+          "cuStreamBeginCapture", kModeNames[mode]);
+  };
+  auto end = [&](int mode) {
+    CUgraph captured = nullptr;
+    check(apis[mode]->end_capture(capturing[mode], &captured), "cuStreamEndCapture",
+          kModeNames[mode]);
+    check(apis[mode]->graph_destroy(captured), "cuGraphDestroy", kModeNames[mode]);
+  };
+  for (int mode = 0; mode < g_modes; ++mode) {
+    check(apis[mode]->stream_create(&capturing[mode], CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+          kModeNames[mode]);
+    begin(mode);
+  }
+  auto captured_launch = interleave(
+      args.reps, args.launch_batch,
+      [&](int mode) {
+        check(apis[mode]->launch_kernel(function, 1, 1, 1, 1, 1, 1, 0, capturing[mode], params,
+                                        nullptr),
+              "cuLaunchKernel (capturing)", kModeNames[mode]);
+      },
+      [&](int mode) {
+        end(mode);
+        begin(mode);
+      });
+  report("cuLaunchKernel8 captured", captured_launch);
+  for (int mode = 0; mode < g_modes; ++mode) {
+    end(mode);
+    check(apis[mode]->stream_destroy(capturing[mode]), "cuStreamDestroy", kModeNames[mode]);
+  }
 
   long recorded_launches =
       g_only >= 0 && g_only != 2 ? 0 : 2L * (args.reps + 1) * args.launch_batch;

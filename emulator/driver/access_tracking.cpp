@@ -8,6 +8,7 @@
 #include <mutex>
 #include <utility>
 
+#include "driver/module.h"
 #include "generated_driver_api.h"
 
 namespace cusnap::emu::driver {
@@ -54,8 +55,18 @@ int take_last_launch(common::EmulatorLaunchAccesses* out) {
   return CUDA_SUCCESS;
 }
 
+// The determinism classification of compile() (ptx/schedule.cpp), as it decided the launch's
+// block order.
+int order_dependence(const void* function, const char** reason) {
+  if (reason == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const Function* f = function_from_handle(function);
+  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  *reason = f->desc->serial_blocks ? f->desc->serial_reason.c_str() : nullptr;
+  return CUDA_SUCCESS;
+}
+
 const common::EmulatorAccessTable kTable = {sizeof(common::EmulatorAccessTable), enable,
-                                            take_last_launch};
+                                            take_last_launch, order_dependence};
 
 }  // namespace
 

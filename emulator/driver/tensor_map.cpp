@@ -15,6 +15,7 @@
 #include "driver/log.h"
 #include "driver/state.h"
 #include "ptx/engine.h"
+#include "ptx/swizzle.h"
 
 using namespace cusnap::emu::driver;
 
@@ -22,6 +23,8 @@ namespace {
 
 using cusnap::emu::ptx::kTensorMapMagic;
 using cusnap::emu::ptx::kTensorMapVersion;
+using cusnap::emu::ptx::Swizzle;
+using cusnap::emu::ptx::swizzle_span;
 using cusnap::emu::ptx::TensorMapImage;
 
 // Bytes per element, 0 for the packed sub-byte types.
@@ -216,8 +219,15 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapEncodeTiled(
         tensorDataType == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ)
       return not_supported(kName, "a tf32/ftz tensorDataType (a conversion on copy)");
     if (interleaved) return not_supported(kName, "an interleaved layout");
-    if (swizzle != CU_TENSOR_MAP_SWIZZLE_NONE)
-      return not_supported(kName, "shared-memory swizzling");
+    if (swizzle > CU_TENSOR_MAP_SWIZZLE_128B)
+      return not_supported(kName,
+                           "the CU_TENSOR_MAP_SWIZZLE_128B_ATOM_* swizzles (their chunk pattern is "
+                           "not confirmed from documentation)");
+    if (swizzle != CU_TENSOR_MAP_SWIZZLE_NONE &&
+        boxDim[0] * esize != swizzle_span(static_cast<Swizzle>(swizzle)))
+      return not_supported(kName,
+                           "a swizzled box whose inner dimension is narrower than the swizzle "
+                           "span (the padding of its rows is not confirmed from documentation)");
     if (oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
       return not_supported(kName, "the NaN out-of-bounds fill");
     for (cuuint32_t i = 1; i < tensorRank; ++i)
@@ -230,6 +240,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapEncodeTiled(
     m.rank = static_cast<uint8_t>(tensorRank);
     m.element_size = static_cast<uint8_t>(esize);
     m.l2_promotion = static_cast<uint8_t>(l2Promotion);
+    m.swizzle = static_cast<uint8_t>(swizzle);
     m.address = reinterpret_cast<uintptr_t>(globalAddress);
     for (cuuint32_t i = 0; i < tensorRank; ++i) {
       m.dim[i] = globalDim[i];

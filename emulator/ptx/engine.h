@@ -201,7 +201,8 @@ struct LaunchResult {
 // The 128 bytes of a CUtensorMap as the emulator's cuTensorMapEncodeTiled writes them and
 // cp.async.bulk.tensor reads them (the driver's own format is opaque; this is the emulator's,
 // documented in docs/emulator.md, "Tensor maps"). Only what the encode accepted is here: tile
-// mode, no interleave, no swizzle, zero OOB fill, element strides of 1 (the rest is refused).
+// mode, no interleave, no swizzle or the 32B/64B/128B swizzle with an inner box of exactly the
+// swizzle span, zero OOB fill, element strides of 1 (the rest is refused).
 struct TensorMapImage {
   uint32_t magic = 0;  // kTensorMapMagic
   uint8_t version = 0;
@@ -209,7 +210,8 @@ struct TensorMapImage {
   uint8_t rank = 0;       // 1..5
   uint8_t element_size = 0;
   uint8_t l2_promotion = 0;  // CUtensorMapL2promotion (a hint)
-  uint8_t reserved[7] = {};
+  uint8_t swizzle = 0;       // ptx::Swizzle (swizzle.h): CU_TENSOR_MAP_SWIZZLE_NONE..128B
+  uint8_t reserved[6] = {};
   uint64_t address = 0;     // global address of element (0, ..., 0)
   uint64_t dim[5] = {};     // elements per dimension
   uint64_t stride[5] = {};  // bytes between consecutive indices of each dimension (stride[0]:

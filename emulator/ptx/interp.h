@@ -269,6 +269,7 @@ class Launch {
   bool exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void exec_mma(Warp& w, const Instr& in, uint32_t exec);
   void exec_wmma_memory(Block& b, Warp& w, const Instr& in, uint32_t exec);
+  void exec_wgmma(Block& b, Warp& w, const Instr& in);
   // The 32-lane arrays of the elements of a vector operand.
   void vector_operand(Warp& w, const Operand& v, uint32_t exec, const uint64_t** out);
 
@@ -276,6 +277,8 @@ class Launch {
   static void diverge(Warp& w);
   static void advance(Warp& w, uint32_t group);
   static void jump(Warp& w, uint32_t group, uint32_t taken, uint32_t target);
+  // brx.idx: each lane of `exec` to its index's target (an index past the list fails the launch).
+  void exec_brx(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec);
   void exit_lanes(Block& b, Warp& w, uint32_t lanes);
 
   std::string where(const Block& b, const Warp& w, int lane, const Instr& in) const;

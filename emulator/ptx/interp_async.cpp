@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "interp.h"
+#include "swizzle.h"
 
 namespace cusnap::emu::ptx {
 namespace {
@@ -430,7 +431,9 @@ bool Launch::bulk_complete_tx(Block& b, Warp& w, const Instr& in, int l, const O
 // cp.async.bulk.tensor, tile mode, on maps of the emulator's encoding (TensorMapImage): the box
 // at the coordinates, dimension 0 fastest, packed densely in shared memory; elements outside the
 // tensor read as zero (load) or are not written (store). The load completes the box's full size
-// on the mbarrier, out-of-bounds elements included, as the ISA counts it.
+// on the mbarrier, out-of-bounds elements included, as the ISA counts it. A swizzled map's rows
+// are exactly one swizzle span; each row's 16-byte chunks sit where swizzle_address puts them
+// (the row goes through a dense copy in `staged`).
 void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec) {
   const uint64_t* coord[5] = {};
   vector_operand(w, in.ops[2], exec, coord);  // registers and constants: read in place
@@ -459,6 +462,11 @@ void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec)
     if (map.rank != in.vec)
       return refuse(LaunchStatus::kIllegalInstruction,
                     "the instruction's dimension is not the tensor map's rank");
+    if (map.swizzle > static_cast<uint8_t>(Swizzle::k128B) ||
+        (map.swizzle != 0 &&
+         uint64_t{map.box[0]} * map.element_size != swizzle_span(Swizzle{map.swizzle})))
+      return refuse(LaunchStatus::kIllegalInstruction,
+                    "the tensor map's swizzle is not one cuTensorMapEncodeTiled wrote");
     const uint64_t esize = map.element_size;
     uint64_t count = 1;
     for (int d = 0; d < map.rank; ++d) count *= map.box[d];
@@ -471,11 +479,13 @@ void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec)
       return refuse(LaunchStatus::kMisalignedAddress,
                     "the shared-memory box must be 128-byte aligned");
     uint8_t* box = nullptr;
+    uint64_t box_offset = smem;        // the box's address in its CTA's shared memory
     if (!store && in.cluster_space) {  // .shared::cluster: possibly another CTA's
       uint64_t off = 0;
       Block* owner = cluster_shared(b, w, l, smem, bytes, in, &off);
       if (!owner) return;
       box = owner->shared + off;
+      box_offset = off;
     } else {
       if (smem > b.shared_size || bytes > b.shared_size - smem)
         return refuse(LaunchStatus::kIllegalAddress,
@@ -487,8 +497,28 @@ void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec)
     for (int d = 0; d < map.rank; ++d) box_dim[d] = map.box[d];
     const uint64_t rows = count / box_dim[0];
     const int64_t c0 = static_cast<int32_t>(coord[0][l]);
+    const Swizzle swizzle = static_cast<Swizzle>(map.swizzle);
+    const uint64_t row_bytes = box_dim[0] * esize;  // a swizzle span when swizzled
+    uint8_t staged[128];
+    // Chunk c of the row at shared offset `at` lives at the chunk swizzle_address names.
+    auto swizzled_row = [&](uint64_t at, uint8_t* dense, bool to_shared) {
+      for (uint64_t c = 0; c < row_bytes; c += 16) {
+        uint8_t* s_chunk = box + (swizzle_address(at + c, swizzle) - box_offset);
+        if (to_shared)
+          std::memcpy(s_chunk, dense + c, 16);
+        else
+          std::memcpy(dense + c, s_chunk, 16);
+      }
+    };
     for (uint64_t row = 0; row < rows; ++row) {
-      uint8_t* line = box + row * box_dim[0] * esize;
+      uint8_t* line = box + row * row_bytes;
+      const uint64_t line_at = box_offset + row * row_bytes;
+      if (swizzle != Swizzle::kNone) {
+        if (store) swizzled_row(line_at, staged, false);
+        line = staged;
+      }
+      // A load's row, once dense in `staged`, goes to its swizzled chunks.
+      const bool flush = !store && swizzle != Swizzle::kNone;
       bool inside = true;
       uint64_t offset = 0;
       uint64_t rest = row;
@@ -506,7 +536,8 @@ void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec)
                                            static_cast<int64_t>(map.dim[0]) - c0);
       const bool any = inside && lo < hi;
       if (!store && !any) {
-        std::memset(line, 0, box_dim[0] * esize);
+        std::memset(line, 0, row_bytes);
+        if (flush) swizzled_row(line_at, staged, true);
         continue;
       }
       if (!any) continue;
@@ -533,6 +564,7 @@ void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec)
         std::memset(line, 0, static_cast<uint64_t>(lo) * esize);
         std::memmove(s_elem, g, n);
         std::memset(s_elem + n, 0, (box_dim[0] - static_cast<uint64_t>(hi)) * esize);
+        if (flush) swizzled_row(line_at, staged, true);
       }
     }
     if (!store && !bulk_complete_tx(b, w, in, l, in.ops[3], bytes)) return;

@@ -59,9 +59,12 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
                                        m_.symbols[o.symbol].space == Space::kLocal)) {
       uint64_t off = symbol_value(w, lane, o.symbol) + static_cast<uint64_t>(o.offset);
       uint32_t avail = static_cast<uint32_t>(std::min<uint64_t>(size, m_.symbols[o.symbol].size));
-      uint8_t* p =
-          translate(b, w, lane, Space::kParamFrame, off, std::max<uint32_t>(avail, 1), false, in);
-      if (!p) return false;
+      // A block copy, not one access: an aggregate `.param .align 8 .b8 p[16]` is 8-aligned, so
+      // only its first and last bytes are translated (bounds), not a 16-byte natural alignment.
+      uint8_t* p = translate(b, w, lane, Space::kParamFrame, off, 1, false, in);
+      if (!p ||
+          (avail > 1 && !translate(b, w, lane, Space::kParamFrame, off + avail - 1, 1, false, in)))
+        return false;
       std::memcpy(out, p, avail);
       return true;
     }

@@ -300,6 +300,42 @@ void Launch::jump(Warp& w, uint32_t group, uint32_t taken, uint32_t target) {
   }
 }
 
+void Launch::exec_brx(Block& b, Warp& w, const Instr& in, uint32_t group, uint32_t exec) {
+  if (exec == 0) {
+    advance(w, group);
+    return;
+  }
+  const std::vector<uint32_t>& table = m_.branch_tables[in.matrix];
+  const uint64_t* index = operand(w, in.ops[0], exec, kSpScratch0);
+  uint32_t target[kWarpSize];
+  for (uint32_t m = exec; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint32_t i = static_cast<uint32_t>(index[l]);
+    // The PTX ISA leaves an index past the list undefined: refuse it rather than guess.
+    if (i >= table.size()) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "brx.idx index %u is past its %zu branch targets: ", i,
+                    table.size());
+      fail(LaunchStatus::kIllegalInstruction, buf + where(b, w, l, in));
+      return;
+    }
+    target[l] = table[i];
+  }
+  const int first = std::countr_zero(exec);
+  bool same = true;
+  for (uint32_t m = exec; m; m &= m - 1)
+    same = same && target[std::countr_zero(m)] == target[first];
+  if (same) {
+    jump(w, group, exec, target[first]);
+    return;
+  }
+  diverge(w);
+  for (uint32_t m = group; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    w.pc[l] = (exec >> l & 1) ? target[l] : w.pc[l] + 1;
+  }
+}
+
 void Launch::exit_lanes(Block& b, Warp& w, uint32_t lanes) {
   lanes &= ~w.exited;
   if (!lanes) return;
@@ -668,6 +704,10 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kBra:
         jump(w, group, exec, in.ops[0].index);
         break;
+      case Op::kBrx:
+        exec_brx(b, w, in, group, exec);
+        if (aborted()) return;
+        break;
       case Op::kCall:
         exec_call(b, w, in, pc, group, exec);
         break;
@@ -776,6 +816,7 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kMovmatrix:
       case Op::kWmmaLoad:
       case Op::kWmmaStore:
+      case Op::kWgmma:
         if (exec_matrix(b, w, in, group, exec)) advance(w, group);
         break;
     }

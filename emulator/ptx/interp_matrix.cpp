@@ -21,6 +21,7 @@
 
 #include "alu_internal.h"
 #include "interp.h"
+#include "swizzle.h"
 
 namespace cusnap::emu::ptx {
 namespace {
@@ -131,8 +132,8 @@ bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uin
     return false;
   }
   if (exec == 0) return true;
-  static constexpr const char* kNames[] = {"mma",       "ldmatrix",  "stmatrix",
-                                           "movmatrix", "wmma.load", "wmma.store"};
+  static constexpr const char* kNames[] = {"mma",       "ldmatrix",   "stmatrix", "movmatrix",
+                                           "wmma.load", "wmma.store", "wgmma"};
   const char* name = kNames[static_cast<int>(in.op) - static_cast<int>(Op::kMma)];
   if (exec != 0xffffffffu) {
     char lanes[64];
@@ -150,6 +151,9 @@ bool Launch::exec_matrix(Block& b, Warp& w, const Instr& in, uint32_t group, uin
     case Op::kWmmaLoad:
     case Op::kWmmaStore:
       exec_wmma_memory(b, w, in, exec);
+      return true;
+    case Op::kWgmma:
+      if (in.sub == 0) exec_wgmma(b, w, in);  // fence, commit_group, wait_group: see exec_wgmma
       return true;
     case Op::kLdmatrix:
     case Op::kStmatrix:
@@ -325,6 +329,156 @@ void Launch::exec_mma(Warp& w, const Instr& in, uint32_t exec) {
       for (int s = 0; s < per; ++s)
         word |= d_bits[mo.c_map[lane * mo.c_frag + r * per + s]] << (s * bits);
       d[lane] = word;
+    }
+  }
+}
+
+// wgmma.mma_async.sync.aligned.m64nNk16 (f16/bf16 inputs). Each warp of the warpgroup computes
+// its own 16 rows of D (warp w % 4 owns rows 16 (w % 4) .. + 15) when it issues the instruction:
+// those rows depend only on its rows of A (its registers, or shared memory) and on B (shared
+// memory), and the ISA makes reading D before wgmma.wait_group, or changing A/B's shared memory
+// before it, undefined, so writing D at issue is one of the executions the ISA allows. Hence
+// wgmma.fence, commit_group and wait_group have nothing left to do. Shared-memory operands are
+// read through their matrix descriptors: the canonical layouts of the ISA's "Shared Memory Matrix
+// Layout" (CuTe form), the swizzle of swizzle.h on the absolute shared address.
+void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
+  const MatrixOp& mo = m_.matrix_ops[in.matrix];
+  const int n = mo.wg_n;
+  const int rows0 = 16 * static_cast<int>(w.index % 4);  // this warp's first row of A and D
+  // The descriptors and scale-d must be the same in every lane (the ISA: same across the
+  // warpgroup; each warp checks its own lanes).
+  const uint64_t* a_desc = mo.a_regs ? nullptr : operand(w, in.ops[1], ~0u, kSpScratch0);
+  const uint64_t* b_desc = operand(w, in.ops[2], ~0u, kSpScratch1);
+  const uint64_t* scale_d = operand(w, in.ops[3], ~0u, kSpScratch2);
+  for (int l = 1; l < kWarpSize; ++l)
+    if ((a_desc && a_desc[l] != a_desc[0]) || b_desc[l] != b_desc[0] ||
+        (scale_d[l] & 1) != (scale_d[0] & 1))
+      return fail(LaunchStatus::kIllegalInstruction,
+                  "wgmma.mma_async: the lanes give different matrix descriptors or scale-d (the "
+                  "ISA requires the same for the whole warpgroup): " +
+                      where(b, w, l, in));
+  // Element (row, k) of a 16-bit matrix read through a descriptor: `row` is M (A) or N (B).
+  auto reader = [&](uint64_t desc, bool mn_major, const char* which) {
+    struct Reader {
+      uint64_t start, lbo, sbo;
+      Swizzle swizzle;
+      bool mn_major;
+      bool ok;
+      std::string why;
+      uint64_t offset(int row, int k) const {
+        const uint64_t r = static_cast<uint64_t>(row), kk = static_cast<uint64_t>(k);
+        if (swizzle == Swizzle::kNone) {
+          // K-major ((8,m),(T,2k)):((1T,SBO),(1,LBO)); MN-major
+          // ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
+          if (!mn_major) return (r % 8) * 16 + (r / 8) * sbo + (kk % 8) * 2 + (kk / 8) * lbo;
+          return (r % 8) * 2 + (r / 8) * sbo + (kk % 8) * 16 + (kk / 8) * lbo;
+        }
+        const uint64_t span = swizzle_span(swizzle), chunks = span / 16;
+        // K-major ((8,m),(T,2k)):((W T,SBO),(1,T)); MN-major ((T,W,m),(8,k)):((1,T,LBO),(W T,SBO))
+        if (!mn_major) return (r % 8) * span + (r / 8) * sbo + kk * 2;
+        return (r % 8) * 2 + ((r / 8) % chunks) * 16 + (r / (8 * chunks)) * lbo + (kk % 8) * span +
+               (kk / 8) * sbo;
+      }
+    } rd;
+    rd.start = (desc & 0x3fff) << 4;
+    rd.lbo = ((desc >> 16) & 0x3fff) << 4;
+    rd.sbo = ((desc >> 32) & 0x3fff) << 4;
+    static constexpr Swizzle kModes[] = {Swizzle::kNone, Swizzle::k128B, Swizzle::k64B,
+                                         Swizzle::k32B};
+    rd.swizzle = kModes[desc >> 62];
+    rd.mn_major = mn_major;
+    rd.ok = true;
+    if (rd.swizzle != Swizzle::kNone && ((desc >> 49) & 7) != 0) {
+      rd.ok = false;
+      rd.why = std::string("the ") + which +
+               " descriptor's matrix base offset is not 0 (a swizzle pattern that does not start "
+               "at its repeat boundary is not emulated)";
+    }
+    return rd;
+  };
+  auto load = [&](const auto& rd, int row, int k, uint64_t* bits) -> bool {
+    const uint64_t at = swizzle_address(rd.start + rd.offset(row, k), rd.swizzle);
+    if (at + 2 > b.shared_size) {
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "illegal address: wgmma.mma_async reads shared address 0x%llx (row %d, k %d "
+                    "of a matrix descriptor) outside the block's %llu bytes of shared memory, ",
+                    static_cast<unsigned long long>(at), row, k,
+                    static_cast<unsigned long long>(b.shared_size));
+      fail(LaunchStatus::kIllegalAddress, buf + where(b, w, 0, in));
+      return false;
+    }
+    uint16_t v;
+    std::memcpy(&v, b.shared + at, 2);
+    *bits = v;
+    return true;
+  };
+  // A: this warp's 16 rows x 16 (scaled), B: 16 x N (scaled), as exact doubles.
+  double av[16 * 16];
+  std::vector<double> bv(16 * static_cast<size_t>(n));
+  if (mo.a_regs) {
+    // The ISA's register fragment of A (as mma.m16n8k16's): element i of lane (g, t) is row
+    // g + 8 ((i >> 1) & 1), column 2 t + (i & 1) + 8 (i >> 2); two per .b32 register.
+    const uint64_t* regs[4];
+    vector_operand(w, in.ops[1], ~0u, regs);
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int i = 0; i < 8; ++i) {
+        const int g = lane >> 2, t = lane & 3;
+        const int r = g + 8 * ((i >> 1) & 1), c = 2 * t + (i & 1) + 8 * (i >> 2);
+        av[r * 16 + c] =
+            mo.scale_a * load_float((regs[i / 2][lane] >> (16 * (i % 2))) & 0xffff, mo.a);
+      }
+  } else {
+    auto rd = reader(a_desc[0], mo.trans_a, "A");
+    if (!rd.ok)
+      return fail(LaunchStatus::kIllegalInstruction,
+                  "wgmma.mma_async: " + rd.why + ": " + where(b, w, 0, in));
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k) {
+        uint64_t bits;
+        if (!load(rd, rows0 + r, k, &bits)) return;
+        av[r * 16 + k] = mo.scale_a * load_float(bits, mo.a);
+      }
+  }
+  {
+    auto rd = reader(b_desc[0], mo.trans_b, "B");
+    if (!rd.ok)
+      return fail(LaunchStatus::kIllegalInstruction,
+                  "wgmma.mma_async: " + rd.why + ": " + where(b, w, 0, in));
+    for (int c = 0; c < n; ++c)
+      for (int k = 0; k < 16; ++k) {
+        uint64_t bits;
+        if (!load(rd, c, k, &bits)) return;
+        bv[k * n + c] = mo.scale_b * load_float(bits, mo.b);
+      }
+  }
+  // D (this warp's 16 x N): element i of lane (g, t) is row g + 8 ((i >> 1) & 1), column
+  // 8 (i >> 2) + 2 t + (i & 1); f32: one per register, f16: two per .f16x2 register.
+  const bool f16 = mo.d == Type::kF16;
+  const Operand& dv = in.ops[0];
+  uint64_t* d[128];
+  for (int r = 0; r < dv.count; ++r) d[r] = dest(w, m_.vec_pool[dv.index + r]);
+  const bool accumulate = scale_d[0] & 1;
+  detail::RoundingScope nearest(FE_TONEAREST);
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    const int g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < n / 2; ++i) {
+      const int r = g + 8 * ((i >> 1) & 1), c = 8 * (i >> 2) + 2 * t + (i & 1);
+      uint64_t& reg = d[f16 ? i / 2 : i][lane];
+      const int shift = f16 ? 16 * (i % 2) : 0;
+      const double* arow = av + r * 16;
+      // scale-d false: D = A B, the chain starts at the first product rounded to f32 (-0 + p is
+      // p exactly, so a sum of -0 products stays -0).
+      double acc =
+          accumulate
+              ? static_cast<float>(load_float((reg >> shift) & (f16 ? 0xffffu : 0xffffffffu), mo.c))
+              : add_f32(-0.0, arow[0] * bv[c]);
+      for (int k = accumulate ? 0 : 1; k < 16; ++k) acc = add_f32(acc, arow[k] * bv[k * n + c]);
+      const uint64_t bits = store_float(acc, mo.d);
+      if (f16)
+        reg = (reg & ~(uint64_t{0xffff} << shift)) | (bits & 0xffff) << shift;
+      else
+        reg = bits;
     }
   }
 }

@@ -108,6 +108,7 @@ enum class Op : uint8_t {
   kAtom,
   kRed,
   kBra,
+  kBrx,  // brx.idx: Module::branch_tables[Instr::matrix][index]
   kCall,
   kRet,
   kExit,
@@ -149,6 +150,9 @@ enum class Op : uint8_t {
   kMovmatrix,  // movmatrix.sync.aligned.m8n8.trans.b16 d, a
   kWmmaLoad,   // wmma.load.{a,b,c} d, [a]{, stride}: Module::matrix_ops[matrix]
   kWmmaStore,  // wmma.store.d [a], s{, stride}
+  // wgmma.*.sync.aligned (interp_matrix.cpp). sub 0: mma_async d, a-desc|{a}, b-desc, scale-d
+  // (Module::matrix_ops[matrix]); 1: fence; 2: commit_group; 3: wait_group N (ops[0]).
+  kWgmma,
   // Textures and surfaces (interp_texture.cpp; sub: TexGeom, image: see ImageMode). Operands:
   //   kTex/kTld4  d{4}, handle, coords{N}[, lod]      kSuld  d{vec}, handle, coords{N}
   //   kSust       handle, coords{N}, a{vec}           kTxq/kSuq  d, handle
@@ -276,7 +280,8 @@ struct Instr {
   uint32_t line = 0;      // PTX source line
   uint32_t function = 0;  // owning function index
   uint32_t callee = 0;    // kCall: function index, or kIndirectCallee (target in ops[2])
-  uint32_t matrix = 0;    // kMma, kWmmaLoad, kWmmaStore: index into Module::matrix_ops
+  uint32_t matrix = 0;    // kMma, kWmmaLoad, kWmmaStore: index into Module::matrix_ops;
+                          // kBrx: index into Module::branch_tables
   Operand ops[kMaxOperands];
 };
 
@@ -297,6 +302,12 @@ struct MatrixOp {
   bool col_major = false;
   uint8_t a_frag = 0, b_frag = 0, c_frag = 0;  // elements per lane
   std::vector<uint16_t> a_map, b_map, c_map;   // 32 * frag entries each (c_map serves D too)
+  // wgmma.mma_async (m64nNk16, n above unused): N, A from registers (else a descriptor), the
+  // immediate scales (+1/-1) of A and B, and their transposes (1: M-/N-major).
+  uint16_t wg_n = 0;
+  bool a_regs = false;
+  int8_t scale_a = 1, scale_b = 1;
+  bool trans_a = false, trans_b = false;
 };
 
 struct Symbol {
@@ -361,6 +372,8 @@ struct Module {
   std::vector<uint64_t> const_pool;  // 32 lanes per entry
   std::vector<Operand> vec_pool;
   std::vector<MatrixOp> matrix_ops;
+  // brx.idx target lists (`.branchtargets`), as instruction indices.
+  std::vector<std::vector<uint32_t>> branch_tables;
   std::vector<uint8_t> slot_bits;  // declared width of each slot
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;

@@ -120,42 +120,21 @@ bool alu_implements(const Instr& in) {
 // operands are parsed, so the message names the instruction even when its operand syntax
 // (matrices, texture tuples, tensor maps) is beyond the operand parser.
 const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
-  static const char* const kOpcodes[] = {"wgmma",
-                                         "sured",
-                                         "tensormap",
-                                         "multimem",
-                                         "alloca",
-                                         "stacksave",
-                                         "stackrestore",
-                                         "vabsdiff",
-                                         "vadd",
-                                         "vsub",
-                                         "vmin",
-                                         "vmax",
-                                         "vshl",
-                                         "vshr",
-                                         "vmad",
-                                         "vset",
-                                         "vabsdiff2",
-                                         "vabsdiff4",
-                                         "vadd2",
-                                         "vadd4",
-                                         "vsub2",
-                                         "vsub4",
-                                         "vavrg2",
-                                         "vavrg4",
-                                         "vmin2",
-                                         "vmin4",
-                                         "vmax2",
-                                         "vmax4",
-                                         "vset2",
-                                         "vset4",
-                                         "clusterlaunchcontrol",
-                                         "tcgen05",
-                                         "brx"};
+  static const char* const kOpcodes[] = {
+      "sured",    "tensormap", "multimem", "alloca",    "stacksave", "stackrestore",
+      "vabsdiff", "vadd",      "vsub",     "vmin",      "vmax",      "vshl",
+      "vshr",     "vmad",      "vset",     "vabsdiff2", "vabsdiff4", "vadd2",
+      "vadd4",    "vsub2",     "vsub4",    "vavrg2",    "vavrg4",    "vmin2",
+      "vmin4",    "vmax2",     "vmax4",    "vset2",     "vset4",     "clusterlaunchcontrol",
+      "tcgen05"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
+  if (opcode == "wgmma") {
+    if (has(mods, ".sp")) return "sparse wgmma.mma_async.sp";
+    for (std::string_view t : {".tf32", ".e4m3", ".e5m2", ".s8", ".u8", ".b1", ".s32"})
+      if (has(mods, t)) return "wgmma.mma_async with tf32, fp8, integer or b1 inputs";
+  }
   if (opcode == "cp" && has(mods, ".reduce")) return "bulk reductions";
   if (opcode == "mbarrier" && has(mods, ".pending_count"))
     return "the PTX ISA does not say which pending count the state operand holds";
@@ -929,6 +908,19 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
         LabelFixup{static_cast<uint32_t>(m_.code.size()), 0, std::string(ops[0].name), line});
     return;
   }
+  if (op == "brx") {  // brx.idx{.uni} index, tlist;
+    in.op = Op::kBrx;
+    need(2);
+    in.nops = 1;
+    if ((ops[1].kind != ParsedOperand::kName && ops[1].kind != ParsedOperand::kSymbol) ||
+        ops[1].offset != 0 || ops[1].negate)
+      fail_at(line, "brx.idx needs the name of a .branchtargets list");
+    in.ops[0] = src(ops[0], Type::kU32);
+    in.matrix = static_cast<uint32_t>(m_.branch_tables.size());
+    m_.branch_tables.emplace_back();
+    table_fixups_.push_back(TableFixup{in.matrix, std::string(ops[1].name), line});
+    return;
+  }
   if (op == "call") {
     in.op = Op::kCall;
     // call (rets), func, (args) [, proto]  |  call func, (args)  |  call func
@@ -1136,9 +1128,19 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     with_operands(Op::kRedux, {in.type, Type::kB32});
     return;
   }
+  if (op == "setmaxnreg") {
+    // No effect (every thread has all its registers), but its operand follows the ISA's rule:
+    // imm-reg-count a constant in [24, 256] and a multiple of 8.
+    need(1);
+    const ParsedOperand& c = ops[0];
+    if (c.kind != ParsedOperand::kImm || c.number.kind != NumberValue::kInt || c.number.bits < 24 ||
+        c.number.bits > 256 || c.number.bits % 8 != 0)
+      fail_at(line, "setmaxnreg: imm-reg-count must be a constant multiple of 8 in [24, 256]");
+    in.op = Op::kFence;
+    return;
+  }
   if (op == "membar" || op == "fence" || op == "prefetch" || op == "prefetchu" || op == "discard" ||
-      op == "applypriority" || op == "griddepcontrol" || op == "setmaxnreg" ||
-      op == "createpolicy" || op == "pmevent") {
+      op == "applypriority" || op == "griddepcontrol" || op == "createpolicy" || op == "pmevent") {
     in.op = Op::kFence;
     // membar and fence order memory: the interpreter runs them as sequentially consistent host
     // fences (sub = 1); the rest are hints.
@@ -1217,6 +1219,10 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
   }
   if (op == "wmma") {
     lower_wmma(in, mods, types, ops, line);
+    return;
+  }
+  if (op == "wgmma") {
+    lower_wgmma(in, mods, types, ops, line);
     return;
   }
   if (op == "ldmatrix" || op == "stmatrix" || op == "movmatrix") {

@@ -3,6 +3,7 @@
 // mma.m*n*k*": with groupID = laneid >> 2 and threadID_in_group (t) = laneid % 4, each lane holds
 // fixed elements of A, B and C/D. The modifier forms (modifiers.cpp) have already restricted the
 // shapes and types to the ones listed there.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -246,6 +247,84 @@ void Parser::lower_wmma(Instr& in, const std::vector<std::string_view>& mods,
     in.ops[2] = src_vector(ops[2], register_type(mo.b), eb / per_register(mo.b));
     in.ops[3] = src_vector(ops[3], register_type(mo.c), ec / per_register(mo.c));
   }
+  in.matrix = static_cast<uint32_t>(m_.matrix_ops.size());
+  m_.matrix_ops.push_back(std::move(mo));
+}
+
+// wgmma (warpgroup MMA, sm_90a). The forms (modifiers.cpp) admit m64nNk16 with f16 or bf16 A
+// and B and an f32 (or, for f16, f16) accumulator; the rest is refused before (not_emulated).
+// Operands: d, a-desc or {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, then imm-trans-a
+// (descriptor A only) and imm-trans-b; the immediates go into the MatrixOp.
+void Parser::lower_wgmma(Instr& in, const std::vector<std::string_view>& mods,
+                         const std::vector<Type>& types, std::vector<ParsedOperand>& ops,
+                         uint32_t line) {
+  in.op = Op::kWgmma;
+  auto named = [&](std::string_view m) {
+    return std::find(mods.begin(), mods.end(), m) != mods.end();
+  };
+  const bool fence = named(".fence"), commit = named(".commit_group"), wait = named(".wait_group");
+  if (fence || commit || wait) {
+    in.sub = fence ? 1 : commit ? 2 : 3;
+    if (ops.size() != (wait ? 1u : 0u))
+      fail_at(line, std::string("wgmma.") +
+                        (fence    ? "fence"
+                         : commit ? "commit_group"
+                                  : "wait_group") +
+                        " expects " + (wait ? "1 operand" : "no operands"));
+    if (wait) {
+      if (ops[0].kind != ParsedOperand::kImm || ops[0].number.kind != NumberValue::kInt)
+        fail_at(line, "wgmma.wait_group takes an integer constant");
+      in.nops = 1;
+      in.ops[0] = src(ops[0], Type::kU32);
+    }
+    return;
+  }
+  MatrixOp mo;
+  unsigned n = 0;
+  for (std::string_view m : mods)
+    if (m.size() > 4 && m.substr(0, 4) == ".m64")
+      std::sscanf(std::string(m).c_str(), ".m64n%uk16", &n);
+  if (n < 8 || n > 256 || n % 8 != 0 || types.size() != 3)
+    fail_at(line, "wgmma.mma_async needs a shape m64nNk16 (N = 8..256, step 8) and three types");
+  mo.m = 64;
+  mo.k = 16;
+  mo.wg_n = static_cast<uint16_t>(n);
+  mo.d = mo.c = types[0];
+  mo.a = types[1];
+  mo.b = types[2];
+  mo.a_regs = ops.size() >= 2 && ops[1].kind == ParsedOperand::kVector;
+  const size_t want = mo.a_regs ? 7 : 8;
+  if (ops.size() != want)
+    fail_at(line, "wgmma.mma_async with A from " +
+                      std::string(mo.a_regs ? "registers" : "a descriptor") + " expects " +
+                      std::to_string(want) + " operands, found " + std::to_string(ops.size()));
+  // The immediates: imm-scale-a/b are 1 or -1, imm-trans-a/b 0 or 1.
+  auto imm = [&](size_t i, const char* what, bool scale) -> int {
+    const ParsedOperand& p = ops[i];
+    const int64_t v = p.kind == ParsedOperand::kImm && p.number.kind == NumberValue::kInt
+                          ? static_cast<int64_t>(p.number.bits)
+                          : 2;
+    if (scale ? (v != 1 && v != -1) : (v != 0 && v != 1))
+      fail_at(line, std::string("wgmma.mma_async: ") + what + " must be the constant " +
+                        (scale ? "1 or -1" : "0 or 1"));
+    return static_cast<int>(v);
+  };
+  mo.scale_a = static_cast<int8_t>(imm(4, "imm-scale-a", true));
+  mo.scale_b = static_cast<int8_t>(imm(5, "imm-scale-b", true));
+  if (!mo.a_regs) mo.trans_a = imm(6, "imm-trans-a", false) == 1;
+  mo.trans_b = imm(want - 1, "imm-trans-b", false) == 1;
+  const size_t d_regs = mo.d == Type::kF32 ? n / 2 : n / 4;
+  if (ops[0].kind == ParsedOperand::kVector)
+    for (const ParsedOperand& e : ops[0].elems)
+      if (e.kind != ParsedOperand::kReg)
+        fail_at(line, "wgmma.mma_async: the accumulator D must be registers (it is also read)");
+  in.type = mo.d;
+  in.type2 = mo.a;
+  in.nops = 4;
+  in.ops[0] = dst_vector(ops[0], d_regs);
+  in.ops[1] = mo.a_regs ? src_vector(ops[1], Type::kB32, 4) : src(ops[1], Type::kU64);
+  in.ops[2] = src(ops[2], Type::kU64);
+  in.ops[3] = src(ops[3], Type::kPred);
   in.matrix = static_cast<uint32_t>(m_.matrix_ops.size());
   m_.matrix_ops.push_back(std::move(mo));
 }

@@ -58,6 +58,12 @@ constexpr std::pair<const char*, const char*> kSets[] = {
     {"$aspace", ".global|.shared|.shared::cta|.shared::cluster"},
     {"$asem", ".relaxed|.acquire|.release|.acq_rel"},
     {"$wss", ".global|.shared|.shared::cta"},
+    {"$wgmma_shape",
+     ".m64n8k16|.m64n16k16|.m64n24k16|.m64n32k16|.m64n40k16|.m64n48k16|.m64n56k16|.m64n64k16|"
+     ".m64n72k16|.m64n80k16|.m64n88k16|.m64n96k16|.m64n104k16|.m64n112k16|.m64n120k16|"
+     ".m64n128k16|.m64n136k16|.m64n144k16|.m64n152k16|.m64n160k16|.m64n168k16|.m64n176k16|"
+     ".m64n184k16|.m64n192k16|.m64n200k16|.m64n208k16|.m64n216k16|.m64n224k16|.m64n232k16|"
+     ".m64n240k16|.m64n248k16|.m64n256k16"},
     {"$cvtaspace",
      ".const|.global|.local|.shared|.shared::cta|.shared::cluster|.param|.param::entry"},
     // types
@@ -258,6 +264,7 @@ constexpr FormSpec kForms[] = {
      "b64"},
     // Control flow, synchronization, warp collectives.
     {"bra call ret", "{~.uni}", ""},
+    {"brx", ".idx {~.uni}", ""},
     {"exit trap brkpt", "", ""},
     {"bar", "{.cta} (.sync|.arrive)", ""},
     {"bar", "{.cta} .red .popc", "u32"},
@@ -293,6 +300,11 @@ constexpr FormSpec kForms[] = {
     {"istypep", "(.texref|.samplerref|.surfref)", ""},
     // Warp-level matrix multiply-accumulate (lower_matrix.cpp, interp_matrix.cpp). `.sync
     // .aligned` is the contract the interpreter checks: all 32 lanes execute it together.
+    // Warpgroup MMA (sm_90a): each warp computes its 16 rows when it issues the instruction,
+    // results in place at once (docs/emulator.md, "Matrix instructions").
+    {"wgmma", "(.fence|.commit_group|.wait_group) .sync .aligned", ""},
+    {"wgmma", ".mma_async .sync .aligned $wgmma_shape", "f32|f16 f16 f16"},
+    {"wgmma", ".mma_async .sync .aligned $wgmma_shape", "f32 bf16 bf16"},
     {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32|f16 f16 f16 f32|f16"},
     {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32 bf16 bf16 f32"},
     {"mma", ".sync .aligned (.m16n8k4|.m16n8k8) .row .col", "f32 tf32 tf32 f32"},
@@ -341,7 +353,7 @@ constexpr NoEffectSpec kNoEffect[] = {
      "cache operators, eviction priorities, prefetch sizes and cache-policy hints: there are no "
      "caches, every access reads or writes the one coherent memory (for .lu, .cv and .nc that is "
      "one of the results the ISA allows)"},
-    {"bra call ret", ".uni",
+    {"bra brx call ret", ".uni",
      "a promise that the warp does not diverge; control flow is executed per lane either way"},
     {"barrier", ".aligned",
      "a promise that the whole warp executes the same barrier; barriers count threads, which "

@@ -339,6 +339,10 @@ void Parser::parse_module() {
       if (peek().kind != Tok::kString)
         fail_at(t.line, "expected a file name after .file N, found " + describe(peek()));
       next();
+      if (peek().kind == Tok::kString)
+        fail_at(t.line,
+                ".file takes one file name, found a second string (LLVM 14 writes a directory "
+                "and a name unless given -fno-dwarf-directory-asm; ptxas refuses that too)");
       while (accept_punct(',')) expect_uint("in .file");
       continue;
     }
@@ -975,6 +979,8 @@ void Parser::parse_body(Function& f) {
   scopes_.emplace_back();
   labels_.clear();
   fixups_.clear();
+  branch_targets_.clear();
+  table_fixups_.clear();
   int depth = 1;
   while (depth > 0) {
     const Token& t = peek();
@@ -1031,9 +1037,18 @@ void Parser::parse_body(Function& f) {
       if (is_dot(".callprototype")) {
         skip_to_semicolon();
         continue;
-      }  // indirect-call prototype
-      if (is_dot(".branchtargets")) {
-        skip_to_semicolon();
+      }                                // indirect-call prototype
+      if (is_dot(".branchtargets")) {  // name: .branchtargets L1, L2, ...;  (for brx.idx)
+        next();
+        BranchTargets list{{}, line};
+        do {
+          if (peek().kind != Tok::kIdent)
+            fail_at(line, "expected a label in .branchtargets, found " + describe(peek()));
+          list.labels.emplace_back(next().text);
+        } while (accept_punct(','));
+        expect_punct(';', "after the .branchtargets list");
+        if (!branch_targets_.emplace(label, std::move(list)).second)
+          fail_at(line, "branch-target list '" + label + "' defined twice");
         continue;
       }
       if (!labels_.emplace(label, static_cast<uint32_t>(m_.code.size())).second)
@@ -1042,12 +1057,14 @@ void Parser::parse_body(Function& f) {
     }
     const size_t start = pos_;
     const size_t fixups = fixups_.size();
+    const size_t table_fixups = table_fixups_.size();
     try {
       parse_instruction(f);
     } catch (ParseError& e) {
       if (!e.not_supported) throw;
       unsupported_.push_back(std::move(e));
       fixups_.resize(fixups);  // a refused branch's target must not patch the next instruction
+      table_fixups_.resize(table_fixups);
       pos_ = start;
       skip_to_semicolon();
     }
@@ -1070,6 +1087,18 @@ void Parser::parse_body(Function& f) {
     Operand& o = m_.code[fx.instr].ops[fx.operand];
     o.kind = Operand::kLabel;
     o.index = it->second;
+  }
+  for (const TableFixup& fx : table_fixups_) {
+    auto list = branch_targets_.find(fx.name);
+    if (list == branch_targets_.end())
+      fail_at(fx.line, "brx.idx names '" + fx.name + "', which is not a .branchtargets list");
+    std::vector<uint32_t>& table = m_.branch_tables[fx.table];
+    for (const std::string& name : list->second.labels) {
+      auto it = labels_.find(name);
+      if (it == labels_.end())
+        fail_at(list->second.line, "unknown label '" + name + "' in .branchtargets");
+      table.push_back(it->second);
+    }
   }
 }
 

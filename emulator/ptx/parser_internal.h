@@ -154,6 +154,9 @@ class Parser {
   // wmma.load / wmma.store / wmma.mma (lower_matrix.cpp).
   void lower_wmma(Instr& in, const std::vector<std::string_view>& mods,
                   const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
+  // wgmma.fence / commit_group / wait_group / mma_async (lower_matrix.cpp).
+  void lower_wgmma(Instr& in, const std::vector<std::string_view>& mods,
+                   const std::vector<Type>& types, std::vector<ParsedOperand>& ops, uint32_t line);
   // ldmatrix / stmatrix / movmatrix (lower_matrix.cpp).
   void lower_ldmatrix(Instr& in, std::string_view op, const std::vector<std::string_view>& mods,
                       std::vector<ParsedOperand>& ops, uint32_t line);
@@ -195,6 +198,19 @@ class Parser {
     uint32_t line;
   };
   std::vector<LabelFixup> fixups_;
+  // The function's `name: .branchtargets L1, L2, ...;` lists, and the brx.idx instructions that
+  // name them (Module::branch_tables entry, list name, line), resolved at the function's end.
+  struct BranchTargets {
+    std::vector<std::string> labels;
+    uint32_t line;
+  };
+  std::unordered_map<std::string, BranchTargets> branch_targets_;
+  struct TableFixup {
+    uint32_t table;
+    std::string name;
+    uint32_t line;
+  };
+  std::vector<TableFixup> table_fixups_;
   std::unordered_map<std::string, uint32_t> labels_;
   std::vector<std::string> owned_names_;  // storage for generated register names
   std::unordered_map<std::string, ModifierVerdict> modifier_verdicts_;  // by opcode + modifiers

@@ -1,8 +1,11 @@
-// The two GEMM samples' common half (matmul, tensor_gemm): the host reference product and one
-// device run of C = A * B. Row-major float matrices, A m x k, B k x n, C m x n; the kernel takes
-// (const float* A, const float* B, float* C, int m, int n, int k). Each sample keeps what makes
-// it a test of its own: the input values, the kernel, the launch shape and the tolerance.
+// The GEMM samples' common half (matmul, tensor_gemm, wgmma_gemm): the host reference product and
+// one device run of C = A * B. Row-major float matrices, A m x k, B k x n, C m x n; the kernel
+// takes (const float* A, const float* B, float* C, int m, int n, int k). Each sample keeps what
+// makes it a test of its own: the input values, the kernel, the launch shape and the tolerance.
 #pragma once
+
+#include <cmath>
+#include <cstdio>
 
 #include "sample_common.h"
 
@@ -57,6 +60,34 @@ inline std::vector<float> run_gemm(EmbeddedImage image, const char* kernel_name,
   CU_CHECK(cuMemFree(d_c));
   CU_CHECK(cuModuleUnload(module));
   return c;
+}
+
+// The tensor-core samples (tensor_gemm, wgmma_gemm): m from --size (default 80), n = m + 24,
+// k = m + 40, inputs multiples of 1/64 in [-1, 1] (exact in f16, so every product and partial
+// sum is exact in f32 for k <= 4096), tiles of `tile` x `tile` on `threads` threads; the result
+// must equal the host GEMM bit for bit. `what` names the instruction in the report.
+inline int exact_f16_gemm_sample(int argc, char** argv, const char* name, EmbeddedImage image,
+                                 const char* kernel, unsigned tile, unsigned threads, uint32_t seed,
+                                 const char* what) {
+  Options options = parse_options(argc, argv, 80, " (m; n = m + 24, k = m + 40)");
+  const size_t m = options.size, n = m + 24, k = m + 40;
+  if (k > 4096) fail_usage("--size must be at most 4056 (exact f32 sums need k <= 4096)");
+  std::vector<float> a(m * k), b(k * n);
+  Lcg rng(seed);
+  auto sixty_fourths = [&] { return std::round(rng.next_float(-64.0f, 64.0f)) / 64.0f; };
+  for (float& v : a) v = sixty_fourths();
+  for (float& v : b) v = sixty_fourths();
+  std::vector<float> reference = host_gemm(a, b, m, n, k);
+  maybe_inject_error(options, reference);
+  PrimaryContext context;
+  std::vector<float> c = run_gemm(image, kernel, a, b, m, n, k,
+                                  {blocks_for(n, tile), blocks_for(m, tile), threads, 1});
+  double max_error = 0.0;
+  bool ok = compare_close(reference, c, 0.0, 0.0, &max_error);
+  char detail[160];
+  std::snprintf(detail, sizeof(detail), "%zux%zux%zu %s, max abs error %.3g (exact)", m, n, k, what,
+                max_error);
+  return finish(name, ok, detail);
 }
 
 }  // namespace cusnap::samples

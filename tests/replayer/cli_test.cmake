@@ -42,6 +42,27 @@ if(NOT first EQUAL mismatch_seq)
   message(FATAL_ERROR "report: first mismatch at ${first}, expected ${mismatch_seq}")
 endif()
 
+# A mismatch after a kernel whose blocks observe each other's order (tickets taken in reverse
+# block order, as a GPU may): still exit 5, but named order-dependent with the kernel and why.
+execute_process(COMMAND ${MAKE_CAPTURE} ${WORK}/tickets.cusnap tickets OUTPUT_VARIABLE tickets_seq RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "could not write the ticket capture")
+endif()
+string(STRIP "${tickets_seq}" tickets_seq)
+run_replay(5 ${WORK}/tickets.cusnap --report ${WORK}/tickets.json)
+if(NOT out MATCHES "0 matched, 1 mismatched, 0 unverified: MISMATCH \\(order-dependent\\)"
+   OR NOT out MATCHES "first mismatch: call ${tickets_seq}:.*order-dependent: kernel take_ticket"
+   OR NOT out MATCHES "MISMATCHED \\(order-dependent\\)")
+  message(FATAL_ERROR "the ticket mismatch is not named order-dependent:\n${out}")
+endif()
+file(READ ${WORK}/tickets.json report)
+string(JSON od_kernel GET "${report}" order_dependent_kernels 0 kernel)
+string(JSON od_count GET "${report}" verification order_dependent)
+string(JSON od_first GET "${report}" verification first_mismatch order_dependent 0)
+if(NOT od_kernel STREQUAL "take_ticket" OR NOT od_count EQUAL 1 OR NOT od_first STREQUAL "take_ticket")
+  message(FATAL_ERROR "report of the ticket mismatch: ${od_kernel} ${od_count} ${od_first}")
+endif()
+
 # What a replay proved: nothing compared is "nothing verified" and exit 7 (unless allowed), never
 # a match; a launch selection that selects nothing warns and exits 8.
 execute_process(COMMAND ${MAKE_CAPTURE} ${WORK}/unverified.cusnap unverified RESULT_VARIABLE rc)
@@ -316,7 +337,7 @@ run_compare(11 ${WORK}/good2.json ${WORK}/good.cusnap)
 # with its type, every documented field is written. A capture of a real program adds what the
 # hand-built ones lack (its command line).
 run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
-foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/assert.json;${WORK}/noassert.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json;${WORK}/auto.json;${WORK}/snap_saved.json"
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/assert.json;${WORK}/noassert.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json;${WORK}/auto.json;${WORK}/snap_saved.json;${WORK}/tickets.json"
               "emulator-stats.md;${WORK}/stats.json"
               "compare.md;${WORK}/compare_differ.json;${WORK}/compare_equal.json;${WORK}/compare_tolerance.json")
   list(POP_FRONT check doc)

@@ -3,6 +3,8 @@
 //                                         (unverified: its copies have no checksums)
 //   make_capture OUT snapshot MODE        a snapshot capture; prints the address of interest
 //   make_capture OUT spin                 a launch of `spin` that never ends; prints its seq
+//   make_capture OUT tickets              take_ticket, expected in reverse block order (a mismatch
+//                                         after an order-dependent kernel); prints the copy's seq
 //   make_capture OUT assert|noassert      ends with CUDA_ERROR_ASSERT recorded (noassert: the
 //                                         data does not trip it); prints the failing call's seq
 // MODE: extract (matches), altered (one expected byte flipped: prints its address), hashonly
@@ -20,7 +22,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(
         stderr,
-        "usage: %s OUT [mismatch | unverified | spin | assert | noassert | snapshot MODE]\n",
+        "usage: %s OUT [mismatch | unverified | tickets | spin | assert | noassert | snapshot "
+        "MODE]\n",
         argv[0]);
     return 1;
   }
@@ -28,6 +31,11 @@ int main(int argc, char** argv) {
   if (mode == "assert" || mode == "noassert") {
     auto capture = write_assert_capture(argv[1], mode == "assert");
     std::printf("%llu\n", static_cast<unsigned long long>(capture.sync_seq));
+    return 0;
+  }
+  if (mode == "tickets") {
+    auto capture = write_ticket_capture(argv[1], true);
+    std::printf("%llu\n", static_cast<unsigned long long>(capture.dtoh_seq));
     return 0;
   }
   if (mode == "spin") {

@@ -84,6 +84,58 @@ TEST_CASE("a different result is reported as a mismatch at the right call", "[re
   CHECK(text.find("axpy_int") != std::string::npos);
 }
 
+TEST_CASE("a mismatch after an order-dependent kernel is labelled order-dependent",
+          "[replay][mismatch][order]") {
+  // What a GPU may give: blocks took their tickets in reverse order. The emulator runs such a
+  // kernel's blocks in index order, so the replay differs, and it can say why.
+  auto capture = write_ticket_capture(temp_path("tickets_reverse.cusnap"), true);
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  CHECK_FALSE(r.matched());
+  REQUIRE(r.order_dependent_kernels.size() == 1);
+  const OrderDependentKernel& k = r.order_dependent_kernels[0];
+  CHECK(k.kernel == "take_ticket");
+  CHECK(k.first_seq == capture.launch_seq);
+  CHECK(k.reason.find("atom.global.inc.u32") != std::string::npos);
+  CHECK(k.reason.find("PTX line") != std::string::npos);
+  CHECK(r.verification.mismatched == 1);
+  CHECK(r.verification.order_dependent == 1);
+  REQUIRE(r.verification.first_mismatch);
+  const CopyCheck& m = *r.verification.first_mismatch;
+  CHECK(m.seq == capture.dtoh_seq);
+  REQUIRE(m.order_dependent.size() == 1);
+  CHECK(m.order_dependent[0].kernel == "take_ticket");
+  const std::string text = describe_mismatch(m);
+  CHECK(text.find("order-dependent: kernel take_ticket") != std::string::npos);
+  // The afterLaunch snapshot: the tickets differ, the counter (8 either way) does not.
+  CHECK(r.snapshots.mismatched_chunks == 1);
+  CHECK(r.snapshots.order_dependent_checks == 1);
+  REQUIRE(r.snapshots.checks.size() == 1);
+  CHECK(r.snapshots.checks[0].order_dependent.size() == 1);
+
+  // Blocks in index order: the same kernel matches, still listed as order-dependent, and no
+  // check carries the label.
+  auto in_order = write_ticket_capture(temp_path("tickets_forward.cusnap"), false);
+  ReplayResult ok = replay_ok(in_order.path, emulator_options());
+  CHECK(ok.matched());
+  CHECK(ok.order_dependent_kernels.size() == 1);
+  CHECK(ok.verification.order_dependent == 0);
+  CHECK(ok.snapshots.order_dependent_checks == 0);
+  CHECK(ok.snapshots.checks.at(0).order_dependent.empty());
+}
+
+TEST_CASE("a plain mismatch carries no order-dependence label", "[replay][mismatch][order]") {
+  StandardOptions o;
+  o.corrupt_b_payload = true;
+  auto capture = write_standard_capture(temp_path("plain_mismatch.cusnap"), o);
+  ReplayResult r = replay_ok(capture.path, emulator_options());
+  REQUIRE(r.verification.first_mismatch);
+  CHECK(r.order_dependent_kernels.empty());
+  CHECK(r.verification.order_dependent == 0);
+  CHECK(r.verification.first_mismatch->order_dependent.empty());
+  CHECK(describe_mismatch(*r.verification.first_mismatch).find("order-dependent") ==
+        std::string::npos);
+}
+
 TEST_CASE("verification can be turned off", "[replay]") {
   StandardOptions o;
   o.corrupt_b_payload = true;

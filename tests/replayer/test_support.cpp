@@ -217,6 +217,32 @@ SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCa
   return s;
 }
 
+TicketCapture write_ticket_capture(const std::string& path, bool reverse) {
+  TicketCapture s;
+  s.path = path;
+  std::vector<unsigned> tickets(kTicketBlocks);
+  for (unsigned b = 0; b < kTicketBlocks; ++b) tickets[b] = reverse ? kTicketBlocks - 1 - b : b;
+  const std::vector<unsigned> counter_after{kTicketBlocks};
+  SnapshotHeader header;
+  header.chunk_bytes = 1024;
+  CaptureBuilder w(path, header);
+  w.module_load_ptx(0xA000, test_ptx());
+  w.function_get(0xA000, 0xF004, "take_ticket");
+  w.alloc(s.counter, 4);
+  w.alloc(s.tickets, kTicketBlocks * 4);
+  w.memset32(s.counter, 0, 1);
+  w.memset32(s.tickets, 0xffffffff, kTicketBlocks);
+  s.launch_seq =
+      w.launch(0xF004, "take_ticket", kTicketBlocks, 32, Params().ptr(s.counter).ptr(s.tickets));
+  std::vector<RawChunk> after = w.chunks(s.tickets, as_bytes(tickets), header.chunk_bytes);
+  auto counter_chunks = w.chunks(s.counter, as_bytes(counter_after), header.chunk_bytes);
+  after.insert(after.begin(), counter_chunks.begin(), counter_chunks.end());
+  w.snapshot(s.launch_seq, 0, cusnap::test::kAfterLaunch, after);
+  s.dtoh_seq = w.dtoh(s.tickets, kTicketBlocks * 4, copy_checksum(as_bytes(tickets)));
+  w.close();
+  return s;
+}
+
 ReplayOptions emulator_options() {
   ReplayOptions options;
   options.driver = CUSNAP_TEST_EMULATOR;

@@ -101,4 +101,17 @@ AssertCapture write_assert_capture(const std::string& path, bool trips_assert = 
 
 ReplayOptions emulator_options();
 
+// A whole-run capture of take_ticket over kTicketBlocks blocks (one ticket per block from a
+// counter at 0), with an afterLaunch snapshot of the tickets and a checksummed copy of them. The
+// expected tickets are those of blocks run in index order, or (`reverse`) in reverse order: what
+// a GPU may do, and what the emulator, which runs such kernels in index order, never gives.
+inline constexpr unsigned kTicketBlocks = 8;
+struct TicketCapture {
+  std::string path;
+  uint64_t counter = kBase, tickets = kBase + 0x1000;
+  uint64_t launch_seq = 0;
+  uint64_t dtoh_seq = 0;
+};
+TicketCapture write_ticket_capture(const std::string& path, bool reverse);
+
 }  // namespace cusnap::replayer::test

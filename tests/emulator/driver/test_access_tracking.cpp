@@ -263,6 +263,39 @@ TEST_CASE("access tracking: the export table and its switch", "[access]") {
   REQUIRE_CU(cuModuleUnload(module));
 }
 
+TEST_CASE("the export table says which kernels are order-dependent", "[access][order]") {
+  primary_context();
+  const EmulatorAccessTable* t = access_table();
+  REQUIRE(t->order_dependence != nullptr);
+  CUmodule module = nullptr;
+  REQUIRE_CU(cuModuleLoadData(&module, kPtx));
+  CUfunction ld_st = nullptr, atomics = nullptr;
+  REQUIRE_CU(cuModuleGetFunction(&ld_st, module, "ld_st"));
+  REQUIRE_CU(cuModuleGetFunction(&atomics, module, "atomics"));
+  const char* reason = "unchanged";
+  // Plain loads and stores: blocks cannot observe each other's order.
+  REQUIRE(t->order_dependence(ld_st, &reason) == CUDA_SUCCESS);
+  CHECK(reason == nullptr);
+  // atom.add whose result feeds the red.add: the value depends on the blocks before it.
+  REQUIRE(t->order_dependence(atomics, &reason) == CUDA_SUCCESS);
+  REQUIRE(reason != nullptr);
+  CHECK(std::string(reason).find("value-returning 'atom.global.add.u32'") != std::string::npos);
+  CHECK(std::string(reason).find("at PTX line") != std::string::npos);
+  CUkernel kernel = nullptr;  // a library's kernel handle answers too
+  CUlibrary library = nullptr;
+  REQUIRE_CU(cuLibraryLoadData(&library, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  REQUIRE_CU(cuLibraryGetKernel(&kernel, library, "atomics"));
+  reason = nullptr;
+  CHECK(t->order_dependence(kernel, &reason) == CUDA_SUCCESS);
+  CHECK(reason != nullptr);
+  int garbage = 0;
+  CHECK(t->order_dependence(&garbage, &reason) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(t->order_dependence(nullptr, &reason) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(t->order_dependence(ld_st, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE_CU(cuLibraryUnload(library));
+  REQUIRE_CU(cuModuleUnload(module));
+}
+
 TEST_CASE("access tracking: loads and stores, strided over many blocks", "[access]") {
   primary_context();
   const EmulatorAccessTable* t = access_table();

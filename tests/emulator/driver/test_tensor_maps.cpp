@@ -1,8 +1,12 @@
 // Tensor maps: cuTensorMapEncodeTiled's argument rules (cuda.h), cuTensorMapReplaceAddress, and
 // cp.async.bulk.tensor tile copies of 1-, 3- and 5-dimensional boxes (kernels/tma.cu, inline PTX
 // for sm_90a) against a host reference: the box at the coordinates, dimension 0 fastest,
-// out-of-bounds elements read as 0 and never written.
+// out-of-bounds elements read as 0 and never written; 2D boxes with the 32B/64B/128B swizzles
+// against the pattern as the CUDA C++ Programming Guide states it (docs/emulator.md).
+#include <bit>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "test_helpers.h"
@@ -88,8 +92,28 @@ TEST_CASE("tensor maps: cuTensorMapEncodeTiled checks its arguments as cuda.h do
        },
        CUDA_ERROR_INVALID_VALUE},
       // Valid, but not copied exactly by the emulator: refused.
-      {"swizzle 64B", [](Tiled& t) { t.swizzle = CU_TENSOR_MAP_SWIZZLE_64B; },
+      {"swizzle 128B with a 64-byte inner box",
+       [](Tiled& t) { t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B; }, CUDA_ERROR_NOT_SUPPORTED},
+      {"swizzle 128B, 32-byte atoms",
+       [](Tiled& t) {
+         t.box[0] = 32;
+         t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B;
+       },
        CUDA_ERROR_NOT_SUPPORTED},
+      {"swizzle 128B, 64-byte atoms",
+       [](Tiled& t) {
+         t.box[0] = 32;
+         t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B;
+       },
+       CUDA_ERROR_NOT_SUPPORTED},
+      // Valid and copied: the swizzle span equal to the inner box.
+      {"swizzle 64B", [](Tiled& t) { t.swizzle = CU_TENSOR_MAP_SWIZZLE_64B; }, CUDA_SUCCESS},
+      {"swizzle 128B",
+       [](Tiled& t) {
+         t.box[0] = 32;
+         t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+       },
+       CUDA_SUCCESS},
       {"NaN fill", [](Tiled& t) { t.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA; },
        CUDA_ERROR_NOT_SUPPORTED},
       {"element stride 2", [](Tiled& t) { t.estride[1] = 2; }, CUDA_ERROR_NOT_SUPPORTED},
@@ -181,6 +205,40 @@ TEST_CASE("tensor maps: im2col encoders check their arguments, then refuse valid
 
 namespace {
 
+// The primary context current and the module of kernels/<name> loaded.
+CUmodule load_module(const char* name) {
+  primary_context();
+  CUmodule module = nullptr;
+  const std::string ptx = read_file(kernel_path(name));
+  REQUIRE_CU(cuModuleLoadData(&module, ptx.c_str()));
+  return module;
+}
+
+// Runs a tma_* kernel on 96 threads (`shift`: tma_2d's box offset in floats), then reads back
+// the dumped box (`count` floats) and the output tensor (`words` floats).
+void launch_round_trip(CUfunction f, CUtensorMap& in_map, CUtensorMap& out_map, Coords at,
+                       uint32_t count, CUdeviceptr dump, CUdeviceptr out, size_t words,
+                       uint32_t* shift, std::vector<float>& got, std::vector<float>& result) {
+  uint32_t box_bytes = count * 4;
+  void* args[] = {&in_map, &out_map, &at, &box_bytes, &dump, shift};
+  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 96, 1, 1, 0, nullptr, args, nullptr));
+  REQUIRE_CU(cuCtxSynchronize());
+  got.resize(count);
+  result.resize(words);
+  REQUIRE_CU(cuMemcpyDtoH(got.data(), dump, count * 4));
+  REQUIRE_CU(cuMemcpyDtoH(result.data(), out, words * 4));
+}
+
+// The tensor a round trip stored against its reference, word by word; frees the buffers.
+void check_output(const std::string& what, const std::vector<float>& result,
+                  const std::vector<float>& want, std::initializer_list<CUdeviceptr> buffers) {
+  for (size_t i = 0; i < result.size(); ++i) {
+    INFO(what << " output word " << i);
+    REQUIRE(result[i] == want[i]);
+  }
+  for (CUdeviceptr p : buffers) CHECK_CU(cuMemFree(p));
+}
+
 // One round trip of kernel tma_<rank>d: the tensor (dims with padded strides, floats) is filled
 // with distinct values; the box at `at` is dumped and stored back as v * 2 + 1 into a second
 // tensor of the same shape (initially -1).
@@ -224,14 +282,8 @@ void round_trip(CUmodule module, int rank, const cuuint64_t* dims, const cuuint3
   const std::string name = "tma_" + std::to_string(rank) + "d";
   CUfunction f = nullptr;
   REQUIRE_CU(cuModuleGetFunction(&f, module, name.c_str()));
-  Coords c = at;
-  uint32_t box_bytes = count * 4;
-  void* args[] = {&in_map, &out_map, &c, &box_bytes, &dump};
-  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 96, 1, 1, 0, nullptr, args, nullptr));
-  REQUIRE_CU(cuCtxSynchronize());
-  std::vector<float> got(count), result(host.size());
-  REQUIRE_CU(cuMemcpyDtoH(got.data(), dump, count * 4));
-  REQUIRE_CU(cuMemcpyDtoH(result.data(), out, bytes));
+  std::vector<float> got, result;
+  launch_round_trip(f, in_map, out_map, at, count, dump, out, host.size(), nullptr, got, result);
   // The reference: box element (i0, ..., i4) at linear index i0 + box0 * (i1 + box1 * ...).
   std::vector<float> want_out = minus;
   for (uint32_t e = 0; e < count; ++e) {
@@ -251,23 +303,14 @@ void round_trip(CUmodule module, int rank, const cuuint64_t* dims, const cuuint3
     REQUIRE(got[e] == v);
     if (inside) want_out[offset / 4] = v * 2.0f + 1.0f;
   }
-  for (size_t i = 0; i < result.size(); ++i) {
-    INFO(name << " output word " << i);
-    REQUIRE(result[i] == want_out[i]);
-  }
-  CHECK_CU(cuMemFree(in));
-  CHECK_CU(cuMemFree(out));
-  CHECK_CU(cuMemFree(dump));
+  check_output(name, result, want_out, {in, out, dump});
 }
 
 }  // namespace
 
 TEST_CASE("tensor maps: cp.async.bulk.tensor tile loads and stores, 1D, 3D and 5D, with OOB",
           "[tensor_maps]") {
-  primary_context();
-  CUmodule module = nullptr;
-  const std::string ptx = read_file(kernel_path("tma.ptx"));
-  REQUIRE_CU(cuModuleLoadData(&module, ptx.c_str()));
+  CUmodule module = load_module("tma.ptx");
   {
     const cuuint64_t dims[5] = {100};
     const cuuint32_t box[5] = {32};
@@ -288,6 +331,130 @@ TEST_CASE("tensor maps: cp.async.bulk.tensor tile loads and stores, 1D, 3D and 5
     round_trip(module, 5, dims, box, Coords{{0, 0, 0, 0, 0}});
     round_trip(module, 5, dims, box, Coords{{4, 2, 2, 1, 2}});
   }
+  CHECK_CU(cuModuleUnload(module));
+}
+
+namespace {
+
+// The shared-memory position of every element of a swizzled 2D box, written from the CUDA C++
+// Programming Guide's statement of the pattern (not from the emulator's swizzle.h): shared
+// memory is seen as 128-byte lines; in line y (the address / 128), 16-byte chunk x moves to
+// chunk x ^ (y % n), n = 2, 4, 8 for the 32B, 64B and 128B swizzles, the address being the
+// absolute shared address. `base` is the box's shared address modulo 1024.
+void swizzled_round_trip(CUmodule module, CUtensorMapSwizzle mode, uint32_t base_floats,
+                         const Coords& at) {
+  const uint32_t span = mode == CU_TENSOR_MAP_SWIZZLE_32B   ? 32
+                        : mode == CU_TENSOR_MAP_SWIZZLE_64B ? 64
+                                                            : 128;
+  const uint32_t n = span / 16;
+  const cuuint64_t dims[2] = {70, 21};
+  const cuuint64_t pitch = 80 * 4;  // bytes per row of the tensor
+  const cuuint32_t box[2] = {span / 4, 16};
+  const uint32_t count = box[0] * box[1];
+  const cuuint64_t bytes = pitch * dims[1];
+  std::vector<float> host(bytes / 4);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) + 0.5f;
+  CUdeviceptr in = 0, out = 0, dump = 0;
+  REQUIRE_CU(cuMemAlloc(&in, bytes));
+  REQUIRE_CU(cuMemAlloc(&out, bytes));
+  REQUIRE_CU(cuMemAlloc(&dump, count * 4));
+  REQUIRE_CU(cuMemcpyHtoD(in, host.data(), bytes));
+  std::vector<float> minus(host.size(), -1.0f);
+  REQUIRE_CU(cuMemcpyHtoD(out, minus.data(), bytes));
+  alignas(64) CUtensorMap in_map, out_map;
+  const cuuint32_t ones[2] = {1, 1};
+  const cuuint64_t stride[1] = {pitch};
+  for (auto [map, address] : {std::pair{&in_map, in}, std::pair{&out_map, out}})
+    REQUIRE_CU(cuTensorMapEncodeTiled(
+        map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(address), dims, stride,
+        box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, mode, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  CUfunction f = nullptr;
+  REQUIRE_CU(cuModuleGetFunction(&f, module, "tma_2d"));
+  std::vector<float> got, result;
+  launch_round_trip(f, in_map, out_map, at, count, dump, out, host.size(), &base_floats, got,
+                    result);
+  std::vector<float> want_out = minus;
+  const uint32_t base = base_floats * 4;
+  for (uint32_t r = 0; r < box[1]; ++r)
+    for (uint32_t i = 0; i < box[0]; ++i) {
+      const long gx = at.c[0] + static_cast<long>(i), gy = at.c[1] + static_cast<long>(r);
+      const bool inside =
+          gx >= 0 && gy >= 0 && gx < static_cast<long>(dims[0]) && gy < static_cast<long>(dims[1]);
+      const float v = inside ? host[(gy * pitch) / 4 + gx] : 0.0f;
+      const uint32_t logical = base + r * span + i * 4;
+      const uint32_t y = logical / 128, x = (logical % 128) / 16;
+      const uint32_t physical = y * 128 + (x ^ (y % n)) * 16 + logical % 16;
+      INFO("swizzle " << span << "B, box at shared " << base << ", row " << r << ", element " << i);
+      REQUIRE(got[(physical - base) / 4] == v);
+      if (inside) want_out[(gy * pitch) / 4 + gx] = v * 2.0f + 1.0f;
+    }
+  check_output("swizzle " + std::to_string(span) + "B, box at shared " + std::to_string(base),
+               result, want_out, {in, out, dump});
+}
+
+}  // namespace
+
+TEST_CASE("tensor maps: swizzled 2D tile loads and stores follow the documented pattern",
+          "[tensor_maps]") {
+  CUmodule module = load_module("tma.ptx");
+  for (CUtensorMapSwizzle mode :
+       {CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B})
+    for (uint32_t base : {0u, 32u, 96u, 224u}) {  // floats: 0, 128, 384, 896 bytes
+      swizzled_round_trip(module, mode, base, Coords{{8, 3}});
+      swizzled_round_trip(module, mode, base, Coords{{64, -5}});  // partly outside
+    }
+  CHECK_CU(cuModuleUnload(module));
+}
+
+TEST_CASE("tensor maps: a TMA (128B swizzle) + wgmma GEMM equals the host's", "[tensor_maps]") {
+  CUmodule module = load_module("wgmma.ptx");
+  CUfunction f = nullptr;
+  REQUIRE_CU(cuModuleGetFunction(&f, module, "wgmma_gemm"));
+  const int m = 128, n = 192, k = 192;
+  // Small integers: every product and partial sum is exact, so any summation order agrees.
+  auto half = [](int v) { return std::bit_cast<uint16_t>(static_cast<_Float16>(v)); };
+  std::vector<int> a(m * k), b(n * k);
+  for (int i = 0; i < m * k; ++i) a[i] = static_cast<int>((i * 7 + i / 5) % 9) - 4;
+  for (int i = 0; i < n * k; ++i) b[i] = static_cast<int>((i * 5 + i / 3) % 7) - 3;
+  std::vector<uint16_t> ha(a.size()), hb(b.size());
+  for (size_t i = 0; i < a.size(); ++i) ha[i] = half(a[i]);
+  for (size_t i = 0; i < b.size(); ++i) hb[i] = half(b[i]);
+  CUdeviceptr da = 0, db = 0, dc = 0;
+  REQUIRE_CU(cuMemAlloc(&da, ha.size() * 2));
+  REQUIRE_CU(cuMemAlloc(&db, hb.size() * 2));
+  REQUIRE_CU(cuMemAlloc(&dc, static_cast<size_t>(m) * n * 4));
+  REQUIRE_CU(cuMemcpyHtoD(da, ha.data(), ha.size() * 2));
+  REQUIRE_CU(cuMemcpyHtoD(db, hb.data(), hb.size() * 2));
+  alignas(64) CUtensorMap a_map, b_map;
+  const cuuint32_t box[2] = {64, 64}, ones[2] = {1, 1};
+  const cuuint64_t stride[1] = {static_cast<cuuint64_t>(k) * 2};
+  const cuuint64_t a_dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(m)};
+  const cuuint64_t b_dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(n)};
+  REQUIRE_CU(cuTensorMapEncodeTiled(
+      &a_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, reinterpret_cast<void*>(da), a_dims, stride, box,
+      ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  REQUIRE_CU(cuTensorMapEncodeTiled(
+      &b_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, reinterpret_cast<void*>(db), b_dims, stride, box,
+      ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  int nn = n, kk = k;
+  void* args[] = {&a_map, &b_map, &dc, &nn, &kk};
+  REQUIRE_CU(cuLaunchKernel(f, n / 64, m / 64, 1, 128, 1, 1, 0, nullptr, args, nullptr));
+  REQUIRE_CU(cuCtxSynchronize());
+  std::vector<float> c(static_cast<size_t>(m) * n);
+  REQUIRE_CU(cuMemcpyDtoH(c.data(), dc, c.size() * 4));
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      long want = 0;
+      for (int p = 0; p < k; ++p) want += static_cast<long>(a[i * k + p]) * b[j * k + p];
+      INFO("C[" << i << "][" << j << "]");
+      REQUIRE(c[static_cast<size_t>(i) * n + j] == static_cast<float>(want));
+    }
+  CHECK_CU(cuMemFree(da));
+  CHECK_CU(cuMemFree(db));
+  CHECK_CU(cuMemFree(dc));
   CHECK_CU(cuModuleUnload(module));
 }
 

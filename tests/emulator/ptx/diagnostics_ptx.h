@@ -23,20 +23,19 @@ inline constexpr const char* kStorePtx = R"(.version 9.0
 }
 )";
 
-// `brx.idx` (an indirect branch the emulator does not implement) on line kBrxLine of kernel
-// `switchy`.
-inline constexpr int kBrxLine = 10;
-inline constexpr const char* kBrxPtx = R"(.version 9.0
+// `stacksave` (valid PTX the emulator does not implement) on line kRefusedLine of kernel
+// `refused`.
+inline constexpr int kRefusedLine = 10;
+inline constexpr const char* kRefusedPtx = R"(.version 9.0
 .target sm_90
 .address_size 64
-.visible .entry switchy(.param .u32 sel)
+.visible .entry refused(.param .u32 sel)
 {
   .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
   ld.param.u32 %r1, [sel];
-A:
-TARGETS: .branchtargets A, B;
-  brx.idx %r1, TARGETS;
-B:
+  cvt.u64.u32 %rd1, %r1;
+  stacksave.u64 %rd1;
   ret;
 }
 )";

@@ -1,7 +1,7 @@
 # Runs diagnostic_probe and checks where the emulator's diagnostics go: by default (no
 # CUSNAP_LOG_LEVEL) the memcheck and refused-PTX messages are on stderr, naming kernel, block,
 # thread, PTX line and address; stdout stays empty; CUSNAP_LOG_LEVEL=off silences them.
-# Inputs: PROBE (the probe executable), STORE_LINE, BRX_LINE.
+# Inputs: PROBE (the probe executable), STORE_LINE, REFUSED_LINE.
 function(run_probe mode level out_var err_var)
   if(level STREQUAL "")
     set(env_args --unset=CUSNAP_LOG_LEVEL)
@@ -28,7 +28,7 @@ foreach(needle "store_tid" "block \\(0,0,0\\)" "thread \\((3[2-9]|[4-6][0-9]),0,
 endforeach()
 
 run_probe(unsupported "" out err)
-if(NOT err MATCHES "brx\\.idx" OR NOT err MATCHES "line ${BRX_LINE}" OR NOT err MATCHES "switchy")
+if(NOT err MATCHES "stacksave" OR NOT err MATCHES "line ${REFUSED_LINE}" OR NOT err MATCHES "'refused'")
   message(FATAL_ERROR "refused-PTX diagnostic on stderr lacks instruction, line or function:\n${err}")
 endif()
 

@@ -41,13 +41,13 @@ TEST_CASE("cuModuleLoadDataEx refuses unsupported PTX with NOT_SUPPORTED and fil
   make_context_current();
   JitLog log(sizeof(JitLog::buffer));
   CUmodule module = nullptr;
-  REQUIRE(cuModuleLoadDataEx(&module, kBrxPtx, 2, log.options, log.values) ==
+  REQUIRE(cuModuleLoadDataEx(&module, kRefusedPtx, 2, log.options, log.values) ==
           CUDA_ERROR_NOT_SUPPORTED);
   const std::string text(log.buffer);
   INFO(text);
-  CHECK(text.find("brx.idx") != std::string::npos);
-  CHECK(text.find("line " + std::to_string(kBrxLine)) != std::string::npos);
-  CHECK(text.find("'switchy'") != std::string::npos);
+  CHECK(text.find("stacksave") != std::string::npos);
+  CHECK(text.find("line " + std::to_string(kRefusedLine)) != std::string::npos);
+  CHECK(text.find("'refused'") != std::string::npos);
   CHECK(log.written() == text.size());  // bytes of text written back, NUL not counted
 }
 
@@ -55,7 +55,7 @@ TEST_CASE("the error log honours the buffer size and is NUL-terminated", "[drive
   make_context_current();
   JitLog log(16);
   CUmodule module = nullptr;
-  REQUIRE(cuModuleLoadDataEx(&module, kBrxPtx, 2, log.options, log.values) ==
+  REQUIRE(cuModuleLoadDataEx(&module, kRefusedPtx, 2, log.options, log.values) ==
           CUDA_ERROR_NOT_SUPPORTED);
   CHECK(std::strlen(log.buffer) == 15);
   CHECK(log.buffer[16] == 'x');  // nothing past the stated size
@@ -68,9 +68,9 @@ TEST_CASE("cuLibraryLoadData reports through its JIT options, invalid PTX is INV
   {
     JitLog log(sizeof(JitLog::buffer));
     CUlibrary library = nullptr;
-    REQUIRE(cuLibraryLoadData(&library, kBrxPtx, log.options, log.values, 2, nullptr, nullptr, 0) ==
-            CUDA_ERROR_NOT_SUPPORTED);
-    CHECK(std::string(log.buffer).find("brx.idx") != std::string::npos);
+    REQUIRE(cuLibraryLoadData(&library, kRefusedPtx, log.options, log.values, 2, nullptr, nullptr,
+                              0) == CUDA_ERROR_NOT_SUPPORTED);
+    CHECK(std::string(log.buffer).find("stacksave") != std::string::npos);
   }
   {
     std::string bad = kStorePtx;

@@ -696,6 +696,54 @@ TEST_CASE("directives: pragmas, debug info, sections, performance tuning, cluste
   require_refused(with_header(".pragma nounroll;"), ".pragma", CompileStatus::kInvalidPtx,
                   "string");
   require_refused(kernel("", ".file 1\n"), ".file 1", CompileStatus::kInvalidPtx, "file name");
+  // LLVM 14's directory-and-name form, which ptxas refuses too.
+  require_refused(kernel("", ".file 1 \"/src\" \"a.cl\"\n"), ".file 1", CompileStatus::kInvalidPtx,
+                  "second string");
+}
+
+TEST_CASE("brx.idx branches each lane to its index's .branchtargets entry", "[ptx][grammar]") {
+  // Two warps whose lanes go six ways (L2 listed twice, L1 falling through into L2), then a
+  // guarded brx.idx.uni with a uniform index.
+  const uint32_t threads = 40;
+  const Ran r = run_body(
+      "  rem.u32 %r1, %r31, 6;\n"
+      "  mov.u32 %r2, 0;\n"
+      "T: .branchtargets L0, L1, L2, L3, L2, L5;\n"
+      "  brx.idx %r1, T;\n"
+      "L0:\n  add.u32 %r2, %r2, 1;\n  bra.uni J;\n"
+      "L1:\n  add.u32 %r2, %r2, 10;\n"
+      "L2:\n  add.u32 %r2, %r2, 100;\n  bra.uni J;\n"
+      "L3:\n  add.u32 %r2, %r2, 1000;\n  bra.uni J;\n"
+      "L5:\n  add.u32 %r2, %r2, 10000;\n"
+      "J:\n"
+      "  setp.lt.u32 %p1, %r31, 20;\n"
+      "  mov.u32 %r3, 5;\n"
+      "  mov.u32 %r4, 1;\n"
+      "U: .branchtargets M0, M1;\n"
+      "  @%p1 brx.idx.uni %r4, U;\n"
+      "M0:\n  mov.u32 %r3, 6;\n"
+      "M1:\n  add.u32 %r3, %r3, 1;\n"
+      "  st.global.u32 [%rd30], %r2;\n"
+      "  st.global.u32 [%rd30+8], %r3;\n",
+      "", threads);
+  const uint64_t by_case[6] = {1, 110, 100, 1000, 100, 10000};
+  for (uint32_t t = 0; t < threads; ++t) {
+    INFO("thread " << t);
+    CHECK(r.at(t, 0) == by_case[t % 6]);
+    CHECK(r.at(t, 1) == (t < 20 ? 6u : 7u));
+  }
+  // An index past the list is undefined in the PTX ISA: the launch fails, naming it.
+  const Ran past = run_text(
+      kernel("  mov.u32 %r1, %r31;\nT: .branchtargets A, B;\n  brx.idx %r1, T;\nA:\nB:\n"), 4);
+  CHECK(past.result.status == LaunchStatus::kIllegalInstruction);
+  CHECK(past.result.message.find("brx.idx index 2 is past its 2 branch targets") !=
+        std::string::npos);
+  require_refused(kernel("  brx.idx %r1, NOPE;\n"), "brx.idx", CompileStatus::kInvalidPtx,
+                  "not a .branchtargets list");
+  require_refused(kernel("T: .branchtargets A, MISSING;\n  brx.idx %r1, T;\nA:\n"),
+                  ".branchtargets", CompileStatus::kInvalidPtx, "unknown label 'MISSING'");
+  require_refused(kernel("T: .branchtargets A, 3;\n  brx.idx %r1, T;\nA:\n"), ".branchtargets",
+                  CompileStatus::kInvalidPtx, "expected a label");
 }
 
 TEST_CASE("predefined identifiers and special registers", "[ptx][grammar]") {

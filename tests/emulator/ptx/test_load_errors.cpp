@@ -39,7 +39,6 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
        "  mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}, "
        "{%r2,%r3}, {%r4,%r5}, {%f9,%f10,%f11,%f12,%f13,%f14,%f15,%f1};",
        ""},
-      {"brx.idx", "  brx.idx %r1, TARGETS;", ""},
       {"tex.grad.2d.v4.f32.f32",
        "  tex.grad.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6}], {%f1,%f2}, {%f3,%f4};", ""},
       {"tex.cube.v4.f32.f32", "  tex.cube.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, {%f5,%f6,%f1,%f2}];",
@@ -47,7 +46,10 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
       {"separate samplers", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, %rd2, {%f5,%f6}];", ""},
       {"sust.p.2d.v4.b32.trap", "  sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1,%r1,%r1,%r1};",
        ""},
-      {"wgmma.fence.sync.aligned", "  wgmma.fence.sync.aligned;", ""},
+      {"wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32",
+       "  wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%f1,%f2,%f3,%f4}, %rd1, %rd2, 1, 1, "
+       "1;",
+       ""},
       {"wmma.load.a.sync.aligned.row.m16n16k32.global.s4",
        "  wmma.load.a.sync.aligned.row.m16n16k32.global.s4 {%r1,%r2}, [%rd1];", ""},
       {"mbarrier.pending_count.b64", "  mbarrier.pending_count.b64 %r1, %rd1;", ""},
@@ -70,7 +72,6 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
   for (const Refused& c : cases) {
     std::string body = c.body;
     if (std::string(c.what) == "add.rz.f16") body = "  { .reg .b16 %rs<4>;\n" + body + "\n  }";
-    if (std::string(c.what) == "brx.idx") body = "TARGETS: .branchtargets DONE;\n" + body;
     const std::string text = kernel_with(body, c.prelude);
     CompileResult r = compile(text);
     INFO(c.what << " -> " << r.error);
@@ -87,17 +88,16 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
 
 TEST_CASE("the load error lists every unsupported instruction of the module with its line",
           "[ptx][load]") {
-  // Three refused instructions in two functions, a supported one between them, and a refused
-  // branch whose label must not be patched into the instruction after it.
+  // Four refused instructions in two functions, a supported one between them.
   const std::string with_targets = kernel_with(
-      "TARGETS: .branchtargets DONE;\n  brx.idx %r1, TARGETS;\n  add.u32 %r1, %r2, %r3;\n"
+      "  stackrestore.u64 %rd2;\n  add.u32 %r1, %r2, %r3;\n"
       "  alloca.u64 %rd2, %rd1, 8;\n  stacksave.u64 %rd2;",
       ".visible .func g()\n{\n  .reg .b32 %r<4>;\n  vadd.s32.s32.s32 %r1, %r2, %r3;\n  ret;\n}\n");
   CompileResult r = compile(with_targets);
   INFO(r.error);
   REQUIRE(r.program == nullptr);
   CHECK(r.status == CompileStatus::kNotSupported);
-  const char* refused[] = {"vadd.s32.s32.s32", "brx.idx", "alloca.u64", "stacksave.u64"};
+  const char* refused[] = {"vadd.s32.s32.s32", "stackrestore.u64", "alloca.u64", "stacksave.u64"};
   size_t at = 0;
   for (const char* what : refused) {  // in source order, one "line L: ..." line each
     const std::string entry =

@@ -42,6 +42,13 @@ extern "C" __global__ void add_bias(int* x, int n) {
   if (i == 0) calls += 1;
 }
 
+// One ticket per block from a global counter (atomicInc: a value-returning atom.global.inc): which
+// block gets which ticket is the order the device ran the blocks in, so the result is
+// order-dependent (docs/emulator.md, "Determinism"; docs/replay.md, "Order-dependent results").
+extern "C" __global__ void take_ticket(unsigned* counter, unsigned* ticket) {
+  if (threadIdx.x == 0) ticket[blockIdx.x] = atomicInc(counter, 0xffffffffu);
+}
+
 // Never ends while *flag is 0, which nothing in the tests changes: the hung kernel of the replay
 // time limits (--timeout-launch, --timeout).
 extern "C" __global__ void spin(volatile int* flag) {

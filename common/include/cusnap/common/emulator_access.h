@@ -1,6 +1,7 @@
-// The emulator's access-tracking export table (docs/emulator.md, "Access tracking"): the one
+// The emulator's export table (docs/emulator.md, "Access tracking" and "Determinism"): the one
 // contract between the cusnap emulator, which serves it from cuGetExportTable, and the tools that
-// ask for it through whatever driver they loaded (never by linking the emulator). A driver that
+// ask for it through whatever driver they loaded (never by linking the emulator): access
+// tracking, and which kernels' results depend on the order their blocks run in. A driver that
 // is not the emulator answers the UUID with an error (it does not know it), which is how a
 // client learns it cannot track. Plain C types only: functions return CUresult values.
 #pragma once
@@ -38,6 +39,14 @@ struct EmulatorAccessTable {
   // or enable (synchronize first: launches complete asynchronously), CUDA_ERROR_INVALID_VALUE
   // for a null `out`.
   int (*take_last_launch)(EmulatorLaunchAccesses* out);
+  // Appended (check `size`): whether the blocks of `function` (a CUfunction or CUkernel of this
+  // driver) can observe each other's order, so that its results on a device, which runs blocks
+  // in any order, may differ from run to run and from the emulator's. CUDA_SUCCESS with *reason
+  // null (they cannot) or the instruction and PTX line that make them order-dependent, e.g.
+  // "'atom.global.inc.u32' (not commutative: ...) at PTX line 65" (valid while the function's
+  // module is loaded); CUDA_ERROR_INVALID_HANDLE for what is not a function, INVALID_VALUE for a
+  // null `reason`. Tracking need not be enabled.
+  int (*order_dependence)(const void* function, const char** reason);
 };
 
 }  // namespace cusnap::common

@@ -20,6 +20,12 @@ __device__ void tma_load(uint32_t dst, const CUtensorMap* map, const int* c, uin
         " [%0], [%1, {%2}], [%3];" ::"r"(dst),
         "l"(m), "r"(c[0]), "r"(bar)
         : "memory");
+  if constexpr (R == 2)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(bar)
+        : "memory");
   if constexpr (R == 3)
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -42,6 +48,11 @@ __device__ void tma_store(const CUtensorMap* map, const int* c, uint32_t src) {
                      "l"(m),
                  "r"(c[0]), "r"(src)
                  : "memory");
+  if constexpr (R == 2)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];" ::"l"(m),
+        "r"(c[0]), "r"(c[1]), "r"(src)
+        : "memory");
   if constexpr (R == 3)
     asm volatile(
         "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];" ::
@@ -60,10 +71,14 @@ struct Coords {
   int c[5];
 };
 
+// `shift` floats into a 1024-byte aligned buffer (a multiple of 32: the box stays 128-byte
+// aligned), so a swizzled map's pattern is seen at an offset from its repeat boundary. The dump
+// is the box's shared memory as it lies (a swizzled map's physical layout).
 template <int R>
 __device__ void tma_round_trip(const CUtensorMap* in_map, const CUtensorMap* out_map,
-                               Coords at, uint32_t box_bytes, float* dump) {
-  __shared__ alignas(128) float box[2048];
+                               Coords at, uint32_t box_bytes, float* dump, uint32_t shift = 0) {
+  __shared__ alignas(1024) float buffer[2048 + 256];
+  float* box = buffer + shift;
   __shared__ alignas(8) uint64_t bar;
   const uint32_t b = smem(&bar);
   if (threadIdx.x == 0) {
@@ -117,4 +132,11 @@ extern "C" __global__ void tma_5d(const __grid_constant__ CUtensorMap in_map,
                                   const __grid_constant__ CUtensorMap out_map, Coords at,
                                   uint32_t box_bytes, float* dump) {
   tma_round_trip<5>(&in_map, &out_map, at, box_bytes, dump);
+}
+
+// 2D, for the swizzled maps (test_tensor_maps.cpp, "swizzle").
+extern "C" __global__ void tma_2d(const __grid_constant__ CUtensorMap in_map,
+                                  const __grid_constant__ CUtensorMap out_map, Coords at,
+                                  uint32_t box_bytes, float* dump, uint32_t shift) {
+  tma_round_trip<2>(&in_map, &out_map, at, box_bytes, dump, shift);
 }
