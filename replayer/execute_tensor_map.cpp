@@ -54,17 +54,19 @@ MaybeError Executor::do_tensor_map(const Action& a, const TensorMapOp& op) {
   CUresult r = CUDA_SUCCESS;
   switch (op.kind) {
     case TensorMapOp::Kind::kEncodeTiled:
-      if (api_.cuTensorMapEncodeTiled == nullptr) return unsupported(a, "the driver has no " + std::string(api));
-      r = api_.cuTensorMapEncodeTiled(
-          &map, static_cast<CUtensorMapDataType>(op.data_type), op.rank, global,
-          op.global_dim.data(), op.global_strides.data(), op.box_dim.data(),
-          op.element_strides.data(), static_cast<CUtensorMapInterleave>(op.interleave),
-          static_cast<CUtensorMapSwizzle>(op.swizzle),
-          static_cast<CUtensorMapL2promotion>(op.l2_promotion),
-          static_cast<CUtensorMapFloatOOBfill>(op.oob_fill));
+      if (api_.cuTensorMapEncodeTiled == nullptr)
+        return unsupported(a, "the driver has no " + std::string(api));
+      r = api_.cuTensorMapEncodeTiled(&map, static_cast<CUtensorMapDataType>(op.data_type), op.rank,
+                                      global, op.global_dim.data(), op.global_strides.data(),
+                                      op.box_dim.data(), op.element_strides.data(),
+                                      static_cast<CUtensorMapInterleave>(op.interleave),
+                                      static_cast<CUtensorMapSwizzle>(op.swizzle),
+                                      static_cast<CUtensorMapL2promotion>(op.l2_promotion),
+                                      static_cast<CUtensorMapFloatOOBfill>(op.oob_fill));
       break;
     case TensorMapOp::Kind::kEncodeIm2col:
-      if (api_.cuTensorMapEncodeIm2col == nullptr) return unsupported(a, "the driver has no " + std::string(api));
+      if (api_.cuTensorMapEncodeIm2col == nullptr)
+        return unsupported(a, "the driver has no " + std::string(api));
       r = api_.cuTensorMapEncodeIm2col(
           &map, static_cast<CUtensorMapDataType>(op.data_type), op.rank, global,
           op.global_dim.data(), op.global_strides.data(), op.lower_corner.data(),
@@ -75,7 +77,8 @@ MaybeError Executor::do_tensor_map(const Action& a, const TensorMapOp& op) {
           static_cast<CUtensorMapFloatOOBfill>(op.oob_fill));
       break;
     case TensorMapOp::Kind::kEncodeIm2colWide:
-      if (api_.cuTensorMapEncodeIm2colWide == nullptr) return unsupported(a, "the driver has no " + std::string(api));
+      if (api_.cuTensorMapEncodeIm2colWide == nullptr)
+        return unsupported(a, "the driver has no " + std::string(api));
       r = api_.cuTensorMapEncodeIm2colWide(
           &map, static_cast<CUtensorMapDataType>(op.data_type), op.rank, global,
           op.global_dim.data(), op.global_strides.data(), op.lower_corner[0], op.upper_corner[0],
@@ -87,7 +90,8 @@ MaybeError Executor::do_tensor_map(const Action& a, const TensorMapOp& op) {
           static_cast<CUtensorMapFloatOOBfill>(op.oob_fill));
       break;
     case TensorMapOp::Kind::kReplaceAddress: {
-      if (api_.cuTensorMapReplaceAddress == nullptr) return unsupported(a, "the driver has no " + std::string(api));
+      if (api_.cuTensorMapReplaceAddress == nullptr)
+        return unsupported(a, "the driver has no " + std::string(api));
       auto it = tensor_maps_.find(op.previous);
       if (it == tensor_maps_.end()) {
         // The map it changed was never encoded in the capture: nothing to re-address.

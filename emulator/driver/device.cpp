@@ -208,6 +208,7 @@ ptx::Limits engine_limits() {
   const double timeout = device_config().timeout_seconds;
   // Rounded up: a positive limit is never 0 ms (which would mean "off").
   limits.timeout_ms = timeout > 0 ? static_cast<uint64_t>(std::ceil(timeout * 1000.0)) : 0;
+  limits.tensor_map_key = device_config().tensor_map_key;
   return limits;
 }
 

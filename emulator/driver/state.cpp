@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "driver/inject.h"
 #include "driver/log.h"
+#include "ptx/engine.h"
 
 namespace cusnap::emu::driver {
 namespace {
@@ -128,6 +130,21 @@ double timeout_from_env() {
   return seconds;
 }
 
+uint32_t tensor_map_key_from_env() {
+  constexpr uint32_t kDefault = ptx::kDefaultTensorMapKey;
+  const char* text = std::getenv("CUSNAP_EMU_TENSOR_MAP_KEY");
+  if (text == nullptr || *text == '\0') return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long key = std::strtoull(text, &end, 0);
+  if (end == text || *end != '\0' || errno != 0 || key > 0xffffffffull) {
+    log(LogLevel::kWarn, "CUSNAP_EMU_TENSOR_MAP_KEY=%s is not a 32-bit number; using 0x%x", text,
+        kDefault);
+    return kDefault;
+  }
+  return static_cast<uint32_t>(key);
+}
+
 std::atomic<bool> g_initialized{false};
 
 struct HandleEntry {
@@ -165,6 +182,7 @@ const DeviceConfig& device_config() {
     c.sm = sm_from_env();
     c.total_memory = memory_from_env();
     c.timeout_seconds = timeout_from_env();
+    c.tensor_map_key = tensor_map_key_from_env();
     c.name = "cusnap emulator (sm_" + std::to_string(c.sm) + ")";
     return c;
   }();

@@ -27,6 +27,11 @@ struct DeviceConfig {
   // CUSNAP_EMU_TIMEOUT: the launch watchdog in seconds (0: off). A launch that runs longer
   // fails with CUDA_ERROR_LAUNCH_TIMEOUT, so a kernel that never ends cannot hang the process.
   double timeout_seconds = kDefaultTimeoutSeconds;
+  // CUSNAP_EMU_TENSOR_MAP_KEY: written into every tensor map this driver encodes and required of
+  // the maps its kernels read, so that a map encoded by another driver (the bytes a capture
+  // recorded) is refused instead of trusted; a replay must encode its maps again.
+  // Default ptx::kDefaultTensorMapKey.
+  uint32_t tensor_map_key = 0;
 };
 
 const DeviceConfig& device_config();

@@ -23,8 +23,10 @@ namespace {
 
 using cusnap::emu::ptx::kTensorMapMagic;
 using cusnap::emu::ptx::kTensorMapVersion;
+using cusnap::emu::ptx::set_tensor_map_key;
 using cusnap::emu::ptx::Swizzle;
 using cusnap::emu::ptx::swizzle_span;
+using cusnap::emu::ptx::tensor_map_of;
 using cusnap::emu::ptx::TensorMapImage;
 
 // Bytes per element, 0 for the packed sub-byte types.
@@ -236,6 +238,7 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapEncodeTiled(
     TensorMapImage m;
     m.magic = kTensorMapMagic;
     m.version = kTensorMapVersion;
+    set_tensor_map_key(m, device_config().tensor_map_key);
     m.data_type = static_cast<uint8_t>(tensorDataType);
     m.rank = static_cast<uint8_t>(tensorRank);
     m.element_size = static_cast<uint8_t>(esize);
@@ -339,6 +342,10 @@ CUSNAP_EXPORT CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap* tensorMap,
     std::memcpy(static_cast<void*>(&m), tensorMap, sizeof m);
     if (m.magic != kTensorMapMagic || m.version != kTensorMapVersion)
       return invalid(kName, "tensorMap was not encoded by cuTensorMapEncodeTiled");
+    if (!tensor_map_of(m, device_config().tensor_map_key))
+      return invalid(kName,
+                     "tensorMap was encoded by another driver (its encoding key is not this "
+                     "driver's CUSNAP_EMU_TENSOR_MAP_KEY)");
     const uintptr_t address = reinterpret_cast<uintptr_t>(globalAddress);
     if (address % 16 != 0) return invalid(kName, "globalAddress must be 16-byte aligned");
     m.address = address;

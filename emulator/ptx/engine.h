@@ -202,7 +202,9 @@ struct LaunchResult {
 // cp.async.bulk.tensor reads them (the driver's own format is opaque; this is the emulator's,
 // documented in docs/emulator.md, "Tensor maps"). Only what the encode accepted is here: tile
 // mode, no interleave, no swizzle or the 32B/64B/128B swizzle with an inner box of exactly the
-// swizzle span, zero OOB fill, element strides of 1 (the rest is refused).
+// swizzle span, zero OOB fill, element strides of 1 (the rest is refused). `key` is the
+// encoding driver's Limits::tensor_map_key: a map made by another driver (instance) is opaque
+// data there, as a real driver's maps are to another driver version, and is refused.
 struct TensorMapImage {
   uint32_t magic = 0;  // kTensorMapMagic
   uint8_t version = 0;
@@ -211,7 +213,8 @@ struct TensorMapImage {
   uint8_t element_size = 0;
   uint8_t l2_promotion = 0;  // CUtensorMapL2promotion (a hint)
   uint8_t swizzle = 0;       // ptx::Swizzle (swizzle.h): CU_TENSOR_MAP_SWIZZLE_NONE..128B
-  uint8_t reserved[6] = {};
+  uint8_t key[4] = {};       // Limits::tensor_map_key, little-endian
+  uint8_t reserved[2] = {};
   uint64_t address = 0;     // global address of element (0, ..., 0)
   uint64_t dim[5] = {};     // elements per dimension
   uint64_t stride[5] = {};  // bytes between consecutive indices of each dimension (stride[0]:
@@ -222,6 +225,15 @@ struct TensorMapImage {
 static_assert(sizeof(TensorMapImage) == 128, "a CUtensorMap is 128 bytes");
 inline constexpr uint32_t kTensorMapMagic = 0x4d544d43;  // "CMTM" little-endian
 inline constexpr uint8_t kTensorMapVersion = 1;
+inline constexpr uint32_t kDefaultTensorMapKey = 0x0000c05a;
+// Whether `m` is a map of the encoding whose key is `key` (magic, version and key).
+inline bool tensor_map_of(const TensorMapImage& m, uint32_t key) {
+  return m.magic == kTensorMapMagic && m.version == kTensorMapVersion &&
+         (m.key[0] | m.key[1] << 8 | m.key[2] << 16 | static_cast<uint32_t>(m.key[3]) << 24) == key;
+}
+inline void set_tensor_map_key(TensorMapImage& m, uint32_t key) {
+  for (int i = 0; i < 4; ++i) m.key[i] = static_cast<uint8_t>(key >> (8 * i));
+}
 
 struct Limits {
   uint32_t max_threads_per_block = 1024;
@@ -243,6 +255,9 @@ struct Limits {
   // Run KernelDesc::serial_blocks kernels one block at a time (the determinism rule). Only engine
   // tests that exercise cross-thread memory ordering clear it; the driver never does.
   bool serialize_order_dependent = true;
+  // The key this driver writes into the tensor maps it encodes and requires of the maps
+  // cp.async.bulk.tensor reads (TensorMapImage::key; the driver's CUSNAP_EMU_TENSOR_MAP_KEY).
+  uint32_t tensor_map_key = kDefaultTensorMapKey;
 };
 
 // A parsed, lowered PTX module. Thread-safe for concurrent launches once variables are bound.

@@ -459,6 +459,10 @@ void Launch::exec_bulk_tensor(Block& b, Warp& w, const Instr& in, uint32_t exec)
     if (map.magic != kTensorMapMagic || map.version != kTensorMapVersion)
       return refuse(LaunchStatus::kIllegalInstruction,
                     "the tensor map operand is not a map made by cuTensorMapEncodeTiled");
+    if (!tensor_map_of(map, limits_.tensor_map_key))
+      return refuse(LaunchStatus::kIllegalInstruction,
+                    "the tensor map operand was encoded by another driver (its encoding key is "
+                    "not this driver's CUSNAP_EMU_TENSOR_MAP_KEY): encode it on this driver");
     if (map.rank != in.vec)
       return refuse(LaunchStatus::kIllegalInstruction,
                     "the instruction's dimension is not the tensor map's rank");

@@ -530,6 +530,7 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   // Collect the records of the extracted capture (docs/format.md, "CaptureHeader.extract").
   std::optional<format::CallRef> module, function, launch, before, after;
   std::vector<format::CallRef> globals, allocations;
+  bool tensor_maps = false;
   Status scan = extracted.for_each_call([&](const format::CallRef& ref) {
     auto rec = ref.get();
     auto take = [&](std::optional<format::CallRef>& slot) {
@@ -554,6 +555,9 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
               .push_back(std::move(c.value()));
         break;
       }
+      case schema::CallRecord::TENSOR_MAP:
+        tensor_maps = true;
+        break;
       case schema::CallRecord::MEMORY_SNAPSHOT:
         take(rec.getMemorySnapshot().getPhase() == schema::MemorySnapshot::Phase::BEFORE_LAUNCH
                  ? before
@@ -565,6 +569,15 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
     return true;
   });
   if (!scan) return scan;
+  // A tensor map's bytes are the capturing driver's encoding: a reproducer would have to call
+  // cuTensorMapEncode* itself, which it does not (yet); passing the bytes would be wrong on
+  // any other driver.
+  if (tensor_maps)
+    return Status::error(ErrorCode::kInvalidArgument,
+                         "the launch takes tensor maps (tensorMap records in the extract): the "
+                         "C++ reproducer does not encode tensor maps yet, and the captured bytes "
+                         "are valid only on the driver that encoded them; replay the extract with "
+                         "cusnap replay instead");
   if (!module || !function || !launch || !before || !after)
     return Status::error(ErrorCode::kMalformed, extracted.path() +
                                                     ": an extracted capture needs a moduleLoad, a "

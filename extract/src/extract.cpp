@@ -67,6 +67,9 @@ struct LiveState {
   std::map<uint64_t, std::set<std::string>> global_names;
   std::map<uint64_t, uint64_t> first_launch;
   std::set<uint64_t> awaiting_launch;  // modules loaded with no launch record after them yet
+  // Tensor maps: the 128 bytes a successful tensorMap record left -> the records that made them
+  // (the encode, then each cuTensorMapReplaceAddress), in capture order (schema 8).
+  std::map<std::string, std::vector<uint64_t>> tensor_maps;
   // Texture and surface objects: value -> "texture object 0x.. over CUDA array 0x.." (schema 6).
   std::map<uint64_t, std::string> objects;
 };
@@ -263,6 +266,23 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
             hex(o.getObject()) + " over " + over;
         break;
       }
+      case schema::CallRecord::TENSOR_MAP: {
+        auto t = rec.getTensorMap();
+        if (rec.getResult() != 0 || t.getEncoded().size() != format::kTensorMapBytes) break;
+        auto bytes = [](capnp::Data::Reader d) {
+          return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
+        };
+        std::vector<uint64_t> made;
+        if (t.getOp() == schema::TensorMapCall::Op::REPLACE_ADDRESS) {
+          auto before = live.tensor_maps.find(bytes(t.getPrevious()));
+          // A map whose encode the capture lacks: the replay passes its bytes as captured.
+          if (before == live.tensor_maps.end()) break;
+          made = before->second;
+        }
+        made.push_back(seq);
+        live.tensor_maps[bytes(t.getEncoded())] = std::move(made);
+        break;
+      }
       case schema::CallRecord::LAUNCH: {
         // The interceptor resolves a module's other variables at the first snapshot after its
         // load, recording them before that launch (the replay route orders its records so).
@@ -333,6 +353,16 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
               ": extracts do not recreate texture and surface objects, and array contents are "
               "in no memory snapshot (not supported yet)";
         });
+        // Tensor maps among the parameters (where launch_params.h says one may sit): the records
+        // that made them go into the extract, so its replay encodes them on its own driver.
+        std::set<uint64_t> map_seqs;
+        format::for_each_tensor_map_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
+          auto made = live.tensor_maps.find(std::string(
+              reinterpret_cast<const char*>(params.begin()) + offset, format::kTensorMapBytes));
+          if (made != live.tensor_maps.end())
+            map_seqs.insert(made->second.begin(), made->second.end());
+        });
+        p.plan.tensor_map_seqs.assign(map_seqs.begin(), map_seqs.end());
         p.allocations = live.allocations;
         p.globals = live.globals;
         if (options.route != Route::kSnapshots) {
@@ -669,6 +699,8 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
   }
   if (st && !looked_up_written) st = write_looked_up();
   for (uint64_t s : plan.allocation_seqs)
+    if (st) st = copy(s, no_patch);
+  for (uint64_t s : plan.tensor_map_seqs)
     if (st) st = copy(s, no_patch);
   uint64_t launch_seq = 0;
   if (st) {

@@ -29,7 +29,8 @@ schema::TensorMapCall::Builder begin_map(CallScope& call, TensorMapOp op, CUresu
 void set_common(schema::TensorMapCall::Builder t, CUtensorMapDataType type, cuuint32_t rank,
                 void* address, const cuuint64_t* dim, const cuuint64_t* strides,
                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
-                CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+                CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                CUtensorMapFloatOOBfill oob) {
   t.setDataType(static_cast<int32_t>(type));
   t.setRank(rank);
   t.setGlobalAddress(reinterpret_cast<uint64_t>(address));
@@ -68,8 +69,8 @@ CUSNAP_POST_HOOK(cuTensorMapEncodeTiled)
  CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
  CUtensorMapFloatOOBfill oobFill) {
   auto t = begin_map(call, TensorMapOp::ENCODE_TILED, result, tensorMap);
-  set_common(t, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides,
-             elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  set_common(t, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, elementStrides,
+             interleave, swizzle, l2Promotion, oobFill);
   if (boxDim != nullptr && tensorRank > 0 && tensorRank <= kMaxRank) {
     auto list = t.initBoxDim(tensorRank);
     for (cuuint32_t i = 0; i < tensorRank; ++i) list.set(i, boxDim[i]);
@@ -85,8 +86,8 @@ CUSNAP_POST_HOOK(cuTensorMapEncodeIm2col)
  CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
  CUtensorMapFloatOOBfill oobFill) {
   auto t = begin_map(call, TensorMapOp::ENCODE_IM2COL, result, tensorMap);
-  set_common(t, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides,
-             elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  set_common(t, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, elementStrides,
+             interleave, swizzle, l2Promotion, oobFill);
   t.setChannelsPerPixel(channelsPerPixel);
   t.setPixelsPerColumn(pixelsPerColumn);
   // cuda.h: the corners have tensorRank - 2 spatial dimensions (rank 3 to 5).
@@ -111,8 +112,8 @@ CUSNAP_POST_HOOK(cuTensorMapEncodeIm2colWide)
  CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle,
  CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   auto t = begin_map(call, TensorMapOp::ENCODE_IM2COL_WIDE, result, tensorMap);
-  set_common(t, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides,
-             elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  set_common(t, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, elementStrides,
+             interleave, swizzle, l2Promotion, oobFill);
   t.setChannelsPerPixel(channelsPerPixel);
   t.setPixelsPerColumn(pixelsPerColumn);
   t.setWideMode(static_cast<int32_t>(mode));

@@ -1,5 +1,5 @@
-// The sm_90a wgmma pieces shared by the wgmma_gemm sample's kernel and the emulator's TMA +
-// wgmma GEMM test (tests/emulator/driver/kernels/wgmma.cu): shared addresses, the PTX ISA's
+// The sm_90a wgmma pieces shared by the wgmma_gemm sample's kernel and the TMA + wgmma GEMM
+// (samples/tma_gemm/tma_gemm_kernels.cu, the tma_gemm sample's kernel): shared addresses, the PTX ISA's
 // matrix descriptor for a K-major 128B-swizzled tile (LBO 16, unused; SBO 1024: 8 rows of 128
 // bytes; base offset 0, the tiles being 1024-byte aligned) and wgmma.mma_async m64n64k16 f32 +=
 // f16 * f16 with both operands from descriptors.

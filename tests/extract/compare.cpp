@@ -16,11 +16,14 @@ namespace schema = format::schema;
 
 namespace {
 
-const std::set<std::string> kIgnored = {"seq", "threadId", "startNs", "endNs"};
+// tensorMap.hostAddress: where the application kept its CUtensorMap (its stack, in two runs
+// somewhere else), said for the reader only.
+const std::set<std::string> kIgnored = {"seq", "threadId", "startNs", "endNs", "hostAddress"};
 // Fields that hold a record's seq (translated when records of the first are left out).
 const std::set<std::string> kSeqFields = {"launchSeq", "layoutSeq", "callSeq", "relatedSeq"};
 // Fields that hold device addresses (translated through the allocation map).
-const std::set<std::string> kAddressFields = {"address", "dst", "src", "hostPointer"};
+const std::set<std::string> kAddressFields = {"address", "dst", "src", "hostPointer",
+                                              "globalAddress"};
 // Fields that hold handles (mapped one to one); JitOption.value may be a host pointer.
 const std::set<std::string> kHandleFields = {"handle", "module", "function", "stream", "context",
                                              "kernel", "pool",   "event",    "value"};

@@ -23,11 +23,14 @@
 # without snapshots looks up on its driver every variable of the launch's module image that no
 # record names, and writes the same byTool records (module_vars: a __constant__ table only its
 # initializer sets, a __device__ counter only a kernel writes). Both comparisons are in full.
+# REPLAY_ENV (optional, VAR=VALUE): every replay (standalone, and the replay route's prefix
+# replay) runs with it, e.g. another CUSNAP_EMU_TENSOR_MAP_KEY than the capture's, so that only
+# tensor maps encoded again on the replay's driver load.
 # With ARRAY_REFUSAL (texture, surface) every launch takes a texture/surface object over a CUDA
 # array, which extracts do not reproduce: each must be refused on both routes, naming the object
 # and its array, and nothing written.
 # Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY, STICKY_REFUSAL,
-# ARRAY_REFUSAL.
+# ARRAY_REFUSAL, REPLAY_ENV.
 include(${CMAKE_CURRENT_LIST_DIR}/sample_refusals.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK} ${WORK}/launches ${WORK}/replayed ${WORK}/plain)
@@ -68,7 +71,7 @@ if(count EQUAL 0 AND NOT OVERLAP_ONLY)
 endif()
 set(matched 0)
 foreach(file IN LISTS extracted)
-  execute_process(COMMAND ${CUSNAP} replay --driver ${EMULATOR} --progress off ${file}
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${REPLAY_ENV} ${CUSNAP} replay --driver ${EMULATOR} --progress off ${file}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0 OR NOT out MATCHES "snapshot chunk\\(s\\) compared, all match")
     message(FATAL_ERROR "standalone replay of ${file} (rc ${rc}):\n${out}\n${err}")
@@ -95,7 +98,8 @@ endfunction()
 extracted_by_ordinal("${snapshot_out}" snap)
 
 # The replay route from the same capture (its snapshots are verified on the way).
-execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ${REPLAY_ENV}
+                        ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
                         --kernel-name-base mangled --route replay --driver ${EMULATOR}
                         -o ${WORK}/replayed/call-%n.cusnap
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -121,7 +125,7 @@ foreach(ordinal IN LISTS same_ordinals)
     endif()
     math(EXPR compared "${compared} + 1")
   else()
-    execute_process(COMMAND ${CUSNAP} replay --driver ${EMULATOR} --progress off
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env ${REPLAY_ENV} ${CUSNAP} replay --driver ${EMULATOR} --progress off
                             ${same_${ordinal}}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE rout ERROR_VARIABLE rerr)
     if(NOT rc EQUAL 0 OR NOT rout MATCHES "snapshot chunk\\(s\\) compared, all match")
@@ -143,7 +147,8 @@ execute_process(COMMAND ${CUSNAP} capture --driver ${EMULATOR} --force-overwrite
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "capture without snapshots failed (rc ${rc}):\n${out}\n${err}")
 endif()
-execute_process(COMMAND ${CUSNAP} extract ${WORK}/plain.cusnap --kernel-name regex:.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ${REPLAY_ENV}
+                        ${CUSNAP} extract ${WORK}/plain.cusnap --kernel-name regex:.
                         --driver ${EMULATOR} -o ${WORK}/plain/call-%n.cusnap
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 AND NOT (STICKY_REFUSAL AND rc EQUAL 1 AND err MATCHES "device assert"))

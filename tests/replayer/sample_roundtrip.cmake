@@ -7,6 +7,9 @@
 # GRAPH_NODES=ON (samples with graphs): one more replay with --graph-timing nodes must verify
 # alike, list the same launches (kernel, graph node, graph launch) in the same order, and time
 # every kernel node the graph replays left untimed.
+# REPLAY_ENV (optional, VAR=VALUE): the replays' environment differs from the capture's by it,
+# e.g. another CUSNAP_EMU_TENSOR_MAP_KEY: a driver whose tensor-map encoding is not the
+# capturing one's, so a replay passes only by encoding the maps again.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(capture ${WORK}/capture.cusnap)
@@ -39,7 +42,8 @@ foreach(run IN LISTS runs)
   elseif(run STREQUAL "nodes")
     set(mode --graph-timing nodes)
   endif()
-  execute_process(COMMAND ${REPLAY} replay ${capture} --driver ${EMULATOR} --progress off
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${REPLAY_ENV}
+                          ${REPLAY} replay ${capture} --driver ${EMULATOR} --progress off
                           --report ${WORK}/report${run}.json ${mode}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message(STATUS "replay ${run}:\n${out}${err}")

@@ -407,10 +407,41 @@ TEST_CASE("tensor maps: swizzled 2D tile loads and stores follow the documented 
   CHECK_CU(cuModuleUnload(module));
 }
 
+TEST_CASE("tensor maps: a map encoded by another driver is refused, never read", "[tensor_maps]") {
+  // Another driver's encoding is simulated by changing the key this one writes
+  // (CUSNAP_EMU_TENSOR_MAP_KEY; engine.h TensorMapImage::key, bytes 10-13): the copy engine and
+  // cuTensorMapReplaceAddress must refuse the map rather than interpret its bytes.
+  CUmodule module = load_module("tma.ptx");
+  CUfunction f = nullptr;
+  REQUIRE_CU(cuModuleGetFunction(&f, module, "tma_1d"));
+  CUdeviceptr in = 0, out = 0, dump = 0;
+  REQUIRE_CU(cuMemAlloc(&in, 256));
+  REQUIRE_CU(cuMemAlloc(&out, 256));
+  REQUIRE_CU(cuMemAlloc(&dump, 256));
+  const cuuint64_t dims[1] = {64};
+  const cuuint32_t box[1] = {64}, ones[1] = {1};
+  alignas(64) CUtensorMap in_map, out_map, other;
+  for (CUtensorMap* map : {&in_map, &out_map})
+    REQUIRE_CU(cuTensorMapEncodeTiled(
+        map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, reinterpret_cast<void*>(map == &in_map ? in : out),
+        dims, nullptr, box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  other = in_map;
+  reinterpret_cast<uint8_t*>(&other)[11] ^= 0x5a;
+  CHECK(cuTensorMapReplaceAddress(&other, reinterpret_cast<void*>(out)) ==
+        CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuTensorMapReplaceAddress(&in_map, reinterpret_cast<void*>(in)));
+  Coords at{{0}};
+  uint32_t box_bytes = 256;
+  void* args[] = {&other, &out_map, &at, &box_bytes, &dump};
+  REQUIRE_CU(cuLaunchKernel(f, 1, 1, 1, 96, 1, 1, 0, nullptr, args, nullptr));
+  CHECK(cuCtxSynchronize() == CUDA_ERROR_ILLEGAL_INSTRUCTION);
+}
+
 TEST_CASE("tensor maps: a TMA (128B swizzle) + wgmma GEMM equals the host's", "[tensor_maps]") {
   CUmodule module = load_module("wgmma.ptx");
   CUfunction f = nullptr;
-  REQUIRE_CU(cuModuleGetFunction(&f, module, "wgmma_gemm"));
+  REQUIRE_CU(cuModuleGetFunction(&f, module, "tma_gemm"));
   const int m = 128, n = 192, k = 192;
   // Small integers: every product and partial sum is exact, so any summation order agrees.
   auto half = [](int v) { return std::bit_cast<uint16_t>(static_cast<_Float16>(v)); };
@@ -439,8 +470,8 @@ TEST_CASE("tensor maps: a TMA (128B swizzle) + wgmma GEMM equals the host's", "[
       &b_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, reinterpret_cast<void*>(db), b_dims, stride, box,
       ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  int nn = n, kk = k;
-  void* args[] = {&a_map, &b_map, &dc, &nn, &kk};
+  int mm = m, nn = n, kk = k;
+  void* args[] = {&a_map, &b_map, &dc, &mm, &nn, &kk};
   REQUIRE_CU(cuLaunchKernel(f, n / 64, m / 64, 1, 128, 1, 1, 0, nullptr, args, nullptr));
   REQUIRE_CU(cuCtxSynchronize());
   std::vector<float> c(static_cast<size_t>(m) * n);

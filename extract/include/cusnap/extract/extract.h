@@ -71,7 +71,11 @@ struct LaunchPlan {
   std::vector<uint64_t> function_seqs;    // functionGet records (a kernelGetFunction: two)
   std::vector<uint64_t> global_seqs;      // globalGet records of the module the chunks cover
   std::vector<uint64_t> allocation_seqs;  // memAlloc records live at the launch the chunks cover
-  std::optional<uint64_t> before_seq;     // the memorySnapshot records
+  // tensorMap records that made the tensor maps among the launch's parameters (an encode, then
+  // the cuTensorMapReplaceAddress calls that changed it), in capture order: the standalone
+  // replay encodes them again on its driver (docs/replay.md, "Tensor maps").
+  std::vector<uint64_t> tensor_map_seqs;
+  std::optional<uint64_t> before_seq;  // the memorySnapshot records
   std::optional<uint64_t> after_seq;
   std::string skipped_reason;  // a snapshot of the launch was not taken (either phase), why
   // Non-empty: the launch takes a texture or surface object (schema 6), which extracts do not

@@ -1,7 +1,10 @@
-// An sm_90a GEMM as Hopper kernels write it, from the PTX ISA and the driver's tensor-map API
-// (test_wgmma_gemm in test_tensor_maps.cpp): C (M x N, f32, row-major) = A (M x K, f16,
-// row-major) * B^T, B given as N x K (f16, row-major), i.e. both operands K-major. One CTA of one
-// warpgroup (128 threads) computes a 64 x 64 tile of C. Per 64-wide k stage, thread 0 loads the
+// tma_gemm's kernel, an sm_90a GEMM as Hopper kernels write it, from the PTX ISA and the driver's
+// tensor-map API (also run by tests/emulator/driver/test_tensor_maps.cpp): C (M x N, f32,
+// row-major) = A (M x K, f16, row-major) * B^T, B given as N x K (f16, row-major), i.e. both
+// operands K-major. One CTA of one warpgroup (128 threads) computes a 64 x 64 tile of C; the
+// tensor copies fill the parts of a box outside A or B with zeros, so M, N and K need not be tile
+// multiples (K * 2 bytes, the row pitch, must be a multiple of 16), and rows or columns of C
+// beyond M or N are not stored. Per 64-wide k stage, thread 0 loads the
 // 64 x 64 boxes of A and B with cp.async.bulk.tensor (CU_TENSOR_MAP_SWIZZLE_128B: one 128-byte
 // row per box row) onto an mbarrier; every thread waits, then the warpgroup issues four
 // wgmma.mma_async m64n64k16, the descriptors' start addresses advancing 32 bytes (16 halves)
@@ -15,8 +18,8 @@
 using namespace wgmma_ops;
 
 extern "C" __global__ void __launch_bounds__(128)
-    wgmma_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-               float* c, int n, int k) {
+    tma_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+             float* c, int m, int n, int k) {
   __shared__ alignas(1024) uint16_t sa[64 * 64];
   __shared__ alignas(1024) uint16_t sb[64 * 64];
   __shared__ alignas(8) uint64_t bar;
@@ -64,6 +67,6 @@ extern "C" __global__ void __launch_bounds__(128)
   for (int i = 0; i < 32; ++i) {
     const int row = m0 + 16 * w + g + 8 * ((i >> 1) & 1);
     const int col = n0 + 8 * (i >> 2) + 2 * t + (i & 1);
-    c[row * n + col] = d[i];
+    if (row < m && col < n) c[row * n + col] = d[i];
   }
 }
