@@ -107,6 +107,10 @@ class Executor {
   unsigned map_object_handles(std::vector<uint8_t>& params, const std::vector<ParamSlot>& layout,
                               bool via_extra);
   void release_arrays();
+  // Texture/surface references and memory pools (execute_texref.cpp).
+  MaybeError do_tex_ref(const Action& a, const TexRefOp& op);
+  MaybeError do_mem_pool(const Action& a, const MemPoolOp& op);
+  void release_tex_refs_and_pools();
   // The application's NVTX event, emitted again (execute_nvtx.cpp).
   void do_nvtx(const NvtxOp& op);
   void release_host(uint64_t captured_host);
@@ -235,6 +239,20 @@ class Executor {
     bool surface = false;
   };
   std::unordered_map<uint64_t, LiveObject> objects_;
+  // Texture and surface references (captured CUtexref/CUsurfref -> live), with the captured
+  // module they belong to (0: made by cuTexRefCreate, destroyed by the replay at the end).
+  struct LiveRef {
+    uint64_t live = 0;
+    uint64_t module = 0;
+    bool created = false;
+  };
+  std::unordered_map<uint64_t, LiveRef> tex_refs_;
+  // Memory pools: captured CUmemoryPool -> live; `created` by cuMemPoolCreate (else a device's).
+  struct LivePool {
+    CUmemoryPool live = nullptr;
+    bool created = false;
+  };
+  std::unordered_map<uint64_t, LivePool> pools_;
   bool warned_extra_objects_ = false;
   // Recreated host memory, by captured host pointer: either pages mapped at the captured address
   // and registered (mapped_ != nullptr), or a cuMemHostAlloc allocation elsewhere.
