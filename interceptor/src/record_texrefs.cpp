@@ -4,7 +4,6 @@
 // recreates the pools (docs/format.md, "Texture references and memory pools"). Getters of
 // references are pure queries (annotations.json) and stay generic records; the pool getters that
 // return a handle or a value are typed, so a replay can map the pool.
-#include <cuda.h>
 
 #include "hooks.h"
 #include "session.h"
