@@ -198,12 +198,13 @@ std::string struct_body(capnp::DynamicStruct::Reader s, bool all) {
 }  // namespace
 
 bool is_hex_field(const std::string& name) {
-  static constexpr std::array<std::string_view, 29> kHexNames = {
-      "context",     "handle",       "module",     "function",     "kernel",   "stream",
-      "event",       "pool",         "address",    "dst",          "src",      "hostPointer",
-      "userData",    "start",        "end",        "flags",        "value",    "accessFlags",
-      "handleTypes", "hostChecksum", "graph",      "node",         "exec",     "from",
-      "to",          "original",     "childGraph", "hostFunction", "graphNode"};
+  static constexpr std::array<std::string_view, 32> kHexNames = {
+      "context",     "handle",       "module",     "function",     "kernel",    "stream",
+      "event",       "pool",         "address",    "dst",          "src",       "hostPointer",
+      "userData",    "start",        "end",        "flags",        "value",     "accessFlags",
+      "handleTypes", "hostChecksum", "graph",      "node",         "exec",      "from",
+      "to",          "original",     "childGraph", "hostFunction", "graphNode", "ref",
+      "array",       "mipmapped"};
   for (auto n : kHexNames) {
     if (name == n) return true;
   }

@@ -144,7 +144,35 @@ namespace cusnap::replayer {
   X(cuGraphNodeSetEnabled, 11060, false)                      \
   X(cuGraphUpload, 11010, false)                              \
   X(cuGraphLaunch, 10000, false)                              \
-  X(cuGraphExecDestroy, 10000, false)
+  X(cuGraphExecDestroy, 10000, false)                         \
+  X(cuModuleGetTexRef, 2000, false)                           \
+  X(cuModuleGetSurfRef, 3000, false)                          \
+  X(cuTexRefCreate, 2000, false)                              \
+  X(cuTexRefDestroy, 2000, false)                             \
+  X(cuTexRefSetArray, 2000, false)                            \
+  X(cuTexRefSetMipmappedArray, 5000, false)                   \
+  X(cuTexRefSetAddress, 3020, false)                          \
+  X(cuTexRefSetAddress2D, 4010, false)                        \
+  X(cuTexRefSetFormat, 2000, false)                           \
+  X(cuTexRefSetAddressMode, 2000, false)                      \
+  X(cuTexRefSetFilterMode, 2000, false)                       \
+  X(cuTexRefSetMipmapFilterMode, 5000, false)                 \
+  X(cuTexRefSetMipmapLevelBias, 5000, false)                  \
+  X(cuTexRefSetMipmapLevelClamp, 5000, false)                 \
+  X(cuTexRefSetMaxAnisotropy, 5000, false)                    \
+  X(cuTexRefSetBorderColor, 8000, false)                      \
+  X(cuTexRefSetFlags, 2000, false)                            \
+  X(cuSurfRefSetArray, 3000, false)                           \
+  X(cuParamSetTexRef, 2000, false)                            \
+  X(cuMemPoolCreate, 11020, false)                            \
+  X(cuMemPoolDestroy, 11020, false)                           \
+  X(cuMemPoolSetAttribute, 11020, false)                      \
+  X(cuMemPoolGetAttribute, 11020, false)                      \
+  X(cuMemPoolTrimTo, 11020, false)                            \
+  X(cuMemPoolSetAccess, 11020, false)                         \
+  X(cuDeviceSetMemPool, 11020, false)                         \
+  X(cuDeviceGetMemPool, 11020, false)                         \
+  X(cuDeviceGetDefaultMemPool, 11020, false)
 
 struct DriverApi {
 #define CUSNAP_REPLAYER_MEMBER(name, version, required) PFN_##name##_v##version name = nullptr;

@@ -90,6 +90,7 @@ Executor::~Executor() {
     if (api_.cuGraphDestroy) api_.cuGraphDestroy(graph);
   }
   release_arrays();
+  release_tex_refs_and_pools();
   for (auto& [captured, stream] : streams_) api_.cuStreamDestroy(stream);
   if (serial_stream_ != nullptr) api_.cuStreamDestroy(serial_stream_);
   for (auto& [captured, event] : events_) api_.cuEventDestroy(event);
@@ -441,6 +442,7 @@ MaybeError Executor::execute(const Action& a) {
                                              : api_.cuModuleUnload(it->second.module);
           modules_.erase(it);
           memory_->forget_globals_of(op.handle);
+          std::erase_if(tex_refs_, [&](const auto& ref) { return ref.second.module == op.handle; });
           if (r != CUDA_SUCCESS) return fail(a, "unloading the module", r);
           return std::nullopt;
         } else if constexpr (std::is_same_v<T, FunctionGetOp>) {
@@ -463,6 +465,10 @@ MaybeError Executor::execute(const Action& a) {
           return do_tex_object(a, op);
         } else if constexpr (std::is_same_v<T, TensorMapOp>) {
           return do_tensor_map(a, op);
+        } else if constexpr (std::is_same_v<T, TexRefOp>) {
+          return do_tex_ref(a, op);
+        } else if constexpr (std::is_same_v<T, MemPoolOp>) {
+          return do_mem_pool(a, op);
         } else if constexpr (std::is_same_v<T, MemsetOp>) {
           return do_memset(a, op);
         } else if constexpr (std::is_same_v<T, LaunchOp>) {

@@ -118,6 +118,10 @@ class Executor {
   // `bytes` at captured device address `address`; `back`: the replay's maps by the captured ones
   // (memory read back, compared with a snapshot).
   unsigned substitute_tensor_maps(uint64_t address, std::vector<uint8_t>& bytes, bool back = false);
+  // Texture/surface references and memory pools (execute_texref.cpp).
+  MaybeError do_tex_ref(const Action& a, const TexRefOp& op);
+  MaybeError do_mem_pool(const Action& a, const MemPoolOp& op);
+  void release_tex_refs_and_pools();
   // The application's NVTX event, emitted again (execute_nvtx.cpp).
   void do_nvtx(const NvtxOp& op);
   void release_host(uint64_t captured_host);
@@ -253,6 +257,20 @@ class Executor {
     bool surface = false;
   };
   std::unordered_map<uint64_t, LiveObject> objects_;
+  // Texture and surface references (captured CUtexref/CUsurfref -> live), with the captured
+  // module they belong to (0: made by cuTexRefCreate, destroyed by the replay at the end).
+  struct LiveRef {
+    uint64_t live = 0;
+    uint64_t module = 0;
+    bool created = false;
+  };
+  std::unordered_map<uint64_t, LiveRef> tex_refs_;
+  // Memory pools: captured CUmemoryPool -> live; `created` by cuMemPoolCreate (else a device's).
+  struct LivePool {
+    CUmemoryPool live = nullptr;
+    bool created = false;
+  };
+  std::unordered_map<uint64_t, LivePool> pools_;
   bool warned_extra_objects_ = false;
   // Captured encoding -> the replay driver's encoding of the same map.
   std::map<std::array<uint8_t, 128>, std::array<uint8_t, 128>> tensor_maps_;

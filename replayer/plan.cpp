@@ -38,6 +38,8 @@ bool builds_unrecorded_graph_node(const std::string& api) {
 }
 
 bool may_change_device_state(const std::string& api) {
+  // A reference's getters return what its (typed) setters set.
+  if (api.rfind("cuTexRefGet", 0) == 0 || api.rfind("cuSurfRefGet", 0) == 0) return false;
   static const char* const kPrefixes[] = {"cuGraph",
                                           "cuMemcpy",
                                           "cuMemset",
@@ -50,7 +52,8 @@ bool may_change_device_state(const std::string& api) {
                                           "cuMemPrefetch",
                                           "cuExternal",
                                           "cuIpc",
-                                          "cuMemPool",
+                                          "cuMemPoolExport",
+                                          "cuMemPoolImport",
                                           "cuMemAdvise",
                                           "cuStreamWriteValue",
                                           "cuStreamBatchMemOp",
@@ -631,6 +634,173 @@ MaybeError PlanBuilder::add_tensor_map(uint64_t seq, schema::TensorMapCall::Read
   op.pixels_per_column = r.getPixelsPerColumn();
   op.wide_mode = r.getWideMode();
   push(seq, op);
+MaybeError PlanBuilder::add_tex_ref(uint64_t seq, schema::TexRefCall::Reader r) {
+  using Op = schema::TexRefCall::Op;
+  using Kind = TexRefOp::Kind;
+  TexRefOp op;
+  switch (r.getOp()) {
+    case Op::GET_TEX_REF:
+      op.kind = Kind::kGetTexRef;
+      break;
+    case Op::GET_SURF_REF:
+      op.kind = Kind::kGetSurfRef;
+      break;
+    case Op::CREATE:
+      op.kind = Kind::kCreate;
+      break;
+    case Op::DESTROY:
+      op.kind = Kind::kDestroy;
+      break;
+    case Op::SET_ARRAY:
+      op.kind = Kind::kSetArray;
+      break;
+    case Op::SET_MIPMAPPED_ARRAY:
+      op.kind = Kind::kSetMipmappedArray;
+      break;
+    case Op::SET_ADDRESS:
+      op.kind = Kind::kSetAddress;
+      break;
+    case Op::SET_ADDRESS2D:
+      op.kind = Kind::kSetAddress2d;
+      break;
+    case Op::SET_FORMAT:
+      op.kind = Kind::kSetFormat;
+      break;
+    case Op::SET_ADDRESS_MODE:
+      op.kind = Kind::kSetAddressMode;
+      break;
+    case Op::SET_FILTER_MODE:
+      op.kind = Kind::kSetFilterMode;
+      break;
+    case Op::SET_MIPMAP_FILTER_MODE:
+      op.kind = Kind::kSetMipmapFilterMode;
+      break;
+    case Op::SET_MIPMAP_LEVEL_BIAS:
+      op.kind = Kind::kSetMipmapLevelBias;
+      break;
+    case Op::SET_MIPMAP_LEVEL_CLAMP:
+      op.kind = Kind::kSetMipmapLevelClamp;
+      break;
+    case Op::SET_MAX_ANISOTROPY:
+      op.kind = Kind::kSetMaxAnisotropy;
+      break;
+    case Op::SET_BORDER_COLOR:
+      op.kind = Kind::kSetBorderColor;
+      break;
+    case Op::SET_FLAGS:
+      op.kind = Kind::kSetFlags;
+      break;
+    case Op::SURF_SET_ARRAY:
+      op.kind = Kind::kSurfSetArray;
+      break;
+    case Op::PARAM_SET_TEX_REF:
+      op.kind = Kind::kParamSetTexRef;
+      break;
+    default:
+      // A setter of a newer schema: the reference's state would be incomplete.
+      return Error(ErrorKind::kUnsupported,
+                   "texRef record of an operation this replay does not know")
+          .at_call(seq)
+          .in_record("texRef");
+  }
+  op.ref = r.getRef();
+  op.module = r.getModule();
+  op.name = r.getName();
+  op.array = r.getArray();
+  op.mipmapped = r.getMipmapped();
+  op.flags = r.getFlags();
+  op.address = r.getAddress();
+  op.bytes = r.getBytes();
+  op.byte_offset = r.getByteOffset();
+  op.format = r.getFormat();
+  op.channels = r.getChannels();
+  op.width = r.getWidth();
+  op.height = r.getHeight();
+  op.pitch = r.getPitch();
+  op.dim = r.getDim();
+  op.mode = r.getMode();
+  op.bias = r.getBias();
+  op.min_clamp = r.getMinClamp();
+  op.max_clamp = r.getMaxClamp();
+  op.max_anisotropy = r.getMaxAnisotropy();
+  auto border = r.getBorderColor();
+  for (unsigned i = 0; i < 4 && i < border.size(); ++i) op.border_color[i] = border[i];
+  op.function = r.getFunction();
+  op.tex_unit = r.getTexUnit();
+  if (op.ref == 0)
+    return capture_error(seq, "texRef", "texture reference record without its handle");
+  if ((op.kind == Kind::kGetTexRef || op.kind == Kind::kGetSurfRef) &&
+      (op.module == 0 || op.name.empty())) {
+    return capture_error(seq, "texRef", "reference look-up without its module and name");
+  }
+  if (op.kind == Kind::kSetAddress2d && (op.height != 0 && op.pitch > kMaxRangeBytes / op.height)) {
+    return capture_error(seq, "texRef", "pitch 2D binding out of limits");
+  }
+  if (op.kind == Kind::kSetAddress && op.bytes > kMaxRangeBytes) {
+    return capture_error(seq, "texRef", "linear binding out of limits");
+  }
+  push(seq, std::move(op));
+  return std::nullopt;
+}
+
+MaybeError PlanBuilder::add_mem_pool(uint64_t seq, schema::MemPoolCall::Reader r) {
+  using Op = schema::MemPoolCall::Op;
+  using Kind = MemPoolOp::Kind;
+  MemPoolOp op;
+  switch (r.getOp()) {
+    case Op::CREATE:
+      op.kind = Kind::kCreate;
+      break;
+    case Op::DESTROY:
+      op.kind = Kind::kDestroy;
+      break;
+    case Op::SET_ATTRIBUTE:
+      op.kind = Kind::kSetAttribute;
+      break;
+    case Op::GET_ATTRIBUTE:
+      op.kind = Kind::kGetAttribute;
+      break;
+    case Op::TRIM_TO:
+      op.kind = Kind::kTrimTo;
+      break;
+    case Op::SET_ACCESS:
+      op.kind = Kind::kSetAccess;
+      break;
+    case Op::DEVICE_SET_MEM_POOL:
+      op.kind = Kind::kDeviceSetMemPool;
+      break;
+    case Op::DEVICE_GET_MEM_POOL:
+      op.kind = Kind::kDeviceGetMemPool;
+      break;
+    case Op::DEVICE_GET_DEFAULT_MEM_POOL:
+      op.kind = Kind::kDeviceGetDefaultMemPool;
+      break;
+    default:
+      return Error(ErrorKind::kUnsupported,
+                   "memPool record of an operation this replay does not know")
+          .at_call(seq)
+          .in_record("memPool");
+  }
+  op.pool = r.getPool();
+  if (op.pool == 0) return capture_error(seq, "memPool", "memory pool record without its handle");
+  op.allocation_type = r.getAllocationType();
+  op.handle_types = r.getHandleTypes();
+  op.location_type = r.getLocationType();
+  op.location_id = r.getLocationId();
+  op.max_size = r.getMaxSize();
+  op.usage = r.getUsage();
+  op.attribute = r.getAttribute();
+  op.value = r.getValue();
+  op.min_bytes_to_keep = r.getMinBytesToKeep();
+  constexpr unsigned kMaxDescriptors = 1024;
+  auto access = r.getAccessDescriptors();
+  if (access.size() > kMaxDescriptors) {
+    return capture_error(seq, "memPool", "more access descriptors than devices can have");
+  }
+  for (auto d : access) {
+    op.access.push_back({d.getLocationType(), d.getLocationId(), d.getFlags()});
+  }
+  push(seq, std::move(op));
   return std::nullopt;
 }
 
@@ -982,6 +1152,10 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       return add_tex_object(seq, record.getTexObject());
     case Which::TENSOR_MAP:
       return add_tensor_map(seq, record.getTensorMap());
+    case Which::TEX_REF:
+      return add_tex_ref(seq, record.getTexRef());
+    case Which::MEM_POOL:
+      return add_mem_pool(seq, record.getMemPool());
     case Which::NVTX: {
       auto r = record.getNvtx();
       NvtxOp op;
@@ -1303,6 +1477,8 @@ const char* operation_name(const Operation& op) {
                                        "nvtx",
                                        "memorySnapshot (rangeStart)",
                                        "tensorMap"};
+                                       "texRef",
+                                       "memPool"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);
   return kNames[op.index()];
 }

@@ -402,6 +402,78 @@ struct TensorMapOp {
   std::array<int32_t, 3> upper_corner{};
   uint32_t channels_per_pixel = 0, pixels_per_column = 0;
   int32_t wide_mode = 0;
+// Legacy texture and surface references (schema 8, docs/replay.md "Texture references"): a
+// module's reference looked up by its variable's name in the replayed module, then every setter
+// applied again with the live arrays and addresses. References never appear in kernel
+// parameters (kernels name them as module variables), so nothing is mapped in launches.
+struct TexRefOp {
+  enum class Kind : uint8_t {
+    kGetTexRef,
+    kGetSurfRef,
+    kCreate,
+    kDestroy,
+    kSetArray,
+    kSetMipmappedArray,
+    kSetAddress,
+    kSetAddress2d,
+    kSetFormat,
+    kSetAddressMode,
+    kSetFilterMode,
+    kSetMipmapFilterMode,
+    kSetMipmapLevelBias,
+    kSetMipmapLevelClamp,
+    kSetMaxAnisotropy,
+    kSetBorderColor,
+    kSetFlags,
+    kSurfSetArray,
+    kParamSetTexRef
+  };
+  Kind kind = Kind::kGetTexRef;
+  uint64_t ref = 0;     // captured CUtexref / CUsurfref
+  uint64_t module = 0;  // kGetTexRef, kGetSurfRef
+  std::string name;
+  uint64_t array = 0, mipmapped = 0;
+  uint32_t flags = 0;
+  uint64_t address = 0, bytes = 0, byte_offset = 0;  // kSetAddress, kSetAddress2d
+  int32_t format = 0;
+  uint32_t channels = 0;
+  uint64_t width = 0, height = 0, pitch = 0;  // kSetAddress2d
+  int32_t dim = 0, mode = 0;
+  float bias = 0, min_clamp = 0, max_clamp = 0;
+  uint32_t max_anisotropy = 0;
+  std::array<float, 4> border_color{0, 0, 0, 0};
+  uint64_t function = 0;  // kParamSetTexRef
+  int32_t tex_unit = 0;
+};
+
+// Memory pools (schema 8): recreated with their properties and attributes; captured pool
+// handles mapped to live ones. Allocations from a pool are AllocOps like every other (their
+// bytes live at the captured address, docs/replay.md "Memory pools").
+struct MemPoolOp {
+  enum class Kind : uint8_t {
+    kCreate,
+    kDestroy,
+    kSetAttribute,
+    kGetAttribute,
+    kTrimTo,
+    kSetAccess,
+    kDeviceSetMemPool,
+    kDeviceGetMemPool,
+    kDeviceGetDefaultMemPool
+  };
+  Kind kind = Kind::kCreate;
+  uint64_t pool = 0;  // captured CUmemoryPool
+  int32_t allocation_type = 0, handle_types = 0, location_type = 0, location_id = 0;
+  uint64_t max_size = 0;
+  uint32_t usage = 0;
+  int32_t attribute = 0;
+  uint64_t value = 0;  // kSetAttribute
+  uint64_t min_bytes_to_keep = 0;
+  struct Access {
+    int32_t location_type = 0, location_id = 0;
+    uint64_t flags = 0;
+  };
+  std::vector<Access> access;  // kSetAccess
 };
 
 // An NVTX range or mark of the application (schema NvtxEvent, docs/replay.md "NVTX"), emitted
@@ -430,6 +502,7 @@ using Operation =
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
                  EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp, GraphOp, GraphNodeOp,
                  GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp, TensorMapOp>;
+                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp, TexRefOp, MemPoolOp>;
 
 struct Action {
   uint64_t seq = 0;

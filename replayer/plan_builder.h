@@ -96,6 +96,8 @@ class PlanBuilder {
   MaybeError add_array(uint64_t seq, schema::ArrayCall::Reader r);
   MaybeError add_tex_object(uint64_t seq, schema::TexObjectCall::Reader r);
   MaybeError add_tensor_map(uint64_t seq, schema::TensorMapCall::Reader r);
+  MaybeError add_tex_ref(uint64_t seq, schema::TexRefCall::Reader r);
+  MaybeError add_mem_pool(uint64_t seq, schema::MemPoolCall::Reader r);
   MaybeError add_memset(uint64_t seq, schema::Memset::Reader r);
   MaybeError add_launch(uint64_t seq, schema::Launch::Reader r);
   MaybeError add_snapshot(uint64_t seq, schema::MemorySnapshot::Reader r);

@@ -72,6 +72,8 @@ struct LiveState {
   std::map<std::string, std::vector<uint64_t>> tensor_maps;
   // Texture and surface objects: value -> "texture object 0x.. over CUDA array 0x.." (schema 6).
   std::map<uint64_t, std::string> objects;
+  // Legacy texture/surface references looked up per module (schema 8): module -> names.
+  std::map<uint64_t, std::set<std::string>> references;
 };
 
 struct Pending {
@@ -220,8 +222,18 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         }
         break;
       case schema::CallRecord::MODULE_UNLOAD:
-        if (rec.getResult() == 0) live.modules.erase(rec.getModuleUnload().getHandle());
+        if (rec.getResult() == 0) {
+          live.modules.erase(rec.getModuleUnload().getHandle());
+          live.references.erase(rec.getModuleUnload().getHandle());
+        }
         break;
+      case schema::CallRecord::TEX_REF: {
+        using Op = schema::TexRefCall::Op;
+        auto t = rec.getTexRef();
+        if (rec.getResult() == 0 && (t.getOp() == Op::GET_TEX_REF || t.getOp() == Op::GET_SURF_REF))
+          live.references[t.getModule()].insert(t.getName());
+        break;
+      }
       case schema::CallRecord::FUNCTION_GET:
         if (rec.getResult() == 0) {
           auto f = rec.getFunctionGet();
@@ -363,6 +375,17 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
             map_seqs.insert(made->second.begin(), made->second.end());
         });
         p.plan.tensor_map_seqs.assign(map_seqs.begin(), map_seqs.end());
+        // A module whose texture/surface references were looked up: its kernels may sample or
+        // write them, over arrays no snapshot holds and with state no extract restates.
+        if (auto refs = live.references.find(module);
+            p.plan.unsupported_reason.empty() && refs != live.references.end()) {
+          std::string names;
+          for (const std::string& n : refs->second) names += (names.empty() ? "" : ", ") + n;
+          p.plan.unsupported_reason =
+              "its module " + hex(module) + " binds texture/surface reference(s) " + names +
+              ": extracts do not recreate texture/surface references, and array contents are in "
+              "no memory snapshot (not supported yet)";
+        }
         p.allocations = live.allocations;
         p.globals = live.globals;
         if (options.route != Route::kSnapshots) {

@@ -266,6 +266,8 @@ struct CallRecord {
     texObject @43 :TexObjectCall;         # schema 6: texture and surface objects
     nvtx @44 :NvtxEvent;                  # schema 6: an NVTX range or mark of the application
     tensorMap @45 :TensorMapCall;         # schema 8: a tensor map encoded or re-addressed
+    texRef @46 :TexRefCall;               # schema 8: legacy texture/surface references
+    memPool @47 :MemPoolCall;             # schema 8: memory pools
   }
 }
 
@@ -956,6 +958,95 @@ struct TensorMapCall {
     encodeIm2col @1;                # cuTensorMapEncodeIm2col
     encodeIm2colWide @2;            # cuTensorMapEncodeIm2colWide
     replaceAddress @3;              # cuTensorMapReplaceAddress
+  }
+}
+
+# Legacy texture and surface references (schema 8; docs/format.md, "Texture references and memory
+# pools"). References (CUtexref, CUsurfref) are the values the application saw; a module's
+# reference is found by its variable's name, so a replay looks up the same name in the module it
+# loaded. Each setter is one record; arrays, mipmapped arrays and device addresses are the
+# captured ones (mapped by a replay like those of texture objects).
+
+struct TexRefCall {
+  op @0 :Op;
+  ref @1 :UInt64;                   # the CUtexref (CUsurfref for getSurfRef, surfSetArray)
+  module @2 :UInt64;                # getTexRef, getSurfRef: the CUmodule
+  name @3 :Text;                    # getTexRef, getSurfRef: the variable's name
+  array @4 :UInt64;                 # setArray, surfSetArray: the CUarray
+  mipmapped @5 :UInt64;             # setMipmappedArray: the CUmipmappedArray
+  flags @6 :UInt32;                 # setArray, setMipmappedArray, surfSetArray, setFlags: as given
+  address @7 :UInt64;               # setAddress, setAddress2d: the device address bound
+  bytes @8 :UInt64;                 # setAddress: size in bytes
+  byteOffset @9 :UInt64;            # setAddress: the offset the driver returned (what kernels
+                                    #   must add to texel indices)
+  format @10 :Int32;                # setFormat, setAddress2d: CUarray_format
+  channels @11 :UInt32;             # setFormat, setAddress2d: channel count
+  width @12 :UInt64;                # setAddress2d: descriptor Width, Height (in elements)
+  height @13 :UInt64;
+  pitch @14 :UInt64;                # setAddress2d: pitch in bytes
+  dim @15 :Int32;                   # setAddressMode: the dimension
+  mode @16 :Int32;                  # setAddressMode: CUaddress_mode; setFilterMode,
+                                    #   setMipmapFilterMode: CUfilter_mode
+  bias @17 :Float32;                # setMipmapLevelBias
+  minClamp @18 :Float32;            # setMipmapLevelClamp
+  maxClamp @19 :Float32;
+  maxAnisotropy @20 :UInt32;        # setMaxAnisotropy
+  borderColor @21 :List(Float32);   # setBorderColor: 4 values
+  function @22 :UInt64;             # paramSetTexRef: the CUfunction
+  texUnit @23 :Int32;               # paramSetTexRef: texunit (CU_PARAM_TR_DEFAULT = -1)
+
+  enum Op {
+    getTexRef @0;                   # cuModuleGetTexRef
+    getSurfRef @1;                  # cuModuleGetSurfRef
+    create @2;                      # cuTexRefCreate (a reference of no module)
+    destroy @3;                     # cuTexRefDestroy
+    setArray @4;                    # cuTexRefSetArray
+    setMipmappedArray @5;           # cuTexRefSetMipmappedArray
+    setAddress @6;                  # cuTexRefSetAddress[_v2]
+    setAddress2d @7;                # cuTexRefSetAddress2D[_v2/_v3]
+    setFormat @8;                   # cuTexRefSetFormat
+    setAddressMode @9;              # cuTexRefSetAddressMode
+    setFilterMode @10;              # cuTexRefSetFilterMode
+    setMipmapFilterMode @11;        # cuTexRefSetMipmapFilterMode
+    setMipmapLevelBias @12;         # cuTexRefSetMipmapLevelBias
+    setMipmapLevelClamp @13;        # cuTexRefSetMipmapLevelClamp
+    setMaxAnisotropy @14;           # cuTexRefSetMaxAnisotropy
+    setBorderColor @15;             # cuTexRefSetBorderColor
+    setFlags @16;                   # cuTexRefSetFlags
+    surfSetArray @17;               # cuSurfRefSetArray
+    paramSetTexRef @18;             # cuParamSetTexRef (legacy launches)
+  }
+}
+
+# Memory pools (schema 8). Pools (CUmemoryPool) are the values the application saw. Allocations
+# from a pool are memAlloc records (kind fromPool, with the pool); frees are memFree records.
+
+struct MemPoolCall {
+  op @0 :Op;
+  pool @1 :UInt64;                  # the pool created / destroyed / changed / returned
+  device @2 :Int32;                 # deviceSetMemPool, deviceGetMemPool, deviceGetDefaultMemPool
+  allocationType @3 :Int32;         # create: CUmemPoolProps.allocType
+  handleTypes @4 :Int32;            # create: handleTypes
+  locationType @5 :Int32;           # create: location.type
+  locationId @6 :Int32;             # create: location.id
+  maxSize @7 :UInt64;               # create: maxSize (0: the driver's default)
+  usage @8 :UInt32;                 # create: usage
+  attribute @9 :Int32;              # setAttribute, getAttribute: CUmemPool_attribute
+  value @10 :UInt64;                # setAttribute: the value given; getAttribute: the value
+                                    #   returned (int attributes widened, uint64 ones as they are)
+  minBytesToKeep @11 :UInt64;       # trimTo
+  accessDescriptors @12 :List(AccessDescriptor);  # setAccess: every descriptor given
+
+  enum Op {
+    create @0;                      # cuMemPoolCreate
+    destroy @1;                     # cuMemPoolDestroy
+    setAttribute @2;                # cuMemPoolSetAttribute
+    getAttribute @3;                # cuMemPoolGetAttribute
+    trimTo @4;                      # cuMemPoolTrimTo
+    setAccess @5;                   # cuMemPoolSetAccess
+    deviceSetMemPool @6;            # cuDeviceSetMemPool
+    deviceGetMemPool @7;            # cuDeviceGetMemPool
+    deviceGetDefaultMemPool @8;     # cuDeviceGetDefaultMemPool
   }
 }
 

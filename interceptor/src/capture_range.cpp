@@ -80,6 +80,20 @@ bool names_state(const char* name) {
                                           "cuSurfObjectDestroy",
                                           "cuTensorMapEncode",
                                           "cuTensorMapReplaceAddress",
+                                          "cuModuleGetTexRef",
+                                          "cuModuleGetSurfRef",
+                                          "cuTexRefCreate",
+                                          "cuTexRefDestroy",
+                                          "cuTexRefSet",
+                                          "cuSurfRefSetArray",
+                                          "cuParamSetTexRef",
+                                          "cuMemPoolCreate",
+                                          "cuMemPoolDestroy",
+                                          "cuMemPoolSetAttribute",
+                                          "cuMemPoolSetAccess",
+                                          "cuDeviceSetMemPool",
+                                          "cuDeviceGetMemPool",
+                                          "cuDeviceGetDefaultMemPool",
                                           "cuProfilerStart",
                                           "cuProfilerStop",
                                           "cuInit"};
@@ -114,6 +128,11 @@ enum class KeyKind : uint8_t {
   kMipmappedChild,
   kTexObject,
   kTensorMap,  // by the CUtensorMap's host address: a later encode into it replaces the map
+  kTexRef,       // a texture/surface reference (looked up or created)
+  kTexRefChild,  // a setter's latest record for reference `a`, slot `b`
+  kMemPool,
+  kMemPoolChild,  // an attribute / the access of pool `a`
+  kDevicePool,    // device `a`'s current pool (cuDeviceSetMemPool)
 };
 struct Key {
   KeyKind kind;
@@ -236,6 +255,12 @@ class StateLog {
       case Which::ARRAY:
         note_array(r);
         break;
+      case Which::TEX_REF:
+        note_tex_ref(r);
+        break;
+      case Which::MEM_POOL:
+        note_mem_pool(r);
+        break;
       case Which::TEX_OBJECT: {
         auto t = r.getTexObject();
         using Op = schema::TexObjectCall::Op;
@@ -345,6 +370,99 @@ class StateLog {
     }
   }
 
+  // A reference's look-up goes with its module; each setter keeps its latest record (the four
+  // bindings share one slot, and an array binding goes with its array).
+  void note_tex_ref(schema::CallRecord::Reader r) {
+    auto t = r.getTexRef();
+    using Op = schema::TexRefCall::Op;
+    const uint64_t ref = t.getRef();
+    switch (t.getOp()) {
+      case Op::GET_TEX_REF:
+      case Op::GET_SURF_REF:
+        if (!has({KeyKind::kTexRef, ref}))
+          add(r, {{KeyKind::kTexRef, ref}, {KeyKind::kModuleChild, t.getModule()}});
+        return;
+      case Op::CREATE:
+        add(r, {{KeyKind::kTexRef, ref}});
+        return;
+      case Op::DESTROY:
+        erase({KeyKind::kTexRef, ref});
+        return;
+      default:
+        break;
+    }
+    if (!has({KeyKind::kTexRef, ref})) return;
+    constexpr uint64_t kBinding = 0;
+    uint64_t slot = static_cast<uint64_t>(t.getOp()) * 4;
+    std::vector<Key> keys;
+    switch (t.getOp()) {
+      case Op::SET_ARRAY:
+      case Op::SURF_SET_ARRAY:
+        slot = kBinding;
+        keys.push_back({KeyKind::kArray, t.getArray()});
+        break;
+      case Op::SET_MIPMAPPED_ARRAY:
+        slot = kBinding;
+        keys.push_back({KeyKind::kMipmapped, t.getMipmapped()});
+        break;
+      case Op::SET_ADDRESS:
+      case Op::SET_ADDRESS2D:
+        slot = kBinding;
+        break;
+      case Op::SET_ADDRESS_MODE:
+        slot += static_cast<uint64_t>(t.getDim() & 3);
+        break;
+      case Op::PARAM_SET_TEX_REF:
+        keys.push_back({KeyKind::kFunctionChild, t.getFunction(), uint64_t{1} << 40});
+        break;
+      default:
+        break;
+    }
+    Key key{KeyKind::kTexRefChild, ref, slot};
+    erase(key);
+    keys.push_back(key);
+    add(r, std::move(keys));
+  }
+
+  void note_mem_pool(schema::CallRecord::Reader r) {
+    auto p = r.getMemPool();
+    using Op = schema::MemPoolCall::Op;
+    const uint64_t pool = p.getPool();
+    switch (p.getOp()) {
+      case Op::CREATE:
+        add(r, {{KeyKind::kMemPool, pool}});
+        break;
+      case Op::DESTROY:
+        erase({KeyKind::kMemPool, pool});
+        break;
+      case Op::DEVICE_GET_MEM_POOL:
+      case Op::DEVICE_GET_DEFAULT_MEM_POOL:
+        if (pool != 0 && !has({KeyKind::kMemPool, pool})) add(r, {{KeyKind::kMemPool, pool}});
+        break;
+      case Op::SET_ATTRIBUTE:
+      case Op::SET_ACCESS: {
+        if (!has({KeyKind::kMemPool, pool})) break;
+        Key key{KeyKind::kMemPoolChild, pool,
+                p.getOp() == Op::SET_ACCESS
+                    ? uint64_t{1} << 40
+                    : static_cast<uint64_t>(static_cast<uint32_t>(p.getAttribute()))};
+        erase(key);
+        add(r, {key});
+        break;
+      }
+      case Op::DEVICE_SET_MEM_POOL: {
+        if (!has({KeyKind::kMemPool, pool})) break;
+        Key device{KeyKind::kDevicePool,
+                   static_cast<uint64_t>(static_cast<uint32_t>(p.getDevice()))};
+        erase(device);
+        add(r, {device, {KeyKind::kMemPoolChild, pool, uint64_t{2} << 40}});
+        break;
+      }
+      default:
+        break;  // getAttribute, trimTo: no state
+    }
+  }
+
   void note_array(schema::CallRecord::Reader r) {
     auto a = r.getArray();
     using Op = schema::ArrayCall::Op;
@@ -388,8 +506,10 @@ class StateLog {
     for (const Key& key : entry.keys) {
       auto [first, last] = index_.equal_range(key);
       for (auto i = first; i != last;) i = i->second == order ? index_.erase(i) : std::next(i);
-      // A function's attributes go with it.
+      // A function's attributes go with it, a reference's setters and a pool's settings too.
       if (key.kind == KeyKind::kFunction) erase({KeyKind::kFunctionChild, key.a}, true);
+      if (key.kind == KeyKind::kTexRef) erase({KeyKind::kTexRefChild, key.a}, true);
+      if (key.kind == KeyKind::kMemPool) erase({KeyKind::kMemPoolChild, key.a}, true);
     }
     if (!entry.image.is_null()) {
       auto image = images_.find(entry.image);

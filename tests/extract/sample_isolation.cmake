@@ -26,9 +26,10 @@
 # REPLAY_ENV (optional, VAR=VALUE): every replay (standalone, and the replay route's prefix
 # replay) runs with it, e.g. another CUSNAP_EMU_TENSOR_MAP_KEY than the capture's, so that only
 # tensor maps encoded again on the replay's driver load.
-# With ARRAY_REFUSAL (texture, surface) every launch takes a texture/surface object over a CUDA
-# array, which extracts do not reproduce: each must be refused on both routes, naming the object
-# and its array, and nothing written.
+# With ARRAY_REFUSAL (texture, surface, texture_refs) every launch takes a texture/surface object
+# over a CUDA array, or runs in a module whose texture/surface references were bound, which
+# extracts do not reproduce: each must be refused on both routes, naming the object and its array
+# (or the references), and nothing written.
 # Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY, STICKY_REFUSAL,
 # ARRAY_REFUSAL, REPLAY_ENV.
 include(${CMAKE_CURRENT_LIST_DIR}/sample_refusals.cmake)
@@ -48,7 +49,7 @@ set(snapshot_out "${out}")
 if(ARRAY_REFUSAL)
   # Every launch takes a texture or surface object: refused on both routes, nothing written.
   file(GLOB extracted ${WORK}/launches/*.cusnap)
-  string(REGEX MATCHALL "cannot be extracted: [^\n]* (texture|surface) object 0x[0-9a-f]+ over CUDA array 0x[0-9a-f]+"
+  string(REGEX MATCHALL "cannot be extracted: [^\n]* ((texture|surface) object 0x[0-9a-f]+ over CUDA array 0x[0-9a-f]+|binds texture/surface reference\\(s\\) [^\n:]+)"
          refusals "${err}")
   if(rc EQUAL 0 OR extracted OR NOT refusals)
     message(FATAL_ERROR "launches over CUDA arrays were not refused (rc ${rc}):\n${out}\n${err}")
@@ -57,7 +58,7 @@ if(ARRAY_REFUSAL)
                           --route replay --driver ${EMULATOR} -o ${WORK}/replayed/call-%n.cusnap
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   file(GLOB extracted ${WORK}/replayed/*.cusnap)
-  if(rc EQUAL 0 OR extracted OR NOT err MATCHES "cannot be extracted: [^\n]* over CUDA array")
+  if(rc EQUAL 0 OR extracted OR NOT err MATCHES "cannot be extracted: [^\n]* (over CUDA array|binds texture/surface reference)")
     message(FATAL_ERROR "--route replay did not refuse the launches (rc ${rc}):\n${out}\n${err}")
   endif()
   message(STATUS "every launch refused: ${refusals}")

@@ -3,7 +3,8 @@
 # capture order): all three must verify alike. NOTHING_SKIPPED=ON: nothing with device work may
 # be skipped: the report's `skipped` may only count records that carry none (the context the
 # replay runs in, cuInit/cuDeviceGet, deferred results already folded into their copies).
-# NO_WARNINGS=ON: the replay warns about nothing (arrays, textures and surfaces are replayed whole).
+# NO_WARNINGS=ON: the replay warns about nothing (arrays, textures and surfaces are replayed whole)
+# and `cusnap info` finds no unmodelled call.
 # GRAPH_NODES=ON (samples with graphs): one more replay with --graph-timing nodes must verify
 # alike, list the same launches (kernel, graph node, graph launch) in the same order, and time
 # every kernel node the graph replays left untimed.
@@ -27,6 +28,20 @@ if(NOT rc EQUAL 0)
 endif()
 if(NOT EXISTS ${capture})
   message(FATAL_ERROR "no capture written:\n${err}")
+endif()
+
+# NO_WARNINGS: `cusnap info` models every call too (nothing on stderr, replay may not diverge).
+if(NO_WARNINGS)
+  execute_process(COMMAND ${REPLAY} info --json ${capture}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE info ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
+    message(FATAL_ERROR "cusnap info failed or warned (exit ${rc}):\n${err}")
+  endif()
+  string(JSON diverge GET "${info}" replayMayDiverge)
+  if(diverge)
+    string(JSON unmodelled GET "${info}" unmodelledCalls)
+    message(FATAL_ERROR "cusnap info: replay may diverge: ${unmodelled}")
+  endif()
 endif()
 
 set(runs 1 2 serialized)
