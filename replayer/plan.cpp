@@ -634,6 +634,9 @@ MaybeError PlanBuilder::add_tensor_map(uint64_t seq, schema::TensorMapCall::Read
   op.pixels_per_column = r.getPixelsPerColumn();
   op.wide_mode = r.getWideMode();
   push(seq, op);
+  return std::nullopt;
+}
+
 MaybeError PlanBuilder::add_tex_ref(uint64_t seq, schema::TexRefCall::Reader r) {
   using Op = schema::TexRefCall::Op;
   using Kind = TexRefOp::Kind;
@@ -1476,7 +1479,7 @@ const char* operation_name(const Operation& op) {
                                        "texObject",
                                        "nvtx",
                                        "memorySnapshot (rangeStart)",
-                                       "tensorMap"};
+                                       "tensorMap",
                                        "texRef",
                                        "memPool"};
   static_assert(std::size(kNames) == std::variant_size_v<Operation>);

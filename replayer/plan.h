@@ -402,6 +402,8 @@ struct TensorMapOp {
   std::array<int32_t, 3> upper_corner{};
   uint32_t channels_per_pixel = 0, pixels_per_column = 0;
   int32_t wide_mode = 0;
+};
+
 // Legacy texture and surface references (schema 8, docs/replay.md "Texture references"): a
 // module's reference looked up by its variable's name in the replayed module, then every setter
 // applied again with the live arrays and addresses. References never appear in kernel
@@ -501,8 +503,8 @@ using Operation =
                  AllocOp, FreeOp, CopyOp, MemsetOp, LaunchOp, StreamCreateOp, StreamDestroyOp,
                  StreamWaitOp, StreamSyncOp, EventCreateOp, EventRecordOp, EventSyncOp,
                  EventDestroyOp, ContextSyncOp, HostAllocOp, HostFreeOp, GraphOp, GraphNodeOp,
-                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp, TensorMapOp>;
-                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp, TexRefOp, MemPoolOp>;
+                 GraphExecOp, ArrayOp, TexObjectOp, NvtxOp, RestoreOp, TensorMapOp, TexRefOp,
+                 MemPoolOp>;
 
 struct Action {
   uint64_t seq = 0;

@@ -127,7 +127,7 @@ enum class KeyKind : uint8_t {
   kMipmapped,
   kMipmappedChild,
   kTexObject,
-  kTensorMap,  // by the CUtensorMap's host address: a later encode into it replaces the map
+  kTensorMap,    // by the CUtensorMap's host address: a later encode into it replaces the map
   kTexRef,       // a texture/surface reference (looked up or created)
   kTexRefChild,  // a setter's latest record for reference `a`, slot `b`
   kMemPool,
