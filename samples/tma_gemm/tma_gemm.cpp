@@ -28,11 +28,10 @@ void encode(CUtensorMap* map, CUdeviceptr base, size_t rows, size_t cols) {
   const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {cols * 2};
   const cuuint32_t box[2] = {64, 64}, element_strides[2] = {1, 1};
-  CU_CHECK(cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                                  reinterpret_cast<void*>(base), dims, strides, box,
-                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  CU_CHECK(cuTensorMapEncodeTiled(
+      map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, reinterpret_cast<void*>(base), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 }
 
 }  // namespace
@@ -41,8 +40,10 @@ int main(int argc, char** argv) {
   using namespace cusnap::samples;
   Options options = parse_options(argc, argv, 80, " (m, a multiple of 8; n = m + 24, k = m + 40)");
   const size_t m = options.size, n = m + 24, k = m + 40;
-  if (m % 8 != 0) fail_usage("--size must be a multiple of 8 (a tensor map's row pitch, k * 2 "
-                             "bytes, must be a multiple of 16)");
+  if (m % 8 != 0)
+    fail_usage(
+        "--size must be a multiple of 8 (a tensor map's row pitch, k * 2 "
+        "bytes, must be a multiple of 16)");
   if (k > 4096) fail_usage("--size must be at most 4056 (exact f32 sums need k <= 4096)");
   // A is m x k; B is given transposed (n x k), both K-major as wgmma reads them.
   std::vector<float> a(m * k), bt(n * k), b(k * n);
@@ -88,7 +89,7 @@ int main(int argc, char** argv) {
   double max_error = 0.0;
   bool ok = compare_close(reference, c, 0.0, 0.0, &max_error);
   char detail[160];
-  std::snprintf(detail, sizeof(detail),
-                "%zux%zux%zu f16 TMA + wgmma, max abs error %.3g (exact)", m, n, k, max_error);
+  std::snprintf(detail, sizeof(detail), "%zux%zux%zu f16 TMA + wgmma, max abs error %.3g (exact)",
+                m, n, k, max_error);
   return finish("tma_gemm", ok, detail);
 }
