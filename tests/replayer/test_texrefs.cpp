@@ -201,7 +201,7 @@ RefCapture write_ref_capture(const std::string& path, const RefCaptureOptions& o
 
 }  // namespace
 
-TEST_CASE("texture references are looked up again and their state applied; pools are mapped",
+TEST_CASE("texture references are looked up again and their state applied, and pools are mapped",
           "[replay][texrefs]") {
   auto capture = write_ref_capture(temp_path("texrefs.cusnap"));
   for (int run = 0; run < 2; ++run) {
