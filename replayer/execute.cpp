@@ -13,6 +13,7 @@
 #include <fstream>
 #include <type_traits>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/fatbin/fatbin.h"
 #include "replayer/target.h"
 
@@ -23,11 +24,7 @@ namespace fb = cusnap::fatbin;
 
 constexpr uint64_t kMaxInflightBytes = uint64_t{256} << 20;
 
-std::string hex(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-  return buffer;
-}
+using common::hex;
 
 bool looks_like_text(const std::vector<uint8_t>& bytes) {
   static const uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};

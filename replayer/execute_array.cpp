@@ -5,17 +5,14 @@
 #include <cstring>
 #include <string>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/format/launch_params.h"
 #include "replayer/execute.h"
 
 namespace cusnap::replayer {
 namespace {
 
-std::string hex(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-  return buffer;
-}
+using common::hex;
 
 Error unsupported(const Action& a, const char* record, const std::string& what) {
   Error e(ErrorKind::kUnsupported, what);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cusnap/common/hex.h"
 #include "replayer/execute.h"
 
 // The reference API is deprecated in cuda.h; replaying it is this file's purpose.
@@ -13,11 +14,7 @@
 namespace cusnap::replayer {
 namespace {
 
-std::string hex(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-  return buffer;
-}
+using common::hex;
 
 Error missing_entry(const Action& a, const char* record, const char* entry) {
   Error e(ErrorKind::kUnsupported, std::string("the driver has no ") + entry);

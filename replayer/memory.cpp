@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/format/launch_params.h"
 
 namespace cusnap::replayer {
@@ -12,11 +13,7 @@ namespace {
 uint64_t align_down(uint64_t v, uint64_t a) { return v / a * a; }
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-std::string hex(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-  return buffer;
-}
+using common::hex;
 
 CUmemAllocationProp device_prop(int device) {
   CUmemAllocationProp prop{};

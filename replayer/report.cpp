@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/common/json_writer.h"
 
 namespace cusnap::replayer {
@@ -13,11 +14,7 @@ namespace {
 // The one JSON writer of cusnap's own documents (schema: docs/schemas/replay-report.md).
 using Json = common::JsonWriter;
 
-std::string hex(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-  return buffer;
-}
+using common::hex;
 
 void dims(Json& j, const std::array<uint32_t, 3>& d) {
   j.begin_array().num(d[0]).num(d[1]).num(d[2]).end_array();

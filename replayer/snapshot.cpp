@@ -5,17 +5,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/format/blob_id.h"
 #include "replayer/execute.h"
 
 namespace cusnap::replayer {
 namespace {
 
-std::string hex(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-  return buffer;
-}
+using common::hex;
 
 }  // namespace
 

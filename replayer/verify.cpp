@@ -2,16 +2,13 @@
 
 #include <cstdio>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/format/blob_id.h"
 
 namespace cusnap::replayer {
 namespace {
 
-std::string hex(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-  return buffer;
-}
+using common::hex;
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/blob_id.h"
 #include "unreadable.h"
@@ -465,11 +466,7 @@ target_compile_features(reproducer PRIVATE cxx_std_17)
 target_link_libraries(reproducer PRIVATE CUDA::cuda_driver)
 )";
 
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex(uint64_t value) { return common::hex_digits(value); }
 
 Status write_file(const std::filesystem::path& path, const void* data, size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

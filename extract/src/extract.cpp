@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "cusnap/common/hex.h"
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/fatbin/variables.h"
 #include "cusnap/format/launch_params.h"
@@ -28,11 +29,7 @@ using format::Status;
 
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+using common::hex;
 
 Status fail(ErrorCode code, std::string message) { return Status::error(code, std::move(message)); }
 

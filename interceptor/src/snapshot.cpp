@@ -17,6 +17,7 @@
 
 #include "chunk_hash.h"
 #include "cusnap/capture/config.h"
+#include "cusnap/common/hex.h"
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/snapshot_ranges.h"
@@ -245,11 +246,7 @@ bool still_live(const std::vector<Span>& ranges) {
   return true;
 }
 
-std::string hex(uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(value));
-  return text;
-}
+std::string hex(uint64_t value) { return common::hex_digits(value); }
 
 void ensure_tool_stream() {
   State& s = state();
