@@ -38,6 +38,8 @@ struct CaptureArgs {
   int compress_level = 3;
   // Memory snapshots (docs/capture.md, "Memory snapshots"); none unless snapshot_kernels is set.
   std::string snapshot_kernels;
+  // Kernel-filtered capture (docs/capture.md, "Kernel filters"); off unless kernel_name is set.
+  std::string kernel_name;
   std::string kernel_name_base = "function";
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;
@@ -178,6 +180,17 @@ int run_capture(const CaptureArgs& args) {
     std::cerr << "cusnap capture: " << error << "\n";
     return kExitUsageOrIo;
   }
+  if (!args.kernel_name.empty() && ranges.active()) {
+    std::cerr << "cusnap capture: --kernel-name cannot be combined with --capture-range (a "
+                 "kernel-filtered capture is one file of the selected launches and the state "
+                 "they need; filter the range's file with `cusnap extract` instead)\n";
+    return kExitUsageOrIo;
+  }
+  if (!args.kernel_name.empty() && !args.snapshot_kernels.empty()) {
+    std::cerr << "cusnap capture: --kernel-name and --snapshot-kernels are exclusive (a "
+                 "kernel-filtered capture snapshots every launch it records)\n";
+    return kExitUsageOrIo;
+  }
   if (ranges.active()) {
     ::setenv("CUSNAP_CAPTURE_RANGE", args.capture_range.c_str(), 1);
     ::setenv("CUSNAP_CAPTURE_RANGE_END", args.capture_range_end.c_str(), 1);
@@ -194,14 +207,23 @@ int run_capture(const CaptureArgs& args) {
   ::setenv(common::kRealDriverVariable, found.path.c_str(), 1);
   ::setenv("CUSNAP_COMPRESS_LEVEL", std::to_string(args.compress_level).c_str(), 1);
   ::setenv("CUSNAP_FORCE_OVERWRITE", args.force_overwrite ? "1" : "0", 1);
-  if (!args.snapshot_kernels.empty()) {
+  const bool filtered = !args.kernel_name.empty();
+  if (!args.snapshot_kernels.empty() || filtered) {
     std::string error;
+    const std::string& filter = filtered ? args.kernel_name : args.snapshot_kernels;
     auto base = common::parse_kernel_name_base(args.kernel_name_base);
-    if (!base || !common::KernelFilter::create(args.snapshot_kernels, *base, &error)) {
-      std::cerr << "cusnap capture: --snapshot-kernels " << error << "\n";
+    if (!base || !common::KernelFilter::create(filter, *base, &error)) {
+      std::cerr << "cusnap capture: " << (filtered ? "--kernel-name " : "--snapshot-kernels ")
+                << error << "\n";
       return kExitUsageOrIo;
     }
-    ::setenv("CUSNAP_SNAPSHOT_KERNELS", args.snapshot_kernels.c_str(), 1);
+    if (filtered) {
+      ::setenv("CUSNAP_KERNEL_NAME", args.kernel_name.c_str(), 1);
+      ::unsetenv("CUSNAP_SNAPSHOT_KERNELS");
+    } else {
+      ::setenv("CUSNAP_SNAPSHOT_KERNELS", args.snapshot_kernels.c_str(), 1);
+      ::unsetenv("CUSNAP_KERNEL_NAME");
+    }
     ::setenv("CUSNAP_SNAPSHOT_KERNEL_BASE", args.kernel_name_base.c_str(), 1);
     ::setenv("CUSNAP_LAUNCH_SKIP", std::to_string(args.launch_skip).c_str(), 1);
     ::setenv("CUSNAP_LAUNCH_COUNT", std::to_string(args.launch_count).c_str(), 1);
@@ -211,6 +233,7 @@ int run_capture(const CaptureArgs& args) {
       ::setenv("CUSNAP_SNAPSHOT_HASH", args.snapshot_hash.c_str(), 1);
   } else {
     ::unsetenv("CUSNAP_SNAPSHOT_KERNELS");
+    ::unsetenv("CUSNAP_KERNEL_NAME");
   }
   const std::string shim_path = fs::absolute(shim_dir + "/libcuda.so.1").string();
   ::setenv("CUSNAP_SHIM_PATH", shim_path.c_str(), 1);
@@ -329,16 +352,20 @@ void register_capture(CLI::App& app, int& exit_code) {
   sub->add_option("--snapshot-kernels", args->snapshot_kernels,
                   "Snapshot device memory around launches of these kernels (Nsight Compute filter: "
                   "NAME exact, regex:EXPR searched)");
+  sub->add_option("--kernel-name", args->kernel_name,
+                  "Kernel-filtered capture: record in full only the launches of these kernels "
+                  "(same filter rules), with the state and memory their replay needs; other calls "
+                  "pass through unrecorded");
   sub->add_option("--kernel-name-base", args->kernel_name_base,
-                  "Name --snapshot-kernels compares: function (demangled, no parameters), "
-                  "demangled, mangled")
+                  "Name --snapshot-kernels / --kernel-name compares: function (demangled, no "
+                  "parameters), demangled, mangled")
       ->check(CLI::IsMember({"function", "demangled", "mangled"}))
       ->capture_default_str();
   sub->add_option("--launch-skip", args->launch_skip,
-                  "Matching launches to pass over before the first snapshot")
+                  "Matching launches to pass over before the first snapshot (or recorded launch)")
       ->capture_default_str();
   sub->add_option("--launch-count", args->launch_count,
-                  "Matching launches to snapshot (0: all the rest)")
+                  "Matching launches to snapshot (or record; 0: all the rest)")
       ->capture_default_str();
   sub->add_flag(
       "--snapshot-outputs", args->snapshot_outputs,

@@ -150,6 +150,28 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
     mode += ", zstd level " + std::to_string(options.getCompressionLevel());
     print_field(out, "mode", mode);
   }
+  if (info.hasKernelFilter()) {
+    // A kernel-filtered capture (docs/capture.md, "Kernel filters").
+    auto k = info.getKernelFilter();
+    auto options = header.getOptions();
+    std::string line = "only launches of " + std::string(options.getKernelRegex().cStr());
+    if (options.getLaunchSkip() > 0)
+      line += " after skipping " + std::to_string(options.getLaunchSkip());
+    if (options.getLaunchCount() > 0)
+      line += ", at most " + std::to_string(options.getLaunchCount());
+    line += " are recorded, each with its inputs; ";
+    if (!k.getSummarized()) {
+      line += "no closing summary (the capture ended early)";
+    } else if (k.getLaunchesRecorded() == 0) {
+      line += "the filter selected no launch (" + std::to_string(k.getLaunchesMatched()) +
+              " matching of " + std::to_string(k.getLaunchesSeen()) + " seen)";
+    } else {
+      line += std::to_string(k.getLaunchesRecorded()) + " of " +
+              std::to_string(k.getLaunchesMatched()) + " matching launches recorded (" +
+              std::to_string(k.getLaunchesSeen()) + " seen)";
+    }
+    print_field(out, "filtered", line);
+  }
   if (header.hasExtract()) {
     // One line saying what an extracted capture is (docs/replay.md, "Extracted captures").
     auto x = header.getExtract();

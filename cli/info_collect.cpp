@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common.h"
+#include "cusnap/format/kernel_filter_summary.h"
 #include "cusnap/format/writer.h"
 #include "table.h"
 
@@ -86,6 +87,9 @@ format::Status collect_records(format::Reader& reader, const std::string& displa
   out.setContainerVersion(std::to_string(fh.version_major) + "." +
                           std::to_string(fh.version_minor));
   out.setHeader(reader.header());
+  // A kernel-filtered capture: its summary (a toolEvent the interceptor writes last) is looked for.
+  const bool filtered = reader.header().getOptions().getKernelFiltered();
+  if (filtered) out.initKernelFilter().setSummarized(false);
 
   const format::IntegrityReport& recovery = reader.recovery();
   auto integrity = out.initIntegrity();
@@ -150,6 +154,17 @@ format::Status collect_records(format::Reader& reader, const std::string& displa
     last_end = std::max(last_end, record.getEndNs());
     ++calls;
 
+    if (record.isToolEvent() && filtered) {
+      auto text = record.getToolEvent().getMessage();
+      if (auto counts =
+              format::parse_kernel_filter_summary(std::string_view(text.cStr(), text.size()))) {
+        auto k = out.initKernelFilter();
+        k.setSummarized(true);
+        k.setLaunchesSeen(counts->seen);
+        k.setLaunchesMatched(counts->matched);
+        k.setLaunchesRecorded(counts->recorded);
+      }
+    }
     if (record.isFunctionGet()) {
       auto get = record.getFunctionGet();
       std::string name = get.getName().cStr();

@@ -115,6 +115,15 @@ void print_snapshots(const ReplayResult& r) {
                 static_cast<unsigned long long>(p.extract->source_launch_seq),
                 p.extract->source_path.c_str(), static_cast<unsigned long long>(s.restored_bytes));
   }
+  if (p.kernel_filter) {
+    const KernelFilterSummary& k = *p.kernel_filter;
+    std::string counts =
+        k.has_counts ? std::to_string(k.recorded) + " of " + std::to_string(k.matched) +
+                           " matching launches recorded (" + std::to_string(k.seen) + " seen)"
+                     : std::string("no closing summary (the capture ended early)");
+    std::printf("kernel-filtered capture: %s; %s; each launch starts from its captured inputs\n",
+                k.filter.c_str(), counts.c_str());
+  }
   if (p.snapshots == 0 && p.skipped_snapshots.empty()) return;
   for (const SkippedSnapshot& k : p.skipped_snapshots) {
     std::printf("snapshot  launch #%llu (call %llu) %s not compared: %s\n",

@@ -94,9 +94,10 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op, const GraphS
     }
   }
 
-  // Memory snapshots: an extracted capture starts the launch from its captured inputs; in a
-  // whole-run capture the memory before the launch is only compared with what was captured.
-  const bool restores = plan_.extracted() && op.before.has_value();
+  // Memory snapshots: an extracted or kernel-filtered capture starts the launch from its captured
+  // inputs; in a whole-run capture the memory before the launch is only compared with what was
+  // captured.
+  const bool restores = plan_.restores_inputs() && op.before.has_value();
   if (restores) {
     if (auto e = restore_snapshot(a, *op.before)) return e;
   } else if (op.before && options_.verify != VerifyMode::kNone) {
@@ -214,7 +215,7 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
   // An extracted capture's inputs are its beforeLaunch snapshot: each run starts from them
   // (do_launch wrote them for the first), which also covers module variables, which
   // save_memory() does not.
-  const bool restores = plan_.extracted() && op.before.has_value();
+  const bool restores = plan_.restores_inputs() && op.before.has_value();
   if (repeated && !restores) {
     if (auto e = save_memory()) return e;
   }

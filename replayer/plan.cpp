@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cusnap/format/kernel_filter_summary.h"
 #include "cusnap/format/record_sizes.h"
 #include "replayer/plan_builder.h"
 
@@ -942,6 +943,17 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
                                          std::string_view(text.cStr(), text.size())))
         return e;
     }
+    if (kind == schema::ToolEvent::Kind::INFO && plan_.kernel_filter) {
+      auto text = event.getMessage();
+      if (auto counts =
+              format::parse_kernel_filter_summary(std::string_view(text.cStr(), text.size()))) {
+        KernelFilterSummary& x = *plan_.kernel_filter;
+        x.has_counts = true;
+        x.seen = counts->seen;
+        x.matched = counts->matched;
+        x.recorded = counts->recorded;
+      }
+    }
     if (kind == schema::ToolEvent::Kind::CAPTURE_DISABLED ||
         kind == schema::ToolEvent::Kind::RECORDS_DROPPED ||
         kind == schema::ToolEvent::Kind::INTERNAL_ERROR) {
@@ -1356,12 +1368,13 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
     if (chunk.blob.is_null())
       return capture_error(seq, kRecord, where + ": no hash").with_address(chunk.address);
     if (chunk.hash_only) {
-      if ((phase == SnapshotPhase::kBeforeLaunch && plan_.extract) || range_start) {
+      if ((phase == SnapshotPhase::kBeforeLaunch && plan_.restores_inputs()) || range_start) {
         return capture_error(seq, kRecord,
                              where +
                                  (range_start ? std::string(": a range start snapshot's chunk")
-                                              : std::string(": an extracted capture's input "
-                                                            "chunk")) +
+                                              : std::string(plan_.extract ? ": an extracted"
+                                                                          : ": a kernel-filtered") +
+                                                    " capture's input chunk") +
                                  " must hold its bytes, not only its hash")
             .with_address(chunk.address);
       }
@@ -1386,6 +1399,23 @@ MaybeError PlanBuilder::add_snapshot(uint64_t seq, schema::MemorySnapshot::Reade
 }
 
 Plan PlanBuilder::finish() {
+  if (plan_.kernel_filter) {
+    // A kernel-filtered capture has no record of what wrote memory before a launch: one whose
+    // inputs were not captured (its beforeLaunch snapshot skipped) would run on whatever memory
+    // the replay has, so its after-state is not a verdict on it.
+    for (Action& action : plan_.actions) {
+      auto* launch = std::get_if<LaunchOp>(&action.op);
+      if (launch == nullptr || launch->before.has_value()) continue;
+      if (launch->after) {
+        launch->after.reset();
+        --plan_.snapshots;
+      }
+      plan_.warnings.push_back(
+          {action.seq, "kernel-filtered capture: the inputs of launch #" +
+                           std::to_string(launch->ordinal) + " (" + launch->kernel_name +
+                           ") were not captured; it runs on undefined memory and is not verified"});
+    }
+  }
   contexts_.erase(0);
   if (contexts_.size() > 1) {
     plan_.warnings.push_back({0, std::to_string(contexts_.size()) +
@@ -1510,6 +1540,7 @@ Expected<Plan> build_plan(format::Reader& reader) {
     builder.set_chunk_bytes(header.getOptions().getSnapshotChunkBytes());
     if (header.hasExtract()) builder.set_extract(header.getExtract());
     if (header.hasRange()) builder.set_range(header.getRange());
+    if (header.getOptions().getKernelFiltered()) builder.set_kernel_filter(header.getOptions());
     MaybeError failure;
     format::Status status = reader.for_each_call([&](const format::CallRef& ref) {
       failure = builder.add(ref);

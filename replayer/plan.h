@@ -547,6 +547,17 @@ struct RangeSummary {
   uint64_t restored_bytes = 0;  // the rangeStart snapshot's bytes
 };
 
+// CaptureOptions.kernelFiltered: a kernel-filtered capture (docs/capture.md, "Kernel filters").
+struct KernelFilterSummary {
+  std::string filter;  // CaptureOptions.kernelRegex
+  uint64_t launch_skip = 0;
+  uint64_t launch_count = 0;
+  // The interceptor's closing summary (format/kernel_filter_summary.h); absent when the capture
+  // ended before writing it.
+  bool has_counts = false;
+  uint64_t seen = 0, matched = 0, recorded = 0;
+};
+
 // CaptureHeader.extract: what an extracted capture is (one launch cut out of another capture).
 struct ExtractSummary {
   std::string source_path;
@@ -606,12 +617,16 @@ struct PlanSummary {
   std::optional<ExtractSummary> extract;
   // CaptureHeader.range: a capture of one capture range (docs/capture.md, "Capture ranges").
   std::optional<RangeSummary> range;
+  // Kernel-filtered: each launch starts from its beforeLaunch snapshot, as in an extracted capture.
+  std::optional<KernelFilterSummary> kernel_filter;
   uint64_t snapshot_chunk_bytes = 0;  // CaptureOptions.snapshotChunkBytes
   uint64_t snapshots = 0;             // snapshot records attached to a launch
   uint64_t snapshot_chunks = 0;
   uint64_t snapshot_bytes = 0;
   std::vector<SkippedSnapshot> skipped_snapshots;
   bool extracted() const { return extract.has_value(); }
+  // A launch's beforeLaunch snapshot is restored (not only compared) before it runs.
+  bool restores_inputs() const { return extract.has_value() || kernel_filter.has_value(); }
 };
 
 struct Plan : PlanSummary {

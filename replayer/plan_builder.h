@@ -46,6 +46,13 @@ class PlanBuilder {
     x.expected_bytes = e.getExpectedBytes();
     plan_.extract = std::move(x);
   }
+  void set_kernel_filter(schema::CaptureOptions::Reader o) {
+    KernelFilterSummary x;
+    x.filter = o.getKernelRegex();
+    x.launch_skip = o.getLaunchSkip();
+    x.launch_count = o.getLaunchCount();
+    plan_.kernel_filter = std::move(x);
+  }
   void set_range(schema::RangeInfo::Reader r) {
     RangeSummary x;
     switch (r.getTrigger()) {

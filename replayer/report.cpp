@@ -158,6 +158,22 @@ void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& optio
   } else {
     j.null();
   }
+  j.key("kernel_filter");
+  if (p.kernel_filter) {
+    const KernelFilterSummary& k = *p.kernel_filter;
+    j.begin_object();
+    j.key("filter").str(k.filter);
+    j.key("launch_skip").num(k.launch_skip);
+    j.key("launch_count").num(k.launch_count);
+    if (k.has_counts) {
+      j.key("launches_seen").num(k.seen);
+      j.key("launches_matched").num(k.matched);
+      j.key("launches_recorded").num(k.recorded);
+    }
+    j.end_object();
+  } else {
+    j.null();
+  }
   j.key("chunk_bytes").num(p.snapshot_chunk_bytes);
   j.key("records").num(p.snapshots);
   const char* result = s.compared_chunks == 0 ? "nothing compared"

@@ -12,7 +12,8 @@ $Cxx.namespace("cusnap::cli::schema");
 
 using Capture = import "/cusnap/format/capture.capnp";
 
-const infoVersion :UInt32 = 4;  # 2: replayMayDiverge, unmodelledCalls; 3: snapshots; 4: nvtx
+const infoVersion :UInt32 = 5;  # 2: replayMayDiverge, unmodelledCalls; 3: snapshots; 4: nvtx;
+                                # 5: kernelFilter
 
 struct InfoReport {
   infoVersion @0 :UInt32;
@@ -34,6 +35,16 @@ struct InfoReport {
   snapshots @13 :Snapshots;          # infoVersion 3: memory snapshot records (the capture's
                                      # header.extract says whether it is an extracted capture)
   nvtx @14 :Nvtx;                    # infoVersion 4: the application's NVTX ranges and marks
+  kernelFilter @15 :KernelFilter;    # infoVersion 5: set for a kernel-filtered capture
+                                     # (header.options.kernelFiltered)
+}
+
+# A kernel-filtered capture's closing summary (docs/capture.md, "Kernel filters").
+struct KernelFilter {
+  summarized @0 :Bool;               # false: the capture ended before writing its summary
+  launchesSeen @1 :UInt64;           # launches the filter was asked about
+  launchesMatched @2 :UInt64;        # of those, whose kernel name matched
+  launchesRecorded @3 :UInt64;       # of those, recorded (after --launch-skip, up to --launch-count)
 }
 
 struct Nvtx {

@@ -25,6 +25,9 @@
 # 8 adds the tensorMap record (TensorMapCall): cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col,
 # cuTensorMapEncodeIm2colWide and cuTensorMapReplaceAddress with every argument and the 128
 # bytes the capturing driver encoded, so that a replay re-encodes maps on its own driver.
+# 8 also adds CaptureOptions.kernelFiltered: a kernel-filtered capture (`cusnap capture --kernel-name`)
+# records only the launches its filter selects, with the state calls their replay needs and a
+# beforeLaunch snapshot that replay restores.
 #
 # Conventions:
 # - Handles (CUcontext, CUmodule, CUlibrary, CUfunction, CUkernel, CUstream, CUevent,
@@ -206,6 +209,10 @@ struct CaptureOptions {
   snapshotChunkBytes @5 :UInt64;
   recordDeviceToHostChecksums @6 :Bool;
   extra @7 :List(KeyValue);         # options not covered above, verbatim
+  kernelFiltered @8 :Bool;          # schema 8: only the launches kernelRegex/launchSkip/
+                                    # launchCount select are recorded, each with a beforeLaunch
+                                    # snapshot to restore; of the other calls only those that
+                                    # create or destroy state (docs/capture.md, "Kernel filters")
 
   enum CaptureMode {
     stream @0;                      # calls + every byte entering device memory

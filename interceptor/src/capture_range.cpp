@@ -32,8 +32,10 @@ namespace {
 capture::RangeSettings g_settings;
 bool g_state_symbol[kSymbolCount] = {};
 
+}  // namespace
+
 // The names whose calls create or destroy what a range's start restates (is_state_symbol).
-bool names_state(const char* name) {
+bool is_state_name(const char* name) noexcept {
   static const char* const kPrefixes[] = {"cuCtxCreate",
                                           "cuCtxDestroy",
                                           "cuCtxSetCurrent",
@@ -102,6 +104,8 @@ bool names_state(const char* name) {
   }
   return false;
 }
+
+namespace {
 
 // ---- the state log
 
@@ -583,7 +587,8 @@ bool configure_ranges(const capture::CaptureConfig& config) noexcept {
       return false;
     }
     if (!g_settings.active()) return true;
-    for (size_t id = 0; id < kSymbolCount; ++id) g_state_symbol[id] = names_state(kSymbolNames[id]);
+    for (size_t id = 0; id < kSymbolCount; ++id)
+      g_state_symbol[id] = is_state_name(kSymbolNames[id]);
     g_ranges_configured = true;
     if (g_settings.trigger == Trigger::kSignal) g_range_attention.store(true);
     return true;

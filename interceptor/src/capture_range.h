@@ -44,6 +44,10 @@ extern std::atomic<bool> g_range_attention;
 bool configure_ranges(const capture::CaptureConfig& config) noexcept;
 const capture::RangeSettings& range_settings() noexcept;
 
+// The driver entry points (by name) that create or destroy state a replay needs: contexts,
+// modules, functions, variables, memory, streams, events, arrays, texture objects, and the
+// triggers. Kernel-filtered captures (launch_filter.h) record these too.
+bool is_state_name(const char* name) noexcept;
 // True for the calls whose recorders must run outside a range (they create or destroy state
 // the range's start must restate, or they are a trigger).
 bool is_state_symbol(SymbolId id) noexcept;

@@ -41,6 +41,7 @@ CaptureConfig CaptureConfig::from_env() {
     config.drop_when_full = std::strcmp(policy, "drop") == 0;
   config.dtoh_checksums = env_long("CUSNAP_DTOH_CHECKSUMS", 1, 0, 1) == 1;
   if (const char* kernels = env("CUSNAP_SNAPSHOT_KERNELS")) config.snapshot_kernels = kernels;
+  if (const char* name = env("CUSNAP_KERNEL_NAME")) config.kernel_name = name;
   if (const char* base = env("CUSNAP_SNAPSHOT_KERNEL_BASE")) config.snapshot_kernel_base = base;
   config.launch_skip = static_cast<uint64_t>(env_long("CUSNAP_LAUNCH_SKIP", 0, 0, LONG_MAX));
   config.launch_count = static_cast<uint64_t>(env_long("CUSNAP_LAUNCH_COUNT", 0, 0, LONG_MAX));

@@ -9,6 +9,7 @@
 #include "handles.h"
 #include "hooks.h"
 #include "launch_fields.h"
+#include "launch_filter.h"
 #include "session.h"
 #include "snapshot.h"
 
@@ -128,6 +129,11 @@ void commit_launch(CallScope& call, format::LaunchFields& fields, bool have_layo
 void record_launch(CallScope& call, schema::Launch::Kind kind, CUfunction f, const Geometry& g,
                    void** kernel_params, void** extra, const CUlaunchAttribute* attributes,
                    unsigned attribute_count, bool cooperative) {
+  // A kernel-filtered capture records only the launches its filter selected (launch_filter.h).
+  if (g_kernel_filtered && !snapshot_selected_now()) {
+    call.skip();
+    return;
+  }
   CapturedNode captured;
   if (call.result() == CUDA_SUCCESS && capture_possible() &&
       captured_node(g.stream, call.per_thread_stream(), &captured)) {
@@ -157,6 +163,7 @@ void commit_launch(CallScope& call, format::LaunchFields& fields, bool have_layo
   uint64_t ordinal = 0;
   uint64_t seq = commit_counted_launch([&] { return call.commit_launch(fields); }, &ordinal);
   snapshot_after(call, seq, ordinal);
+  if (g_kernel_filtered) launch_filter_recorded();
   if (!have_layout && has_kernel_params && table.first_warning(handle)) {
     // The name refers to this thread's cached copy, which stays as it is until its next lookup.
     if (Session* session = Session::current()) {
@@ -214,6 +221,10 @@ CUSNAP_POST_HOOK(cuLaunchKernelEx)
 (CallScope& call, CUresult, const CUlaunchConfig* config, CUfunction f, void** kernelParams,
  void** extra) {
   if (config == nullptr) {
+    if (g_kernel_filtered && !snapshot_selected_now()) {
+      call.skip();
+      return;
+    }
     call.record().initLaunch().setFunction(handle_value(f));
     uint64_t ordinal = 0;
     uint64_t seq = commit_counted_launch([&] { return call.commit(); }, &ordinal);

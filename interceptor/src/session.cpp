@@ -14,6 +14,7 @@
 
 #include "capture_range.h"
 #include "cusnap/format/header_info.h"
+#include "launch_filter.h"
 #include "log.h"
 #include "real_driver.h"
 #include "shim_runtime.h"
@@ -334,9 +335,16 @@ void Session::start(const CaptureConfig& config) noexcept {
   if (!config.enabled) return;
   try {
     if (!configure_ranges(config)) return;
-    configure_snapshots(config);
-    if (g_ranges_configured) configure_range_snapshots(config);
-    g_session.store(new Session(config));
+    if (!configure_launch_filter(config)) return;
+    CaptureConfig effective = config;
+    // A kernel-filtered capture selects its launches with the snapshots' selection.
+    if (config.kernel_filtered()) effective.snapshot_kernels = config.kernel_name;
+    if (!configure_snapshots(effective) && config.kernel_filtered()) {
+      log(LogLevel::kError, "the kernel filter could not be configured; nothing is recorded");
+      return;
+    }
+    if (g_ranges_configured) configure_range_snapshots(effective);
+    g_session.store(new Session(effective));
     g_recording.store(true);
     ::pthread_atfork(nullptr, nullptr, on_fork_child);
   } catch (...) {
@@ -403,6 +411,7 @@ bool Session::open_locked() {
     options.setLaunchSkip(config_.launch_skip);
     options.setLaunchCount(config_.launch_count);
     options.setSnapshotChunkBytes(config_.snapshot_chunk_bytes);
+    options.setKernelFiltered(g_kernel_filtered);
   } else {
     options.setMode(schema::CaptureOptions::CaptureMode::STREAM);
   }
@@ -737,6 +746,7 @@ void Session::flush() noexcept {
 
 void Session::close() noexcept {
   if (g_ranges_configured && !closed_.load()) ranges_at_exit();
+  if (g_kernel_filtered && !closed_.load()) launch_filter_at_close();
   if (closed_.exchange(true)) return;
   try {
     {

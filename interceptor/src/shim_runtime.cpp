@@ -15,6 +15,7 @@
 #include <string>
 
 #include "capture_range.h"
+#include "launch_filter.h"
 #include "log.h"
 #include "real_driver.h"
 #include "session.h"
@@ -172,6 +173,15 @@ CallScope::CallScope(SymbolId id, Mode mode) noexcept : id_(id), custom_(mode ==
     if (g_range_attention.load(std::memory_order_relaxed)) range_attention();
     if (range_skips(id) || !capture_active()) return;
   }
+  if (g_kernel_filtered && launch_filter_skips(id)) {
+    // Kernel-filtered capture (launch_filter.h): passed through unrecorded, but still counted
+    // for the snapshots' overlap detection.
+    if (may_change_device_memory(id)) {
+      note_device_work();
+      device_work_ = true;
+    }
+    return;
+  }
   recording_ = true;
   thread_ = &state;
   ++state.depth;
@@ -185,8 +195,8 @@ CallScope::CallScope(SymbolId id, Mode mode) noexcept : id_(id), custom_(mode ==
 }
 
 CallScope::~CallScope() {
-  if (!recording_) return;
   if (device_work_) note_device_work_done();
+  if (!recording_) return;
   if (!committed_ && !custom_) commit_generic();
   if (relaxed_) {
     if (auto exchange = CUSNAP_REAL(cuThreadExchangeStreamCaptureMode)) exchange(&saved_mode_);

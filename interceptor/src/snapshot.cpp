@@ -21,8 +21,10 @@
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/snapshot_ranges.h"
+#include "graphs.h"
 #include "handles.h"
 #include "host_funcs.h"
+#include "launch_filter.h"
 #include "log.h"
 #include "session.h"
 #include "shim_runtime.h"
@@ -105,6 +107,7 @@ struct State {
   format::SnapshotRanges ranges;  // the one rule of what a snapshot covers (format/)
   std::mutex snapshot_mutex;      // selection, staging, the tool stream
   std::optional<common::LaunchSelection> selection;
+  uint64_t launches_seen = 0;  // under snapshot_mutex: launches selection was asked about
   uint64_t chunk = capture::CaptureConfig::kDefaultSnapshotChunkBytes;
   bool outputs = false;
   std::vector<uint8_t> staging;
@@ -769,13 +772,18 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
     CUevent marker = p.marker;  // kept: one per thread, for the thread's life
     p = Pending{};
     p.marker = marker;
+    const bool per_thread = call.per_thread_stream();
+    // A kernel-filtered capture records no graph: a launch captured into one (it does not run
+    // now) is not a launch it can select.
+    if (g_kernel_filtered && capture_possible() && stream_is_capturing(stream, per_thread)) return;
     {
       std::lock_guard lock(s.snapshot_mutex);
+      ++s.launches_seen;
       if (s.selection->exhausted() || !s.selection->select(function_name(function))) return;
     }
     p.active = true;
     p.stream = stream;
-    p.per_thread = call.per_thread_stream();
+    p.per_thread = per_thread;
     // Done first, then started: the difference can only overstate what is in flight.
     const uint64_t done_at_start = g_device_work_done.load();
     p.work_at_start = g_device_work.load();  // this launch has counted itself already
@@ -870,6 +878,21 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
   } catch (...) {
     if (t_pending != nullptr) fail_snapshots(*t_pending, "out of host memory");
   }
+}
+
+bool snapshot_selected_now() noexcept { return t_pending != nullptr && t_pending->active; }
+
+LaunchCounts launch_selection_counts() noexcept {
+  State& s = state();
+  LaunchCounts counts;
+  std::lock_guard lock(s.snapshot_mutex);
+  counts.seen = s.launches_seen;
+  if (s.selection) {
+    counts.matched = s.selection->matched();
+    counts.selected = s.selection->selected();
+    counts.exhausted = s.selection->exhausted();
+  }
+  return counts;
 }
 
 void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {

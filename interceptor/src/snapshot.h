@@ -110,6 +110,15 @@ void track_stream(CUstream stream, bool created) noexcept;
 void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noexcept;
 // Post hook: `seq`/`ordinal` are the launch record's (seq UINT64_MAX: not written).
 void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept;
+// Between the two hooks of a launch on this thread: snapshot_before selected it.
+bool snapshot_selected_now() noexcept;
+// The selection's counts: launches asked about (seen), matched by name, selected; exhausted once
+// --launch-count were selected.
+struct LaunchCounts {
+  uint64_t seen = 0, matched = 0, selected = 0;
+  bool exhausted = false;
+};
+LaunchCounts launch_selection_counts() noexcept;
 
 // Launch ordinals as the writer assigns them (one per launch record, in append order): while
 // snapshots are on, every launch record is appended through this, under one lock, so the

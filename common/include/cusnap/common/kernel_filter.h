@@ -61,6 +61,9 @@ class LaunchSelection {
   }
   // True once `count` launches have been selected (nothing more can be).
   bool exhausted() const { return count_ != 0 && selected_ >= count_; }
+  // Launches whose name matched so far, and those of them selected.
+  uint64_t matched() const { return matched_; }
+  uint64_t selected() const { return selected_; }
 
  private:
   KernelFilter filter_;

@@ -18,9 +18,14 @@
 //   CUSNAP_SNAPSHOT_KERNELS  memory snapshots around the launches of kernels matching this filter
 //                            (Nsight Compute rules, cusnap/common/kernel_filter.h: NAME exact,
 //                            regex:EXPR searched); unset or empty: no snapshots
+//   CUSNAP_KERNEL_NAME       kernel-filtered capture: record in full only the launches of kernels
+//                            matching this filter (same rules), each with the state and memory its
+//                            replay needs (docs/capture.md, "Kernel filters"); unset or empty: off
 //   CUSNAP_SNAPSHOT_KERNEL_BASE  function (default), demangled or mangled: the name compared
-//   CUSNAP_LAUNCH_SKIP       matching launches passed over before the first snapshot, default 0
-//   CUSNAP_LAUNCH_COUNT      matching launches snapshotted after those, default 0 = all
+//                            (by CUSNAP_SNAPSHOT_KERNELS or CUSNAP_KERNEL_NAME)
+//   CUSNAP_LAUNCH_SKIP       matching launches passed over before the first snapshot (or, with
+//                            CUSNAP_KERNEL_NAME, the first recorded launch), default 0
+//   CUSNAP_LAUNCH_COUNT      matching launches snapshotted (recorded) after those, default 0 = all
 //   CUSNAP_SNAPSHOT_OUTPUTS  1: store the changed after-launch chunks, not only their hashes
 //   CUSNAP_SNAPSHOT_CHUNK    chunk size in bytes, default 65536 (4096 .. 1 GiB)
 //   CUSNAP_SNAPSHOT_HASH     device (default: hash chunks with the shim's kernel, copy only the
@@ -68,7 +73,12 @@ struct CaptureConfig {
   static constexpr uint64_t kMinSnapshotChunkBytes = 4u << 10;
   static constexpr uint64_t kMaxSnapshotChunkBytes = 1u << 30;
 
+  // Kernel-filtered capture (docs/capture.md, "Kernel filters"); off when empty. Shares the name
+  // base, launch_skip/launch_count and the snapshot settings above.
+  std::string kernel_name;
+
   bool snapshots() const { return !snapshot_kernels.empty(); }
+  bool kernel_filtered() const { return !kernel_name.empty(); }
 
   static CaptureConfig from_env();
 };
