@@ -41,7 +41,7 @@ TEST_CASE("info --json reports counts, kernels and dedup as written", "[info]") 
   json.codec().decode(kj::ArrayPtr<const char>(r.out.data(), r.out.size()),
                       capnp::DynamicStruct::Builder(info));
 
-  CHECK(info.getInfoVersion() == 4);
+  CHECK(info.getInfoVersion() == 5);
   CHECK(info.getNvtx().getRecords() == 0);  // the sample writes no nvtx record
   CHECK(std::string(info.getFile().cStr()) == s.path);
   CHECK(info.getFileBytes() == read_file(s.path).size());

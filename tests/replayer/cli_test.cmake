@@ -185,9 +185,15 @@ function(make_snapshot mode var)
   string(STRIP "${address}" address)
   set(${var} "${address}" PARENT_SCOPE)
 endfunction()
-foreach(mode extract altered hashonly float wholerun)
+foreach(mode extract altered hashonly float wholerun filtered)
   make_snapshot(${mode} addr_${mode})
 endforeach()
+# A kernel-filtered capture (docs/capture.md, "Kernel filters"): inputs restored, outputs compared,
+# the interceptor's summary in the report.
+run_replay(0 ${WORK}/snap_filtered.cusnap --report ${WORK}/snap_filtered.json)
+if(NOT out MATCHES "all match" OR NOT out MATCHES "kernel-filtered capture: increment; 1 of 1 matching launches recorded \\(3 seen\\)")
+  message(FATAL_ERROR "kernel-filtered capture: no match or filter line:\n${out}")
+endif()
 run_replay(0 ${WORK}/snap_extract.cusnap --report ${WORK}/snap_extract.json)
 if(NOT out MATCHES "4 snapshot chunk\\(s\\) compared, all match" OR NOT out MATCHES "extracted launch #0 of increment")
   message(FATAL_ERROR "extracted capture: no match line:\n${out}")
@@ -337,7 +343,7 @@ run_compare(11 ${WORK}/good2.json ${WORK}/good.cusnap)
 # with its type, every documented field is written. A capture of a real program adds what the
 # hand-built ones lack (its command line).
 run_replay(0 ${DATA}/vector_add.cusnap --report ${WORK}/data.json)
-foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/assert.json;${WORK}/noassert.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json;${WORK}/auto.json;${WORK}/snap_saved.json;${WORK}/tickets.json"
+foreach(check "replay-report.md;${WORK}/good.json;${WORK}/unverified.json;${WORK}/select_none.json;${WORK}/limits.json;${WORK}/assert.json;${WORK}/noassert.json;${WORK}/bad.json;${WORK}/rep.json;${WORK}/data.json;${WORK}/snap_extract.json;${WORK}/snap_altered.json;${WORK}/snap_hashonly.json;${WORK}/snap_float.json;${WORK}/snap_wholerun.json;${WORK}/snap_filtered.json;${WORK}/auto.json;${WORK}/snap_saved.json;${WORK}/tickets.json"
               "emulator-stats.md;${WORK}/stats.json"
               "compare.md;${WORK}/compare_differ.json;${WORK}/compare_equal.json;${WORK}/compare_tolerance.json")
   list(POP_FRONT check doc)

@@ -9,7 +9,8 @@
 //                                         data does not trip it); prints the failing call's seq
 // MODE: extract (matches), altered (one expected byte flipped: prints its address), hashonly
 // (altered, expected chunks hash-only), float (fast_exp: prints the output allocation),
-// wholerun (a wrong beforeLaunch snapshot and a skipped one: prints the wrong byte's address).
+// wholerun (a wrong beforeLaunch snapshot and a skipped one: prints the wrong byte's address),
+// filtered (a kernel-filtered capture of the one launch, with the interceptor's summary).
 #include <cstdio>
 #include <string>
 
@@ -62,8 +63,12 @@ int main(int argc, char** argv) {
       o.wrong_before = true;
       o.with_skipped = true;
     }
+    if (kind == "filtered") {
+      o.extracted = false;
+      o.kernel_filtered = true;
+    }
     if (kind != "extract" && kind != "altered" && kind != "hashonly" && kind != "float" &&
-        kind != "wholerun") {
+        kind != "wholerun" && kind != "filtered") {
       std::fprintf(stderr, "unknown snapshot mode %s\n", kind.c_str());
       return 1;
     }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cusnap/format/blob_id.h"
+#include "cusnap/format/kernel_filter_summary.h"
 
 namespace cusnap::replayer::test {
 
@@ -168,6 +169,8 @@ SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCa
   SnapshotHeader header;
   header.chunk_bytes = cb;
   header.extracted = o.extracted;
+  header.kernel_filtered = o.kernel_filtered;
+  if (o.kernel_filtered) header.kernel_regex = o.kernel;
   header.kernel = o.kernel;
   header.source_launch_seq = 1234;
   header.input_bytes = s.input_bytes;
@@ -181,7 +184,7 @@ SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCa
   }
   w.alloc(s.x, kN * 4);
   if (o.kernel == "fast_exp") w.alloc(s.y, kN * 4);
-  if (!o.extracted) {
+  if (!o.extracted && !o.kernel_filtered) {
     // A whole run: the application's own copies put the inputs there (the true ones, whatever
     // the beforeLaunch snapshot says).
     std::vector<uint8_t> x = before.front().second;
@@ -212,7 +215,11 @@ SnapshotCapture write_snapshot_capture(const std::string& path, const SnapshotCa
       std::memcpy(final_x.data() + i, &v, 4);
     }
   }
-  if (!o.extracted) s.dtoh_seq = w.dtoh(s.x, final_x.size(), copy_checksum(final_x));
+  if (!o.extracted && !o.kernel_filtered)
+    s.dtoh_seq = w.dtoh(s.x, final_x.size(), copy_checksum(final_x));
+  if (o.kernel_filtered) {
+    w.tool_info(cusnap::format::kernel_filter_summary(cusnap::format::KernelFilterCounts{3, 1, 1}));
+  }
   w.close();
   return s;
 }

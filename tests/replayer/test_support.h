@@ -64,6 +64,8 @@ struct SnapshotCaptureOptions {
   bool wrong_before = false;     // beforeLaunch bytes that are not the memory's
   bool hash_only_after = false;  // afterLaunch chunks without their blobs
   bool with_skipped = false;     // whole-run: a second launch whose snapshot was skipped
+  bool kernel_filtered = false;  // with extracted false: a kernel-filtered capture (restore +
+                                 // compare, and the interceptor's closing summary)
   uint64_t chunk_bytes = 1024;
 };
 

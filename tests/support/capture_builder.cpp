@@ -76,6 +76,7 @@ CaptureBuilder::CaptureBuilder(const std::string& path, const HeaderOptions& opt
     o.setMode(schema::CaptureOptions::CaptureMode::SNAPSHOT);
     if (!snapshot.kernel_regex.empty()) o.setKernelRegex(snapshot.kernel_regex);
     o.setSnapshotChunkBytes(snapshot.chunk_bytes);
+    o.setKernelFiltered(snapshot.kernel_filtered);
     if (snapshot.extracted) {
       auto x = h.initExtract();
       x.setSourcePath("source.cusnap");
@@ -337,6 +338,14 @@ uint64_t CaptureBuilder::array_copy(const ArrayCopy& copy) {
     c.setHostChecksum(*copy.checksum);
     c.setHasHostChecksum(true);
   }
+  return append(m);
+}
+
+uint64_t CaptureBuilder::tool_info(const std::string& message) {
+  capnp::MallocMessageBuilder m;
+  auto e = record(m, "").initToolEvent();
+  e.setKind(schema::ToolEvent::Kind::INFO);
+  e.setMessage(message);
   return append(m);
 }
 

@@ -60,7 +60,8 @@ struct SnapshotHeader {
   uint64_t chunk_bytes = 64 << 10;
   std::string kernel_regex;  // CaptureOptions.kernelRegex (empty: not set)
   bool extracted = false;
-  std::string kernel;  // ExtractInfo.kernelName
+  bool kernel_filtered = false;  // CaptureOptions.kernelFiltered (schema 8)
+  std::string kernel;            // ExtractInfo.kernelName
   uint64_t source_launch_seq = 0;
   uint64_t input_bytes = 0;
   uint64_t expected_bytes = 0;
@@ -190,6 +191,9 @@ class CaptureBuilder {
   // (any number: a newer writer's kind), domain_handle 0 the default domain.
   uint64_t nvtx(uint16_t kind, const std::string& domain, uint64_t domain_handle,
                 const std::string& message, uint32_t color, uint64_t range_id);
+  // A toolEvent of kind info with this message (the interceptor's notes, e.g. a kernel filter's
+  // summary).
+  uint64_t tool_info(const std::string& message);
   void close();
 
  private:
