@@ -127,7 +127,7 @@ def check_filtered(args, path, expected, output_lines):
     taken = sorted(set(ordinals) - skipped)
     if sorted(set(ordinals) | skipped) != list(range(len(expected))) or \
             any(sorted(ordinals[o]) != ["afterLaunch", "beforeLaunch"] for o in taken) or \
-            (expected and not taken):
+            (expected and not taken and not args.concurrent):
         fail(f"{path}: snapshots per launch ordinal {ordinals}, skipped {sorted(skipped)}")
     info = run([args.cusnap, "info", path])
     if info.returncode != 0 or "filtered" not in info.stdout:
@@ -138,13 +138,13 @@ def check_filtered(args, path, expected, output_lines):
     report = path + ".json"
     # A file with no launch has nothing to verify: exit 7 unless --allow-unverified.
     replay = run([args.cusnap, "replay", "--driver", "emulator", "--progress", "off", "--report",
-                  report, *([] if expected else ["--allow-unverified"]), path])
+                  report, *([] if taken else ["--allow-unverified"]), path])
     if replay.returncode != 0:
         fail(f"replay of {path} exited {replay.returncode}: {replay.stdout}{replay.stderr}")
     with open(report, encoding="utf-8") as f:
         data = json.load(f)
     snaps = data["snapshots"]
-    if expected:
+    if taken:
         if snaps["result"] != "matched" or snaps["mismatched_chunks"] != 0 or \
                 snaps["restored_chunks"] == 0:
             fail(f"replay of {path}: snapshots {snaps['result']}, restored "
@@ -167,6 +167,9 @@ def main():
     parser.add_argument("--cusnap", required=True)
     parser.add_argument("--sample", required=True)
     parser.add_argument("--case", required=True)
+    # The sample runs streams concurrently: every selected launch may have its snapshot skipped
+    # (other streams' work overlapped it, a matter of timing); single-stream samples must not.
+    parser.add_argument("--concurrent", action="store_true")
     parser.add_argument("--out-dir", required=True)
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
