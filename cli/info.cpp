@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common.h"
+#include "cusnap/format/kernel_filter_summary.h"
 #include "info_collect.h"
 #include "record_json.h"
 #include "subcommands.h"
@@ -166,9 +167,8 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
       line += "the filter selected no launch (" + std::to_string(k.getLaunchesMatched()) +
               " matching of " + std::to_string(k.getLaunchesSeen()) + " seen)";
     } else {
-      line += std::to_string(k.getLaunchesRecorded()) + " of " +
-              std::to_string(k.getLaunchesMatched()) + " matching launches recorded (" +
-              std::to_string(k.getLaunchesSeen()) + " seen)";
+      line += format::kernel_filter_counts_text(
+          {k.getLaunchesSeen(), k.getLaunchesMatched(), k.getLaunchesRecorded()});
     }
     print_field(out, "filtered", line);
   }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common.h"
+#include "cusnap/format/kernel_filter_summary.h"
 #include "replayer/replay.h"
 #include "replayer/report.h"
 
@@ -117,10 +118,8 @@ void print_snapshots(const ReplayResult& r) {
   }
   if (p.kernel_filter) {
     const KernelFilterSummary& k = *p.kernel_filter;
-    std::string counts =
-        k.has_counts ? std::to_string(k.recorded) + " of " + std::to_string(k.matched) +
-                           " matching launches recorded (" + std::to_string(k.seen) + " seen)"
-                     : std::string("no closing summary (the capture ended early)");
+    std::string counts = k.counts ? format::kernel_filter_counts_text(*k.counts)
+                                  : std::string("no closing summary (the capture ended early)");
     std::printf("kernel-filtered capture: %s; %s; each launch starts from its captured inputs\n",
                 k.filter.c_str(), counts.c_str());
   }

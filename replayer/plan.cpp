@@ -947,11 +947,7 @@ MaybeError PlanBuilder::add_record(const format::CallRef& ref) {
       auto text = event.getMessage();
       if (auto counts =
               format::parse_kernel_filter_summary(std::string_view(text.cStr(), text.size()))) {
-        KernelFilterSummary& x = *plan_.kernel_filter;
-        x.has_counts = true;
-        x.seen = counts->seen;
-        x.matched = counts->matched;
-        x.recorded = counts->recorded;
+        plan_.kernel_filter->counts = *counts;
       }
     }
     if (kind == schema::ToolEvent::Kind::CAPTURE_DISABLED ||

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cusnap/format/blob_id.h"
+#include "cusnap/format/kernel_filter_summary.h"
 #include "cusnap/format/reader.h"
 #include "cusnap/format/record_sizes.h"
 #include "replayer/status.h"
@@ -554,8 +555,7 @@ struct KernelFilterSummary {
   uint64_t launch_count = 0;
   // The interceptor's closing summary (format/kernel_filter_summary.h); absent when the capture
   // ended before writing it.
-  bool has_counts = false;
-  uint64_t seen = 0, matched = 0, recorded = 0;
+  std::optional<format::KernelFilterCounts> counts;
 };
 
 // CaptureHeader.extract: what an extracted capture is (one launch cut out of another capture).

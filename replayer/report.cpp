@@ -165,10 +165,10 @@ void snapshots_object(Json& j, const ReplayResult& r, const ReplayOptions& optio
     j.key("filter").str(k.filter);
     j.key("launch_skip").num(k.launch_skip);
     j.key("launch_count").num(k.launch_count);
-    if (k.has_counts) {
-      j.key("launches_seen").num(k.seen);
-      j.key("launches_matched").num(k.matched);
-      j.key("launches_recorded").num(k.recorded);
+    if (k.counts) {
+      j.key("launches_seen").num(k.counts->seen);
+      j.key("launches_matched").num(k.counts->matched);
+      j.key("launches_recorded").num(k.counts->recorded);
     }
     j.end_object();
   } else {

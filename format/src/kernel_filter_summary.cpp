@@ -11,6 +11,11 @@ std::string kernel_filter_summary(const KernelFilterCounts& counts) {
          std::to_string(counts.seen) + " launches seen)";
 }
 
+std::string kernel_filter_counts_text(const KernelFilterCounts& counts) {
+  return std::to_string(counts.recorded) + " of " + std::to_string(counts.matched) +
+         " matching launches recorded (" + std::to_string(counts.seen) + " seen)";
+}
+
 std::optional<KernelFilterCounts> parse_kernel_filter_summary(std::string_view message) {
   std::string text(message);
   KernelFilterCounts counts;

@@ -19,6 +19,9 @@ struct KernelFilterCounts {
 
 // "kernel filter: R of M matching launches recorded (S launches seen)"
 std::string kernel_filter_summary(const KernelFilterCounts& counts);
+// The counts as `cusnap info` and `cusnap replay` print them: "R of M matching launches recorded
+// (S seen)".
+std::string kernel_filter_counts_text(const KernelFilterCounts& counts);
 // The counts of a message kernel_filter_summary wrote; empty for any other text.
 std::optional<KernelFilterCounts> parse_kernel_filter_summary(std::string_view message);
 
