@@ -36,14 +36,14 @@ struct ExtractArgs {
 
 // --emit-cpp DIR for launch `seq` of `selected`: DIR itself for one launch, DIR/call-<seq> for
 // several, "%n" replaced by the seq.
-std::string emit_dir(const std::string& dir, uint64_t seq, size_t selected) {
+std::string emit_dir(const std::string& dir, const extract::LaunchPlan& plan, size_t selected) {
+  const std::string label = extract::launch_label(plan);
   std::string path = dir;
   if (path.find("%n") != std::string::npos) {
-    for (size_t pos; (pos = path.find("%n")) != std::string::npos;)
-      path.replace(pos, 2, std::to_string(seq));
+    for (size_t pos; (pos = path.find("%n")) != std::string::npos;) path.replace(pos, 2, label);
     return path;
   }
-  return selected == 1 ? path : path + "/call-" + std::to_string(seq);
+  return selected == 1 ? path : path + "/call-" + label;
 }
 
 int run_extract(const ExtractArgs& args, bool by_call) {
@@ -86,9 +86,14 @@ int run_extract(const ExtractArgs& args, bool by_call) {
       rc = report_failure("extract", written.status());
       return;
     }
-    std::cout << "call " << plan.launch_seq << " (launch " << plan.launch_ordinal << ", "
-              << plan.kernel_name << "): " << written->output_path << ", " << written->input_bytes
-              << " bytes of input, " << written->expected_bytes << " bytes expected"
+    std::cout << "call " << plan.launch_seq;
+    if (plan.graph_node != 0)
+      std::cout << " kernel node " << plan.graph_kernel_index << " (graph launch "
+                << plan.launch_ordinal << ", " << plan.kernel_name << "): ";
+    else
+      std::cout << " (launch " << plan.launch_ordinal << ", " << plan.kernel_name << "): ";
+    std::cout << written->output_path << ", " << written->input_bytes << " bytes of input, "
+              << written->expected_bytes << " bytes expected"
               << (plan.route == extract::Route::kReplay ? " (route replay)" : "") << "\n";
     if (written->minimized) {
       std::cout << "  minimized: " << written->dropped_input_bytes << " bytes of input and "
@@ -102,7 +107,7 @@ int run_extract(const ExtractArgs& args, bool by_call) {
         rc = report_failure("extract", extracted.status());
         return;
       }
-      std::string dir = emit_dir(args.emit_cpp, plan.launch_seq, plans->size());
+      std::string dir = emit_dir(args.emit_cpp, plan, plans->size());
       format::Status st = extract::emit_cpp(*extracted.value(), dir);
       if (!st) {
         rc = report_failure("extract", st);
@@ -140,7 +145,9 @@ void register_extract(CLI::App& app, int& exit_code) {
       cmd->add_option("--launch-skip", args->launch_skip, "Matching launches to pass over first");
   auto* count = cmd->add_option("--launch-count", args->launch_count,
                                 "Matching launches to extract (0: all the rest)");
-  auto* call = cmd->add_option("--call", args->call, "The launch record with this seq");
+  auto* call = cmd->add_option("--call", args->call,
+                               "The launch record with this seq, or the graph launch with this seq "
+                               "(each kernel node it runs)");
   call->excludes(name)->excludes(skip)->excludes(count)->excludes(base);
   cmd->add_option("-o,--output", args->out,
                   "Output: a file for one launch, a directory (call-<seq>.cusnap inside) or a "

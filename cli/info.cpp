@@ -182,6 +182,9 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
         out, "extracted",
         "one launch of " + std::string(x.getKernelName().cStr()) + ": launch #" +
             std::to_string(x.getLaunchOrdinal()) + " (call " + std::to_string(x.getLaunchSeq()) +
+            (x.getGraphNode() != 0 ? ", kernel node " + std::to_string(x.getGraphKernelIndex()) +
+                                         " of that graph launch"
+                                   : std::string()) +
             ") of " + x.getSourcePath().cStr() + " (host " + x.getSourceHostName().cStr() +
             ", pid " + std::to_string(x.getSourcePid()) + "), route " + route + "; input " +
             human_bytes(x.getInputBytes()) + ", expected " + human_bytes(x.getExpectedBytes()));

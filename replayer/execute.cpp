@@ -81,7 +81,7 @@ Executor::~Executor() {
   if (access_table_ != nullptr) access_table_->enable(0);
   api_.cuCtxSynchronize();
   for (auto& [captured, live] : execs_) {
-    if (api_.cuGraphExecDestroy) api_.cuGraphExecDestroy(live.exec);
+    if (api_.cuGraphExecDestroy) api_.cuGraphExecDestroy(live);
   }
   for (auto& [captured, graph] : graphs_) {
     if (api_.cuGraphDestroy) api_.cuGraphDestroy(graph);
@@ -335,7 +335,7 @@ MaybeError Executor::run() {
   }
   // With a snapshot tap, nothing after its last launch can change what it hands out.
   const uint64_t last = options_.tap && !options_.tap->ranges.empty()
-                            ? options_.tap->ranges.rbegin()->first
+                            ? options_.tap->ranges.rbegin()->first.seq
                             : UINT64_MAX;
   for (size_t i = 0; i < plan_.actions.size(); ++i) {
     const Action& action = plan_.actions[i];

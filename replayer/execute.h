@@ -21,6 +21,7 @@
 
 #include "cusnap/common/emulator_access.h"
 #include "replayer/driver.h"
+#include "replayer/graph_model.h"
 #include "replayer/memory.h"
 #include "replayer/plan.h"
 #include "replayer/replay.h"
@@ -62,6 +63,7 @@ class Executor {
   struct GraphStep {
     uint64_t node = 0;
     bool selected = false;
+    uint64_t index = 0;  // 1 + its place among the launch's kernel nodes (LaunchKey::graph_kernel)
   };
 
   void warn(const std::string& message);
@@ -151,7 +153,9 @@ class Executor {
   MaybeError restore_snapshot(const Action& a, const Snapshot& snapshot);
   MaybeError compare_snapshot(const Action& a, const LaunchOp& op, const Snapshot& snapshot);
   // ReplayOptions::tap: reads the ranges it names for this launch and hands them over.
-  MaybeError tap_snapshot(const Action& a, const LaunchOp& op, SnapshotPhase phase);
+  // `step`: the kernel node of the graph launch `a` being run node by node (null: a launch).
+  MaybeError tap_snapshot(const Action& a, const LaunchOp& op, SnapshotPhase phase,
+                          const GraphStep* step = nullptr);
   // SnapshotTap::variables of the launch: looked up on the driver into tap_variables_.
   MaybeError look_up_tap_variables(const Action& a, const SnapshotTap::Variables& wanted);
   std::string first_divergence() const;
@@ -197,53 +201,24 @@ class Executor {
   // range id -> the id the replay's nvtxDomainRangeStartEx returned.
   std::unordered_map<uint64_t, void*> nvtx_domains_;
   std::unordered_map<uint64_t, uint64_t> nvtx_ranges_;
-  // Graphs: captured handle -> live one, and the replay's own model of each graph: its nodes in
-  // creation order with their captured dependencies and live parameters. A launch lists the
-  // kernel nodes it runs, in the order the model gives, as launches of the report, and
-  // ReplayOptions::graph_timing kNodes runs the nodes one by one in that order
-  // (docs/replay.md, "Graphs"). A device-to-host memcpy node copies into a host buffer of the
-  // replay.
-  struct ModelGraph;
-  struct ModelNode {
-    uint64_t node = 0;  // captured handle
-    GraphNodeOp::Kind kind = GraphNodeOp::Kind::kEmpty;
-    std::vector<uint64_t> deps;               // captured nodes of the same graph
-    const LaunchOp* kernel = nullptr;         // kKernel: into the plan
-    const MemsetOp* memset = nullptr;         // kMemset: into the plan
-    CUDA_MEMCPY3D copy{};                     // kMemcpy: the live parameters the node was given
-    CUevent event = nullptr;                  // kEventRecord / kEventWait: live
-    std::shared_ptr<const ModelGraph> child;  // kChildGraph: the graph as it was when added
-  };
-  struct ModelGraph {
-    std::vector<ModelNode> nodes;  // creation order
-    // A topological order (indices into `nodes`): Kahn's algorithm, the earliest created node
-    // first among the ready ones; set when the graph is instantiated or made a child.
-    std::vector<size_t> order;
-  };
+  // Graphs: captured handle -> live one, and the replay's own model of every graph
+  // (graph_model.h): a launch lists the kernel nodes it runs, in the order the model gives, as
+  // launches of the report, and ReplayOptions::graph_timing kNodes (or a snapshot tap on one of
+  // its kernel nodes) runs the nodes one by one in that order (docs/replay.md, "Graphs"). A
+  // device-to-host memcpy node copies into a host buffer of the replay.
   struct NodeHost {
     uint8_t* bytes = nullptr;
     uint64_t size = 0;
     uint64_t device = 0;  // captured source address
   };
-  struct LiveExec {
-    CUgraphExec exec = nullptr;
-    ModelGraph model;             // the instantiated graph, with the exec's parameter changes
-    std::set<uint64_t> disabled;  // nodes disabled in this exec (cuGraphNodeSetEnabled)
-  };
-  static ModelGraph ordered(ModelGraph graph);
-  // The kernel nodes a launch of `graph` runs, in its order (child graphs expanded in place).
-  static void kernels_of(const ModelGraph& graph, const std::set<uint64_t>* disabled,
-                         std::vector<const ModelNode*>* out);
-  ModelNode* model_node(uint64_t exec, uint64_t node);
   // --graph-timing nodes: the graph's nodes as stream operations on `stream`, one by one.
   MaybeError run_unrolled(const Action& a, const GraphExecOp& op, const ModelGraph& graph,
                           const std::set<uint64_t>* disabled, const std::vector<GraphStep>& steps,
                           size_t* next_step);
   std::unordered_map<uint64_t, CUgraph> graphs_;
-  std::unordered_map<uint64_t, ModelGraph> graph_models_;
   std::unordered_map<uint64_t, CUgraphNode> nodes_;
-  std::unordered_map<uint64_t, uint64_t> node_graphs_;  // captured node -> captured graph
-  std::unordered_map<uint64_t, LiveExec> execs_;
+  std::unordered_map<uint64_t, CUgraphExec> execs_;
+  GraphModel graph_model_;
   std::unordered_map<uint64_t, NodeHost> node_hosts_;
   std::deque<std::vector<uint8_t>> graph_buffers_;  // host sides of memcpy nodes, kept alive
   std::map<uint64_t, AllocationRef> allocations_;   // live captured allocations by base

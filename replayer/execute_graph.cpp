@@ -55,7 +55,7 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
         return fail(a, "cuGraphCreate", r);
       if (auto old = graphs_.find(op.graph); old != graphs_.end()) api_.cuGraphDestroy(old->second);
       graphs_[op.graph] = g;
-      graph_models_[op.graph] = ModelGraph{};
+      graph_model_.create(op.graph);
       return std::nullopt;
     }
     case GraphOp::Kind::kDestroy: {
@@ -63,7 +63,7 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
       if (it == graphs_.end()) return std::nullopt;
       CUresult r = api_.cuGraphDestroy(it->second);
       graphs_.erase(it);
-      graph_models_.erase(op.graph);
+      graph_model_.destroy(op.graph);
       if (r != CUDA_SUCCESS) return fail(a, "cuGraphDestroy", r);
       return std::nullopt;
     }
@@ -76,11 +76,7 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
         return fail(a, "cuGraphClone", r);
       if (auto old = graphs_.find(op.graph); old != graphs_.end()) api_.cuGraphDestroy(old->second);
       graphs_[op.graph] = g;
-      // The clone's nodes have handles the capture does not record (an application learns them
-      // through cuGraphNodeFindInClone, recorded generically): the model keeps the original's
-      // (so a launch lists the original's node handles), and a later call naming one of the
-      // clone's own nodes is an error (a node the capture never added), never a silent change.
-      graph_models_[op.graph] = graph_models_[op.original];
+      graph_model_.clone(op.graph, op.original);
       return std::nullopt;
     }
     case GraphOp::Kind::kAddEdges:
@@ -101,16 +97,7 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
       if (call == nullptr) return unsupported(a, "the driver cannot change graph edges");
       if (CUresult r = call(g.value(), from.data(), to.data(), from.size()); r != CUDA_SUCCESS)
         return fail(a, add ? "cuGraphAddDependencies" : "cuGraphRemoveDependencies", r);
-      std::vector<ModelNode>& model = graph_models_[op.graph].nodes;
-      for (const GraphEdgeRef& e : op.edges) {
-        auto to = std::find_if(model.begin(), model.end(),
-                               [&](const ModelNode& n) { return n.node == e.to; });
-        if (to == model.end()) continue;
-        if (add)
-          to->deps.push_back(e.from);
-        else
-          std::erase(to->deps, e.from);
-      }
+      graph_model_.change_edges(op.graph, op.edges, add);
       return std::nullopt;
     }
     case GraphOp::Kind::kDestroyNode: {
@@ -120,13 +107,7 @@ MaybeError Executor::do_graph(const Action& a, const GraphOp& op) {
       if (CUresult r = api_.cuGraphDestroyNode(n.value()); r != CUDA_SUCCESS)
         return fail(a, "cuGraphDestroyNode", r);
       nodes_.erase(op.node);
-      if (auto g = node_graphs_.find(op.node); g != node_graphs_.end()) {
-        // The driver removes the node's edges with it.
-        std::vector<ModelNode>& model = graph_models_[g->second].nodes;
-        std::erase_if(model, [&](const ModelNode& n) { return n.node == op.node; });
-        for (ModelNode& n : model) std::erase(n.deps, op.node);
-        node_graphs_.erase(g);
-      }
+      graph_model_.destroy_node(op.node);  // the driver removes the node's edges with it
       return std::nullopt;
     }
   }
@@ -150,7 +131,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
             .in_record("graphExec")
             .with_handle(op.exec);
       }
-      exec = it->second.exec;
+      exec = it->second;
     }
   } else {
     auto g = graph_for(a, op.graph);
@@ -186,6 +167,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                        &params_size, CU_LAUNCH_PARAM_END};
       model.kernel = &op.kernel;
+      model.kernel_seq = a.seq;
       CUDA_KERNEL_NODE_PARAMS_v1 p{};
       p.func = f.value();
       p.gridDimX = op.kernel.grid[0];
@@ -347,7 +329,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       if (api_.cuGraphAddChildGraphNode == nullptr) return unsupported(a, api);
       r = api_.cuGraphAddChildGraphNode(&made, graph, deps.data(), deps.size(), child.value());
       // The driver embeds a copy of the child graph as it is now.
-      model.child = std::make_shared<const ModelGraph>(ordered(graph_models_[op.child]));
+      model.child = graph_model_.child_copy(op.child);
       break;
     }
     case GraphNodeOp::Kind::kHost:  // an empty node (the plan warned)
@@ -360,79 +342,12 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
   if (r != CUDA_SUCCESS) return fail(a, api, r).with_handle(op.node);
   if (made != nullptr) {
     nodes_[op.node] = made;
-    node_graphs_[op.node] = op.graph;
-    graph_models_[op.graph].nodes.push_back(std::move(model));
+    graph_model_.add_node(op.graph, std::move(model));
     return std::nullopt;
   }
   // New parameters of the node, in the graph (future instantiations) or in the exec.
-  if (ModelNode* n = model_node(op.exec, op.node); n != nullptr) {
-    if (op.kind == GraphNodeOp::Kind::kKernel) n->kernel = model.kernel;
-    if (op.kind == GraphNodeOp::Kind::kMemcpy) n->copy = model.copy;
-    if (op.kind == GraphNodeOp::Kind::kMemset) n->memset = model.memset;
-  }
+  graph_model_.set_params(op.exec, model);
   return std::nullopt;
-}
-
-Executor::ModelNode* Executor::model_node(uint64_t exec, uint64_t node) {
-  std::vector<ModelNode>* nodes = nullptr;
-  if (exec != 0) {
-    auto it = execs_.find(exec);
-    if (it != execs_.end()) nodes = &it->second.model.nodes;
-  } else if (auto g = node_graphs_.find(node); g != node_graphs_.end()) {
-    nodes = &graph_models_[g->second].nodes;
-  }
-  if (nodes == nullptr) return nullptr;
-  auto it = std::find_if(nodes->begin(), nodes->end(),
-                         [&](const ModelNode& n) { return n.node == node; });
-  return it == nodes->end() ? nullptr : &*it;
-}
-
-// Kahn's algorithm, the earliest created ready node first: the order the cusnap emulator's
-// cuGraphLaunch queues nodes in, and creation order itself whenever that is topological (stream
-// capture, and explicit graphs whose nodes got their dependencies when added).
-Executor::ModelGraph Executor::ordered(ModelGraph graph) {
-  const size_t count = graph.nodes.size();
-  std::unordered_map<uint64_t, size_t> index;
-  for (size_t i = 0; i < count; ++i) index[graph.nodes[i].node] = i;
-  std::vector<size_t> pending(count, 0);
-  std::vector<std::vector<size_t>> dependents(count);
-  for (size_t i = 0; i < count; ++i) {
-    for (uint64_t d : graph.nodes[i].deps) {
-      auto it = index.find(d);
-      if (it == index.end()) continue;
-      ++pending[i];
-      dependents[it->second].push_back(i);
-    }
-  }
-  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
-  for (size_t i = 0; i < count; ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  graph.order.clear();
-  while (!ready.empty()) {
-    size_t i = ready.top();
-    ready.pop();
-    graph.order.push_back(i);
-    for (size_t d : dependents[i]) {
-      if (--pending[d] == 0) ready.push(d);
-    }
-  }
-  // A cycle: instantiation fails on the driver; what is left keeps creation order.
-  for (size_t i = 0; i < count; ++i) {
-    if (pending[i] != 0) graph.order.push_back(i);
-  }
-  return graph;
-}
-
-void Executor::kernels_of(const ModelGraph& graph, const std::set<uint64_t>* disabled,
-                          std::vector<const ModelNode*>* out) {
-  for (size_t i : graph.order) {
-    const ModelNode& n = graph.nodes[i];
-    if (disabled != nullptr && disabled->count(n.node) != 0) continue;
-    if (n.kind == GraphNodeOp::Kind::kKernel && n.kernel != nullptr) out->push_back(&n);
-    if (n.kind == GraphNodeOp::Kind::kChildGraph && n.child != nullptr)
-      kernels_of(*n.child, nullptr, out);
-  }
 }
 
 MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
@@ -447,11 +362,9 @@ MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
           r != CUDA_SUCCESS)
         return fail(a, "cuGraphInstantiateWithFlags", r);
       if (auto old = execs_.find(op.exec); old != execs_.end())
-        api_.cuGraphExecDestroy(old->second.exec);
-      LiveExec live;
-      live.exec = exec;
-      live.model = ordered(graph_models_[op.graph]);
-      execs_[op.exec] = std::move(live);
+        api_.cuGraphExecDestroy(old->second);
+      execs_[op.exec] = exec;
+      graph_model_.instantiate(op.exec, op.graph);
       return std::nullopt;
     }
     case GraphExecOp::Kind::kUpdate: {
@@ -462,20 +375,10 @@ MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
       if (api_.cuGraphExecUpdate == nullptr) return unsupported(a, "no cuGraphExecUpdate");
       CUgraphNode error_node = nullptr;
       CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-      if (CUresult r = api_.cuGraphExecUpdate(it->second.exec, g.value(), &error_node, &result);
+      if (CUresult r = api_.cuGraphExecUpdate(it->second, g.value(), &error_node, &result);
           r != CUDA_SUCCESS)
         return fail(a, "cuGraphExecUpdate", r);
-      // The exec now runs the new graph's parameters, node for node in creation order (its
-      // own nodes, edges and order stay).
-      std::vector<ModelNode>& to = it->second.model.nodes;
-      const std::vector<ModelNode>& from = graph_models_[op.graph].nodes;
-      for (size_t i = 0; i < std::min(to.size(), from.size()); ++i) {
-        to[i].kernel = from[i].kernel;
-        to[i].memset = from[i].memset;
-        to[i].copy = from[i].copy;
-        to[i].event = from[i].event;
-        to[i].child = from[i].child;
-      }
+      graph_model_.update(op.exec, op.graph);
       return std::nullopt;
     }
     case GraphExecOp::Kind::kSetEnabled: {
@@ -484,21 +387,16 @@ MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
       auto n = node_for(a, op.node);
       if (!n) return n.error();
       if (api_.cuGraphNodeSetEnabled == nullptr) return unsupported(a, "no cuGraphNodeSetEnabled");
-      if (CUresult r = api_.cuGraphNodeSetEnabled(it->second.exec, n.value(), op.enabled ? 1 : 0);
+      if (CUresult r = api_.cuGraphNodeSetEnabled(it->second, n.value(), op.enabled ? 1 : 0);
           r != CUDA_SUCCESS)
         return fail(a, "cuGraphNodeSetEnabled", r);
-      // A disabled node does not run (a kernel node is not listed as a launch).
-      if (op.enabled)
-        it->second.disabled.erase(op.node);
-      else
-        it->second.disabled.insert(op.node);
+      graph_model_.set_enabled(op.exec, op.node, op.enabled);
       return std::nullopt;
     }
     case GraphExecOp::Kind::kUpload: {
       auto it = execs_.find(op.exec);
       if (it == execs_.end() || api_.cuGraphUpload == nullptr) return std::nullopt;
-      if (CUresult r = api_.cuGraphUpload(it->second.exec, stream_for(op.stream));
-          r != CUDA_SUCCESS)
+      if (CUresult r = api_.cuGraphUpload(it->second, stream_for(op.stream)); r != CUDA_SUCCESS)
         return fail(a, "cuGraphUpload", r);
       return std::nullopt;
     }
@@ -507,8 +405,9 @@ MaybeError Executor::do_graph_exec(const Action& a, const GraphExecOp& op) {
     case GraphExecOp::Kind::kDestroy: {
       auto it = execs_.find(op.exec);
       if (it == execs_.end()) return std::nullopt;
-      CUresult r = api_.cuGraphExecDestroy(it->second.exec);
+      CUresult r = api_.cuGraphExecDestroy(it->second);
       execs_.erase(it);
+      graph_model_.destroy_exec(op.exec);
       if (r != CUDA_SUCCESS) return fail(a, "cuGraphExecDestroy", r);
       return std::nullopt;
     }
@@ -525,22 +424,29 @@ MaybeError Executor::graph_launch(const Action& a, const GraphExecOp& op) {
         .with_handle(op.exec);
   }
   if (api_.cuGraphLaunch == nullptr) return unsupported(a, "the driver has no cuGraphLaunch");
-  const LiveExec& exec = it->second;
+  const CUgraphExec exec = it->second;
+  const ModelExec* model = graph_model_.exec(op.exec);
   CUstream stream = stream_for(op.stream);
   // Every kernel node the launch runs is a launch of the report (selection counts them, in the
   // launch's order, whichever way it runs).
-  std::vector<const ModelNode*> kernels;
-  kernels_of(exec.model, &exec.disabled, &kernels);
+  std::vector<const ModelNode*> kernels = graph_model_.kernels(op.exec);
   std::vector<GraphStep> steps;
   bool any_selected = false;
+  bool any_tapped = false;
   for (const ModelNode* k : kernels) {
-    steps.push_back(GraphStep{k->node, selector_->select(k->kernel->kernel_name)});
+    const uint64_t index = steps.size() + 1;
+    steps.push_back(GraphStep{k->node, selector_->select(k->kernel->kernel_name), index});
     any_selected |= steps.back().selected;
+    any_tapped |= options_.tap && options_.tap->ranges.count(LaunchKey{a.seq, index}) != 0;
   }
-  const bool unrolled = options_.graph_timing == GraphTiming::kNodes && any_selected;
+  // A snapshot tap on one of its kernel nodes (cusnap extract) needs the memory between the
+  // nodes: the launch runs node by node, which computes what the graph computes.
+  const bool unrolled =
+      model != nullptr &&
+      ((options_.graph_timing == GraphTiming::kNodes && any_selected) || any_tapped);
   if (unrolled) {
     size_t next = 0;
-    if (auto e = run_unrolled(a, op, exec.model, &exec.disabled, steps, &next)) return e;
+    if (auto e = run_unrolled(a, op, model->model, &model->disabled, steps, &next)) return e;
   } else {
     for (size_t i = 0; i < kernels.size(); ++i) {
       const LaunchOp& k = *kernels[i]->kernel;
@@ -558,7 +464,7 @@ MaybeError Executor::graph_launch(const Action& a, const GraphExecOp& op) {
     }
     watchdog_.launch_issued(a);
     if (watchdog_.launch_limited()) watchdog_.launch_started(a, 1);
-    if (CUresult r = api_.cuGraphLaunch(exec.exec, stream); r != CUDA_SUCCESS)
+    if (CUresult r = api_.cuGraphLaunch(exec, stream); r != CUDA_SUCCESS)
       return fail(a, "cuGraphLaunch", r).with_handle(op.exec);
     for (const ModelNode* k : kernels) {
       if (auto f = function_for(a, *k->kernel))

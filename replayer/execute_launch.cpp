@@ -103,7 +103,7 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op, const GraphS
   } else if (op.before && options_.verify != VerifyMode::kNone) {
     if (auto e = compare_snapshot(a, op, *op.before)) return e;
   }
-  if (auto e = tap_snapshot(a, op, SnapshotPhase::kBeforeLaunch)) return e;
+  if (auto e = tap_snapshot(a, op, SnapshotPhase::kBeforeLaunch, step)) return e;
 
   const bool timed = result_.launches[index].selected && options_.timing;
   watchdog_.launch_issued(a);
@@ -135,7 +135,7 @@ MaybeError Executor::do_launch(const Action& a, const LaunchOp& op, const GraphS
   if (op.after && options_.verify != VerifyMode::kNone) {
     if (auto e = compare_snapshot(a, op, *op.after)) return e;
   }
-  if (auto e = tap_snapshot(a, op, SnapshotPhase::kAfterLaunch)) return e;
+  if (auto e = tap_snapshot(a, op, SnapshotPhase::kAfterLaunch, step)) return e;
 
   recent_launches_.push_back(LaunchRef{a.seq, op.ordinal, op.kernel_name});
   if (recent_launches_.size() > kRecentLaunches) recent_launches_.pop_front();

@@ -55,8 +55,22 @@ struct TapVariable {
   uint64_t address = 0;  // where the replay driver placed it (no captured address exists)
   uint64_t size = 0;
 };
+// A launch a tap names: a launch record (graph_kernel 0), or one kernel node of a graph launch:
+// the graph launch record's seq and 1 + the node's place among the kernel nodes the launch runs
+// (replayer/graph_model.h's order; a place, not a handle: a child graph embedded twice runs its
+// nodes twice).
+struct LaunchKey {
+  uint64_t seq = 0;
+  uint64_t graph_kernel = 0;
+  auto operator<=>(const LaunchKey&) const = default;
+};
+
 struct TakenSnapshot {
   uint64_t launch_seq = 0;
+  // A kernel node of the graph launch at launch_seq: LaunchKey::graph_kernel and the captured
+  // CUgraphNode (0, 0: a launch record).
+  uint64_t graph_kernel = 0;
+  uint64_t graph_node = 0;
   uint64_t launch_ordinal = 0;
   std::string kernel;
   SnapshotPhase phase = SnapshotPhase::kBeforeLaunch;
@@ -70,11 +84,13 @@ struct TakenSnapshot {
 };
 
 // Snapshots taken by the replay (`cusnap extract --route replay`, docs/extract.md): for every
-// launch named in `ranges`, the memory of its ranges (captured addresses) is read after a full
-// synchronisation before the launch and again after it, tiled in `chunk_bytes` pieces, and
-// handed to `on_snapshot`; an error it returns ends the replay. The replay ends after the last
-// such launch (what follows cannot change them). It needs the captured addresses: with memory
-// relocated (AddressMode::kRelocate, or a driver that did not honour them) it is an error.
+// launch named in `ranges` (a graph launch with a named kernel node runs node by node, as under
+// --graph-timing nodes, so that the memory between its nodes exists), the memory of its ranges
+// (captured addresses) is read after a full synchronisation before the launch and again after it,
+// tiled in `chunk_bytes` pieces, and handed to `on_snapshot`; an error it returns ends the replay.
+// The replay ends after the last such launch (what follows cannot change them). It needs the
+// captured addresses: with memory relocated (AddressMode::kRelocate, or a driver that did not
+// honour them) it is an error.
 //
 // `variables`: module variables no record of the capture names (a capture made without
 // snapshots records only those the application looked up), by name in their captured module,
@@ -82,12 +98,12 @@ struct TakenSnapshot {
 // cuLibraryGetGlobal) and read with the ranges, at its live address (no captured one exists);
 // one the driver does not find is left out with a warning, one that overlaps a range is an error.
 struct SnapshotTap {
-  std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> ranges;  // launch seq -> ranges
+  std::map<LaunchKey, std::vector<std::pair<uint64_t, uint64_t>>> ranges;  // launch -> ranges
   struct Variables {
     uint64_t module = 0;
     std::vector<std::string> names;
   };
-  std::map<uint64_t, Variables> variables;  // launch seq -> variables to look up
+  std::map<LaunchKey, Variables> variables;  // launch -> variables to look up
   uint64_t chunk_bytes = format::kDefaultSnapshotChunkBytes;
   std::function<MaybeError(const TakenSnapshot&)> on_snapshot;
 };

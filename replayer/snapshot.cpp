@@ -204,9 +204,11 @@ std::string Executor::first_divergence() const {
   return "";
 }
 
-MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotPhase phase) {
+MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotPhase phase,
+                                  const GraphStep* step) {
   if (!options_.tap) return std::nullopt;
-  auto it = options_.tap->ranges.find(a.seq);
+  const LaunchKey key{a.seq, step != nullptr ? step->index : 0};
+  auto it = options_.tap->ranges.find(key);
   if (it == options_.tap->ranges.end()) return std::nullopt;
   const uint64_t chunk_bytes = options_.tap->chunk_bytes;
   if (chunk_bytes == 0) return Error(ErrorKind::kInvalidArgument, "snapshot chunk size 0");
@@ -223,7 +225,7 @@ MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotP
   if (auto e = synchronize_all()) return e;
   if (phase == SnapshotPhase::kBeforeLaunch) {
     tap_variables_.clear();
-    if (auto v = options_.tap->variables.find(a.seq); v != options_.tap->variables.end())
+    if (auto v = options_.tap->variables.find(key); v != options_.tap->variables.end())
       if (auto e = look_up_tap_variables(a, v->second)) return e;
   }
   // What is read: the captured ranges (translated) and the variables looked up (live), in
@@ -253,6 +255,8 @@ MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotP
   tap_bytes_.resize(total);
   TakenSnapshot taken;
   taken.launch_seq = a.seq;
+  taken.graph_kernel = key.graph_kernel;
+  taken.graph_node = step != nullptr ? step->node : 0;
   taken.launch_ordinal = op.ordinal;
   taken.kernel = op.kernel_name;
   taken.phase = phase;

@@ -18,6 +18,7 @@
 #include "cusnap/format/snapshot_ranges.h"
 #include "cusnap/format/writer.h"
 #include "internal.h"
+#include "replayer/graph_model.h"
 #include "unreadable.h"
 
 namespace cusnap::extract {
@@ -37,6 +38,13 @@ std::string describe(uint64_t seq, const std::string& kernel) {
   return "launch seq " + std::to_string(seq) + " (" + kernel + ")";
 }
 
+// Pending launches by (launch seq, replayer::LaunchKey::graph_kernel): a launch record (0), or
+// one kernel node of a graph launch (1 + its place among the launch's kernel nodes).
+using Key = std::pair<uint64_t, uint64_t>;
+Key key_of(const LaunchPlan& plan) {
+  return {plan.launch_seq, plan.graph_node != 0 ? plan.graph_kernel_index + 1 : 0};
+}
+
 format::BlobId to_blob(schema::BlobId::Reader id) { return {id.getHigh(), id.getLow()}; }
 
 struct Range {
@@ -48,6 +56,23 @@ struct Range {
 
 bool contains(const Range& r, uint64_t address, uint64_t size) {
   return address >= r.address && size <= r.size && address - r.address <= r.size - size;
+}
+
+using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// Sorted, with overlapping and adjacent ranges merged (what overlaps() needs).
+Ranges normalized(Ranges ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  Ranges out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && r.first <= out.back().first + out.back().second) {
+      uint64_t end = std::max(out.back().first + out.back().second, r.first + r.second);
+      out.back().second = end - out.back().first;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
 }
 
 // What is live while scanning, copied for each selected launch when it is seen.
@@ -71,6 +96,10 @@ struct LiveState {
   std::map<uint64_t, std::string> objects;
   // Legacy texture/surface references looked up per module (schema 8): module -> names.
   std::map<uint64_t, std::set<std::string>> references;
+  // Memory that graphs' allocation nodes made (address -> the graphNode record): kernel nodes
+  // reach it while their graph runs, and the replay maps it at its captured address for good
+  // (docs/replay.md, "Graphs"), so a kernel node's extract covers it like any allocation.
+  std::map<uint64_t, Range> graph_allocations;
 };
 
 struct Pending {
@@ -201,9 +230,134 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
 
   LiveState live;
   format::SnapshotRanges snapshot_ranges;  // what a capture-time snapshot covers (the shim's rule)
-  std::map<uint64_t, Pending> pending;     // by launch seq
-  std::map<uint64_t, std::set<uint64_t>> covered_allocations, covered_globals;
+  std::map<Key, Pending> pending;
+  std::map<Key, std::set<uint64_t>> covered_allocations, covered_globals;
+  // The kernel nodes each graph launch runs (replayer/graph_model.h), built from the capture the
+  // first time a graph launch is seen.
+  // (GraphKernel::kernel points into graph_plan.)
+  std::optional<replayer::Plan> graph_plan;
+  std::optional<std::map<uint64_t, std::vector<replayer::GraphKernel>>> graph_kernels;
   Status failure;
+  // Plans one selected launch: a launch record (graph_node 0) or one kernel node of a graph
+  // launch, whose parameters `l` holds (a graphNode record's, or a graphExec setNodeParams').
+  auto plan_launch = [&](uint64_t seq, schema::Launch::Reader l, uint64_t ordinal,
+                         uint64_t graph_node, uint64_t kernel_index,
+                         uint64_t node_record_seq) -> bool {
+    std::string name = l.getKernelName();
+    Pending p;
+    p.plan.launch_seq = seq;
+    p.plan.launch_ordinal = ordinal;
+    p.plan.kernel_name = name;
+    p.plan.graph_node = graph_node;
+    p.plan.graph_kernel_index = kernel_index;
+    p.plan.node_record_seq = node_record_seq;
+    std::string who = describe(p.plan);
+    auto fn = live.functions.find(l.getFunction());
+    if (fn == live.functions.end()) {
+      failure = fail(ErrorCode::kMalformed, who + ": function " + hex(l.getFunction()) +
+                                                " has no functionGet record before it");
+      return false;
+    }
+    p.plan.function_seqs.push_back(fn->second);
+    auto fget = source.call(fn->second);
+    if (!fget) {
+      failure = fget.status();
+      return false;
+    }
+    auto f = fget->get().getFunctionGet();
+    uint64_t module = f.getModule();
+    if (f.getKind() == schema::FunctionGet::Kind::KERNEL_GET_FUNCTION) {
+      auto k = live.kernels.find(f.getKernel());
+      if (k == live.kernels.end()) {
+        failure = fail(ErrorCode::kMalformed, who + ": kernel " + hex(f.getKernel()) +
+                                                  " has no libraryKernel record before it");
+        return false;
+      }
+      p.plan.function_seqs.insert(p.plan.function_seqs.begin(), k->second);
+      auto kget = source.call(k->second);
+      if (!kget) {
+        failure = kget.status();
+        return false;
+      }
+      module = kget->get().getFunctionGet().getModule();
+    }
+    auto m = live.modules.find(module);
+    if (m == live.modules.end()) {
+      failure = fail(ErrorCode::kMalformed,
+                     who + ": module " + hex(module) + " is not loaded at the launch");
+      return false;
+    }
+    p.plan.module_seq = m->second;
+    p.module_handle = module;
+    p.plan.module_handle = module;
+    // A texture/surface object among the 8-byte parameters (the replay's rule for mapping
+    // them, docs/replay.md): the extract would need the object and its array's contents.
+    auto params = l.getParams();
+    bool named_object = false;
+    format::for_each_word_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
+      uint64_t value = 0;
+      std::memcpy(&value, params.begin() + offset, 8);
+      auto object = live.objects.find(value);
+      if (object == live.objects.end() || named_object) return;
+      named_object = true;
+      p.plan.unsupported_reason =
+          "its parameter at offset " + std::to_string(offset) + " is " + object->second +
+          ": extracts do not recreate texture and surface objects, and array contents are "
+          "in no memory snapshot (not supported yet)";
+    });
+    // Tensor maps among the parameters (where launch_params.h says one may sit): the records
+    // that made them go into the extract, so its replay encodes them on its own driver.
+    std::set<uint64_t> map_seqs;
+    format::for_each_tensor_map_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
+      auto made = live.tensor_maps.find(std::string(
+          reinterpret_cast<const char*>(params.begin()) + offset, format::kTensorMapBytes));
+      if (made != live.tensor_maps.end()) map_seqs.insert(made->second.begin(), made->second.end());
+    });
+    p.plan.tensor_map_seqs.assign(map_seqs.begin(), map_seqs.end());
+    // A module whose texture/surface references were looked up: its kernels may sample or
+    // write them, over arrays no snapshot holds and with state no extract restates.
+    if (auto refs = live.references.find(module);
+        p.plan.unsupported_reason.empty() && refs != live.references.end()) {
+      std::string names;
+      for (const std::string& n : refs->second) names += (names.empty() ? "" : ", ") + n;
+      p.plan.unsupported_reason =
+          "its module " + hex(module) + " binds texture/surface reference(s) " + names +
+          ": extracts do not recreate texture/surface references, and array contents are in "
+          "no memory snapshot (not supported yet)";
+    }
+    p.allocations = live.allocations;
+    p.globals = live.globals;
+    std::vector<format::AddressRange> graph_memory;
+    if (graph_node != 0) {
+      for (const auto& [address, r] : live.graph_allocations) {
+        // Not where an allocation of its own lies (the driver reused the range).
+        auto next = p.allocations.lower_bound(address);
+        if (next != p.allocations.end() && next->first < address + r.size) continue;
+        if (next != p.allocations.begin() &&
+            std::prev(next)->first + std::prev(next)->second.size > address)
+          continue;
+        p.allocations[address] = r;
+        graph_memory.emplace_back(address, r.size);
+      }
+    }
+    if (options.route != Route::kSnapshots) {
+      if (graph_memory.empty()) {
+        p.plan.snapshot_ranges = snapshot_ranges.live();
+      } else {
+        // The shim's rule with the graph's memory tracked as allocations.
+        format::SnapshotRanges with_graph = snapshot_ranges;
+        for (const auto& [address, size] : graph_memory)
+          with_graph.track(address, size, format::SnapshotRangeKind::kAllocation);
+        p.plan.snapshot_ranges = with_graph.live();
+      }
+      p.host_memory = snapshot_ranges.unreadable();
+      p.plan.chunk_bytes = replay_chunk_bytes;
+      p.recorded_variables = live.global_names[module];
+      p.plan.variables_seq = live.first_launch.count(module) != 0 ? live.first_launch[module] : seq;
+    }
+    pending.emplace(key_of(p.plan), std::move(p));
+    return true;
+  };
   Status scan = source.for_each_call([&](const format::CallRef& ref) {
     auto rec = ref.get();
     const uint64_t seq = ref.seq();
@@ -256,8 +410,18 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         break;
       }
       case schema::CallRecord::MEM_FREE:
-        if (rec.getResult() == 0) live.allocations.erase(rec.getMemFree().getAddress());
+        if (rec.getResult() == 0) {
+          live.allocations.erase(rec.getMemFree().getAddress());
+          live.graph_allocations.erase(rec.getMemFree().getAddress());
+        }
         break;
+      case schema::CallRecord::GRAPH_NODE: {
+        auto n = rec.getGraphNode();
+        if (rec.getResult() == 0 && n.getOp() == schema::GraphNode::Op::ADD &&
+            n.getKind() == schema::GraphNode::Kind::MEM_ALLOC && n.getSize() != 0)
+          live.graph_allocations[n.getAddress()] = Range{seq, n.getAddress(), n.getSize(), 0};
+        break;
+      }
       case schema::CallRecord::TEX_OBJECT: {
         using Op = schema::TexObjectCall::Op;
         auto o = rec.getTexObject();
@@ -298,102 +462,48 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         for (uint64_t handle : live.awaiting_launch) live.first_launch[handle] = seq;
         live.awaiting_launch.clear();
         auto l = rec.getLaunch();
-        std::string name = l.getKernelName();
         // A launch the driver refused ran nothing: like replay, extraction neither selects nor
         // counts it (--call naming one gets the "not a launch record" error below).
         if (rec.getResult() != 0) break;
-        bool selected = selection.call_seq ? *selection.call_seq == seq : filter.select(name);
-        if (!selected) break;
-        Pending p;
-        p.plan.launch_seq = seq;
-        p.plan.launch_ordinal = l.getOrdinal();
-        p.plan.kernel_name = name;
-        std::string who = describe(seq, name);
-        auto fn = live.functions.find(l.getFunction());
-        if (fn == live.functions.end()) {
-          failure = fail(ErrorCode::kMalformed, who + ": function " + hex(l.getFunction()) +
-                                                    " has no functionGet record before it");
-          return false;
-        }
-        p.plan.function_seqs.push_back(fn->second);
-        auto fget = source.call(fn->second);
-        if (!fget) {
-          failure = fget.status();
-          return false;
-        }
-        auto f = fget->get().getFunctionGet();
-        uint64_t module = f.getModule();
-        if (f.getKind() == schema::FunctionGet::Kind::KERNEL_GET_FUNCTION) {
-          auto k = live.kernels.find(f.getKernel());
-          if (k == live.kernels.end()) {
-            failure = fail(ErrorCode::kMalformed, who + ": kernel " + hex(f.getKernel()) +
-                                                      " has no libraryKernel record before it");
+        bool selected =
+            selection.call_seq ? *selection.call_seq == seq : filter.select(l.getKernelName());
+        if (selected && !plan_launch(seq, l, l.getOrdinal(), 0, 0, 0)) return false;
+        break;
+      }
+      case schema::CallRecord::GRAPH_EXEC: {
+        // A graph launch: each kernel node it runs is a launch, counted and selected in the
+        // order the replay runs them (the replayer's graph model), as `cusnap replay` does.
+        auto g = rec.getGraphExec();
+        if (rec.getResult() != 0 || g.getOp() != schema::GraphExecCall::Op::LAUNCH) break;
+        if (!graph_kernels) {
+          auto plan = replayer::build_plan(source);
+          if (!plan) {
+            failure = fail(ErrorCode::kMalformed, "graph launch seq " + std::to_string(seq) +
+                                                      ": the capture's graphs cannot be read: " +
+                                                      plan.error().to_string());
             return false;
           }
-          p.plan.function_seqs.insert(p.plan.function_seqs.begin(), k->second);
-          auto kget = source.call(k->second);
-          if (!kget) {
-            failure = kget.status();
+          graph_plan = std::move(plan.value());
+          graph_kernels = replayer::graph_launch_kernels(*graph_plan);
+        }
+        auto kernels = graph_kernels->find(seq);
+        if (kernels == graph_kernels->end()) break;
+        for (size_t k = 0; k < kernels->second.size(); ++k) {
+          const replayer::GraphKernel& node = kernels->second[k];
+          bool selected = selection.call_seq ? *selection.call_seq == seq
+                                             : filter.select(node.kernel->kernel_name);
+          if (!selected) continue;
+          auto holder = source.call(node.kernel_seq);
+          if (!holder) {
+            failure = holder.status();
             return false;
           }
-          module = kget->get().getFunctionGet().getModule();
+          auto r = holder->get();
+          schema::Launch::Reader l = r.which() == schema::CallRecord::GRAPH_EXEC
+                                         ? r.getGraphExec().getParams().getKernel()
+                                         : r.getGraphNode().getKernel();
+          if (!plan_launch(seq, l, g.getLaunchIndex(), node.node, k, node.kernel_seq)) return false;
         }
-        auto m = live.modules.find(module);
-        if (m == live.modules.end()) {
-          failure = fail(ErrorCode::kMalformed,
-                         who + ": module " + hex(module) + " is not loaded at the launch");
-          return false;
-        }
-        p.plan.module_seq = m->second;
-        p.module_handle = module;
-        p.plan.module_handle = module;
-        // A texture/surface object among the 8-byte parameters (the replay's rule for mapping
-        // them, docs/replay.md): the extract would need the object and its array's contents.
-        auto params = l.getParams();
-        bool named_object = false;
-        format::for_each_word_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
-          uint64_t value = 0;
-          std::memcpy(&value, params.begin() + offset, 8);
-          auto object = live.objects.find(value);
-          if (object == live.objects.end() || named_object) return;
-          named_object = true;
-          p.plan.unsupported_reason =
-              "its parameter at offset " + std::to_string(offset) + " is " + object->second +
-              ": extracts do not recreate texture and surface objects, and array contents are "
-              "in no memory snapshot (not supported yet)";
-        });
-        // Tensor maps among the parameters (where launch_params.h says one may sit): the records
-        // that made them go into the extract, so its replay encodes them on its own driver.
-        std::set<uint64_t> map_seqs;
-        format::for_each_tensor_map_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
-          auto made = live.tensor_maps.find(std::string(
-              reinterpret_cast<const char*>(params.begin()) + offset, format::kTensorMapBytes));
-          if (made != live.tensor_maps.end())
-            map_seqs.insert(made->second.begin(), made->second.end());
-        });
-        p.plan.tensor_map_seqs.assign(map_seqs.begin(), map_seqs.end());
-        // A module whose texture/surface references were looked up: its kernels may sample or
-        // write them, over arrays no snapshot holds and with state no extract restates.
-        if (auto refs = live.references.find(module);
-            p.plan.unsupported_reason.empty() && refs != live.references.end()) {
-          std::string names;
-          for (const std::string& n : refs->second) names += (names.empty() ? "" : ", ") + n;
-          p.plan.unsupported_reason =
-              "its module " + hex(module) + " binds texture/surface reference(s) " + names +
-              ": extracts do not recreate texture/surface references, and array contents are in "
-              "no memory snapshot (not supported yet)";
-        }
-        p.allocations = live.allocations;
-        p.globals = live.globals;
-        if (options.route != Route::kSnapshots) {
-          p.plan.snapshot_ranges = snapshot_ranges.live();
-          p.host_memory = snapshot_ranges.unreadable();
-          p.plan.chunk_bytes = replay_chunk_bytes;
-          p.recorded_variables = live.global_names[module];
-          p.plan.variables_seq =
-              live.first_launch.count(module) != 0 ? live.first_launch[module] : seq;
-        }
-        pending.emplace(seq, std::move(p));
         break;
       }
       case schema::CallRecord::MEMORY_SNAPSHOT: {
@@ -418,7 +528,7 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
                              std::to_string(known->second));
           return false;
         }
-        auto it = pending.find(target);
+        auto it = pending.find(Key{target, 0});
         if (it == pending.end()) break;
         Pending& p = it->second;
         auto phase = s.getPhase();
@@ -444,7 +554,8 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         Status st = cover_chunks(
             p,
             std::string(phase_name(phase)) + " snapshot of " + describe(target, p.plan.kernel_name),
-            chunks, chunk_bytes, covered_allocations[target], covered_globals[target]);
+            chunks, chunk_bytes, covered_allocations[Key{target, 0}],
+            covered_globals[Key{target, 0}]);
         if (!st) {
           failure = st;
           return false;
@@ -470,7 +581,7 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
   }
   std::vector<LaunchPlan> plans;
   std::map<uint64_t, std::vector<fatbin::Variable>> image_variables;  // by moduleLoad seq
-  for (auto& [seq, p] : pending) {
+  for (auto& [key, p] : pending) {
     const bool has_snapshots =
         p.plan.before_seq && p.plan.after_seq && p.plan.skipped_reason.empty();
     if (options.route == Route::kReplay || (options.route == Route::kAuto && !has_snapshots)) {
@@ -487,15 +598,14 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
             " bytes) is not in the extract: the replay route cannot know what host code wrote "
             "there (a capture with --snapshot-kernels has it); a kernel that reads it fails when "
             "the extract is replayed");
-      covered_allocations[seq].clear();
-      covered_globals[seq].clear();
+      covered_allocations[key].clear();
+      covered_globals[key].clear();
       std::vector<ChunkView> tiles;
       for (const auto& [address, size] :
            format::snapshot_chunk_tiles(p.plan.snapshot_ranges, p.plan.chunk_bytes))
         tiles.push_back({address, size, false});
-      Status st =
-          cover_chunks(p, "replayed snapshot of " + describe(seq, p.plan.kernel_name), tiles,
-                       p.plan.chunk_bytes, covered_allocations[seq], covered_globals[seq]);
+      Status st = cover_chunks(p, "replayed snapshot of " + describe(p.plan), tiles,
+                               p.plan.chunk_bytes, covered_allocations[key], covered_globals[key]);
       if (!st) return st.in_file(source.path());
       // The module's variables no record names (a capture without snapshots): the replay looks
       // them up, as the interceptor would have at its first snapshot after the load.
@@ -509,13 +619,17 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         if (p.recorded_variables.count(v.name) == 0) p.plan.unrecorded_variables.push_back(v.name);
     } else {
       p.plan.snapshot_ranges.clear();
+      if (p.plan.graph_node != 0 && p.plan.unsupported_reason.empty())
+        p.plan.unsupported_reason =
+            "it is a kernel node of a graph launch, and a capture takes no snapshots of those "
+            "(--route auto or replay extracts it)";
     }
-    for (uint64_t a : covered_allocations[seq]) {
+    for (uint64_t a : covered_allocations[key]) {
       p.plan.allocation_seqs.push_back(a);
       for (const auto& [addr, r] : p.allocations)
         if (r.seq == a) p.plan.kept_ranges.emplace_back(r.address, r.size);
     }
-    for (uint64_t g : covered_globals[seq]) {
+    for (uint64_t g : covered_globals[key]) {
       p.plan.global_seqs.push_back(g);
       for (const auto& [addr, r] : p.globals)
         if (r.seq == g) p.plan.kept_ranges.emplace_back(r.address, r.size);
@@ -532,8 +646,22 @@ Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source, const Se
   return detail::unreadable_as_error([&] { return plan_records(source, selection, options); });
 }
 
+std::string describe(const LaunchPlan& plan) {
+  std::string text = describe(plan.launch_seq, plan.kernel_name);
+  if (plan.graph_node != 0)
+    text += ", kernel node " + std::to_string(plan.graph_kernel_index) + " (" +
+            hex(plan.graph_node) + ") of the graph launch";
+  return text;
+}
+
+std::string launch_label(const LaunchPlan& plan) {
+  std::string label = std::to_string(plan.launch_seq);
+  if (plan.graph_node != 0) label += "-" + std::to_string(plan.graph_kernel_index);
+  return label;
+}
+
 Result<std::string> output_path(const std::string& out, const LaunchPlan& plan, size_t selected) {
-  const std::string seq = std::to_string(plan.launch_seq);
+  const std::string seq = launch_label(plan);
   if (auto pos = out.find("%n"); pos != std::string::npos) {
     std::string path = out;
     while ((pos = path.find("%n")) != std::string::npos) path.replace(pos, 2, seq);
@@ -557,10 +685,6 @@ bool kept(const LaunchPlan& plan, uint64_t address, uint64_t size) {
   for (const auto& [a, s] : plan.kept_ranges)
     if (contains(Range{0, a, s, 0}, address, size)) return true;
   return false;
-}
-
-std::string describe_launch(uint64_t seq, const std::string& kernel) {
-  return describe(seq, kernel);
 }
 
 }  // namespace detail
@@ -616,7 +740,7 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
                                       const PhaseContents& before, const PhaseContents& after,
                                       const std::string& route_driver,
                                       const std::optional<Dropped>& dropped) {
-  const std::string who = describe(plan.launch_seq, plan.kernel_name);
+  const std::string who = describe(plan);
   const bool replay = plan.route == Route::kReplay;
   ExtractedLaunch result;
   result.plan = plan;
@@ -647,6 +771,8 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
     x.setLaunchSeq(plan.launch_seq);
     x.setLaunchOrdinal(plan.launch_ordinal);
     x.setKernelName(plan.kernel_name);
+    x.setGraphNode(plan.graph_node);
+    x.setGraphKernelIndex(plan.graph_kernel_index);
     x.setRoute(replay ? schema::ExtractInfo::Route::REPLAY : schema::ExtractInfo::Route::SNAPSHOT);
     if (replay) x.setRouteDriver(route_driver);
   }
@@ -718,19 +844,58 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
     if (st) st = copy(s, no_patch);
   }
   if (st && !looked_up_written) st = write_looked_up();
+  // A graph's allocation node becomes an allocation of the extract, at its address.
+  auto graph_allocation = [&](schema::CallRecord::Builder r) {
+    if (r.which() != schema::CallRecord::GRAPH_NODE) return Status::ok();
+    const uint64_t address = r.getGraphNode().getAddress();
+    const uint64_t size = r.getGraphNode().getSize();
+    auto m = r.initMemAlloc();
+    m.setKind(schema::MemAlloc::Kind::DEVICE);
+    m.setAddress(address);
+    m.setSize(size);
+    return Status::ok();
+  };
   for (uint64_t s : plan.allocation_seqs)
-    if (st) st = copy(s, no_patch);
+    if (st) st = copy(s, graph_allocation);
   for (uint64_t s : plan.tensor_map_seqs)
     if (st) st = copy(s, no_patch);
   uint64_t launch_seq = 0;
-  if (st) {
+  auto map_layout_seq = [&](schema::Launch::Builder l) {
+    auto it = new_seq.find(l.getLayoutSeq());
+    l.setLayoutSeq(it != new_seq.end() ? it->second : new_seq[plan.function_seqs.back()]);
+  };
+  if (st && plan.graph_node == 0) {
     st = copy(plan.launch_seq, [&](schema::CallRecord::Builder r) {
-      auto l = r.getLaunch();
-      auto it = new_seq.find(l.getLayoutSeq());
-      l.setLayoutSeq(it != new_seq.end() ? it->second : new_seq[plan.function_seqs.back()]);
+      map_layout_seq(r.getLaunch());
       return Status::ok();
     });
     launch_seq = new_seq[plan.launch_seq];
+  } else if (st) {
+    // A kernel node: the graph launch record (its thread, time, stream) becomes a launch record
+    // with the node's kernel parameters as they were at that launch.
+    auto node = source.call(plan.node_record_seq);
+    if (!node) st = node.status();
+    if (st) {
+      auto n = node->get();
+      if (n.which() != schema::CallRecord::GRAPH_EXEC &&
+          n.which() != schema::CallRecord::GRAPH_NODE)
+        st = fail(ErrorCode::kMalformed, who + ": record " + std::to_string(plan.node_record_seq) +
+                                             " holds no kernel node parameters");
+    }
+    if (st) {
+      st = copy(plan.launch_seq, [&](schema::CallRecord::Builder r) {
+        auto n = node->get();
+        const uint64_t stream = r.getGraphExec().getStream();
+        r.setLaunch(n.which() == schema::CallRecord::GRAPH_EXEC
+                        ? n.getGraphExec().getParams().getKernel()
+                        : n.getGraphNode().getKernel());
+        auto l = r.getLaunch();
+        l.setStream(stream);
+        map_layout_seq(l);
+        return Status::ok();
+      });
+      launch_seq = new_seq[plan.launch_seq];
+    }
   }
   // A snapshot record: the source's, copied with its chunks replaced (snapshot route), or a new
   // one as the interceptor writes it (replay route); the chunks' blobs copied or stored.
@@ -782,23 +947,6 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
 }  // namespace detail
 
 namespace {
-
-using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
-
-// Sorted, with overlapping and adjacent ranges merged (what overlaps() needs).
-Ranges normalized(Ranges ranges) {
-  std::sort(ranges.begin(), ranges.end());
-  Ranges out;
-  for (const auto& r : ranges) {
-    if (!out.empty() && r.first <= out.back().first + out.back().second) {
-      uint64_t end = std::max(out.back().first + out.back().second, r.first + r.second);
-      out.back().second = end - out.back().first;
-    } else {
-      out.push_back(r);
-    }
-  }
-  return out;
-}
 
 // Whether [address, address + size) overlaps one of `ranges` (normalized).
 bool overlaps(const Ranges& ranges, uint64_t address, uint64_t size) {
@@ -862,7 +1010,7 @@ void minimize_phases(const TouchedMemory& touched, LaunchPlan& plan, PhaseConten
 Result<ExtractedLaunch> write_records(format::Reader& source, const std::string& source_path,
                                       const LaunchPlan& plan, const std::string& out_path,
                                       const TouchedMemory* touched) {
-  const std::string who = describe(plan.launch_seq, plan.kernel_name);
+  const std::string who = describe(plan);
   const std::string later = "; --route replay (or auto) extracts it by replaying the capture";
   if (plan.route == Route::kReplay)
     return fail(ErrorCode::kInvalidArgument,

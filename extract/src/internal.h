@@ -29,7 +29,6 @@ struct PhaseContents {
 
 // True when the chunk lies in an allocation or variable the extract keeps (plan.kept_ranges).
 bool kept(const LaunchPlan& plan, uint64_t address, uint64_t size);
-std::string describe_launch(uint64_t seq, const std::string& kernel);
 
 // Stores `bytes` as a blob whose id must be `id`.
 format::Status put_blob(format::Writer& writer, std::span<const uint8_t> bytes,

@@ -32,15 +32,18 @@ Status extract_launches(
     const std::function<void(const LaunchPlan&, const Result<ExtractedLaunch>&)>& done) {
   if (out_paths.size() != plans.size())
     return Status::error(ErrorCode::kInvalidArgument, "one output path per planned launch");
-  std::map<uint64_t, size_t> replayed;  // launch seq -> index into plans
+  // The tap's name of a planned launch: its record, or its place in its graph launch.
+  auto key = [](const LaunchPlan& p) {
+    return replayer::LaunchKey{p.launch_seq, p.graph_node != 0 ? p.graph_kernel_index + 1 : 0};
+  };
+  std::map<replayer::LaunchKey, size_t> replayed;  // launch -> index into plans
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i].unsupported_reason.empty()) {
       done(plans[i], Status::error(ErrorCode::kInvalidArgument,
-                                   "call " + std::to_string(plans[i].launch_seq) + " (" +
-                                       plans[i].kernel_name +
-                                       ") cannot be extracted: " + plans[i].unsupported_reason));
+                                   describe(plans[i]) +
+                                       " cannot be extracted: " + plans[i].unsupported_reason));
     } else if (plans[i].route == Route::kReplay) {
-      replayed[plans[i].launch_seq] = i;
+      replayed[key(plans[i])] = i;
     } else {
       done(plans[i], write_extracted(source, source_path, plans[i], out_paths[i]));
     }
@@ -63,11 +66,11 @@ Status extract_launches(
   }
   replayer::SnapshotTap tap;
   tap.chunk_bytes = plans[replayed.begin()->second].chunk_bytes;
-  for (const auto& [seq, i] : replayed) {
-    tap.ranges[seq] = plans[i].snapshot_ranges;
+  for (const auto& [launch, i] : replayed) {
+    tap.ranges[launch] = plans[i].snapshot_ranges;
     // Module variables no record names: looked up on the driver at the launch.
     if (!plans[i].unrecorded_variables.empty())
-      tap.variables[seq] = {plans[i].module_handle, plans[i].unrecorded_variables};
+      tap.variables[launch] = {plans[i].module_handle, plans[i].unrecorded_variables};
   }
 
   // The before-state of the launch being extracted, kept until its after-state is read, and its
@@ -76,11 +79,12 @@ Status extract_launches(
   detail::PhaseContents before;
   std::vector<uint8_t> before_bytes;
   bool refused = false;
-  std::map<uint64_t, bool> reported;  // launch seq -> done() called
+  std::map<replayer::LaunchKey, bool> reported;  // launch -> done() called
   tap.on_snapshot = [&](const replayer::TakenSnapshot& taken) -> replayer::MaybeError {
-    const std::string& out = out_paths[replayed.at(taken.launch_seq)];
+    const size_t index = replayed.at(replayer::LaunchKey{taken.launch_seq, taken.graph_kernel});
+    const std::string& out = out_paths[index];
     if (taken.phase == replayer::SnapshotPhase::kBeforeLaunch) {
-      current = plans[replayed.at(taken.launch_seq)];
+      current = plans[index];
       for (const replayer::TapVariable& v : taken.variables) {
         current.looked_up_variables.push_back({v.module, v.is_library, v.name, v.address, v.size});
         current.kept_ranges.emplace_back(v.address, v.size);
@@ -93,10 +97,9 @@ Status extract_launches(
       before_bytes.clear();
       if (!taken.diverged.empty() && !options.allow_diverged) {
         refused = true;
-        reported[p.launch_seq] = true;
+        reported[key(p)] = true;
         done(p, Status::error(ErrorCode::kInvalidArgument,
-                              detail::describe_launch(p.launch_seq, p.kernel_name) +
-                                  ": the replay diverged from the capture before it (" +
+                              describe(p) + ": the replay diverged from the capture before it (" +
                                   taken.diverged +
                                   "); its inputs would not be the application's "
                                   "(--allow-diverged writes it anyway)"));
@@ -129,19 +132,19 @@ Status extract_launches(
       written->plan.notes.push_back("written although the replay had diverged before it (" +
                                     taken.diverged + ")");
     }
-    reported[p.launch_seq] = true;
+    reported[key(p)] = true;
     done(p, written);
     return std::nullopt;
   };
   replay.tap = std::move(tap);
   auto result = replayer::replay_plan(source, plan.value(), replay);
   if (!result) return from_replay(result.error());
-  for (const auto& [seq, i] : replayed) {
-    if (reported.count(seq) != 0) continue;
-    done(plans[i], Status::error(ErrorCode::kNotFound,
-                                 detail::describe_launch(seq, plans[i].kernel_name) +
-                                     ": the replay did not run it (the replay plan skipped "
-                                     "the launch)"));
+  for (const auto& [launch, i] : replayed) {
+    if (reported.count(launch) != 0) continue;
+    done(plans[i],
+         Status::error(ErrorCode::kNotFound,
+                       describe(plans[i]) + ": the replay did not run it (the replay plan skipped "
+                                            "the launch)"));
   }
   return Status::ok();
 }

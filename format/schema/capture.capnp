@@ -44,7 +44,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cusnap::format::schema");
 
-const schemaVersion :UInt32 = 8;
+const schemaVersion :UInt32 = 9;
 
 struct BlobId {
   high @0 :UInt64;
@@ -176,6 +176,9 @@ struct ExtractInfo {
   droppedInputBytes @12 :UInt64;    # schema 4, minimized: snapshot bytes left out of the input
   droppedExpectedBytes @13 :UInt64; #   and of the expected output (the launch never touched)
   droppedRanges @14 :UInt32;        #   allocations and module variables left out entirely
+  graphNode @15 :UInt64;            # schema 9: the launch was a kernel node (this CUgraphNode) of
+  graphKernelIndex @16 :UInt64;     #   the graph launch at launchSeq, the Nth (0-based) kernel
+                                    #   node that launch ran; 0, 0: a launch record
 
   enum Route {
     snapshot @0;                    # copied from the source's snapshots (file work, no driver)

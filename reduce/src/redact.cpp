@@ -712,7 +712,7 @@ Result<Expect> reseal(const Scan& scan, format::Reader& candidate, const std::st
     if (s.skipped || (!s.after && extract)) continue;
     auto ref = candidate.call(s.seq);
     if (!ref) return ref.status();
-    auto& ranges = tap.ranges[s.launch_seq];
+    auto& ranges = tap.ranges[replayer::LaunchKey{s.launch_seq, 0}];
     for (auto c : ref->get().getMemorySnapshot().getChunks()) {
       ranges.emplace_back(c.getAddress(), c.getSize());
       chunk_bytes = std::max<uint64_t>(chunk_bytes, c.getSize());

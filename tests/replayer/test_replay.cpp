@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cusnap/format/blob_id.h"
+#include "replayer/graph_model.h"
 #include "replayer/report.h"
 #include "test_support.h"
 
@@ -663,4 +664,48 @@ TEST_CASE("a cloned graph replays as the graph was when cloned", "[replay][graph
   REQUIRE_FALSE(refused);
   CHECK(refused.error().to_string().find("a graph node the capture never added") !=
         std::string::npos);
+}
+
+namespace {
+
+// The kernel nodes graph_launch_kernels() finds for each graph launch, from the plan alone, are
+// the ones the replay ran and listed for it, in the same order (cusnap extract selects kernel
+// nodes by the former, `cusnap replay --kernel-name` counts the latter).
+void check_model_matches_replay(const std::string& path) {
+  auto reader = cusnap::format::Reader::open(path);
+  REQUIRE(reader);
+  auto plan = build_plan(*reader.value());
+  REQUIRE(plan);
+  std::map<uint64_t, std::vector<uint64_t>> expected;  // graph launch seq -> nodes
+  for (const auto& [seq, kernels] : cusnap::replayer::graph_launch_kernels(plan.value())) {
+    for (const auto& k : kernels) {
+      expected[seq].push_back(k.node);
+      CHECK(k.kernel != nullptr);
+      CHECK(k.kernel_seq < seq);
+    }
+  }
+  for (GraphTiming timing : {GraphTiming::kGraph, GraphTiming::kNodes}) {
+    CAPTURE(graph_timing_name(timing));
+    ReplayOptions options = emulator_options();
+    options.graph_timing = timing;
+    ReplayResult r = replay_ok(path, options);
+    std::map<uint64_t, std::vector<uint64_t>> ran;
+    for (const auto& l : r.launches)
+      if (l.graph_node != 0) ran[l.seq].push_back(l.graph_node);
+    for (auto it = expected.begin(); it != expected.end();)  // launches that ran no kernel
+      it = it->second.empty() ? expected.erase(it) : std::next(it);
+    CHECK(ran == expected);
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the driver-free graph model lists the kernel nodes each graph launch runs, as the "
+    "replay does",
+    "[replay][graph]") {
+  check_model_matches_replay(write_late_edge_graph(temp_path("graph_model_late_edge.cusnap")));
+  uint64_t dtoh_seq = 0;
+  check_model_matches_replay(
+      write_clone_capture(temp_path("graph_model_clone.cusnap"), false, &dtoh_seq));
 }

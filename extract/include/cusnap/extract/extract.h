@@ -24,7 +24,8 @@ namespace cusnap::extract {
 // Which launches: --call N (a launch record's seq), or --kernel-name/--launch-skip/--launch-count
 // (common/kernel_filter.h: Nsight Compute's rules, the same for capture, replay and extraction).
 struct Selection {
-  std::optional<uint64_t> call_seq;
+  std::optional<uint64_t>
+      call_seq;              // a launch record, or a graph launch: every kernel node it runs
   std::string kernel_regex;  // a kernel_filter.h filter: NAME exactly, or regex:EXPR; empty: all
   uint64_t launch_skip = 0;
   uint64_t launch_count = 0;  // 0: all the rest
@@ -64,9 +65,17 @@ struct LookedUpVariable {
 
 // What one launch needs, found in the source (seqs of the records to copy).
 struct LaunchPlan {
-  uint64_t launch_seq = 0;
-  uint64_t launch_ordinal = 0;
+  uint64_t launch_seq = 0;      // the launch record, or the graph launch (graphExec launch) record
+  uint64_t launch_ordinal = 0;  // a graph node: its graph launch's launchIndex
   std::string kernel_name;
+  // A kernel node of a CUDA graph launch (docs/extract.md, "Kernels in graphs"): the captured
+  // CUgraphNode (0: launch_seq is a launch record), its place among the kernel nodes the launch
+  // runs (replayer/graph_model.h's order: the one `cusnap replay` lists them in), and the record
+  // holding its parameters at the launch (a graphNode record, or a graphExec setNodeParams).
+  // Always the replay route: a capture has no snapshots of kernel nodes.
+  uint64_t graph_node = 0;
+  uint64_t graph_kernel_index = 0;
+  uint64_t node_record_seq = 0;
   uint64_t module_seq = 0;
   std::vector<uint64_t> function_seqs;    // functionGet records (a kernelGetFunction: two)
   std::vector<uint64_t> global_seqs;      // globalGet records of the module the chunks cover
@@ -132,10 +141,16 @@ format::Result<std::vector<LaunchPlan>> plan_extraction(format::Reader& source,
                                                         const Selection& selection,
                                                         const ExtractOptions& options = {});
 
+// "launch seq N (kernel)", and ", kernel node K of the graph launch" for a graph node.
+std::string describe(const LaunchPlan& plan);
+// The launch's name in file names: its seq, "<seq>-<K>" for kernel node K of a graph launch.
+std::string launch_label(const LaunchPlan& plan);
+
 // Where the capture of launch `plan` goes, given -o OUT and how many launches were selected:
-// OUT containing "%n" has it replaced by the launch's seq; otherwise one launch goes to OUT
-// itself, several to OUT/call-<seq>.cusnap (OUT a directory, created). Errors: several launches
-// and an OUT ending in ".cusnap" without "%n".
+// OUT containing "%n" has it replaced by the launch's seq (a graph node: "<seq>-<K>", K its
+// place among the launch's kernel nodes); otherwise one launch goes to OUT itself, several to
+// OUT/call-<seq>.cusnap (or call-<seq>-<K>.cusnap; OUT a directory, created). Errors: several
+// launches and an OUT ending in ".cusnap" without "%n".
 format::Result<std::string> output_path(const std::string& out, const LaunchPlan& plan,
                                         size_t selected);
 
