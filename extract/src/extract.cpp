@@ -38,12 +38,8 @@ std::string describe(uint64_t seq, const std::string& kernel) {
   return "launch seq " + std::to_string(seq) + " (" + kernel + ")";
 }
 
-// Pending launches by (launch seq, replayer::LaunchKey::graph_kernel): a launch record (0), or
-// one kernel node of a graph launch (1 + its place among the launch's kernel nodes).
-using Key = std::pair<uint64_t, uint64_t>;
-Key key_of(const LaunchPlan& plan) {
-  return {plan.launch_seq, plan.graph_node != 0 ? plan.graph_kernel_index + 1 : 0};
-}
+// Pending launches by the replay tap's name for them (detail::launch_key).
+using Key = replayer::LaunchKey;
 
 format::BlobId to_blob(schema::BlobId::Reader id) { return {id.getHigh(), id.getLow()}; }
 
@@ -56,23 +52,6 @@ struct Range {
 
 bool contains(const Range& r, uint64_t address, uint64_t size) {
   return address >= r.address && size <= r.size && address - r.address <= r.size - size;
-}
-
-using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
-
-// Sorted, with overlapping and adjacent ranges merged (what overlaps() needs).
-Ranges normalized(Ranges ranges) {
-  std::sort(ranges.begin(), ranges.end());
-  Ranges out;
-  for (const auto& r : ranges) {
-    if (!out.empty() && r.first <= out.back().first + out.back().second) {
-      uint64_t end = std::max(out.back().first + out.back().second, r.first + r.second);
-      out.back().second = end - out.back().first;
-    } else {
-      out.push_back(r);
-    }
-  }
-  return out;
 }
 
 // What is live while scanning, copied for each selected launch when it is seen.
@@ -355,7 +334,7 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
       p.recorded_variables = live.global_names[module];
       p.plan.variables_seq = live.first_launch.count(module) != 0 ? live.first_launch[module] : seq;
     }
-    pending.emplace(key_of(p.plan), std::move(p));
+    pending.emplace(detail::launch_key(p.plan), std::move(p));
     return true;
   };
   Status scan = source.for_each_call([&](const format::CallRef& ref) {
@@ -654,6 +633,14 @@ std::string describe(const LaunchPlan& plan) {
   return text;
 }
 
+namespace detail {
+
+replayer::LaunchKey launch_key(const LaunchPlan& plan) {
+  return {plan.launch_seq, plan.graph_node != 0 ? plan.graph_kernel_index + 1 : 0};
+}
+
+}  // namespace detail
+
 std::string launch_label(const LaunchPlan& plan) {
   std::string label = std::to_string(plan.launch_seq);
   if (plan.graph_node != 0) label += "-" + std::to_string(plan.graph_kernel_index);
@@ -947,6 +934,23 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
 }  // namespace detail
 
 namespace {
+
+using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// Sorted, with overlapping and adjacent ranges merged (what overlaps() needs).
+Ranges normalized(Ranges ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  Ranges out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && r.first <= out.back().first + out.back().second) {
+      uint64_t end = std::max(out.back().first + out.back().second, r.first + r.second);
+      out.back().second = end - out.back().first;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
 
 // Whether [address, address + size) overlaps one of `ranges` (normalized).
 bool overlaps(const Ranges& ranges, uint64_t address, uint64_t size) {

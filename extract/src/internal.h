@@ -10,6 +10,7 @@
 
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/writer.h"
+#include "replayer/replay.h"
 
 namespace cusnap::extract::detail {
 
@@ -29,6 +30,10 @@ struct PhaseContents {
 
 // True when the chunk lies in an allocation or variable the extract keeps (plan.kept_ranges).
 bool kept(const LaunchPlan& plan, uint64_t address, uint64_t size);
+
+// The replay tap's name of a planned launch (replayer::LaunchKey): its record, or 1 + its place
+// among its graph launch's kernel nodes.
+replayer::LaunchKey launch_key(const LaunchPlan& plan);
 
 // Stores `bytes` as a blob whose id must be `id`.
 format::Status put_blob(format::Writer& writer, std::span<const uint8_t> bytes,

@@ -32,10 +32,7 @@ Status extract_launches(
     const std::function<void(const LaunchPlan&, const Result<ExtractedLaunch>&)>& done) {
   if (out_paths.size() != plans.size())
     return Status::error(ErrorCode::kInvalidArgument, "one output path per planned launch");
-  // The tap's name of a planned launch: its record, or its place in its graph launch.
-  auto key = [](const LaunchPlan& p) {
-    return replayer::LaunchKey{p.launch_seq, p.graph_node != 0 ? p.graph_kernel_index + 1 : 0};
-  };
+  const auto key = detail::launch_key;
   std::map<replayer::LaunchKey, size_t> replayed;  // launch -> index into plans
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i].unsupported_reason.empty()) {
