@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common.h"
+#include "cusnap/format/header_info.h"
 #include "cusnap/format/kernel_filter_summary.h"
 #include "info_collect.h"
 #include "record_json.h"
@@ -178,16 +179,13 @@ void print_info_text(std::ostream& out, schema::InfoReport::Reader info) {
     std::string route = x.getRoute() == format::schema::ExtractInfo::Route::REPLAY
                             ? std::string("replay on ") + x.getRouteDriver().cStr()
                             : std::string("snapshot");
-    print_field(
-        out, "extracted",
-        "one launch of " + std::string(x.getKernelName().cStr()) + ": launch #" +
-            std::to_string(x.getLaunchOrdinal()) + " (call " + std::to_string(x.getLaunchSeq()) +
-            (x.getGraphNode() != 0 ? ", kernel node " + std::to_string(x.getGraphKernelIndex()) +
-                                         " of that graph launch"
-                                   : std::string()) +
-            ") of " + x.getSourcePath().cStr() + " (host " + x.getSourceHostName().cStr() +
-            ", pid " + std::to_string(x.getSourcePid()) + "), route " + route + "; input " +
-            human_bytes(x.getInputBytes()) + ", expected " + human_bytes(x.getExpectedBytes()));
+    print_field(out, "extracted",
+                "one launch of " + std::string(x.getKernelName().cStr()) + ": launch #" +
+                    std::to_string(x.getLaunchOrdinal()) + " (" + format::extracted_launch_text(x) +
+                    ") of " + x.getSourcePath().cStr() + " (host " + x.getSourceHostName().cStr() +
+                    ", pid " + std::to_string(x.getSourcePid()) + "), route " + route + "; input " +
+                    human_bytes(x.getInputBytes()) + ", expected " +
+                    human_bytes(x.getExpectedBytes()));
     if (x.getMinimized()) {
       // --minimize (docs/extract.md, "Minimized extracts"): what was left out.
       print_field(out, "minimized",

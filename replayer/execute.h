@@ -158,6 +158,9 @@ class Executor {
                           const GraphStep* step = nullptr);
   // SnapshotTap::variables of the launch: looked up on the driver into tap_variables_.
   MaybeError look_up_tap_variables(const Action& a, const SnapshotTap::Variables& wanted);
+  // Reads the arrays a tap names whole into tap_array_bytes_, appending them to `taken`.
+  MaybeError read_tap_arrays(const Action& a, SnapshotPhase phase,
+                             const std::vector<TapArray>& wanted, std::vector<TakenArray>& taken);
   std::string first_divergence() const;
   const Tolerance* tolerance_for(const std::optional<AllocationRef>& allocation) const;
   std::optional<AllocationRef> allocation_of(uint64_t address) const;
@@ -247,6 +250,7 @@ class Executor {
   };
   std::unordered_map<uint64_t, LivePool> pools_;
   bool warned_extra_objects_ = false;
+  bool warned_surface_repeats_ = false;
   // Captured encoding -> the replay driver's encoding of the same map.
   std::map<std::array<uint8_t, 128>, std::array<uint8_t, 128>> tensor_maps_;
   std::map<std::array<uint8_t, 128>, std::array<uint8_t, 128>> tensor_maps_back_;  // reverse
@@ -277,6 +281,7 @@ class Executor {
   CUdeviceptr snapshot_ = 0;  // saved memory for repetitions
   uint64_t snapshot_bytes_ = 0;
   std::vector<uint8_t> tap_bytes_;          // the memory a tapped snapshot read (reused)
+  std::vector<uint8_t> tap_array_bytes_;    // the arrays it read (reused)
   std::vector<TapVariable> tap_variables_;  // looked up before the tapped launch, read after too
   CUdeviceptr l2_scratch_ = 0;
   uint64_t l2_bytes_ = 0;

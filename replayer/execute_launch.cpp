@@ -219,6 +219,19 @@ MaybeError Executor::timed_repetitions(const Action& a, const LaunchOp& op, CUfu
   if (repeated && !restores) {
     if (auto e = save_memory()) return e;
   }
+  // Memory is restored between runs; CUDA arrays are not. Textures only read them; a surface
+  // may write one, and a kernel that reads what it wrote there sees its own writes.
+  if (repeated && !warned_surface_repeats_) {
+    for (const auto& [captured, o] : objects_) {
+      if (!o.surface) continue;
+      warned_surface_repeats_ = true;
+      warn("call " + std::to_string(a.seq) +
+           ": repeated while surface objects exist: CUDA arrays are not restored between "
+           "repetitions, so a kernel that reads an array it writes does not start each run "
+           "from the same contents");
+      break;
+    }
+  }
   auto take_event = [&](CUevent* e) -> CUresult {
     if (!event_pool_.empty()) {
       *e = event_pool_.back();

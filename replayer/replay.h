@@ -55,6 +55,18 @@ struct TapVariable {
   uint64_t address = 0;  // where the replay driver placed it (no captured address exists)
   uint64_t size = 0;
 };
+// A CUDA array a tap reads with the memory (SnapshotTap::arrays): its captured handle and its
+// packed extent (format::array_extent), and what was read.
+struct TapArray {
+  uint64_t array = 0;
+  uint64_t width_bytes = 0;
+  uint64_t height = 1;
+  uint64_t depth = 1;
+};
+struct TakenArray {
+  uint64_t array = 0;              // captured handle
+  std::span<const uint8_t> bytes;  // width_bytes * height * depth, packed
+};
 // A launch a tap names: a launch record (graph_kernel 0), or one kernel node of a graph launch:
 // the graph launch record's seq and 1 + the node's place among the kernel nodes the launch runs
 // (replayer/graph_model.h's order; a place, not a handle: a child graph embedded twice runs its
@@ -78,6 +90,8 @@ struct TakenSnapshot {
   // The variables of SnapshotTap::variables the driver found (the same in both phases); their
   // chunks are among `chunks`, at their live addresses.
   std::vector<TapVariable> variables;
+  // The arrays of SnapshotTap::arrays, in its order (valid during the callback only).
+  std::vector<TakenArray> arrays;
   // Non-empty: the replay had already diverged from the capture when this snapshot was taken
   // (a checksummed copy or a snapshot chunk before this point did not match): the first one.
   std::string diverged;
@@ -97,13 +111,17 @@ struct TakenSnapshot {
 // per launch. Before the launch each is looked up on the replay driver (cuModuleGetGlobal /
 // cuLibraryGetGlobal) and read with the ranges, at its live address (no captured one exists);
 // one the driver does not find is left out with a warning, one that overlaps a range is an error.
+//
+// `arrays`: CUDA arrays (captured handles) the launch reaches through texture or surface objects,
+// read whole with the memory (cuMemcpy3D to the host) in both phases.
 struct SnapshotTap {
   std::map<LaunchKey, std::vector<std::pair<uint64_t, uint64_t>>> ranges;  // launch -> ranges
   struct Variables {
     uint64_t module = 0;
     std::vector<std::string> names;
   };
-  std::map<LaunchKey, Variables> variables;  // launch -> variables to look up
+  std::map<LaunchKey, Variables> variables;           // launch -> variables to look up
+  std::map<LaunchKey, std::vector<TapArray>> arrays;  // launch -> arrays to read
   uint64_t chunk_bytes = format::kDefaultSnapshotChunkBytes;
   std::function<MaybeError(const TakenSnapshot&)> on_snapshot;
 };

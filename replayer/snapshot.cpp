@@ -287,7 +287,57 @@ MaybeError Executor::tap_snapshot(const Action& a, const LaunchOp& op, SnapshotP
         });
     offset += size;
   }
+  if (auto wanted = options_.tap->arrays.find(key); wanted != options_.tap->arrays.end()) {
+    if (auto e = read_tap_arrays(a, phase, wanted->second, taken.arrays)) return e;
+  }
   return options_.tap->on_snapshot ? options_.tap->on_snapshot(taken) : std::nullopt;
+}
+
+MaybeError Executor::read_tap_arrays(const Action& a, SnapshotPhase phase,
+                                     const std::vector<TapArray>& wanted,
+                                     std::vector<TakenArray>& taken) {
+  if (api_.cuMemcpy3D == nullptr)
+    return Error(ErrorKind::kUnsupported, "the driver has no 3D copies to read CUDA arrays with")
+        .at_call(a.seq)
+        .in_record("launch");
+  uint64_t total = 0;
+  for (const TapArray& t : wanted) {
+    if (t.width_bytes == 0 || t.height == 0 || t.depth == 0 ||
+        t.width_bytes * t.height > kMaxRangeBytes / t.depth || total > kMaxRangeBytes) {
+      return Error(ErrorKind::kInvalidArgument, "CUDA array extent out of limits")
+          .at_call(a.seq)
+          .with_handle(t.array);
+    }
+    total += t.width_bytes * t.height * t.depth;
+  }
+  tap_array_bytes_.resize(total);
+  uint64_t offset = 0;
+  for (const TapArray& t : wanted) {
+    auto live = array_for(a, t.array);
+    if (!live) return live.error();
+    CUDA_MEMCPY3D c{};
+    c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.srcArray = live.value();
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = tap_array_bytes_.data() + offset;
+    c.dstPitch = t.width_bytes;
+    c.dstHeight = t.height;
+    c.WidthInBytes = t.width_bytes;
+    c.Height = t.height;
+    c.Depth = t.depth;
+    if (CUresult r = api_.cuMemcpy3D(&c); r != CUDA_SUCCESS) {
+      return fail(a,
+                  std::string("reading a CUDA array for the ") + snapshot_phase_name(phase) +
+                      " snapshot",
+                  r)
+          .with_handle(t.array);
+    }
+    const uint64_t size = t.width_bytes * t.height * t.depth;
+    taken.push_back(
+        TakenArray{t.array, std::span<const uint8_t>(tap_array_bytes_.data() + offset, size)});
+    offset += size;
+  }
+  return std::nullopt;
 }
 
 MaybeError Executor::look_up_tap_variables(const Action& a, const SnapshotTap::Variables& wanted) {

@@ -15,6 +15,7 @@
 #include "cusnap/common/hex.h"
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/blob_id.h"
+#include "cusnap/format/header_info.h"
 #include "unreadable.h"
 #include "xxh3_128_h.inc"  // generated from extract/templates/xxh3_128.h (CMakeLists.txt)
 
@@ -528,6 +529,8 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   std::optional<format::CallRef> module, function, launch, before, after;
   std::vector<format::CallRef> globals, allocations;
   bool tensor_maps = false;
+  bool arrays = false;
+  std::string other;  // the first record of a kind the reproducer does not handle
   Status scan = extracted.for_each_call([&](const format::CallRef& ref) {
     auto rec = ref.get();
     auto take = [&](std::optional<format::CallRef>& slot) {
@@ -555,17 +558,37 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
       case schema::CallRecord::TENSOR_MAP:
         tensor_maps = true;
         break;
+      case schema::CallRecord::ARRAY:
+      case schema::CallRecord::TEX_OBJECT:
+      case schema::CallRecord::MEMCPY:  // an extract's copies fill and check its arrays
+        arrays = true;
+        break;
       case schema::CallRecord::MEMORY_SNAPSHOT:
         take(rec.getMemorySnapshot().getPhase() == schema::MemorySnapshot::Phase::BEFORE_LAUNCH
                  ? before
                  : after);
         break;
       default:
+        // A record the program would not reproduce: never a reproducer that silently differs.
+        if (other.empty())
+          other =
+              "record " + std::to_string(ref.seq()) + " (" + std::string(rec.getApiName()) + ")";
         break;
     }
     return true;
   });
   if (!scan) return scan;
+  if (!other.empty())
+    return Status::error(ErrorCode::kInvalidArgument,
+                         "the extract holds " + other +
+                             ", which the C++ reproducer does not recreate; replay the extract "
+                             "with cusnap replay instead");
+  if (arrays)
+    return Status::error(ErrorCode::kInvalidArgument,
+                         "the launch takes texture or surface objects (array and texObject records "
+                         "in the extract): the C++ reproducer does not recreate CUDA arrays and "
+                         "texture/surface objects yet; replay the extract with cusnap replay "
+                         "instead");
   // A tensor map's bytes are the capturing driver's encoding: a reproducer would have to call
   // cuTensorMapEncode* itself, which it does not (yet); passing the bytes would be wrong on
   // any other driver.
@@ -625,8 +648,8 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   if (kernel.empty() || kernel.find_first_of(" \t\n") != std::string::npos)
     return Status::error(ErrorCode::kMalformed, "the launch's kernel name is empty or has spaces");
   m << "# What the reproducer launches (main.cpp reads this). Addresses hex, sizes decimal.\n"
-    << "# Extracted from " << std::string(extracted.header().getExtract().getSourcePath())
-    << ", call " << extracted.header().getExtract().getLaunchSeq() << ".\n"
+    << "# Extracted from " << std::string(extracted.header().getExtract().getSourcePath()) << ", "
+    << format::extracted_launch_text(extracted.header().getExtract()) << ".\n"
     << "kernel " << kernel << "\nmodule module.bin\nparams params.bin\n"
     << "grid " << l.getGridX() << ' ' << l.getGridY() << ' ' << l.getGridZ() << '\n'
     << "block " << l.getBlockX() << ' ' << l.getBlockY() << ' ' << l.getBlockZ() << '\n'
@@ -671,8 +694,8 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   std::ostringstream readme;
   readme << "# Reproducer: one launch of `" << kernel << "`\n\n"
          << "Written by `cusnap extract --emit-cpp` from `"
-         << std::string(extracted.header().getExtract().getSourcePath()) << "` (call "
-         << extracted.header().getExtract().getLaunchSeq()
+         << std::string(extracted.header().getExtract().getSourcePath()) << "` ("
+         << format::extracted_launch_text(extracted.header().getExtract())
          << "). Needs only the CUDA toolkit (CMake finds it with `find_package(CUDAToolkit)`).\n\n"
          << "```\ncmake -S . -B build && cmake --build build\n./build/reproducer .\n```\n\n"
          << "It prints `MATCH` and exits 0 when the kernel leaves memory exactly as it did when "

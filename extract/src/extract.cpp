@@ -71,8 +71,18 @@ struct LiveState {
   // Tensor maps: the 128 bytes a successful tensorMap record left -> the records that made them
   // (the encode, then each cuTensorMapReplaceAddress), in capture order (schema 8).
   std::map<std::string, std::vector<uint64_t>> tensor_maps;
-  // Texture and surface objects: value -> "texture object 0x.. over CUDA array 0x.." (schema 6).
-  std::map<uint64_t, std::string> objects;
+  // Texture and surface objects (schema 6) by value, and the CUDA arrays (create, create3d
+  // records) by handle: a launch that takes an object gets its record and, over an array, the
+  // array's record and contents.
+  struct Object {
+    uint64_t seq = 0;  // the texObject create record
+    std::string text;  // "texture object 0x.. over CUDA array 0x.."
+    int32_t type = 0;  // CUresourcetype: 0 array, 1 mipmapped array, 2 linear, 3 pitch2D
+    uint64_t array = 0;
+  };
+  std::map<uint64_t, Object> objects;
+  std::map<uint64_t, uint64_t> arrays;       // CUarray -> its create record
+  std::map<uint64_t, uint64_t> array_fills;  // an extract's: CUarray -> its host-to-array copy
   // Legacy texture/surface references looked up per module (schema 8): module -> names.
   std::map<uint64_t, std::set<std::string>> references;
   // Memory that graphs' allocation nodes made (address -> the graphNode record): kernel nodes
@@ -208,6 +218,7 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
                                                                : format::kDefaultSnapshotChunkBytes;
 
   LiveState live;
+  const bool source_is_extract = source.header().hasExtract();
   format::SnapshotRanges snapshot_ranges;  // what a capture-time snapshot covers (the shim's rule)
   std::map<Key, Pending> pending;
   std::map<Key, std::set<uint64_t>> covered_allocations, covered_globals;
@@ -269,20 +280,46 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
     p.plan.module_seq = m->second;
     p.module_handle = module;
     p.plan.module_handle = module;
-    // A texture/surface object among the 8-byte parameters (the replay's rule for mapping
-    // them, docs/replay.md): the extract would need the object and its array's contents.
+    // Texture/surface objects among the 8-byte parameters (the replay's rule for mapping them,
+    // docs/replay.md): the extract recreates each, and the CUDA array under it with its contents
+    // (docs/extract.md, "Textures and surfaces").
     auto params = l.getParams();
-    bool named_object = false;
     format::for_each_word_slot(params.size(), l.getLayout(), true, [&](size_t offset) {
       uint64_t value = 0;
       std::memcpy(&value, params.begin() + offset, 8);
       auto object = live.objects.find(value);
-      if (object == live.objects.end() || named_object) return;
-      named_object = true;
-      p.plan.unsupported_reason =
-          "its parameter at offset " + std::to_string(offset) + " is " + object->second +
-          ": extracts do not recreate texture and surface objects, and array contents are "
-          "in no memory snapshot (not supported yet)";
+      if (object == live.objects.end()) return;
+      const LiveState::Object& o = object->second;
+      auto refuse = [&](const std::string& why) {
+        if (p.plan.unsupported_reason.empty())
+          p.plan.unsupported_reason =
+              "its parameter at offset " + std::to_string(offset) + " is " + o.text + ": " + why;
+      };
+      if (std::find(p.plan.object_seqs.begin(), p.plan.object_seqs.end(), o.seq) !=
+          p.plan.object_seqs.end())
+        return;
+      if (o.type == 1)
+        return refuse("extracts do not recreate mipmapped arrays (not supported yet)");
+      if (o.type == 0) {
+        auto made = live.arrays.find(o.array);
+        if (made == live.arrays.end())
+          return refuse(
+              "the array is a mipmapped array's level or was made by no record "
+              "before the launch, and extracts recreate only plain CUDA arrays");
+        auto rec = source.call(made->second);
+        if (!rec) return refuse(rec.status().to_string());
+        auto extent = format::array_extent(rec->get().getArray());
+        if (!extent) return refuse("its array cannot be read back: " + extent.status().message());
+        bool known = false;
+        for (const PlannedArray& a : p.plan.arrays) known = known || a.handle == o.array;
+        if (!known) {
+          PlannedArray planned{made->second, o.array, *extent, o.text, std::nullopt, std::nullopt};
+          if (auto fill = live.array_fills.find(o.array); fill != live.array_fills.end())
+            planned.fill_seq = fill->second;
+          p.plan.arrays.push_back(std::move(planned));
+        }
+      }
+      p.plan.object_seqs.push_back(o.seq);
     });
     // Tensor maps among the parameters (where launch_params.h says one may sit): the records
     // that made them go into the extract, so its replay encodes them on its own driver.
@@ -401,6 +438,36 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
           live.graph_allocations[n.getAddress()] = Range{seq, n.getAddress(), n.getSize(), 0};
         break;
       }
+      case schema::CallRecord::ARRAY: {
+        using Op = schema::ArrayCall::Op;
+        auto a = rec.getArray();
+        if (rec.getResult() != 0) break;
+        if (a.getOp() == Op::CREATE || a.getOp() == Op::CREATE3D) {
+          live.arrays[a.getArray()] = seq;
+        } else if (a.getOp() == Op::DESTROY || a.getOp() == Op::MIPMAPPED_GET_LEVEL) {
+          live.arrays.erase(a.getArray());  // a level's handle is not a plain array
+        }
+        live.array_fills.erase(a.getArray());
+        break;
+      }
+      case schema::CallRecord::MEMCPY: {
+        // In an extract (write_capture), the copies that fill its arrays before the launch and
+        // check them after it.
+        auto m = rec.getMemcpy();
+        if (!source_is_extract || rec.getResult() != 0 ||
+            m.getKind() != schema::Memcpy::Kind::ARRAY_INVOLVED)
+          break;
+        constexpr int32_t kArray = 3;  // CU_MEMORYTYPE_ARRAY
+        auto g = m.getGeometry();
+        if (g.getDstMemoryType() == kArray) {
+          live.array_fills[g.getDstArray()] = seq;
+        } else if (g.getSrcMemoryType() == kArray) {
+          for (auto& [key, p] : pending)
+            for (PlannedArray& a : p.plan.arrays)
+              if (a.handle == g.getSrcArray() && !a.check_seq) a.check_seq = seq;
+        }
+        break;
+      }
       case schema::CallRecord::TEX_OBJECT: {
         using Op = schema::TexObjectCall::Op;
         auto o = rec.getTexObject();
@@ -414,8 +481,10 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
                            : r.getType() == 1 ? "mipmapped array " + hex(r.getMipmapped())
                                               : "device memory at " + hex(r.getDevicePointer());
         live.objects[o.getObject()] =
-            std::string(o.getOp() == Op::SURFACE_CREATE ? "surface" : "texture") + " object " +
-            hex(o.getObject()) + " over " + over;
+            LiveState::Object{seq,
+                              std::string(o.getOp() == Op::SURFACE_CREATE ? "surface" : "texture") +
+                                  " object " + hex(o.getObject()) + " over " + over,
+                              r.getType(), r.getArray()};
         break;
       }
       case schema::CallRecord::TENSOR_MAP: {
@@ -563,7 +632,12 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
   for (auto& [key, p] : pending) {
     const bool has_snapshots =
         p.plan.before_seq && p.plan.after_seq && p.plan.skipped_reason.empty();
-    if (options.route == Route::kReplay || (options.route == Route::kAuto && !has_snapshots)) {
+    // CUDA arrays are in no capture-time snapshot: only the replay can read them (an extract
+    // holds them as copies).
+    bool arrays = false;
+    for (const PlannedArray& a : p.plan.arrays) arrays = arrays || !a.fill_seq || !a.check_seq;
+    if (options.route == Route::kReplay ||
+        (options.route == Route::kAuto && (!has_snapshots || arrays))) {
       // What the replay will read: the tiles of the ranges a capture-time snapshot covers,
       // checked and kept by the same rule as the snapshot route's chunks.
       p.plan.route = Route::kReplay;
@@ -602,6 +676,12 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
         p.plan.unsupported_reason =
             "it is a kernel node of a graph launch, and a capture takes no snapshots of those "
             "(--route auto or replay extracts it)";
+      if (arrays && p.plan.unsupported_reason.empty())
+        p.plan.unsupported_reason = "it reads or writes CUDA array " +
+                                    hex(p.plan.arrays.front().handle) + " (" +
+                                    p.plan.arrays.front().object +
+                                    "), and capture-time snapshots do not hold array "
+                                    "contents (--route auto or replay extracts it)";
     }
     for (uint64_t a : covered_allocations[key]) {
       p.plan.allocation_seqs.push_back(a);
@@ -740,6 +820,10 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
     result.input_bytes += c.size;
   }
   for (const Chunk& c : after.chunks) result.expected_bytes += c.size;
+  for (const PlannedArray& a : plan.arrays) {
+    result.input_bytes += a.extent.bytes;
+    result.expected_bytes += a.extent.bytes;
+  }
 
   capnp::MallocMessageBuilder header;
   header.setRoot(source.header());
@@ -846,6 +930,68 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
     if (st) st = copy(s, graph_allocation);
   for (uint64_t s : plan.tensor_map_seqs)
     if (st) st = copy(s, no_patch);
+  // The arrays (created, then filled with their contents before the launch) and the objects
+  // over them or over memory; after the launch, a copy back whose checksum is the after-state.
+  auto contents = [](const PhaseContents& phase, uint64_t array) -> const ArrayContents* {
+    for (const ArrayContents& a : phase.arrays)
+      if (a.array == array) return &a;
+    return nullptr;
+  };
+  auto array_copy = [&](const PlannedArray& a, const PhaseContents& phase, bool fill) -> Status {
+    const ArrayContents* read = contents(phase, a.handle);
+    std::optional<uint64_t> recorded = fill ? a.fill_seq : a.check_seq;
+    const std::string what = who + ": the contents of CUDA array " + hex(a.handle) +
+                             (fill ? " before the launch" : " after the launch");
+    if (read == nullptr) {
+      if (!recorded) return fail(ErrorCode::kNotFound, what + " were not read");
+      return copy(*recorded, [&](schema::CallRecord::Builder r) {
+        if (!fill || !r.getMemcpy().hasPayload()) return Status::ok();
+        return copy_blob(source, w, to_blob(r.getMemcpy().getPayload().asReader()), what);
+      });
+    }
+    if (read->bytes.size() != a.extent.bytes)
+      return fail(ErrorCode::kInvalidArgument, what + ": " + std::to_string(read->bytes.size()) +
+                                                   " bytes read, the array holds " +
+                                                   std::to_string(a.extent.bytes));
+    constexpr int32_t kHost = 1, kArray = 3;  // CUmemorytype
+    capnp::MallocMessageBuilder b;
+    auto r = b.initRoot<schema::CallRecord>();
+    r.setApiName("cusnap");
+    auto m = r.initMemcpy();
+    m.setKind(schema::Memcpy::Kind::ARRAY_INVOLVED);
+    m.setSize(a.extent.bytes);
+    m.setDimensions(3);
+    auto g = m.initGeometry();
+    g.setWidthInBytes(a.extent.width_bytes);
+    g.setHeight(a.extent.height);
+    g.setDepth(a.extent.depth);
+    if (fill) {
+      g.setSrcMemoryType(kHost);
+      g.setSrcPitch(a.extent.width_bytes);
+      g.setSrcHeight(a.extent.height);
+      g.setDstMemoryType(kArray);
+      g.setDstArray(a.handle);
+      const format::BlobId id = format::hash_blob(read->bytes);
+      if (Status put = detail::put_blob(w, read->bytes, id, what); !put) return put;
+      m.getPayload().setHigh(id.high);
+      m.getPayload().setLow(id.low);
+    } else {
+      g.setSrcMemoryType(kArray);
+      g.setSrcArray(a.handle);
+      g.setDstMemoryType(kHost);
+      g.setDstPitch(a.extent.width_bytes);
+      g.setDstHeight(a.extent.height);
+      m.setHostChecksum(format::checksum64(read->bytes));
+      m.setHasHostChecksum(true);
+    }
+    return append(b, std::nullopt);
+  };
+  for (const PlannedArray& a : plan.arrays) {
+    if (st) st = copy(a.create_seq, no_patch);
+    if (st) st = array_copy(a, before, true);
+  }
+  for (uint64_t s : plan.object_seqs)
+    if (st) st = copy(s, no_patch);
   uint64_t launch_seq = 0;
   auto map_layout_seq = [&](schema::Launch::Builder l) {
     auto it = new_seq.find(l.getLayoutSeq());
@@ -922,6 +1068,8 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
   };
   if (st) st = write_snapshot(before, schema::MemorySnapshot::Phase::BEFORE_LAUNCH, "beforeLaunch");
   if (st) st = write_snapshot(after, schema::MemorySnapshot::Phase::AFTER_LAUNCH, "afterLaunch");
+  for (const PlannedArray& a : plan.arrays)
+    if (st) st = array_copy(a, after, false);
   Status closed = w.close();
   if (!st || !closed) {
     std::error_code ec;

@@ -22,10 +22,17 @@ struct Chunk {
   std::span<const uint8_t> bytes;  // replay route: the bytes read (empty: the source's blob)
 };
 
-// One snapshot of the extracted capture: its kept chunks, in address order.
+// A CUDA array's contents the replay route read (LaunchPlan::arrays).
+struct ArrayContents {
+  uint64_t array = 0;  // captured handle
+  std::span<const uint8_t> bytes;
+};
+
+// One snapshot of the extracted capture: its kept chunks, in address order, and the arrays.
 struct PhaseContents {
   std::optional<uint64_t> record_seq;  // snapshot route: the source record it is copied from
   std::vector<Chunk> chunks;
+  std::vector<ArrayContents> arrays;  // replay route (the snapshot route copies fill/check_seq)
 };
 
 // True when the chunk lies in an allocation or variable the extract keeps (plan.kept_ranges).

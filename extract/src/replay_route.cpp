@@ -1,6 +1,7 @@
 // Writing every planned launch: the snapshot route by file work, the replay route in one replay
 // pass of the source (replayer/) whose snapshot tap reads, before and after each such launch, the
 // ranges a capture-time snapshot would have covered (docs/extract.md, "Routes").
+#include <deque>
 #include <map>
 
 #include "cusnap/extract/extract.h"
@@ -68,6 +69,10 @@ Status extract_launches(
     // Module variables no record names: looked up on the driver at the launch.
     if (!plans[i].unrecorded_variables.empty())
       tap.variables[launch] = {plans[i].module_handle, plans[i].unrecorded_variables};
+    // CUDA arrays under its texture/surface objects: read whole.
+    for (const PlannedArray& a : plans[i].arrays)
+      tap.arrays[launch].push_back(
+          {a.handle, a.extent.width_bytes, a.extent.height, a.extent.depth});
   }
 
   // The before-state of the launch being extracted, kept until its after-state is read, and its
@@ -75,6 +80,7 @@ Status extract_launches(
   LaunchPlan current;
   detail::PhaseContents before;
   std::vector<uint8_t> before_bytes;
+  std::deque<std::vector<uint8_t>> before_array_bytes;  // stable: before.arrays points into it
   bool refused = false;
   std::map<replayer::LaunchKey, bool> reported;  // launch -> done() called
   tap.on_snapshot = [&](const replayer::TakenSnapshot& taken) -> replayer::MaybeError {
@@ -117,6 +123,11 @@ Status extract_launches(
         c.bytes = std::span<const uint8_t>(before_bytes.data() + offset, c.size);
         offset += c.size;
       }
+      before_array_bytes.clear();
+      for (const replayer::TakenArray& t : taken.arrays) {
+        before_array_bytes.emplace_back(t.bytes.begin(), t.bytes.end());
+        before.arrays.push_back({t.array, before_array_bytes.back()});
+      }
       return std::nullopt;
     }
     if (refused) return std::nullopt;
@@ -124,6 +135,7 @@ Status extract_launches(
     for (const auto& c : taken.chunks)
       if (detail::kept(p, c.address, c.bytes.size()))
         after.chunks.push_back({c.address, c.bytes.size(), c.id, false, c.bytes});
+    for (const replayer::TakenArray& t : taken.arrays) after.arrays.push_back({t.array, t.bytes});
     auto written = detail::write_capture(source, source_path, p, out, before, after, choice->path);
     if (written && !taken.diverged.empty()) {
       written->plan.notes.push_back("written although the replay had diverged before it (" +

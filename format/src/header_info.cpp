@@ -84,4 +84,12 @@ void fill_process_info(schema::CaptureHeader::Builder header,
   }
 }
 
+std::string extracted_launch_text(schema::ExtractInfo::Reader extract) {
+  std::string text = "call " + std::to_string(extract.getLaunchSeq());
+  if (extract.getGraphNode() != 0)
+    text +=
+        ", kernel node " + std::to_string(extract.getGraphKernelIndex()) + " of that graph launch";
+  return text;
+}
+
 }  // namespace cusnap::format

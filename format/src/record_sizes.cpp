@@ -28,6 +28,45 @@ std::optional<uint64_t> side_offset(uint64_t x, uint64_t y, uint64_t z, uint64_t
 
 }  // namespace
 
+Result<ArrayExtent> array_extent(schema::ArrayCall::Reader r) {
+  uint64_t element = 0;  // CUarray_format's classic element sizes (cuda.h)
+  switch (r.getFormat()) {
+    case 0x01:  // UNSIGNED_INT8
+    case 0x08:  // SIGNED_INT8
+      element = 1;
+      break;
+    case 0x02:  // UNSIGNED_INT16
+    case 0x09:  // SIGNED_INT16
+    case 0x10:  // HALF
+      element = 2;
+      break;
+    case 0x03:  // UNSIGNED_INT32
+    case 0x0a:  // SIGNED_INT32
+    case 0x20:  // FLOAT
+      element = 4;
+      break;
+    default:
+      return Status::error(ErrorCode::kInvalidArgument,
+                           "array format " + std::to_string(r.getFormat()) +
+                               " (its element size is not known here)");
+  }
+  const uint32_t channels = r.getChannels();
+  if (channels == 0 || channels > 4)
+    return Status::error(ErrorCode::kMalformed,
+                         "array with " + std::to_string(channels) + " channels");
+  ArrayExtent e;
+  if (r.getWidth() > kMax) return Status::error(ErrorCode::kMalformed, "array width out of limits");
+  e.width_bytes = r.getWidth() * element * channels;
+  e.height = r.getHeight() == 0 ? 1 : r.getHeight();
+  e.depth = r.getDepth() == 0 ? 1 : r.getDepth();
+  if (e.width_bytes > kMax || e.height > kMax || e.depth > kMax ||
+      (e.width_bytes != 0 && e.height > kMax / e.width_bytes) ||
+      (e.width_bytes * e.height != 0 && e.depth > kMax / (e.width_bytes * e.height)))
+    return Status::error(ErrorCode::kMalformed, "array extent out of limits");
+  e.bytes = e.width_bytes * e.height * e.depth;
+  return e;
+}
+
 Result<CopyShape> copy_shape(schema::Memcpy::Reader r) {
   CopyShape s;
   s.dimensions = std::max<uint32_t>(r.getDimensions(), 1);

@@ -5,12 +5,8 @@
 # only its XXH3-128, which the reproducer computes itself (xxh3_128.h); unchanged chunks keep
 # their bytes and are compared byte for byte. Every launch is extracted with --emit-cpp; every
 # reproducer must print MATCH and exit 0.
-# Building: the program files (main.cpp, CMakeLists.txt, xxh3_128.h) are the same text in every
-# emitted directory (only manifest.txt and the data files differ, and the program reads them at
-# run time from the directory it is given), so the first directory is built with its README's
-# two commands (cmake configure + build against the toolkit and its driver stub) and the others
-# are checked to hold byte-identical program files and run with that binary. xxh3_128.h must be
-# exactly XXH3_TEMPLATE (extract/templates/xxh3_128.h, tested against libxxhash).
+# The first reproducer is built with its README's two commands and the others run with that binary
+# (reproducers.cmake).
 # Then one hash in one copied reproducer is altered (its manifest's expected_hash line) and one
 # byte of one expected data file in another: each must report MISMATCH at that chunk or byte and
 # exit 1.
@@ -21,6 +17,7 @@
 # Inputs: SAMPLE, CUSNAP, EMULATOR, EMULATOR_DIR, INTERCEPTOR_DIR, MAKE_FIXTURE, XXH3_TEMPLATE,
 # CUDA_ROOT, GENERATOR, CXX, WORK, OVERLAP_ONLY, STICKY_REFUSAL.
 include(${CMAKE_CURRENT_LIST_DIR}/sample_refusals.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/reproducers.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK} ${WORK}/launches)
 set(ENV{CUSNAP_INTERCEPTOR_DIR} ${INTERCEPTOR_DIR})
@@ -38,12 +35,7 @@ execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name r
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 check_extract_refusals(${rc} "${out}" "${err}"
                        ALSO "the reproducer supports cuLaunchKernel, cuLaunchKernelEx and")
-string(REGEX MATCHALL "  reproducer: [^\n]* \\(README" lines "${out}")
-set(dirs "")
-foreach(line IN LISTS lines)
-  string(REGEX REPLACE "^  reproducer: (.*) \\(README$" "\\1" dir "${line}")
-  list(APPEND dirs ${dir})
-endforeach()
+reproducer_dirs(dirs "${out}")
 list(LENGTH dirs count)
 if(count EQUAL 0)
   if(OVERLAP_ONLY)
@@ -55,27 +47,7 @@ endif()
 
 # The first reproducer, built as its README says.
 list(GET dirs 0 first)
-set(build ${WORK}/build)
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${first} -B ${build} -G ${GENERATOR}
-                        -DCMAKE_CXX_COMPILER=${CXX} -DCUDAToolkit_ROOT=${CUDA_ROOT}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "configuring ${first} failed (rc ${rc}):\n${out}\n${err}")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${build}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "building ${first} failed (rc ${rc}):\n${out}\n${err}")
-endif()
-set(program ${build}/reproducer)
-file(READ ${XXH3_TEMPLATE} template_text)
-file(READ ${first}/xxh3_128.h emitted_text)
-if(NOT template_text STREQUAL emitted_text)
-  message(FATAL_ERROR "${first}/xxh3_128.h is not extract/templates/xxh3_128.h")
-endif()
-foreach(f main.cpp CMakeLists.txt xxh3_128.h)
-  file(SHA256 ${first}/${f} program_${f})
-endforeach()
+build_reproducer(${first} ${WORK}/build program)
 
 # Every reproducer: the same program, run on its own directory.
 set(matched 0)
@@ -84,17 +56,7 @@ set(hashed_chunks 0)
 set(hash_dir "")
 set(bytes_dir "")
 foreach(dir IN LISTS dirs)
-  foreach(f main.cpp CMakeLists.txt xxh3_128.h)
-    file(SHA256 ${dir}/${f} sum)
-    if(NOT sum STREQUAL program_${f})
-      message(FATAL_ERROR "${dir}/${f} differs from ${first}/${f}: one build cannot serve both")
-    endif()
-  endforeach()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program} ${dir}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0 OR NOT out MATCHES "\nMATCH \\(" OR out MATCHES "MISMATCH")
-    message(FATAL_ERROR "the reproducer in ${dir} did not report a match (rc ${rc}):\n${out}\n${err}")
-  endif()
+  run_reproducer(${program} ${first} ${dir})
   math(EXPR matched "${matched} + 1")
   file(STRINGS ${dir}/manifest.txt hash_lines REGEX "^expected_hash ")
   list(LENGTH hash_lines n)

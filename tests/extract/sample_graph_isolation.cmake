@@ -12,7 +12,11 @@
 #    first kernel node I of the report, extracts that node (same call, same place in its launch,
 #    and `cusnap info` names it as a kernel node of that graph launch).
 # 5. --route snapshots refuses kernel nodes, saying why (no capture snapshots them).
-# Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, WORK.
+# 6. The --emit-cpp reproducer of every extract of step 2 (reproducers.cmake): built with the
+#    toolkit, each run on the emulator reports MATCH; a kernel node's manifest names the node.
+# Inputs: SAMPLE, CUSNAP, EMULATOR, EMULATOR_DIR, INTERCEPTOR_DIR, XXH3_TEMPLATE, CUDA_ROOT,
+# GENERATOR, CXX, WORK.
+include(${CMAKE_CURRENT_LIST_DIR}/reproducers.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK} ${WORK}/launches ${WORK}/one)
 set(ENV{CUSNAP_INTERCEPTOR_DIR} ${INTERCEPTOR_DIR})
@@ -60,10 +64,12 @@ endif()
 # 2. Every launch extracted, in the same order.
 execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
                         --driver ${EMULATOR} -o ${WORK}/launches/call-%n.cusnap
+                        --emit-cpp ${WORK}/repro/call-%n
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "extract failed (rc ${rc}):\n${out}\n${err}")
 endif()
+reproducer_dirs(reproducers "${out}")
 string(REGEX MATCHALL "(^|\n)call [0-9]+ [^\n]*\\.cusnap," lines "${out}")
 list(LENGTH lines written)
 if(NOT written EQUAL launches)
@@ -124,4 +130,24 @@ file(GLOB refused ${WORK}/one/refused-*.cusnap)
 if(rc EQUAL 0 OR refused OR NOT err MATCHES "kernel node of a graph launch, and a capture takes no snapshots")
   message(FATAL_ERROR "--route snapshots did not refuse the kernel nodes (rc ${rc}):\n${out}\n${err}")
 endif()
-message(STATUS "${launches} launches (${nodes} kernel nodes) extracted and replayed alone, all match")
+
+# 6. The reproducers, built once and run on each extract's directory.
+list(LENGTH reproducers count)
+if(NOT count EQUAL launches)
+  message(FATAL_ERROR "extract wrote ${count} reproducers for ${launches} launches")
+endif()
+list(GET reproducers 0 first)
+build_reproducer(${first} ${WORK}/build program)
+set(node_manifests 0)
+foreach(dir IN LISTS reproducers)
+  run_reproducer(${program} ${first} ${dir})
+  file(STRINGS ${dir}/manifest.txt origin REGEX "^# Extracted from .*kernel node [0-9]+ of that graph launch")
+  if(origin)
+    math(EXPR node_manifests "${node_manifests} + 1")
+  endif()
+endforeach()
+if(NOT node_manifests EQUAL nodes)
+  message(FATAL_ERROR "${node_manifests} reproducer manifests name a kernel node, ${nodes} extracts are kernel nodes")
+endif()
+message(STATUS "${launches} launches (${nodes} kernel nodes) extracted and replayed alone, all match; "
+               "their ${count} reproducers report MATCH")

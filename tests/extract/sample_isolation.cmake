@@ -26,12 +26,17 @@
 # REPLAY_ENV (optional, VAR=VALUE): every replay (standalone, and the replay route's prefix
 # replay) runs with it, e.g. another CUSNAP_EMU_TENSOR_MAP_KEY than the capture's, so that only
 # tensor maps encoded again on the replay's driver load.
-# With ARRAY_REFUSAL (texture, surface, texture_refs) every launch takes a texture/surface object
-# over a CUDA array, or runs in a module whose texture/surface references were bound, which
-# extracts do not reproduce: each must be refused on both routes, naming the object and its array
-# (or the references), and nothing written.
+# With ARRAYS (texture, surface) every launch takes a texture/surface object over a CUDA array,
+# whose contents no capture-time snapshot holds (docs/extract.md, "Textures and surfaces"): the
+# snapshot route must refuse each launch, saying so, and the replay route extract it, with the
+# array filled before the launch and checked after it; each such extract replayed alone must
+# match, the array's check among its verified copies, and the extracts of a capture without
+# snapshots must have the same content as the same capture's (COMPARE --map).
+# With ARRAY_REFUSAL (texture_refs) every launch runs in a module whose legacy texture/surface
+# references were bound, which extracts do not reproduce: each must be refused on both routes,
+# naming the references, and nothing written.
 # Inputs: SAMPLE, CUSNAP, EMULATOR, INTERCEPTOR_DIR, COMPARE, WORK, OVERLAP_ONLY, STICKY_REFUSAL,
-# ARRAY_REFUSAL, REPLAY_ENV.
+# ARRAYS, ARRAY_REFUSAL, REPLAY_ENV.
 include(${CMAKE_CURRENT_LIST_DIR}/sample_refusals.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK} ${WORK}/launches ${WORK}/replayed ${WORK}/plain)
@@ -49,7 +54,7 @@ set(snapshot_out "${out}")
 if(ARRAY_REFUSAL)
   # Every launch takes a texture or surface object: refused on both routes, nothing written.
   file(GLOB extracted ${WORK}/launches/*.cusnap)
-  string(REGEX MATCHALL "cannot be extracted: [^\n]* ((texture|surface) object 0x[0-9a-f]+ over CUDA array 0x[0-9a-f]+|binds texture/surface reference\\(s\\) [^\n:]+)"
+  string(REGEX MATCHALL "cannot be extracted: [^\n]* binds texture/surface reference\\(s\\) [^\n:]+"
          refusals "${err}")
   if(rc EQUAL 0 OR extracted OR NOT refusals)
     message(FATAL_ERROR "launches over CUDA arrays were not refused (rc ${rc}):\n${out}\n${err}")
@@ -58,16 +63,27 @@ if(ARRAY_REFUSAL)
                           --route replay --driver ${EMULATOR} -o ${WORK}/replayed/call-%n.cusnap
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   file(GLOB extracted ${WORK}/replayed/*.cusnap)
-  if(rc EQUAL 0 OR extracted OR NOT err MATCHES "cannot be extracted: [^\n]* (over CUDA array|binds texture/surface reference)")
+  if(rc EQUAL 0 OR extracted OR NOT err MATCHES "cannot be extracted: [^\n]* binds texture/surface reference")
     message(FATAL_ERROR "--route replay did not refuse the launches (rc ${rc}):\n${out}\n${err}")
   endif()
   message(STATUS "every launch refused: ${refusals}")
   return()
 endif()
+if(ARRAYS)
+  # The snapshot route has no array contents: every launch refused, saying which route has.
+  file(GLOB extracted ${WORK}/launches/*.cusnap)
+  string(REGEX MATCHALL "cannot be extracted: it reads or writes CUDA array 0x[0-9a-f]+ \\((texture|surface) object 0x[0-9a-f]+ over CUDA array 0x[0-9a-f]+\\), and capture-time snapshots do not hold array contents \\(--route auto or replay extracts it\\)"
+         refusals "${err}")
+  if(rc EQUAL 0 OR extracted OR NOT refusals)
+    message(FATAL_ERROR "--route snapshots did not refuse the launches over CUDA arrays (rc ${rc}):\n${out}\n${err}")
+  endif()
+  set(snapshot_out "")
+  set(rc 0)
+endif()
 check_extract_refusals(${rc} "${out}" "${err}")
 file(GLOB extracted ${WORK}/launches/*.cusnap)
 list(LENGTH extracted count)
-if(count EQUAL 0 AND NOT OVERLAP_ONLY)
+if(count EQUAL 0 AND NOT OVERLAP_ONLY AND NOT ARRAYS)
   message(FATAL_ERROR "extract wrote no capture:\n${out}\n${err}")
 endif()
 set(matched 0)
@@ -132,11 +148,47 @@ foreach(ordinal IN LISTS same_ordinals)
     if(NOT rc EQUAL 0 OR NOT rout MATCHES "snapshot chunk\\(s\\) compared, all match")
       message(FATAL_ERROR "standalone replay of ${same_${ordinal}} (rc ${rc}):\n${rout}\n${rerr}")
     endif()
+    # The array's after-state is an array-to-host copy with its checksum: verified.
+    if(ARRAYS AND NOT rout MATCHES "\nverify +[1-9][0-9]* matched, 0 mismatched")
+      message(FATAL_ERROR "standalone replay of ${same_${ordinal}} verified no array:\n${rout}")
+    endif()
     math(EXPR alone "${alone} + 1")
   endif()
 endforeach()
 message(STATUS "route replay, same capture: ${compared} identical to the snapshot route, "
                "${alone} without a twin replayed alone, all match")
+if(ARRAYS)
+  # What the replay read from the arrays against what the interceptor recorded of the
+  # application's own array copies: each extract's fill is the bytes the application copied into
+  # the array (texture), or its check is the checksum of the application's copy out of it after
+  # the kernels (surface).
+  execute_process(COMMAND ${CUSNAP} dump ${WORK}/capture.cusnap OUTPUT_VARIABLE dump RESULT_VARIABLE rc)
+  string(REGEX MATCHALL "cuMemcpy[^\n]* kind=arrayInvolved [^\n]*(payload|hostChecksum)=[0-9a-fx]+" app "${dump}")
+  string(REGEX MATCHALL "(payload|hostChecksum)=[0-9a-fx]+" app "${app}")
+  set(agreeing 0)
+  foreach(ordinal IN LISTS same_ordinals)
+    execute_process(COMMAND ${CUSNAP} dump ${same_${ordinal}} OUTPUT_VARIABLE x RESULT_VARIABLE rc)
+    string(REGEX MATCHALL "cusnap +CUDA_SUCCESS +memcpy kind=arrayInvolved [^\n]*(payload|hostChecksum)=[0-9a-fx]+" ours "${x}")
+    string(REGEX MATCHALL "(payload|hostChecksum)=[0-9a-fx]+" ours "${ours}")
+    list(LENGTH ours n)
+    if(NOT n EQUAL 2)
+      message(FATAL_ERROR "${same_${ordinal}}: expected a fill and a check of its array:\n${x}")
+    endif()
+    set(agrees OFF)
+    foreach(value IN LISTS ours)
+      list(FIND app "${value}" at)
+      if(NOT at EQUAL -1)
+        set(agrees ON)
+      endif()
+    endforeach()
+    if(NOT agrees)
+      message(FATAL_ERROR "${same_${ordinal}}: neither its array's fill nor its check (${ours}) is "
+                          "what the application's own array copies recorded (${app})")
+    endif()
+    math(EXPR agreeing "${agreeing} + 1")
+  endforeach()
+  message(STATUS "${agreeing} extracts' arrays agree with the application's array copies")
+endif()
 if(OVERLAP_ONLY)
   return()
 endif()
@@ -157,12 +209,17 @@ if(NOT rc EQUAL 0 AND NOT (STICKY_REFUSAL AND rc EQUAL 1 AND err MATCHES "device
 endif()
 extracted_by_ordinal("${out}" plain)
 set(compared 0)
-foreach(ordinal IN LISTS snap_ordinals)
+# The twins: the snapshot route's extracts, or with ARRAYS (none there) the replay route's.
+set(twin snap)
+if(ARRAYS)
+  set(twin same)
+endif()
+foreach(ordinal IN LISTS ${twin}_ordinals)
   if(NOT DEFINED plain_${ordinal})
     message(FATAL_ERROR "launch ${ordinal} was not extracted from the capture without snapshots")
   endif()
   execute_process(COMMAND ${COMPARE} --map --host-memory-only-in-first
-                          ${snap_${ordinal}} ${plain_${ordinal}}
+                          ${${twin}_${ordinal}} ${plain_${ordinal}}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cerr)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "launch ${ordinal}, snapshot route vs a capture without snapshots:\n"

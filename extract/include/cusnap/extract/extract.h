@@ -17,6 +17,7 @@
 
 #include "cusnap/common/kernel_filter.h"
 #include "cusnap/format/reader.h"
+#include "cusnap/format/record_sizes.h"
 #include "cusnap/format/status.h"
 
 namespace cusnap::extract {
@@ -64,6 +65,18 @@ struct LookedUpVariable {
 };
 
 // What one launch needs, found in the source (seqs of the records to copy).
+// A CUDA array an extract recreates (LaunchPlan::arrays).
+struct PlannedArray {
+  uint64_t create_seq = 0;  // its array record (create, create3d)
+  uint64_t handle = 0;      // the captured CUarray
+  format::ArrayExtent extent;
+  std::string object;  // the object the launch reaches it through, for messages
+  // A source that is itself an extract holds the contents as records: the host-to-array copy
+  // that fills it and the array-to-host copy that checks it (the snapshot route copies them).
+  std::optional<uint64_t> fill_seq;
+  std::optional<uint64_t> check_seq;
+};
+
 struct LaunchPlan {
   uint64_t launch_seq = 0;      // the launch record, or the graph launch (graphExec launch) record
   uint64_t launch_ordinal = 0;  // a graph node: its graph launch's launchIndex
@@ -87,8 +100,15 @@ struct LaunchPlan {
   std::optional<uint64_t> before_seq;  // the memorySnapshot records
   std::optional<uint64_t> after_seq;
   std::string skipped_reason;  // a snapshot of the launch was not taken (either phase), why
-  // Non-empty: the launch takes a texture or surface object (schema 6), which extracts do not
-  // reproduce yet (array contents are in no snapshot): why, naming the object and its array.
+  // texObject records that made the texture/surface objects among its parameters (schema 6),
+  // and the CUDA arrays under them (docs/extract.md, "Textures and surfaces"): the replay route
+  // reads each array whole before and after the launch (no capture-time snapshot holds array
+  // contents); the extract creates it, fills it with a host-to-array copy and ends with an
+  // array-to-host copy whose checksum is the after-state's, which the standalone replay verifies.
+  std::vector<uint64_t> object_seqs;
+  std::vector<PlannedArray> arrays;
+  // Non-empty: the launch cannot be extracted (a mipmapped texture, bound legacy texture
+  // references, a kernel node on the snapshot route, ...): why.
   std::string unsupported_reason;
   // Address ranges of the copied allocations and globals: chunks outside them are left out.
   // In the order of allocation_seqs, then global_seqs (one range each).

@@ -38,6 +38,21 @@ struct CopyShape {
 // geometry or extent past kMaxRecordRangeBytes, offsets that overflow).
 Result<CopyShape> copy_shape(schema::Memcpy::Reader r);
 
+// The bytes of a CUDA array an array record creates (create, create3d), packed: rows of
+// width_bytes, `height` rows per slice, `depth` slices (an absent dimension counts 1). Layered
+// and cubemap arrays hold their layers (faces) as slices.
+struct ArrayExtent {
+  uint64_t width_bytes = 0;
+  uint64_t height = 1;
+  uint64_t depth = 1;
+  uint64_t bytes = 0;
+};
+
+// The extent of the array an array record creates, or kInvalidArgument for an element format whose
+// size this does not know (block-compressed, planar video formats) and kMalformed for a record
+// out of limits (no channels, more than 4, or bytes past kMaxRecordRangeBytes).
+Result<ArrayExtent> array_extent(schema::ArrayCall::Reader r);
+
 // A launch's parameter layout against its parameter bytes: kMalformed naming the first slot
 // that reaches past them.
 Status check_param_layout(schema::Launch::Reader r);
