@@ -560,6 +560,7 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
         break;
       case schema::CallRecord::ARRAY:
       case schema::CallRecord::TEX_OBJECT:
+      case schema::CallRecord::TEX_REF:
       case schema::CallRecord::MEMCPY:  // an extract's copies fill and check its arrays
         arrays = true;
         break;
@@ -584,11 +585,13 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
                              ", which the C++ reproducer does not recreate; replay the extract "
                              "with cusnap replay instead");
   if (arrays)
-    return Status::error(ErrorCode::kInvalidArgument,
-                         "the launch takes texture or surface objects (array and texObject records "
-                         "in the extract): the C++ reproducer does not recreate CUDA arrays and "
-                         "texture/surface objects yet; replay the extract with cusnap replay "
-                         "instead");
+    return Status::error(
+        ErrorCode::kInvalidArgument,
+        "the launch takes texture or surface objects or references (array, texObject "
+        "and texRef records in the extract): the C++ reproducer does not recreate "
+        "CUDA arrays and texture/surface objects yet; replay the extract with "
+        "cusnap replay "
+        "instead");
   // A tensor map's bytes are the capturing driver's encoding: a reproducer would have to call
   // cuTensorMapEncode* itself, which it does not (yet); passing the bytes would be wrong on
   // any other driver.

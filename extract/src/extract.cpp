@@ -83,8 +83,17 @@ struct LiveState {
   std::map<uint64_t, Object> objects;
   std::map<uint64_t, uint64_t> arrays;       // CUarray -> its create record
   std::map<uint64_t, uint64_t> array_fills;  // an extract's: CUarray -> its host-to-array copy
-  // Legacy texture/surface references looked up per module (schema 8): module -> names.
-  std::map<uint64_t, std::set<std::string>> references;
+  // Legacy texture/surface references of modules (schema 8), by CUtexref/CUsurfref: the
+  // records that give each its state now (its look-up, then the latest record of each setting;
+  // all bindings count as one setting), and what it is bound to.
+  struct Reference {
+    uint64_t module = 0;
+    std::string text;                                      // "texture reference 'tex2d'"
+    std::map<std::pair<int, int32_t>, uint64_t> settings;  // (setting, dimension) -> record
+    uint64_t array = 0;                                    // bound to a plain CUDA array
+    bool mipmapped = false;                                // bound to a mipmapped array
+  };
+  std::map<uint64_t, Reference> references;
   // Memory that graphs' allocation nodes made (address -> the graphNode record): kernel nodes
   // reach it while their graph runs, and the replay maps it at its captured address for good
   // (docs/replay.md, "Graphs"), so a kernel node's extract covers it like any allocation.
@@ -228,6 +237,27 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
   std::optional<replayer::Plan> graph_plan;
   std::optional<std::map<uint64_t, std::vector<replayer::GraphKernel>>> graph_kernels;
   Status failure;
+  // Adds the CUDA array `handle` a launch reaches through `via` (an object or reference) to the
+  // plan: its record, extent and (an extract's) fill. Returns why it cannot, or "".
+  auto plan_array = [&](LaunchPlan& plan, uint64_t handle, const std::string& via) -> std::string {
+    for (const PlannedArray& a : plan.arrays)
+      if (a.handle == handle) return "";
+    auto made = live.arrays.find(handle);
+    if (made == live.arrays.end())
+      return "CUDA array " + hex(handle) +
+             " is a mipmapped array's level or was made by no record before the launch, and "
+             "extracts recreate only plain CUDA arrays";
+    auto rec = source.call(made->second);
+    if (!rec) return rec.status().to_string();
+    auto extent = format::array_extent(rec->get().getArray());
+    if (!extent)
+      return "CUDA array " + hex(handle) + " cannot be read back: " + extent.status().message();
+    PlannedArray planned{made->second, handle, *extent, via, std::nullopt, std::nullopt};
+    if (auto fill = live.array_fills.find(handle); fill != live.array_fills.end())
+      planned.fill_seq = fill->second;
+    plan.arrays.push_back(std::move(planned));
+    return "";
+  };
   // Plans one selected launch: a launch record (graph_node 0) or one kernel node of a graph
   // launch, whose parameters `l` holds (a graphNode record's, or a graphExec setNodeParams').
   auto plan_launch = [&](uint64_t seq, schema::Launch::Reader l, uint64_t ordinal,
@@ -301,26 +331,30 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
       if (o.type == 1)
         return refuse("extracts do not recreate mipmapped arrays (not supported yet)");
       if (o.type == 0) {
-        auto made = live.arrays.find(o.array);
-        if (made == live.arrays.end())
-          return refuse(
-              "the array is a mipmapped array's level or was made by no record "
-              "before the launch, and extracts recreate only plain CUDA arrays");
-        auto rec = source.call(made->second);
-        if (!rec) return refuse(rec.status().to_string());
-        auto extent = format::array_extent(rec->get().getArray());
-        if (!extent) return refuse("its array cannot be read back: " + extent.status().message());
-        bool known = false;
-        for (const PlannedArray& a : p.plan.arrays) known = known || a.handle == o.array;
-        if (!known) {
-          PlannedArray planned{made->second, o.array, *extent, o.text, std::nullopt, std::nullopt};
-          if (auto fill = live.array_fills.find(o.array); fill != live.array_fills.end())
-            planned.fill_seq = fill->second;
-          p.plan.arrays.push_back(std::move(planned));
-        }
+        std::string why = plan_array(p.plan, o.array, o.text);
+        if (!why.empty()) return refuse(why);
       }
       p.plan.object_seqs.push_back(o.seq);
     });
+    // The module's legacy texture/surface references (its kernels may sample or write any):
+    // each one's records, and the array it is bound to.
+    for (const auto& [ref, r] : live.references) {
+      if (r.module != module) continue;
+      auto refuse = [&](const std::string& why) {
+        if (p.plan.unsupported_reason.empty())
+          p.plan.unsupported_reason = "its module " + hex(module) + " binds " + r.text + ": " + why;
+      };
+      if (r.mipmapped) {
+        refuse("extracts do not recreate mipmapped arrays (not supported yet)");
+        continue;
+      }
+      if (r.array != 0) {
+        std::string why = plan_array(p.plan, r.array, r.text);
+        if (!why.empty()) refuse(why);
+      }
+      for (const auto& [setting, record] : r.settings) p.plan.texref_seqs.push_back(record);
+    }
+    std::sort(p.plan.texref_seqs.begin(), p.plan.texref_seqs.end());
     // Tensor maps among the parameters (where launch_params.h says one may sit): the records
     // that made them go into the extract, so its replay encodes them on its own driver.
     std::set<uint64_t> map_seqs;
@@ -330,17 +364,6 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
       if (made != live.tensor_maps.end()) map_seqs.insert(made->second.begin(), made->second.end());
     });
     p.plan.tensor_map_seqs.assign(map_seqs.begin(), map_seqs.end());
-    // A module whose texture/surface references were looked up: its kernels may sample or
-    // write them, over arrays no snapshot holds and with state no extract restates.
-    if (auto refs = live.references.find(module);
-        p.plan.unsupported_reason.empty() && refs != live.references.end()) {
-      std::string names;
-      for (const std::string& n : refs->second) names += (names.empty() ? "" : ", ") + n;
-      p.plan.unsupported_reason =
-          "its module " + hex(module) + " binds texture/surface reference(s) " + names +
-          ": extracts do not recreate texture/surface references, and array contents are in "
-          "no memory snapshot (not supported yet)";
-    }
     p.allocations = live.allocations;
     p.globals = live.globals;
     std::vector<format::AddressRange> graph_memory;
@@ -391,14 +414,41 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
       case schema::CallRecord::MODULE_UNLOAD:
         if (rec.getResult() == 0) {
           live.modules.erase(rec.getModuleUnload().getHandle());
-          live.references.erase(rec.getModuleUnload().getHandle());
+          std::erase_if(live.references, [&](const auto& r) {
+            return r.second.module == rec.getModuleUnload().getHandle();
+          });
         }
         break;
       case schema::CallRecord::TEX_REF: {
         using Op = schema::TexRefCall::Op;
         auto t = rec.getTexRef();
-        if (rec.getResult() == 0 && (t.getOp() == Op::GET_TEX_REF || t.getOp() == Op::GET_SURF_REF))
-          live.references[t.getModule()].insert(t.getName());
+        if (rec.getResult() != 0) break;
+        if (t.getOp() == Op::GET_TEX_REF || t.getOp() == Op::GET_SURF_REF) {
+          LiveState::Reference& r = live.references[t.getRef()];
+          r = LiveState::Reference{};
+          r.module = t.getModule();
+          r.text = std::string(t.getOp() == Op::GET_SURF_REF ? "surface" : "texture") +
+                   " reference '" + std::string(t.getName()) + "'";
+          r.settings[{-1, 0}] = seq;
+          break;
+        }
+        auto r = live.references.find(t.getRef());
+        if (r == live.references.end()) break;  // a reference of no module (cuTexRefCreate)
+        if (t.getOp() == Op::DESTROY) {
+          live.references.erase(r);
+          break;
+        }
+        // Bindings replace each other; every other setting is its own (per dimension).
+        const bool binding = t.getOp() == Op::SET_ARRAY || t.getOp() == Op::SET_MIPMAPPED_ARRAY ||
+                             t.getOp() == Op::SET_ADDRESS || t.getOp() == Op::SET_ADDRESS2D ||
+                             t.getOp() == Op::SURF_SET_ARRAY;
+        const int setting = binding ? 0 : 1 + static_cast<int>(t.getOp());
+        r->second.settings[{setting, t.getOp() == Op::SET_ADDRESS_MODE ? t.getDim() : 0}] = seq;
+        if (binding) {
+          r->second.array =
+              t.getOp() == Op::SET_ARRAY || t.getOp() == Op::SURF_SET_ARRAY ? t.getArray() : 0;
+          r->second.mipmapped = t.getOp() == Op::SET_MIPMAPPED_ARRAY;
+        }
         break;
       }
       case schema::CallRecord::FUNCTION_GET:
@@ -991,6 +1041,8 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
     if (st) st = array_copy(a, before, true);
   }
   for (uint64_t s : plan.object_seqs)
+    if (st) st = copy(s, no_patch);
+  for (uint64_t s : plan.texref_seqs)
     if (st) st = copy(s, no_patch);
   uint64_t launch_seq = 0;
   auto map_layout_seq = [&](schema::Launch::Builder l) {

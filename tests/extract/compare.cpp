@@ -26,8 +26,8 @@ const std::set<std::string> kAddressFields = {"address", "dst", "src", "hostPoin
                                               "globalAddress"};
 // Fields that hold handles (mapped one to one); JitOption.value may be a host pointer.
 const std::set<std::string> kHandleFields = {
-    "handle", "module", "function", "stream",   "context",  "kernel", "pool",
-    "event",  "value",  "array",    "srcArray", "dstArray", "object", "mipmapped"};
+    "handle", "module", "function", "stream",   "context", "kernel",    "pool", "event",
+    "value",  "array",  "srcArray", "dstArray", "object",  "mipmapped", "ref"};
 
 struct Ranges {
   struct Pair {

@@ -107,8 +107,12 @@ struct LaunchPlan {
   // array-to-host copy whose checksum is the after-state's, which the standalone replay verifies.
   std::vector<uint64_t> object_seqs;
   std::vector<PlannedArray> arrays;
-  // Non-empty: the launch cannot be extracted (a mipmapped texture, bound legacy texture
-  // references, a kernel node on the snapshot route, ...): why.
+  // texRef records that give the legacy texture/surface references of the launch's module their
+  // state at the launch (each one's look-up and latest settings, in capture order); the arrays
+  // they are bound to are among `arrays`.
+  std::vector<uint64_t> texref_seqs;
+  // Non-empty: the launch cannot be extracted (a texture over a mipmapped array, a kernel node
+  // on the snapshot route, ...): why.
   std::string unsupported_reason;
   // Address ranges of the copied allocations and globals: chunks outside them are left out.
   // In the order of allocation_seqs, then global_seqs (one range each).
