@@ -15,9 +15,7 @@ namespace cusnap::replayer::plan_detail {
 
 namespace schema = format::schema;
 
-inline format::BlobId to_blob(schema::BlobId::Reader id) {
-  return format::BlobId{id.getHigh(), id.getLow()};
-}
+using format::to_blob;
 
 inline bool add_overflows(uint64_t a, uint64_t b) { return a + b < a; }
 

@@ -24,6 +24,7 @@ namespace cusnap::extract {
 namespace schema = format::schema;
 using format::ErrorCode;
 using format::Status;
+using format::to_blob;
 
 namespace {
 
@@ -40,14 +41,18 @@ constexpr const char* kMainCpp =
 //      pointers stored in memory stay valid; when the driver gives another address, pointer-sized
 //      kernel parameters that point into a captured range are relocated, and it says so;
 //   2. loads the code image (module.bin), gets the kernel, finds module variables by name;
+//      creates the CUDA arrays the kernel reads or writes through texture/surface objects or
+//      references, fills them (array_input_*.bin), and makes those objects and references again
+//      (their captured values in the parameters are replaced by the new ones);
 //   3. writes the memory as it was before the launch (input_*.bin);
 //   4. launches the kernel as it was launched (cuLaunchKernel, cuLaunchKernelEx with the captured
 //      launch attributes, or cuLaunchCooperativeKernel) with the captured parameters
 //      (params.bin: the parameters one after the other, or the `extra` buffer), timed with events;
 //   5. reads the memory back and compares it with what the launch produced when it was captured:
 //      byte for byte where the capture stored those bytes (expected_*.bin), by XXH3-128 where it
-//      stored only each chunk's hash (expected_hash lines, xxh3_128.h); prints MISMATCH at 0x...
-//      for every range or chunk that differs (exit 1), else MATCH (exit 0).
+//      stored only each chunk's hash (expected_hash lines, xxh3_128.h), and every CUDA array byte
+//      for byte (array_expected_*.bin); prints MISMATCH at 0x... for every range, chunk or array
+//      that differs (exit 1), else MATCH (exit 0).
 // manifest.txt lists the launch configuration, the ranges, the data files and the hashes.
 // Usage: reproducer [DIR]   (DIR: the directory with manifest.txt, default ".")
 #include <cuda.h>
@@ -61,9 +66,16 @@ constexpr const char* kMainCpp =
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
+
+// Legacy texture/surface references (cuModuleGetTexRef, cuTexRefSet*) are deprecated in cuda.h;
+// a kernel that uses them needs them.
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
 
 namespace {
 
@@ -126,6 +138,42 @@ struct Manifest {
   std::vector<Global> globals;
   std::vector<Data> inputs, expected;
   std::vector<Hashed> hashed;
+  // CUDA arrays, texture/surface objects and references, as words, in the order they are made
+  // (array, array_input, texture, surface, texref, surfref, texref_set lines).
+  std::vector<std::vector<std::string>> resources;
+  std::vector<std::vector<std::string>> array_expected;  // array_expected lines
+};
+
+// The words of a resource line, read one at a time; a malformed one stops the program.
+struct Words {
+  const std::vector<std::string>& words;
+  size_t next = 1;  // words[0] is the key
+  const std::string& text() {
+    if (next >= words.size()) bad();
+    return words[next++];
+  }
+  uint64_t number(int base) {
+    const std::string& t = text();
+    char* end = nullptr;
+    uint64_t v = std::strtoull(t.c_str(), &end, base);
+    if (t.empty() || *end != 0) bad();
+    return v;
+  }
+  uint64_t hex() { return number(16); }
+  uint64_t dec() { return number(10); }
+  float real() {  // written as %a: exact
+    const std::string& t = text();
+    char* end = nullptr;
+    float v = std::strtof(t.c_str(), &end);
+    if (t.empty() || *end != 0) bad();
+    return v;
+  }
+  [[noreturn]] void bad() {
+    std::string line;
+    for (const std::string& w : words) line += w + " ";
+    std::fprintf(stderr, "error: manifest line not understood: %s\n", line.c_str());
+    std::exit(2);
+  }
 };
 
 // 32 hex digits, high half first (XXH128's canonical form) -> the hash; false if malformed.
@@ -213,6 +261,13 @@ Manifest read_manifest(const std::string& dir) {
       Data d{};
       s >> d.address >> std::dec >> d.size >> d.file;
       (key == "input" ? m.inputs : m.expected).push_back(d);
+    } else if (key == "array" || key == "array_input" || key == "texture" || key == "surface" ||
+               key == "texref" || key == "surfref" || key == "texref_set" ||
+               key == "array_expected") {
+      std::vector<std::string> words;
+      std::istringstream all(line);
+      for (std::string w; all >> w;) words.push_back(w);
+      (key == "array_expected" ? m.array_expected : m.resources).push_back(words);
     } else if (key == "expected_hash") {
       Hashed h{};
       std::string text;
@@ -329,6 +384,178 @@ int main(int argc, char** argv) {
     }
   }
 
+  // 2b. CUDA arrays (filled as they were before the launch), texture and surface objects, and
+  //     the module's texture/surface references, in the order the application made them.
+  std::map<uint64_t, CUarray> arrays;     // captured CUarray -> this process's
+  std::map<uint64_t, uint64_t> objects;   // captured CUtexObject/CUsurfObject -> this process's
+  std::map<uint64_t, CUtexref> texrefs;   // captured CUtexref -> this module's
+  std::map<uint64_t, CUsurfref> surfrefs;
+  auto array_of = [&](Words& w) {
+    uint64_t captured = w.hex();
+    if (arrays.count(captured) == 0) w.bad();
+    return arrays[captured];
+  };
+  for (const std::vector<std::string>& line : m.resources) {
+    Words w{line};
+    const std::string& key = line[0];
+    if (key == "array") {
+      uint64_t captured = w.hex();
+      CUDA_ARRAY3D_DESCRIPTOR d = {};
+      d.Format = CUarray_format(w.hex());
+      d.NumChannels = unsigned(w.dec());
+      d.Width = w.dec();
+      d.Height = w.dec();
+      d.Depth = w.dec();
+      d.Flags = unsigned(w.hex());
+      check(cuArray3DCreate(&arrays[captured], &d), "cuArray3DCreate");
+    } else if (key == "array_input" || key == "array_expected") {
+      CUarray array = array_of(w);
+      CUDA_MEMCPY3D c = {};
+      c.WidthInBytes = w.dec();
+      c.Height = w.dec();
+      c.Depth = w.dec();
+      std::string file = w.text();
+      std::vector<unsigned char> bytes = read_file(dir + "/" + file);
+      if (bytes.size() != c.WidthInBytes * c.Height * c.Depth) w.bad();
+      c.srcMemoryType = CU_MEMORYTYPE_HOST;
+      c.srcHost = bytes.data();
+      c.srcPitch = c.WidthInBytes;
+      c.srcHeight = c.Height;
+      c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+      c.dstArray = array;
+      check(cuMemcpy3D(&c), "cuMemcpy3D (host to array)");
+    } else if (key == "texture" || key == "surface") {
+      uint64_t captured = w.hex();
+      CUDA_RESOURCE_DESC res = {};
+      const std::string& kind = w.text();
+      if (kind == "array") {
+        res.resType = CU_RESOURCE_TYPE_ARRAY;
+        res.res.array.hArray = array_of(w);
+      } else if (kind == "linear") {
+        res.resType = CU_RESOURCE_TYPE_LINEAR;
+        uint64_t address = w.hex();
+        res.res.linear.format = CUarray_format(w.hex());
+        res.res.linear.numChannels = unsigned(w.dec());
+        res.res.linear.sizeInBytes = w.dec();
+        res.res.linear.devPtr = translate(m, address, res.res.linear.sizeInBytes);
+      } else if (kind == "pitch2d") {
+        res.resType = CU_RESOURCE_TYPE_PITCH2D;
+        uint64_t address = w.hex();
+        res.res.pitch2D.format = CUarray_format(w.hex());
+        res.res.pitch2D.numChannels = unsigned(w.dec());
+        res.res.pitch2D.width = w.dec();
+        res.res.pitch2D.height = w.dec();
+        res.res.pitch2D.pitchInBytes = w.dec();
+        res.res.pitch2D.devPtr =
+            translate(m, address, res.res.pitch2D.pitchInBytes * res.res.pitch2D.height);
+      } else {
+        w.bad();
+      }
+      res.flags = unsigned(w.hex());
+      if (key == "surface") {
+        CUsurfObject live = 0;
+        check(cuSurfObjectCreate(&live, &res), "cuSurfObjectCreate");
+        objects[captured] = live;
+        continue;
+      }
+      CUDA_TEXTURE_DESC tex = {};
+      for (int i = 0; i < 3; ++i) tex.addressMode[i] = CUaddress_mode(w.dec());
+      tex.filterMode = CUfilter_mode(w.dec());
+      tex.flags = unsigned(w.hex());
+      tex.maxAnisotropy = unsigned(w.dec());
+      tex.mipmapFilterMode = CUfilter_mode(w.dec());
+      tex.mipmapLevelBias = w.real();
+      tex.minMipmapLevelClamp = w.real();
+      tex.maxMipmapLevelClamp = w.real();
+      for (int i = 0; i < 4; ++i) tex.borderColor[i] = w.real();
+      CUDA_RESOURCE_VIEW_DESC view = {};
+      bool has_view = w.next < line.size();
+      if (has_view) {
+        if (w.text() != "view") w.bad();
+        view.format = CUresourceViewFormat(w.dec());
+        view.width = w.dec();
+        view.height = w.dec();
+        view.depth = w.dec();
+        view.firstMipmapLevel = unsigned(w.dec());
+        view.lastMipmapLevel = unsigned(w.dec());
+        view.firstLayer = unsigned(w.dec());
+        view.lastLayer = unsigned(w.dec());
+      }
+      CUtexObject live = 0;
+      check(cuTexObjectCreate(&live, &res, &tex, has_view ? &view : nullptr), "cuTexObjectCreate");
+      objects[captured] = live;
+    } else if (key == "texref") {
+      uint64_t captured = w.hex();
+      check(cuModuleGetTexRef(&texrefs[captured], module, w.text().c_str()), "cuModuleGetTexRef");
+    } else if (key == "surfref") {
+      uint64_t captured = w.hex();
+      check(cuModuleGetSurfRef(&surfrefs[captured], module, w.text().c_str()),
+            "cuModuleGetSurfRef");
+    } else if (key == "texref_set") {
+      uint64_t captured = w.hex();
+      const std::string op = w.text();
+      if (op == "surfSetArray") {
+        if (surfrefs.count(captured) == 0) w.bad();
+        CUarray array = array_of(w);
+        check(cuSurfRefSetArray(surfrefs[captured], array, unsigned(w.hex())), "cuSurfRefSetArray");
+        continue;
+      }
+      if (texrefs.count(captured) == 0) w.bad();
+      CUtexref ref = texrefs[captured];
+      if (op == "setArray") {
+        CUarray array = array_of(w);
+        check(cuTexRefSetArray(ref, array, unsigned(w.hex())), "cuTexRefSetArray");
+      } else if (op == "setAddress") {
+        uint64_t address = w.hex();
+        size_t bytes = w.dec(), captured_offset = w.dec(), offset = 0;
+        check(cuTexRefSetAddress(&offset, ref, translate(m, address, bytes), bytes),
+              "cuTexRefSetAddress");
+        if (offset != captured_offset)
+          std::printf("note: cuTexRefSetAddress returned offset %zu, captured %zu: the kernel's "
+                      "parameters assume the captured one\n", offset, captured_offset);
+      } else if (op == "setAddress2d") {
+        uint64_t address = w.hex();
+        CUDA_ARRAY_DESCRIPTOR d = {};
+        d.Format = CUarray_format(w.hex());
+        d.NumChannels = unsigned(w.dec());
+        d.Width = w.dec();
+        d.Height = w.dec();
+        size_t pitch = w.dec();
+        check(cuTexRefSetAddress2D(ref, &d, translate(m, address, pitch * d.Height), pitch),
+              "cuTexRefSetAddress2D");
+      } else if (op == "setFormat") {
+        CUarray_format format = CUarray_format(w.hex());
+        check(cuTexRefSetFormat(ref, format, int(w.dec())), "cuTexRefSetFormat");
+      } else if (op == "setAddressMode") {
+        int dim = int(w.dec());
+        check(cuTexRefSetAddressMode(ref, dim, CUaddress_mode(w.dec())), "cuTexRefSetAddressMode");
+      } else if (op == "setFilterMode") {
+        check(cuTexRefSetFilterMode(ref, CUfilter_mode(w.dec())), "cuTexRefSetFilterMode");
+      } else if (op == "setMipmapFilterMode") {
+        check(cuTexRefSetMipmapFilterMode(ref, CUfilter_mode(w.dec())),
+              "cuTexRefSetMipmapFilterMode");
+      } else if (op == "setMipmapLevelBias") {
+        check(cuTexRefSetMipmapLevelBias(ref, w.real()), "cuTexRefSetMipmapLevelBias");
+      } else if (op == "setMipmapLevelClamp") {
+        float low = w.real();
+        check(cuTexRefSetMipmapLevelClamp(ref, low, w.real()), "cuTexRefSetMipmapLevelClamp");
+      } else if (op == "setMaxAnisotropy") {
+        check(cuTexRefSetMaxAnisotropy(ref, unsigned(w.dec())), "cuTexRefSetMaxAnisotropy");
+      } else if (op == "setBorderColor") {
+        float color[4];
+        for (float& c : color) c = w.real();
+        check(cuTexRefSetBorderColor(ref, color), "cuTexRefSetBorderColor");
+      } else if (op == "setFlags") {
+        check(cuTexRefSetFlags(ref, unsigned(w.hex())), "cuTexRefSetFlags");
+      } else {
+        w.bad();
+      }
+    }
+  }
+  if (!arrays.empty() || !objects.empty() || !texrefs.empty() || !surfrefs.empty())
+    std::printf("%zu CUDA arrays, %zu texture/surface objects, %zu references made\n",
+                arrays.size(), objects.size(), texrefs.size() + surfrefs.size());
+
   // 3. Memory as it was before the launch.
   for (const Data& d : m.inputs) {
     std::vector<unsigned char> bytes = read_file(dir + "/" + d.file);
@@ -361,6 +588,14 @@ int main(int argc, char** argv) {
           break;
         }
       }
+    }
+    // A texture/surface object's captured value (the replay's rule: any 8-byte parameter equal
+    // to one) becomes this process's object.
+    if (slot.size == 8 && !objects.empty()) {
+      uint64_t value;
+      std::memcpy(&value, params.data() + slot.offset, 8);
+      auto object = objects.find(value);
+      if (object != objects.end()) std::memcpy(params.data() + slot.offset, &object->second, 8);
     }
     kernel_params.push_back(params.data() + slot.offset);
   }
@@ -443,15 +678,44 @@ int main(int argc, char** argv) {
     compared += h.size;
     hashed_bytes += h.size;
   }
-  const size_t pieces = m.expected.size() + m.hashed.size();
+  for (const std::vector<std::string>& line : m.array_expected) {
+    Words w{line};
+    uint64_t captured = w.hex();
+    if (arrays.count(captured) == 0) w.bad();
+    CUDA_MEMCPY3D c = {};
+    c.WidthInBytes = w.dec();
+    c.Height = w.dec();
+    c.Depth = w.dec();
+    std::string file = w.text();
+    std::vector<unsigned char> want = read_file(dir + "/" + file);
+    std::vector<unsigned char> got(c.WidthInBytes * c.Height * c.Depth);
+    if (want.size() != got.size()) w.bad();
+    c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.srcArray = arrays[captured];
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = got.data();
+    c.dstPitch = c.WidthInBytes;
+    c.dstHeight = c.Height;
+    check(cuMemcpy3D(&c), "cuMemcpy3D (array to host)");
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != want[i]) {
+        std::printf("MISMATCH in CUDA array 0x%" PRIx64 ": expected 0x%02x, got 0x%02x (%s, byte "
+                    "%zu)\n", captured, want[i], got[i], file.c_str(), i);
+        ++mismatches;
+        break;
+      }
+    }
+    compared += got.size();
+  }
+  const size_t pieces = m.expected.size() + m.hashed.size() + m.array_expected.size();
   if (mismatches > 0) {
     std::printf("MISMATCH: %" PRIu64 " of %zu expected ranges and chunks differ\n", mismatches,
                 pieces);
     return 1;
   }
   std::printf("MATCH (%" PRIu64 " bytes compared: %zu ranges byte for byte, %zu chunks "
-              "(%" PRIu64 " bytes) by XXH3-128)\n", compared, m.expected.size(), m.hashed.size(),
-              hashed_bytes);
+              "(%" PRIu64 " bytes) by XXH3-128, %zu CUDA arrays byte for byte)\n", compared,
+              m.expected.size(), m.hashed.size(), hashed_bytes, m.array_expected.size());
   return 0;
 }
 )CPP";
@@ -520,6 +784,195 @@ format::Result<Runs> runs_of(format::Reader& r, schema::MemorySnapshot::Reader s
   return out;
 }
 
+// %a: a float exactly, as the program's strtof reads it back.
+std::string real(float value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", static_cast<double>(value));
+  return text;
+}
+
+// The manifest lines (and array data files) of the extract's CUDA arrays, their fill and check
+// copies, texture/surface objects and references, in record order (docs/extract.md, "Textures
+// and surfaces"); what the program cannot make is refused.
+Status resource_lines(format::Reader& extracted, const std::vector<format::CallRef>& records,
+                      const std::filesystem::path& d, std::ostringstream& m) {
+  auto refuse = [](const std::string& what) {
+    return Status::error(ErrorCode::kInvalidArgument,
+                         what +
+                             ": the C++ reproducer does not make it; replay the extract with "
+                             "cusnap replay instead");
+  };
+  unsigned inputs = 0, expected = 0;
+  for (const format::CallRef& ref : records) {
+    auto rec = ref.get();
+    const std::string who =
+        "record " + std::to_string(ref.seq()) + " (" + std::string(rec.getApiName()) + ")";
+    switch (rec.which()) {
+      case schema::CallRecord::ARRAY: {
+        using Op = schema::ArrayCall::Op;
+        auto a = rec.getArray();
+        if (a.getOp() != Op::CREATE && a.getOp() != Op::CREATE3D)
+          return refuse(who + ", a mipmapped array or a destroy");
+        m << "array " << hex(a.getArray()) << ' ' << hex(static_cast<uint32_t>(a.getFormat()))
+          << ' ' << a.getChannels() << ' ' << a.getWidth() << ' ' << a.getHeight() << ' '
+          << a.getDepth() << ' ' << hex(a.getFlags()) << '\n';
+        break;
+      }
+      case schema::CallRecord::MEMCPY: {
+        constexpr int32_t kHost = 1, kArray = 3;  // CUmemorytype
+        auto c = rec.getMemcpy();
+        auto g = c.getGeometry();
+        const bool fill = g.getDstMemoryType() == kArray && g.getSrcMemoryType() == kHost;
+        const bool check = g.getSrcMemoryType() == kArray && g.getDstMemoryType() == kHost;
+        if (c.getKind() != schema::Memcpy::Kind::ARRAY_INVOLVED || (!fill && !check) ||
+            g.getSrcXInBytes() != 0 || g.getDstXInBytes() != 0 || g.getSrcY() != 0 ||
+            g.getDstY() != 0 || g.getSrcZ() != 0 || g.getDstZ() != 0)
+          return refuse(who + ", a copy other than an extract's fill or check of a whole array");
+        if (!c.hasPayload() || to_blob(c.getPayload()).is_null())
+          return refuse(who + ", an array's " + (fill ? "fill" : "check") +
+                        " without its bytes (an extract written before schema 9's array payloads)");
+        auto bytes = extracted.read_blob(to_blob(c.getPayload()));
+        if (!bytes) return bytes.status();
+        const uint64_t height = g.getHeight() == 0 ? 1 : g.getHeight();
+        const uint64_t depth = g.getDepth() == 0 ? 1 : g.getDepth();
+        if (bytes->size() != g.getWidthInBytes() * height * depth)
+          return Status::error(ErrorCode::kMalformed, who + ": its payload does not fill the copy");
+        const std::string file = fill ? "array_input_" + std::to_string(inputs++) + ".bin"
+                                      : "array_expected_" + std::to_string(expected++) + ".bin";
+        Status st = write_file(d / file, bytes->data(), bytes->size());
+        if (!st) return st;
+        m << (fill ? "array_input " : "array_expected ")
+          << hex(fill ? g.getDstArray() : g.getSrcArray()) << ' ' << g.getWidthInBytes() << ' '
+          << height << ' ' << depth << ' ' << file << '\n';
+        break;
+      }
+      case schema::CallRecord::TEX_OBJECT: {
+        using Op = schema::TexObjectCall::Op;
+        auto o = rec.getTexObject();
+        if (o.getOp() != Op::TEXTURE_CREATE && o.getOp() != Op::SURFACE_CREATE)
+          return refuse(who + ", an object's destroy");
+        const bool surface = o.getOp() == Op::SURFACE_CREATE;
+        auto r = o.getResource();
+        std::ostringstream line;
+        line << (surface ? "surface " : "texture ") << hex(o.getObject()) << ' ';
+        switch (r.getType()) {
+          case 0:
+            line << "array " << hex(r.getArray());
+            break;
+          case 2:
+            line << "linear " << hex(r.getDevicePointer()) << ' '
+                 << hex(static_cast<uint32_t>(r.getFormat())) << ' ' << r.getChannels() << ' '
+                 << r.getSizeInBytes();
+            break;
+          case 3:
+            line << "pitch2d " << hex(r.getDevicePointer()) << ' '
+                 << hex(static_cast<uint32_t>(r.getFormat())) << ' ' << r.getChannels() << ' '
+                 << r.getWidth() << ' ' << r.getHeight() << ' ' << r.getPitchInBytes();
+            break;
+          default:
+            return refuse(who + ", an object over a mipmapped array or of resource type " +
+                          std::to_string(r.getType()));
+        }
+        line << ' ' << hex(r.getFlags());
+        if (!surface) {
+          auto t = o.getTexture();
+          auto modes = t.getAddressMode();
+          auto border = t.getBorderColor();
+          for (unsigned i = 0; i < 3; ++i) line << ' ' << (i < modes.size() ? modes[i] : 0);
+          line << ' ' << t.getFilterMode() << ' ' << hex(t.getFlags()) << ' '
+               << t.getMaxAnisotropy() << ' ' << t.getMipmapFilterMode() << ' '
+               << real(t.getMipmapLevelBias()) << ' ' << real(t.getMinMipmapLevelClamp()) << ' '
+               << real(t.getMaxMipmapLevelClamp());
+          for (unsigned i = 0; i < 4; ++i)
+            line << ' ' << real(i < border.size() ? border[i] : 0.0f);
+          if (o.getHasView()) {
+            auto v = o.getView();
+            line << " view " << v.getFormat() << ' ' << v.getWidth() << ' ' << v.getHeight() << ' '
+                 << v.getDepth() << ' ' << v.getFirstMipmapLevel() << ' ' << v.getLastMipmapLevel()
+                 << ' ' << v.getFirstLayer() << ' ' << v.getLastLayer();
+          }
+        }
+        m << line.str() << '\n';
+        break;
+      }
+      case schema::CallRecord::TEX_REF: {
+        using Op = schema::TexRefCall::Op;
+        auto t = rec.getTexRef();
+        const std::string ref = hex(t.getRef());
+        const std::string name = t.getName();
+        switch (t.getOp()) {
+          case Op::GET_TEX_REF:
+          case Op::GET_SURF_REF:
+            if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
+              return Status::error(ErrorCode::kMalformed, who + ": a reference name with spaces");
+            m << (t.getOp() == Op::GET_TEX_REF ? "texref " : "surfref ") << ref << ' ' << name
+              << '\n';
+            break;
+          case Op::SET_ARRAY:
+            m << "texref_set " << ref << " setArray " << hex(t.getArray()) << ' '
+              << hex(t.getFlags()) << '\n';
+            break;
+          case Op::SURF_SET_ARRAY:
+            m << "texref_set " << ref << " surfSetArray " << hex(t.getArray()) << ' '
+              << hex(t.getFlags()) << '\n';
+            break;
+          case Op::SET_ADDRESS:
+            m << "texref_set " << ref << " setAddress " << hex(t.getAddress()) << ' '
+              << t.getBytes() << ' ' << t.getByteOffset() << '\n';
+            break;
+          case Op::SET_ADDRESS2D:
+            m << "texref_set " << ref << " setAddress2d " << hex(t.getAddress()) << ' '
+              << hex(static_cast<uint32_t>(t.getFormat())) << ' ' << t.getChannels() << ' '
+              << t.getWidth() << ' ' << t.getHeight() << ' ' << t.getPitch() << '\n';
+            break;
+          case Op::SET_FORMAT:
+            m << "texref_set " << ref << " setFormat " << hex(static_cast<uint32_t>(t.getFormat()))
+              << ' ' << t.getChannels() << '\n';
+            break;
+          case Op::SET_ADDRESS_MODE:
+            m << "texref_set " << ref << " setAddressMode " << t.getDim() << ' ' << t.getMode()
+              << '\n';
+            break;
+          case Op::SET_FILTER_MODE:
+            m << "texref_set " << ref << " setFilterMode " << t.getMode() << '\n';
+            break;
+          case Op::SET_MIPMAP_FILTER_MODE:
+            m << "texref_set " << ref << " setMipmapFilterMode " << t.getMode() << '\n';
+            break;
+          case Op::SET_MIPMAP_LEVEL_BIAS:
+            m << "texref_set " << ref << " setMipmapLevelBias " << real(t.getBias()) << '\n';
+            break;
+          case Op::SET_MIPMAP_LEVEL_CLAMP:
+            m << "texref_set " << ref << " setMipmapLevelClamp " << real(t.getMinClamp()) << ' '
+              << real(t.getMaxClamp()) << '\n';
+            break;
+          case Op::SET_MAX_ANISOTROPY:
+            m << "texref_set " << ref << " setMaxAnisotropy " << t.getMaxAnisotropy() << '\n';
+            break;
+          case Op::SET_BORDER_COLOR: {
+            auto c = t.getBorderColor();
+            m << "texref_set " << ref << " setBorderColor";
+            for (unsigned i = 0; i < 4; ++i) m << ' ' << real(i < c.size() ? c[i] : 0.0f);
+            m << '\n';
+            break;
+          }
+          case Op::SET_FLAGS:
+            m << "texref_set " << ref << " setFlags " << hex(t.getFlags()) << '\n';
+            break;
+          default:
+            return refuse(who +
+                          ", a reference call other than a look-up or setting (a "
+                          "mipmapped binding, cuTexRefCreate/Destroy, cuParamSetTexRef)");
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return Status::ok();
+}
+
 Status emit_records(format::Reader& extracted, const std::string& dir) {
   namespace fs = std::filesystem;
   if (!extracted.header().hasExtract())
@@ -529,7 +982,7 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   std::optional<format::CallRef> module, function, launch, before, after;
   std::vector<format::CallRef> globals, allocations;
   bool tensor_maps = false;
-  bool arrays = false;
+  std::vector<format::CallRef> resources;  // array, memcpy, texObject, texRef records in order
   std::string other;  // the first record of a kind the reproducer does not handle
   Status scan = extracted.for_each_call([&](const format::CallRef& ref) {
     auto rec = ref.get();
@@ -561,9 +1014,11 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
       case schema::CallRecord::ARRAY:
       case schema::CallRecord::TEX_OBJECT:
       case schema::CallRecord::TEX_REF:
-      case schema::CallRecord::MEMCPY:  // an extract's copies fill and check its arrays
-        arrays = true;
+      case schema::CallRecord::MEMCPY: {  // an extract's copies fill and check its arrays
+        auto c = extracted.call(ref.seq());
+        if (c) resources.push_back(std::move(c.value()));
         break;
+      }
       case schema::CallRecord::MEMORY_SNAPSHOT:
         take(rec.getMemorySnapshot().getPhase() == schema::MemorySnapshot::Phase::BEFORE_LAUNCH
                  ? before
@@ -584,14 +1039,6 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
                          "the extract holds " + other +
                              ", which the C++ reproducer does not recreate; replay the extract "
                              "with cusnap replay instead");
-  if (arrays)
-    return Status::error(
-        ErrorCode::kInvalidArgument,
-        "the launch takes texture or surface objects or references (array, texObject "
-        "and texRef records in the extract): the C++ reproducer does not recreate "
-        "CUDA arrays and texture/surface objects yet; replay the extract with "
-        "cusnap replay "
-        "instead");
   // A tensor map's bytes are the capturing driver's encoding: a reproducer would have to call
   // cuTensorMapEncode* itself, which it does not (yet); passing the bytes would be wrong on
   // any other driver.
@@ -692,6 +1139,8 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
         << format::BlobId{c.getBlob().getHigh(), c.getBlob().getLow()}.to_hex() << '\n';
     }
   }
+  st = resource_lines(extracted, resources, d, m);
+  if (!st) return st;
   st = write_text(d / "manifest.txt", m.str());
   if (!st) return st;
   std::ostringstream readme;

@@ -27,6 +27,7 @@ namespace schema = format::schema;
 using format::ErrorCode;
 using format::Result;
 using format::Status;
+using format::to_blob;
 
 namespace {
 
@@ -40,8 +41,6 @@ std::string describe(uint64_t seq, const std::string& kernel) {
 
 // Pending launches by the replay tap's name for them (detail::launch_key).
 using Key = replayer::LaunchKey;
-
-format::BlobId to_blob(schema::BlobId::Reader id) { return {id.getHigh(), id.getLow()}; }
 
 struct Range {
   uint64_t seq = 0;
@@ -995,7 +994,7 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
     if (read == nullptr) {
       if (!recorded) return fail(ErrorCode::kNotFound, what + " were not read");
       return copy(*recorded, [&](schema::CallRecord::Builder r) {
-        if (!fill || !r.getMemcpy().hasPayload()) return Status::ok();
+        if (!r.getMemcpy().hasPayload()) return Status::ok();
         return copy_blob(source, w, to_blob(r.getMemcpy().getPayload().asReader()), what);
       });
     }
@@ -1021,10 +1020,6 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
       g.setSrcHeight(a.extent.height);
       g.setDstMemoryType(kArray);
       g.setDstArray(a.handle);
-      const format::BlobId id = format::hash_blob(read->bytes);
-      if (Status put = detail::put_blob(w, read->bytes, id, what); !put) return put;
-      m.getPayload().setHigh(id.high);
-      m.getPayload().setLow(id.low);
     } else {
       g.setSrcMemoryType(kArray);
       g.setSrcArray(a.handle);
@@ -1034,6 +1029,12 @@ Result<ExtractedLaunch> write_capture(format::Reader& source, const std::string&
       m.setHostChecksum(format::checksum64(read->bytes));
       m.setHasHostChecksum(true);
     }
+    // The bytes: what fills the array, or (the check) what it must hold after the launch, for
+    // a reader that compares bytes (the --emit-cpp reproducer); the replay checks the checksum.
+    const format::BlobId id = format::hash_blob(read->bytes);
+    if (Status put = detail::put_blob(w, read->bytes, id, what); !put) return put;
+    m.getPayload().setHigh(id.high);
+    m.getPayload().setLow(id.low);
     return append(b, std::nullopt);
   };
   for (const PlannedArray& a : plan.arrays) {

@@ -4,13 +4,13 @@
 #include <optional>
 #include <string>
 
+#include "cusnap/format/reader.h"
+
 namespace cusnap::format {
 
 namespace {
 
 constexpr uint64_t kMax = kMaxRecordRangeBytes;
-
-BlobId to_blob(schema::BlobId::Reader id) { return BlobId{id.getHigh(), id.getLow()}; }
 
 Status malformed(std::string message) {
   return Status::error(ErrorCode::kMalformed, std::move(message));

@@ -27,6 +27,7 @@ using format::BlobId;
 using format::ErrorCode;
 using format::Result;
 using format::Status;
+using format::to_blob;
 namespace schema = format::schema;
 namespace fs = std::filesystem;
 
@@ -34,7 +35,6 @@ namespace {
 
 constexpr int64_t kAlwaysKept = -1;
 
-BlobId to_blob(schema::BlobId::Reader id) { return {id.getHigh(), id.getLow()}; }
 void set_blob(schema::BlobId::Builder b, const BlobId& id) {
   b.setHigh(id.high);
   b.setLow(id.low);

@@ -30,6 +30,7 @@ using format::BlobId;
 using format::ErrorCode;
 using format::Result;
 using format::Status;
+using format::to_blob;
 namespace schema = format::schema;
 
 namespace {
@@ -44,7 +45,6 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-BlobId to_blob(schema::BlobId::Reader id) { return {id.getHigh(), id.getLow()}; }
 void set_blob(schema::BlobId::Builder b, const BlobId& id) {
   b.setHigh(id.high);
   b.setLow(id.low);

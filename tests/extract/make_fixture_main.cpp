@@ -3,10 +3,12 @@
 //                                        "low", allocation a where no driver can map it
 //   make_fixture strided OUT PTX         writes the --minimize fixture (write_strided_fixture)
 //   make_fixture flip FILE OFFSET    inverts one byte of FILE (an expected data file)
+//   make_fixture flip FILE all       inverts every byte of FILE
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "fixture.h"
@@ -24,6 +26,17 @@ int main(int argc, char** argv) {
       t::write_strided_fixture(argv[2], t::read_text(argv[3]));
       return 0;
     }
+    if (cmd == "flip" && argc == 4 && std::string(argv[3]) == "all") {
+      std::ifstream in(argv[2], std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in && !in.eof()) throw std::runtime_error("cannot read the file");
+      in.close();
+      for (char& c : bytes) c = static_cast<char>(~c);
+      std::ofstream out(argv[2], std::ios::binary | std::ios::trunc);
+      if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+        throw std::runtime_error("cannot write the file");
+      return 0;
+    }
     if (cmd == "flip" && argc == 4) {
       std::fstream f(argv[2], std::ios::binary | std::ios::in | std::ios::out);
       long offset = std::strtol(argv[3], nullptr, 10);
@@ -34,7 +47,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::fprintf(
-        stderr, "usage: make_fixture capture OUT PTX [low] | strided OUT PTX | flip FILE OFFSET\n");
+        stderr,
+        "usage: make_fixture capture OUT PTX [low] | strided OUT PTX | flip FILE OFFSET|all\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_fixture: %s\n", e.what());

@@ -14,8 +14,13 @@
 # other device work at capture time (OVERLAP_ONLY: multi_thread, where that may be every launch),
 # device_assert's launch that asserts on purpose (STICKY_REFUSAL), and launches the reproducer
 # does not support (multi-device cooperative launches; no sample makes one).
+# ARRAYS (texture, surface, texture_refs): the launches reach CUDA arrays, which only the replay
+# route extracts (docs/extract.md, "Textures and surfaces"); its extracts hold every byte, so
+# there is no hash to alter: instead one byte of an array's expected file must be reported as a
+# MISMATCH in that array, and one byte of an array's input file must change what the kernel
+# computes (a MISMATCH, exit 1).
 # Inputs: SAMPLE, CUSNAP, EMULATOR, EMULATOR_DIR, INTERCEPTOR_DIR, MAKE_FIXTURE, XXH3_TEMPLATE,
-# CUDA_ROOT, GENERATOR, CXX, WORK, OVERLAP_ONLY, STICKY_REFUSAL.
+# CUDA_ROOT, GENERATOR, CXX, WORK, OVERLAP_ONLY, STICKY_REFUSAL, ARRAYS.
 include(${CMAKE_CURRENT_LIST_DIR}/sample_refusals.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/reproducers.cmake)
 file(REMOVE_RECURSE ${WORK})
@@ -29,8 +34,12 @@ execute_process(COMMAND ${CUSNAP} capture --driver ${EMULATOR} --snapshot-kernel
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "capture failed (rc ${rc}):\n${out}\n${err}")
 endif()
+set(route snapshots)
+if(ARRAYS)
+  set(route auto)
+endif()
 execute_process(COMMAND ${CUSNAP} extract ${WORK}/capture.cusnap --kernel-name regex:.
-                        --route snapshots -o ${WORK}/launches/call-%n.cusnap
+                        --route ${route} --driver ${EMULATOR} -o ${WORK}/launches/call-%n.cusnap
                         --emit-cpp ${WORK}/repro/call-%n
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 check_extract_refusals(${rc} "${out}" "${err}"
@@ -73,6 +82,65 @@ foreach(dir IN LISTS dirs)
 endforeach()
 message(STATUS "${matched} of ${count} reproducers report MATCH; ${with_hashes} of them compared "
                "${hashed_chunks} chunk(s) by XXH3-128")
+
+if(ARRAYS)
+  # An altered byte of an array's expected state: reported in that array.
+  set(expected_dir "")
+  set(input_dirs "")
+  foreach(dir IN LISTS dirs)
+    if(NOT expected_dir AND EXISTS ${dir}/array_expected_0.bin)
+      set(expected_dir ${dir})
+    endif()
+    if(EXISTS ${dir}/array_input_0.bin)
+      list(APPEND input_dirs ${dir})
+    endif()
+  endforeach()
+  if(NOT expected_dir OR NOT input_dirs)
+    message(FATAL_ERROR "no reproducer holds an array's input and expected state")
+  endif()
+  file(COPY ${expected_dir}/ DESTINATION ${WORK}/altered_array_expected)
+  execute_process(COMMAND ${MAKE_FIXTURE} flip ${WORK}/altered_array_expected/array_expected_0.bin 0
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "could not alter array_expected_0.bin (rc ${rc})")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program}
+                          ${WORK}/altered_array_expected
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT out MATCHES "MISMATCH in CUDA array 0x[0-9a-f]+: expected 0x[0-9a-f]+, got 0x[0-9a-f]+ \\(array_expected_0.bin, byte 0\\)")
+    message(FATAL_ERROR "an altered array byte was not reported (rc ${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "altered array expected byte: ${out}")
+  # Every byte of an array's input inverted: a kernel that reads the array writes something
+  # else to memory (one that only writes it, as the surface sample's first, does not), so at
+  # least one reproducer must report a MISMATCH in memory ("at 0x", not only in the array, which
+  # an unwritten array shows anyway), and none may fail otherwise.
+  set(changed 0)
+  set(i 0)
+  foreach(dir IN LISTS input_dirs)
+    file(COPY ${dir}/ DESTINATION ${WORK}/altered_array_input_${i})
+    execute_process(COMMAND ${MAKE_FIXTURE} flip ${WORK}/altered_array_input_${i}/array_input_0.bin all
+                    RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "could not alter ${dir}/array_input_0.bin (rc ${rc})")
+    endif()
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program}
+                            ${WORK}/altered_array_input_${i}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(rc EQUAL 1 AND out MATCHES "MISMATCH at 0x")
+      math(EXPR changed "${changed} + 1")
+    elseif(rc EQUAL 1 AND out MATCHES "MISMATCH in CUDA array")
+    elseif(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${dir} with its array input inverted failed (rc ${rc}):\n${out}\n${err}")
+    endif()
+    math(EXPR i "${i} + 1")
+  endforeach()
+  if(changed EQUAL 0)
+    message(FATAL_ERROR "no reproducer's kernel noticed its array input inverted: the arrays are not read")
+  endif()
+  message(STATUS "array inputs inverted: ${changed} of ${i} reproducers report a MISMATCH in memory")
+  return()
+endif()
 
 # One altered hash: the chunk it names must be reported and the exit code must be 1.
 if(NOT hash_dir)

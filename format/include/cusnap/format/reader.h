@@ -37,6 +37,9 @@
 
 namespace cusnap::format {
 
+// The blob a record's BlobId field names (all zero: none).
+inline BlobId to_blob(schema::BlobId::Reader id) { return BlobId{id.getHigh(), id.getLow()}; }
+
 struct ReaderOptions {
   uint64_t max_frame_raw_bytes = 256ull << 20;   // larger frames are rejected (kLimitExceeded)
   uint64_t traversal_limit_words = 64ull << 20;  // per message (Cap'n Proto ReaderOptions)
