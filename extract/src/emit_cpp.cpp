@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <sstream>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "cusnap/extract/extract.h"
 #include "cusnap/format/blob_id.h"
 #include "cusnap/format/header_info.h"
+#include "cusnap/format/launch_params.h"
 #include "unreadable.h"
 #include "xxh3_128_h.inc"  // generated from extract/templates/xxh3_128.h (CMakeLists.txt)
 
@@ -43,7 +45,9 @@ constexpr const char* kMainCpp =
 //   2. loads the code image (module.bin), gets the kernel, finds module variables by name;
 //      creates the CUDA arrays the kernel reads or writes through texture/surface objects or
 //      references, fills them (array_input_*.bin), and makes those objects and references again
-//      (their captured values in the parameters are replaced by the new ones);
+//      (their captured values in the parameters are replaced by the new ones); encodes the
+//      tensor maps the parameters hold again (cuTensorMapEncode*, cuTensorMapReplaceAddress), a
+//      map's bytes being the driver's own encoding;
 //   3. writes the memory as it was before the launch (input_*.bin);
 //   4. launches the kernel as it was launched (cuLaunchKernel, cuLaunchKernelEx with the captured
 //      launch attributes, or cuLaunchCooperativeKernel) with the captured parameters
@@ -160,6 +164,20 @@ struct Words {
     return v;
   }
   uint64_t hex() { return number(16); }
+  template <class T>
+  std::vector<T> list() {  // comma-separated decimals, "-" for none
+    std::vector<T> out;
+    std::string t = text();
+    if (t == "-") return out;
+    std::istringstream in(t);
+    for (std::string item; std::getline(in, item, ',');) {
+      char* end = nullptr;
+      long long v = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end != 0) bad();
+      out.push_back(T(v));
+    }
+    return out;
+  }
   uint64_t dec() { return number(10); }
   float real() {  // written as %a: exact
     const std::string& t = text();
@@ -263,7 +281,7 @@ Manifest read_manifest(const std::string& dir) {
       (key == "input" ? m.inputs : m.expected).push_back(d);
     } else if (key == "array" || key == "array_input" || key == "texture" || key == "surface" ||
                key == "texref" || key == "surfref" || key == "texref_set" ||
-               key == "array_expected") {
+               key == "tensor_map" || key == "tensor_map_replace" || key == "array_expected") {
       std::vector<std::string> words;
       std::istringstream all(line);
       for (std::string w; all >> w;) words.push_back(w);
@@ -281,6 +299,19 @@ Manifest read_manifest(const std::string& dir) {
     }
   }
   return m;
+}
+
+// Replaces the 128 bytes at `at` with the map encoded here when they are a captured map's.
+void substitute_tensor_map(const std::map<std::string, CUtensorMap>& maps, unsigned char* at) {
+  if (maps.empty()) return;
+  std::string text;
+  char digits[3];
+  for (size_t i = 0; i < sizeof(CUtensorMap); ++i) {
+    std::snprintf(digits, sizeof digits, "%02x", at[i]);
+    text += digits;
+  }
+  auto it = maps.find(text);
+  if (it != maps.end()) std::memcpy(at, &it->second, sizeof(CUtensorMap));
 }
 
 // Where a captured address lives now (globals first: they are not reserved ranges).
@@ -390,6 +421,14 @@ int main(int argc, char** argv) {
   std::map<uint64_t, uint64_t> objects;   // captured CUtexObject/CUsurfObject -> this process's
   std::map<uint64_t, CUtexref> texrefs;   // captured CUtexref -> this module's
   std::map<uint64_t, CUsurfref> surfrefs;
+  std::map<std::string, CUtensorMap> tensor_maps;  // captured bytes (hex) -> encoded here
+  // A tensor map's global address where the memory is now (one in no range is kept).
+  auto global_of = [&](uint64_t address) -> void* {
+    for (const Range& r : m.ranges)
+      if (address >= r.address && address < r.address + r.size)
+        return reinterpret_cast<void*>(uintptr_t(r.live + (address - r.address)));
+    return reinterpret_cast<void*>(uintptr_t(address));
+  };
   auto array_of = [&](Words& w) {
     uint64_t captured = w.hex();
     if (arrays.count(captured) == 0) w.bad();
@@ -484,6 +523,53 @@ int main(int argc, char** argv) {
       CUtexObject live = 0;
       check(cuTexObjectCreate(&live, &res, &tex, has_view ? &view : nullptr), "cuTexObjectCreate");
       objects[captured] = live;
+    } else if (key == "tensor_map") {
+      const std::string kind = w.text();
+      auto type = CUtensorMapDataType(w.dec());
+      auto rank = cuuint32_t(w.dec());
+      void* global = global_of(w.hex());
+      auto interleave = CUtensorMapInterleave(w.dec());
+      auto swizzle = CUtensorMapSwizzle(w.dec());
+      auto l2 = CUtensorMapL2promotion(w.dec());
+      auto oob = CUtensorMapFloatOOBfill(w.dec());
+      auto channels = unsigned(w.dec());
+      auto pixels = unsigned(w.dec());
+      auto wide = int(w.dec());
+      auto dims = w.list<cuuint64_t>();
+      auto strides = w.list<cuuint64_t>();
+      auto box = w.list<cuuint32_t>();
+      auto element_strides = w.list<cuuint32_t>();
+      auto lower = w.list<int>();
+      auto upper = w.list<int>();
+      const std::string captured = w.text();
+      CUtensorMap map;
+      if (kind == "tiled") {
+        check(cuTensorMapEncodeTiled(&map, type, rank, global, dims.data(), strides.data(),
+                                     box.data(), element_strides.data(), interleave, swizzle, l2,
+                                     oob),
+              "cuTensorMapEncodeTiled");
+      } else if (kind == "im2col") {
+        check(cuTensorMapEncodeIm2col(&map, type, rank, global, dims.data(), strides.data(),
+                                      lower.data(), upper.data(), channels, pixels,
+                                      element_strides.data(), interleave, swizzle, l2, oob),
+              "cuTensorMapEncodeIm2col");
+      } else if (kind == "im2colWide" && !lower.empty() && !upper.empty()) {
+        check(cuTensorMapEncodeIm2colWide(&map, type, rank, global, dims.data(), strides.data(),
+                                          lower[0], upper[0], channels, pixels,
+                                          element_strides.data(), interleave,
+                                          CUtensorMapIm2ColWideMode(wide), swizzle, l2, oob),
+              "cuTensorMapEncodeIm2colWide");
+      } else {
+        w.bad();
+      }
+      tensor_maps[captured] = map;
+    } else if (key == "tensor_map_replace") {
+      void* global = global_of(w.hex());
+      auto previous = tensor_maps.find(w.text());
+      if (previous == tensor_maps.end()) w.bad();
+      CUtensorMap map = previous->second;
+      check(cuTensorMapReplaceAddress(&map, global), "cuTensorMapReplaceAddress");
+      tensor_maps[w.text()] = map;
     } else if (key == "texref") {
       uint64_t captured = w.hex();
       check(cuModuleGetTexRef(&texrefs[captured], module, w.text().c_str()), "cuModuleGetTexRef");
@@ -555,6 +641,7 @@ int main(int argc, char** argv) {
   if (!arrays.empty() || !objects.empty() || !texrefs.empty() || !surfrefs.empty())
     std::printf("%zu CUDA arrays, %zu texture/surface objects, %zu references made\n",
                 arrays.size(), objects.size(), texrefs.size() + surfrefs.size());
+  if (!tensor_maps.empty()) std::printf("%zu tensor maps encoded\n", tensor_maps.size());
 
   // 3. Memory as it was before the launch.
   for (const Data& d : m.inputs) {
@@ -597,7 +684,15 @@ int main(int argc, char** argv) {
       auto object = objects.find(value);
       if (object != objects.end()) std::memcpy(params.data() + slot.offset, &object->second, 8);
     }
+    // A tensor map (a 128-byte, 64-byte-aligned parameter equal to a captured map's bytes)
+    // becomes the map encoded here.
+    if (slot.size == sizeof(CUtensorMap) && slot.offset % 64 == 0)
+      substitute_tensor_map(tensor_maps, params.data() + slot.offset);
     kernel_params.push_back(params.data() + slot.offset);
+  }
+  if (m.extra) {  // no layout: every 64-byte-aligned place
+    for (size_t at = 0; at + sizeof(CUtensorMap) <= params.size(); at += 64)
+      substitute_tensor_map(tensor_maps, params.data() + at);
   }
   if (relocated && m.extra)
     std::printf("note: the parameters are an extra buffer without a layout: not relocated\n");
@@ -966,6 +1061,40 @@ Status resource_lines(format::Reader& extracted, const std::vector<format::CallR
         }
         break;
       }
+      case schema::CallRecord::TENSOR_MAP: {
+        using Op = schema::TensorMapCall::Op;
+        auto t = rec.getTensorMap();
+        if (rec.getResult() != 0) break;  // made nothing
+        auto bytes_hex = [](capnp::Data::Reader d) {
+          return format::bytes_to_hex(std::span<const uint8_t>(d.begin(), d.size()));
+        };
+        if (t.getEncoded().size() != format::kTensorMapBytes)
+          return Status::error(ErrorCode::kMalformed, who + ": its encoded map is not 128 bytes");
+        if (t.getOp() == Op::REPLACE_ADDRESS) {
+          m << "tensor_map_replace " << hex(t.getGlobalAddress()) << ' '
+            << bytes_hex(t.getPrevious()) << ' ' << bytes_hex(t.getEncoded()) << '\n';
+          break;
+        }
+        auto list = [](auto values) {
+          std::string text;
+          for (auto v : values) {
+            if (!text.empty()) text += ',';
+            text += std::to_string(v);
+          }
+          return text.empty() ? std::string("-") : text;
+        };
+        const char* kind = t.getOp() == Op::ENCODE_TILED    ? "tiled"
+                           : t.getOp() == Op::ENCODE_IM2COL ? "im2col"
+                                                            : "im2colWide";
+        m << "tensor_map " << kind << ' ' << t.getDataType() << ' ' << t.getRank() << ' '
+          << hex(t.getGlobalAddress()) << ' ' << t.getInterleave() << ' ' << t.getSwizzle() << ' '
+          << t.getL2Promotion() << ' ' << t.getOobFill() << ' ' << t.getChannelsPerPixel() << ' '
+          << t.getPixelsPerColumn() << ' ' << t.getWideMode() << ' ' << list(t.getGlobalDim())
+          << ' ' << list(t.getGlobalStrides()) << ' ' << list(t.getBoxDim()) << ' '
+          << list(t.getElementStrides()) << ' ' << list(t.getPixelBoxLowerCorner()) << ' '
+          << list(t.getPixelBoxUpperCorner()) << ' ' << bytes_hex(t.getEncoded()) << '\n';
+        break;
+      }
       default:
         break;
     }
@@ -981,11 +1110,15 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
   // Collect the records of the extracted capture (docs/format.md, "CaptureHeader.extract").
   std::optional<format::CallRef> module, function, launch, before, after;
   std::vector<format::CallRef> globals, allocations;
-  bool tensor_maps = false;
+  std::set<std::string> tensor_maps;       // the 128 bytes each tensorMap record left
   std::vector<format::CallRef> resources;  // array, memcpy, texObject, texRef records in order
   std::string other;  // the first record of a kind the reproducer does not handle
   Status scan = extracted.for_each_call([&](const format::CallRef& ref) {
     auto rec = ref.get();
+    auto take_resource = [&] {
+      auto c = extracted.call(ref.seq());
+      if (c) resources.push_back(std::move(c.value()));
+    };
     auto take = [&](std::optional<format::CallRef>& slot) {
       auto c = extracted.call(ref.seq());
       if (c) slot.emplace(std::move(c.value()));
@@ -1009,16 +1142,18 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
         break;
       }
       case schema::CallRecord::TENSOR_MAP:
-        tensor_maps = true;
+        if (rec.getResult() == 0)
+          tensor_maps.insert(
+              std::string(reinterpret_cast<const char*>(rec.getTensorMap().getEncoded().begin()),
+                          rec.getTensorMap().getEncoded().size()));
+        take_resource();
         break;
       case schema::CallRecord::ARRAY:
       case schema::CallRecord::TEX_OBJECT:
       case schema::CallRecord::TEX_REF:
-      case schema::CallRecord::MEMCPY: {  // an extract's copies fill and check its arrays
-        auto c = extracted.call(ref.seq());
-        if (c) resources.push_back(std::move(c.value()));
+      case schema::CallRecord::MEMCPY:  // an extract's copies fill and check its arrays
+        take_resource();
         break;
-      }
       case schema::CallRecord::MEMORY_SNAPSHOT:
         take(rec.getMemorySnapshot().getPhase() == schema::MemorySnapshot::Phase::BEFORE_LAUNCH
                  ? before
@@ -1039,15 +1174,6 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
                          "the extract holds " + other +
                              ", which the C++ reproducer does not recreate; replay the extract "
                              "with cusnap replay instead");
-  // A tensor map's bytes are the capturing driver's encoding: a reproducer would have to call
-  // cuTensorMapEncode* itself, which it does not (yet); passing the bytes would be wrong on
-  // any other driver.
-  if (tensor_maps)
-    return Status::error(ErrorCode::kInvalidArgument,
-                         "the launch takes tensor maps (tensorMap records in the extract): the "
-                         "C++ reproducer does not encode tensor maps yet, and the captured bytes "
-                         "are valid only on the driver that encoded them; replay the extract with "
-                         "cusnap replay instead");
   if (!module || !function || !launch || !before || !after)
     return Status::error(ErrorCode::kMalformed, extracted.path() +
                                                     ": an extracted capture needs a moduleLoad, a "
@@ -1129,6 +1255,22 @@ Status emit_records(format::Reader& extracted, const std::string& dir) {
     if (!runs) return runs.status();
     for (size_t i = 0; i < runs->runs.size(); ++i) {
       const Run& run = runs->runs[i];
+      // A tensor map in memory is the capturing driver's encoding; the program encodes the maps
+      // of the parameters again, but does not rewrite memory (the replay does).
+      std::optional<uint64_t> map_at;
+      format::for_each_tensor_map_window(run.address, run.bytes.size(), [&](size_t offset) {
+        if (!map_at &&
+            tensor_maps.count(std::string(reinterpret_cast<const char*>(run.bytes.data()) + offset,
+                                          format::kTensorMapBytes)) != 0)
+          map_at = run.address + offset;
+      });
+      if (map_at)
+        return Status::error(ErrorCode::kInvalidArgument,
+                             "the memory " + std::string(phase == 0 ? "before" : "after") +
+                                 " the launch holds a tensor map at 0x" + hex(*map_at) +
+                                 ": the C++ reproducer encodes the tensor maps of the parameters, "
+                                 "not those in memory; replay the extract with cusnap replay "
+                                 "instead");
       std::string file = std::string(name) + "_" + std::to_string(i) + ".bin";
       st = write_file(d / file, run.bytes.data(), run.bytes.size());
       if (!st) return st;

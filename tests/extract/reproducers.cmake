@@ -4,7 +4,9 @@
 # directory (only manifest.txt and the data files differ, and the program reads them at run time
 # from the directory it is given), so one directory is built with its README's two commands and
 # the others are checked to hold byte-identical program files and run with that binary.
-# Uses GENERATOR, CXX, CUDA_ROOT, XXH3_TEMPLATE, EMULATOR_DIR.
+# Uses GENERATOR, CXX, CUDA_ROOT, XXH3_TEMPLATE, EMULATOR_DIR, and REPRODUCER_ENV (optional,
+# VAR=VALUE: every run of a reproducer has it, e.g. another CUSNAP_EMU_TENSOR_MAP_KEY than the
+# capture's, so that only tensor maps the program encoded itself load).
 
 # The reproducer directories extract's output OUTPUT reports, in order, into OUT_VAR.
 function(reproducer_dirs out_var output)
@@ -49,7 +51,8 @@ function(run_reproducer program built dir)
       message(FATAL_ERROR "${dir}/${f} differs from ${built}/${f}: one build cannot serve both")
     endif()
   endforeach()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program} ${dir}
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV}
+                          ${program} ${dir}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0 OR NOT out MATCHES "\nMATCH \\(" OR out MATCHES "MISMATCH")
     message(FATAL_ERROR "the reproducer in ${dir} did not report a match (rc ${rc}):\n${out}\n${err}")

@@ -20,7 +20,8 @@
 # MISMATCH in that array, and one byte of an array's input file must change what the kernel
 # computes (a MISMATCH, exit 1).
 # Inputs: SAMPLE, CUSNAP, EMULATOR, EMULATOR_DIR, INTERCEPTOR_DIR, MAKE_FIXTURE, XXH3_TEMPLATE,
-# CUDA_ROOT, GENERATOR, CXX, WORK, OVERLAP_ONLY, STICKY_REFUSAL, ARRAYS.
+# CUDA_ROOT, GENERATOR, CXX, WORK, OVERLAP_ONLY, STICKY_REFUSAL, ARRAYS, REPRODUCER_ENV (tma_gemm:
+# another tensor-map encoding key than the capture's, so the program must encode its maps).
 include(${CMAKE_CURRENT_LIST_DIR}/sample_refusals.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/reproducers.cmake)
 file(REMOVE_RECURSE ${WORK})
@@ -104,7 +105,7 @@ if(ARRAYS)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "could not alter array_expected_0.bin (rc ${rc})")
   endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program}
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
                           ${WORK}/altered_array_expected
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 1 OR NOT out MATCHES "MISMATCH in CUDA array 0x[0-9a-f]+: expected 0x[0-9a-f]+, got 0x[0-9a-f]+ \\(array_expected_0.bin, byte 0\\)")
@@ -124,7 +125,7 @@ if(ARRAYS)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "could not alter ${dir}/array_input_0.bin (rc ${rc})")
     endif()
-    execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program}
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
                             ${WORK}/altered_array_input_${i}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(rc EQUAL 1 AND out MATCHES "MISMATCH at 0x")
@@ -159,7 +160,7 @@ endif()
 string(REGEX REPLACE "\nexpected_hash ${address} ([0-9]+) [0-9a-f]([0-9a-f]*)\n"
        "\nexpected_hash ${address} \\1 ${digit}\\2\n" manifest "${manifest}")
 file(WRITE ${WORK}/altered_hash/manifest.txt "${manifest}")
-execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program}
+execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
                         ${WORK}/altered_hash
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 1 OR NOT out MATCHES "MISMATCH at 0x${address}: the chunk of [0-9]+ bytes there has XXH3-128 [0-9a-f]+, expected ${digit}")
@@ -176,7 +177,7 @@ if(bytes_dir)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "could not alter ${WORK}/altered_byte/expected_0.bin (rc ${rc})")
   endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${program}
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
                           ${WORK}/altered_byte
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 1 OR NOT out MATCHES "MISMATCH at 0x[0-9a-f]+: expected 0x[0-9a-f]+, got 0x[0-9a-f]+ \\(expected_0.bin, byte 0\\)")
