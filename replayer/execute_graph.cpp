@@ -146,10 +146,8 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
   CUgraphNode made = nullptr;
   CUresult r = CUDA_SUCCESS;
   const char* api = "cuGraphAddEmptyNode";
-  ModelNode model;  // what the node now is, for the replay's model of its graph or exec
-  model.node = op.node;
-  model.kind = op.kind;
-  model.deps = op.dependencies;
+  // What the node now is, for the replay's model of its graph or exec.
+  ModelNode model = model_node(a.seq, op);
   switch (op.kind) {
     case GraphNodeOp::Kind::kKernel: {
       auto f = function_for(a, op.kernel);
@@ -166,8 +164,6 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       size_t params_size = params.size();
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                        &params_size, CU_LAUNCH_PARAM_END};
-      model.kernel = &op.kernel;
-      model.kernel_seq = a.seq;
       CUDA_KERNEL_NODE_PARAMS_v1 p{};
       p.func = f.value();
       p.gridDimX = op.kernel.grid[0];
@@ -282,7 +278,6 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
       uint64_t extent = m.height > 1 ? (m.height - 1) * m.pitch + row : row;
       auto live = device_address(a, m.address, extent);
       if (!live) return live.error();
-      model.memset = &op.memset;
       CUDA_MEMSET_NODE_PARAMS p{};
       p.dst = live.value();
       p.pitch = m.pitch;

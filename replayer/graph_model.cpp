@@ -180,6 +180,19 @@ void GraphModel::kernels_of(const ModelGraph& graph, const std::set<uint64_t>* d
   }
 }
 
+ModelNode model_node(uint64_t seq, const GraphNodeOp& op) {
+  ModelNode node;
+  node.node = op.node;
+  node.kind = op.kind;
+  node.deps = op.dependencies;
+  if (op.kind == GraphNodeOp::Kind::kKernel) {
+    node.kernel = &op.kernel;
+    node.kernel_seq = seq;
+  }
+  if (op.kind == GraphNodeOp::Kind::kMemset) node.memset = &op.memset;
+  return node;
+}
+
 void apply_to_model(GraphModel& model, const Action& action) {
   if (const auto* g = std::get_if<GraphOp>(&action.op)) {
     switch (g->kind) {
@@ -202,15 +215,7 @@ void apply_to_model(GraphModel& model, const Action& action) {
         break;
     }
   } else if (const auto* n = std::get_if<GraphNodeOp>(&action.op)) {
-    ModelNode node;
-    node.node = n->node;
-    node.kind = n->kind;
-    node.deps = n->dependencies;
-    if (n->kind == GraphNodeOp::Kind::kKernel) {
-      node.kernel = &n->kernel;
-      node.kernel_seq = action.seq;
-    }
-    if (n->kind == GraphNodeOp::Kind::kMemset) node.memset = &n->memset;
+    ModelNode node = model_node(action.seq, *n);
     if (n->set_params) {
       model.set_params(n->exec, node);
       return;

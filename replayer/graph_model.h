@@ -91,6 +91,10 @@ class GraphModel {
 // succeeded (live memcpy parameters and events left empty). Non-graph actions: nothing.
 void apply_to_model(GraphModel& model, const Action& action);
 
+// The model of the node a graphNode action (at `seq`) adds or changes, as far as the record
+// says (handle, kind, dependencies, kernel, memset); the executor adds what it made live.
+ModelNode model_node(uint64_t seq, const GraphNodeOp& op);
+
 // One kernel node a graph launch runs.
 struct GraphKernel {
   uint64_t node = 0;        // captured CUgraphNode
