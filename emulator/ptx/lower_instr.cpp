@@ -144,9 +144,6 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
   if (opcode == "cvt" && has(mods, ".pack")) return "cvt.pack";
   if (opcode == "cvt" && has(mods, ".rs")) return "stochastic rounding";
   if (opcode == "bar" && has(mods, ".cluster")) return "cluster barriers are barrier.cluster";
-  if ((opcode == "atom" || opcode == "red") &&
-      (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
-    return "vector atomics";
   if ((opcode == "ld" || opcode == "st" || opcode == "mov") && has(mods, ".b128"))
     return "128-bit operands";
   if (opcode == "mov" && (has(mods, ".v2") || has(mods, ".v4") || has(mods, ".v8")))
@@ -275,6 +272,44 @@ std::string instruction_text(std::string_view opcode, const std::vector<std::str
 
 }  // namespace
 
+// A vector atom/red (`atom.global.add.v4.f32 {d0..d3}, [a], {b0..b3}`): the PTX ISA guarantees
+// atomicity for each scalar element separately, so it is the scalar operation on each element in
+// turn (element i at a + i * its size). Returns the vector length and removes `.vN` from `mods`,
+// or 0 for a scalar instruction; refuses the forms the ISA does not define or the scalar
+// operation would not implement. `text` names the instruction for messages.
+uint32_t Parser::vector_atomic(std::vector<std::string_view>& mods, const std::string& text,
+                               const Function& f, uint32_t line) const {
+  uint32_t count = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    if (mods[i] == ".v2" || mods[i] == ".v4" || mods[i] == ".v8") {
+      count = mods[i] == ".v2" ? 2 : mods[i] == ".v4" ? 4 : 8;
+      at = i;
+    }
+  }
+  if (count == 0) return 0;
+  auto refuse = [&](const std::string& why) {
+    not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
+                               "' is not supported by the emulator (" + why + ")");
+  };
+  const bool f32 = has(mods, ".f32");
+  const bool half = has(mods, ".f16") || has(mods, ".bf16");
+  const bool packed = has(mods, ".f16x2") || has(mods, ".bf16x2");
+  if (!f32 && !half && !packed)
+    fail_at(line,
+            "instruction '" + text + "': vector atomics take f32, f16, bf16, f16x2 or bf16x2");
+  if ((f32 || packed) && count == 8)
+    fail_at(line, "instruction '" + text + "': .v8 is defined for f16 and bf16 only");
+  if (!has(mods, ".add"))
+    refuse("vector atomics other than .add: the scalar min/max of half types is not emulated");
+  for (std::string_view m : mods)
+    if (m == ".shared" || m == ".shared::cta" || m == ".shared::cluster" || m == ".local")
+      fail_at(line,
+              "instruction '" + text + "': vector atomics are defined for global memory only");
+  mods.erase(mods.begin() + static_cast<std::ptrdiff_t>(at));
+  return count;
+}
+
 void Parser::parse_instruction(Function& f) {
   uint32_t line = peek().line;
   Instr in;
@@ -297,6 +332,9 @@ void Parser::parse_instruction(Function& f) {
   std::string_view opcode = next().text;
   std::vector<std::string_view> mods;
   while (peek().kind == Tok::kDot && peek().glued) mods.push_back(next().text);
+  const uint32_t vector_atom = opcode == "atom" || opcode == "red"
+                                   ? vector_atomic(mods, instruction_text(opcode, mods), f, line)
+                                   : 0;
   // Valid PTX the emulator does not implement (tensor cores, textures, surfaces, cluster/TMA
   // machinery, video instructions, indirect branches, device stack allocation) fails the module
   // load naming the instruction, its function and line: a wrong answer later is worse than a
@@ -358,6 +396,31 @@ void Parser::parse_instruction(Function& f) {
     }
   }
   expect_punct(';', "at end of instruction");
+  if (vector_atom != 0) {
+    // One scalar instruction per element: d_i, [a + i * size], b_i.
+    const size_t base = opcode == "atom" ? 1 : 0;
+    if (ops.size() < base + 2 || ops[base].kind != ParsedOperand::kAddr ||
+        ops[base + 1].kind != ParsedOperand::kVector || ops[base + 1].elems.size() != vector_atom ||
+        (base == 1 &&
+         (ops[0].kind != ParsedOperand::kVector || ops[0].elems.size() != vector_atom)))
+      fail_at(line, "instruction '" + text + "' needs " + std::to_string(vector_atom) +
+                        "-element vectors for its value" + (base ? " and destination" : ""));
+    const int64_t size = has(mods, ".f32") || has(mods, ".f16x2") || has(mods, ".bf16x2") ? 4 : 2;
+    for (uint32_t i = 0; i < vector_atom; ++i) {
+      Instr element = in;
+      std::vector<ParsedOperand> scalar = ops;
+      if (base == 1) scalar[0] = ops[0].elems[i];
+      scalar[base].offset += static_cast<int64_t>(i) * size;
+      scalar[base + 1] = ops[base + 1].elems[i];
+      lower(f, element, opcode, mods, scalar, line);
+      if (!alu_implements(element))
+        not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
+                                   "' is not supported by the emulator (this type/modifier "
+                                   "combination)");
+      m_.code.push_back(element);
+    }
+    return;
+  }
   if (!lower_image(f, in, opcode, mods, ops, line)) lower(f, in, opcode, mods, ops, line);
   // Bulk copies keep their spaces in Instr::sub: `.shared::cluster` is their destination's.
   in.cluster_space =

@@ -370,3 +370,71 @@ SKIP:
   CHECK(r.thread_instructions == 1056);
   CHECK(r.instructions == 54);
 }
+
+// Vector atomics of the half types (nvcc emits only the f32 ones, tested with its PTX in
+// test_kernels_advanced.cpp): .v8.f16, .v4.bf16x2 and a red.v2.f16x2, each element its own
+// atomic add, on exactly representable values; and the forms the ISA does not define.
+TEST_CASE("hand-written vector atomics of the half types", "[ptx][handwritten]") {
+  const char* text = R"(
+.version 8.6
+.target sm_90
+.address_size 64
+.visible .entry vatom(.param .u64 h8, .param .u64 b4, .param .u64 r2, .param .u64 old)
+{
+  .reg .b16 %h<10>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [h8];
+  ld.param.u64 %rd2, [b4];
+  ld.param.u64 %rd3, [r2];
+  ld.param.u64 %rd4, [old];
+  mov.b16 %h1, 0x3C00;             // f16 1.0
+  mov.b16 %h2, 0x4000;             // f16 2.0
+  atom.global.add.noftz.v8.f16 {%h3,%h4,%h5,%h6,%h7,%h8,%h9,%h0}, [%rd1],
+      {%h1,%h2,%h1,%h2,%h1,%h2,%h1,%h2};
+  mov.b32 %r1, 0x3F804000;         // bf16x2 {2.0 (low), 1.0 (high)}
+  atom.global.add.noftz.v4.bf16x2 {%r2,%r3,%r4,%r5}, [%rd2], {%r1,%r1,%r1,%r1};
+  mov.b32 %r6, 0x3C003C00;         // f16x2 {1.0, 1.0}
+  red.global.add.noftz.v2.f16x2 [%rd3], {%r6,%r6};
+  mov.u32 %r7, %tid.x;
+  setp.ne.u32 %p1, %r7, 0;
+  @%p1 bra END;
+  st.global.b16 [%rd4], %h3;       // thread 0's old first element
+END:
+  ret;
+}
+)";
+  auto prog = compile_or_fail(text);
+  HostMemory mem;
+  uint16_t* h8 = mem.zeros<uint16_t>(8);
+  uint32_t* b4 = mem.zeros<uint32_t>(4);
+  uint32_t* r2 = mem.zeros<uint32_t>(2);
+  uint16_t* old = mem.zeros<uint16_t>(1);
+  old[0] = 0xffff;
+  require_success(run(*prog, "vatom", {1}, {64}, Args().add(h8).add(b4).add(r2).add(old), mem));
+  // 64 threads: f16 64.0 = 0x5400, 128.0 = 0x5800; bf16 128.0 = 0x4300, 64.0 = 0x4280.
+  for (int i = 0; i < 8; ++i) CHECK(h8[i] == (i % 2 == 0 ? 0x5400 : 0x5800));
+  for (int i = 0; i < 4; ++i) CHECK(b4[i] == 0x42804300u);
+  for (int i = 0; i < 2; ++i) CHECK(r2[i] == 0x54005400u);
+  CHECK((old[0] & 0x83ffu) == 0);  // an old value: 0.0 or a power of two times 1.0, as f16
+
+  auto invalid = [](const std::string& instr) {
+    const std::string t = std::string(".version 8.6\n.target sm_90\n.address_size 64\n") +
+                          ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<8>;\n"
+                          "  .reg .f32 %f<8>;\n  .reg .b64 %rd<4>;\n  ld.param.u64 %rd1, [p];\n" +
+                          instr + "\n  ret;\n}\n";
+    return compile(t);
+  };
+  CompileResult v8 = invalid(
+      "  atom.global.add.v8.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f1}, [%rd1], "
+      "{%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f1};");
+  CHECK(v8.status == CompileStatus::kInvalidPtx);
+  CHECK(v8.error.find(".v8 is defined for f16 and bf16 only") != std::string::npos);
+  CompileResult shared = invalid("  atom.shared.add.v2.f32 {%f1,%f2}, [%rd1], {%f3,%f4};");
+  CHECK(shared.status == CompileStatus::kInvalidPtx);
+  CHECK(shared.error.find("global memory only") != std::string::npos);
+  CompileResult count = invalid("  atom.global.add.v4.f32 {%f1,%f2}, [%rd1], {%f3,%f4};");
+  CHECK(count.status == CompileStatus::kInvalidPtx);
+  CHECK(count.error.find("4-element vectors") != std::string::npos);
+}

@@ -175,3 +175,52 @@ TEST_CASE("CUB block reduce, block scan, warp scan and block radix sort", "[ptx]
     }
   }
 }
+
+// Vector atomics (atom.global.add.v2.f32 / .v4.f32 from nvcc for sm_90, scalar atomics for
+// sm_80): each element is its own atomic (the PTX ISA's rule), so per slot and component the
+// final sum is exact (the addends are small multiples of powers of two) and the old values each
+// thread got are the partial sums of one order of the same addends: sorted, each is the previous
+// one plus the addend of the thread that got the previous one.
+TEST_CASE("vector atomics add each element atomically", "[ptx][kernels]") {
+  for (const char* file : kAdvanced) {
+    INFO(file);
+    auto prog = compile_or_fail(read_ptx(file));
+    HostMemory mem;
+    bind_variables(*prog, mem);
+    const int threads = 256, slots = 5;
+    float* sum2 = mem.zeros<float>(2 * slots);
+    float* sum4 = mem.zeros<float>(4 * slots);
+    float* old2 = mem.zeros<float>(2 * threads);
+    float* old4 = mem.zeros<float>(4 * threads);
+    float* red4 = mem.zeros<float>(4 * slots);
+    require_success(run(*prog, "vector_atomics", {4}, {threads / 4},
+                        Args().add(sum2).add(sum4).add(old2).add(old4).add(red4).add(slots), mem));
+    auto addend2 = [](int t, int c) { return (t + 1) * (c == 0 ? 0.5f : 0.25f); };
+    auto addend4 = [](int t, int c) {
+      const float scale[4] = {1.0f, 2.0f, 0.125f, 4.0f};
+      return (t + 1) * scale[c];
+    };
+    auto check = [&](int width, const float* sums, const float* olds, auto addend) {
+      for (int s = 0; s < slots; ++s) {
+        for (int c = 0; c < width; ++c) {
+          std::vector<std::pair<float, int>> got;  // (old value, thread)
+          float total = 0;
+          for (int t = s; t < threads; t += slots) {
+            got.emplace_back(olds[t * width + c], t);
+            total += addend(t, c);
+          }
+          INFO("slot " << s << " component " << c);
+          REQUIRE(sums[s * width + c] == total);
+          std::sort(got.begin(), got.end());
+          REQUIRE(got.front().first == 0.0f);
+          for (size_t k = 1; k < got.size(); ++k)
+            REQUIRE(got[k].first == got[k - 1].first + addend(got[k - 1].second, c));
+          REQUIRE(got.back().first + addend(got.back().second, c) == total);
+        }
+      }
+    };
+    check(2, sum2, old2, addend2);
+    check(4, sum4, old4, addend4);
+    for (int i = 0; i < 4 * slots; ++i) REQUIRE(red4[i] == sum4[i]);
+  }
+}

@@ -59,7 +59,8 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
        "  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];", ""},
       {"cvt.pack.sat.u8.s32.b32", "  cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;", ""},
       {"stacksave.u64", "  stacksave.u64 %rd2;", ""},
-      {"atom.global.v2.f32.add", "  atom.global.v2.f32.add {%f1,%f2}, [%rd1], {%f3,%f4};", ""},
+      {"atom.global.max.noftz.v2.f16x2",
+       "  atom.global.max.noftz.v2.f16x2 {%r1,%r2}, [%rd1], {%r3,%r4};", ""},
       {"ld.global.b128", "  ld.global.b128 %rd2, [%rd1];", ""},
       {"cp.reduce.async.bulk.tensor",
        "  cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1}], "

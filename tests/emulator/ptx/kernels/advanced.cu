@@ -62,3 +62,26 @@ extern "C" __global__ void local_array(const int* in, int* out, int n) {
   for (int i = k; i < 24; i += 3) s += buf[i] ^ buf[(i * 7) % 24];
   out[t] = s + __syncthreads_or(k == 3) * 1000000;
 }
+
+// Vector atomics: on sm_90 nvcc emits atom.global.add.v2.f32 / .v4.f32 for these (an atom even
+// where the old value is unused); sm_80 has no vector atomicAdd: one per element.
+extern "C" __global__ void vector_atomics(float2* sum2, float4* sum4, float2* old2, float4* old4,
+                                          float4* red4, int slots) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  int s = t % slots;
+  float2 v = make_float2((t + 1) * 0.5f, (t + 1) * 0.25f);
+  float4 w = make_float4(t + 1.0f, (t + 1) * 2.0f, (t + 1) * 0.125f, (t + 1) * 4.0f);
+#if __CUDA_ARCH__ >= 900
+  old2[t] = atomicAdd(sum2 + s, v);
+  old4[t] = atomicAdd(sum4 + s, w);
+  atomicAdd(red4 + s, w);
+#else
+  old2[t] = make_float2(atomicAdd(&sum2[s].x, v.x), atomicAdd(&sum2[s].y, v.y));
+  old4[t] = make_float4(atomicAdd(&sum4[s].x, w.x), atomicAdd(&sum4[s].y, w.y),
+                        atomicAdd(&sum4[s].z, w.z), atomicAdd(&sum4[s].w, w.w));
+  atomicAdd(&red4[s].x, w.x);
+  atomicAdd(&red4[s].y, w.y);
+  atomicAdd(&red4[s].z, w.z);
+  atomicAdd(&red4[s].w, w.w);
+#endif
+}
