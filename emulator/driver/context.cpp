@@ -37,6 +37,7 @@ bool is_sticky(CUresult error) {
 Context::Context(unsigned flags, bool primary)
     : primary_(primary), id_(g_next_context_id++), flags_(flags) {
   legacy_ = std::make_unique<Stream>(this, StreamKind::kLegacy, 0, 0);
+  heap_ = std::make_unique<DeviceHeap>(this);
   limits_[CU_LIMIT_STACK_SIZE] = 1024;
   limits_[CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20;
   limits_[CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20;
@@ -61,6 +62,7 @@ Context::~Context() {
   streams.clear();
   marker_.reset();
   legacy_.reset();
+  heap_.reset();  // after every stream: no kernel uses it any more
 }
 
 Stream* Context::per_thread_stream() {

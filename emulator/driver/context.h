@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "driver/device_heap.h"
 #include "driver/stream.h"
 #include "generated_driver_api.h"
 
@@ -58,6 +59,9 @@ class Context {
   // Per-context limits (cuCtxGetLimit / cuCtxSetLimit).
   size_t limit(CUlimit which) const;
   bool set_limit(CUlimit which, size_t value);
+  // Device-side malloc/free (device_heap.h): made with the context, its memory at the first
+  // malloc; CU_LIMIT_MALLOC_HEAP_SIZE cannot change after that.
+  DeviceHeap* device_heap() { return heap_.get(); }
   CUfunc_cache cache_config = CU_FUNC_CACHE_PREFER_NONE;
   // The deprecated usage count of cuCtxAttach/cuCtxDetach: 1 for a created context (its
   // creation), 0 for the primary context, whose lifetime retain/release governs instead.
@@ -76,6 +80,7 @@ class Context {
   size_t limits_[16] = {};
   std::vector<Dependency> context_waits_;  // cuCtxWaitEvent points, added to every submission
   std::unique_ptr<Stream> marker_;         // cuCtxRecordEvent's markers (made on first use)
+  std::unique_ptr<DeviceHeap> heap_;
 };
 
 // The calling thread's current context (top of its stack) if it is alive, else null.

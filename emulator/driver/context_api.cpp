@@ -439,6 +439,10 @@ CUSNAP_EXPORT CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
   if (CUresult r = require_context(&ctx); r != CUDA_SUCCESS) return r;
   if (limit == CU_LIMIT_STACK_SIZE && value > 1024 * 1024) return CUDA_ERROR_INVALID_VALUE;
   if (limit == CU_LIMIT_PERSISTING_L2_CACHE_SIZE && value != 0) return CUDA_ERROR_INVALID_VALUE;
+  // The heap is sized at the first device-side malloc (CUDA: "before launching any kernel that
+  // uses malloc() or free()"; after that the call fails with INVALID_VALUE).
+  if (limit == CU_LIMIT_MALLOC_HEAP_SIZE && ctx->device_heap()->in_use())
+    return CUDA_ERROR_INVALID_VALUE;
   return ctx->set_limit(limit, value) ? CUDA_SUCCESS : CUDA_ERROR_UNSUPPORTED_LIMIT;
 }
 

@@ -241,6 +241,7 @@ Stream::Work launch_work(Context* ctx, const PreparedLaunch& launch) {
   config.cluster = request.cluster;
   // Access tracking is decided when the launch is queued, as everything else about it.
   config.track_chunk_bytes = tracking_chunk_bytes();
+  config.heap = ctx->device_heap();
   Module* module = f->module;
   int index = f->index;
   // CUSNAP_EMU_INJECT (inject.h): a flip needs the bytes the launch stored, so it tracks at byte

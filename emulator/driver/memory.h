@@ -20,6 +20,8 @@
 
 namespace cusnap::emu::driver {
 
+class Context;
+
 struct MemPool;
 
 // What cuMemAdvise and the prefetch calls recorded for one page of a managed allocation: the
@@ -68,6 +70,8 @@ struct Allocation {
   MemPool* pool = nullptr;     // stream-ordered allocations: the pool charged (mempool.h)
   // Managed memory: the advice per page, shared by every copy of the entry (made at insert).
   std::shared_ptr<ManagedHints> hints;
+  // The context's device-side malloc heap (device_heap.h): device memory cuMemFree refuses.
+  bool device_heap = false;
 };
 
 // Bytes after every allocation the emulator places itself (device, pitched, managed, pinned
@@ -123,5 +127,10 @@ void unmap_anonymous(void* base, uint64_t size);
 // Frees an allocation made by cuMemAlloc/cuMemAllocAsync/cuMemAllocFromPoolAsync (the
 // stream-ordered free ends here); a pool allocation's bytes go back to its pool.
 CUresult free_device_allocation(uint64_t base);
+
+// The memory of a context's device heap (device_heap.h): device memory charged like cuMemAlloc's,
+// which only release_device_heap frees.
+CUresult allocate_device_heap(Context* ctx, uint64_t size, CUdeviceptr* out);
+CUresult release_device_heap(uint64_t base);
 
 }  // namespace cusnap::emu::driver

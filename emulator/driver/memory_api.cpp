@@ -32,7 +32,7 @@ uint64_t page_round(uint64_t size) {
 // Allocates fresh zero-filled memory and enters it in the table. A stream-ordered allocation
 // names its pool, which is charged instead of the device directly (mempool.h).
 CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned flags,
-                  CUdeviceptr* out, MemPool* pool = nullptr) {
+                  CUdeviceptr* out, MemPool* pool = nullptr, bool device_heap = false) {
   if (size == 0) return CUDA_ERROR_INVALID_VALUE;
   bool device_memory = kind == AllocationKind::kDevice || kind == AllocationKind::kManaged;
   // The redzone is mapped with the allocation (so nothing else can be placed there) but is not
@@ -66,15 +66,17 @@ CUresult allocate(Context* ctx, uint64_t size, AllocationKind kind, unsigned fla
   a.buffer_id = next_buffer_id();
   a.counts_as_device_memory = device_memory;
   a.pool = pool;
+  a.device_heap = device_heap;
   allocations().insert(a);
   note_allocation(kind, size);
   *out = a.base;
   return CUDA_SUCCESS;
 }
 
-CUresult release(uint64_t base, bool (*kind_ok)(AllocationKind)) {
+CUresult release(uint64_t base, bool (*kind_ok)(AllocationKind), bool device_heap = false) {
   auto a = allocations().find(base);
-  if (!a || a->base != base || !kind_ok(a->kind)) return CUDA_ERROR_INVALID_VALUE;
+  if (!a || a->base != base || !kind_ok(a->kind) || a->device_heap != device_heap)
+    return CUDA_ERROR_INVALID_VALUE;
   allocations().erase(base);
   note_free(a->kind, a->size);
   if (a->mapped_size != 0) unmap_anonymous(reinterpret_cast<void*>(a->base), a->mapped_size);
@@ -99,6 +101,12 @@ void drain_current_context() {
 }  // namespace
 
 CUresult free_device_allocation(uint64_t base) { return release(base, is_device_kind); }
+
+CUresult allocate_device_heap(Context* ctx, uint64_t size, CUdeviceptr* out) {
+  return allocate(ctx, size, AllocationKind::kDevice, 0, out, nullptr, true);
+}
+
+CUresult release_device_heap(uint64_t base) { return release(base, is_device_kind, true); }
 
 }  // namespace cusnap::emu::driver
 

@@ -145,6 +145,18 @@ class MemoryHost {
   }
 };
 
+// The heap of device-side malloc/free (the `malloc` and `free` nvcc calls for them): implemented
+// by the driver layer, one per context (cuCtxSetLimit's CU_LIMIT_MALLOC_HEAP_SIZE). Called from
+// several worker threads at once; its blocks are driver memory (MemoryHost::accessible).
+class DeviceHeap {
+ public:
+  virtual ~DeviceHeap() = default;
+  // A block of `size` bytes aligned to 16, or 0 when the heap cannot hold it (as malloc does).
+  virtual uint64_t allocate(uint64_t size) = 0;
+  // Frees a block allocate() returned and not yet freed; false for any other address.
+  virtual bool release(uint64_t address) = 0;
+};
+
 enum class LaunchStatus : uint8_t {
   kSuccess,
   kIllegalAddress,       // CUDA_ERROR_ILLEGAL_ADDRESS
@@ -175,6 +187,9 @@ struct LaunchConfig {
   // allocations, host memory mapped for the device, module variables) its instructions read and
   // wrote in LaunchResult::read_chunks / written_chunks.
   uint64_t track_chunk_bytes = 0;
+  // Device-side malloc/free. Null: malloc returns 0 and free of a non-null pointer fails the
+  // launch.
+  DeviceHeap* heap = nullptr;
 };
 
 struct LaunchResult {

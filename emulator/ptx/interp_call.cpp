@@ -1,5 +1,5 @@
 // call/ret with `.param` frames, and the built-in callees nvcc emits: vprintf (device printf)
-// and __assertfail (device assert).
+// and __assertfail (device assert), malloc and free (the context's heap, LaunchConfig::heap).
 //
 // Frames: each function's `.local` and `.param` declarations (formal parameters, return values
 // and call-site argument blocks) live in a per-thread frame inside the thread's local window.
@@ -104,6 +104,35 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
         case Builtin::kAssertfail:
           builtin_assert(b, w, l, in, argv);
           return;
+        case Builtin::kMalloc:
+        case Builtin::kFree: {
+          // Device-side malloc(size) / free(pointer) on the context's heap (DeviceHeap).
+          uint64_t result = 0;
+          if (callee.builtin == Builtin::kMalloc) {
+            if (config_.heap != nullptr && argv[0] != 0) result = config_.heap->allocate(argv[0]);
+          } else if (argv[0] != 0 && (config_.heap == nullptr || !config_.heap->release(argv[0]))) {
+            char address[32];
+            std::snprintf(address, sizeof address, "0x%llx",
+                          static_cast<unsigned long long>(argv[0]));
+            fail(LaunchStatus::kIllegalAddress,
+                 std::string("device-side free of ") + address +
+                     ", which is no block device-side malloc returned (or was freed already): " +
+                     where(b, w, l, in));
+            return;
+          }
+          if (callee.builtin == Builtin::kMalloc && rets.count > 0) {
+            const Operand& r = m_.vec_pool[rets.index];
+            if (r.kind == Operand::kSymbol) {
+              uint64_t off = symbol_value(w, l, r.symbol) + static_cast<uint64_t>(r.offset);
+              uint8_t* p = translate(b, w, l, Space::kParamFrame, off, 8, true, in);
+              if (!p) return;
+              std::memcpy(p, &result, 8);
+            } else if (r.kind == Operand::kReg) {
+              w.slot(r.index)[l] = result;
+            }
+          }
+          break;
+        }
         default:
           fail(LaunchStatus::kIllegalInstruction,
                "device-side " + callee.name +

@@ -426,9 +426,6 @@ void Parser::parse_module() {
     if (in.op != Op::kCall || in.callee == kIndirectCallee) continue;
     const Function& callee = m_.functions[in.callee];
     const std::string& caller = m_.functions[in.function].name;
-    if (callee.builtin == Builtin::kMalloc || callee.builtin == Builtin::kFree)
-      not_supported_at(in.line, "device-side " + callee.name + " (called in function '" + caller +
-                                    "') is not supported by the emulator");
     if (!callee.has_body && callee.builtin == Builtin::kNone)
       fail_at(in.line, "function '" + caller + "' calls '" + callee.name +
                            "', which is declared but never defined (unresolved extern function)");

@@ -10,7 +10,8 @@
 //   - any floating-point atomic or reduction on global memory: the sum rounds differently in
 //     every order;
 //   - an ordered load (.volatile, .relaxed, .acquire) of global memory: the instrument of
-//     inter-block signalling ("last block done", decoupled look-back, grid-wide flags).
+//     inter-block signalling ("last block done", decoupled look-back, grid-wide flags);
+//   - a call of device-side malloc: which block gets which address depends on the order.
 // Integer red.add/min/max/and/or/xor are commutative and associative: the final memory is the
 // same in every order, so such kernels stay parallel. Shared-memory atomics are confined to one
 // block, whose warps the interpreter schedules deterministically. Plain (weak) loads and stores
@@ -195,6 +196,10 @@ void classify_block_order(Module& m) {
       if (!fn.has_body) continue;
       for (uint32_t i = fn.first_instr; i < fn.end_instr && i < m.code.size(); ++i) {
         std::string why = order_dependence(m.code[i], uses);
+        const Instr& c = m.code[i];
+        if (why.empty() && c.op == Op::kCall && c.callee != kIndirectCallee && c.callee < nf &&
+            m.functions[c.callee].builtin == Builtin::kMalloc)
+          why = "device-side malloc (the blocks it returns depend on the block order)";
         if (why.empty()) continue;
         kd.serial_blocks = true;
         kd.serial_reason = why + " at PTX line " + std::to_string(m.code[i].line) +

@@ -13,6 +13,21 @@ namespace {
 const char* kRulesPtx = R"(.version 8.0
 .target sm_75
 .address_size 64
+.extern .func (.param .b64 r) malloc(.param .b64 size);
+.visible .entry heap_user(.param .u64 p)
+{
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  {
+    .param .b64 size;
+    .param .b64 r;
+    st.param.b64 [size], 64;
+    call.uni (r), malloc, (size);
+    ld.param.b64 %rd2, [r];
+  }
+  st.global.u64 [%rd1], %rd2;
+  ret;
+}
 .func helper_exch(.param .u64 p)
 {
   .reg .b64 %rd<2>;
@@ -174,6 +189,7 @@ TEST_CASE("kernels whose blocks can observe each other's order are serialised, w
   CHECK(serial(*p, "float_red"));
   CHECK(serial(*p, "exch_call"));  // found in a callee
   CHECK(serial(*p, "relaxed_load"));
+  CHECK(serial(*p, "heap_user"));  // device malloc: which block gets which address
   const auto& kernels = p->kernels();
   auto reason = [&](const char* name) { return kernels[p->find_kernel(name)].serial_reason; };
   CHECK(reason("atom_keep").find("value-returning 'atom.global.add.u32'") != std::string::npos);
@@ -183,6 +199,7 @@ TEST_CASE("kernels whose blocks can observe each other's order are serialised, w
   CHECK(reason("exch_call").find("'atom.global.exch.b32' (not commutative") != std::string::npos);
   CHECK(reason("exch_call").find("in function 'helper_exch'") != std::string::npos);
   CHECK(reason("relaxed_load").find("ordered load 'ld.relaxed.global'") != std::string::npos);
+  CHECK(reason("heap_user").find("device-side malloc") != std::string::npos);
 }
 
 TEST_CASE("order-dependent results are the same with 1, 2 and 7 worker threads", "[ptx][order]") {

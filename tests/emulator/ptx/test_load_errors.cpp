@@ -67,8 +67,6 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
        "[%rd2];",
        ""},
       {"add.rz.f16", "  add.rz.f16 %rs1, %rs2, %rs3;", ""},
-      {"malloc", "  { .reg .b64 t;\n  call.uni (t), malloc, (%rd1); }",
-       ".extern .func (.param .b64 r) malloc(.param .b64 size);\n"},
   };
   for (const Refused& c : cases) {
     std::string body = c.body;
@@ -80,9 +78,7 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
     CHECK(r.status == CompileStatus::kNotSupported);
     CHECK(r.error.find(c.what) != std::string::npos);
     CHECK(r.error.find("'k'") != std::string::npos);  // the function
-    const std::string needle = std::string(c.what) == "malloc"              ? "call.uni"
-                               : std::string(c.what) == "separate samplers" ? "tex.2d"
-                                                                            : c.what;
+    const std::string needle = std::string(c.what) == "separate samplers" ? "tex.2d" : c.what;
     CHECK(r.error.rfind("line " + std::to_string(line_of(text, needle)) + ":", 0) == 0);
   }
 }
