@@ -28,8 +28,8 @@ class DeviceHeap final : public ptx::DeviceHeap {
  private:
   Context* context_;
   mutable std::mutex mutex_;
-  bool made_ = false;      // the allocation was attempted (it may have failed: then empty)
-  uint64_t base_ = 0;      // the allocation (0: none)
+  bool made_ = false;  // the allocation was attempted (it may have failed: then empty)
+  uint64_t base_ = 0;  // the allocation (0: none)
   uint64_t size_ = 0;
   std::map<uint64_t, uint64_t> free_;  // address -> bytes, disjoint and not adjacent
   std::map<uint64_t, uint64_t> used_;  // address -> bytes handed out

@@ -40,6 +40,7 @@ struct CallFrame {
   uint32_t call_pc = 0;
   uint32_t callee = 0;
   uint64_t frame_base = 0;
+  uint64_t stack_ptr = 0;       // the caller's alloca stack pointer, restored at ret
   std::vector<uint64_t> saved;  // callee registers of this lane (recursive callees only)
 };
 
@@ -69,6 +70,9 @@ struct Warp {
   uint8_t mbar_parity[kWarpSize] = {};
   uint32_t cbar_phase[kWarpSize] = {};
   uint64_t frame_base[kWarpSize] = {};
+  // alloca's stack pointer (a local address): the dynamic stack grows down from the end of the
+  // thread's local window towards the call frames, which grow up (interp_call.cpp).
+  uint64_t stack_ptr[kWarpSize] = {};
   std::vector<CallFrame> stack[kWarpSize];
   std::vector<uint64_t> regs;
   CarryFlags carry;
@@ -213,7 +217,8 @@ class Launch {
   void exec_st(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_atom(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec);
-  void exec_compare(Warp& w, const Instr& in, uint32_t exec);  // setp, set
+  void exec_stack(Block& b, Warp& w, const Instr& in, uint32_t exec);  // alloca, stacksave/restore
+  void exec_compare(Warp& w, const Instr& in, uint32_t exec);          // setp, set
   // Textures and surfaces (interp_texture.cpp).
   void exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec);      // tex, tld4
   void exec_surface(Block& b, Warp& w, const Instr& in, uint32_t exec);      // suld, sust

@@ -148,7 +148,7 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
       return;
     }
     const uint64_t new_base = w.frame_base[l] + align16(caller.frame_bytes);
-    if (new_base + callee.frame_bytes > b.local_window) {
+    if (new_base + callee.frame_bytes > w.stack_ptr[l]) {  // frames grow up, alloca's stack down
       fail(LaunchStatus::kIllegalAddress,
            "stack overflow calling " + callee.name + ": " + where(b, w, l, in));
       return;
@@ -158,6 +158,7 @@ void Launch::exec_call(Block& b, Warp& w, const Instr& in, uint32_t pc, uint32_t
     frame.call_pc = pc;
     frame.callee = callee_of[l];
     frame.frame_base = w.frame_base[l];
+    frame.stack_ptr = w.stack_ptr[l];
     if (callee.recursive) {
       frame.saved.reserve(callee.end_slot - callee.first_slot);
       for (uint32_t s = callee.first_slot; s < callee.end_slot; ++s)
@@ -259,6 +260,7 @@ void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
       }
     }
     w.frame_base[l] = frame.frame_base;
+    w.stack_ptr[l] = frame.stack_ptr;  // what the callee's alloca took is freed with its frame
     targets[l] = frame.return_pc;
     if (target == UINT32_MAX)
       target = frame.return_pc;
@@ -285,6 +287,62 @@ void Launch::exec_ret(Block& b, Warp& w, uint32_t group, uint32_t exec) {
 }
 
 // ---- device printf ----------------------------------------------------------------------------
+
+// alloca / stacksave / stackrestore: the PTX ISA's stack grows down, so each thread's dynamic
+// stack starts at the end of its local window and alloca moves its pointer (a local address)
+// down to an aligned block; the call frames grow up from 0, and neither may pass the other. A
+// function's allocas end with it (ret restores the caller's pointer). What runs out is a stack
+// overflow (CU_LIMIT_STACK_SIZE bytes per thread are added to the window when a module allocas),
+// as is a stackrestore outside the current function's part of the stack.
+void Launch::exec_stack(Block& b, Warp& w, const Instr& in, uint32_t exec) {
+  const uint64_t wm = in.type == Type::kU32 ? 0xffffffffu : ~uint64_t{0};  // .u32 or .u64
+  if (in.op == Op::kStackSave) {
+    uint64_t* d = dest(w, in.ops[0]);
+    for (uint32_t m = exec; m; m &= m - 1) {
+      int l = std::countr_zero(m);
+      d[l] = w.stack_ptr[l] & wm;
+    }
+    return;
+  }
+  const bool allocate = in.op == Op::kAlloca;
+  const uint64_t* a = operand(w, in.ops[allocate ? 1 : 0], exec, kSpScratch0);
+  uint64_t* d = allocate ? dest(w, in.ops[0]) : nullptr;
+  const uint64_t floor_offset = align16(m_.functions[in.function].frame_bytes);
+  for (uint32_t m = exec; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    const uint64_t floor = w.frame_base[l] + floor_offset;  // the end of this function's frame
+    const uint64_t v = a[l] & wm;
+    if (allocate) {
+      const uint64_t align = in.matrix;
+      const uint64_t sp = w.stack_ptr[l];
+      const uint64_t p = v > sp ? 0 : (sp - v) & ~(align - 1);
+      if (v > sp || p < floor) {
+        char what[160];
+        std::snprintf(what, sizeof what,
+                      "stack overflow: alloca of %llu bytes (aligned to %llu) with %llu bytes of "
+                      "the thread's stack left (CU_LIMIT_STACK_SIZE): ",
+                      static_cast<unsigned long long>(v), static_cast<unsigned long long>(align),
+                      static_cast<unsigned long long>(sp > floor ? sp - floor : 0));
+        fail(LaunchStatus::kIllegalAddress, what + where(b, w, l, in));
+        return;
+      }
+      w.stack_ptr[l] = p;
+      d[l] = p & wm;
+    } else {
+      if (v < floor || v > (w.stack[l].empty() ? b.local_window : w.stack[l].back().stack_ptr)) {
+        char what[128];
+        std::snprintf(what, sizeof what,
+                      "stackrestore to 0x%llx, outside the function's stack [0x%llx, 0x%llx]: ",
+                      static_cast<unsigned long long>(v), static_cast<unsigned long long>(floor),
+                      static_cast<unsigned long long>(
+                          w.stack[l].empty() ? b.local_window : w.stack[l].back().stack_ptr));
+        fail(LaunchStatus::kIllegalAddress, what + where(b, w, l, in));
+        return;
+      }
+      w.stack_ptr[l] = v;
+    }
+  }
+}
 
 void Launch::builtin_vprintf(Block& b, Warp& w, int lane, const Instr& in, uint64_t fmt_addr,
                              uint64_t args) {

@@ -77,7 +77,7 @@ Launch::Launch(const Module& module, uint32_t kernel_index, const LaunchConfig& 
   bool recursive = false;
   for (const Function& f : m_.functions) recursive |= f.recursive;
   recursive |= m_.has_indirect_calls;
-  if (recursive || frames > ((fn_.frame_bytes + 15u) & ~15u))
+  if (recursive || m_.has_dynamic_stack || frames > ((fn_.frame_bytes + 15u) & ~15u))
     frames += limits.stack_bytes_per_thread;
   local_window_ = (frames + 15) & ~uint64_t{15};
   if (local_window_ == 0) local_window_ = 16;
@@ -212,6 +212,7 @@ void Launch::init_block(Block& b, uint64_t linear) {
     for (int l = 0; l < kWarpSize; ++l) {
       w.pc[l] = fn_.first_instr;
       w.frame_base[l] = 0;
+      w.stack_ptr[l] = b.local_window;
       w.stack[l].clear();
       uint32_t t = wi * kWarpSize + static_cast<uint32_t>(l);
       w.slot(kSpTidX)[l] = t % bd.x;
@@ -667,6 +668,13 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
       case Op::kCvtaTo:
       case Op::kIsspacep:
         if (exec) exec_cvta(b, w, in, exec);
+        advance(w, group);
+        break;
+      case Op::kAlloca:
+      case Op::kStackSave:
+      case Op::kStackRestore:
+        if (exec) exec_stack(b, w, in, exec);
+        if (aborted()) return;
         advance(w, group);
         break;
       case Op::kTex:

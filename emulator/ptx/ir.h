@@ -119,6 +119,9 @@ enum class Op : uint8_t {
   kShfl,
   kVote,
   kActivemask,
+  kAlloca,        // alloca.type d, size, align   (ops: d, size; Instr::matrix: the alignment)
+  kStackSave,     // stacksave.type d
+  kStackRestore,  // stackrestore.type a
   kMatch,
   kRedux,
   kFence,  // sub 1: membar / fence, a sequentially consistent host fence; sub 0: proxy
@@ -378,6 +381,7 @@ struct Module {
   uint32_t slot_count = kFirstRegSlot;
   uint32_t shared_symbol_count = 0;
   bool has_indirect_calls = false;
+  bool has_dynamic_stack = false;    // alloca: threads need stack beyond their static frames
   bool texmode_independent = false;  // `.target texmode_independent`
   std::vector<KernelDesc> kernels;
   std::vector<KernelInfo> kernel_info;

@@ -120,13 +120,16 @@ bool alu_implements(const Instr& in) {
 // operands are parsed, so the message names the instruction even when its operand syntax
 // (matrices, texture tuples, tensor maps) is beyond the operand parser.
 const char* not_emulated(std::string_view opcode, const std::vector<std::string_view>& mods) {
-  static const char* const kOpcodes[] = {
-      "sured",    "tensormap", "multimem", "alloca",    "stacksave", "stackrestore",
-      "vabsdiff", "vadd",      "vsub",     "vmin",      "vmax",      "vshl",
-      "vshr",     "vmad",      "vset",     "vabsdiff2", "vabsdiff4", "vadd2",
-      "vadd4",    "vsub2",     "vsub4",    "vavrg2",    "vavrg4",    "vmin2",
-      "vmin4",    "vmax2",     "vmax4",    "vset2",     "vset4",     "clusterlaunchcontrol",
-      "tcgen05"};
+  static const char* const kOpcodes[] = {"sured",     "tensormap", "multimem",
+                                         "vabsdiff",  "vadd",      "vsub",
+                                         "vmin",      "vmax",      "vshl",
+                                         "vshr",      "vmad",      "vset",
+                                         "vabsdiff2", "vabsdiff4", "vadd2",
+                                         "vadd4",     "vsub2",     "vsub4",
+                                         "vavrg2",    "vavrg4",    "vmin2",
+                                         "vmin4",     "vmax2",     "vmax4",
+                                         "vset2",     "vset4",     "clusterlaunchcontrol",
+                                         "tcgen05"};
   for (const char* name : kOpcodes)
     if (opcode == name) return "";
   // Siblings of emulated opcodes that need machinery the emulator lacks.
@@ -1153,6 +1156,33 @@ void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std:
     in.ops[0] = dst(ops[0]);
     in.ops[1] = src(ops[1], Type::kPred);
     if (ops.size() == 3) in.ops[2] = src(ops[2], Type::kB32);
+    return;
+  }
+  if (op == "alloca") {  // alloca.type ptr, size{, immAlign}: the stack grows down (interp_call)
+    in.op = Op::kAlloca;
+    in.type = type0();
+    if (ops.size() != 2 && ops.size() != 3) fail_at(line, "alloca expects 2 or 3 operands");
+    in.nops = 2;
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], in.type);
+    uint64_t align = 8;  // the ISA's default, the minimum guaranteed alignment
+    if (ops.size() == 3) {
+      if (ops[2].kind != ParsedOperand::kImm)
+        fail_at(line, "alloca's alignment must be a constant");
+      align = ops[2].number.bits;
+      if (align == 0 || (align & (align - 1)) != 0 || align > (uint64_t{1} << 23))
+        fail_at(line, "alloca's alignment must be a power of 2 no larger than 2^23");
+    }
+    in.matrix = static_cast<uint32_t>(std::max<uint64_t>(align, 8));
+    m_.has_dynamic_stack = true;
+    return;
+  }
+  if (op == "stacksave" || op == "stackrestore") {
+    in.op = op == "stacksave" ? Op::kStackSave : Op::kStackRestore;
+    in.type = type0();
+    need(1);
+    in.nops = 1;
+    in.ops[0] = op == "stacksave" ? dst(ops[0]) : src(ops[0], in.type);
     return;
   }
   if (op == "activemask") {

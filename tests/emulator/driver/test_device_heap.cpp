@@ -111,11 +111,11 @@ TEST_CASE("device heap: the limit sizes it, malloc returns NULL when full, a bad
     HeapKernels k;
     REQUIRE_CU(k.fill_blocks());
     std::vector<uint64_t> blocks = k.blocks();
-    const auto given = std::count_if(blocks.begin(), blocks.end(), [](uint64_t p) { return p != 0; });
+    const auto given =
+        std::count_if(blocks.begin(), blocks.end(), [](uint64_t p) { return p != 0; });
     CHECK(given == 4096 / (kInts * sizeof(int)));  // 10 blocks of 400 bytes fit, then NULL
     std::vector<long long> sums = k.block_sums();
-    for (int t = 0; t < kThreads; ++t)
-      CHECK(sums[t] == (blocks[t] != 0 ? expected_sum(t) : -1));
+    for (int t = 0; t < kThreads; ++t) CHECK(sums[t] == (blocks[t] != 0 ? expected_sum(t) : -1));
     // In use: its size is fixed.
     CHECK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 1 << 20) == CUDA_ERROR_INVALID_VALUE);
     size_t limit = 0;

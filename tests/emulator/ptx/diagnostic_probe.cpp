@@ -1,5 +1,5 @@
 // A tiny driver-API program run by stderr_diagnostics.cmake: it makes the emulator fail in one
-// way (argument "oob": an out-of-bounds store; "unsupported": a module with stacksave) and exits 0
+// way (argument "oob": an out-of-bounds store; "unsupported": a module with vadd) and exits 0
 // when the driver returned the expected error. It prints nothing itself, so everything on its
 // stderr is the emulator's own diagnostics.
 #include <cuda.h>

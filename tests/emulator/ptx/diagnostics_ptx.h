@@ -23,7 +23,7 @@ inline constexpr const char* kStorePtx = R"(.version 9.0
 }
 )";
 
-// `stacksave` (valid PTX the emulator does not implement) on line kRefusedLine of kernel
+// `vadd` (valid PTX the emulator does not implement) on line kRefusedLine of kernel
 // `refused`.
 inline constexpr int kRefusedLine = 10;
 inline constexpr const char* kRefusedPtx = R"(.version 9.0
@@ -35,7 +35,7 @@ inline constexpr const char* kRefusedPtx = R"(.version 9.0
   .reg .b64 %rd<2>;
   ld.param.u32 %r1, [sel];
   cvt.u64.u32 %rd1, %r1;
-  stacksave.u64 %rd1;
+  vadd.s32.s32.s32 %r1, %r1, %r1;
   ret;
 }
 )";

@@ -28,7 +28,7 @@ foreach(needle "store_tid" "block \\(0,0,0\\)" "thread \\((3[2-9]|[4-6][0-9]),0,
 endforeach()
 
 run_probe(unsupported "" out err)
-if(NOT err MATCHES "stacksave" OR NOT err MATCHES "line ${REFUSED_LINE}" OR NOT err MATCHES "'refused'")
+if(NOT err MATCHES "vadd.s32.s32.s32" OR NOT err MATCHES "line ${REFUSED_LINE}" OR NOT err MATCHES "'refused'")
   message(FATAL_ERROR "refused-PTX diagnostic on stderr lacks instruction, line or function:\n${err}")
 endif()
 

@@ -438,3 +438,53 @@ END:
   CHECK(count.status == CompileStatus::kInvalidPtx);
   CHECK(count.error.find("4-element vectors") != std::string::npos);
 }
+
+// stacksave / alloca / stackrestore (nvcc emits alloca alone, test_kernels_advanced.cpp): a
+// restored pointer frees what was allocated after it, so the next alloca gets the same block;
+// blocks are aligned as asked and lie below the saved pointer (the stack grows down); a restore
+// above the function's stack fails the launch.
+TEST_CASE("hand-written stacksave and stackrestore", "[ptx][handwritten]") {
+  const char* text = R"(
+.version 8.6
+.target sm_90
+.address_size 64
+.visible .entry stack(.param .u64 out, .param .u64 bad)
+{
+  .reg .b64 %rd<12>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd9, [bad];
+  stacksave.u64 %rd2;
+  alloca.u64 %rd3, 40, 64;
+  st.local.u64 [%rd3], 77;
+  stackrestore.u64 %rd2;
+  alloca.u64 %rd4, 40, 64;
+  ld.local.u64 %rd5, [%rd4];
+  sub.u64 %rd6, %rd2, %rd3;
+  and.b64 %rd7, %rd3, 63;
+  sub.u64 %rd8, %rd4, %rd3;
+  st.global.u64 [%rd1], %rd5;
+  st.global.u64 [%rd1+8], %rd6;
+  st.global.u64 [%rd1+16], %rd7;
+  st.global.u64 [%rd1+24], %rd8;
+  setp.eq.u64 %p1, %rd9, 0;
+  @%p1 bra END;
+  add.u64 %rd10, %rd2, 16;
+  stackrestore.u64 %rd10;
+END:
+  ret;
+}
+)";
+  auto prog = compile_or_fail(text);
+  HostMemory mem;
+  uint64_t* out = mem.zeros<uint64_t>(4);
+  require_success(run(*prog, "stack", {1}, {1}, Args().add(out).add(uint64_t{0}), mem));
+  CHECK(out[0] == 77);  // the block allocated again is the one freed
+  CHECK(out[1] >= 40);  // below the saved pointer, at least the size
+  CHECK(out[1] < 40 + 64);
+  CHECK(out[2] == 0);  // 64-byte aligned
+  CHECK(out[3] == 0);  // the same block
+  LaunchResult r = run(*prog, "stack", {1}, {1}, Args().add(out).add(uint64_t{1}), mem);
+  CHECK(r.status == LaunchStatus::kIllegalAddress);
+  CHECK(r.message.find("stackrestore to") != std::string::npos);
+}

@@ -224,3 +224,30 @@ TEST_CASE("vector atomics add each element atomically", "[ptx][kernels]") {
     for (int i = 0; i < 4 * slots; ++i) REQUIRE(red4[i] == sum4[i]);
   }
 }
+
+// alloca from nvcc (a run-time-sized buffer per thread, and a callee's buffer freed when it
+// returns: 50 rounds of 400 bytes would overflow a 1 KiB stack otherwise), against a host
+// reference; an alloca larger than the stack is a stack overflow.
+TEST_CASE("alloca buffers live until their function returns", "[ptx][kernels]") {
+  for (const char* file : kAdvanced) {
+    INFO(file);
+    auto prog = compile_or_fail(read_ptx(file));
+    HostMemory mem;
+    bind_variables(*prog, mem);
+    const int threads = 64, n = 100, rounds = 50;
+    int* out = mem.zeros<int>(threads);
+    require_success(
+        run(*prog, "alloca_sums", {1}, {threads}, Args().add(out).add(n).add(rounds), mem));
+    for (int t = 0; t < threads; ++t) {
+      long long total = 0;
+      for (int r = 0; r < rounds; ++r)
+        for (int i = 0; i < n; ++i) total += static_cast<long long>(n - 1 - i) * (t + r) * (i + 1);
+      for (int i = 0; i < n; ++i) total += t + i;
+      INFO("thread " << t);
+      REQUIRE(out[t] == static_cast<int>(total));
+    }
+    LaunchResult big = run(*prog, "alloca_sums", {1}, {32}, Args().add(out).add(4096).add(1), mem);
+    CHECK(big.status == LaunchStatus::kIllegalAddress);
+    CHECK(big.message.find("stack overflow: alloca of 16384 bytes") != std::string::npos);
+  }
+}

@@ -85,3 +85,22 @@ extern "C" __global__ void vector_atomics(float2* sum2, float4* sum4, float2* ol
   atomicAdd(&red4[s].w, w.w);
 #endif
 }
+
+// alloca: a per-thread buffer of a run-time size, and a callee whose alloca ends with it (called
+// in a loop that would overflow the stack if it did not).
+__device__ __noinline__ int weighted(int n, int seed) {
+  int* buf = static_cast<int*>(alloca(n * sizeof(int)));
+  for (int i = 0; i < n; ++i) buf[i] = i * seed;
+  int s = 0;
+  for (int i = 0; i < n; ++i) s += buf[n - 1 - i] * (i + 1);
+  return s;
+}
+
+extern "C" __global__ void alloca_sums(int* out, int n, int rounds) {
+  int* mine = static_cast<int*>(alloca(n * sizeof(int)));
+  for (int i = 0; i < n; ++i) mine[i] = static_cast<int>(threadIdx.x) + i;
+  int total = 0;
+  for (int r = 0; r < rounds; ++r) total += weighted(n, static_cast<int>(threadIdx.x) + r);
+  for (int i = 0; i < n; ++i) total += mine[i];
+  out[threadIdx.x] = total;
+}
