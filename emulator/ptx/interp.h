@@ -218,7 +218,8 @@ class Launch {
   void exec_atom(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_cvta(Block& b, Warp& w, const Instr& in, uint32_t exec);
   void exec_stack(Block& b, Warp& w, const Instr& in, uint32_t exec);  // alloca, stacksave/restore
-  void exec_compare(Warp& w, const Instr& in, uint32_t exec);          // setp, set
+  void exec_cvt_pack(Warp& w, const Instr& in, uint32_t exec);
+  void exec_compare(Warp& w, const Instr& in, uint32_t exec);  // setp, set
   // Textures and surfaces (interp_texture.cpp).
   void exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec);      // tex, tld4
   void exec_surface(Block& b, Warp& w, const Instr& in, uint32_t exec);      // suld, sust

@@ -6,6 +6,7 @@
 // A call copies the caller's argument blocks into the callee's formal parameters and a `ret`
 // copies the callee's return values back into the caller's return blocks, so both sides keep
 // the by-value semantics of PTX's `.param` space.
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -341,6 +342,30 @@ void Launch::exec_stack(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       }
       w.stack_ptr[l] = v;
     }
+  }
+}
+
+// cvt.pack.sat: a and b (s32) saturated to the converted type's range, b in the low `size` bits,
+// a in the next `size`; for 8/4/2-bit types the bits above 2 * size are c's low bits.
+void Launch::exec_cvt_pack(Warp& w, const Instr& in, uint32_t exec) {
+  const int size = in.sub;
+  const bool is_signed = in.type == Type::kS32;
+  const int64_t lo = is_signed ? -(int64_t{1} << (size - 1)) : 0;
+  const int64_t hi = is_signed ? (int64_t{1} << (size - 1)) - 1 : (int64_t{1} << size) - 1;
+  const uint32_t field = static_cast<uint32_t>((uint64_t{1} << size) - 1);
+  const uint64_t* a = operand(w, in.ops[1], exec, kSpScratch0);
+  const uint64_t* b = operand(w, in.ops[2], exec, kSpScratch1);
+  const uint64_t* c = size != 16 ? operand(w, in.ops[3], exec, kSpScratch2) : nullptr;
+  uint64_t* d = dest(w, in.ops[0]);
+  for (uint32_t m = exec; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    auto sat = [&](uint64_t v) {
+      const int64_t x = static_cast<int32_t>(static_cast<uint32_t>(v));
+      return static_cast<uint32_t>(std::clamp(x, lo, hi)) & field;
+    };
+    uint32_t r = sat(b[l]) | (sat(a[l]) << size);
+    if (c != nullptr) r |= static_cast<uint32_t>(c[l]) << (2 * size);
+    d[l] = r;
   }
 }
 

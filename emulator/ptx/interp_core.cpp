@@ -670,6 +670,10 @@ void Launch::run_warp(Block& b, Warp& w, uint64_t budget) {
         if (exec) exec_cvta(b, w, in, exec);
         advance(w, group);
         break;
+      case Op::kCvtPack:
+        if (exec) exec_cvt_pack(w, in, exec);
+        advance(w, group);
+        break;
       case Op::kAlloca:
       case Op::kStackSave:
       case Op::kStackRestore:

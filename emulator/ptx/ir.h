@@ -119,8 +119,9 @@ enum class Op : uint8_t {
   kShfl,
   kVote,
   kActivemask,
-  kAlloca,        // alloca.type d, size, align   (ops: d, size; Instr::matrix: the alignment)
-  kStackSave,     // stacksave.type d
+  kCvtPack,    // cvt.pack.sat.T.s32{.b32} d, a, b{, c}  (sub: T's bits, type: kS32/kU32 = T's sign)
+  kAlloca,     // alloca.type d, size, align   (ops: d, size; Instr::matrix: the alignment)
+  kStackSave,  // stacksave.type d
   kStackRestore,  // stackrestore.type a
   kMatch,
   kRedux,

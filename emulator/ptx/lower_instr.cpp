@@ -144,7 +144,6 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
   if ((opcode == "st" || opcode == "red") && has(mods, ".async"))
     return "asynchronous cluster stores";
   if (opcode == "st" && has(mods, ".bulk")) return "bulk stores";
-  if (opcode == "cvt" && has(mods, ".pack")) return "cvt.pack";
   if (opcode == "cvt" && has(mods, ".rs")) return "stochastic rounding";
   if (opcode == "bar" && has(mods, ".cluster")) return "cluster barriers are barrier.cluster";
   if ((opcode == "ld" || opcode == "st" || opcode == "mov") && has(mods, ".b128"))
@@ -313,6 +312,31 @@ uint32_t Parser::vector_atomic(std::vector<std::string_view>& mods, const std::s
   return count;
 }
 
+// cvt.pack.sat.convertType.abType{.cType}: .u16/.s16 from .s32 (d, a, b), or .u8/.s8/.u4/.s4/
+// .u2/.s2 from .s32 with .b32 (d, a, b, c). Sets in.op, in.sub (the converted type's bits) and
+// in.type (kS32 or kU32: its signedness).
+void Parser::lower_cvt_pack(const Function& f, Instr& in, const std::vector<std::string_view>& mods,
+                            uint32_t line) const {
+  const std::string text = instruction_text("cvt", mods);
+  static const std::pair<const char*, int> kTypes[] = {{".u16", 16}, {".s16", -16}, {".u8", 8},
+                                                       {".s8", -8},  {".u4", 4},    {".s4", -4},
+                                                       {".u2", 2},   {".s2", -2}};
+  int convert = 0;
+  if (mods.size() >= 4 && mods[0] == ".pack" && mods[1] == ".sat")
+    for (auto& [name, bits] : kTypes)
+      if (mods[2] == name) convert = bits;
+  const int bits = convert < 0 ? -convert : convert;
+  const bool with_c = bits != 16;
+  if (convert == 0 || mods[3] != ".s32" || mods.size() != (with_c ? 5u : 4u) ||
+      (with_c && mods[4] != ".b32"))
+    fail_at(line,
+            "instruction '" + text + "' in function '" + f.name +
+                "': cvt.pack is .pack.sat.{u16,s16}.s32 or .pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32");
+  in.op = Op::kCvtPack;
+  in.sub = static_cast<uint8_t>(bits);
+  in.type = convert < 0 ? Type::kS32 : Type::kU32;
+}
+
 void Parser::parse_instruction(Function& f) {
   uint32_t line = peek().line;
   Instr in;
@@ -338,6 +362,28 @@ void Parser::parse_instruction(Function& f) {
   const uint32_t vector_atom = opcode == "atom" || opcode == "red"
                                    ? vector_atomic(mods, instruction_text(opcode, mods), f, line)
                                    : 0;
+  // cvt.pack has its own types (sub-byte ones the modifier table keeps for mma): checked here.
+  if (opcode == "cvt" && has(mods, ".pack")) {
+    lower_cvt_pack(f, in, mods, line);
+    std::vector<ParsedOperand> ops;
+    for (;;) {
+      ops.push_back(parse_operand(false));
+      if (accept_punct(',')) continue;
+      break;
+    }
+    expect_punct(';', "at end of instruction");
+    const size_t want = in.sub == 16 ? 3 : 4;
+    if (ops.size() != want)
+      fail_at(line, "instruction '" + instruction_text(opcode, mods) + "' expects " +
+                        std::to_string(want) + " operands");
+    in.nops = static_cast<uint8_t>(want);
+    in.ops[0] = dst(ops[0]);
+    in.ops[1] = src(ops[1], Type::kS32);
+    in.ops[2] = src(ops[2], Type::kS32);
+    if (want == 4) in.ops[3] = src(ops[3], Type::kB32);
+    m_.code.push_back(in);
+    return;
+  }
   // Valid PTX the emulator does not implement (tensor cores, textures, surfaces, cluster/TMA
   // machinery, video instructions, indirect branches, device stack allocation) fails the module
   // load naming the instruction, its function and line: a wrong answer later is worse than a

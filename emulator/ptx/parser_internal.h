@@ -132,6 +132,8 @@ class Parser {
   void parse_instruction(Function& f);
   uint32_t vector_atomic(std::vector<std::string_view>& mods, const std::string& text,
                          const Function& f, uint32_t line) const;
+  void lower_cvt_pack(const Function& f, Instr& in, const std::vector<std::string_view>& mods,
+                      uint32_t line) const;
   ParsedOperand parse_operand(bool lists = false);  // lists: `(a, b)` is a call list
   ParsedOperand parse_address();
   // `[a, b, ...]` of texture and surface instructions (handle, coordinate vector): a kList.

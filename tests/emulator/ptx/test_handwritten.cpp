@@ -488,3 +488,89 @@ END:
   CHECK(r.status == LaunchStatus::kIllegalAddress);
   CHECK(r.message.find("stackrestore to") != std::string::npos);
 }
+
+// cvt.pack.sat (sm_72+; sub-byte types sm_75+): every converted type on edge and random inputs,
+// against the PTX ISA's bit loop (td[i] = ta[i - size] above tb, then c's low bits above 2 * size)
+// written out bit by bit here; and the ISA's example of four s32 packed into u8 lanes in two steps.
+TEST_CASE("hand-written cvt.pack.sat of every converted type", "[ptx][handwritten]") {
+  struct Form {
+    const char* type;
+    int bits;
+    bool is_signed;
+  };
+  const Form forms[] = {{"u16", 16, false}, {"s16", 16, true}, {"u8", 8, false}, {"s8", 8, true},
+                        {"u4", 4, false},   {"s4", 4, true},   {"u2", 2, false}, {"s2", 2, true}};
+  std::vector<int32_t> edges = {0,      1,      -1,    2,     -2,        3,        -3,
+                                7,      8,      -8,    -9,    15,        16,       127,
+                                128,    -128,   -129,  255,   256,       32767,    32768,
+                                -32768, -32769, 65535, 65536, INT32_MAX, INT32_MIN};
+  Rng rng(7);
+  while (edges.size() < 64) edges.push_back(static_cast<int32_t>(rng.next()));
+  const int lanes = static_cast<int>(edges.size());
+  for (const Form& form : forms) {
+    INFO(form.type);
+    const bool with_c = form.bits != 16;
+    std::string text = std::string(".version 8.6\n.target sm_90\n.address_size 64\n") +
+                       ".visible .entry pack(.param .u64 in, .param .u64 out)\n{\n"
+                       "  .reg .b32 %r<8>;\n  .reg .b64 %rd<8>;\n"
+                       "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+                       "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n"
+                       "  add.s64 %rd4, %rd1, %rd3;\n  ld.global.u32 %r2, [%rd4];\n"
+                       "  add.u32 %r5, %r1, 17;\n  rem.u32 %r5, %r5, " +
+                       std::to_string(lanes) +
+                       ";\n  mul.wide.u32 %rd5, %r5, 4;\n  add.s64 %rd6, %rd1, %rd5;\n"
+                       "  ld.global.u32 %r3, [%rd6];\n  xor.b32 %r4, %r2, 0x9E3779B9;\n" +
+                       "  cvt.pack.sat." + form.type + ".s32" + (with_c ? ".b32" : "") +
+                       " %r6, %r2, %r3" + (with_c ? ", %r4" : "") +
+                       ";\n  add.s64 %rd7, %rd2, %rd3;\n  st.global.u32 [%rd7], %r6;\n  ret;\n}\n";
+    auto prog = compile_or_fail(text);
+    HostMemory mem;
+    std::vector<int32_t> in(edges);
+    int32_t* din = mem.upload(in);
+    uint32_t* out = mem.zeros<uint32_t>(lanes);
+    require_success(
+        run(*prog, "pack", {1}, {static_cast<uint32_t>(lanes)}, Args().add(din).add(out), mem));
+    const int64_t lo = form.is_signed ? -(int64_t{1} << (form.bits - 1)) : 0;
+    const int64_t hi =
+        form.is_signed ? (int64_t{1} << (form.bits - 1)) - 1 : (int64_t{1} << form.bits) - 1;
+    for (int t = 0; t < lanes; ++t) {
+      const int64_t a = in[t], b = in[(t + 17) % lanes];
+      const uint32_t c = static_cast<uint32_t>(in[t]) ^ 0x9E3779B9u;
+      const int64_t ta = a < lo ? lo : a > hi ? hi : a;
+      const int64_t tb = b < lo ? lo : b > hi ? hi : b;
+      uint32_t want = 0;
+      for (int i = 0; i < form.bits; ++i) want |= static_cast<uint32_t>((tb >> i) & 1) << i;
+      for (int i = form.bits; i < 2 * form.bits; ++i)
+        want |= static_cast<uint32_t>((ta >> (i - form.bits)) & 1) << i;
+      if (with_c)
+        for (int i = 2 * form.bits; i < 32; ++i) want |= ((c >> (i - 2 * form.bits)) & 1u) << i;
+      INFO("lane " << t << ": a " << a << ", b " << b);
+      REQUIRE(out[t] == want);
+    }
+  }
+  // The ISA's example: four s32 into the u8 lanes of one word, two at a time.
+  const char* four = R"(
+.version 8.6
+.target sm_90
+.address_size 64
+.visible .entry four(.param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  cvt.pack.sat.u8.s32.b32 %r1, 300, -5, 0;
+  cvt.pack.sat.u8.s32.b32 %r4, 7, 200, %r1;
+  st.global.u32 [%rd1], %r4;
+  ret;
+}
+)";
+  auto prog = compile_or_fail(four);
+  HostMemory mem;
+  uint32_t* out = mem.zeros<uint32_t>(1);
+  require_success(run(*prog, "four", {1}, {1}, Args().add(out), mem));
+  CHECK(out[0] == 0xff0007c8u);  // 255 (300), 0 (-5) above 7, 200
+  CompileResult bad = compile(
+      ".version 8.6\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+      "  .reg .b32 %r<4>;\n  cvt.pack.sat.u8.s32 %r1, %r2, %r3;\n  ret;\n}\n");
+  CHECK(bad.status == CompileStatus::kInvalidPtx);
+}

@@ -56,7 +56,6 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
       {"vadd.s32.s32.s32", "  vadd.s32.s32.s32 %r1, %r2, %r3;", ""},
       {"st.async",
        "  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];", ""},
-      {"cvt.pack.sat.u8.s32.b32", "  cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;", ""},
       {"atom.global.max.noftz.v2.f16x2",
        "  atom.global.max.noftz.v2.f16x2 {%r1,%r2}, [%rd1], {%r3,%r4};", ""},
       {"ld.global.b128", "  ld.global.b128 %rd2, [%rd1];", ""},
@@ -86,13 +85,13 @@ TEST_CASE("the load error lists every unsupported instruction of the module with
   // Four refused instructions in two functions, a supported one between them.
   const std::string with_targets = kernel_with(
       "  vsub.s32.s32.s32 %r1, %r2, %r3;\n  add.u32 %r1, %r2, %r3;\n"
-      "  cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;\n  vmin.s32.s32.s32 %r1, %r2, %r3;",
+      "  vabsdiff.s32.s32.s32 %r1, %r2, %r3;\n  vmin.s32.s32.s32 %r1, %r2, %r3;",
       ".visible .func g()\n{\n  .reg .b32 %r<4>;\n  vadd.s32.s32.s32 %r1, %r2, %r3;\n  ret;\n}\n");
   CompileResult r = compile(with_targets);
   INFO(r.error);
   REQUIRE(r.program == nullptr);
   CHECK(r.status == CompileStatus::kNotSupported);
-  const char* refused[] = {"vadd.s32.s32.s32", "vsub.s32.s32.s32", "cvt.pack.sat.u8.s32.b32",
+  const char* refused[] = {"vadd.s32.s32.s32", "vsub.s32.s32.s32", "vabsdiff.s32.s32.s32",
                            "vmin.s32.s32.s32"};
   size_t at = 0;
   for (const char* what : refused) {  // in source order, one "line L: ..." line each
