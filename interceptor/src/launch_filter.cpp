@@ -44,9 +44,7 @@ void write_summary() noexcept {
   Session* session = Session::current();
   if (session == nullptr || !session->open()) return;
   try {
-    LaunchCounts counts = launch_selection_counts();
-    session->tool_event(0 /* info */, format::kernel_filter_summary(format::KernelFilterCounts{
-                                          counts.seen, counts.matched, counts.selected}));
+    session->tool_event(0 /* info */, format::kernel_filter_summary(launch_selection_counts()));
   } catch (...) {
   }
 }
@@ -82,7 +80,7 @@ bool configure_launch_filter(const capture::CaptureConfig& config) noexcept {
 bool launch_filter_skips(SymbolId id) noexcept { return g_kernel_filtered && !g_recorded[id]; }
 
 void launch_filter_recorded() noexcept {
-  if (!launch_selection_counts().exhausted) return;
+  if (!launch_selection_exhausted()) return;
   write_summary();
   stop_recording();  // nothing more is recorded: every call takes the fast path
 }

@@ -882,17 +882,22 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
 
 bool snapshot_selected_now() noexcept { return t_pending != nullptr && t_pending->active; }
 
-LaunchCounts launch_selection_counts() noexcept {
+format::KernelFilterCounts launch_selection_counts() noexcept {
   State& s = state();
-  LaunchCounts counts;
+  format::KernelFilterCounts counts;
   std::lock_guard lock(s.snapshot_mutex);
   counts.seen = s.launches_seen;
   if (s.selection) {
     counts.matched = s.selection->matched();
-    counts.selected = s.selection->selected();
-    counts.exhausted = s.selection->exhausted();
+    counts.recorded = s.selection->selected();
   }
   return counts;
+}
+
+bool launch_selection_exhausted() noexcept {
+  State& s = state();
+  std::lock_guard lock(s.snapshot_mutex);
+  return s.selection && s.selection->exhausted();
 }
 
 void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cusnap/fatbin/variables.h"
+#include "cusnap/format/kernel_filter_summary.h"
 #include "cusnap/format/snapshot_ranges.h"
 #include "generated_shim_api.h"
 
@@ -112,13 +113,10 @@ void snapshot_before(CallScope& call, CUfunction function, CUstream stream) noex
 void snapshot_after(CallScope& call, uint64_t seq, uint64_t ordinal) noexcept;
 // Between the two hooks of a launch on this thread: snapshot_before selected it.
 bool snapshot_selected_now() noexcept;
-// The selection's counts: launches asked about (seen), matched by name, selected; exhausted once
-// --launch-count were selected.
-struct LaunchCounts {
-  uint64_t seen = 0, matched = 0, selected = 0;
-  bool exhausted = false;
-};
-LaunchCounts launch_selection_counts() noexcept;
+// The selection's counts (launches asked about, matched by name, selected: the kernel filter
+// summary's), and whether --launch-count were selected already.
+format::KernelFilterCounts launch_selection_counts() noexcept;
+bool launch_selection_exhausted() noexcept;
 
 // Launch ordinals as the writer assigns them (one per launch record, in append order): while
 // snapshots are on, every launch record is appended through this, under one lock, so the
