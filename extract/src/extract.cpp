@@ -337,7 +337,8 @@ Result<std::vector<LaunchPlan>> plan_records(format::Reader& source, const Selec
     });
     // The module's legacy texture/surface references (its kernels may sample or write any):
     // each one's records, and the array it is bound to.
-    for (const auto& [ref, r] : live.references) {
+    for (const auto& entry : live.references) {
+      const LiveState::Reference& r = entry.second;  // (not a structured binding: captured below)
       if (r.module != module) continue;
       auto refuse = [&](const std::string& why) {
         if (p.plan.unsupported_reason.empty())
