@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -538,4 +539,112 @@ TEST_CASE("a record Cap'n Proto cannot decode is an error, not an exception (fuz
   INFO(plans->status().to_string());
   CHECK(plans->status().code() == format::ErrorCode::kMalformed);
   CHECK(plans->status().message().find("record: ") != std::string::npos);
+}
+
+// Launches that reach CUDA arrays through texture objects (docs/extract.md, "Textures and
+// surfaces"), planned by file work: a plain array goes by the replay route (no capture-time
+// snapshot holds it) with its record and packed extent, and --route snapshots refuses it; what
+// the extract cannot recreate is refused naming the object and why: a mipmapped array (no sample
+// makes one), an array format without a known element size (NV12), an array destroyed before
+// the launch. The object's value is the launch's 8-byte parameter (the replay's rule).
+TEST_CASE("launches over CUDA arrays are planned by the replay route or refused saying why") {
+  constexpr uint64_t kArray = 0xA1, kMipmapped = 0xA2;
+  auto array_record = [](CaptureBuilder& b, schema::ArrayCall::Op op, uint64_t array,
+                         uint64_t mipmapped) {
+    capnp::MallocMessageBuilder m;
+    auto r = m.initRoot<schema::CallRecord>();
+    r.setApiName("cuMipmappedArrayCreate");
+    auto a = r.initArray();
+    a.setOp(op);
+    a.setArray(array);
+    a.setMipmapped(mipmapped);
+    a.setFormat(0x20);
+    a.setChannels(1);
+    a.setWidth(64);
+    a.setHeight(64);
+    a.setLevels(3);
+    return b.append_record(m);
+  };
+  struct Case {
+    const char* name;
+    std::function<void(CaptureBuilder&)> objects;
+    const char* refusal;  // empty: planned
+  };
+  const Case cases[] = {
+      {"plain",
+       [](CaptureBuilder& b) {
+         b.array_create(kArray, 0x20, 2, 32, 4);  // float2, 32 x 4
+         b.tex_object_create(kE, kArray);
+       },
+       ""},
+      {"mipmapped",
+       [&](CaptureBuilder& b) {
+         array_record(b, schema::ArrayCall::Op::MIPMAPPED_CREATE, 0, kMipmapped);
+         capnp::MallocMessageBuilder m;
+         auto r = m.initRoot<schema::CallRecord>();
+         r.setApiName("cuTexObjectCreate");
+         auto o = r.initTexObject();
+         o.setOp(schema::TexObjectCall::Op::TEXTURE_CREATE);
+         o.setObject(kE);
+         o.initResource().setType(1);  // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+         o.getResource().setMipmapped(kMipmapped);
+         b.append_record(m);
+       },
+       "over mipmapped array 0xa2: extracts do not recreate mipmapped arrays"},
+      {"nv12",
+       [](CaptureBuilder& b) {
+         b.array_create(kArray, 0xb0, 1, 64, 64);
+         b.tex_object_create(kE, kArray);
+       },
+       "cannot be read back: array format 176"},
+      {"destroyed",
+       [&](CaptureBuilder& b) {
+         b.array_create(kArray, 0x20, 1, 64);
+         b.tex_object_create(kE, kArray);
+         array_record(b, schema::ArrayCall::Op::DESTROY, kArray, 0);
+       },
+       "was made by no record before the launch"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const std::string path = tmp(std::string("arrays-") + c.name + ".cusnap");
+    uint64_t launch = 0;
+    {
+      CaptureBuilder b(path, snapshot_header());
+      b.module_load_ptx(kModuleA, read_text(CUSNAP_TEST_PTX_PATH));
+      Params p;
+      p.ptr(kE).i32(128);
+      uint64_t fn = b.function_get(kModuleA, kAddOffset, "add_offset", p.layout());
+      b.alloc(kE, 512);
+      c.objects(b);
+      launch = b.launch(kAddOffset, "add_offset", 1, 128, p, /*stream=*/0, /*ordinal=*/0, fn);
+      std::vector<uint8_t> bytes(512, 2);
+      b.snapshot(launch, 0, kBeforeLaunch, b.tile({{kE, bytes}}));
+      b.snapshot(launch, 0, kAfterLaunch, b.tile({{kE, bytes}}));
+      b.close();
+    }
+    auto r = open(path);
+    Selection sel;
+    sel.call_seq = launch;
+    LaunchPlan plan = plan_one(*r, sel);
+    if (*c.refusal != 0) {
+      CHECK_THAT(plan.unsupported_reason,
+                 Catch::Contains("parameter at offset 0 is texture object"));
+      CHECK_THAT(plan.unsupported_reason, Catch::Contains(c.refusal));
+      continue;
+    }
+    CHECK(plan.unsupported_reason.empty());
+    CHECK(plan.route == Route::kReplay);  // although the launch has both snapshots
+    REQUIRE(plan.arrays.size() == 1);
+    CHECK(plan.arrays[0].handle == kArray);
+    CHECK(plan.arrays[0].extent.width_bytes == 32 * 8);
+    CHECK(plan.arrays[0].extent.bytes == 32 * 8 * 4);
+    CHECK(plan.object_seqs.size() == 1);
+    ExtractOptions snapshots_only;
+    snapshots_only.route = Route::kSnapshots;
+    auto refused = plan_extraction(*r, sel, snapshots_only);
+    REQUIRE(refused.is_ok());
+    CHECK_THAT(refused->front().unsupported_reason,
+               Catch::Contains("capture-time snapshots do not hold array contents"));
+  }
 }
