@@ -330,13 +330,14 @@ void Launch::exec_stack(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       w.stack_ptr[l] = p;
       d[l] = p & wm;
     } else {
-      if (v < floor || v > (w.stack[l].empty() ? b.local_window : w.stack[l].back().stack_ptr)) {
+      // The top of this function's part: where the stack pointer was when it was called.
+      const uint64_t top = w.stack[l].empty() ? b.local_window : w.stack[l].back().stack_ptr;
+      if (v < floor || v > top) {
         char what[128];
         std::snprintf(what, sizeof what,
                       "stackrestore to 0x%llx, outside the function's stack [0x%llx, 0x%llx]: ",
                       static_cast<unsigned long long>(v), static_cast<unsigned long long>(floor),
-                      static_cast<unsigned long long>(
-                          w.stack[l].empty() ? b.local_window : w.stack[l].back().stack_ptr));
+                      static_cast<unsigned long long>(top));
         fail(LaunchStatus::kIllegalAddress, what + where(b, w, l, in));
         return;
       }

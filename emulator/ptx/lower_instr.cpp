@@ -313,10 +313,10 @@ uint32_t Parser::vector_atomic(std::vector<std::string_view>& mods, const std::s
 }
 
 // cvt.pack.sat.convertType.abType{.cType}: .u16/.s16 from .s32 (d, a, b), or .u8/.s8/.u4/.s4/
-// .u2/.s2 from .s32 with .b32 (d, a, b, c). Sets in.op, in.sub (the converted type's bits) and
-// in.type (kS32 or kU32: its signedness).
+// .u2/.s2 from .s32 with .b32 (d, a, b, c). Sets in.op, in.sub (the converted type's bits),
+// in.type (kS32 or kU32: its signedness) and the operands.
 void Parser::lower_cvt_pack(const Function& f, Instr& in, const std::vector<std::string_view>& mods,
-                            uint32_t line) const {
+                            const std::vector<ParsedOperand>& ops, uint32_t line) {
   const std::string text = instruction_text("cvt", mods);
   static const std::pair<const char*, int> kTypes[] = {{".u16", 16}, {".s16", -16}, {".u8", 8},
                                                        {".s8", -8},  {".u4", 4},    {".s4", -4},
@@ -335,6 +335,14 @@ void Parser::lower_cvt_pack(const Function& f, Instr& in, const std::vector<std:
   in.op = Op::kCvtPack;
   in.sub = static_cast<uint8_t>(bits);
   in.type = convert < 0 ? Type::kS32 : Type::kU32;
+  const size_t want = with_c ? 4 : 3;
+  if (ops.size() != want)
+    fail_at(line, "instruction '" + text + "' expects " + std::to_string(want) + " operands");
+  in.nops = static_cast<uint8_t>(want);
+  in.ops[0] = dst(ops[0]);
+  in.ops[1] = src(ops[1], Type::kS32);
+  in.ops[2] = src(ops[2], Type::kS32);
+  if (with_c) in.ops[3] = src(ops[3], Type::kB32);
 }
 
 void Parser::parse_instruction(Function& f) {
@@ -362,28 +370,9 @@ void Parser::parse_instruction(Function& f) {
   const uint32_t vector_atom = opcode == "atom" || opcode == "red"
                                    ? vector_atomic(mods, instruction_text(opcode, mods), f, line)
                                    : 0;
-  // cvt.pack has its own types (sub-byte ones the modifier table keeps for mma): checked here.
-  if (opcode == "cvt" && has(mods, ".pack")) {
-    lower_cvt_pack(f, in, mods, line);
-    std::vector<ParsedOperand> ops;
-    for (;;) {
-      ops.push_back(parse_operand(false));
-      if (accept_punct(',')) continue;
-      break;
-    }
-    expect_punct(';', "at end of instruction");
-    const size_t want = in.sub == 16 ? 3 : 4;
-    if (ops.size() != want)
-      fail_at(line, "instruction '" + instruction_text(opcode, mods) + "' expects " +
-                        std::to_string(want) + " operands");
-    in.nops = static_cast<uint8_t>(want);
-    in.ops[0] = dst(ops[0]);
-    in.ops[1] = src(ops[1], Type::kS32);
-    in.ops[2] = src(ops[2], Type::kS32);
-    if (want == 4) in.ops[3] = src(ops[3], Type::kB32);
-    m_.code.push_back(in);
-    return;
-  }
+  // cvt.pack has its own types (sub-byte ones the modifier table keeps for mma): lower_cvt_pack
+  // checks its modifiers instead of the table.
+  const bool cvt_pack = opcode == "cvt" && has(mods, ".pack");
   // Valid PTX the emulator does not implement (tensor cores, textures, surfaces, cluster/TMA
   // machinery, video instructions, indirect branches, device stack allocation) fails the module
   // load naming the instruction, its function and line: a wrong answer later is worse than a
@@ -398,7 +387,9 @@ void Parser::parse_instruction(Function& f) {
   // Decided once per spelling: a module repeats the same few hundred (ld.global.u32, ...).
   auto verdict = modifier_verdicts_.find(text);
   if (verdict == modifier_verdicts_.end())
-    verdict = modifier_verdicts_.emplace(text, check_modifiers(opcode, mods)).first;
+    verdict = modifier_verdicts_
+                  .emplace(text, cvt_pack ? ModifierVerdict{} : check_modifiers(opcode, mods))
+                  .first;
   switch (const ModifierVerdict& v = verdict->second; v.kind) {
     case ModifierVerdict::kAccepted:
       break;
@@ -445,6 +436,26 @@ void Parser::parse_instruction(Function& f) {
     }
   }
   expect_punct(';', "at end of instruction");
+  // What every lowered instruction must pass before it joins the code.
+  auto finish = [&](Instr& lowered) {
+    // Bulk copies keep their spaces in Instr::sub: `.shared::cluster` is their destination's.
+    lowered.cluster_space = has(mods, ".shared::cluster") &&
+                            (lowered.space == Space::kShared || lowered.op == Op::kBulkCopy ||
+                             lowered.op == Op::kBulkTensor);
+    if (!alu_implements(lowered))
+      not_supported_at(line,
+                       "instruction '" + text + "' in function '" + f.name +
+                           "' is not supported by the emulator (this type/modifier combination)");
+    if ((lowered.op == Op::kLd || lowered.op == Op::kSt) && type_bits(lowered.type) > 64)
+      not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
+                                 "' is not supported by the emulator (128-bit loads and stores)");
+    m_.code.push_back(lowered);
+  };
+  if (cvt_pack) {
+    lower_cvt_pack(f, in, mods, ops, line);
+    finish(in);
+    return;
+  }
   if (vector_atom != 0) {
     // One scalar instruction per element: d_i, [a + i * size], b_i.
     const size_t base = opcode == "atom" ? 1 : 0;
@@ -462,27 +473,12 @@ void Parser::parse_instruction(Function& f) {
       scalar[base].offset += static_cast<int64_t>(i) * size;
       scalar[base + 1] = ops[base + 1].elems[i];
       lower(f, element, opcode, mods, scalar, line);
-      if (!alu_implements(element))
-        not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
-                                   "' is not supported by the emulator (this type/modifier "
-                                   "combination)");
-      m_.code.push_back(element);
+      finish(element);
     }
     return;
   }
   if (!lower_image(f, in, opcode, mods, ops, line)) lower(f, in, opcode, mods, ops, line);
-  // Bulk copies keep their spaces in Instr::sub: `.shared::cluster` is their destination's.
-  in.cluster_space =
-      has(mods, ".shared::cluster") &&
-      (in.space == Space::kShared || in.op == Op::kBulkCopy || in.op == Op::kBulkTensor);
-  if (!alu_implements(in))
-    not_supported_at(line,
-                     "instruction '" + text + "' in function '" + f.name +
-                         "' is not supported by the emulator (this type/modifier combination)");
-  if ((in.op == Op::kLd || in.op == Op::kSt) && type_bits(in.type) > 64)
-    not_supported_at(line, "instruction '" + text + "' in function '" + f.name +
-                               "' is not supported by the emulator (128-bit loads and stores)");
-  m_.code.push_back(in);
+  finish(in);
 }
 
 void Parser::lower(Function& f, Instr& in, std::string_view op, std::vector<std::string_view>& mods,

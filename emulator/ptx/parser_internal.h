@@ -133,7 +133,7 @@ class Parser {
   uint32_t vector_atomic(std::vector<std::string_view>& mods, const std::string& text,
                          const Function& f, uint32_t line) const;
   void lower_cvt_pack(const Function& f, Instr& in, const std::vector<std::string_view>& mods,
-                      uint32_t line) const;
+                      const std::vector<ParsedOperand>& ops, uint32_t line);
   ParsedOperand parse_operand(bool lists = false);  // lists: `(a, b)` is a call list
   ParsedOperand parse_address();
   // `[a, b, ...]` of texture and surface instructions (handle, coordinate vector): a kList.
