@@ -99,15 +99,8 @@ if(ARRAYS)
   if(NOT expected_dir OR NOT input_dirs)
     message(FATAL_ERROR "no reproducer holds an array's input and expected state")
   endif()
-  file(COPY ${expected_dir}/ DESTINATION ${WORK}/altered_array_expected)
-  execute_process(COMMAND ${MAKE_FIXTURE} flip ${WORK}/altered_array_expected/array_expected_0.bin 0
-                  RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "could not alter array_expected_0.bin (rc ${rc})")
-  endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
-                          ${WORK}/altered_array_expected
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  alter_reproducer(${expected_dir} ${WORK}/altered_array_expected array_expected_0.bin 0)
+  run_on_emulator(${program} ${WORK}/altered_array_expected rc out err)
   if(NOT rc EQUAL 1 OR NOT out MATCHES "MISMATCH in CUDA array 0x[0-9a-f]+: expected 0x[0-9a-f]+, got 0x[0-9a-f]+ \\(array_expected_0.bin, byte 0\\)")
     message(FATAL_ERROR "an altered array byte was not reported (rc ${rc}):\n${out}\n${err}")
   endif()
@@ -119,15 +112,8 @@ if(ARRAYS)
   set(changed 0)
   set(i 0)
   foreach(dir IN LISTS input_dirs)
-    file(COPY ${dir}/ DESTINATION ${WORK}/altered_array_input_${i})
-    execute_process(COMMAND ${MAKE_FIXTURE} flip ${WORK}/altered_array_input_${i}/array_input_0.bin all
-                    RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "could not alter ${dir}/array_input_0.bin (rc ${rc})")
-    endif()
-    execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
-                            ${WORK}/altered_array_input_${i}
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    alter_reproducer(${dir} ${WORK}/altered_array_input_${i} array_input_0.bin all)
+    run_on_emulator(${program} ${WORK}/altered_array_input_${i} rc out err)
     if(rc EQUAL 1 AND out MATCHES "MISMATCH at 0x")
       math(EXPR changed "${changed} + 1")
     elseif(rc EQUAL 1 AND out MATCHES "MISMATCH in CUDA array")
@@ -160,9 +146,7 @@ endif()
 string(REGEX REPLACE "\nexpected_hash ${address} ([0-9]+) [0-9a-f]([0-9a-f]*)\n"
        "\nexpected_hash ${address} \\1 ${digit}\\2\n" manifest "${manifest}")
 file(WRITE ${WORK}/altered_hash/manifest.txt "${manifest}")
-execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
-                        ${WORK}/altered_hash
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+run_on_emulator(${program} ${WORK}/altered_hash rc out err)
 if(NOT rc EQUAL 1 OR NOT out MATCHES "MISMATCH at 0x${address}: the chunk of [0-9]+ bytes there has XXH3-128 [0-9a-f]+, expected ${digit}")
   message(FATAL_ERROR "an altered expected hash (chunk 0x${address}) was not reported (rc ${rc}):\n"
                       "${out}\n${err}")
@@ -171,15 +155,8 @@ message(STATUS "altered hash: ${out}")
 
 # One altered expected byte, where a reproducer compares bytes.
 if(bytes_dir)
-  file(COPY ${bytes_dir}/ DESTINATION ${WORK}/altered_byte)
-  execute_process(COMMAND ${MAKE_FIXTURE} flip ${WORK}/altered_byte/expected_0.bin 0
-                  RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "could not alter ${WORK}/altered_byte/expected_0.bin (rc ${rc})")
-  endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${EMULATOR_DIR} ${REPRODUCER_ENV} ${program}
-                          ${WORK}/altered_byte
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  alter_reproducer(${bytes_dir} ${WORK}/altered_byte expected_0.bin 0)
+  run_on_emulator(${program} ${WORK}/altered_byte rc out err)
   if(NOT rc EQUAL 1 OR NOT out MATCHES "MISMATCH at 0x[0-9a-f]+: expected 0x[0-9a-f]+, got 0x[0-9a-f]+ \\(expected_0.bin, byte 0\\)")
     message(FATAL_ERROR "an altered expected byte was not reported (rc ${rc}):\n${out}\n${err}")
   endif()
