@@ -314,14 +314,26 @@ void substitute_tensor_map(const std::map<std::string, CUtensorMap>& maps, unsig
   if (it != maps.end()) std::memcpy(at, &it->second, sizeof(CUtensorMap));
 }
 
-// Where a captured address lives now (globals first: they are not reserved ranges).
-CUdeviceptr translate(const Manifest& m, uint64_t address, uint64_t size) {
+// Where a captured address lives now (globals first: they are not reserved ranges): false when
+// [address, address + size) is in none.
+bool live_address(const Manifest& m, uint64_t address, uint64_t size, CUdeviceptr* live) {
   for (const Global& g : m.globals)
-    if (address >= g.address && address - g.address + size <= g.size)
-      return g.live + (address - g.address);
+    if (address >= g.address && address - g.address + size <= g.size) {
+      *live = g.live + (address - g.address);
+      return true;
+    }
   for (const Range& r : m.ranges)
-    if (address >= r.address && address - r.address + size <= r.size)
-      return r.live + (address - r.address);
+    if (address >= r.address && address - r.address + size <= r.size) {
+      *live = r.live + (address - r.address);
+      return true;
+    }
+  return false;
+}
+
+// The same, for an address that must be in one: the program stops otherwise.
+CUdeviceptr translate(const Manifest& m, uint64_t address, uint64_t size) {
+  CUdeviceptr live = 0;
+  if (live_address(m, address, size, &live)) return live;
   std::fprintf(stderr, "error: 0x%" PRIx64 " is in no captured range\n", address);
   std::exit(2);
 }
@@ -422,12 +434,11 @@ int main(int argc, char** argv) {
   std::map<uint64_t, CUtexref> texrefs;   // captured CUtexref -> this module's
   std::map<uint64_t, CUsurfref> surfrefs;
   std::map<std::string, CUtensorMap> tensor_maps;  // captured bytes (hex) -> encoded here
-  // A tensor map's global address where the memory is now (one in no range is kept).
+  // A tensor map's global address where the memory is now (one in no range or variable is kept).
   auto global_of = [&](uint64_t address) -> void* {
-    for (const Range& r : m.ranges)
-      if (address >= r.address && address < r.address + r.size)
-        return reinterpret_cast<void*>(uintptr_t(r.live + (address - r.address)));
-    return reinterpret_cast<void*>(uintptr_t(address));
+    CUdeviceptr live = address;
+    live_address(m, address, 1, &live);
+    return reinterpret_cast<void*>(uintptr_t(live));
   };
   auto array_of = [&](Words& w) {
     uint64_t captured = w.hex();
