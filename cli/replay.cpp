@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "common.h"
 #include "cusnap/format/kernel_filter_summary.h"
@@ -305,6 +307,29 @@ void print_summary(const ReplayResult& r, const ReplayOptions& options) {
   std::printf("wall      %.3f s\n", r.wall_seconds);
 }
 
+// The integrity check of `path` on a thread of its own, through a second reader of the file.
+// Not valid (the caller checks on its own reader) where the file cannot be opened twice.
+std::future<format::IntegrityReport> verify_concurrently(const std::string& path) {
+  auto second = format::Reader::open(path);
+  if (!second) return {};
+  try {
+    return std::async(
+        std::launch::async, [r = std::shared_ptr<format::Reader>(std::move(second.value()))]() {
+          try {
+            return r->verify();
+          } catch (const std::exception& e) {  // out of memory, thread start
+            format::IntegrityReport failed;
+            failed.state = format::Integrity::kCorrupt;
+            failed.detail =
+                format::Status::error(format::ErrorCode::kIo, std::string("verify: ") + e.what());
+            return failed;
+          }
+        });
+  } catch (const std::system_error&) {  // no thread to be had: the caller checks serially
+    return {};
+  }
+}
+
 void run(const Options& o, int& exit_code) {
   ReplayOptions options;
   options.driver = o.driver;
@@ -394,7 +419,11 @@ void run(const Options& o, int& exit_code) {
   // What `cusnap verify` calls corrupt is not replayed: checksums only say the bytes are the
   // ones written, and a replay of records that break the format's rules (seqs out of order,
   // records that do not decode, an index that disagrees with the frames) means nothing.
-  format::IntegrityReport checked = reader.value()->verify();
+  // The check and the plan each read every record; they run at the same time, on a reader each,
+  // and nothing is replayed before both are done (docs/performance.md, "Replay overhead").
+  std::future<format::IntegrityReport> verifying = verify_concurrently(o.file);
+  auto plan = build_plan(*reader.value());
+  format::IntegrityReport checked = verifying.valid() ? verifying.get() : reader.value()->verify();
   if (checked.state == format::Integrity::kCorrupt) {
     if (!o.allow_corrupt) {
       spdlog::error(
@@ -411,7 +440,6 @@ void run(const Options& o, int& exit_code) {
   if (recovery.state != format::Integrity::kWhole) {
     spdlog::warn("{}: {}; replaying what it holds", o.file, recovery.summary());
   }
-  auto plan = build_plan(*reader.value());
   if (!plan) {
     spdlog::error("cusnap replay: {}", plan.error().to_string());
     exit_code = exit_code_for_error(plan.error());

@@ -2,6 +2,7 @@
 // and, for CUDA graphs and stream capture, plan_graph.cpp. Internal to the replayer.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,7 +22,12 @@ inline bool add_overflows(uint64_t a, uint64_t b) { return a + b < a; }
 
 class PlanBuilder {
  public:
-  explicit PlanBuilder(format::Reader& reader) : reader_(reader) {}
+  explicit PlanBuilder(format::Reader& reader) : reader_(reader) {
+    // One action per record at most; growing the vector would move every action made so far
+    // (a launch is a few hundred bytes) at each doubling. The index's count comes from the
+    // file, so the reservation is capped: past it the vector grows as usual.
+    plan_.actions.reserve(static_cast<size_t>(std::min<uint64_t>(reader.call_count(), 1u << 18)));
+  }
 
   MaybeError add(const format::CallRef& ref);
   MaybeError add_record(const format::CallRef& ref);

@@ -1,4 +1,6 @@
 // Reader access paths: calls, launches, blobs, stats.
+#include <capnp/any.h>
+#include <capnp/dynamic.h>
 #include <capnp/schema.h>
 
 #include <algorithm>
@@ -59,72 +61,166 @@ void walk_all_fields(capnp::DynamicStruct::Reader reader);
 
 namespace {
 
-// What a walk of one struct type has to visit: its pointer fields (struct, group, list, text,
-// data) and which union members are pointers. Primitive fields cannot be malformed (a value past
-// the end of a short data section reads as its default), so they are skipped; working this out
-// from the schema once per type instead of per field read is most of the walk's speed.
+// The walk reads every pointer a struct type can hold, through the same checks its generated
+// readers make (a struct, text, data or list of the declared element size, in bounds), so that a
+// malformed record fails here. What to read is worked out from the schema once per struct type:
+// pointer slots, which union member each belongs to, groups (which share their parent's
+// sections) and, for lists, the element type. Primitive fields cannot be malformed (a value past
+// the end of a short data section reads as its default) and are not visited. The walk itself
+// reads through AnyStruct: reflection per field read (Field::getType, interpretType) was most of
+// `cusnap verify`'s time.
+
+constexpr uint16_t kNoDiscriminant = capnp::schema::Field::NO_DISCRIMINANT;
+
+struct WalkPlan;
+
+struct WalkStep {
+  enum class Kind : uint8_t { kText, kData, kStruct, kList, kGroup };
+  Kind kind = Kind::kText;
+  uint16_t discriminant = kNoDiscriminant;  // the union member this step belongs to, if any
+  uint32_t pointer = 0;                     // the pointer slot (not for groups)
+  const WalkPlan* nested = nullptr;         // kStruct, kGroup; kList of structs: the elements'
+  capnp::ListSchema list;                   // kList
+  bool elements_are_pointers = false;       // kList: elements need a visit of their own
+};
+
 struct WalkPlan {
-  std::vector<capnp::StructSchema::Field> pointer_fields;  // non-union
-  std::vector<bool> pointer_member;                        // by union member index
+  bool has_union = false;
+  uint32_t discriminant_byte = 0;  // where the union's tag lives in the data section
+  std::vector<WalkStep> steps;
 };
 
 bool is_pointer_type(capnp::Type type) {
-  return type.isStruct() || type.isList() || type.isText() || type.isData();
+  return type.isStruct() || type.isList() || type.isText() || type.isData() ||
+         type.isAnyPointer() || type.isInterface();
+}
+
+const WalkPlan& walk_plan(capnp::StructSchema schema);
+
+void add_steps(WalkPlan& plan, capnp::StructSchema schema) {
+  for (auto field : schema.getFields()) {
+    auto proto = field.getProto();
+    WalkStep step;
+    step.discriminant = proto.getDiscriminantValue();
+    if (proto.isGroup()) {
+      step.kind = WalkStep::Kind::kGroup;
+      step.nested = &walk_plan(field.getType().asStruct());
+      plan.steps.push_back(step);
+      continue;
+    }
+    capnp::Type type = field.getType();
+    if (!is_pointer_type(type)) continue;
+    step.pointer = proto.getSlot().getOffset();
+    if (type.isText()) {
+      step.kind = WalkStep::Kind::kText;
+    } else if (type.isData()) {
+      step.kind = WalkStep::Kind::kData;
+    } else if (type.isStruct()) {
+      step.kind = WalkStep::Kind::kStruct;
+      step.nested = &walk_plan(type.asStruct());
+    } else if (type.isList()) {
+      step.kind = WalkStep::Kind::kList;
+      step.list = type.asList();
+      capnp::Type element = step.list.getElementType();
+      step.elements_are_pointers = is_pointer_type(element);
+      if (element.isStruct()) step.nested = &walk_plan(element.asStruct());
+    } else {
+      continue;  // AnyPointer and capabilities: a capture holds none
+    }
+    plan.steps.push_back(step);
+  }
 }
 
 const WalkPlan& walk_plan(capnp::StructSchema schema) {
+  // Node-based: a plan's address is stable while plans of the types it holds are added, and a
+  // recursive type finds its own (still incomplete) plan instead of recursing for ever.
   thread_local std::unordered_map<uint64_t, WalkPlan> plans;
   const uint64_t id = schema.getProto().getId();
-  auto it = plans.find(id);
-  if (it != plans.end()) return it->second;
+  auto [it, inserted] = plans.try_emplace(id);
+  if (!inserted) return it->second;
   WalkPlan plan;
-  for (auto field : schema.getNonUnionFields()) {
-    if (is_pointer_type(field.getType())) plan.pointer_fields.push_back(field);
-  }
-  for (auto field : schema.getUnionFields()) {
-    if (plan.pointer_member.size() <= field.getIndex())
-      plan.pointer_member.resize(field.getIndex() + 1);
-    plan.pointer_member[field.getIndex()] = is_pointer_type(field.getType());
-  }
-  return plans.emplace(id, std::move(plan)).first->second;
+  auto node = schema.getProto().getStruct();
+  plan.has_union = node.getDiscriminantCount() > 0;
+  plan.discriminant_byte = node.getDiscriminantOffset() * 2;
+  add_steps(plan, schema);
+  auto& slot = plans[id];
+  slot = std::move(plan);
+  return slot;
 }
 
-void walk_value(const capnp::DynamicValue::Reader& value) {
-  switch (value.getType()) {
-    case capnp::DynamicValue::STRUCT:
-      walk_all_fields(value.as<capnp::DynamicStruct>());
-      break;
-    case capnp::DynamicValue::LIST: {
-      // Reading the list pointer checked its bounds and element size; only elements that are
-      // pointers themselves (or structs holding some) need a visit.
-      auto list = value.as<capnp::DynamicList>();
-      if (!is_pointer_type(list.getSchema().getElementType())) break;
-      for (auto element : list) walk_value(element);
-      break;
+void walk_struct(capnp::AnyStruct::Reader s, const WalkPlan& plan);
+
+void walk_list_elements(capnp::DynamicList::Reader list, const WalkStep& step) {
+  capnp::Type element = step.list.getElementType();
+  if (element.isStruct()) {
+    for (auto item : list) {
+      walk_struct(capnp::AnyStruct::Reader(item.as<capnp::DynamicStruct>()), *step.nested);
     }
-    case capnp::DynamicValue::TEXT:
-      (void)value.as<capnp::Text>().size();
-      break;
-    case capnp::DynamicValue::DATA:
-      (void)value.as<capnp::Data>().size();
-      break;
-    default:
-      break;
+  } else if (element.isText()) {
+    for (auto item : list) (void)item.as<capnp::Text>().size();
+  } else if (element.isData()) {
+    for (auto item : list) (void)item.as<capnp::Data>().size();
+  } else if (element.isList()) {
+    WalkStep inner;
+    inner.kind = WalkStep::Kind::kList;
+    inner.list = element.asList();
+    inner.elements_are_pointers = is_pointer_type(inner.list.getElementType());
+    if (inner.list.getElementType().isStruct()) {
+      inner.nested = &walk_plan(inner.list.getElementType().asStruct());
+    }
+    for (auto item : list) {
+      auto sub = item.as<capnp::DynamicList>();
+      if (inner.elements_are_pointers) walk_list_elements(sub, inner);
+    }
+  }
+}
+
+void walk_struct(capnp::AnyStruct::Reader s, const WalkPlan& plan) {
+  uint16_t active = 0;
+  if (plan.has_union) {
+    auto data = s.getDataSection();
+    if (plan.discriminant_byte + 2 <= data.size()) {
+      active = static_cast<uint16_t>(data[plan.discriminant_byte] |
+                                     (data[plan.discriminant_byte + 1] << 8));
+    }
+  }
+  auto pointers = s.getPointerSection();
+  for (const WalkStep& step : plan.steps) {
+    if (step.discriminant != kNoDiscriminant && step.discriminant != active) continue;
+    if (step.kind == WalkStep::Kind::kGroup) {
+      walk_struct(s, *step.nested);
+      continue;
+    }
+    if (step.pointer >= pointers.size()) continue;
+    capnp::AnyPointer::Reader pointer = pointers[step.pointer];
+    if (pointer.isNull()) continue;
+    switch (step.kind) {
+      case WalkStep::Kind::kText:
+        (void)pointer.getAs<capnp::Text>().size();
+        break;
+      case WalkStep::Kind::kData:
+        (void)pointer.getAs<capnp::Data>().size();
+        break;
+      case WalkStep::Kind::kStruct:
+        walk_struct(pointer.getAs<capnp::AnyStruct>(), *step.nested);
+        break;
+      case WalkStep::Kind::kList: {
+        // Reading the list checks its bounds and that its element size is the declared one;
+        // only elements that are pointers themselves need a visit.
+        auto list = pointer.getAs<capnp::DynamicList>(step.list);
+        if (step.elements_are_pointers) walk_list_elements(list, step);
+        break;
+      }
+      case WalkStep::Kind::kGroup:
+        break;
+    }
   }
 }
 
 }  // namespace
 
 void walk_all_fields(capnp::DynamicStruct::Reader reader) {
-  const WalkPlan& plan = walk_plan(reader.getSchema());
-  for (const auto& field : plan.pointer_fields) {
-    if (reader.has(field)) walk_value(reader.get(field));
-  }
-  KJ_IF_MAYBE (active, reader.which()) {
-    const uint16_t index = active->getIndex();
-    if (index < plan.pointer_member.size() && plan.pointer_member[index] && reader.has(*active))
-      walk_value(reader.get(*active));
-  }
+  walk_struct(capnp::AnyStruct::Reader(reader), walk_plan(reader.getSchema()));
 }
 
 namespace {
