@@ -333,18 +333,20 @@ void Launch::exec_mma(Warp& w, const Instr& in, uint32_t exec) {
   }
 }
 
-// wgmma.mma_async.sync.aligned.m64nNk16 (f16/bf16 inputs). Each warp of the warpgroup computes
-// its own 16 rows of D (warp w % 4 owns rows 16 (w % 4) .. + 15) when it issues the instruction:
-// those rows depend only on its rows of A (its registers, or shared memory) and on B (shared
-// memory), and the ISA makes reading D before wgmma.wait_group, or changing A/B's shared memory
-// before it, undefined, so writing D at issue is one of the executions the ISA allows. Hence
-// wgmma.fence, commit_group and wait_group have nothing left to do. Shared-memory operands are
-// read through their matrix descriptors: the canonical layouts of the ISA's "Shared Memory Matrix
-// Layout" (CuTe form), the swizzle of swizzle.h on the absolute shared address.
+// wgmma.mma_async.sync.aligned.m64nNkK (f16/bf16 K = 16, tf32 K = 8, s8/u8 K = 32). Each warp of
+// the warpgroup computes its own 16 rows of D (warp w % 4 owns rows 16 (w % 4) .. + 15) when it
+// issues the instruction: those rows depend only on its rows of A (its registers, or shared memory)
+// and on B (shared memory), and the ISA makes reading D before wgmma.wait_group, or changing A/B's
+// shared memory before it, undefined, so writing D at issue is one of the executions the ISA
+// allows. Hence wgmma.fence, commit_group and wait_group have nothing left to do. Shared-memory
+// operands are read through their matrix descriptors: the canonical layouts of the ISA's "Shared
+// Memory Matrix Layout" (CuTe form), the swizzle of swizzle.h on the absolute shared address.
 void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
   const MatrixOp& mo = m_.matrix_ops[in.matrix];
-  const int n = mo.wg_n;
+  const int n = mo.wg_n, kdim = mo.k;
   const int rows0 = 16 * static_cast<int>(w.index % 4);  // this warp's first row of A and D
+  const bool integer = mo.d == Type::kS32;
+  const int eb = element_bits(mo.a) / 8;  // bytes per element of A and B
   // The descriptors and scale-d must be the same in every lane (the ISA: same across the
   // warpgroup; each warp checks its own lanes).
   const uint64_t* a_desc = mo.a_regs ? nullptr : operand(w, in.ops[1], ~0u, kSpScratch0);
@@ -357,12 +359,15 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
                   "wgmma.mma_async: the lanes give different matrix descriptors or scale-d (the "
                   "ISA requires the same for the whole warpgroup): " +
                       where(b, w, l, in));
-  // Element (row, k) of a 16-bit matrix read through a descriptor: `row` is M (A) or N (B).
+  // Element (row, k) of a matrix read through a descriptor: `row` is M (A) or N (B). A core
+  // matrix is 8 rows of 16 bytes, T = 16 / eb elements of K each; MN-major layouts exist for
+  // 16-bit types only (the forms give the other types no transpose).
   auto reader = [&](uint64_t desc, bool mn_major, const char* which) {
     struct Reader {
       uint64_t start, lbo, sbo;
       Swizzle swizzle;
       bool mn_major;
+      uint64_t eb, per_row;
       bool ok;
       std::string why;
       uint64_t offset(int row, int k) const {
@@ -370,12 +375,13 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
         if (swizzle == Swizzle::kNone) {
           // K-major ((8,m),(T,2k)):((1T,SBO),(1,LBO)); MN-major
           // ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
-          if (!mn_major) return (r % 8) * 16 + (r / 8) * sbo + (kk % 8) * 2 + (kk / 8) * lbo;
+          if (!mn_major)
+            return (r % 8) * 16 + (r / 8) * sbo + (kk % per_row) * eb + (kk / per_row) * lbo;
           return (r % 8) * 2 + (r / 8) * sbo + (kk % 8) * 16 + (kk / 8) * lbo;
         }
         const uint64_t span = swizzle_span(swizzle), chunks = span / 16;
         // K-major ((8,m),(T,2k)):((W T,SBO),(1,T)); MN-major ((T,W,m),(8,k)):((1,T,LBO),(W T,SBO))
-        if (!mn_major) return (r % 8) * span + (r / 8) * sbo + kk * 2;
+        if (!mn_major) return (r % 8) * span + (r / 8) * sbo + kk * eb;
         return (r % 8) * 2 + ((r / 8) % chunks) * 16 + (r / (8 * chunks)) * lbo + (kk % 8) * span +
                (kk / 8) * sbo;
       }
@@ -387,6 +393,8 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
                                          Swizzle::k32B};
     rd.swizzle = kModes[desc >> 62];
     rd.mn_major = mn_major;
+    rd.eb = static_cast<uint64_t>(eb);
+    rd.per_row = 16 / rd.eb;
     rd.ok = true;
     if (rd.swizzle != Swizzle::kNone && ((desc >> 49) & 7) != 0) {
       rd.ok = false;
@@ -398,7 +406,7 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
   };
   auto load = [&](const auto& rd, int row, int k, uint64_t* bits) -> bool {
     const uint64_t at = swizzle_address(rd.start + rd.offset(row, k), rd.swizzle);
-    if (at + 2 > b.shared_size) {
+    if (at + static_cast<uint64_t>(eb) > b.shared_size) {
       char buf[240];
       std::snprintf(buf, sizeof buf,
                     "illegal address: wgmma.mma_async reads shared address 0x%llx (row %d, k %d "
@@ -408,37 +416,32 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
       fail(LaunchStatus::kIllegalAddress, buf + where(b, w, 0, in));
       return false;
     }
-    uint16_t v;
-    std::memcpy(&v, b.shared + at, 2);
+    uint32_t v = 0;
+    std::memcpy(&v, b.shared + at, static_cast<size_t>(eb));
     *bits = v;
     return true;
   };
-  // A: this warp's 16 rows x 16 (scaled), B: 16 x N (scaled), as exact doubles.
-  double av[16 * 16];
-  std::vector<double> bv(16 * static_cast<size_t>(n));
+  // A: this warp's 16 rows x K, B: K x N, as raw element bits.
+  const size_t a_count = 16 * static_cast<size_t>(kdim);
+  std::vector<uint64_t> a_bits(a_count), b_bits(static_cast<size_t>(kdim) * n);
   if (mo.a_regs) {
-    // The ISA's register fragment of A (as mma.m16n8k16's): element i of lane (g, t) is row
-    // g + 8 ((i >> 1) & 1), column 2 t + (i & 1) + 8 (i >> 2); two per .b32 register.
+    // The ISA's register fragment of A (as mma.m16n8kK's, lower_wgmma's a_map): element i of a
+    // lane, packed low first, 32 / (8 eb) to a .b32 register.
     const uint64_t* regs[4];
     vector_operand(w, in.ops[1], ~0u, regs);
+    const int per = 4 / eb, bits = 8 * eb;
+    const uint64_t mask = bits == 32 ? 0xffffffffu : (uint64_t{1} << bits) - 1;
     for (int lane = 0; lane < kWarpSize; ++lane)
-      for (int i = 0; i < 8; ++i) {
-        const int g = lane >> 2, t = lane & 3;
-        const int r = g + 8 * ((i >> 1) & 1), c = 2 * t + (i & 1) + 8 * (i >> 2);
-        av[r * 16 + c] =
-            mo.scale_a * load_float((regs[i / 2][lane] >> (16 * (i % 2))) & 0xffff, mo.a);
-      }
+      for (int i = 0; i < mo.a_frag; ++i)
+        a_bits[mo.a_map[lane * mo.a_frag + i]] = (regs[i / per][lane] >> (bits * (i % per))) & mask;
   } else {
     auto rd = reader(a_desc[0], mo.trans_a, "A");
     if (!rd.ok)
       return fail(LaunchStatus::kIllegalInstruction,
                   "wgmma.mma_async: " + rd.why + ": " + where(b, w, 0, in));
     for (int r = 0; r < 16; ++r)
-      for (int k = 0; k < 16; ++k) {
-        uint64_t bits;
-        if (!load(rd, rows0 + r, k, &bits)) return;
-        av[r * 16 + k] = mo.scale_a * load_float(bits, mo.a);
-      }
+      for (int k = 0; k < kdim; ++k)
+        if (!load(rd, rows0 + r, k, &a_bits[r * kdim + k])) return;
   }
   {
     auto rd = reader(b_desc[0], mo.trans_b, "B");
@@ -446,19 +449,40 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
       return fail(LaunchStatus::kIllegalInstruction,
                   "wgmma.mma_async: " + rd.why + ": " + where(b, w, 0, in));
     for (int c = 0; c < n; ++c)
-      for (int k = 0; k < 16; ++k) {
-        uint64_t bits;
-        if (!load(rd, c, k, &bits)) return;
-        bv[k * n + c] = mo.scale_b * load_float(bits, mo.b);
-      }
+      for (int k = 0; k < kdim; ++k)
+        if (!load(rd, c, k, &b_bits[static_cast<size_t>(k) * n + c])) return;
   }
   // D (this warp's 16 x N): element i of lane (g, t) is row g + 8 ((i >> 1) & 1), column
-  // 8 (i >> 2) + 2 t + (i & 1); f32: one per register, f16: two per .f16x2 register.
+  // 8 (i >> 2) + 2 t + (i & 1); f32 and s32: one per register, f16: two per .f16x2 register.
   const bool f16 = mo.d == Type::kF16;
   const Operand& dv = in.ops[0];
   uint64_t* d[128];
   for (int r = 0; r < dv.count; ++r) d[r] = dest(w, m_.vec_pool[dv.index + r]);
   const bool accumulate = scale_d[0] & 1;
+  if (integer) {
+    // Exact: |a b| < 2^16, K = 32 products and the s32 addend fit an int64; the sum wraps to 32
+    // bits (two's complement) or, with .satfinite, clamps.
+    std::vector<int64_t> av(a_count), bv(b_bits.size());
+    for (size_t i = 0; i < a_count; ++i) av[i] = load_int(a_bits[i], mo.a);
+    for (size_t i = 0; i < bv.size(); ++i) bv[i] = load_int(b_bits[i], mo.b);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int g = lane >> 2, t = lane & 3;
+      for (int i = 0; i < n / 2; ++i) {
+        const int r = g + 8 * ((i >> 1) & 1), c = 8 * (i >> 2) + 2 * t + (i & 1);
+        uint64_t& reg = d[i][lane];
+        int64_t acc = accumulate ? static_cast<int32_t>(reg) : 0;
+        for (int k = 0; k < kdim; ++k) acc += av[r * kdim + k] * bv[static_cast<size_t>(k) * n + c];
+        if (mo.satfinite) acc = std::clamp<int64_t>(acc, INT32_MIN, INT32_MAX);
+        reg = static_cast<uint32_t>(static_cast<uint64_t>(acc));
+      }
+    }
+    return;
+  }
+  // Floats: the scaled elements as exact doubles (a product of two f16/bf16/tf32 values is exact
+  // in a double).
+  std::vector<double> av(a_count), bv(b_bits.size());
+  for (size_t i = 0; i < a_count; ++i) av[i] = mo.scale_a * load_float(a_bits[i], mo.a);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = mo.scale_b * load_float(b_bits[i], mo.b);
   detail::RoundingScope nearest(FE_TONEAREST);
   for (int lane = 0; lane < kWarpSize; ++lane) {
     const int g = lane >> 2, t = lane & 3;
@@ -466,14 +490,15 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
       const int r = g + 8 * ((i >> 1) & 1), c = 8 * (i >> 2) + 2 * t + (i & 1);
       uint64_t& reg = d[f16 ? i / 2 : i][lane];
       const int shift = f16 ? 16 * (i % 2) : 0;
-      const double* arow = av + r * 16;
+      const double* arow = av.data() + r * kdim;
       // scale-d false: D = A B, the chain starts at the first product rounded to f32 (-0 + p is
       // p exactly, so a sum of -0 products stays -0).
       double acc =
           accumulate
               ? static_cast<float>(load_float((reg >> shift) & (f16 ? 0xffffu : 0xffffffffu), mo.c))
               : add_f32(-0.0, arow[0] * bv[c]);
-      for (int k = accumulate ? 0 : 1; k < 16; ++k) acc = add_f32(acc, arow[k] * bv[k * n + c]);
+      for (int k = accumulate ? 0 : 1; k < kdim; ++k)
+        acc = add_f32(acc, arow[k] * bv[static_cast<size_t>(k) * n + c]);
       const uint64_t bits = store_float(acc, mo.d);
       if (f16)
         reg = (reg & ~(uint64_t{0xffff} << shift)) | (bits & 0xffff) << shift;

@@ -135,8 +135,8 @@ const char* not_emulated(std::string_view opcode, const std::vector<std::string_
   // Siblings of emulated opcodes that need machinery the emulator lacks.
   if (opcode == "wgmma") {
     if (has(mods, ".sp")) return "sparse wgmma.mma_async.sp";
-    for (std::string_view t : {".tf32", ".e4m3", ".e5m2", ".s8", ".u8", ".b1", ".s32"})
-      if (has(mods, t)) return "wgmma.mma_async with tf32, fp8, integer or b1 inputs";
+    for (std::string_view t : {".e4m3", ".e5m2", ".b1"})
+      if (has(mods, t)) return "wgmma.mma_async with fp8 or b1 inputs";
   }
   if (opcode == "cp" && has(mods, ".reduce")) return "bulk reductions";
   if (opcode == "mbarrier" && has(mods, ".pending_count"))

@@ -252,9 +252,11 @@ void Parser::lower_wmma(Instr& in, const std::vector<std::string_view>& mods,
 }
 
 // wgmma (warpgroup MMA, sm_90a). The forms (modifiers.cpp) admit m64nNk16 with f16 or bf16 A
-// and B and an f32 (or, for f16, f16) accumulator; the rest is refused before (not_emulated).
-// Operands: d, a-desc or {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, then imm-trans-a
-// (descriptor A only) and imm-trans-b; the immediates go into the MatrixOp.
+// and B and an f32 (or, for f16, f16) accumulator, m64nNk8 tf32 -> f32 and m64nNk32 s8/u8 ->
+// s32 (optionally .satfinite); fp8 and b1 are refused before (not_emulated).
+// Operands: d, a-desc or {a0..a3}, b-desc, scale-d, then for floats imm-scale-a, imm-scale-b
+// and, for f16/bf16 only, imm-trans-a (descriptor A only) and imm-trans-b; the immediates go
+// into the MatrixOp. Integer forms have no immediates (the scales are 1, both K-major).
 void Parser::lower_wgmma(Instr& in, const std::vector<std::string_view>& mods,
                          const std::vector<Type>& types, std::vector<ParsedOperand>& ops,
                          uint32_t line) {
@@ -280,20 +282,29 @@ void Parser::lower_wgmma(Instr& in, const std::vector<std::string_view>& mods,
     return;
   }
   MatrixOp mo;
-  unsigned n = 0;
-  for (std::string_view m : mods)
+  unsigned n = 0, k = 0;
+  for (std::string_view m : mods) {
     if (m.size() > 4 && m.substr(0, 4) == ".m64")
-      std::sscanf(std::string(m).c_str(), ".m64n%uk16", &n);
+      std::sscanf(std::string(m).c_str(), ".m64n%uk%u", &n, &k);
+    if (m == ".satfinite") mo.satfinite = true;
+  }
   if (n < 8 || n > 256 || n % 8 != 0 || types.size() != 3)
-    fail_at(line, "wgmma.mma_async needs a shape m64nNk16 (N = 8..256, step 8) and three types");
-  mo.m = 64;
-  mo.k = 16;
-  mo.wg_n = static_cast<uint16_t>(n);
+    fail_at(line, "wgmma.mma_async needs a shape m64nNk (N = 8..256) and three types");
   mo.d = mo.c = types[0];
   mo.a = types[1];
   mo.b = types[2];
+  // K is 256 bits of A's row: 16 f16/bf16, 8 tf32, 32 s8/u8 (the forms pair shapes and types).
+  const unsigned want_k = 256 / static_cast<unsigned>(element_bits(mo.a));
+  if (k != want_k)
+    fail_at(line, "wgmma.mma_async with " + std::string(type_name(mo.a)) +
+                      " inputs needs K = " + std::to_string(want_k));
+  mo.m = 64;
+  mo.k = static_cast<uint8_t>(k);
+  mo.wg_n = static_cast<uint16_t>(n);
   mo.a_regs = ops.size() >= 2 && ops[1].kind == ParsedOperand::kVector;
-  const size_t want = mo.a_regs ? 7 : 8;
+  const bool integer = mo.d == Type::kS32;
+  const bool transposable = element_bits(mo.a) == 16;
+  const size_t want = integer ? 4 : !transposable ? 6 : mo.a_regs ? 7 : 8;
   if (ops.size() != want)
     fail_at(line, "wgmma.mma_async with A from " +
                       std::string(mo.a_regs ? "registers" : "a descriptor") + " expects " +
@@ -309,11 +320,28 @@ void Parser::lower_wgmma(Instr& in, const std::vector<std::string_view>& mods,
                         (scale ? "1 or -1" : "0 or 1"));
     return static_cast<int>(v);
   };
-  mo.scale_a = static_cast<int8_t>(imm(4, "imm-scale-a", true));
-  mo.scale_b = static_cast<int8_t>(imm(5, "imm-scale-b", true));
-  if (!mo.a_regs) mo.trans_a = imm(6, "imm-trans-a", false) == 1;
-  mo.trans_b = imm(want - 1, "imm-trans-b", false) == 1;
-  const size_t d_regs = mo.d == Type::kF32 ? n / 2 : n / 4;
+  if (!integer) {
+    mo.scale_a = static_cast<int8_t>(imm(4, "imm-scale-a", true));
+    mo.scale_b = static_cast<int8_t>(imm(5, "imm-scale-b", true));
+  }
+  if (transposable) {
+    if (!mo.a_regs) mo.trans_a = imm(6, "imm-trans-a", false) == 1;
+    mo.trans_b = imm(want - 1, "imm-trans-b", false) == 1;
+  }
+  if (mo.a_regs) {
+    // Each warp's 16 rows of A from registers are laid out as mma.m16n8kK's A fragment.
+    MatrixOp fragment;
+    fragment.m = 16;
+    fragment.k = mo.k;
+    fragment.a = mo.a;
+    mo.a_frag = static_cast<uint8_t>(16 * mo.k / 32);
+    for (int lane = 0; lane < 32; ++lane)
+      for (int i = 0; i < mo.a_frag; ++i) {
+        auto [r, c] = a_position(fragment, lane, i);
+        mo.a_map.push_back(static_cast<uint16_t>(r * mo.k + c));
+      }
+  }
+  const size_t d_regs = mo.d == Type::kF16 ? n / 4 : n / 2;
   if (ops[0].kind == ParsedOperand::kVector)
     for (const ParsedOperand& e : ops[0].elems)
       if (e.kind != ParsedOperand::kReg)

@@ -64,6 +64,15 @@ constexpr std::pair<const char*, const char*> kSets[] = {
      ".m64n128k16|.m64n136k16|.m64n144k16|.m64n152k16|.m64n160k16|.m64n168k16|.m64n176k16|"
      ".m64n184k16|.m64n192k16|.m64n200k16|.m64n208k16|.m64n216k16|.m64n224k16|.m64n232k16|"
      ".m64n240k16|.m64n248k16|.m64n256k16"},
+    {"$wgmma_tshape",  // tf32: K = 8
+     ".m64n8k8|.m64n16k8|.m64n24k8|.m64n32k8|.m64n40k8|.m64n48k8|.m64n56k8|.m64n64k8|"
+     ".m64n72k8|.m64n80k8|.m64n88k8|.m64n96k8|.m64n104k8|.m64n112k8|.m64n120k8|.m64n128k8|"
+     ".m64n136k8|.m64n144k8|.m64n152k8|.m64n160k8|.m64n168k8|.m64n176k8|.m64n184k8|.m64n192k8|"
+     ".m64n200k8|.m64n208k8|.m64n216k8|.m64n224k8|.m64n232k8|.m64n240k8|.m64n248k8|.m64n256k8"},
+    {"$wgmma_ishape",  // s8/u8: K = 32, N = 8..32 step 8, then step 16
+     ".m64n8k32|.m64n16k32|.m64n24k32|.m64n32k32|.m64n48k32|.m64n64k32|.m64n80k32|.m64n96k32|"
+     ".m64n112k32|.m64n128k32|.m64n144k32|.m64n160k32|.m64n176k32|.m64n192k32|.m64n208k32|"
+     ".m64n224k32|.m64n240k32|.m64n256k32"},
     {"$cvtaspace",
      ".const|.global|.local|.shared|.shared::cta|.shared::cluster|.param|.param::entry"},
     // types
@@ -308,6 +317,8 @@ constexpr FormSpec kForms[] = {
     {"wgmma", "(.fence|.commit_group|.wait_group) .sync .aligned", ""},
     {"wgmma", ".mma_async .sync .aligned $wgmma_shape", "f32|f16 f16 f16"},
     {"wgmma", ".mma_async .sync .aligned $wgmma_shape", "f32 bf16 bf16"},
+    {"wgmma", ".mma_async .sync .aligned $wgmma_tshape", "f32 tf32 tf32"},
+    {"wgmma", ".mma_async .sync .aligned $wgmma_ishape {.satfinite}", "s32 s8|u8 s8|u8"},
     {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32|f16 f16 f16 f32|f16"},
     {"mma", ".sync .aligned (.m16n8k8|.m16n8k16) .row .col", "f32 bf16 bf16 f32"},
     {"mma", ".sync .aligned (.m16n8k4|.m16n8k8) .row .col", "f32 tf32 tf32 f32"},

@@ -46,8 +46,8 @@ TEST_CASE("instructions the emulator does not implement fail the module load", "
       {"separate samplers", "  tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd1, %rd2, {%f5,%f6}];", ""},
       {"sust.p.2d.v4.b32.trap", "  sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1,%r1,%r1,%r1};",
        ""},
-      {"wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32",
-       "  wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%f1,%f2,%f3,%f4}, %rd1, %rd2, 1, 1, "
+      {"wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3",
+       "  wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%f1,%f2,%f3,%f4}, %rd1, %rd2, 1, 1, "
        "1;",
        ""},
       {"wmma.load.a.sync.aligned.row.m16n16k32.global.s4",
