@@ -30,7 +30,7 @@
 //
 //   inprocess_overhead --emulator EMU.so --shim SHIM.so --shim-copy COPY.so --capture OUT.cusnap
 //                      [--reps N] [--batch N] [--launch-batch N] [--only direct|off|rec]
-//                      [--compare OTHER_SHIM.so]
+//                      [--compare OTHER_SHIM.so [--range-outside | --filter-outside]]
 //
 // --shim-copy is a path the bench may write: the shim file is copied there and loaded as the
 // recording instance. --compare adds a fourth mode, "rec2": another shim build (e.g. the one
@@ -39,6 +39,9 @@
 // --range-outside makes "rec2" a capture with --capture-range cudaProfilerApi whose range never
 // starts (CUSNAP_CAPTURE_RANGE): the cost of a call outside a capture range (docs/capture.md,
 // "Capture ranges"); give --compare the same shim to compare it with "rec".
+// --filter-outside makes "rec2" a kernel-filtered capture (CUSNAP_KERNEL_NAME) whose filter
+// selects no launch: the cost of a launch the filter passes through (docs/capture.md, "Kernel
+// filters").
 // Output: one line per (call, mode) and a summary table; all times are ns per call. Exit status 1
 // when any call fails.
 #include <cuda.h>
@@ -147,6 +150,7 @@ Api open_api(const char* label, const std::string& path) {
 struct Args {
   std::string emulator, shim, shim_copy, capture, compare;
   bool range_outside = false;
+  bool filter_outside = false;
   int reps = 301;
   int batch = 2000;
   int launch_batch = 200;
@@ -173,6 +177,8 @@ Args parse(int argc, char** argv) {
       args.compare = value();
     else if (a == "--range-outside")
       args.range_outside = true;
+    else if (a == "--filter-outside")
+      args.filter_outside = true;
     else if (a == "--reps")
       args.reps = std::atoi(value().c_str());
     else if (a == "--batch")
@@ -195,7 +201,7 @@ Args parse(int argc, char** argv) {
     die("usage: inprocess_overhead --emulator EMU.so --shim SHIM.so --shim-copy COPY.so --capture "
         "OUT "
         "[--reps N] [--batch N] [--launch-batch N] [--only direct|off|rec|rec2] [--compare "
-        "OTHER_SHIM.so]");
+        "OTHER_SHIM.so [--range-outside | --filter-outside]]");
   }
   return args;
 }
@@ -289,8 +295,10 @@ int main(int argc, char** argv) {
     if (ec) die("cannot copy " + args.compare + " to " + copy + ": " + ec.message());
     ::setenv("CUSNAP_CAPTURE_OUTPUT", (args.capture + ".2").c_str(), 1);
     if (args.range_outside) ::setenv("CUSNAP_CAPTURE_RANGE", "cudaProfilerApi", 1);
+    if (args.filter_outside) ::setenv("CUSNAP_KERNEL_NAME", "^no_kernel_has_this_name$", 1);
     rec2 = open_api("rec2", copy);
     ::unsetenv("CUSNAP_CAPTURE_RANGE");
+    ::unsetenv("CUSNAP_KERNEL_NAME");
     g_modes = 4;
   }
   ::unsetenv("CUSNAP_CAPTURE_OUTPUT");

@@ -13,6 +13,8 @@
 #    recording through that build, interleaved (before/after comparisons on a busy machine).
 #    RANGE_OUTSIDE=1 makes that column this shim under --capture-range cudaProfilerApi with no
 #    range started: the cost of a call outside a capture range (COMPARE defaults to this shim).
+#    FILTER_OUTSIDE=1 makes it this shim with a kernel filter (CUSNAP_KERNEL_NAME) that selects
+#    no launch: the cost of a launch the filter passes through.
 # 2. THREE_PROCESS=1 also runs the older three-process table: call_overhead and the many_launches
 #    sample on the emulator directly ("direct"), through the shim with nothing recorded
 #    ("shim, off") and under `cusnap capture` ("capture"), best of REPEAT runs.
@@ -49,6 +51,8 @@ cmd=("$inprocess" --emulator "$emu/libcuda.so.1" --shim "$shim/libcuda.so.1" --s
      --launch-batch "${LAUNCH_BATCH:-200}")
 if [[ -n "${RANGE_OUTSIDE:-}" ]]; then
   cmd+=(--compare "${COMPARE:-$shim/libcuda.so.1}" --range-outside)
+elif [[ -n "${FILTER_OUTSIDE:-}" ]]; then
+  cmd+=(--compare "${COMPARE:-$shim/libcuda.so.1}" --filter-outside)
 elif [[ -n "${COMPARE:-}" ]]; then
   cmd+=(--compare "$COMPARE")
 fi
