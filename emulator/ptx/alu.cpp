@@ -36,6 +36,8 @@ int type_bits(Type t) {
     case Type::kF16x2:
     case Type::kBF16x2:
     case Type::kTF32:
+    case Type::kU16x2:
+    case Type::kS16x2:
       return 32;
     case Type::kB64:
     case Type::kU64:
@@ -98,6 +100,10 @@ const char* type_name(Type t) {
       return "e4m3x2";
     case Type::kE5M2x2:
       return "e5m2x2";
+    case Type::kU16x2:
+      return "u16x2";
+    case Type::kS16x2:
+      return "s16x2";
   }
   return "?";
 }

@@ -52,6 +52,8 @@ enum class Type : uint8_t {
   kF64,
   kE4M3x2,
   kE5M2x2,  // fp8 pairs (cvt only)
+  kU16x2,
+  kS16x2,  // packed 16-bit integer pairs (add, min, max; sm_90)
 };
 
 // Width in bits of a register of this type (kF16x2 -> 32, kPred -> 1).

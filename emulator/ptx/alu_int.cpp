@@ -540,6 +540,48 @@ AluKernel resolve_for(AluOp op, const Mods& m, Type type) {
   }
 }
 
+// add/min/max.u16x2 and .s16x2 (sm_90): each 16-bit half on its own, the low half of the
+// register first; add wraps, .relu (s16x2 min/max only) makes a negative half 0.
+template <bool Signed, AluOp Op>
+void packed16_kernel(const AluArgs& x) {
+  const bool relu = x.mods.relu;
+  for_lanes(x.mask, [&](int i) {
+    uint32_t d = 0;
+    for (int half = 0; half < 2; ++half) {
+      const auto ua = static_cast<uint16_t>(x.a[i] >> (16 * half));
+      const auto ub = static_cast<uint16_t>(x.b[i] >> (16 * half));
+      uint16_t r;
+      if constexpr (Op == AluOp::kAdd) {
+        r = static_cast<uint16_t>(ua + ub);
+      } else if constexpr (Signed) {
+        const auto sa = static_cast<int16_t>(ua), sb = static_cast<int16_t>(ub);
+        int16_t v = (Op == AluOp::kMin) == (sa < sb) ? sa : sb;
+        if (relu && v < 0) v = 0;
+        r = static_cast<uint16_t>(v);
+      } else {
+        r = (Op == AluOp::kMin) == (ua < ub) ? ua : ub;
+      }
+      d |= static_cast<uint32_t>(r) << (16 * half);
+    }
+    x.d[i] = d;
+  });
+}
+
+template <bool Signed>
+AluKernel resolve_packed16(AluOp op, const Mods& m) {
+  if (m.sat || m.cc || m.use_carry) return nullptr;
+  switch (op) {
+    case AluOp::kAdd:
+      return m.relu ? nullptr : &packed16_kernel<Signed, AluOp::kAdd>;
+    case AluOp::kMin:
+      return m.relu && !Signed ? nullptr : &packed16_kernel<Signed, AluOp::kMin>;
+    case AluOp::kMax:
+      return m.relu && !Signed ? nullptr : &packed16_kernel<Signed, AluOp::kMax>;
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace
 
 AluKernel resolve_int(AluOp op, Type type, const Mods& m) {
@@ -595,6 +637,10 @@ AluKernel resolve_int(AluOp op, Type type, const Mods& m) {
       return resolve_for<uint64_t>(op, m, type);
     case Type::kS64:
       return resolve_for<int64_t>(op, m, type);
+    case Type::kU16x2:
+      return resolve_packed16<false>(op, m);
+    case Type::kS16x2:
+      return resolve_packed16<true>(op, m);
     default:
       return nullptr;
   }

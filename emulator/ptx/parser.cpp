@@ -21,7 +21,8 @@ Type type_from_suffix(std::string_view s) {
       {".s32", Type::kS32},       {".s64", Type::kS64},       {".f16", Type::kF16},
       {".f16x2", Type::kF16x2},   {".bf16", Type::kBF16},     {".bf16x2", Type::kBF16x2},
       {".tf32", Type::kTF32},     {".f32", Type::kF32},       {".f64", Type::kF64},
-      {".e4m3x2", Type::kE4M3x2}, {".e5m2x2", Type::kE5M2x2},
+      {".e4m3x2", Type::kE4M3x2}, {".e5m2x2", Type::kE5M2x2}, {".u16x2", Type::kU16x2},
+      {".s16x2", Type::kS16x2},
   };
   for (const Entry& e : kTypes)
     if (s == e.name) return e.type;
@@ -49,6 +50,8 @@ static uint32_t type_bytes(Type t) {
     case Type::kF16x2:
     case Type::kBF16x2:
     case Type::kTF32:
+    case Type::kU16x2:
+    case Type::kS16x2:
       return 4;
     case Type::kE4M3x2:
     case Type::kE5M2x2:

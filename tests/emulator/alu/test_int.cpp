@@ -523,3 +523,43 @@ TEST_CASE("min/max .relu on signed types", "[alu][int]") {
   CHECK(run1(AluOp::kMin, Type::kS16, relu, 0xfff0, 7) == 0u);
   CHECK_FALSE(alu_supported(AluOp::kMax, Type::kU32, relu));
 }
+
+TEST_CASE("add/min/max of u16x2 and s16x2: each half on its own, relu for s16x2 min/max",
+          "[alu][int]") {
+  // Every pair of a set of edge halves in both positions, against a per-half host reference.
+  const uint16_t kHalves[] = {0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff, 0x1234, 0xedcb};
+  for (bool is_signed : {false, true})
+    for (AluOp op : {AluOp::kAdd, AluOp::kMin, AluOp::kMax})
+      for (bool relu : {false, true}) {
+        const Type t = is_signed ? Type::kS16x2 : Type::kU16x2;
+        Mods m;
+        m.relu = relu;
+        const bool legal = !relu || (is_signed && op != AluOp::kAdd);
+        INFO(type_name(t) << " " << alu_op_name(op) << (relu ? " relu" : ""));
+        REQUIRE(alu_supported(op, t, m) == legal);
+        if (!legal) continue;
+        for (uint16_t a0 : kHalves)
+          for (uint16_t a1 : kHalves)
+            for (uint16_t b0 : kHalves)
+              for (uint16_t b1 : kHalves) {
+                auto ref = [&](uint16_t x, uint16_t y) -> uint16_t {
+                  const I128 vx = value(x, 16, is_signed), vy = value(y, 16, is_signed);
+                  I128 r = op == AluOp::kAdd   ? vx + vy
+                           : op == AluOp::kMin ? std::min(vx, vy)
+                                               : std::max(vx, vy);
+                  if (relu && r < 0) r = 0;
+                  return static_cast<uint16_t>(wrap(r, 16));
+                };
+                const uint64_t a = a0 | uint64_t{a1} << 16, b = b0 | uint64_t{b1} << 16;
+                const uint64_t want = ref(a0, b0) | uint64_t{ref(a1, b1)} << 16;
+                INFO(std::hex << a << " " << b);
+                CHECK(run1(op, t, m, a, b) == want);
+              }
+      }
+  // Nothing else takes the packed integer types.
+  for (AluOp op : {AluOp::kSub, AluOp::kMulLo, AluOp::kAbs, AluOp::kNeg})
+    CHECK_FALSE(alu_supported(op, Type::kS16x2, Mods{}));
+  Mods sat;
+  sat.sat = true;
+  CHECK_FALSE(alu_supported(AluOp::kAdd, Type::kS16x2, sat));
+}

@@ -119,6 +119,47 @@ TEST_CASE("conformance: integer add/sub/mul/mad/div/rem/min/max/abs/neg on every
   }
 }
 
+TEST_CASE("conformance: packed u16x2/s16x2 add, min, max and min/max.relu (sm_90)",
+          "[ptx][conformance][int]") {
+  // Halves from the 16-bit edges, combined so that the two halves of a register differ.
+  std::vector<uint64_t> e;
+  for (uint64_t lo : int16_edges())
+    for (uint64_t hi : {uint64_t{0}, uint64_t{0x7fff}, uint64_t{0x8000}, uint64_t{0xffff}})
+      e.push_back((hi << 16) | (lo & 0xffff));
+  Inputs two = cross(e, e);
+  add_random(two, 64, 1616, e, 32);
+  const Shape s2{32, 32, 32};
+  for (const IntType& t : {IntType{"s16", 16, true}, IntType{"u16", 16, false}}) {
+    INFO(t.name);
+    // Each half as an integer of the 16-bit type, the result's halves wrapped to 16 bits.
+    auto per_half = [&](uint64_t a, uint64_t b, auto op) {
+      uint64_t d = 0;
+      for (int h = 0; h < 2; ++h) {
+        const s128 r = op(value(t, a >> (16 * h)), value(t, b >> (16 * h)));
+        d |= (wrap(r) & 0xffff) << (16 * h);
+      }
+      return d;
+    };
+    const std::string x2 = std::string(t.name) + "x2 %d, %a, %b";
+    check_exact("add." + x2, s2, two, [&](auto a, auto b, auto) {
+      return per_half(a, b, [](s128 x, s128 y) { return x + y; });
+    });
+    check_exact("min." + x2, s2, two, [&](auto a, auto b, auto) {
+      return per_half(a, b, [](s128 x, s128 y) { return std::min(x, y); });
+    });
+    check_exact("max." + x2, s2, two, [&](auto a, auto b, auto) {
+      return per_half(a, b, [](s128 x, s128 y) { return std::max(x, y); });
+    });
+    if (!t.is_signed) continue;
+    check_exact("min.relu." + x2, s2, two, [&](auto a, auto b, auto) {
+      return per_half(a, b, [](s128 x, s128 y) { return std::max<s128>(std::min(x, y), 0); });
+    });
+    check_exact("max.relu." + x2, s2, two, [&](auto a, auto b, auto) {
+      return per_half(a, b, [](s128 x, s128 y) { return std::max<s128>(std::max(x, y), 0); });
+    });
+  }
+}
+
 TEST_CASE("conformance: saturating s32 add/sub/mad.hi", "[ptx][conformance][int]") {
   const IntType t{"s32", 32, true};
   const auto e = int32_edges();
