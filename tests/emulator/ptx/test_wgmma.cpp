@@ -522,6 +522,13 @@ TEST_CASE("wgmma forms that are not emulated are refused at load with their line
            "  .reg .f32 %f<8>;\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<8>;\n  .reg .pred %p<2>;\n" +
            instr + "\n  ret;\n}\n";
   };
+  auto refused = [&](const char* instr, CompileStatus status) {
+    INFO(instr);
+    CompileResult r = compile(body(instr));
+    REQUIRE(r.program == nullptr);
+    CHECK(r.status == status);
+    return r;
+  };
   for (const char* instr :
        {"  wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%f0, %f1, %f2, %f3}, %rd1, %rd2, "
         "%p1, 1, 1;",
@@ -529,10 +536,7 @@ TEST_CASE("wgmma forms that are not emulated are refused at load with their line
         "%rd2, %p1;",
         "  wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, "
         "%r1, 0, %p1, 1, 1, 0, 0;"}) {
-    INFO(instr);
-    CompileResult r = compile(body(instr));
-    REQUIRE(r.program == nullptr);
-    CHECK(r.status == CompileStatus::kNotSupported);
+    CompileResult r = refused(instr, CompileStatus::kNotSupported);
     CHECK(r.error.find("line 10") != std::string::npos);
     CHECK(r.error.find("wgmma.mma_async") != std::string::npos);
   }
@@ -548,12 +552,8 @@ TEST_CASE("wgmma forms that are not emulated are refused at load with their line
         "  wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%r0, %r1, %r2, %r3}, %rd1, %rd2, %p1, "
         "1, 1;",
         "  wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, "
-        "%r7, %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r0, %r1, %r2, %r3}, %rd1, %rd2, %p1;"}) {
-    INFO(instr);
-    CompileResult r = compile(body(instr));
-    REQUIRE(r.program == nullptr);
-    CHECK(r.status == CompileStatus::kInvalidPtx);
-  }
+        "%r7, %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r0, %r1, %r2, %r3}, %rd1, %rd2, %p1;"})
+    refused(instr, CompileStatus::kInvalidPtx);
   CompileResult regs = compile(body("  setmaxnreg.inc.sync.aligned.u32 100;"));
   REQUIRE(regs.program == nullptr);
   CHECK(regs.error.find("imm-reg-count") != std::string::npos);
