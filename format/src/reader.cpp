@@ -97,6 +97,15 @@ bool is_pointer_type(capnp::Type type) {
 
 const WalkPlan& walk_plan(capnp::StructSchema schema);
 
+// Makes `step` read a list of `list`'s type (its slot and union member are the caller's).
+void set_list(WalkStep& step, capnp::ListSchema list) {
+  step.kind = WalkStep::Kind::kList;
+  step.list = list;
+  capnp::Type element = list.getElementType();
+  step.elements_are_pointers = is_pointer_type(element);
+  if (element.isStruct()) step.nested = &walk_plan(element.asStruct());
+}
+
 void add_steps(WalkPlan& plan, capnp::StructSchema schema) {
   for (auto field : schema.getFields()) {
     auto proto = field.getProto();
@@ -119,11 +128,7 @@ void add_steps(WalkPlan& plan, capnp::StructSchema schema) {
       step.kind = WalkStep::Kind::kStruct;
       step.nested = &walk_plan(type.asStruct());
     } else if (type.isList()) {
-      step.kind = WalkStep::Kind::kList;
-      step.list = type.asList();
-      capnp::Type element = step.list.getElementType();
-      step.elements_are_pointers = is_pointer_type(element);
-      if (element.isStruct()) step.nested = &walk_plan(element.asStruct());
+      set_list(step, type.asList());
     } else {
       continue;  // AnyPointer and capabilities: a capture holds none
     }
@@ -162,12 +167,7 @@ void walk_list_elements(capnp::DynamicList::Reader list, const WalkStep& step) {
     for (auto item : list) (void)item.as<capnp::Data>().size();
   } else if (element.isList()) {
     WalkStep inner;
-    inner.kind = WalkStep::Kind::kList;
-    inner.list = element.asList();
-    inner.elements_are_pointers = is_pointer_type(inner.list.getElementType());
-    if (inner.list.getElementType().isStruct()) {
-      inner.nested = &walk_plan(inner.list.getElementType().asStruct());
-    }
+    set_list(inner, element.asList());
     for (auto item : list) {
       auto sub = item.as<capnp::DynamicList>();
       if (inner.elements_are_pointers) walk_list_elements(sub, inner);
