@@ -421,9 +421,12 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
     *bits = v;
     return true;
   };
-  // A: this warp's 16 rows x K, B: K x N, as raw element bits.
+  // A: this warp's 16 rows x K (at most 16 x 32: kMaxElems, on the stack), B: K x N, as raw
+  // element bits.
   const size_t a_count = 16 * static_cast<size_t>(kdim);
-  std::vector<uint64_t> a_bits(a_count), b_bits(static_cast<size_t>(kdim) * n);
+  static_assert(16 * 32 <= kMaxElems);
+  uint64_t a_bits[kMaxElems];
+  std::vector<uint64_t> b_bits(static_cast<size_t>(kdim) * n);
   if (mo.a_regs) {
     // The ISA's register fragment of A (as mma.m16n8kK's, lower_wgmma's a_map): element i of a
     // lane, packed low first, 32 / (8 eb) to a .b32 register.
@@ -462,7 +465,8 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
   if (integer) {
     // Exact: |a b| < 2^16, K = 32 products and the s32 addend fit an int64; the sum wraps to 32
     // bits (two's complement) or, with .satfinite, clamps.
-    std::vector<int64_t> av(a_count), bv(b_bits.size());
+    int64_t av[kMaxElems];
+    std::vector<int64_t> bv(b_bits.size());
     for (size_t i = 0; i < a_count; ++i) av[i] = load_int(a_bits[i], mo.a);
     for (size_t i = 0; i < bv.size(); ++i) bv[i] = load_int(b_bits[i], mo.b);
     for (int lane = 0; lane < kWarpSize; ++lane) {
@@ -480,7 +484,8 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
   }
   // Floats: the scaled elements as exact doubles (a product of two f16/bf16/tf32 values is exact
   // in a double).
-  std::vector<double> av(a_count), bv(b_bits.size());
+  double av[kMaxElems];
+  std::vector<double> bv(b_bits.size());
   for (size_t i = 0; i < a_count; ++i) av[i] = mo.scale_a * load_float(a_bits[i], mo.a);
   for (size_t i = 0; i < bv.size(); ++i) bv[i] = mo.scale_b * load_float(b_bits[i], mo.b);
   detail::RoundingScope nearest(FE_TONEAREST);
@@ -490,7 +495,7 @@ void Launch::exec_wgmma(Block& b, Warp& w, const Instr& in) {
       const int r = g + 8 * ((i >> 1) & 1), c = 8 * (i >> 2) + 2 * t + (i & 1);
       uint64_t& reg = d[f16 ? i / 2 : i][lane];
       const int shift = f16 ? 16 * (i % 2) : 0;
-      const double* arow = av.data() + r * kdim;
+      const double* arow = av + r * kdim;
       // scale-d false: D = A B, the chain starts at the first product rounded to f32 (-0 + p is
       // p exactly, so a sum of -0 products stays -0).
       double acc =
