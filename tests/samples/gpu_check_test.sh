@@ -27,6 +27,11 @@ grep -q '^skipped  samples/bin/' "$work/small/MANIFEST.txt" || fail "a 4 MiB bun
 OUT="$work/out" "$src/scripts/gpu-check" --driver emulator --bundle "$work/bundle" > "$work/run.log" 2>&1 ||
   { cat "$work/run.log"; fail "gpu-check --driver emulator exited $?"; }
 [[ -s "$work/out/summary.md" ]] || fail "no summary.md"
+# The conformance suite runs the tensor-core, async and wgmma cases too, reading the bundle's PTX.
+for family in 'wgmma m64nNk16' 'nvcc int8 GEMM' 'cuda::pipeline'; do
+  grep -q "$family" "$work/out/questions/conformance/cases.txt" || fail "conformance cases lack '$family'"
+done
+[[ -s "$work/bundle/conformance/ptx/tensor.sm80.ptx" ]] || fail "the bundle lacks conformance/ptx"
 "$python" -m json.tool "$work/out/summary.json" > /dev/null || fail "summary.json is not valid JSON"
 "$python" - "$work/out/summary.json" "$work/bundle" "$src/samples/no_replay.txt" <<'PY' || { cat "$work/run.log"; exit 1; }
 import json, os, sys

@@ -102,8 +102,13 @@ inline int line_of(const std::string& text, const std::string& needle) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
 }
 
+// The nvcc-built test kernels: from $CUSNAP_TEST_PTX_DIR when set (scripts/gpu-check points it at
+// the bundle's copy), else from the build tree.
 inline std::string read_ptx(const std::string& name) {
-  std::ifstream f(std::string(CUSNAP_TEST_PTX_DIR) + "/" + name, std::ios::binary);
+  const char* dir = std::getenv("CUSNAP_TEST_PTX_DIR");
+  std::ifstream f(std::string(dir && *dir ? dir : CUSNAP_TEST_PTX_DIR) + "/" + name,
+                  std::ios::binary);
+  INFO("PTX file " << name);
   REQUIRE(f.good());
   std::stringstream ss;
   ss << f.rdbuf();

@@ -170,6 +170,9 @@ DONE:)";
   REQUIRE(out[0] == sum);
 }
 
+// What the emulator reports for kernels whose behaviour the ISA leaves undefined (a hang, misuse,
+// refused forms): emulator-only, not sent to a GPU by test_emu_conformance_driver.
+#ifndef CUSNAP_TEST_THROUGH_DRIVER
 TEST_CASE("an mbarrier phase nobody can complete is reported as a hung block", "[ptx][async]") {
   const std::string body = R"(
   mov.u32 %r2, bar;
@@ -233,6 +236,8 @@ TEST_CASE("mbarrier.pending_count is refused at load", "[ptx][async]") {
   REQUIRE(r.error.find("line " + std::to_string(line_of(text, "pending_count"))) !=
           std::string::npos);
 }
+
+#endif  // CUSNAP_TEST_THROUGH_DRIVER
 
 TEST_CASE("cp.async.mbarrier.arrive.noinc tracks a thread's cp.async copies", "[ptx][async]") {
   // Each of 64 threads copies one word with cp.async and arrives through
@@ -334,6 +339,7 @@ DONE:)";
   for (int t = 64; t < 128; ++t) REQUIRE(out[t] == in[t]);
 }
 
+#ifndef CUSNAP_TEST_THROUGH_DRIVER  // a misaligned bulk copy: the emulator's report
 TEST_CASE("cp.async.bulk needs 16-byte multiples and aligned addresses", "[ptx][async]") {
   const std::string body = R"(
   ld.param.u64 %rd1, [out];
@@ -350,6 +356,8 @@ TEST_CASE("cp.async.bulk needs 16-byte multiples and aligned addresses", "[ptx][
   REQUIRE(r.message.find("PTX line " + std::to_string(line_of(text, "cp.async.bulk"))) !=
           std::string::npos);
 }
+
+#endif  // CUSNAP_TEST_THROUGH_DRIVER
 
 TEST_CASE("cuda::barrier arrive_and_wait, arrive_and_drop over four phases", "[ptx][async]") {
   for (const char* file : kAsync) {
