@@ -8,11 +8,15 @@
 // the optional second destination %q) into two 64-bit output slots.
 #pragma once
 
+#include <unistd.h>
+
 #include <array>
 #include <bit>
 #include <cfenv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -98,6 +102,25 @@ inline std::vector<std::array<uint64_t, 2>> run_lanes(const std::string& instruc
   return out;
 }
 
+// With $CUSNAP_CONFORMANCE_DUMP set to a directory, every lane of an instruction that failed is
+// appended to DIR/lanes-PID.txt, one line each: instruction, a, b, c, d, q (tab-separated, hex):
+// what scripts/gpu-check brings back from a GPU, so a reference can be fitted to silicon.
+inline void dump_lanes(const std::string& instruction, const Inputs& in,
+                       const std::vector<std::array<uint64_t, 2>>& out) {
+  const char* dir = std::getenv("CUSNAP_CONFORMANCE_DUMP");
+  if (dir == nullptr || *dir == 0) return;
+  const std::string path = std::string(dir) + "/lanes-" + std::to_string(getpid()) + ".txt";
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) return;
+  for (size_t i = 0; i < in.size(); ++i)
+    std::fprintf(
+        f, "%s\t%llx\t%llx\t%llx\t%llx\t%llx\n", instruction.c_str(),
+        static_cast<unsigned long long>(in[i][0]), static_cast<unsigned long long>(in[i][1]),
+        static_cast<unsigned long long>(in[i][2]), static_cast<unsigned long long>(out[i][0]),
+        static_cast<unsigned long long>(out[i][1]));
+  std::fclose(f);
+}
+
 // A lane's verdict: empty when the result is acceptable, else what was expected.
 using Judge = std::function<std::string(const Triple& in, uint64_t d, uint64_t q)>;
 
@@ -118,6 +141,7 @@ inline void check_lanes(const std::string& instruction, const Shape& s, const In
   }
   INFO(instruction << ": " << failed << " of " << in.size() << " lanes wrong\n" << failures.str());
   CHECK(failed == 0);
+  if (failed > 0) dump_lanes(instruction, in, out);
 }
 
 inline std::string hex(uint64_t v) {

@@ -53,6 +53,12 @@ Inputs f32_pairs() {
   auto e = f32_edges();
   Inputs in = cross(e, e);
   add_random(in, 256, 32, e, 32);
+  // Products just below the smallest normal that round to it: tininess before or after rounding
+  // (what .ftz flushes).
+  for (uint64_t sign : {0u, 0x80000000u}) {
+    in.push_back({0x3f7ffffe, 0x00800001 | sign, 0});
+    in.push_back({0x00800001 | sign, 0x3f7ffffe, 0});
+  }
   return in;
 }
 Inputs f32_triples() {
@@ -61,6 +67,12 @@ Inputs f32_triples() {
                                0x7f800000, 0x7fc00000, 0x7f7fffff, 0x33800000, 0x80800000};
   Inputs in = cross3(e, few, e);
   add_random(in, 512, 33, e, 32);
+  // Sums just below the smallest normal: min_normal * (1 - 2^-25) rounds to min_normal to
+  // nearest, below it toward zero (tininess before or after rounding, for .ftz).
+  for (uint64_t sign : {0u, 0x80000000u}) {
+    in.push_back({0x00800000 | sign, 0xb3000000, 0x00800000 | sign});
+    in.push_back({0x00800000 | sign, 0xb3400000, 0x00800000 | sign});
+  }
   return in;
 }
 Inputs f64_pairs() {

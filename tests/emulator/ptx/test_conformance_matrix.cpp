@@ -4,9 +4,13 @@
 // groupID = laneid >> 2, threadID_in_group = laneid % 4), independently of the emulator's
 // lower_matrix.cpp; the float reference follows the accumulation docs/emulator.md documents
 // (C, then each product in increasing k, one f32 fma each; f64 fma chain).
+#include <unistd.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <string>
@@ -261,6 +265,8 @@ int64_t int_value(Kind k, uint64_t e) {
   return static_cast<int32_t>(e);
 }
 
+std::string label(const Case& cs);
+
 void run_case(const Case& cs, uint32_t seed, bool edges) {
   const int fa = cs.m * cs.k / 32, fb = cs.k * cs.n / 32, fc = cs.m * cs.n / 32;
   const int na = fa / per_reg(cs.a), nb = fb / per_reg(cs.b), nc = fc / per_reg(cs.c),
@@ -324,6 +330,7 @@ void run_case(const Case& cs, uint32_t seed, bool edges) {
   const int per = per_reg(cs.d), w = bits(cs.d);
   const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
   int mismatches = 0;
+  std::vector<uint64_t> got_d(cs.m * cs.n);
   for (int lane = 0; lane < 32; ++lane) {
     for (int r = 0; r < nd; ++r) {
       uint64_t word = 0;
@@ -331,6 +338,7 @@ void run_case(const Case& cs, uint32_t seed, bool edges) {
       for (int s = 0; s < per; ++s) {
         Pos p = cs.lc(lane >> 2, lane % 4, r * per + s);
         uint64_t got = (word >> (s * w)) & mask;
+        got_d[p.row * cs.n + p.col] = got;
         uint64_t want = D[p.row * cs.n + p.col];
         // f64 NaN: the payload is the host's; only NaN-ness is specified.
         if (cs.d == Kind::kF64 && std::isnan(std::bit_cast<double>(want)) &&
@@ -345,6 +353,24 @@ void run_case(const Case& cs, uint32_t seed, bool edges) {
     }
   }
   CHECK(mismatches == 0);
+  // $CUSNAP_CONFORMANCE_DUMP (conformance.h): a failing case's A, B, C and the D it got, as
+  // element bit patterns in row-major order, so the accumulation can be fitted to silicon.
+  const char* dir = std::getenv("CUSNAP_CONFORMANCE_DUMP");
+  if (mismatches > 0 && dir != nullptr && *dir != 0) {
+    std::FILE* f =
+        std::fopen((std::string(dir) + "/mma-" + std::to_string(getpid()) + ".txt").c_str(), "a");
+    if (f != nullptr) {
+      auto row = [&](const char* what, const std::vector<uint64_t>& v) {
+        std::fprintf(f, "%s", what);
+        for (uint64_t e : v) std::fprintf(f, " %llx", static_cast<unsigned long long>(e));
+        std::fprintf(f, "\n");
+      };
+      std::fprintf(f, "case %s m%dn%dk%d seed %u edges %d\n", label(cs).c_str(), cs.m, cs.n, cs.k,
+                   seed, edges ? 1 : 0);
+      row("A", A), row("B", B), row("C", C), row("D", got_d);
+      std::fclose(f);
+    }
+  }
 }
 
 std::vector<Case> cases() {
