@@ -182,7 +182,16 @@ uint64_t convert_one(const CvtPlan& p, const Mods& m, uint64_t a) {
   }
   if (p.sk == Kind::kFloat && p.dk == Kind::kInt) {
     const double x = load_float(a, p.src, m.ftz && p.src == Type::kF32);
-    if (std::isnan(x)) return 0;
+    if (std::isnan(x)) {
+      // The ISA says NaN -> 0. An H200 (tests/emulator/ptx/silicon) agrees for f32 (and f16)
+      // sources into 16- and 32-bit integers, but gives the pattern 1 << (n - 1) - INT_MIN's bits,
+      // for unsigned destinations too - from an f64 source into every width and from an f32
+      // source into 64-bit integers, with or without .sat.
+      const int n = type_bits(p.dst);
+      if (p.src == Type::kF64 || (p.src == Type::kF32 && n == 64))
+        return store_int(is_signed_type(p.dst) ? int_min(p.dst) : I128{1} << (n - 1), p.dst);
+      return 0;
+    }
     const double r = round_integral(x, m.round);
     // Clamp in double: both bounds (+-2^(n-1), 2^n) are exact powers of two.
     const double lo = static_cast<double>(int_min(p.dst));
@@ -222,6 +231,16 @@ uint64_t convert_one(const CvtPlan& p, const Mods& m, uint64_t a) {
     }
     if (std::isnan(x) && p.src == Type::kF32) return bits_of(static_cast<double>(as_f32(a)));
     return bits_of(x);
+  }
+  if (std::isnan(x) && !m.sat && p.sk == Kind::kFloat) {
+    // NaN payloads as an H200 converts them (tests/emulator/ptx/silicon): bf16 -> f32 is a shift
+    // (not even quieted); f64 -> f32 and f64 -> f16 keep the sign and the payload's top bits and
+    // set the quiet bit. The other float-to-float forms give the canonical NaN, as there.
+    if (p.src == Type::kBF16 && p.dst == Type::kF32) return (a & 0xffffu) << 16;
+    if (p.src == Type::kF64 && p.dst == Type::kF32)
+      return ((a >> 32) & 0x80000000u) | 0x7fc00000u | ((a >> 29) & 0x3fffffu);
+    if (p.src == Type::kF64 && p.dst == Type::kF16)
+      return ((a >> 48) & 0x8000u) | 0x7e00u | ((a >> 42) & 0x1ffu);
   }
   if (p.dst == Type::kF32) {
     uint32_t v;

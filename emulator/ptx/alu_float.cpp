@@ -32,6 +32,7 @@
 // and this was not compared against hardware.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "alu_internal.h"
@@ -84,6 +85,18 @@ inline float rcp_approx_flushed(float b) {
   return flush(static_cast<float>(1.0 / static_cast<double>(b)));
 }
 
+// .ftz on f32 mul, div and fma flushes a result that is tiny after rounding with an unbounded
+// exponent (IEEE 754's "after rounding" tininess), as an H200 does (tests/emulator/ptx/silicon):
+// rounded to the subnormal grid, r can be exactly the smallest normal while the unbounded-exponent
+// result is below it. `scaled` recomputes the operation with operands scaled by 2^24 - exact,
+// since .ftz operands are normal or zero, and free of overflow whenever the result is this small.
+template <class Scaled>
+inline float flush_tiny(float r, bool ftz, Scaled scaled) {
+  constexpr float kMin = std::numeric_limits<float>::min();
+  if (!ftz || std::fabs(r) != kMin) return r;
+  return std::fabs(scaled()) < kMin * 0x1p24f ? std::copysign(0.0f, r) : r;
+}
+
 template <class F, AluOp Op>
 void float_kernel(const AluArgs& x) {
   const Mods& m = x.mods;
@@ -120,7 +133,11 @@ void float_kernel(const AluArgs& x) {
         if constexpr (kIsF32<F>) {
           const float r = Op == AluOp::kAbs ? std::fabs(a) : -a;
           x.d[i] = finish<F>(r, ftz, false);
-        } else {  // f64: a sign-bit operation (NaN payload kept)
+        } else if (std::isnan(a)) {
+          // f64 NaN: quieted, sign and payload kept - the sign is not touched (an H200,
+          // tests/emulator/ptx/silicon).
+          x.d[i] = bits_of(a) | (uint64_t{1} << 51);
+        } else {  // f64: a sign-bit operation
           x.d[i] = Op == AluOp::kAbs ? bits_of(a) & ~(uint64_t{1} << 63)
                                      : bits_of(a) ^ (uint64_t{1} << 63);
         }
@@ -151,7 +168,13 @@ void float_kernel(const AluArgs& x) {
         } else if constexpr (Op == AluOp::kSub) {
           x.d[i] = finish<F>(a - b, ftz, sat);
         } else if constexpr (Op == AluOp::kMul) {
-          x.d[i] = finish<F>(a * b, ftz, sat);
+          F r = a * b;
+          if constexpr (kIsF32<F>) {
+            r = flush_tiny(r, ftz, [&] {
+              return std::fabs(a) <= std::fabs(b) ? (a * 0x1p24f) * b : a * (b * 0x1p24f);
+            });
+          }
+          x.d[i] = finish<F>(r, ftz, sat);
         } else if constexpr (Op == AluOp::kMin || Op == AluOp::kMax) {
           x.d[i] = minmax<F>(a, b, Op == AluOp::kMax, m);
         } else if constexpr (Op == AluOp::kDiv) {
@@ -161,10 +184,19 @@ void float_kernel(const AluArgs& x) {
               return;
             }
           }
-          x.d[i] = finish<F>(a / b, ftz, false);
+          F r = a / b;
+          if constexpr (kIsF32<F>) r = flush_tiny(r, ftz, [&] { return (a * 0x1p24f) / b; });
+          x.d[i] = finish<F>(r, ftz, false);
         } else if constexpr (Op == AluOp::kFma || Op == AluOp::kMad) {
           const F c = load<F>(x.c[i], ftz);
-          x.d[i] = finish<F>(std::fma(a, b, c), ftz, sat);
+          F r = std::fma(a, b, c);
+          if constexpr (kIsF32<F>) {
+            r = flush_tiny(r, ftz, [&] {
+              return std::fabs(a) <= std::fabs(b) ? std::fma(a * 0x1p24f, b, c * 0x1p24f)
+                                                  : std::fma(a, b * 0x1p24f, c * 0x1p24f);
+            });
+          }
+          x.d[i] = finish<F>(r, ftz, sat);
         } else {
           static_assert(Op == AluOp::kMov, "unhandled float op");
         }

@@ -121,15 +121,23 @@ inline T rem_int(T a, T b) {
   return static_cast<T>(a % b);
 }
 
+// Position and length: the ISA keeps their low 8 bits, and so does silicon for the 32-bit forms;
+// for the 64-bit forms an H200 uses them unmasked (measured up to 511: tests/emulator/ptx/silicon),
+// which is what bfe_bits/bfi_bits pass on. Both are 64-bit here so pos + len cannot wrap.
 template <class T>
-inline T bfe(T a, uint32_t pos, uint32_t len) {
-  constexpr uint32_t msb = kBits<T> - 1;
+inline uint64_t bf_operand(uint64_t v) {
+  return kBits<T> == 64 ? static_cast<uint32_t>(v) : static_cast<uint32_t>(v) & 0xffu;
+}
+
+template <class T>
+inline T bfe(T a, uint64_t pos, uint64_t len) {
+  constexpr uint64_t msb = kBits<T> - 1;
   using UT = Unsigned<T>;
   const UT ua = static_cast<UT>(a);
   UT sbit = 0;
   if (kSigned<T> && len != 0) sbit = (ua >> std::min(pos + len - 1, msb)) & 1u;
   UT d = 0;
-  for (uint32_t i = 0; i <= msb; ++i) {
+  for (uint64_t i = 0; i <= msb; ++i) {
     const UT bit = (i < len && pos + i <= msb) ? (ua >> (pos + i)) & 1u : sbit;
     d |= static_cast<UT>(bit << i);
   }
@@ -137,11 +145,11 @@ inline T bfe(T a, uint32_t pos, uint32_t len) {
 }
 
 template <class T>
-inline T bfi(T insert, T base, uint32_t pos, uint32_t len) {
-  constexpr uint32_t msb = kBits<T> - 1;
+inline T bfi(T insert, T base, uint64_t pos, uint64_t len) {
+  constexpr uint64_t msb = kBits<T> - 1;
   using UT = Unsigned<T>;
   UT f = static_cast<UT>(base);
-  for (uint32_t i = 0; i < len && pos + i <= msb; ++i) {
+  for (uint64_t i = 0; i < len && pos + i <= msb; ++i) {
     const UT bit = static_cast<UT>(UT{1} << (pos + i));
     f = ((static_cast<UT>(insert) >> i) & 1u) ? (f | bit) : (f & static_cast<UT>(~bit));
   }
@@ -327,11 +335,9 @@ void int_kernel(const AluArgs& x) {
           x.d[i] = static_cast<uint32_t>(both >> n);
         }
       } else if constexpr (Op == AluOp::kBfe) {
-        x.d[i] = out<T>(bfe<T>(a, static_cast<uint32_t>(x.b[i]) & 0xffu,
-                               static_cast<uint32_t>(x.c[i]) & 0xffu));
+        x.d[i] = out<T>(bfe<T>(a, bf_operand<T>(x.b[i]), bf_operand<T>(x.c[i])));
       } else if constexpr (Op == AluOp::kBfi) {
-        x.d[i] = out<T>(bfi<T>(a, b, static_cast<uint32_t>(x.c[i]) & 0xffu,
-                               static_cast<uint32_t>(x.e[i]) & 0xffu));
+        x.d[i] = out<T>(bfi<T>(a, b, bf_operand<T>(x.c[i]), bf_operand<T>(x.e[i])));
       } else if constexpr (Op == AluOp::kFns) {
         x.d[i] = fns(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
                      static_cast<int32_t>(static_cast<uint32_t>(x.c[i])));

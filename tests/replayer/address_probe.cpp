@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
   hints.push_back({"80TiB", 0x500000000000ull});
   hints.push_back({"126TiB", 0x7e0000000000ull});
   // A host range that was mapped and is free again.
-  void* host = mmap(nullptr, 2 * kSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-                    0);
+  void* host =
+      mmap(nullptr, 2 * kSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (host != MAP_FAILED) {
     uint64_t aligned = (reinterpret_cast<uint64_t>(host) + kSize - 1) & ~uint64_t{kSize - 1};
     munmap(host, 2 * kSize);

@@ -12,13 +12,27 @@ namespace {
 using Op32 = std::function<float(float, float, float)>;
 using Op64 = std::function<double(double, double, double)>;
 
-uint64_t ref32(const Op32& op, int mode, bool ftz, bool sat, uint64_t a, uint64_t b, uint64_t c) {
+// `scaled`: the same operation with its result scaled by 2^24 (operands scaled so that it is
+// exact). .ftz flushes a result that is tiny after rounding with an unbounded exponent, as an H200
+// does (silicon/h200-sm90.lanes: min_normal * (1 - 2^-46) rounds to min_normal and is kept,
+// min_normal * (1 - 2^-24) is flushed although the subnormal grid would round it up to
+// min_normal); the scaled result, computed in the normal range, is that unbounded rounding.
+uint64_t ref32(const Op32& op, int mode, bool ftz, bool sat, uint64_t a, uint64_t b, uint64_t c,
+               const Op32& scaled = nullptr) {
   if (ftz) a = flush32(a), b = flush32(b), c = flush32(c);
   volatile float x = as_f32(a), y = as_f32(b), z = as_f32(c);
   float r = under_rounding(mode, [&] {
     volatile float v = op(x, y, z);
     return static_cast<float>(v);
   });
+  if (ftz && scaled && std::fabs(r) == std::numeric_limits<float>::min()) {
+    const float s = under_rounding(mode, [&] {
+      volatile float v = scaled(x, y, z);
+      return static_cast<float>(v);
+    });
+    if (std::fabs(s) < std::ldexp(std::numeric_limits<float>::min(), 24))
+      r = std::copysign(0.0f, r);
+  }
   return finish32(r, ftz, sat);
 }
 
@@ -32,10 +46,10 @@ uint64_t ref64(const Op64& op, int mode, uint64_t a, uint64_t b, uint64_t c) {
 }
 
 void check32(const std::string& instruction, int nsrc, const Inputs& in, const Op32& op, int mode,
-             bool ftz, bool sat) {
+             bool ftz, bool sat, const Op32& scaled = nullptr) {
   Shape s{32, 32, nsrc > 1 ? 32 : 0, nsrc > 2 ? 32 : 0};
   check_exact(instruction, s, in,
-              [&](auto a, auto b, auto c) { return ref32(op, mode, ftz, sat, a, b, c); });
+              [&](auto a, auto b, auto c) { return ref32(op, mode, ftz, sat, a, b, c, scaled); });
 }
 
 void check64(const std::string& instruction, int nsrc, const Inputs& in, const Op64& op, int mode) {
@@ -96,18 +110,29 @@ struct Arith {
   int nsrc;
   Op32 f32;
   Op64 f64;
+  Op32 f32_scaled;  // the f32 result times 2^24 (ref32)
 };
+constexpr float kTwo24 = 16777216.0f;
+// a * b * 2^24 with the scale on the smaller factor (the larger could overflow).
+float scaled_product_fma(float a, float b, float c) {
+  return std::fabs(a) <= std::fabs(b) ? std::fma(a * kTwo24, b, c * kTwo24)
+                                      : std::fma(a, b * kTwo24, c * kTwo24);
+}
 const Arith kArith[] = {
     {"add", 2, [](float a, float b, float) { return a + b; },
-     [](double a, double b, double) { return a + b; }},
+     [](double a, double b, double) { return a + b; },
+     [](float a, float b, float) { return a * kTwo24 + b * kTwo24; }},
     {"sub", 2, [](float a, float b, float) { return a - b; },
-     [](double a, double b, double) { return a - b; }},
+     [](double a, double b, double) { return a - b; },
+     [](float a, float b, float) { return a * kTwo24 - b * kTwo24; }},
     {"mul", 2, [](float a, float b, float) { return a * b; },
-     [](double a, double b, double) { return a * b; }},
+     [](double a, double b, double) { return a * b; },
+     [](float a, float b, float) { return scaled_product_fma(a, b, 0.0f); }},
     {"fma", 3, [](float a, float b, float c) { return std::fma(a, b, c); },
-     [](double a, double b, double c) { return std::fma(a, b, c); }},
+     [](double a, double b, double c) { return std::fma(a, b, c); }, scaled_product_fma},
     {"div", 2, [](float a, float b, float) { return a / b; },
-     [](double a, double b, double) { return a / b; }},
+     [](double a, double b, double) { return a / b; },
+     [](float a, float b, float) { return (a * kTwo24) / b; }},
 };
 
 // sin/cos.approx.f32: absolute error 2^-20.9 in [-pi, pi], 2^-20.5 in [-100 pi, 100 pi] (PTX ISA);
@@ -140,7 +165,7 @@ TEST_CASE("conformance: f32 add/sub/mul/fma/div in every rounding mode, with .ft
             std::string(op.name) + r.suffix + (ftz ? ".ftz" : "") + (sat ? ".sat" : "") + ".f32";
         if (std::string(op.name) == "div" && sat) continue;  // div has no .sat
         check32(name + operands(op.nsrc), op.nsrc, op.nsrc == 3 ? triples : pairs, op.f32, r.fenv,
-                ftz, sat);
+                ftz, sat, op.f32_scaled);
       }
     }
   }
@@ -269,11 +294,16 @@ TEST_CASE("conformance: f32/f64 min/max/abs/neg with NaN, ±0, subnormals",
   check_exact("neg.ftz.f32 %d, %a", Shape{32, 32}, one, [](auto a, auto, auto) -> uint64_t {
     return is_nan32(a) ? kCanonicalNan32 : flush32(a) ^ 0x80000000;
   });
-  // f64 abs/neg are sign-bit operations.
-  check_exact("abs.f64 %d, %a", Shape{64, 64}, each(f64_edges()),
-              [](auto a, auto, auto) { return a & ~(1ull << 63); });
+  // f64 abs/neg are sign-bit operations, except on NaN: an H200 quiets it and leaves the sign
+  // alone (silicon/h200-sm90.lanes).
+  auto f64_nan = [](uint64_t a) {
+    return (a & 0x7ff0000000000000) == 0x7ff0000000000000 && (a << 12) != 0;
+  };
+  check_exact("abs.f64 %d, %a", Shape{64, 64}, each(f64_edges()), [&](auto a, auto, auto) {
+    return f64_nan(a) ? a | (1ull << 51) : a & ~(1ull << 63);
+  });
   check_exact("neg.f64 %d, %a", Shape{64, 64}, each(f64_edges()),
-              [](auto a, auto, auto) { return a ^ (1ull << 63); });
+              [&](auto a, auto, auto) { return f64_nan(a) ? a | (1ull << 51) : a ^ (1ull << 63); });
 }
 
 TEST_CASE("conformance: setp on floats, ordered and unordered, with .ftz",
@@ -361,11 +391,19 @@ TEST_CASE("conformance: f16 and bf16 add/sub/mul round once to nearest even",
                 [&](auto a, auto b, auto) { return to_half(op.f(half_value(a), half_value(b))); });
     check_exact(std::string(op.name) + ".f16 %d, %a, %b", Shape{16, 16, 16}, in,
                 [&](auto a, auto b, auto) { return to_half(op.f(half_value(a), half_value(b))); });
-    // .ftz flushes subnormal half inputs and results to sign-preserving zero.
+    // .ftz flushes subnormal half inputs and results to sign-preserving zero - a result is
+    // subnormal when it is tiny after rounding with an unbounded exponent (11 significant bits
+    // at any scale; an H200 flushes 2^-14 * (1 - 2^-11) though the subnormal grid rounds it up
+    // to 2^-14: silicon/h200-sm90.lanes).
     check_exact(std::string(op.name) + ".ftz.f16 %d, %a, %b", Shape{16, 16, 16}, in,
                 [&](auto a, auto b, auto) -> uint64_t {
                   auto fl = [](uint64_t v) { return (v & 0x7c00) == 0 ? (v & 0x8000) : v; };
-                  uint64_t r = to_half(op.f(half_value(fl(a)), half_value(fl(b))));
+                  const double x = op.f(half_value(fl(a)), half_value(fl(b)));
+                  uint64_t r = to_half(x);
+                  if (x != 0 && std::isfinite(x)) {
+                    const double step = std::ldexp(1.0, std::ilogb(x) - 10);
+                    if (std::fabs(std::nearbyint(x / step) * step) < 0x1p-14) r &= 0x8000;
+                  }
                   return fl(r);
                 });
     check_exact(std::string(op.name) + ".rn.bf16 %d, %a, %b", Shape{16, 16, 16}, in,

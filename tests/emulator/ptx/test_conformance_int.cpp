@@ -205,23 +205,27 @@ TEST_CASE("conformance: shifts by 0..width and beyond", "[ptx][conformance][int]
 }
 
 TEST_CASE("conformance: bfe/bfi/brev/clz/popc/bfind", "[ptx][conformance][int]") {
-  std::vector<uint64_t> fields = {0,  1,  3,  7,  8,  15,  16,  24,  31,  32,
-                                  33, 48, 63, 64, 65, 200, 255, 256, 257, 0x1ff};
+  std::vector<uint64_t> fields = {0,   1,   3,   7,     8,     15,     16,        24,
+                                  31,  32,  33,  48,    63,    64,     65,        200,
+                                  255, 256, 257, 0x1ff, 0x200, 0x1000, 0xffffffff};
   for (int bits : {32, 64}) {
     const std::string w = std::to_string(bits);
     const auto e = edges_for(bits);
     const Inputs in = cross3(e, fields, fields);
+    const uint64_t field_mask = bits == 64 ? 0xffffffff : 0xff;
     for (bool is_signed : {false, true}) {
       // The ISA's definition: pos and len are the low 8 bits of b and c; bits beyond the source
-      // (and all bits when len = 0, for .u) are the sign bit (.s) or 0.
+      // (and all bits when len = 0, for .u) are the sign bit (.s) or 0. Silicon (an H200,
+      // silicon/h200-sm90.lanes) masks so for the 32-bit forms only: the 64-bit forms use b and c
+      // whole.
       check_exact(std::string("bfe.") + (is_signed ? "s" : "u") + w + " %d, %a, %b, %c",
                   Shape{bits, bits, 32, 32}, in, [&](auto a, auto b, auto c) {
-                    const int msb = bits - 1, pos = static_cast<int>(b & 0xff),
-                              len = static_cast<int>(c & 0xff);
+                    const int64_t msb = bits - 1, pos = static_cast<int64_t>(b & field_mask),
+                                  len = static_cast<int64_t>(c & field_mask);
                     const uint64_t sbit =
                         (!is_signed || len == 0) ? 0 : (a >> std::min(pos + len - 1, msb)) & 1;
                     uint64_t d = 0;
-                    for (int i = 0; i <= msb; ++i) {
+                    for (int64_t i = 0; i <= msb; ++i) {
                       uint64_t bit = (i < len && pos + i <= msb) ? (a >> (pos + i)) & 1 : sbit;
                       d |= bit << i;
                     }
@@ -238,10 +242,10 @@ TEST_CASE("conformance: bfe/bfi/brev/clz/popc/bfind", "[ptx][conformance][int]")
     check_lanes("{ .reg .b32 p, l; mov.b64 {p, l}, %c; bfi.b" + w + " %d, %a, %b, p, l; }",
                 Shape{bits, bits, bits, 64}, bfi_in,
                 [&](const Triple& t, uint64_t d, uint64_t) -> std::string {
-                  const int msb = bits - 1, pos = static_cast<int>(t[2] & 0xff),
-                            len = static_cast<int>((t[2] >> 32) & 0xff);
+                  const int64_t msb = bits - 1, pos = static_cast<int64_t>(t[2] & field_mask),
+                                len = static_cast<int64_t>((t[2] >> 32) & field_mask);
                   uint64_t f = t[1];
-                  for (int i = 0; i < len && pos + i <= msb; ++i)
+                  for (int64_t i = 0; i < len && pos + i <= msb; ++i)
                     f = (f & ~(1ull << (pos + i))) | (((t[0] >> i) & 1) << (pos + i));
                   return d == (f & width_mask(bits)) ? "" : "expected " + hex(f & width_mask(bits));
                 });
