@@ -615,6 +615,7 @@ MaybeError Executor::do_function_get(const Action& a, const FunctionGetOp& op) {
       return fail(a, "cuLibraryGetKernel '" + op.name + "'", r).with_handle(op.handle);
     }
     f = reinterpret_cast<CUfunction>(k);
+    library_kernels_.insert(f);
   } else if (CUresult r = api_.cuModuleGetFunction(&f, m->second.module, op.name.c_str());
              r != CUDA_SUCCESS) {
     return fail(a, "cuModuleGetFunction '" + op.name + "'", r).with_handle(op.handle);

@@ -129,6 +129,10 @@ class Executor {
   void release_host(uint64_t captured_host);
 
   Expected<CUfunction> function_for(const Action& a, const LaunchOp& op);
+  // function_for for a graph kernel node: a CUkernel (cuLibraryGetKernel, what the CUDA runtime
+  // launches) becomes its CUfunction in the current context. cuLaunchKernel accepts a CUkernel
+  // cast to CUfunction; CUDA_KERNEL_NODE_PARAMS.func does not (NVIDIA's driver crashed on one).
+  Expected<CUfunction> node_function_for(const Action& a, const LaunchOp& op);
   CUstream stream_for(uint64_t captured);
   CUevent event_for(uint64_t captured);
   Expected<uint64_t> device_address(const Action& a, uint64_t captured, uint64_t extent);
@@ -195,6 +199,8 @@ class Executor {
   std::deque<std::vector<uint8_t>> wrappers_;              // rebuilt fatbin wrapper structs
   std::unordered_map<uint64_t, LiveModule> modules_;
   std::unordered_map<uint64_t, CUfunction> functions_;
+  std::unordered_set<CUfunction> library_kernels_;  // live values in functions_ that are CUkernels
+  std::unordered_map<CUfunction, CUfunction> kernel_functions_;  // CUkernel -> its CUfunction
   std::unordered_map<uint64_t, CUstream> streams_;
   // --serialize: the one live stream every captured stream's work goes to (blocking, so the
   // application's synchronous calls on the legacy default stream order with it too).

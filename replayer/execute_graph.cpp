@@ -150,7 +150,7 @@ MaybeError Executor::do_graph_node(const Action& a, const GraphNodeOp& op) {
   ModelNode model = model_node(a.seq, op);
   switch (op.kind) {
     case GraphNodeOp::Kind::kKernel: {
-      auto f = function_for(a, op.kernel);
+      auto f = node_function_for(a, op.kernel);
       if (!f) return f.error();
       // Parameter values are copied by the driver when the node is made or changed.
       std::vector<uint8_t>& params = params_scratch_;

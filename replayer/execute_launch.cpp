@@ -15,6 +15,23 @@ constexpr size_t kMaxPendingTimings = 512;
 
 }  // namespace
 
+Expected<CUfunction> Executor::node_function_for(const Action& a, const LaunchOp& op) {
+  auto f = function_for(a, op);
+  if (!f || library_kernels_.count(f.value()) == 0) return f;
+  if (auto it = kernel_functions_.find(f.value()); it != kernel_functions_.end()) return it->second;
+  CUfunction function = nullptr;
+  if (api_.cuKernelGetFunction == nullptr)
+    return Error(ErrorKind::kUnsupported,
+                 "a graph kernel node of a library kernel needs cuKernelGetFunction, which the "
+                 "driver lacks")
+        .at_call(a.seq);
+  if (CUresult r = api_.cuKernelGetFunction(&function, reinterpret_cast<CUkernel>(f.value()));
+      r != CUDA_SUCCESS)
+    return fail(a, "cuKernelGetFunction (for a graph kernel node)", r).with_handle(op.function);
+  kernel_functions_[f.value()] = function;
+  return function;
+}
+
 Expected<CUfunction> Executor::function_for(const Action& a, const LaunchOp& op) {
   auto it = functions_.find(op.function);
   if (it != functions_.end()) return it->second;
@@ -28,6 +45,7 @@ Expected<CUfunction> Executor::function_for(const Action& a, const LaunchOp& op)
         CUkernel k = nullptr;
         r = api_.cuLibraryGetKernel(&k, m.library, op.kernel_name.c_str());
         f = reinterpret_cast<CUfunction>(k);
+        if (r == CUDA_SUCCESS) library_kernels_.insert(f);
       } else if (!m.is_library) {
         r = api_.cuModuleGetFunction(&f, m.module, op.kernel_name.c_str());
       }

@@ -105,6 +105,13 @@ CUSNAP_POST_HOOK(cuCtxSynchronize)(CallScope& call, CUresult) {
   call.commit();
 }
 
+// CUDA 13: a given context (what cudart 13's cudaDeviceSynchronize calls, on an H200); the
+// replayer has one context per device, so it is the same synchronization.
+CUSNAP_POST_HOOK(cuCtxSynchronize_v2)(CallScope& call, CUresult, CUcontext) {
+  call.record().initContextSynchronize();
+  call.commit();
+}
+
 CUSNAP_POST_HOOK(cuEventCreate)
 (CallScope& call, CUresult result, CUevent* phEvent, unsigned int Flags) {
   auto create = call.record().initEventCreate();

@@ -131,6 +131,10 @@ int copies() {
     return 1;
   }
 
+  // CUDA 13's cuCtxSynchronize_v2 (what cudart 13 calls): recorded typed, not generic.
+  CUcontext current = nullptr;
+  check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  check(cuCtxSynchronize_v2(current), "cuCtxSynchronize_v2");
   check(cuMemFreeHost(pinned), "cuMemFreeHost");
   check(cuStreamDestroy(stream), "cuStreamDestroy");
   check(cuMemFree(a), "cuMemFree");
