@@ -6,7 +6,7 @@
 //   - linear filtering reads the 2 (1D), 4 (2D) or 8 (3D) texels around x - 0.5 and weights them
 //     with alpha = frac(x - 0.5) held in 9-bit fixed point with 8 fractional bits (rounded to
 //     the nearest 1/256 here: the guide gives the format, not the rounding), summed in double
-//     and rounded to f32 once;
+//     and rounded to f32 once, to nearest with ties away from zero (as an H200 does);
 //   - address modes apply to texel indices: wrap (modulo N), mirror (reflected, period 2N),
 //     clamp (to [0, N-1]) and border (the border colour outside [0, N)); wrap and mirror are
 //     defined for normalized coordinates only and behave as clamp otherwise (the guide: "only
@@ -25,6 +25,19 @@
 
 namespace cusnap::emu::ptx {
 namespace {
+
+// The sample's f32 value: nearest, ties away from zero. An H200's filtered fetches are the exact
+// weighted sum rounded so (4096 of 4096 bilinear samples of the texture sample with quarter
+// weights, where a third of the sums fall exactly halfway; docs/emulator.md), not ties-to-even.
+float to_f32_ties_away(double v) {
+  const float f = static_cast<float>(v);
+  if (static_cast<double>(f) == v || !std::isfinite(v)) return f;
+  const float other = std::nextafter(f, v > static_cast<double>(f) ? INFINITY : -INFINITY);
+  const double df = std::fabs(v - static_cast<double>(f)),
+               dother = std::fabs(static_cast<double>(other) - v);
+  if (df != dother) return f;
+  return std::fabs(other) > std::fabs(f) ? other : f;
+}
 
 float half_to_float(uint16_t h) {
   const int exp = (h >> 10) & 0x1f;
@@ -388,7 +401,7 @@ void Launch::exec_texture(Block& b, Warp& w, const Instr& in, uint32_t exec) {
       }
     }
     for (int k = 0; k < 4; ++k) {
-      dst[k][lane] = float_result ? std::bit_cast<uint32_t>(static_cast<float>(s.f[k])) : s.i[k];
+      dst[k][lane] = float_result ? std::bit_cast<uint32_t>(to_f32_ties_away(s.f[k])) : s.i[k];
     }
   }
 }

@@ -4,6 +4,7 @@
 // emulator's code: normalized coordinates scale by the extent, nearest-point reads T[floor(x)],
 // linear filtering weights the neighbours of x - 0.5 by frac(x - 0.5) in 1/256 steps, address
 // modes wrap / clamp / mirror / border act on texel indices.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -97,7 +98,12 @@ float ref_sample(const RefImage& im, const RefSampler& s, int dims, const float*
     double texel = c >= im.ch ? 0 : (border ? s.border[c] : im.at(idx[0], idx[1], idx[2], c));
     sum += weight * texel;
   }
-  return static_cast<float>(sum);
+  // To f32: nearest, ties away from zero, as an H200 rounds filtered fetches (the texture
+  // sample's capture, tests/replayer/captures/h200): std::round of the sum in units of the
+  // result's last place.
+  if (sum == 0 || !std::isfinite(sum)) return static_cast<float>(sum);
+  const double unit = std::ldexp(1.0, std::max(std::ilogb(sum), -126) - 23);
+  return static_cast<float>(std::round(sum / unit) * unit);
 }
 
 // ---- driver helpers ------------------------------------------------------------------------
