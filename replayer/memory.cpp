@@ -75,22 +75,29 @@ MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode
   placed.captured_base = range.base;
   placed.size = range.size;
   if (granularity != 0) {
-    CUdeviceptr base = 0;
-    CUdeviceptr hint = mode == AddressMode::kSame ? range.base : 0;
-    if (CUresult r = api.cuMemAddressReserve(&base, range.size, 0, hint, 0); r != CUDA_SUCCESS) {
-      return driver_.failure("cuMemAddressReserve of " + std::to_string(range.size) + " bytes", r)
-          .with_address(range.base);
+    CUdeviceptr base =
+        mode == AddressMode::kSame ? reserve_at(range.base, range.size, granularity) : 0;
+    for (const auto& [start, size] : regions_)
+      if (base >= start && base + range.size <= start + size) placed.in_region = true;
+    if (base == 0) {
+      if (CUresult r = api.cuMemAddressReserve(&base, range.size, 0, 0, 0); r != CUDA_SUCCESS) {
+        return driver_.failure("cuMemAddressReserve of " + std::to_string(range.size) + " bytes", r)
+            .with_address(range.base);
+      }
     }
     CUmemAllocationProp prop = device_prop(device);
     CUmemGenericAllocationHandle handle = 0;
+    auto free_reservation = [&] {
+      if (!placed.in_region) api.cuMemAddressFree(base, range.size);
+    };
     if (CUresult r = api.cuMemCreate(&handle, range.size, &prop, 0); r != CUDA_SUCCESS) {
-      api.cuMemAddressFree(base, range.size);
+      free_reservation();
       return driver_.failure("cuMemCreate of " + std::to_string(range.size) + " bytes", r)
           .with_address(range.base);
     }
     if (CUresult r = api.cuMemMap(base, range.size, 0, handle, 0); r != CUDA_SUCCESS) {
       api.cuMemRelease(handle);
-      api.cuMemAddressFree(base, range.size);
+      free_reservation();
       return driver_.failure("cuMemMap", r).with_address(range.base);
     }
     CUmemAccessDesc access{};
@@ -100,7 +107,7 @@ MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode
     if (CUresult r = api.cuMemSetAccess(base, range.size, &access, 1); r != CUDA_SUCCESS) {
       api.cuMemUnmap(base, range.size);
       api.cuMemRelease(handle);
-      api.cuMemAddressFree(base, range.size);
+      free_reservation();
       return driver_.failure("cuMemSetAccess", r).with_address(range.base);
     }
     placed.live_base = base;
@@ -120,17 +127,46 @@ MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode
   return std::nullopt;
 }
 
+uint64_t DeviceMemory::reserve_at(uint64_t address, uint64_t size, uint64_t granularity) {
+  const DriverApi& api = driver_.api();
+  // Inside a wider reservation made for an earlier range.
+  for (const auto& [start, length] : regions_)
+    if (address >= start && address + size <= start + length) return address;
+  CUdeviceptr base = 0;
+  if (api.cuMemAddressReserve(&base, size, 0, address, 0) == CUDA_SUCCESS) {
+    if (base == address) return address;
+    api.cuMemAddressFree(base, size);
+  }
+  // NVIDIA's driver 580 (an H200, scripts/gpu-check's address-hint question) placed hinted
+  // reservations at the hint rounded up to 32 MiB: ask for that boundary below the address.
+  constexpr uint64_t kHintUnit = uint64_t{32} << 20;
+  const uint64_t start = address / kHintUnit * kHintUnit;
+  if (start == address) return 0;
+  const uint64_t end = (address + size + granularity - 1) / granularity * granularity;
+  const uint64_t length = end - start;
+  for (const auto& [s, l] : regions_)
+    if (start < s + l && s < end) return 0;  // overlaps a region of ours
+  if (api.cuMemAddressReserve(&base, length, 0, start, 0) != CUDA_SUCCESS) return 0;
+  if (base != start) {
+    api.cuMemAddressFree(base, length);
+    return 0;
+  }
+  regions_.emplace_back(start, length);
+  return address;
+}
+
 DeviceMemory::~DeviceMemory() {
   const DriverApi& api = driver_.api();
   for (const PlacedRange& p : placed_) {
     if (p.backing == PlacedRange::Backing::kVmm) {
       api.cuMemUnmap(p.live_base, p.size);
       api.cuMemRelease(p.physical);
-      api.cuMemAddressFree(p.live_base, p.size);
+      if (!p.in_region) api.cuMemAddressFree(p.live_base, p.size);
     } else if (p.backing == PlacedRange::Backing::kAlloc) {
       api.cuMemFree(p.live_base);
     }
   }
+  for (const auto& [start, size] : regions_) api.cuMemAddressFree(start, size);
 }
 
 const PlacedRange* DeviceMemory::find(uint64_t address) const {

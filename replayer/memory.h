@@ -4,7 +4,10 @@
 // and merged with its neighbours, is reserved with cuMemAddressReserve using the captured
 // address as the hint; the replayer checks that the hint was honoured, then maps physical memory
 // (cuMemCreate + cuMemMap + cuMemSetAccess) there. Pointers inside kernel parameters and inside
-// device memory then stay valid without any rewriting.
+// device memory then stay valid without any rewriting. NVIDIA's driver 580 did not honour such a
+// hint on an H200 but reserved at the hint rounded up to 32 MiB, so when the hint is refused the
+// reservation is asked for from the 32 MiB boundary below the range (reserve_at), and only the
+// range itself is mapped inside it.
 //
 // Relocation (fallback, or forced with AddressMode::kRelocate): a range whose address cannot be
 // had lives elsewhere (the driver's choice; cuMemAlloc when the driver has no VMM). Addresses the
@@ -40,7 +43,8 @@ struct PlacedRange {
   bool relocated() const { return captured_base != live_base; }
   // How the memory was obtained, for cleanup and reports.
   enum class Backing : uint8_t { kVmm, kAlloc, kGlobal, kHost } backing = Backing::kVmm;
-  uint64_t physical = 0;  // CUmemGenericAllocationHandle (kVmm); the module handle (kGlobal)
+  bool in_region = false;  // kVmm mapped inside one of DeviceMemory's wider reservations
+  uint64_t physical = 0;   // CUmemGenericAllocationHandle (kVmm); the module handle (kGlobal)
 };
 
 class DeviceMemory {
@@ -90,10 +94,16 @@ class DeviceMemory {
  private:
   explicit DeviceMemory(const Driver& driver) : driver_(driver) {}
   MaybeError place(const MemoryRange& range, int device, AddressMode mode, uint64_t granularity);
+  // Reserves `size` bytes at exactly `address`, else reserves nowhere (returns 0): the captured
+  // address as the hint, then - NVIDIA's driver 580 rounds hints up to 32 MiB - a reservation
+  // from `address` rounded down to 32 MiB (kept in regions_, shared by later ranges inside it).
+  uint64_t reserve_at(uint64_t address, uint64_t size, uint64_t granularity);
   const PlacedRange* find(uint64_t address) const;
 
   const Driver& driver_;
-  std::vector<PlacedRange> placed_;          // device ranges, sorted by captured_base
+  std::vector<PlacedRange> placed_;  // device ranges, sorted by captured_base
+  // Reservations wider than their ranges (reserve_at), freed last: [start, start + size).
+  std::vector<std::pair<uint64_t, uint64_t>> regions_;
   std::map<uint64_t, PlacedRange> globals_;  // globals and host memory, by captured address
   size_t relocated_count_ = 0;
   bool globals_moved_ = false;

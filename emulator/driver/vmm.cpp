@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -116,6 +117,15 @@ CUSNAP_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size
       return CUDA_ERROR_INVALID_VALUE;
     if (alignment == 0) alignment = kGranularity;
     if ((alignment & (alignment - 1)) != 0) return CUDA_ERROR_INVALID_VALUE;
+    // CUSNAP_EMU_VA_HINT_ROUND=N (bytes, a power of two): take a hint as NVIDIA's driver 580 was
+    // seen to on an H200 - rounded up to a multiple of N (32 MiB there; docs/hardware.md) - so
+    // tests can check what the replayer does about it. Unset: the hint as given.
+    static const uint64_t hint_round = [] {
+      const char* v = std::getenv("CUSNAP_EMU_VA_HINT_ROUND");
+      const uint64_t n = v != nullptr ? std::strtoull(v, nullptr, 0) : 0;
+      return n > 1 && (n & (n - 1)) == 0 ? n : 0;
+    }();
+    if (addr != 0 && hint_round != 0) addr = (addr + hint_round - 1) / hint_round * hint_round;
     constexpr int kFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
     void* base = MAP_FAILED;
     if (addr != 0 && addr % alignment == 0) {
