@@ -10,7 +10,8 @@
 //                                     first thing after cuCtxCreate, reserve 2 MiB at ADDR (hex),
 //                                     as a fresh replay process does; with --placeholder the host
 //                                     range is held with mmap(PROT_NONE) from before cuInit until
-//                                     just before the reservation
+//                                     just before the reservation; when refused, the 32 MiB
+//                                     boundary below ADDR is tried too (the replayer's retry)
 // Each line: "reserve hint=0x... got=0x... honoured=yes|no result=N" and, when reserved,
 // "usable=yes|no" (mapped, written with cuMemsetD8 and read back). Exit 0 unless the driver
 // failed to start.
@@ -94,7 +95,10 @@ int main(int argc, char** argv) {
   }
   if (want != 0) {
     if (held != MAP_FAILED) munmap(held, kSize);
-    attempt(placeholder ? "want+placeholder" : "want", want, device);
+    if (attempt(placeholder ? "want+placeholder" : "want", want, device) != want) {
+      // What the replayer tries next (replayer/memory.cpp, reserve_at): the 32 MiB boundary below.
+      attempt("want-32MiB-boundary", want & ~((uint64_t{32} << 20) - 1), device);
+    }
     return 0;
   }
   CUdeviceptr alloc = 0;
