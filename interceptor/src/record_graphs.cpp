@@ -712,5 +712,19 @@ CUSNAP_POST_HOOK(cuGraphLaunch)
   }
 }
 
+// Asked for the count alone (nodes = NULL: what cudaGraphGetNodes(graph, nullptr, &n) does, as
+// rt_graph did on an H200), the call produces no node handle: a query, nothing for a replay to
+// model. With an array it hands out handles the application may use later: not a query.
+CUSNAP_POST_HOOK(cuGraphGetNodes)
+(CallScope& call, CUresult, CUgraph, CUgraphNode* nodes, size_t*) {
+  call.record().initGeneric().setAffectsDeviceState(nodes != nullptr);
+  call.commit();
+}
+CUSNAP_POST_HOOK(cuGraphGetRootNodes)
+(CallScope& call, CUresult, CUgraph, CUgraphNode* nodes, size_t*) {
+  call.record().initGeneric().setAffectsDeviceState(nodes != nullptr);
+  call.commit();
+}
+
 }  // namespace hooks
 }  // namespace cusnap::icpt

@@ -135,6 +135,12 @@ int copies() {
   CUcontext current = nullptr;
   check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
   check(cuCtxSynchronize_v2(current), "cuCtxSynchronize_v2");
+  // A node count (nodes = NULL) hands out no handle: recorded as a query (affects=0).
+  CUgraph graph = nullptr;
+  size_t node_count = 0;
+  check(cuGraphCreate(&graph, 0), "cuGraphCreate");
+  check(cuGraphGetNodes(graph, nullptr, &node_count), "cuGraphGetNodes");
+  check(cuGraphDestroy(graph), "cuGraphDestroy");
   check(cuMemFreeHost(pinned), "cuMemFreeHost");
   check(cuStreamDestroy(stream), "cuStreamDestroy");
   check(cuMemFree(a), "cuMemFree");
