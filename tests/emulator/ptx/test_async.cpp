@@ -89,26 +89,30 @@ TEST_CASE("mbarrier phases, parity, tx-count and arrive_drop on one thread", "[p
   HostMemory mem;
   uint64_t* out = mem.zeros<uint64_t>(18);
   require_success(run(*prog, "k", {1}, {1}, Args().add(out), mem));
-  // The host model of the ISA's rules, step by step.
+  // The host model of the ISA's rules, step by step: what the waits answer...
+  CHECK(out[2] == 0);  // one arrival of two: phase 0 incomplete
+  CHECK(out[3] == 0);  // parity 0 is the current phase
+  CHECK(out[5] == 1);  // both tokens belong to phase 0: complete
+  CHECK(out[6] == 1);
+  CHECK(out[7] == 1);   // phase with parity 0 completed
+  CHECK(out[8] == 0);   // phase 1 is current
+  CHECK(out[11] == 0);  // tx-count 64 pending: not complete (an H200 answered 1: hardware.md)
+  CHECK(out[13] == 1);  // the last 16 complete phase 1
+#ifndef CUSNAP_TEST_THROUGH_DRIVER
+  // ... and the words and tokens, which are the emulator's documented encoding (the ISA leaves
+  // the object opaque; an H200's differ), so not checked through NVIDIA's driver.
   const uint64_t init = mbar_word(2, 2, 0, 0);
   CHECK(out[0] == init);
   CHECK(out[1] == init);                   // token: the word before the arrive
-  CHECK(out[2] == 0);                      // one arrival of two: phase 0 incomplete
-  CHECK(out[3] == 0);                      // parity 0 is the current phase
   CHECK(out[4] == mbar_word(2, 1, 0, 0));  // second arrive completes phase 0
-  CHECK(out[5] == 1);                      // both tokens belong to phase 0: complete
-  CHECK(out[6] == 1);
-  CHECK(out[7] == 1);  // phase with parity 0 completed
-  CHECK(out[8] == 0);  // phase 1 is current
   CHECK(out[9] == mbar_word(2, 2, 0, 1));
   CHECK(out[10] == mbar_word(2, 1, 64, 1));  // arrivals done, 64 bytes expected
-  CHECK(out[11] == 0);                       // tx-count 64 pending: not complete
   CHECK(out[12] == mbar_word(2, 0, 16, 1));  // 48 of 64 bytes
-  CHECK(out[13] == 1);                       // the last 16 complete phase 1
   CHECK(out[14] == mbar_word(2, 2, 0, 0));
   CHECK(out[15] == mbar_word(1, 1, 0, 0));  // arrive_drop: one arrival less from now on
   CHECK(out[16] == mbar_word(1, 1, 0, 1));  // a single arrive completes phase 2
   CHECK(out[17] == 0);                      // inval through a generic address
+#endif
 }
 
 TEST_CASE("mbarrier try_wait parks a warp until another warp completes the tx-count",
