@@ -13,7 +13,8 @@ const char* kAsync[] = {"async.sm80.ptx", "async.sm90.ptx"};
 
 // The emulator's mbarrier word (docs/emulator.md, "Asynchronous barriers and copies"), written
 // from the documentation: expected count, pending count, tx-count, initialized, phase.
-[[maybe_unused]] uint64_t mbar_word(uint64_t expected, uint64_t pending, int64_t tx, uint64_t phase) {
+[[maybe_unused]] uint64_t mbar_word(uint64_t expected, uint64_t pending, int64_t tx,
+                                    uint64_t phase) {
   return expected | pending << 20 | (static_cast<uint64_t>(tx) & 0x1fffff) << 40 |
          uint64_t{1} << 61 | phase << 63;
 }
