@@ -411,6 +411,48 @@ TEST_CASE("conformance: f16 and bf16 add/sub/mul round once to nearest even",
   }
 }
 
+// A mul and an add without rounding modifiers may be contracted into one fma by the code
+// generator (PTX ISA: "mul/add ... may be optimized aggressively"); the emulator executes each
+// instruction as written, rounding twice. c = -(a * b rounded) makes the two readings differ in
+// almost every lane (fused: the product's rounding error; unfused: 0), so through NVIDIA's driver
+// this case tells, per type, whether ptxas fused (an H200 fused mul.f16x2 + add.f16x2:
+// docs/hardware.md).
+TEST_CASE("conformance: mul then add without rounding modifiers rounds twice (ptxas may fuse)",
+          "[ptx][conformance][float]") {
+  cusnap::emu::ptx::test::Rng rng(77);
+  Inputs f32_in, f64_in, f16_in;
+  for (int i = 0; i < 512; ++i) {
+    const float a = 1.0f + rng.uniform(), b = 1.0f + rng.uniform();
+    f32_in.push_back({bits_of(a), bits_of(b), bits_of(-(a * b))});
+    const double x = 1.0 + rng.uniform() / 3.0, y = 1.0 + rng.uniform() / 7.0;
+    f64_in.push_back({bits_of(x), bits_of(y), bits_of(-(x * y))});
+    const _Float16 h = static_cast<_Float16>(1.0f + rng.uniform()),
+                   g = static_cast<_Float16>(1.0f + rng.uniform());
+    const _Float16 p = static_cast<_Float16>(static_cast<float>(h) * static_cast<float>(g));
+    f16_in.push_back({std::bit_cast<uint16_t>(h), std::bit_cast<uint16_t>(g),
+                      std::bit_cast<uint16_t>(static_cast<_Float16>(-p))});
+  }
+  check_exact("{ .reg .f32 t; mul.f32 t, %a, %b; add.f32 %d, t, %c; }", Shape{32, 32, 32, 32},
+              f32_in, [](auto a, auto b, auto c) -> uint64_t {
+                const float p = as_f32(a) * as_f32(b);
+                return bits_of(p + as_f32(c));
+              });
+  check_exact("{ .reg .f64 t; mul.f64 t, %a, %b; add.f64 %d, t, %c; }", Shape{64, 64, 64, 64},
+              f64_in, [](auto a, auto b, auto c) -> uint64_t {
+                const double p = as_f64(a) * as_f64(b);
+                return bits_of(p + as_f64(c));
+              });
+  check_exact("{ .reg .b16 t; mul.f16 t, %a, %b; add.f16 %d, t, %c; }", Shape{16, 16, 16, 16},
+              f16_in, [](auto a, auto b, auto c) -> uint64_t {
+                auto half = [](uint64_t v) {
+                  return static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(v)));
+                };
+                const _Float16 p = static_cast<_Float16>(half(a) * half(b));
+                const _Float16 d = static_cast<_Float16>(static_cast<float>(p) + half(c));
+                return std::bit_cast<uint16_t>(d);
+              });
+}
+
 TEST_CASE("conformance: approximate f32 functions within the documented bounds",
           "[ptx][conformance][float]") {
   // Bounds from the PTX ISA as docs/emulator.md (emulator/ptx/ALU.md) states them, against the
