@@ -75,10 +75,9 @@ MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode
   placed.captured_base = range.base;
   placed.size = range.size;
   if (granularity != 0) {
-    CUdeviceptr base =
-        mode == AddressMode::kSame ? reserve_at(range.base, range.size, granularity) : 0;
-    for (const auto& [start, size] : regions_)
-      if (base >= start && base + range.size <= start + size) placed.in_region = true;
+    CUdeviceptr base = mode == AddressMode::kSame
+                           ? reserve_at(range.base, range.size, granularity, &placed.in_region)
+                           : 0;
     if (base == 0) {
       if (CUresult r = api.cuMemAddressReserve(&base, range.size, 0, 0, 0); r != CUDA_SUCCESS) {
         return driver_.failure("cuMemAddressReserve of " + std::to_string(range.size) + " bytes", r)
@@ -127,11 +126,14 @@ MaybeError DeviceMemory::place(const MemoryRange& range, int device, AddressMode
   return std::nullopt;
 }
 
-uint64_t DeviceMemory::reserve_at(uint64_t address, uint64_t size, uint64_t granularity) {
+uint64_t DeviceMemory::reserve_at(uint64_t address, uint64_t size, uint64_t granularity,
+                                  bool* in_region) {
   const DriverApi& api = driver_.api();
+  *in_region = true;
   // Inside a wider reservation made for an earlier range.
   for (const auto& [start, length] : regions_)
     if (address >= start && address + size <= start + length) return address;
+  *in_region = false;
   CUdeviceptr base = 0;
   if (api.cuMemAddressReserve(&base, size, 0, address, 0) == CUDA_SUCCESS) {
     if (base == address) return address;
@@ -140,9 +142,9 @@ uint64_t DeviceMemory::reserve_at(uint64_t address, uint64_t size, uint64_t gran
   // NVIDIA's driver 580 (an H200, scripts/gpu-check's address-hint question) placed hinted
   // reservations at the hint rounded up to 32 MiB: ask for that boundary below the address.
   constexpr uint64_t kHintUnit = uint64_t{32} << 20;
-  const uint64_t start = address / kHintUnit * kHintUnit;
+  const uint64_t start = align_down(address, kHintUnit);
   if (start == address) return 0;
-  const uint64_t end = (address + size + granularity - 1) / granularity * granularity;
+  const uint64_t end = align_up(address + size, granularity);
   const uint64_t length = end - start;
   for (const auto& [s, l] : regions_)
     if (start < s + l && s < end) return 0;  // overlaps a region of ours
@@ -152,6 +154,7 @@ uint64_t DeviceMemory::reserve_at(uint64_t address, uint64_t size, uint64_t gran
     return 0;
   }
   regions_.emplace_back(start, length);
+  *in_region = true;
   return address;
 }
 

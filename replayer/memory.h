@@ -97,7 +97,8 @@ class DeviceMemory {
   // Reserves `size` bytes at exactly `address`, else reserves nowhere (returns 0): the captured
   // address as the hint, then - NVIDIA's driver 580 rounds hints up to 32 MiB - a reservation
   // from `address` rounded down to 32 MiB (kept in regions_, shared by later ranges inside it).
-  uint64_t reserve_at(uint64_t address, uint64_t size, uint64_t granularity);
+  // *in_region: the range lies in one of regions_ (freed with it, not on its own).
+  uint64_t reserve_at(uint64_t address, uint64_t size, uint64_t granularity, bool* in_region);
   const PlacedRange* find(uint64_t address) const;
 
   const Driver& driver_;

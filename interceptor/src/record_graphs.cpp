@@ -715,16 +715,14 @@ CUSNAP_POST_HOOK(cuGraphLaunch)
 // Asked for the count alone (nodes = NULL: what cudaGraphGetNodes(graph, nullptr, &n) does, as
 // rt_graph did on an H200), the call produces no node handle: a query, nothing for a replay to
 // model. With an array it hands out handles the application may use later: not a query.
+void record_node_list(CallScope& call, const CUgraphNode* nodes) {
+  call.record().initGeneric().setAffectsDeviceState(nodes != nullptr);
+  call.commit();
+}
 CUSNAP_POST_HOOK(cuGraphGetNodes)
-(CallScope& call, CUresult, CUgraph, CUgraphNode* nodes, size_t*) {
-  call.record().initGeneric().setAffectsDeviceState(nodes != nullptr);
-  call.commit();
-}
+(CallScope& call, CUresult, CUgraph, CUgraphNode* nodes, size_t*) { record_node_list(call, nodes); }
 CUSNAP_POST_HOOK(cuGraphGetRootNodes)
-(CallScope& call, CUresult, CUgraph, CUgraphNode* nodes, size_t*) {
-  call.record().initGeneric().setAffectsDeviceState(nodes != nullptr);
-  call.commit();
-}
+(CallScope& call, CUresult, CUgraph, CUgraphNode* nodes, size_t*) { record_node_list(call, nodes); }
 
 }  // namespace hooks
 }  // namespace cusnap::icpt

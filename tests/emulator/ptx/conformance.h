@@ -8,8 +8,6 @@
 // the optional second destination %q) into two 64-bit output slots.
 #pragma once
 
-#include <unistd.h>
-
 #include <array>
 #include <bit>
 #include <cfenv>
@@ -102,15 +100,11 @@ inline std::vector<std::array<uint64_t, 2>> run_lanes(const std::string& instruc
   return out;
 }
 
-// With $CUSNAP_CONFORMANCE_DUMP set to a directory, every lane of an instruction that failed is
-// appended to DIR/lanes-PID.txt, one line each: instruction, a, b, c, d, q (tab-separated, hex):
-// what scripts/gpu-check brings back from a GPU, so a reference can be fitted to silicon.
+// Every lane of an instruction that failed, to the conformance dump (harness.h) "lanes", one line
+// each: instruction, a, b, c, d, q (tab-separated, hex).
 inline void dump_lanes(const std::string& instruction, const Inputs& in,
                        const std::vector<std::array<uint64_t, 2>>& out) {
-  const char* dir = std::getenv("CUSNAP_CONFORMANCE_DUMP");
-  if (dir == nullptr || *dir == 0) return;
-  const std::string path = std::string(dir) + "/lanes-" + std::to_string(getpid()) + ".txt";
-  std::FILE* f = std::fopen(path.c_str(), "a");
+  std::FILE* f = test::open_conformance_dump("lanes");
   if (f == nullptr) return;
   for (size_t i = 0; i < in.size(); ++i)
     std::fprintf(

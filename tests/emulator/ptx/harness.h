@@ -9,6 +9,8 @@
 // (for its parameter layout), so what it refuses is not sent to a GPU either.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -100,6 +102,16 @@ inline int line_of(const std::string& text, const std::string& needle) {
   size_t at = text.find(needle);
   REQUIRE(at != std::string::npos);
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+// $CUSNAP_CONFORMANCE_DUMP=DIR: DIR/<kind>-PID.txt opened for appending (nullptr when unset or
+// unwritable) - where a failing conformance case writes what it got, for scripts/gpu-check to
+// bring back from a GPU so references can be fitted to silicon.
+inline std::FILE* open_conformance_dump(const char* kind) {
+  const char* dir = std::getenv("CUSNAP_CONFORMANCE_DUMP");
+  if (dir == nullptr || *dir == 0) return nullptr;
+  const std::string path = std::string(dir) + "/" + kind + "-" + std::to_string(getpid()) + ".txt";
+  return std::fopen(path.c_str(), "a");
 }
 
 // The nvcc-built test kernels: from $CUSNAP_TEST_PTX_DIR when set (scripts/gpu-check points it at

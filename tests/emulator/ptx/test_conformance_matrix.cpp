@@ -4,8 +4,6 @@
 // groupID = laneid >> 2, threadID_in_group = laneid % 4), independently of the emulator's
 // lower_matrix.cpp; the float reference follows the accumulation docs/emulator.md documents
 // (C, then each product in increasing k, one f32 fma each; f64 fma chain).
-#include <unistd.h>
-
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -353,13 +351,10 @@ void run_case(const Case& cs, uint32_t seed, bool edges) {
     }
   }
   CHECK(mismatches == 0);
-  // $CUSNAP_CONFORMANCE_DUMP (conformance.h): a failing case's A, B, C and the D it got, as
+  // The conformance dump (harness.h) "mma": a failing case's A, B, C and the D it got, as
   // element bit patterns in row-major order, so the accumulation can be fitted to silicon.
-  const char* dir = std::getenv("CUSNAP_CONFORMANCE_DUMP");
-  if (mismatches > 0 && dir != nullptr && *dir != 0) {
-    std::FILE* f =
-        std::fopen((std::string(dir) + "/mma-" + std::to_string(getpid()) + ".txt").c_str(), "a");
-    if (f != nullptr) {
+  if (mismatches > 0) {
+    if (std::FILE* f = open_conformance_dump("mma"); f != nullptr) {
       auto row = [&](const char* what, const std::vector<uint64_t>& v) {
         std::fprintf(f, "%s", what);
         for (uint64_t e : v) std::fprintf(f, " %llx", static_cast<unsigned long long>(e));
